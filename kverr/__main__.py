@@ -1,0 +1,3 @@
+from kverr.cli import main
+
+main()

@@ -1,0 +1,34 @@
+"""The few named failures kverr's library raises. The CLI boundary turns each into one
+stderr sentence (the message already names the input and the next step) and an exit code."""
+
+
+class KverrError(Exception):
+    """Base: the message is a complete sentence for the user, naming the input and the fix."""
+
+    exit_code = 2
+
+
+class SourceError(KverrError):
+    """A source path, git repository or revision cannot be read."""
+
+
+class SchemaError(KverrError):
+    """A record does not validate against schema v2."""
+
+
+class DatasetError(KverrError):
+    """A dataset directory or JSONL file is missing, unreadable or malformed."""
+
+
+class CatalogError(KverrError):
+    """A catalog file is missing, corrupt or from an incompatible kverr."""
+
+
+class QueryError(KverrError):
+    """Input to explain/scan/search that cannot be used (empty, unreadable file, ...)."""
+
+
+class NotFound(KverrError):
+    """An id, flag or revision that the catalog does not know."""
+
+    exit_code = 1

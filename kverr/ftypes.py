@@ -1,0 +1,228 @@
+"""Every value that flows between kverr's pipeline stages, in one place.
+
+source (directory | git revision) -> SourceFile
+extractor                          -> FileExtraction (Sites, FlagDecls, ParseFailures)
+records                            -> schema-v2 record dicts (JSON is their natural shape)
+dataset                            -> records.jsonl + manifest.json + side tables (see docs/CONTRACTS.md)
+catalog                            -> Match
+
+All types are frozen so a stage can never mutate what an earlier stage produced.
+`to_json` / `from_json` are the single serialiser for all of them (the extraction
+cache and the golden files both use it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# ---------------------------------------------------------------- source
+
+
+@dataclass(frozen=True)
+class Revision:
+    """Where a set of source files came from. All fields None for a plain directory."""
+
+    repo: str | None = None  # "sgl-project/sglang": used for githubUrl
+    sha: str | None = None  # full 40-hex commit sha
+    date: str | None = None  # commit time, ISO 8601 UTC with "Z"
+    tags: tuple[str, ...] = ()
+    subject: str | None = None  # first line of the commit message
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # posix path relative to the repository (or directory) root
+    text: str
+    blob: str  # git blob sha, or sha1 of the bytes ("blob <n>\0" + bytes) for files on disk
+
+
+# ---------------------------------------------------------------- extractor
+
+
+@dataclass(frozen=True)
+class Part:
+    """One piece of a message template: literal text, or a placeholder for a runtime value."""
+
+    text: str | None = None  # literal text (None for a placeholder)
+    expr: str | None = None  # placeholder: source of the interpolated expression
+    conversion: str | None = None  # "r" | "s" | "a" (f-string !r, %r ...)
+    format_spec: str | None = None  # f-string/format spec, e.g. ".2f"
+    dynamic: bool = False  # True: the extractor could not tell what text lands here
+
+    @property
+    def is_literal(self) -> bool:
+        return self.text is not None
+
+
+@dataclass(frozen=True)
+class Template:
+    parts: tuple[Part, ...]
+
+    def display(self) -> str:
+        """Human form used for errorMessage: placeholders shown as {expr}."""
+        out = []
+        for p in self.parts:
+            if p.is_literal:
+                out.append(p.text)
+            else:
+                out.append("{" + (p.expr or "...") + "}")
+        return "".join(out)
+
+    @property
+    def placeholders(self) -> tuple[Part, ...]:
+        return tuple(p for p in self.parts if not p.is_literal)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.parts
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A condition that must hold (or not) for control to reach a site."""
+
+    test: str  # source text of the condition, whitespace-normalised
+    holds: bool  # True: the test is truthy on the path to the site; False: falsy
+    kind: str  # "if" | "elif" | "else" | "early-exit" | "assert" | "while" | "match" | "try"
+    line: int
+    flags: tuple[str, ...] = ()  # CLI flags the test reads, e.g. ("--enable-hisparse",)
+
+
+@dataclass(frozen=True)
+class FlagDecl:
+    """A CLI flag as the source declares it (dataclass field and/or add_argument)."""
+
+    name: str  # "--enable-hisparse"
+    dest: str  # "enable_hisparse"
+    help: str | None = None
+    default: str | None = None  # source text of the default, e.g. "None", "0.9", "'auto'"
+    choices: tuple[str, ...] | None = None  # literal choices when resolvable
+    type: str | None = None  # "int", "str", ...
+    action: str | None = None  # "store_true", ...
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place where the program reports an error: raise / assert / logging call / exit."""
+
+    kind: str  # "raise" | "assert" | "log" | "warn" | "exit"
+    file: str
+    line: int  # 1-based first line of the statement
+    end_line: int
+    col: int  # 0-based column of the statement
+    end_col: int
+    function: str | None  # qualified name: "ServerArgs._handle_x", "handle_x", None at module level
+    error_class: str | None  # "ValueError", "AssertionError", "RuntimeWarning"; None for plain logs
+    severity: str  # "critical" | "error" | "warning" | "info"
+    template: Template
+    snippet: str  # source of the statement itself
+    guards: tuple[Guard, ...] = ()
+    flags: tuple[str, ...] = ()  # every CLI flag involved (guards + message expressions), first-seen order
+    comment: str | None = None  # comment block right above the statement (without "# ")
+    docstring: str | None = None  # enclosing function's docstring
+    variant: int = 0  # >0 when one statement can print several texts (msg assigned in branches)
+    condition: str | None = None  # assert: its own test source (what failed)
+    logger_call: str | None = None  # "logger.warning", "warnings.warn", ...
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    """A file that could not be read or parsed; reported, never fatal to the build."""
+
+    path: str
+    line: int
+    col: int
+    message: str
+    source_line: str = ""
+
+    def __str__(self) -> str:
+        head = f"{self.path}:{self.line}:{self.col}: {self.message}"
+        if not self.source_line:
+            return head
+        return f"{head}\n    {self.source_line}\n    {' ' * max(self.col - 1, 0)}^"
+
+
+@dataclass(frozen=True)
+class FileExtraction:
+    source: SourceFile
+    sites: tuple[Site, ...] = ()
+    flags: tuple[FlagDecl, ...] = ()
+    failures: tuple[ParseFailure, ...] = ()
+    stats: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+
+
+# ---------------------------------------------------------------- catalog
+
+
+@dataclass(frozen=True)
+class Match:
+    record: dict[str, Any]  # the full schema-v2 record
+    score: float  # [0, 1]
+    how: str  # "pattern" | "traceback" | "partial" | "fuzzy"
+    values: dict[str, str] = field(default_factory=dict)  # placeholder expr -> captured text
+    line: int | None = None  # 1-based line in the input where the message starts
+    revisions: tuple[str, ...] = ()  # release tags (or short shas) containing the record
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "record": self.record,
+            "score": round(self.score, 4),
+            "match": self.how,
+            "values": dict(self.values),
+            "line": self.line,
+            "revisions": list(self.revisions),
+        }
+
+
+# ---------------------------------------------------------------- serialiser
+
+_TYPES = {
+    cls.__name__: cls
+    for cls in (
+        Revision, SourceFile, Part, Template, Guard, FlagDecl, Site, ParseFailure, FileExtraction
+    )
+}
+
+
+def to_plain(value: Any) -> Any:
+    """Dataclasses -> dicts tagged with their type; tuples -> lists. Stable and JSON-ready."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {"__type__": type(value).__name__}
+        for f in dataclasses.fields(value):
+            out[f.name] = to_plain(getattr(value, f.name))
+        return out
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    return value
+
+
+def from_plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        name = value.get("__type__")
+        if name in _TYPES:
+            cls = _TYPES[name]
+            kwargs = {}
+            for f in dataclasses.fields(cls):
+                if f.name in value:
+                    v = from_plain(value[f.name])
+                    kwargs[f.name] = tuple(v) if isinstance(v, list) else v
+            return cls(**kwargs)
+        return {k: from_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_plain(v) for v in value]
+    return value
+
+
+def to_json(value: Any, *, indent: int | None = None) -> str:
+    return json.dumps(to_plain(value), sort_keys=True, indent=indent, ensure_ascii=False)
+
+
+def from_json(text: str) -> Any:
+    return from_plain(json.loads(text))
