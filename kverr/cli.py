@@ -29,6 +29,11 @@ CatalogOpt = Annotated[
 ]
 
 
+@app.callback()
+def _root() -> None:
+    """Explain SGLang server-args errors: extract them from the source, look them up from a log line."""
+
+
 def command(fn):
     """Register a command behind the error boundary: a KverrError becomes one stderr line
     (the message names the input and the next step) and its exit code, never a traceback.
@@ -49,7 +54,18 @@ def command(fn):
 
 
 # ---------------------------------------------------------------- commands
-# (each helper/area adds its command below; keep each about ten lines)
+# (each area adds its command below; keep each about ten lines)
+
+
+@command
+def version() -> None:
+    """Print kverr's version and the schema version of the records it writes.
+
+    Example: kverr version
+    """
+    from kverr import __version__
+
+    typer.echo(f"kverr {__version__} (records: schema v2)")
 
 
 def main() -> None:
