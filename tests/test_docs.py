@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import typer.main
 
 from kverr.cli import app
 
-from .conftest import ROOT
+ROOT = Path(__file__).resolve().parents[1]
 
 COMMANDS = sorted(typer.main.get_command(app).commands.items())
 README = (ROOT / "README.md").read_text(encoding="utf-8")
