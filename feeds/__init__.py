@@ -1,1 +1,7 @@
-"""kverr.feeds."""
+"""kverr.feeds: the dataset in the shapes its consumers expect.
+
+site.py     static offline error reference (`kverr export site`)
+exports.py  JSONL, Parquet (via catalog/export.py) and Markdown for MkDocs/Docusaurus
+api.py      the Starlette JSON API (`kverr serve`)
+Everything reads through the Catalog API; nothing here imports duckdb.
+"""

@@ -68,5 +68,154 @@ def version() -> None:
     typer.echo(f"kverr {__version__} (records: schema v2)")
 
 
+@command
+def export(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="site | jsonl | parquet | markdown")],
+    out: Annotated[Path, typer.Argument(help="Directory for site/markdown, file for jsonl/parquet.")],
+    catalog: CatalogOpt = None,
+) -> None:
+    """Export the catalog: a static offline error site, JSONL, Parquet, or Markdown for MkDocs/Docusaurus.
+
+    Example: kverr export site ./sglang-errors  (then open ./sglang-errors/index.html)
+    """
+    from kverr.feeds.exports import export as run_export
+
+    typer.echo(run_export(fmt, out, catalog))
+
+
+@command
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on; keep 127.0.0.1 unless a proxy fronts it.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one (the URL is printed).")] = 8000,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Serve the read-only JSON API: POST /explain, GET /errors/{id}, /search, /flags/{flag}, /healthz, /openapi.json.
+
+    Example: kverr serve --port 8765  (then: curl --data-binary @server.log http://127.0.0.1:8765/explain)
+    """
+    from kverr.feeds.api import serve as run_server
+
+    run_server(catalog, host, port)
+
+
+@command
+def build(
+    targets: Annotated[Optional[list[str]], typer.Argument(metavar="[PATH | REV | A..B]...", help="A directory or .py file; with --git: revisions and ranges.")] = None,
+    git: Annotated[Optional[Path], typer.Option("--git", help="Build from this git repository (bare is fine); no checkout.")] = None,
+    rev: Annotated[Optional[list[str]], typer.Option("--rev", help="Revision or OLD..NEW range; repeatable.")] = None,
+    tags: Annotated[Optional[str], typer.Option("--tags", help="Also build every tag matching this glob, e.g. 'v0.5.*'.")] = None,
+    touching: Annotated[bool, typer.Option("--touching", help="Every commit that changed the file set (within ranges, or the history of the revs).")] = False,
+    files: Annotated[Optional[list[str]], typer.Option("--files", help="File glob relative to the root; repeatable (default: the SGLang server-args files).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Dataset directory to write.")] = Path("kverr-dataset"),
+    catalog: Annotated[Optional[Path], typer.Option("--catalog", help="Also load the dataset into this DuckDB catalog.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Extract with N processes.")] = 1,
+    repo_name: Annotated[Optional[str], typer.Option("--repo-name", help="owner/name for githubUrl (default sgl-project/sglang).")] = None,
+    overlay: Annotated[Optional[Path], typer.Option("--overlay", help="Curated knowledge overlay, e.g. data/curated.json.")] = None,
+    cache: Annotated[Optional[Path], typer.Option("--cache", help="Extraction cache file (default: .kverr-cache.sqlite beside --out).")] = None,
+    progress: Annotated[bool, typer.Option("--progress", help="Show a progress bar even when stderr is not a terminal.")] = False,
+) -> None:
+    """Extract every error from a directory or git revisions into a dataset directory (and a catalog).
+
+    Example: kverr build --git ~/sglang --tags 'v0.5.*' --rev HEAD --out dist/sglang --catalog sglang.duckdb
+    """
+    import sys
+
+    from kverr import pipeline, render
+
+    source, git_repo, revs = pipeline.split_targets(targets or [], git, rev or [])
+    with render.build_progress(progress or sys.stderr.isatty()) as on_progress:
+        result = pipeline.build(
+            out=out, source=source, git_repo=git_repo, revs=revs, tags_glob=tags, touching=touching,
+            globs=files, catalog=catalog, jobs=jobs, repo_name=repo_name, overlay=overlay, cache_path=cache,
+            command=["kverr", *sys.argv[1:]], on_progress=on_progress,
+        )
+    typer.echo(render.build_summary(result))
+
+
+@command
+def diff(
+    rev_a: Annotated[str, typer.Argument(metavar="REV_A", help="Older revision: release tag or sha prefix.")],
+    rev_b: Annotated[str, typer.Argument(metavar="REV_B", help="Newer revision: release tag or sha prefix.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Errors added, removed, changed (message, class, guard) and moved between two revisions.
+
+    Example: kverr diff v0.4.6 v0.5.0 --catalog sglang.duckdb
+    """
+    import json
+
+    from kverr import render
+    from kverr.catalog import open_catalog
+    from kverr.catalog.history import diff as run_diff
+
+    with open_catalog(catalog) as cat:
+        d = run_diff(cat, rev_a, rev_b)
+    typer.echo(json.dumps(d.to_dict(), indent=2, sort_keys=True) if json_out else render.diff_text(d))
+
+
+@command
+def history(
+    query: Annotated[str, typer.Argument(metavar='ID|"LOG LINE"', help="A record id, or a pasted log line.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Where an error exists across the revisions built: introduced (commit, date, first release) and gone.
+
+    Example: kverr history "ValueError: --prefill-only-disable-kv-cache is incompatible with --enable-hisparse"
+    """
+    import json
+
+    from kverr import render
+    from kverr.catalog import open_catalog
+    from kverr.catalog.history import history as run_history
+
+    with open_catalog(catalog) as cat:
+        h = run_history(cat, query)
+    typer.echo(json.dumps(h.to_dict(), indent=2, sort_keys=True) if json_out else render.history_text(h))
+
+
+@command
+def load(
+    dataset_dir: Annotated[Path, typer.Argument(metavar="DATASET_DIR", help="Dataset directory written by `kverr build`.")],
+    catalog: Annotated[Path, typer.Option("--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write.")],
+) -> None:
+    """Load a dataset directory into a DuckDB catalog file (temp file + rename: never half-written).
+
+    Example: kverr load dist/sglang --catalog sglang.duckdb
+    """
+    from kverr import render
+    from kverr.catalog import load_dataset
+
+    report = load_dataset(dataset_dir, catalog)
+    for warning in report.warnings:
+        typer.echo(f"kverr: warning: {warning}", err=True)
+    typer.echo(render.load_summary(catalog, report))
+
+
+@command
+def explain(
+    text: Annotated[Optional[str], typer.Argument(metavar='"LOG LINE"', help="Pasted text; '-' or nothing reads stdin.")] = None,
+    file: Annotated[Optional[Path], typer.Option("--file", help="Read a paste or a whole log from this file ('-': stdin).")] = None,
+    version: Annotated[Optional[str], typer.Option("--version", help="Only errors this release tag or sha can raise.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help='Print {"query": ..., "matches": [...]} instead.')] = False,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Explain an SGLang error from a log line, a traceback or a whole log: meaning, cause, fix.
+
+    Exit status: 0 when a known error matched, 1 when none did, 2 on bad usage.
+    A line starting with "--" goes after `--`: kverr explain -- "--x requires --y".
+    Example: kverr explain "ValueError: --ssl-keyfile requires --ssl-certfile."
+    """
+    from kverr import render
+    from kverr.catalog import open_catalog
+    from kverr.catalog.query import explain_query
+
+    with open_catalog(catalog) as cat:
+        query, matches = explain_query(cat, text, file, version=version)
+    typer.echo(render.explain_json(query, matches)) if json_out else render.explain_view(matches)
+    raise typer.Exit(0 if matches else 1)
+
+
 def main() -> None:
     app()

@@ -37,6 +37,9 @@ class SourceFile:
     path: str  # posix path relative to the repository (or directory) root
     text: str
     blob: str  # git blob sha, or sha1 of the bytes ("blob <n>\0" + bytes) for files on disk
+    # Set when the bytes are not text (binary, not UTF-8): "line:col:message". The text is then
+    # empty and extraction reports the file as a ParseFailure instead of parsing it.
+    error: str | None = None
 
 
 # ---------------------------------------------------------------- extractor
@@ -154,6 +157,25 @@ class FileExtraction:
     flags: tuple[FlagDecl, ...] = ()
     failures: tuple[ParseFailure, ...] = ()
     stats: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+
+
+# ---------------------------------------------------------------- dataset
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset directory as read back by records.dataset.read_dataset (docs/CONTRACTS.md)."""
+
+    records: tuple[dict[str, Any], ...] = ()  # schema-v2 records, sorted by id
+    revisions: tuple[Revision, ...] = ()  # oldest first
+    occurrences: tuple[dict[str, Any], ...] = ()  # {"id", "sha", "file", "line"}
+    flags: tuple[FlagDecl, ...] = ()  # sorted by name
+    lineage: tuple[dict[str, Any], ...] = ()  # {"id", "previousId", "sha"}
+    manifest: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def dataset_version(self) -> str:
+        return str(self.manifest.get("datasetVersion", ""))
 
 
 # ---------------------------------------------------------------- catalog

@@ -1,1 +1,212 @@
-"""kverr.records."""
+"""kverr.records: extracted sites -> schema-v2 record dicts (validated, sorted by id).
+
+    build_records(extractions, revision, overlay=...)   every site of one revision
+    record_for(site, source, revision, ...)             one site
+
+Source fields come straight from the Site and the file; `id` from identity.py; the
+messagePattern from pattern.py; the knowledge fields from knowledge.py; curated text from
+overlay.py last. `httpStatus` is always null: server-argument checks run at launch, before any
+request, so no HTTP status is involved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from kverr.records.identity import assign_ids
+from kverr.records.identity import record_id as lone_id
+from kverr.records.knowledge import facts_for, knowledge_fields
+from kverr.records.overlay import Overlay, apply_overlay, load_overlay, overlay_warnings
+from kverr.records.pattern import check_pattern, pattern_for, placeholders_of
+
+from kverr.errors import SchemaError
+from kverr.ftypes import FileExtraction, FlagDecl, Revision, Site, SourceFile
+
+__all__ = [
+    "DEFAULT_REPO",
+    "EPOCH",
+    "Overlay",
+    "apply_overlay",
+    "build_records",
+    "check_records",
+    "flag_map",
+    "load_overlay",
+    "overlay_warnings",
+    "record_for",
+    "repin",
+    "slug_for",
+    "source_window",
+]
+
+DEFAULT_REPO = "sgl-project/sglang"
+EPOCH = "1970-01-01T00:00:00.000Z"  # analyzedAt / datasetVersion of a directory build
+WINDOW = 18  # lines of context either side of the statement, like the hand-written records
+SLUG_CHARS = 48
+
+
+def build_records(
+    extractions: Sequence[FileExtraction],
+    revision: Revision,
+    *,
+    overlay: Overlay | None = None,
+    dataset_version: str | None = None,
+) -> list[dict]:
+    """Every site of one revision as a validated schema-v2 record, sorted by id.
+
+    Raises SchemaError (naming the record id and field) when a record does not validate, which
+    stops the build: a dataset never holds an invalid record.
+    """
+    from kverr.schema import validate_record
+
+    pairs = [(site, ex.source) for ex in extractions for site in ex.sites]
+    decls = flag_map(ex.flags for ex in extractions)
+    ids = assign_ids([site for site, _ in pairs])
+    by_function: dict[tuple[str, str | None], list[Site]] = {}
+    for site, _ in pairs:
+        by_function.setdefault((site.file, site.function), []).append(site)
+    records = [
+        record_for(
+            site,
+            src,
+            revision,
+            record_id=rid,
+            flags=decls,
+            dataset_version=dataset_version,
+            siblings=by_function[(site.file, site.function)],
+        )
+        for (site, src), rid in zip(pairs, ids, strict=True)
+    ]
+    records = apply_overlay(records, overlay)
+    for rec in records:
+        validate_record(rec)
+        check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
+    return sorted(records, key=lambda r: r["id"])
+
+
+def flag_map(groups: Iterable[Iterable[FlagDecl]]) -> dict[str, FlagDecl]:
+    """Flag declarations by name; a later declaration of the same flag wins."""
+    out: dict[str, FlagDecl] = {}
+    for group in groups:
+        for d in group:
+            out[d.name] = d
+    return out
+
+
+def record_for(
+    site: Site,
+    source: SourceFile,
+    revision: Revision,
+    *,
+    record_id: str | None = None,
+    flags: dict[str, FlagDecl] | None = None,
+    dataset_version: str | None = None,
+    siblings: Sequence[Site] = (),
+) -> dict[str, Any]:
+    """The schema-v2 record of one site (not validated; build_records validates).
+
+    `siblings`: the other sites of the same function, which tell which earlier checks passed.
+    """
+    rid = record_id or lone_id(site)
+    repo = revision.repo or DEFAULT_REPO
+    pattern = pattern_for(site.template)
+    start, end, code = source_window(source.text, site.line)
+    sha = revision.sha
+    rec: dict[str, Any] = {
+        "id": rid,
+        "repo": repo,
+        "slug": slug_for(site, rid),
+        "errorCode": None,
+        "errorMessage": site.template.display(),
+        "messagePattern": pattern,
+        "errorClass": site.error_class,
+        "httpStatus": None,
+        "severity": site.severity,
+        "filePath": site.file,
+        "lineNumber": site.line,
+        "sourceCode": code,
+        "sourceCodeStart": start,
+        "sourceCodeEnd": end,
+        "githubUrl": (
+            f"https://github.com/{repo}/blob/{sha}/{site.file}#L{start}-L{end}" if sha else None
+        ),
+        "analyzedSha": sha,
+        "analyzedAt": revision.date or dataset_version or EPOCH,
+        "schemaVersion": 2,
+        "kind": site.kind,
+        "flags": list(dict.fromkeys(site.flags)),
+        "placeholders": placeholders_of(site.template),
+        "previousId": None,
+    }
+    rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings), repo))
+    return rec
+
+
+def source_window(text: str, line: int, radius: int = WINDOW) -> tuple[int, int, str]:
+    """(start, end, code): `radius` lines either side of `line`, clipped to the file."""
+    lines = _lines(text)
+    if not lines:
+        return 1, 1, ""
+    line = min(max(line, 1), len(lines))
+    start, end = max(1, line - radius), min(len(lines), line + radius)
+    return start, end, "\n".join(lines[start - 1 : end])
+
+
+@lru_cache(maxsize=16)
+def _lines(text: str) -> tuple[str, ...]:
+    """Source lines split the way the parser counts them (every file's records share one split)."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the file does not start another line
+    return tuple(lines)
+
+
+def slugify(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def slug_for(site: Site, rid: str) -> str:
+    """First words of the message (its literal text), cut at 48 characters, then 6 hex of the id."""
+    if site.template.is_empty:
+        text = "assert " + (site.condition or "")
+    else:
+        text = " ".join(p.text or "" for p in site.template.parts if p.is_literal)
+    words = slugify(text)[:SLUG_CHARS].strip("-") or site.kind
+    return f"{words}-{rid[:6]}"
+
+
+def repin(record: dict, revision: Revision, *, dataset_version: str | None = None) -> dict:
+    """The same record pinned to another revision (githubUrl, analyzedSha, analyzedAt).
+
+    A history build can reuse the records of a file whose blob did not change between
+    revisions instead of deriving them again; nothing else in a record depends on the revision
+    (the repo field aside, which is the same for one repository).
+    """
+    sha = revision.sha
+    url = None
+    if sha:
+        url = (
+            f"https://github.com/{record['repo']}/blob/{sha}/{record['filePath']}"
+            f"#L{record['sourceCodeStart']}-L{record['sourceCodeEnd']}"
+        )
+    return {
+        **record,
+        "githubUrl": url,
+        "analyzedSha": sha,
+        "analyzedAt": revision.date or dataset_version or EPOCH,
+    }
+
+
+def check_records(records: Iterable[dict]) -> None:
+    """Validate records that did not come from build_records (hand-edited or merged)."""
+    from kverr.schema import validate_record
+
+    seen: set[str] = set()
+    for rec in records:
+        validate_record(rec)
+        check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
+        if rec["id"] in seen:
+            raise SchemaError(f"record {rec['id']} appears twice; give each record its own id.")
+        seen.add(rec["id"])

@@ -1,0 +1,181 @@
+"""`Catalog`: the read-only query API over one DuckDB catalog file (see docs/CONTRACTS.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from kverr.catalog import matcher, store
+from kverr.errors import NotFound, QueryError
+from kverr.ftypes import Match
+
+HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs. log
+
+
+class Catalog:
+    """Records, flags and revisions of one catalog; `explain` / `scan` find records in text."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.con = store.connect_read_only(self.path)
+        self._index: matcher.Index | None = None
+        self._revs: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def index(self) -> matcher.Index:
+        if self._index is None:  # built on first lookup: `get`/`flags` callers never pay for it
+            self._index = matcher.Index(self.con)
+        return self._index
+
+    # ------------------------------------------------------------ matching
+
+    def explain(self, text: str, *, version: str | None = None, limit: int = 5) -> list[Match]:
+        """Records matching pasted text (a line, a wrapped message, a traceback, a log), best first."""
+        if not text or not text.strip():
+            raise QueryError("the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin.")
+        hits = matcher.explain_text(self.index, text, allowed=self._allowed(version))
+        return [self._match(h) for h in hits[:limit]]
+
+    def explain_stream(self, stream: IO[str], *, version: str | None = None, limit: int = 5) -> list[Match]:
+        """Like `explain` for a file or stdin: a short paste is read whole; a long log is
+        scanned line by line with bounded memory (every known error, most severe first)."""
+        head = stream.read(HEAD_CHARS)
+        if len(head) < HEAD_CHARS:
+            return self.explain(head, version=version, limit=limit)
+        first, sep, rest = head.rpartition("\n")
+        lines = _chain_lines(first.split("\n") if sep else [], rest, stream)
+        return self.scan(lines, version=version)
+
+    def scan(self, lines: Iterable[str], *, version: str | None = None) -> list[Match]:
+        """Every known error in a log with its line number, most severe first (streaming)."""
+        hits = matcher.scan_lines(self.index, lines, allowed=self._allowed(version))
+        return [self._match(h) for h in hits]
+
+    def search(self, q: str, *, version: str | None = None, limit: int = 20) -> list[Match]:
+        """Records whose message words resemble `q` (BM25), with no threshold: for browsing."""
+        allowed = self._allowed(version)
+        rows = matcher.bm25(self.con, q, limit=limit * 3 if allowed is not None else limit)
+        idx = self.index
+        hits = [matcher.Hit(idx.pos[r], min(s, 1.0), "fuzzy", None) for r, s in rows if allowed is None or r in allowed]
+        return [self._match(h) for h in hits[:limit]]
+
+    def _match(self, h: matcher.Hit) -> Match:
+        rid = self.index.ids[h.index]
+        rec = self.get(rid) or {}
+        names = rec.get("placeholders") or []
+        values = {}
+        for group, text in h.values.items():
+            i = int(group[1:]) if group[:1] == "v" and group[1:].isdigit() else -1
+            values[names[i] if 0 <= i < len(names) else group] = text
+        return Match(rec, h.score, h.how, values, h.line, self._release_names(rid))
+
+    def _release_names(self, rid: str) -> tuple[str, ...]:
+        """Release tags containing the record; short shas of the first and last revision when
+        none of them is tagged; nothing for a directory build."""
+        if rid not in self._revs:
+            rows = self.revisions_of(rid)
+            tags = [t for r in rows for t in r["tags"]]
+            shas = [r["sha"][:10] for r in rows if r["sha"]]
+            self._revs[rid] = tuple(dict.fromkeys(tags or (shas[:1] + shas[-1:])))
+        return self._revs[rid]
+
+    def _allowed(self, version: str | None) -> set[str] | None:
+        if version is None:
+            return None
+        rev = self.resolve_version(version)
+        rows = self.con.execute("SELECT DISTINCT id FROM occurrences WHERE sha = ?", [rev["sha"]]).fetchall()
+        return {r[0] for r in rows}
+
+    # ------------------------------------------------------------ lookups
+
+    def get(self, record_id: str) -> dict[str, Any] | None:
+        row = self.con.execute("SELECT record FROM records WHERE id = ?", [record_id]).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def records(self, *, version: str | None = None) -> Iterator[dict[str, Any]]:
+        allowed = self._allowed(version)
+        cur = self.con.execute("SELECT id, record FROM records ORDER BY id")
+        while batch := cur.fetchmany(1000):
+            for rid, rec in batch:
+                if allowed is None or rid in allowed:
+                    yield json.loads(rec)
+
+    def flag(self, name: str) -> dict[str, Any] | None:
+        rows = self._flag_rows("WHERE name = ?", [name])
+        return rows[0] if rows else None
+
+    def flags(self) -> list[dict[str, Any]]:
+        return self._flag_rows("", [])
+
+    def _flag_rows(self, where: str, params: list) -> list[dict[str, Any]]:
+        cur = self.con.execute(
+            f"""SELECT f.*, coalesce((SELECT list(id ORDER BY id) FROM record_flags rf WHERE rf.flag = f.name), [])
+                AS records FROM flags f {where} ORDER BY name""",
+            params,
+        )
+        names = [d[0] for d in cur.description]
+        out = []
+        for row in cur.fetchall():
+            d = dict(zip(names, row))
+            d["choices"] = json.loads(d["choices"]) if d["choices"] is not None else None
+            out.append(d)
+        return out
+
+    def revisions(self) -> list[dict[str, Any]]:
+        return self._rev_rows("SELECT ord, sha, date, tags, subject FROM revisions ORDER BY ord", [])
+
+    def revisions_of(self, record_id: str) -> list[dict[str, Any]]:
+        return self._rev_rows(
+            """SELECT r.ord, r.sha, r.date, r.tags, r.subject FROM revisions r
+               WHERE r.sha IN (SELECT sha FROM occurrences WHERE id = ?) ORDER BY r.ord""",
+            [record_id],
+        )
+
+    def _rev_rows(self, sql: str, params: list) -> list[dict[str, Any]]:
+        rows = self.con.execute(sql, params).fetchall()
+        return [
+            {"ord": o, "sha": s, "date": d, "tags": json.loads(t) if t else [], "subject": subj}
+            for o, s, d, t, subj in rows
+        ]
+
+    def resolve_version(self, rev: str) -> dict[str, Any]:
+        """A release tag or a sha prefix (>= 4 hex) -> its revision row; NotFound otherwise."""
+        revs = [r for r in self.revisions() if r["sha"]]
+        found = [r for r in revs if rev in r["tags"]]
+        if not found and len(rev) >= 4:
+            found = [r for r in revs if r["sha"].startswith(rev.lower())]
+        if len(found) == 1 or (found and all(f["sha"] == found[0]["sha"] for f in found)):
+            return found[0]
+        why = "is ambiguous" if found else "is not a revision in this catalog"
+        raise NotFound(f"version {rev!r} {why}; list revisions with `kverr history` or pass a release tag like v0.5.0.")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _chain_lines(lines: list[str], partial: str, stream: IO[str]) -> Iterator[str]:
+    yield from lines
+    first = True
+    for line in stream:
+        yield (partial + line) if first else line
+        first = False
+    if first and partial:
+        yield partial
+
+
+def open_catalog(path: Path | str | None = None) -> Catalog:
+    """Open a catalog read-only: `path`, else `$KVERR_CATALOG`, else the packaged default."""
+    import os
+
+    if path is None:
+        env = os.environ.get("KVERR_CATALOG")
+        path = Path(env) if env else store.default_catalog_path()
+    return Catalog(Path(path))

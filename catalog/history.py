@@ -1,0 +1,247 @@
+"""What changed between two revisions, and the life of one error across revisions.
+
+Both read only the catalog's revisions / occurrences / lineage tables (plus `Catalog.get` and
+`Catalog.explain`), so they answer in milliseconds from any catalog built from several revisions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kverr.errors import NotFound, QueryError
+
+_ID = re.compile(r"[0-9a-f]{16}")
+_MAX_CHAIN = 1000  # lineage walks stop here even on a hand-edited (cyclic) lineage table
+
+
+# ---------------------------------------------------------------- SQL helpers
+
+
+def _con(cat: Any) -> Any:
+    return cat.con  # the Catalog's read-only DuckDB connection
+
+
+def _columns(con: Any, table: str) -> set[str]:
+    return {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
+
+
+def occurrences_at(cat: Any, sha: str | None) -> dict[str, dict]:
+    """id -> {file, line, function, guard} for every record present at revision `sha`."""
+    con = _con(cat)
+    extra = [c for c in ("function", "guard") if c in _columns(con, "occurrences")]
+    cols = ["id", "file", "line", *extra]
+    where = "sha = ?" if sha is not None else "sha IS NULL"
+    rows = con.execute(
+        f"SELECT {', '.join(cols)} FROM occurrences WHERE {where} ORDER BY id, file, line",
+        [sha] if sha is not None else [],
+    ).fetchall()
+    out: dict[str, dict] = {}
+    for row in rows:
+        out.setdefault(
+            row[0], {"function": None, "guard": None, **dict(zip(cols[1:], row[1:], strict=True))}
+        )
+    return out
+
+
+def shas_of(cat: Any, record_id: str) -> set[str | None]:
+    con = _con(cat)
+    return {
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT sha FROM occurrences WHERE id = ?", [record_id]
+        ).fetchall()
+    }
+
+
+def lineage_map(cat: Any) -> dict[str, str]:
+    """id -> previous id, for every edited message."""
+    con = _con(cat)
+    return dict(con.execute("SELECT id, previous_id FROM lineage").fetchall())
+
+
+# ---------------------------------------------------------------- diff
+
+
+@dataclass(frozen=True)
+class Diff:
+    rev_a: dict
+    rev_b: dict
+    added: list[dict] = field(default_factory=list)
+    removed: list[dict] = field(default_factory=list)
+    changed: list[dict] = field(
+        default_factory=list
+    )  # {"old", "new", "what": [message|class|guard]}
+    moved: list[dict] = field(default_factory=list)  # {"record", "from", "to"}
+
+    def to_dict(self) -> dict:
+        return {
+            "from": self.rev_a,
+            "to": self.rev_b,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "moved": self.moved,
+        }
+
+
+def summary(cat: Any, record_id: str, where: dict | None = None) -> dict:
+    """The few fields a diff or history line shows, located where the revision has it."""
+    rec = cat.get(record_id) or {}
+    where = where or {}
+    return {
+        "id": record_id,
+        "kind": rec.get("kind"),
+        "errorClass": rec.get("errorClass"),
+        "severity": rec.get("severity"),
+        "message": rec.get("errorMessage", ""),
+        "file": where.get("file", rec.get("filePath")),
+        "line": where.get("line", rec.get("lineNumber")),
+        "function": where.get("function"),
+    }
+
+
+def diff(cat: Any, rev_a: str, rev_b: str) -> Diff:
+    """Errors added, removed, changed (edited message / class / guard, via lineage) and moved
+    (same id, another file or function) from `rev_a` to `rev_b`."""
+    ra, rb = cat.resolve_version(rev_a), cat.resolve_version(rev_b)
+    occ_a, occ_b = occurrences_at(cat, ra["sha"]), occurrences_at(cat, rb["sha"])
+    removed = set(occ_a) - set(occ_b)
+    added = set(occ_b) - set(occ_a)
+    previous = lineage_map(cat)
+    changed = []
+    for new_id in sorted(added):
+        old_id = _ancestor_in(new_id, removed, previous)
+        if old_id is None:
+            continue
+        removed.discard(old_id)
+        added.discard(new_id)
+        old, new = summary(cat, old_id, occ_a[old_id]), summary(cat, new_id, occ_b[new_id])
+        what = [k for k, f in (("message", "message"), ("class", "errorClass")) if old[f] != new[f]]
+        if occ_a[old_id].get("guard") != occ_b[new_id].get("guard"):
+            what.append("guard")
+        changed.append({"old": old, "new": new, "what": what})
+    moved = []
+    for rid in sorted(set(occ_a) & set(occ_b)):
+        a, b = occ_a[rid], occ_b[rid]
+        if a.get("guard") != b.get("guard"):
+            changed.append(
+                {"old": summary(cat, rid, a), "new": summary(cat, rid, b), "what": ["guard"]}
+            )
+        if (a["file"], a.get("function")) != (b["file"], b.get("function")):
+            moved.append({"record": summary(cat, rid, b), "from": _place(a), "to": _place(b)})
+    return Diff(
+        rev_a=ra,
+        rev_b=rb,
+        added=[summary(cat, i, occ_b[i]) for i in sorted(added)],
+        removed=[summary(cat, i, occ_a[i]) for i in sorted(removed)],
+        changed=sorted(changed, key=lambda c: c["new"]["id"]),
+        moved=moved,
+    )
+
+
+def _place(occ: dict) -> dict:
+    return {"file": occ["file"], "line": occ["line"], "function": occ.get("function")}
+
+
+def _ancestor_in(record_id: str, candidates: set[str], previous: dict[str, str]) -> str | None:
+    cur = record_id
+    for _ in range(_MAX_CHAIN):
+        cur = previous.get(cur)
+        if cur is None:
+            return None
+        if cur in candidates:
+            return cur
+    return None
+
+
+# ---------------------------------------------------------------- history
+
+
+@dataclass(frozen=True)
+class History:
+    record: dict  # summary of the record
+    query: str
+    revisions: list[dict]  # revision rows (sha, date, tags, subject, ord) where it exists
+    introduced: dict | None  # {"sha", "date", "subject", "release"}
+    disappeared: dict | None  # {"sha", "date", "subject", "release"}: first revision without it
+    previous: list[str] = field(default_factory=list)  # older ids it replaced, newest first
+    successor: str | None = None  # the id that replaced it, when its message was edited
+    total_revisions: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "query": self.query,
+            "record": self.record,
+            "revisions": self.revisions,
+            "introduced": self.introduced,
+            "disappeared": self.disappeared,
+            "previousIds": self.previous,
+            "replacedBy": self.successor,
+            "revisionsBuilt": self.total_revisions,
+        }
+
+
+def resolve_record(cat: Any, id_or_text: str) -> str:
+    """A record id as given, or the best match for a pasted log line."""
+    text = id_or_text.strip()
+    if not text:
+        raise QueryError("the history query is empty; pass a record id or a quoted log line.")
+    if _ID.fullmatch(text) and cat.get(text) is not None:
+        return text
+    matches = cat.explain(text)
+    if not matches:
+        raise NotFound(
+            f"no record matches {text[:60]!r}; check the id with `kverr explain` or paste more of the log line."
+        )
+    return matches[0].record["id"]
+
+
+def history(cat: Any, id_or_text: str) -> History:
+    """Where a record exists, when it was introduced and when it disappeared (commit, date and
+    the first release tag at or after that point)."""
+    rid = resolve_record(cat, id_or_text)
+    revisions = cat.revisions()
+    present = shas_of(cat, rid)
+    rows = [r for r in revisions if r["sha"] in present]
+    introduced = disappeared = None
+    if rows:
+        first, last = rows[0]["ord"], rows[-1]["ord"]
+        introduced = _point(rows[0], _first_release(revisions, first, present, want=True))
+        after = [r for r in revisions if r["ord"] > last]
+        if after:
+            disappeared = _point(after[0], _first_release(revisions, last + 1, present, want=False))
+    previous = lineage_map(cat)
+    chain, cur = [], rid
+    while cur in previous and len(chain) < _MAX_CHAIN:
+        cur = previous[cur]
+        chain.append(cur)
+    successor = next((k for k, v in sorted(previous.items()) if v == rid), None)
+    return History(
+        record=summary(cat, rid),
+        query=id_or_text,
+        revisions=rows,
+        introduced=introduced,
+        disappeared=disappeared,
+        previous=chain,
+        successor=successor,
+        total_revisions=len(revisions),
+    )
+
+
+def _first_release(revisions: list[dict], start: int, present: set, *, want: bool) -> str | None:
+    """The first tagged revision from `start` on that has (want=True) or lacks the record."""
+    for r in revisions:
+        if r["ord"] >= start and r.get("tags") and (r["sha"] in present) is want:
+            return r["tags"][0]
+    return None
+
+
+def _point(row: dict, release: str | None) -> dict:
+    return {
+        "sha": row["sha"],
+        "date": row["date"],
+        "subject": row.get("subject"),
+        "release": release,
+    }

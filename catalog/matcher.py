@@ -1,0 +1,401 @@
+"""From pasted text to records: anchor prefilter, then regexes, then ranking.
+
+Ranking, best first: an exact pattern match (0.9-1.0) beats a traceback frame (0.8-0.88) beats a
+truncated message whose literal prefix matches (0.55-0.85) beats a fuzzy BM25 match (<= 0.5).
+Below MIN_SCORE nothing is returned: a wrong answer is worse than none. Fuzzy is only tried when
+nothing exact matched, because bags of words cannot tell "--a requires --b" from "--b requires --a".
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import duckdb
+
+from kverr.catalog import normalize, patterns
+
+MIN_SCORE = 0.35
+FUZZY_MIN = 0.8  # normalised BM25 (harmonic mean of recall and precision) a fuzzy hit needs
+WINDOW, OVERLAP = 8192, 2048  # long lines are searched in overlapping windows: bounded regex work
+PASTE_LINES, PASTE_CHARS = 400, 256_000  # larger input is a log: scanned line by line
+PARAGRAPH_LINES = 40  # wrapped-message rejoining looks at most this many lines at once
+SCAN_MAX_HITS = 10_000  # memory bound for a scan of a huge log
+NEGATIONS = frozenset("not no cannot never without nor neither isn doesn don aren won unsupported".split())
+SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+
+
+@dataclass
+class Hit:
+    """A record found in the input, before it is dressed as a `Match`."""
+
+    index: int  # position in Index.ids
+    score: float
+    how: str
+    line: int | None
+    values: dict[str, str] = field(default_factory=dict)  # group name -> text
+    span: tuple[int, int, int] | None = None  # (variant, start, end) for overlap checks
+
+
+class Index:
+    """The in-memory side of a catalog: ids, anchors and (lazily) compiled patterns."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con = con
+        rows = con.execute(
+            "SELECT r.id, r.pattern, r.severity, a.token FROM records r LEFT JOIN anchors a USING (id)"
+            " ORDER BY r.id"
+        ).fetchall()
+        self.ids: list[str] = []
+        self.pattern: list[str] = []
+        self.severity: list[str] = []
+        self.by_token: dict[str, list[int]] = {}
+        for rid, pat, sev, tok in rows:
+            if self.ids and self.ids[-1] == rid:
+                continue
+            i = len(self.ids)
+            self.ids.append(rid)
+            self.pattern.append(pat)
+            self.severity.append(sev or "error")
+            if tok:
+                self.by_token.setdefault(tok, []).append(i)
+        self.pos = {rid: i for i, rid in enumerate(self.ids)}
+        self._compiled: dict[int, tuple[re.Pattern, tuple[str, ...], int] | None] = {}
+
+    def compiled(self, i: int) -> tuple[re.Pattern, tuple[str, ...], int] | None:
+        """(regex, literal runs every match contains, literal char count); compiled on first use."""
+        if i not in self._compiled:
+            sh = patterns.shape(self.pattern[i])
+            required = tuple(sorted((r for r in sh.runs if len(r) >= 4), key=len, reverse=True)[:3])
+            self._compiled[i] = (re.compile(self.pattern[i]), required, sh.literal_chars)
+        return self._compiled[i]
+
+    def candidates(self, text: str) -> set[int]:
+        out: set[int] = set()
+        by_token = self.by_token
+        for tok in patterns.TOKEN_RE.findall(text.lower()):
+            hit = by_token.get(tok)
+            if hit:
+                out.update(hit)
+        return out
+
+
+# ---------------------------------------------------------------- exact patterns
+
+
+def _windows(text: str) -> Iterable[tuple[int, str]]:
+    if len(text) <= WINDOW:
+        yield 0, text
+        return
+    for start in range(0, len(text), WINDOW - OVERLAP):
+        yield start, text[start : start + WINDOW]
+        if start + WINDOW >= len(text):
+            return
+
+
+def pattern_hits(idx: Index, text: str, *, variant: int = 0, allowed: set[str] | None = None) -> list[Hit]:
+    """Every record whose pattern occurs in `text`; `line` is left for the caller to set."""
+    if not idx.candidates(text):  # most log lines stop here, before any copying
+        return []
+    # Patterns spell a whitespace run as one space (records/pattern.py): collapse to match.
+    text = " ".join(text.split())
+    hits = []
+    for base, win in _windows(text):
+        for i in idx.candidates(win):
+            if allowed is not None and idx.ids[i] not in allowed:
+                continue
+            rx, required, lit = idx.compiled(i)
+            if any(r not in win for r in required):  # cheap necessary condition first
+                continue
+            m = rx.search(win)
+            if not m:
+                continue
+            length = max(m.end() - m.start(), 1)
+            score = 0.9 + 0.1 * min(1.0, lit / length)
+            values = {k: v for k, v in m.groupdict().items() if v is not None}
+            hits.append(Hit(i, score, "pattern", None, values, (variant, base + m.start(), base + m.end())))
+    return _drop_shadowed(hits)
+
+
+def _drop_shadowed(hits: list[Hit]) -> list[Hit]:
+    """Where two patterns match the same stretch of text, keep only the more literal one
+    ("X must be positive" over "X must be {v}"): the weaker is not a second answer."""
+    hits.sort(key=lambda h: -h.score)
+    kept: list[Hit] = []
+    for h in hits:
+        v, a, b = h.span
+        if any(k.span[0] == v and min(b, k.span[2]) - max(a, k.span[1]) > 0.8 * (b - a) for k in kept):
+            continue
+        kept.append(h)
+    return kept
+
+
+# ---------------------------------------------------------------- tracebacks
+
+
+def _same_file(frame_file: str, record_file: str | None) -> bool:
+    if not record_file:
+        return False
+    a = frame_file.replace("\\", "/").split("/")
+    b = record_file.split("/")
+    n = min(3, len(a), len(b))
+    return a[-n:] == b[-n:]
+
+
+def frame_hits(idx: Index, tb: normalize.Traceback, line: int | None, *, allowed: set[str] | None = None) -> list[Hit]:
+    """Records whose statement is the innermost frame's code line, in the same file.
+
+    A generic first line (`raise ValueError(`) also needs the function name to agree; several
+    records still left with nothing to tell them apart are dropped, not guessed between."""
+    if not tb.code:
+        return []
+    rows = idx.con.execute(
+        "SELECT id, file, function, line, error_class FROM records WHERE code_line = ?", [tb.code]
+    ).fetchall()
+    generic = tb.code.endswith(("(", "\\")) or len(tb.code) < 16
+    scored = []
+    for rid, file, func, rline, cls in rows:
+        if not _same_file(tb.file, file) or (allowed is not None and rid not in allowed):
+            continue
+        if tb.exc_class and cls and cls != tb.exc_class:
+            continue
+        same_func = func == tb.function.rsplit(".", 1)[-1]
+        if generic and not same_func:
+            continue
+        scored.append((0.8 + 0.06 * same_func + 0.02 * (rline == tb.line), rid))
+    if not scored:
+        return []
+    best = max(s for s, _ in scored)
+    top = [rid for s, rid in scored if s == best]
+    if len(top) > 1:
+        return []
+    return [Hit(idx.pos[top[0]], best, "traceback", line)]
+
+
+# ---------------------------------------------------------------- truncated messages
+
+
+def prefix_cover(sh: patterns.Shape, text: str) -> int | None:
+    """Literal characters of `sh` that `text` (cut short) shows in order, or None if `text`
+    contradicts the pattern before the cut."""
+    if not sh.runs:
+        return None
+    pos = covered = 0
+    for i, run in enumerate(sh.runs):
+        gap = sh.gaps[i]
+        if i == 0:
+            j = text.find(run)
+            if j < 0:  # cut inside the first run: the text must end with a prefix of it
+                return _cut_inside(run, text)
+            pos, covered = j + len(run), len(run)
+            continue
+        j = text.find(run, pos)
+        if j >= 0 and _gap_ok(gap, text[pos:j]):
+            pos, covered = j + len(run), covered + len(run)
+            continue
+        tail = text[pos:]
+        if gap == "":
+            return covered + len(tail) if run.startswith(tail) else None
+        if gap == "ws":
+            t = tail.lstrip()
+            return covered + len(t) if run.startswith(t) else None
+        # cut inside a value, or just after it inside this run
+        return covered + max((k for k in range(len(run), 0, -1) if tail.endswith(run[:k])), default=0)
+    return covered
+
+
+def _cut_inside(run: str, text: str) -> int | None:
+    seed = run[: min(len(run), 4)]
+    j = text.find(seed)
+    while j >= 0:
+        if run.startswith(text[j:]):
+            return len(text) - j
+        j = text.find(seed, j + 1)
+    return None
+
+
+def _gap_ok(gap: str, between: str) -> bool:
+    if gap == "var":
+        return len(between) <= 2000
+    if gap == "ws":
+        return between.strip() == ""
+    return between == ""
+
+
+def partial_hits(idx: Index, text: str, line: int | None, *, allowed: set[str] | None = None) -> list[Hit]:
+    body = normalize.truncated(text)
+    if body is None:
+        return []
+    hits = []
+    for rid, _ in bm25(idx.con, body, limit=25):
+        i = idx.pos[rid]
+        if allowed is not None and rid not in allowed or not idx.pattern[i]:
+            continue
+        sh = patterns.shape(idx.pattern[i])
+        covered = prefix_cover(sh, body)
+        total = max(sh.literal_chars, 1)
+        if covered is None or covered < 15 or covered / total < 0.35:
+            continue
+        hits.append(Hit(i, 0.55 + 0.3 * covered / total, "partial", line))
+    return hits
+
+
+# ---------------------------------------------------------------- fuzzy
+
+
+def bm25(con: duckdb.DuckDBPyConnection, text: str, *, limit: int = 20) -> list[tuple[str, float]]:
+    """(id, normalised score) by BM25 over literal message terms, best first.
+
+    The score is the harmonic mean of recall (share of the record's own BM25 mass the text
+    hits) and precision (share of the text's known-term idf the record explains); terms the
+    catalog has never seen (values, paths) count for neither."""
+    q = sorted(set(patterns.terms(text[:8192])))
+    if not q:
+        return []
+    total = con.execute("SELECT sum(idf) FROM term_df WHERE term IN (SELECT unnest($1::VARCHAR[]))", [q]).fetchone()[0]
+    if not total:
+        return []
+    rows = con.execute(
+        """
+        WITH q AS (SELECT unnest($1::VARCHAR[]) AS term)
+        SELECT t.id, sum(t.w) / any_value(r.self_score) AS recall, sum(d.idf) / $2 AS prec
+        FROM terms t JOIN q USING (term) JOIN term_df d USING (term) JOIN records r USING (id)
+        WHERE r.self_score > 0
+        GROUP BY t.id
+        ORDER BY recall DESC, t.id
+        LIMIT $3
+        """,
+        [q, total, limit * 4],
+    ).fetchall()
+    scored = [(rid, 2 * r * p / (r + p)) for rid, r, p in rows if r + p > 0]
+    scored.sort(key=lambda x: (-x[1], x[0]))
+    return scored[:limit]
+
+
+def _negations(con: duckdb.DuckDBPyConnection, rid: str) -> set[str]:
+    rows = con.execute("SELECT term FROM terms WHERE id = ? AND term IN (SELECT unnest($2::VARCHAR[]))", [rid, sorted(NEGATIONS)])
+    return {r[0] for r in rows.fetchall()}
+
+
+def fuzzy_hits(idx: Index, text: str, line: int | None, *, allowed: set[str] | None = None) -> list[Hit]:
+    """Records whose wording is close to `text` (an older or edited message). One word can flip
+    the meaning ("is supported" / "is not supported"), so the negations must agree too."""
+    hits = []
+    negs = NEGATIONS.intersection(patterns.tokens(text))
+    for rid, norm in bm25(idx.con, text, limit=10):
+        if norm < FUZZY_MIN or (allowed is not None and rid not in allowed):
+            continue
+        if _negations(idx.con, rid) != negs:
+            continue
+        hits.append(Hit(idx.pos[rid], 0.5 * min(norm, 1.0), "fuzzy", line))
+    return hits
+
+
+# ---------------------------------------------------------------- whole inputs
+
+
+def _paragraphs(numbered: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    out, cur = [], []
+    for no, text in numbered:
+        if text.strip() and len(cur) < PARAGRAPH_LINES:
+            cur.append((no, text))
+            continue
+        if cur:
+            out.append(cur)
+        cur = [(no, text)] if text.strip() else []
+    if cur:
+        out.append(cur)
+    return out
+
+
+def explain_text(idx: Index, text: str, *, allowed: set[str] | None = None) -> list[Hit]:
+    """All hits for a paste, merged per record, best first (callers cut to their limit)."""
+    raw = text.replace("\r\n", "\n").split("\n")
+    if len(raw) > PASTE_LINES or len(text) > PASTE_CHARS:
+        return scan_lines(idx, raw, allowed=allowed)
+    numbered = list(normalize.clean_lines(raw))
+    hits: list[Hit] = []
+    for no, line in numbered:
+        for h in pattern_hits(idx, line, allowed=allowed):
+            h.line = no
+            hits.append(h)
+    paragraphs = [[(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered) if len(p) > 1]
+    for p in paragraphs:
+        for variant, (joined, offsets) in enumerate(normalize.joins([t for _, t in p]), 1):
+            for h in pattern_hits(idx, joined, variant=variant, allowed=allowed):
+                h.line = p[bisect.bisect_right(offsets, h.span[1]) - 1][0]
+                hits.append(h)
+    lines = [t for _, t in numbered]
+    for tb in normalize.parse_tracebacks(lines):
+        hits += frame_hits(idx, tb, numbered[tb.exc_index][0], allowed=allowed)
+    if not hits:
+        hits = _fallbacks(idx, numbered, paragraphs, allowed)
+    return merge(idx, hits)
+
+
+def _fallbacks(idx, numbered, paragraphs, allowed) -> list[Hit]:
+    """Truncated, then fuzzy: only when nothing matched exactly."""
+    pieces = [(no, t) for no, t in numbered if t.strip()]
+    pieces += [(p[0][0], j) for p in paragraphs for j, _ in normalize.joins([t for _, t in p])]
+    pieces = pieces[:60]
+    hits = [h for no, t in pieces for h in partial_hits(idx, t, no, allowed=allowed)]
+    if hits:
+        return hits
+    return [h for no, t in pieces[-20:] for h in fuzzy_hits(idx, t, no, allowed=allowed)]
+
+
+def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
+    """One hit per record: the best score, values from the pattern hit, the earliest line."""
+    best: dict[int, Hit] = {}
+    for h in hits:
+        old = best.get(h.index)
+        if old is None:
+            best[h.index] = h
+            continue
+        top, other = (h, old) if h.score > old.score else (old, h)
+        if {top.how, other.how} == {"pattern", "traceback"}:  # two independent agreements
+            top.score = min(1.0, top.score + 0.02)
+        top.values = top.values or other.values
+        lines = [x for x in (top.line, other.line) if x is not None]
+        top.line = min(lines) if lines else None
+        best[h.index] = top
+    out = [h for h in best.values() if h.score >= MIN_SCORE]
+    out.sort(key=lambda h: (-h.score, SEVERITY_RANK.get(idx.severity[h.index], 9), h.line or 0))
+    return out
+
+
+def scan_lines(idx: Index, lines: Iterable[str], *, allowed: set[str] | None = None) -> list[Hit]:
+    """Every known error in a log, streaming: memory is bounded by the hits kept, not the log.
+
+    The same record with the same values is reported once, at its first line; most severe first."""
+    seen: set[tuple] = set()
+    hits: list[Hit] = []
+    tb: list[str] | None = None
+    for no, text in normalize.clean_lines(lines):
+        found = pattern_hits(idx, text, allowed=allowed)
+        if tb is not None or "Traceback (most recent call last)" in text:
+            tb, found_tb = _feed_traceback(idx, tb, text, no, allowed)
+            found += found_tb
+        for h in found:
+            key = (h.index, tuple(sorted(h.values.items())))
+            if key in seen or len(hits) >= SCAN_MAX_HITS:
+                continue
+            seen.add(key)
+            h.line = h.line or no
+            hits.append(h)
+    hits.sort(key=lambda h: (SEVERITY_RANK.get(idx.severity[h.index], 9), h.line or 0, -h.score))
+    return hits
+
+
+def _feed_traceback(idx, buf, text, no, allowed):
+    """Collect a traceback line by line; parse it when its exception line arrives."""
+    if buf is None or text.lstrip().startswith("Traceback (most recent call last)"):
+        return [text], []
+    buf.append(text)
+    ended = text and not text.startswith((" ", "\t")) and not normalize.FRAME_RE.match(text)
+    if not ended and len(buf) < 2000:
+        return buf, []
+    tbs = normalize.parse_tracebacks(buf)
+    return None, [h for t in tbs for h in frame_hits(idx, t, no, allowed=allowed)]

@@ -1,0 +1,179 @@
+"""Turn what a user pastes into the messages SGLang printed: plain functions, no state.
+
+Real pastes carry log prefixes, colour codes, CRLF, terminal wrapping, truncation and whole
+tracebacks. Each function here removes one of those layers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# Container runtimes (CRI): "2026-04-07T10:05:08.123456789Z stderr F msg"; "P" marks a line the
+# runtime split, continued by the next entry.
+CRI_RE = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) (?:(stdout|stderr) ([FP]) )?"
+)
+# One layer of prefix each; stacked prefixes are stripped in a loop.
+PREFIX_RE = re.compile(
+    r"""(?:
+      \[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?[^\]\n]{0,80}\]\ ?     # SGLang: [2026-04-07 10:05:08 TP0]
+    | (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):[\w.\-]{0,200}:\ ?  # root logger: WARNING:sglang.srt.server_args:
+    | \[rank\d{1,6}\]:\ ?                                                   # torchrun: [rank0]:
+    | \(\w{1,80}\ pid=\d+[^)\n]{0,80}\)\ ?                                  # Ray: (WorkerDict pid=123, ip=...)
+    | >\ ?                                                                 # quoted in an issue or e-mail
+    )""",
+    re.X,
+)
+# warnings.warn output: "/x/server_args.py:123: UserWarning: message"
+WARN_RE = re.compile(r"\S{1,500}\.py:\d+: (\w*Warning): ")
+ELLIPSIS_RE = re.compile(r"\s*(?:\.\.\.|…|\[\.\.\.\]|\(truncated\)|\[truncated\])[\s'\")\]]*$")
+FRAME_RE = re.compile(r'\s*File "(?P<file>[^"]{1,1000})", line (?P<line>\d+), in (?P<func>\S{1,300})')
+EXC_RE = re.compile(r"(?P<cls>(?:[A-Za-z_][\w]*\.){0,8}[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))(?::\s?(?P<msg>.*))?$")
+CARETS_RE = re.compile(r"\s*[\^~]+\s*$")
+
+
+def strip_prefixes(line: str) -> str:
+    """Remove log prefixes (SGLang, root logger, container runtime, rank, Ray, quotes)."""
+    for _ in range(8):
+        m = CRI_RE.match(line) or PREFIX_RE.match(line) or WARN_RE.match(line)
+        if not m or not m.end():
+            return line
+        line = line[m.end() :]
+    return line
+
+
+def clean_line(line: str) -> str:
+    """One physical line -> the text SGLang wrote (no ANSI, no prefixes, no trailing blanks)."""
+    if "\r" in line:  # a progress bar redraws over itself: the last redraw is what was seen
+        line = line.rstrip("\r").rsplit("\r", 1)[-1]
+    if "\x1b" in line:
+        line = ANSI_RE.sub("", line)
+    return strip_prefixes(line).rstrip()
+
+
+def clean_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, cleaned text), re-joining lines a container runtime split ("P")."""
+    pending: tuple[int, str] | None = None
+    for no, raw in enumerate(lines, 1):
+        raw = raw.rstrip("\n")
+        m = CRI_RE.match(raw)
+        if m and m.group(2) == "P":
+            body = raw[m.end() :]
+            pending = (pending[0], pending[1] + body) if pending else (no, body)
+            continue
+        if pending:
+            start, head = pending
+            pending = None
+            yield start, clean_line(head + (raw[m.end() :] if m else raw))
+            continue
+        yield no, clean_line(raw)
+    if pending:
+        yield pending[0], clean_line(pending[1])
+
+
+def truncated(text: str) -> str | None:
+    """The text before a `...` / `…` cut, or None when the text is not cut off."""
+    m = ELLIPSIS_RE.search(text)
+    if not m or m.start() == 0:
+        return None
+    return text[: m.start()]
+
+
+def strip_exception(text: str) -> tuple[str | None, str]:
+    """("ValueError", "msg") for "ValueError: msg"; (None, text) otherwise."""
+    m = EXC_RE.match(text)
+    if not m:
+        return None, text
+    return m.group("cls").rsplit(".", 1)[-1], m.group("msg") or ""
+
+
+# ---------------------------------------------------------------- wrapped messages
+
+
+def joins(lines: list[str]) -> list[tuple[str, list[int]]]:
+    """Ways a message wrapped over `lines` may have read: (text, start offset of each line).
+
+    A terminal hard-wraps at a fixed width, often mid-word (join with nothing); an issue tracker
+    or mail client wraps at spaces (join with a space). "smart" picks per break: lines as long
+    as the longest line were cut by the terminal.
+    """
+    seps = [_smart_seps(lines), ["\n"] * (len(lines) - 1), [" "] * (len(lines) - 1), [""] * (len(lines) - 1)]
+    out: dict[str, list[int]] = {}
+    for sep in seps:
+        parts, offsets, pos = [], [], 0
+        for i, s in enumerate(lines):
+            offsets.append(pos)
+            piece = s + (sep[i] if i < len(sep) else "")
+            parts.append(piece)
+            pos += len(piece)
+        out.setdefault("".join(parts), offsets)
+    return list(out.items())
+
+
+def _smart_seps(lines: list[str]) -> list[str]:
+    width = max(len(s) for s in lines)
+    return ["" if len(s) == width or s.endswith(" ") else " " for s in lines[:-1]]
+
+
+def smart_join(lines: list[str]) -> str:
+    """The single most likely reading of a wrapped message (see `joins`)."""
+    seps = _smart_seps(lines) + [""]
+    return "".join(s + sep for s, sep in zip(lines, seps))
+
+
+# ---------------------------------------------------------------- tracebacks
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """The innermost frame of a Python traceback and the exception it ended with."""
+
+    file: str
+    line: int
+    function: str
+    code: str  # the source line Python printed for the frame ("" when absent)
+    exc_class: str | None
+    message: str  # may be "" (a bare `assert`)
+    start: int  # index (in the given list) of the "Traceback" header line
+    exc_index: int  # index of the exception line
+
+
+def parse_tracebacks(lines: list[str]) -> list[Traceback]:
+    """Every traceback in cleaned `lines`; chained ones ("During handling ...") each count."""
+    out = []
+    i = 0
+    while i < len(lines):
+        if lines[i].lstrip().startswith("Traceback (most recent call last)"):
+            tb, i = _parse_one(lines, i)
+            if tb:
+                out.append(tb)
+        else:
+            i += 1
+    return out
+
+
+def _parse_one(lines: list[str], start: int) -> tuple[Traceback | None, int]:
+    frame: tuple[str, int, str] | None = None
+    code = ""
+    i = start + 1
+    end = min(len(lines), start + 2000)  # bounded: a runaway paste cannot make this quadratic
+    while i < end:
+        s = lines[i]
+        m = FRAME_RE.match(s)
+        if m:
+            frame, code = (m["file"], int(m["line"]), m["func"]), ""
+        elif s.startswith((" ", "\t")) or not s.strip():
+            if frame and not code and s.strip() and not CARETS_RE.match(s):
+                code = s.strip()
+        else:
+            cls, msg = strip_exception(s.strip())
+            if cls is None and frame is None:
+                return None, i
+            if frame is None:
+                return None, i + 1
+            return Traceback(*frame, code, cls, msg if cls else s.strip(), start, i), i + 1
+        i += 1
+    return None, i

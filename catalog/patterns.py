@@ -1,0 +1,154 @@
+"""Cheap pattern safety checks, literal runs and anchor tokens for `messagePattern` regexes.
+
+Read through Python's own regex parser, so a pattern is understood exactly as `re` will run it.
+Nothing here imports jsonschema or libcst: this is on the `kverr explain` path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+try:  # Python 3.11+
+    from re import _constants as _sre
+    from re import _parser as _sre_parse
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+MAX_PATTERN_CHARS = 6000
+# Tokens are what the prefilter and the fuzzy scorer compare; flags keep their dashes
+# (`--ssl-keyfile` -> "ssl-keyfile") so flag names stay one distinctive token.
+TOKEN_RE = re.compile(r"[a-z0-9_]+(?:-[a-z0-9_]+)*")
+
+_REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT}
+_FORBIDDEN = {
+    _sre.GROUPREF: "a backreference",
+    _sre.GROUPREF_EXISTS: "a conditional backreference",
+    _sre.ASSERT: "a lookaround",
+    _sre.ASSERT_NOT: "a lookaround",
+}
+for _name, _why in (("ATOMIC_GROUP", "an atomic group"), ("POSSESSIVE_REPEAT", "a possessive quantifier")):
+    if hasattr(_sre, _name):
+        _FORBIDDEN[getattr(_sre, _name)] = _why
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens of `text`, in order."""
+    return TOKEN_RE.findall(text.lower())
+
+
+def check_pattern(pattern: str) -> str | None:
+    """Why `pattern` is unsafe to run on hostile text, or None when it is fine."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"it is longer than {MAX_PATTERN_CHARS} characters"
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        return f"it does not compile ({exc})"
+    return _unsafe(parsed, inside_repeat=False)
+
+
+def _unsafe(sub, *, inside_repeat: bool) -> str | None:
+    for op, av in sub:
+        if op in _FORBIDDEN:
+            return f"it uses {_FORBIDDEN[op]}"
+        if op in _REPEATS:
+            lo, hi, body = av
+            repeats = hi is _sre.MAXREPEAT or hi > 1
+            if repeats and inside_repeat:
+                return "it nests quantifiers"
+            why = _unsafe(body, inside_repeat=inside_repeat or repeats)
+        elif op is _sre.SUBPATTERN:
+            why = _unsafe(av[-1], inside_repeat=inside_repeat)
+        elif op is _sre.BRANCH:
+            why = next((w for b in av[1] if (w := _unsafe(b, inside_repeat=inside_repeat))), None)
+        else:
+            why = None
+        if why:
+            return why
+    return None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A pattern seen as literal runs separated by gaps (placeholders or whitespace)."""
+
+    runs: tuple[str, ...]  # literal text, in order
+    gaps: tuple[str, ...]  # gaps[i] sits before runs[i]: "" (none), "ws" (\s+) or "var"
+    tail_gap: str  # what follows the last run
+
+    @property
+    def literal_chars(self) -> int:
+        return sum(len(r) for r in self.runs)
+
+    def text(self) -> str:
+        """Literal text with whitespace gaps as spaces and placeholders as a separator."""
+        out = []
+        for gap, run in zip(self.gaps, self.runs):
+            out.append({"": "", "ws": " ", "var": "\x00"}[gap])
+            out.append(run)
+        return "".join(out)
+
+
+def shape(pattern: str) -> Shape:
+    """Split a (checked) pattern into its top-level literal runs and the gaps between them."""
+    runs: list[str] = []
+    gaps: list[str] = []
+    cur: list[str] = []
+    gap = ""
+    for op, av in _sre_parse.parse(pattern):
+        if op is _sre.LITERAL:
+            cur.append(chr(av))
+            continue
+        if op is _sre.AT:  # ^ $ \b: zero-width, no text
+            continue
+        if cur:
+            runs.append("".join(cur))
+            gaps.append(gap)
+            cur, gap = [], ""
+        kind = "ws" if _is_whitespace_repeat(op, av) else "var"
+        gap = "var" if "var" in (gap, kind) else kind
+    if cur:
+        runs.append("".join(cur))
+        gaps.append(gap)
+        gap = ""
+    return Shape(tuple(runs), tuple(gaps), gap)
+
+
+def _is_whitespace_repeat(op, av) -> bool:
+    if op in _REPEATS:
+        body = list(av[2])
+        return len(body) == 1 and _is_whitespace_repeat(*body[0])
+    if op is _sre.IN:
+        return all(o is _sre.CATEGORY and a is _sre.CATEGORY_SPACE for o, a in av)
+    return op is _sre.LITERAL and chr(av) in " \t\n"
+
+
+def anchor_tokens(sh: Shape) -> list[tuple[str, str]]:
+    """(token, literal run) pairs a matching text is certain to tokenize identically.
+
+    A token touching a placeholder could fuse with the placeholder's text (`{n}-way` ->
+    "8-way"), so only tokens that survive padding the run with word characters qualify.
+    """
+    out: list[tuple[str, str]] = []
+    last = len(sh.runs) - 1
+    for i, run in enumerate(sh.runs):
+        left = "a" if sh.gaps[i] == "var" else " "
+        right = "a" if (i < last and sh.gaps[i + 1] == "var") or (i == last and sh.tail_gap == "var") else " "
+        safe = set(tokens(left + run + right))
+        for tok in dict.fromkeys(tokens(run)):
+            if tok in safe and len(tok) >= 3 and not tok.isdigit():
+                out.append((tok, run))
+    return out
+
+
+def terms(text: str) -> list[str]:
+    """Fuzzy-search terms: word tokens plus ordered bigrams (word order carries meaning:
+    "--a requires --b" is not "--b requires --a"). `\\x00` separates unrelated pieces."""
+    out: list[str] = []
+    for piece in text.split("\x00"):
+        toks = [t for t in tokens(piece) if not t.isdigit()]
+        out.extend(toks)
+        out.extend(f"{a} {b}" for a, b in zip(toks, toks[1:]))
+    return out

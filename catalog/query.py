@@ -1,0 +1,39 @@
+"""Where the text to explain comes from: an argument, a file, or stdin (`-`)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+from kverr.catalog.catalog import Catalog
+from kverr.errors import NotFound, QueryError
+from kverr.ftypes import Match
+
+USAGE = "pass a log line, --file PATH, or pipe text on stdin"
+
+
+def explain_query(
+    cat: Catalog, text: str | None, file: Path | None, *, version: str | None = None
+) -> tuple[str, list[Match]]:
+    """(query label, matches) for the explain command: the text itself, the file path, or "-"."""
+    if text is not None and file is not None:
+        raise QueryError(f"both a text and --file {file} were given; {USAGE}, not both.")
+    if version is not None:
+        try:
+            cat.resolve_version(version)
+        except NotFound as exc:  # a bad --version is bad usage (exit 2), not "nothing matched"
+            raise QueryError(str(exc)) from None
+    if text is not None and text != "-":
+        return text, cat.explain(text, version=version)
+    if file is not None and str(file) != "-":
+        try:
+            with Path(file).open(encoding="utf-8", errors="replace", newline="") as fh:
+                return str(file), cat.explain_stream(fh, version=version)
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+            raise QueryError(f"cannot read {file} ({exc.strerror}); {USAGE}.") from None
+    if sys.stdin is None or sys.stdin.isatty():
+        raise QueryError(f"nothing to explain; {USAGE}.")
+    stream = getattr(sys.stdin, "buffer", None)
+    fh = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="") if stream else sys.stdin
+    return "-", cat.explain_stream(fh, version=version)

@@ -1,0 +1,307 @@
+"""The DuckDB catalog file: build it from a dataset directory, find it, open it read-only.
+
+A catalog is written to a temp file and renamed into place, so a reader never sees half a
+catalog and two processes building the packaged default at once both end with a whole one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from kverr import __version__
+from kverr.catalog import patterns
+from kverr.errors import CatalogError, DatasetError
+
+FORMAT = "kverr-catalog-1"  # bump when the tables change: old catalogs are then rebuilt
+BM25_K1, BM25_B = 1.2, 0.75
+DATASET_FILES = ("records.jsonl", "revisions.jsonl", "occurrences.jsonl", "flags.jsonl", "lineage.jsonl")
+
+SCHEMA_SQL = """
+CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE records(id VARCHAR PRIMARY KEY, slug VARCHAR, kind VARCHAR, severity VARCHAR,
+    error_class VARCHAR, message VARCHAR, pattern VARCHAR, file VARCHAR, line INTEGER, record JSON,
+    usable BOOLEAN, code_line VARCHAR, function VARCHAR, self_score DOUBLE);
+CREATE TABLE anchors(id VARCHAR, token VARCHAR, literal VARCHAR);
+CREATE TABLE terms(id VARCHAR, term VARCHAR, w DOUBLE);
+CREATE TABLE term_df(term VARCHAR, idf DOUBLE);
+CREATE TABLE flags(name VARCHAR PRIMARY KEY, dest VARCHAR, help VARCHAR, "default" VARCHAR,
+    choices JSON, type VARCHAR, action VARCHAR, file VARCHAR, line INTEGER);
+CREATE TABLE record_flags(id VARCHAR, flag VARCHAR);
+CREATE TABLE revisions(ord INTEGER, sha VARCHAR, date VARCHAR, tags JSON, subject VARCHAR);
+CREATE TABLE occurrences(id VARCHAR, sha VARCHAR, file VARCHAR, line INTEGER, function VARCHAR, guard VARCHAR);
+CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
+"""
+
+
+# ---------------------------------------------------------------- reading a dataset
+
+
+def _read_jsonl(path: Path, *, required: bool = False) -> list[dict[str, Any]]:
+    if not path.is_file():
+        if required:
+            raise DatasetError(f"{path} is missing; point at a dataset directory written by `kverr build`.")
+        return []
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}:{no} is not valid JSON ({exc.msg}); fix or rebuild the dataset.") from None
+            if not isinstance(row, dict):
+                raise DatasetError(f"{path}:{no} is not a JSON object; fix or rebuild the dataset.")
+            rows.append(row)
+    return rows
+
+
+def _read_manifest(dataset_dir: Path) -> dict[str, Any]:
+    path = dataset_dir / "manifest.json"
+    if not path.is_file():
+        raise DatasetError(f"{path} is missing; point at a dataset directory written by `kverr build`.")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path} is not valid JSON ({exc}); rebuild the dataset with `kverr build`.") from None
+
+
+def _records(dataset_dir: Path) -> list[dict[str, Any]]:
+    path = dataset_dir / "records.jsonl"
+    out = []
+    for no, row in enumerate(_read_jsonl(path, required=True), 1):
+        rec = row.get("record")
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+            raise DatasetError(f"{path}:{no} has no record with an id; fix or rebuild the dataset.")
+        if not isinstance(rec.get("messagePattern", ""), str):
+            raise DatasetError(f"{path}:{no} ({rec['id']}) has a non-string messagePattern; fix or rebuild the dataset.")
+        out.append(rec)
+    return out
+
+
+# ---------------------------------------------------------------- derived columns
+
+
+def statement_line(rec: dict[str, Any]) -> str:
+    """The first source line of the statement (what a traceback frame prints), stripped."""
+    src = (rec.get("sourceCode") or "").splitlines()
+    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
+    return src[i].strip() if 0 <= i < len(src) else ""
+
+
+def enclosing_function(rec: dict[str, Any]) -> str | None:
+    """Name of the `def` around the statement, read from the record's source context."""
+    src = (rec.get("sourceCode") or "").splitlines()
+    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
+    if not 0 <= i < len(src):
+        return None
+    indent = len(src[i]) - len(src[i].lstrip())
+    for line in reversed(src[:i]):
+        body = line.lstrip()
+        if body.startswith(("def ", "async def ")) and len(line) - len(body) < indent:
+            return body.split("def ", 1)[1].split("(", 1)[0].strip()
+    return None
+
+
+def _functions(occs: list[dict[str, Any]]) -> dict[str, str]:
+    """id -> the function the extractor saw the site in (newest occurrence wins); better than
+    reading the source context, which `enclosing_function` falls back to."""
+    return {o["id"]: o["function"].rsplit(".", 1)[-1] for o in occs if o.get("function") and o.get("id")}
+
+
+def _analyse(recs: list[dict[str, Any]]) -> tuple[dict[str, patterns.Shape | None], list[str]]:
+    """Shape of each usable pattern; a warning for each pattern that is unsafe to run."""
+    shapes: dict[str, patterns.Shape | None] = {}
+    warnings = []
+    for rec in recs:
+        pat = rec.get("messagePattern") or ""
+        why = patterns.check_pattern(pat) if pat else None
+        if why:
+            warnings.append(f"record {rec['id']}: messagePattern skipped because {why}")
+        shapes[rec["id"]] = patterns.shape(pat) if pat and not why else None
+    return shapes, warnings
+
+
+def _anchor_rows(shapes: dict[str, patterns.Shape | None]) -> list[tuple[str, str, str]]:
+    """Each record's rarest safe literal token: the prefilter key (one dict lookup per token)."""
+    cands = {rid: patterns.anchor_tokens(sh) for rid, sh in shapes.items() if sh}
+    df = Counter(tok for pairs in cands.values() for tok in {t for t, _ in pairs})
+    rows = []
+    for rid, pairs in cands.items():
+        if pairs:
+            tok, lit = min(pairs, key=lambda p: (df[p[0]], -len(p[0]), p[0]))
+            rows.append((rid, tok, lit))
+    return rows
+
+
+def _term_rows(shapes: dict[str, patterns.Shape | None]):
+    """BM25 weights per (record, term), the idf table and each record's self score."""
+    bags = {rid: Counter(patterns.terms(sh.text())) for rid, sh in shapes.items() if sh}
+    n = max(len(bags), 1)
+    df = Counter(t for bag in bags.values() for t in bag)
+    idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    avgdl = sum(sum(b.values()) for b in bags.values()) / n or 1.0
+    rows, selfs = [], {}
+    for rid, bag in bags.items():
+        dl = sum(bag.values())
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl)
+        total = 0.0
+        for t, tf in bag.items():
+            w = idf[t] * tf * (BM25_K1 + 1) / (tf + norm)
+            rows.append((rid, t, w))
+            total += w
+        selfs[rid] = total
+    return rows, idf, selfs
+
+
+# ---------------------------------------------------------------- writing a catalog
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[tuple]) -> None:
+    """Columnar bulk insert (one unnest per column): far faster than executemany."""
+    if not rows:
+        return
+    cols = [list(c) for c in zip(*rows)]
+    select = ", ".join(f"unnest(${i + 1})" for i in range(len(columns)))
+    names = ", ".join(f'"{c}"' for c in columns)
+    con.execute(f"INSERT INTO {table} ({names}) SELECT {select}", cols)
+
+
+def _j(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    records: int
+    usable: int  # records whose pattern the matcher runs
+    warnings: tuple[str, ...]  # e.g. a pattern skipped as unsafe (the record itself is kept)
+
+
+def load_dataset(dataset_dir: Path | str, catalog_path: Path | str) -> LoadReport:
+    """Build the catalog file from a dataset directory, atomically (temp file + rename)."""
+    dataset_dir, catalog_path = Path(dataset_dir), Path(catalog_path)
+    if not dataset_dir.is_dir():
+        raise DatasetError(f"{dataset_dir} is not a directory; pass a dataset directory written by `kverr build`.")
+    manifest = _read_manifest(dataset_dir)
+    recs = _records(dataset_dir)
+    side = {name: _read_jsonl(dataset_dir / name) for name in DATASET_FILES[1:]}
+    shapes, warnings = _analyse(recs)
+    catalog_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            _write(con, manifest, recs, side, shapes)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, catalog_path)
+    except duckdb.Error as exc:
+        raise CatalogError(f"could not write catalog {catalog_path} ({exc}); check the dataset in {dataset_dir}.") from None
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+    usable = sum(1 for sh in shapes.values() if sh is not None)
+    return LoadReport(len(recs), usable, tuple(warnings))
+
+
+def _write(con, manifest, recs, side, shapes) -> None:
+    con.execute(SCHEMA_SQL)
+    term_rows, idf, selfs = _term_rows(shapes)
+    funcs = _functions(side["occurrences.jsonl"])
+    _insert(con, "meta", ["key", "value"], [
+        ("format", FORMAT), ("kverr", __version__), ("schemaVersion", str(manifest.get("schemaVersion", 2))),
+        ("datasetVersion", str(manifest.get("datasetVersion", ""))), ("manifest", _j(manifest)),
+    ])  # fmt: skip
+    _insert(con, "records", [
+        "id", "slug", "kind", "severity", "error_class", "message", "pattern", "file", "line",
+        "record", "usable", "code_line", "function", "self_score",
+    ], [
+        (r["id"], r.get("slug"), r.get("kind"), r.get("severity"), r.get("errorClass"),
+         r.get("errorMessage"), r.get("messagePattern") or "", r.get("filePath"), r.get("lineNumber"),
+         _j(r), shapes[r["id"]] is not None, statement_line(r),
+         funcs.get(r["id"]) or enclosing_function(r), selfs.get(r["id"], 0.0))
+        for r in recs
+    ])  # fmt: skip
+    _insert(con, "anchors", ["id", "token", "literal"], _anchor_rows(shapes))
+    _insert(con, "terms", ["id", "term", "w"], term_rows)
+    _insert(con, "term_df", ["term", "idf"], sorted(idf.items()))
+    flag_rows = [
+        (f.get("name"), f.get("dest"), f.get("help"), f.get("default"), _j(f.get("choices")),
+         f.get("type"), f.get("action"), f.get("file"), f.get("line"))
+        for f in side["flags.jsonl"] if f.get("name")
+    ]  # fmt: skip
+    _insert(con, "flags", ["name", "dest", "help", "default", "choices", "type", "action", "file", "line"],
+            list({row[0]: row for row in flag_rows}.values()))  # fmt: skip
+    _insert(con, "record_flags", ["id", "flag"], [(r["id"], f) for r in recs for f in r.get("flags") or []])
+    _insert(con, "revisions", ["ord", "sha", "date", "tags", "subject"], [
+        (row.get("ord", i), row.get("sha"), row.get("date"), _j(row.get("tags") or []), row.get("subject"))
+        for i, row in enumerate(side["revisions.jsonl"])
+    ])  # fmt: skip
+    _insert(con, "occurrences", ["id", "sha", "file", "line", "function", "guard"], [
+        (o.get("id"), o.get("sha"), o.get("file"), o.get("line"), o.get("function"), o.get("guard"))
+        for o in side["occurrences.jsonl"]
+    ])  # fmt: skip
+    _insert(con, "lineage", ["id", "previous_id", "sha"], [
+        (x.get("id"), x.get("previousId"), x.get("sha")) for x in side["lineage.jsonl"]
+    ])  # fmt: skip
+
+
+# ---------------------------------------------------------------- finding a catalog
+
+
+def packaged_dataset_dir() -> Path:
+    """The dataset shipped inside the package (`kverr/data/sglang/`)."""
+    from importlib.resources import files
+
+    return Path(str(files("kverr.data"))) / "sglang"
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kverr"
+
+
+def default_catalog_path() -> Path:
+    """The catalog built from the packaged dataset, built on first use into the user cache.
+
+    Keyed by the manifest's hash, so a new dataset gets a new catalog; racing builders each
+    write their own temp file and rename, so whoever renames last leaves a complete file."""
+    dataset = packaged_dataset_dir()
+    manifest = dataset / "manifest.json"
+    if not manifest.is_file():
+        raise CatalogError(
+            f"no packaged dataset at {dataset}; pass --catalog FILE (build one with `kverr load DATASET_DIR --catalog FILE`)."
+        )
+    key = hashlib.sha256(manifest.read_bytes() + FORMAT.encode()).hexdigest()[:16]
+    target = cache_dir() / f"sglang-{key}.duckdb"
+    if not target.is_file():
+        load_dataset(dataset, target)
+    return target
+
+
+def connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    """Open a catalog file read-only (many readers at once); CatalogError names the fix."""
+    fix = f"rebuild it with `kverr load DATASET_DIR --catalog {path}`"
+    if not path.is_file():
+        raise CatalogError(f"catalog {path} does not exist; build it with `kverr load DATASET_DIR --catalog {path}`.")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+        row = con.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    except duckdb.Error:
+        raise CatalogError(f"{path} is not a readable kverr catalog (corrupt or not DuckDB); {fix}.") from None
+    if not row or row[0] != FORMAT:
+        con.close()
+        raise CatalogError(f"{path} was built by an incompatible kverr ({row[0] if row else 'unknown'}); {fix}.")
+    return con

@@ -1,0 +1,360 @@
+"""Module context: what a file binds at module level, computed once with the stdlib `ast`.
+
+Every unit (top-level function / method) of a file is extracted against this context:
+constants that messages interpolate, names bound to loggers / the logging, warnings and sys
+modules, tiny wrapper helpers (ANSI colour), and the server-args class names. The stdlib
+parser is C and ~6x faster than libcst, so module-wide facts come from it; libcst only sees
+the units that actually hold sites.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+
+from kverr.ftypes import FlagDecl
+
+LOG_LEVELS = {
+    "warning": "warning",
+    "warn": "warning",
+    "error": "error",
+    "exception": "error",
+    "critical": "critical",
+    "fatal": "critical",
+    "info": "info",
+}
+LOGGER_FACTORIES = {"getLogger", "init_logger", "get_logger"}
+MUTATORS = {
+    "append", "extend", "update", "add", "discard", "remove", "pop", "insert", "clear",
+    "setdefault", "sort", "reverse", "popitem", "__setitem__", "__delitem__",
+}  # fmt: skip
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A helper whose whole body is `return <string expression of its parameters>`."""
+
+    params: tuple[str, ...]
+    source: str  # source of the returned expression
+
+
+@dataclass
+class ModuleContext:
+    constants: dict[str, object] = field(default_factory=dict)
+    loggers: set[str] = field(default_factory=set)
+    logging_mods: set[str] = field(default_factory=lambda: set())
+    logger_factories: set[str] = field(default_factory=set)  # bare names: getLogger, init_logger
+    warnings_mods: set[str] = field(default_factory=set)
+    warn_funcs: set[str] = field(default_factory=set)
+    sys_mods: set[str] = field(default_factory=set)
+    exit_funcs: set[str] = field(default_factory=set)
+    wrappers: dict[str, Wrapper] = field(default_factory=dict)
+    args_classes: set[str] = field(default_factory=set)
+    flags: tuple[FlagDecl, ...] = ()
+
+    def fingerprint(self, names: set[str]) -> str:
+        """Hash of the context entries a unit can see, restricted to the names it mentions, so
+        an unrelated constant edit elsewhere in the file does not invalidate its cache entry."""
+        parts = []
+        for label, table in (
+            ("c", {k: repr(v) for k, v in self.constants.items()}),
+            ("w", {k: repr(v) for k, v in self.wrappers.items()}),
+            ("l", dict.fromkeys(self.loggers, "")),
+            ("lm", dict.fromkeys(self.logging_mods, "")),
+            ("lf", dict.fromkeys(self.logger_factories, "")),
+            ("wm", dict.fromkeys(self.warnings_mods, "")),
+            ("wf", dict.fromkeys(self.warn_funcs, "")),
+            ("sm", dict.fromkeys(self.sys_mods, "")),
+            ("sf", dict.fromkeys(self.exit_funcs, "")),
+            ("a", dict.fromkeys(self.args_classes, "")),
+        ):
+            for k in sorted(set(table) & names):
+                parts.append(f"{label}:{k}={table[k]}")
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- constants
+
+
+def const_eval(node: ast.AST, env: dict[str, object]) -> object:
+    """Evaluate a literal-ish expression (literals, known constant names, a few pure builtins);
+    returns _UNSET when it is not a compile-time constant."""
+    try:
+        return _const(node, env)
+    except _NotConst:
+        return _UNSET
+
+
+class _NotConst(Exception):
+    pass
+
+
+_PURE_CALLS = {
+    "sorted": sorted, "list": list, "tuple": tuple, "len": len, "str": str, "repr": repr,
+    "min": min, "max": max, "set": set, "frozenset": frozenset, "int": int, "float": float,
+}  # fmt: skip
+_ORDER_SENSITIVE = {"list", "tuple", "str", "repr", "join"}
+
+
+def _unordered(value: object) -> bool:
+    return isinstance(value, (set, frozenset)) and len(value) > 1
+
+
+_PURE_METHODS = {"join", "keys", "values", "items", "upper", "lower", "strip", "title"}
+
+
+def _const(node: ast.AST, env: dict[str, object]) -> object:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
+        raise _NotConst
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items: list[object] = []
+        for elt in node.elts:
+            if isinstance(elt, ast.Starred):
+                items.extend(_const(elt.value, env))  # type: ignore[arg-type]
+            else:
+                items.append(_const(elt, env))
+        if isinstance(node, ast.List):
+            return items
+        if isinstance(node, ast.Tuple):
+            return tuple(items)
+        return set(items)
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise _NotConst
+        return {_const(k, env): _const(v, env) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _const(node.operand, env)
+        return -v if isinstance(node.op, ast.USub) else +v  # type: ignore[operator]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _const(node.left, env) + _const(node.right, env)  # type: ignore[operator]
+    if isinstance(node, ast.Call) and not any(k.arg not in ("reverse",) for k in node.keywords):
+        args = [_const(a, env) for a in node.args]
+        kwargs = {k.arg: _const(k.value, env) for k in node.keywords if k.arg}
+        if any(_unordered(a) for a in args) and _callee_name(node.func) in _ORDER_SENSITIVE:
+            raise _NotConst  # list({...}) / ", ".join({...}) follow the per-process hash order
+        if isinstance(node.func, ast.Name) and node.func.id in _PURE_CALLS:
+            if node.func.id in env:  # shadowed builtin
+                raise _NotConst
+            try:
+                return _PURE_CALLS[node.func.id](*args, **kwargs)
+            except Exception as exc:  # evaluating would raise at runtime too: not a constant
+                raise _NotConst from exc
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _PURE_METHODS:
+            target = _const(node.func.value, env)
+            try:
+                return getattr(target, node.func.attr)(*args)
+            except Exception as exc:
+                raise _NotConst from exc
+    raise _NotConst
+
+
+def is_deterministic(value: object) -> bool:
+    """str() of a multi-element set of strings changes between processes (hash seed)."""
+    if isinstance(value, (set, frozenset)):
+        return len(value) <= 1
+    if isinstance(value, (list, tuple)):
+        return all(is_deterministic(v) for v in value)
+    if isinstance(value, dict):
+        return all(is_deterministic(k) and is_deterministic(v) for k, v in value.items())
+    return True
+
+
+def mutated_names(tree: ast.AST) -> set[str]:
+    """Names mutated anywhere (method calls, item assignment, augmented assignment, global)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in MUTATORS and isinstance(node.func.value, ast.Name):
+                out.add(node.func.value.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(
+            node.ctx, (ast.Store, ast.Del)
+        ):
+            if isinstance(node.value, ast.Name):
+                out.add(node.value.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+    return out
+
+
+def assigned_counts(stmts: list[ast.stmt] | ast.AST) -> dict[str, int]:
+    """How often each plain name is bound in a scope (not descending into nested defs)."""
+    counts: dict[str, int] = {}
+    todo: list[ast.AST] = list(stmts) if isinstance(stmts, list) else [stmts]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            counts[getattr(node, "name", "")] = counts.get(getattr(node, "name", ""), 0) + 1
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.alias):
+            name = (node.asname or node.name).split(".")[0]
+            counts[name] = counts.get(name, 0) + 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] = counts.get(node.arg, 0) + 2  # a parameter is never a constant
+        todo.extend(ast.iter_child_nodes(node))
+    return counts
+
+
+def scope_constants(
+    stmts: list[ast.stmt], env: dict[str, object], mutated: set[str], *, deep: bool = False
+) -> dict[str, object]:
+    """Names bound exactly once in `stmts` to a constant expression and never mutated."""
+    counts = assigned_counts(stmts)
+    out: dict[str, object] = {}
+    todo: list[ast.AST] = list(stmts)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            if value is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
+                name = targets[0].id
+                if counts.get(name) == 1 and name not in mutated:
+                    v = const_eval(value, {**env, **out})
+                    if v is not _UNSET:
+                        out[name] = v
+        elif deep and not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        ):
+            todo.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
+    return out
+
+
+# ---------------------------------------------------------------- bindings
+
+
+def _callee_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def is_logger_factory(call: ast.AST, ctx: ModuleContext) -> bool:
+    if not isinstance(call, ast.Call):
+        return False
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr in LOGGER_FACTORIES:
+        return not (f.attr == "getLogger" and not _is_name_in(f.value, ctx.logging_mods))
+    if isinstance(f, ast.Name):
+        return f.id in ctx.logger_factories or f.id in ("init_logger", "get_logger")
+    return False
+
+
+def _is_name_in(node: ast.AST, names: set[str]) -> bool:
+    return isinstance(node, ast.Name) and node.id in names
+
+
+def bind_imports(stmts: list[ast.stmt], ctx: ModuleContext) -> None:
+    for node in stmts:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                bound = a.asname or a.name.split(".")[0]
+                table = {
+                    "logging": ctx.logging_mods,
+                    "warnings": ctx.warnings_mods,
+                    "sys": ctx.sys_mods,
+                }.get(a.name)
+                if table is not None:
+                    table.add(bound)
+        elif isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                bound = a.asname or a.name
+                if node.module == "logging" and a.name == "getLogger":
+                    ctx.logger_factories.add(bound)
+                elif node.module == "warnings" and a.name == "warn":
+                    ctx.warn_funcs.add(bound)
+                elif node.module == "sys" and a.name == "exit":
+                    ctx.exit_funcs.add(bound)
+                elif a.name in ("init_logger", "get_logger"):
+                    ctx.logger_factories.add(bound)
+                elif a.name == "logger" and node.module and "log" in node.module:
+                    ctx.loggers.add(bound)  # `from x.logging_utils import logger`
+
+
+def logger_names(stmts: list[ast.stmt], ctx: ModuleContext) -> set[str]:
+    """Names assigned from a logger factory in this statement list (one scope, shallow)."""
+    out: set[str] = set()
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if is_logger_factory(node.value, ctx):
+                out.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            todo.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
+    return out
+
+
+def _wrapper(node: ast.FunctionDef, text_lines: list[str]) -> Wrapper | None:
+    body = [s for s in node.body if not _is_docstring(s)]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    ret = body[0].value
+    if not isinstance(ret, (ast.JoinedStr, ast.BinOp)):
+        return None
+    a = node.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or not a.args:
+        return None
+    src = ast.get_source_segment("\n".join(text_lines), ret)
+    if src is None:
+        return None
+    return Wrapper(tuple(p.arg for p in a.args), src)
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def is_args_class(node: ast.ClassDef) -> bool:
+    """The server-args dataclass: SGLang's is `ServerArgs`; other projects name theirs *Args."""
+    return node.name.endswith("Args") or "ServerArgs" in node.name
+
+
+def module_context(tree: ast.Module, text: str, path: str = "") -> ModuleContext:
+    from kverr.extractor.flags import flag_decls  # local: flags imports this module
+
+    ctx = ModuleContext()
+    stmts = list(tree.body)
+    # imports may sit under `if TYPE_CHECKING:` / try blocks: look one level in as well
+    flat = _flatten(stmts)
+    bind_imports(flat, ctx)
+    ctx.loggers |= logger_names(stmts, ctx)
+    mutated = mutated_names(tree)
+    ctx.constants = scope_constants(stmts, {}, mutated)
+    lines = text.splitlines()
+    for node in stmts:
+        if isinstance(node, ast.FunctionDef):
+            w = _wrapper(node, lines)
+            if w is not None:
+                ctx.wrappers[node.name] = w
+        elif isinstance(node, ast.ClassDef) and is_args_class(node):
+            ctx.args_classes.add(node.name)
+    ctx.flags = flag_decls(tree, ctx, path)
+    return ctx
+
+
+def _flatten(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for s in stmts:
+        out.append(s)
+        if isinstance(s, (ast.If, ast.Try)):
+            out.extend(_flatten([c for c in ast.iter_child_nodes(s) if isinstance(c, ast.stmt)]))
+            for h in getattr(s, "handlers", []):
+                out.extend(_flatten(h.body))
+    return out

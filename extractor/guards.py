@@ -1,0 +1,294 @@
+"""Control-flow context of a site, read off the path of libcst nodes from the unit root to it:
+the if/elif/else/while/match/except clauses it sits in, earlier early exits in the same
+function, the comment block above it and the local message assignments that reach it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from kverr.extractor.templates import Alternative, code, normalise
+
+_EXITS = (cst.Return, cst.Continue, cst.Break)
+_FUNCS = (cst.FunctionDef, cst.Lambda)
+
+
+@dataclass(frozen=True)
+class RawGuard:
+    """A guard before positions and flags are attached: the test node and its clause node."""
+
+    test: cst.BaseExpression | None
+    text: str
+    holds: bool
+    kind: str
+    anchor: cst.CSTNode  # statement whose line the guard reports
+
+
+def guards_on_path(path: Sequence[cst.CSTNode]) -> list[RawGuard]:
+    """Clauses entered on the way to the site, plus early exits before it, in program order."""
+    out: list[RawGuard] = []
+    start = _function_start(path)
+    for i in range(start, len(path) - 1):
+        node, child = path[i], path[i + 1]
+        if isinstance(node, cst.If):
+            out.extend(_if_guards(node, child, path, i))
+        elif isinstance(node, cst.While) and child is node.body:
+            out.append(RawGuard(node.test, _text(node.test), True, "while", node))
+        elif isinstance(node, cst.MatchCase) and child is node.body:
+            subject = _match_subject(path, i)
+            text = f"{subject} matches {normalise(code(node.pattern))}"
+            if node.guard is not None:
+                text += f" if {_text(node.guard)}"
+            out.append(RawGuard(node.guard, text, True, "match", path[i - 1]))
+        elif isinstance(node, cst.ExceptHandler) and child is node.body:
+            caught = normalise(code(node.type)) if node.type is not None else "BaseException"
+            out.append(RawGuard(None, f"except {caught}", True, "try", _stmt_above(path, i)))
+        if isinstance(node, (cst.IndentedBlock, cst.Module)) and i >= start:
+            out.extend(_early_exits(node.body, child))
+    return out
+
+
+def _function_start(path: Sequence[cst.CSTNode]) -> int:
+    for i in range(len(path) - 1, -1, -1):
+        if isinstance(path[i], _FUNCS):
+            return i
+    return 0
+
+
+def _text(node: cst.CSTNode) -> str:
+    return normalise(code(node))
+
+
+def _if_guards(node: cst.If, child: cst.CSTNode, path: Sequence[cst.CSTNode], i: int):
+    is_elif = i > 0 and isinstance(path[i - 1], cst.If) and path[i - 1].orelse is node
+    own = "elif" if is_elif else "if"
+    if child is node.body:
+        return [RawGuard(node.test, _text(node.test), True, own, node)]
+    if child is node.orelse:
+        entering = "elif" if isinstance(child, cst.If) else "else"
+        return [RawGuard(node.test, _text(node.test), False, entering, node)]
+    return []
+
+
+def _match_subject(path: Sequence[cst.CSTNode], i: int) -> str:
+    for j in range(i, -1, -1):
+        if isinstance(path[j], cst.Match):
+            return _text(path[j].subject)  # type: ignore[attr-defined]
+    return "?"
+
+
+def _stmt_above(path: Sequence[cst.CSTNode], i: int) -> cst.CSTNode:
+    for j in range(i, -1, -1):
+        if isinstance(path[j], cst.BaseCompoundStatement):
+            return path[j]
+    return path[i]
+
+
+def _early_exits(body: Sequence[cst.CSTNode], child: cst.CSTNode) -> list[RawGuard]:
+    """`if not cfg.x: return` before the site: the site runs only when the test is falsy."""
+    out = []
+    for stmt in body:
+        if stmt is child:
+            break
+        if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
+            out.append(RawGuard(stmt.test, _text(stmt.test), False, "early-exit", stmt))
+    return out
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    stmts = block.body
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(block, cst.SimpleStatementSuite):
+        return isinstance(last, _EXITS)
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], _EXITS)
+
+
+def _exits_any(block: cst.BaseSuite) -> bool:
+    """Like _exits, counting raise too: a branch that raises never reaches the next statement."""
+    stmts = block.body
+    if not stmts:
+        return False
+    last = stmts[-1]
+    small = last if isinstance(block, cst.SimpleStatementSuite) else None
+    if small is None:
+        if not isinstance(last, cst.SimpleStatementLine):
+            return False
+        small = last.body[-1]
+    return isinstance(small, (*_EXITS, cst.Raise))
+
+
+# ---------------------------------------------------------------- comments
+
+
+def comment_above(path: Sequence[cst.CSTNode]) -> str | None:
+    """The comment block right above the site's statement line. When the site opens its block,
+    the comment above the enclosing clause (and that clause's trailing comment) explains it,
+    climbing while each clause is itself the first statement of its block."""
+    i = len(path) - 1
+    while i >= 0 and not isinstance(path[i], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        i -= 1
+    while i >= 1:
+        node, parent = path[i], path[i - 1]
+        text = _leading(node)
+        if text:
+            return text
+        if not (isinstance(parent, cst.IndentedBlock) and parent.body and parent.body[0] is node):
+            return None
+        header = parent.header.comment.value[1:].strip() if parent.header.comment else ""
+        clause = path[i - 2] if i > 1 else None
+        above = _leading(clause) if clause is not None else None
+        if above or header:
+            return "\n".join(x for x in (above, header) if x)
+        i -= 2
+        while i >= 0 and not isinstance(path[i], cst.BaseCompoundStatement):
+            i -= 1
+        if i >= 0 and isinstance(path[i], (cst.FunctionDef, cst.ClassDef)):
+            return None  # the docstring, not a comment, explains a function's first statement
+    return None
+
+
+def _leading(node: cst.CSTNode) -> str | None:
+    lines = getattr(node, "leading_lines", ())
+    block: list[str] = []
+    for line in lines:
+        if line.comment is None:
+            block = []  # a blank line ends the block: keep only the one touching the statement
+        else:
+            block.append(line.comment.value[1:].removeprefix(" ").rstrip())
+    return "\n".join(block) if block else None
+
+
+# ---------------------------------------------------------------- reaching definitions
+
+
+class _Opaque(Exception):
+    """The name is bound in a way we do not model (tuple target, loop variable, walrus...)."""
+
+
+def reaching(
+    name: str, path: Sequence[cst.CSTNode], assigns: Callable[[cst.CSTNode], bool]
+) -> list[Alternative] | None:
+    """The assignments to a local `name` that reach the site, as (base, appended parts) pairs.
+    None when the name is not a local message (never assigned, a parameter, or opaque)."""
+    try:
+        return _reaching(name, path, assigns)
+    except _Opaque:
+        return None
+
+
+def _reaching(name, path, assigns) -> list[Alternative] | None:
+    found: list[Alternative] = []
+    pending: list[list[cst.BaseExpression]] = [[]]
+    for i in range(len(path) - 2, -1, -1):
+        node, child = path[i], path[i + 1]
+        if isinstance(node, _FUNCS) or isinstance(node, cst.ClassDef):
+            return None if pending else found  # reached the scope start: a parameter/global
+        body = getattr(node, "body", None)
+        if isinstance(node, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine)) or (
+            isinstance(node, cst.SimpleStatementSuite)
+        ):
+            assert isinstance(body, Sequence)
+            idx = next(k for k, s in enumerate(body) if s is child)
+            nxt: list[list[cst.BaseExpression]] = []
+            for augs in pending:
+                got, fall = _scan(body[:idx], name, augs, assigns)
+                found.extend(got)
+                nxt.extend(fall)
+            pending = _unique(nxt)
+            if not pending:
+                return found
+    return None if pending else found
+
+
+def _unique(items: list[list[cst.BaseExpression]]) -> list[list[cst.BaseExpression]]:
+    seen: dict[tuple[int, ...], list[cst.BaseExpression]] = {}
+    for augs in items:
+        seen.setdefault(tuple(id(a) for a in augs), augs)
+    if len(seen) > 16:
+        raise _Opaque
+    return list(seen.values())
+
+
+def _scan(stmts, name, augs, assigns):
+    """Walk `stmts` backwards from their end. Returns (resolved alternatives, fall-through
+    appended-lists) — a fall-through means the value comes from before `stmts`."""
+    pending = [augs]
+    found: list[Alternative] = []
+    for stmt in reversed(stmts):
+        if not pending:
+            break
+        if not assigns(stmt):
+            continue
+        nxt = []
+        for a in pending:
+            got, fall = _effect(stmt, name, a, assigns)
+            found.extend(got)
+            nxt.extend(fall)
+        pending = _unique(nxt)
+    return found, pending
+
+
+def _effect(stmt, name, augs, assigns):
+    if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return _scan(stmt.body, name, augs, assigns)
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+        if all(isinstance(t, cst.Name) for t in targets):
+            value = stmt.value
+            if (
+                isinstance(value, cst.BinaryOperation)
+                and isinstance(value.operator, cst.Add)
+                and isinstance(value.left, cst.Name)
+                and value.left.value == name
+            ):
+                return [], [[value.right, *augs]]
+            return [(value, augs)], []
+        raise _Opaque
+    if isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name):
+        if stmt.value is None:
+            return [], [augs]
+        return [(stmt.value, augs)], []
+    if isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Name):
+        if isinstance(stmt.operator, cst.AddAssign):
+            return [], [[stmt.value, *augs]]
+        raise _Opaque
+    if isinstance(stmt, cst.If):
+        return _branches(stmt, name, augs, assigns)
+    if isinstance(stmt, (cst.With,)):
+        return _scan(stmt.body.body, name, augs, assigns)
+    if isinstance(stmt, (cst.For, cst.While)):
+        got, fall = _scan(stmt.body.body, name, augs, assigns)
+        return got, [*fall, augs]  # the body may not run at all
+    if isinstance(stmt, cst.Try):
+        got, fall = _scan(stmt.body.body, name, augs, assigns)
+        return got, [*fall, augs]
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return [], [augs]
+    raise _Opaque
+
+
+def _branches(stmt: cst.If, name, augs, assigns):
+    found: list[Alternative] = []
+    fall: list[list[cst.BaseExpression]] = []
+    node: cst.If | cst.Else | None = stmt
+    while node is not None:
+        if not _exits_any(node.body):
+            got, f = _scan(node.body.body, name, augs, assigns)
+            found.extend(got)
+            fall.extend(f)
+        node = node.orelse if isinstance(node, cst.If) else None
+        if node is None and isinstance(stmt, cst.If):
+            pass
+    if not _has_else(stmt):
+        fall.append(augs)
+    return found, fall
+
+
+def _has_else(stmt: cst.If) -> bool:
+    node: cst.BaseCompoundStatement | cst.Else | None = stmt
+    while isinstance(node, cst.If):
+        node = node.orelse
+    return isinstance(node, cst.Else)

@@ -1,0 +1,312 @@
+"""Per-file orchestration: stdlib `ast` for module context, unit boundaries and positions;
+libcst only for the units that can hold a site, each parsed alone; a cache keyed by the
+unit's text so unchanged functions across git revisions cost a dictionary lookup."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+from collections.abc import Iterable, MutableMapping, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from kverr.extractor.context import LOG_LEVELS, ModuleContext, is_args_class, module_context
+from kverr.extractor.visitor import SiteCollector
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from kverr.ftypes import (
+    FileExtraction,
+    FlagDecl,
+    ParseFailure,
+    Site,
+    SourceFile,
+    from_json,
+    to_json,
+)
+
+EXTRACTOR_VERSION = "1"  # part of every cache key: bump when the extraction output changes
+_SITE_ATTRS = set(LOG_LEVELS) | {"log", "warn", "exit"}
+
+
+@dataclass
+class Unit:
+    nodes: list[ast.stmt]
+    start: int  # first line, decorators included (1-based)
+    end: int
+    prefix: tuple[str, ...]
+    in_args_class: bool
+    wrapped: bool  # a method: parsed inside a stand-in `class _K:` so its indentation is legal
+
+
+# ---------------------------------------------------------------- public
+
+
+def extract_file(src: SourceFile, cache: MutableMapping[str, str] | None = None) -> FileExtraction:
+    """Sites, flag declarations and parse failures of one file (flags filtered by its own decls)."""
+    raw = extract_raw(src, cache)
+    return filter_flags(raw, raw.flags)
+
+
+def extract_files(
+    sources: Iterable[SourceFile], cache: MutableMapping[str, str] | None = None
+) -> list[FileExtraction]:
+    """Every file; a site's flags keep only attributes the whole file set declares as flags."""
+    raws = [extract_raw(s, cache) for s in sources]
+    decls = tuple(d for r in raws for d in r.flags)
+    return [filter_flags(r, decls) for r in raws]
+
+
+def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtraction:
+    """Map `--attr` names to declared flags and drop the rest; keep all when nothing is declared."""
+    if not decls:
+        return fx
+    by_dest: dict[str, str] = {}
+    for d in decls:
+        by_dest.setdefault(d.dest, d.name)
+
+    def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
+        dests = (f[2:].replace("-", "_") for f in flags)
+        return tuple(dict.fromkeys(by_dest[d] for d in dests if d in by_dest))
+
+    sites = tuple(
+        dataclasses.replace(
+            s,
+            flags=keep(s.flags),
+            guards=tuple(dataclasses.replace(g, flags=keep(g.flags)) for g in s.guards),
+        )
+        for s in fx.sites
+    )
+    return dataclasses.replace(fx, sites=sites)
+
+
+# ---------------------------------------------------------------- one file
+
+
+def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) -> FileExtraction:
+    text = src.text
+    bad = _not_text(src)
+    if bad is not None:
+        return FileExtraction(src, failures=(bad,), stats=_stats(0, 0, 0))
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError) as exc:
+        return _newer_syntax(src, exc)
+    lines = _lines(text)
+    ctx = module_context(tree, text, src.path)
+    sites: list[Site] = []
+    units = list(_units(tree.body, (), False, False))
+    parsed = hits = 0
+    for unit in units:
+        if not any(_may_hold_site(n, ctx) for n in unit.nodes):
+            continue
+        key = _cache_key(unit, lines, ctx)
+        cached = cache.get(key) if cache is not None else None
+        if cached is not None:
+            hits += 1
+            sites.extend(_restamp(s, src.path, unit.start) for s in from_json(cached))
+            continue
+        parsed += 1
+        found = _extract_unit(unit, src.path, lines, ctx)
+        if cache is not None:
+            cache[key] = to_json([_restamp(s, "", -unit.start) for s in found])
+        sites.extend(found)
+    sites.sort(key=lambda s: (s.line, s.col, s.variant))
+    return FileExtraction(src, tuple(sites), ctx.flags, (), _stats(len(units), parsed, hits))
+
+
+def _stats(units: int, parsed: int, hits: int) -> dict[str, int]:
+    return {"units": units, "units_parsed": parsed, "cache_hits": hits}
+
+
+def _not_text(src: SourceFile) -> ParseFailure | None:
+    error = getattr(src, "error", None)  # set by sources.py for binary / non-UTF-8 bytes
+    if error:
+        line, col, message = (error.split(":", 2) + ["", ""])[:3]
+        if line.isdigit() and col.isdigit():
+            return ParseFailure(src.path, int(line), int(col), message.strip())
+        return ParseFailure(src.path, 1, 1, error)
+    if "\x00" in src.text:
+        return ParseFailure(src.path, 1, 1, "binary file (NUL bytes), not Python source; skipped")
+    if any("\udc80" <= ch <= "\udcff" for ch in src.text if ch >= "\ud800"):
+        return ParseFailure(src.path, 1, 1, "not valid UTF-8 text; skipped")
+    return None
+
+
+def _lines(text: str) -> list[str]:
+    # Python's own line breaks only (str.splitlines also splits on \f, \x1c, ...)
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _units(body: list[ast.stmt], prefix: tuple[str, ...], in_args: bool, wrapped: bool):
+    pending: Unit | None = None
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            if pending:
+                yield pending
+                pending = None
+            yield from _units(node.body, (*prefix, node.name), is_args_class(node), True)
+            continue
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        end = node.end_lineno or node.lineno
+        if pending and start <= pending.end:  # `a; b` on one line: one unit
+            pending.nodes.append(node)
+            pending.end = max(pending.end, end)
+            continue
+        if pending:
+            yield pending
+        pending = Unit([node], start, end, prefix, in_args, wrapped)
+    if pending:
+        yield pending
+
+
+def _may_hold_site(node: ast.AST, ctx: ModuleContext) -> bool:
+    """Cheap superset test on the stdlib tree; libcst decides for real."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Raise) and n.exc is not None or isinstance(n, ast.Assert):
+            return True
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr in _SITE_ATTRS:
+                return True
+            if isinstance(f, ast.Name) and (f.id in ctx.warn_funcs or f.id in ctx.exit_funcs):
+                return True
+    return False
+
+
+def _own_site_call(stmt: ast.stmt, ctx: ModuleContext) -> bool:
+    """Whether the statement's own expressions (not its nested statements) may call a logger,
+    warnings.warn or sys.exit."""
+    todo = [c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.expr)]
+    for node in todo:
+        if _may_hold_site(node, ctx):
+            return True
+    return False
+
+
+def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
+    names = {n.id for node in unit.nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    h = hashlib.sha256()
+    for piece in (
+        EXTRACTOR_VERSION,
+        "\n".join(lines[unit.start - 1 : unit.end]),
+        ctx.fingerprint(names),
+        ".".join(unit.prefix),
+        f"{unit.in_args_class}:{unit.wrapped}",
+    ):
+        h.update(piece.encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()
+
+
+def _restamp(site: Site, path: str, start: int) -> Site:
+    """Shift a site's lines by `start`: -unit.start makes them unit-relative, +unit.start back."""
+    delta = start
+    return dataclasses.replace(
+        site,
+        file=path,
+        line=site.line + delta,
+        end_line=site.end_line + delta,
+        guards=tuple(dataclasses.replace(g, line=g.line + delta) for g in site.guards),
+    )
+
+
+def _extract_unit(unit: Unit, path: str, lines: list[str], ctx: ModuleContext) -> list[Site]:
+    text = "\n".join(lines[unit.start - 1 : unit.end]) + "\n"
+    if unit.wrapped:
+        text = "class _K:\n" + text
+    module = cst.parse_module(text)
+    stmts: list[ast.stmt] = []
+    for node in unit.nodes:
+        _preorder(node, stmts)
+
+    def position(ordinal: int, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        return _ast_position(stmts[ordinal], lines)
+
+    def ast_stmt(ordinal: int) -> ast.AST | None:
+        return stmts[ordinal] if 0 <= ordinal < len(stmts) else None
+
+    busy = [_own_site_call(n, ctx) for n in stmts]
+    collector = SiteCollector(
+        ctx,
+        path,
+        lines,
+        position,
+        ast_stmt,
+        busy.__getitem__,
+        prefix=unit.prefix,
+        in_args_class=unit.in_args_class,
+        skip_wrapper=unit.wrapped,
+    )
+    module.visit(collector)
+    return collector.sites
+
+
+def _preorder(node: ast.AST, out: list[ast.stmt]) -> None:
+    if isinstance(node, ast.stmt):
+        out.append(node)
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.expr, ast.expr_context)):
+            continue  # expressions hold no statements
+        _preorder(child, out)
+
+
+def _ast_position(node: ast.stmt, lines: list[str]) -> tuple[int, int, int, int]:
+    end_line = node.end_lineno or node.lineno
+    return (
+        node.lineno,
+        end_line,
+        _char_col(lines[node.lineno - 1], node.col_offset),
+        _char_col(lines[end_line - 1], node.end_col_offset or 0),
+    )
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    """ast columns count UTF-8 bytes; Site columns count characters."""
+    if line.isascii():
+        return byte_col
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
+
+
+# ---------------------------------------------------------------- slow path
+
+
+def _newer_syntax(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtraction:
+    """This interpreter's `ast` refused the file. If libcst parses it (syntax newer than the
+    running Python), extract it whole with libcst positions; else report the failure."""
+    try:
+        module = cst.parse_module(src.text)
+    except cst.ParserSyntaxError:
+        return FileExtraction(src, failures=(_failure(src, exc),), stats=_stats(0, 0, 0))
+    lines = _lines(src.text)
+    ctx = module_context(_parsable_statements(module), src.text, src.path)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ranges = wrapper.resolve(PositionProvider)
+
+    def position(ordinal: int, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        r = ranges[node]
+        return r.start.line, r.end.line, r.start.column, r.end.column
+
+    collector = SiteCollector(ctx, src.path, lines, position, lambda ordinal: None)
+    wrapper.module.visit(collector)
+    sites = sorted(collector.sites, key=lambda s: (s.line, s.col, s.variant))
+    return FileExtraction(src, tuple(sites), ctx.flags, (), _stats(1, 1, 0))
+
+
+def _parsable_statements(module: cst.Module) -> ast.Module:
+    """Module context from the top-level statements this Python can parse on their own."""
+    body: list[ast.stmt] = []
+    for stmt in module.body:
+        try:
+            body.extend(ast.parse(module.code_for_node(stmt)).body)
+        except (SyntaxError, ValueError):
+            continue
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _failure(src: SourceFile, exc: SyntaxError | ValueError) -> ParseFailure:
+    if isinstance(exc, SyntaxError):
+        line = exc.lineno or 1
+        lines = _lines(src.text)
+        source_line = lines[line - 1].rstrip() if 0 < line <= len(lines) else ""
+        return ParseFailure(src.path, line, exc.offset or 1, exc.msg, source_line)
+    return ParseFailure(src.path, 1, 1, str(exc))

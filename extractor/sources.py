@@ -1,0 +1,439 @@
+"""Where source text comes from: a directory (or one file) on disk, or a revision of a git repo.
+
+Git is read through plumbing only (`rev-parse`, `ls-tree`, `cat-file --batch`, `rev-list`,
+`log`, `for-each-ref`), so bare repositories work and nothing is ever checked out. Every
+bytes -> text decision goes through `decode_source`, so a binary or non-UTF-8 file looks the
+same whichever source it came from (a SourceFile with `error` set, reported as a ParseFailure).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timezone
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from kverr.errors import SourceError
+from kverr.ftypes import Revision, SourceFile
+
+DEFAULT_GLOBS: tuple[str, ...] = (
+    "python/sglang/srt/server_args.py",
+    "python/sglang/srt/server_args_config_parser.py",
+    "python/sglang/srt/arg_groups/**/*.py",
+)
+
+# Directories never worth walking when reading a plain directory.
+_SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache", ".ruff_cache"}
+
+
+# ---------------------------------------------------------------- globs
+
+
+def glob_regex(glob: str) -> re.Pattern[str]:
+    """Compile a repo-relative glob: `*` and `?` stay inside one path segment, `**/` spans any
+    number of directories (zero included), `[...]` is a character class. Python 3.10 has no
+    `glob.translate`, and fnmatch lets `*` cross `/`, which would make `a/*.py` match `a/b/c.py`."""
+    out, i, n = [], 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and "]" in glob[i + 1 :]:
+            j = glob.index("]", i + 1)
+            body = glob[i + 1 : j]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def matches_any(path: str, globs: Sequence[str]) -> bool:
+    return any(glob_regex(g).match(path) for g in globs)
+
+
+def _literal_prefix(glob: str) -> str:
+    """The leading directories of a glob that contain no wildcard: 'a/b/**/*.py' -> 'a/b/'."""
+    parts = glob.split("/")
+    keep = []
+    for part in parts[:-1]:
+        if any(ch in part for ch in "*?["):
+            break
+        keep.append(part)
+    if len(keep) == len(parts) - 1 and not any(ch in parts[-1] for ch in "*?["):
+        return glob  # no wildcard at all: the exact path
+    return "/".join(keep) + "/" if keep else ""
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def blob_sha(data: bytes) -> str:
+    """Git's blob id for these bytes, so a file on disk and the same blob in git share cache keys."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def decode_source(path: str, data: bytes, blob: str | None = None) -> SourceFile:
+    """The one place bytes become text. Binary or non-UTF-8 content gives a SourceFile with
+    `error` set (line:col:message), which extraction reports as a ParseFailure; its text keeps
+    the bad bytes (NULs, surrogate escapes) so the extractor's own check refuses it too."""
+    blob = blob or blob_sha(data)
+    loose = data.decode("utf-8", "surrogateescape")
+    if b"\0" in data[:8192]:
+        return SourceFile(
+            path, loose, blob, error="1:1:binary file (contains NUL bytes); leave it out of --files"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        head = data[: exc.start]
+        line = head.count(b"\n") + 1
+        col = exc.start - (head.rfind(b"\n") + 1) + 1
+        msg = f"not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8 or leave it out of --files"
+        return SourceFile(path, loose, blob, error=f"{line}:{col}:{msg}")
+    # A BOM is an encoding marker, not source; dropping it keeps line/col identical.
+    return SourceFile(path, text.removeprefix("\ufeff"), blob)
+
+
+# ---------------------------------------------------------------- directories
+
+
+def read_directory(
+    path: str | os.PathLike[str], globs: Sequence[str] = ("**/*.py",)
+) -> tuple[Revision, list[SourceFile]]:
+    """Read every file under `path` matching `globs` (paths relative to `path`), sorted by path.
+    A single file is read as itself, whatever the globs say (its path is its file name)."""
+    root = Path(path)
+    if root.is_file():
+        return Revision(), [decode_source(root.name, root.read_bytes())]
+    if not root.is_dir():
+        raise SourceError(f"{root} does not exist; pass an existing directory or .py file.")
+    files = []
+    for rel in sorted(_walk(root)):
+        if matches_any(rel, globs):
+            files.append(decode_source(rel, (root / rel).read_bytes()))
+    if not files:
+        raise SourceError(_no_match(str(root), globs))
+    return Revision(), files
+
+
+def _walk(root: Path) -> Iterator[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        for name in filenames:
+            yield name if rel_dir == "." else f"{rel_dir}/{name}"
+
+
+def _no_match(where: str, globs: Sequence[str]) -> str:
+    shown = ", ".join(repr(g) for g in globs)
+    return f"no files in {where} match {shown}; pass --files GLOB with a pattern relative to that root."
+
+
+# ---------------------------------------------------------------- git plumbing
+
+
+def git(repo: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> bytes:
+    """Run one git command in `repo`; a failure becomes a SourceError naming the repo."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), *args],
+            input=stdin,
+            capture_output=True,
+            check=False,
+            env=_git_env(),
+        )
+    except FileNotFoundError:
+        raise SourceError("git is not installed; install git to build from a repository.") from None
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        first = err[0] if err else f"exit status {proc.returncode}"
+        raise SourceError(
+            f"git {args[0]} failed in {repo}: {first}; check the repository and revision."
+        )
+    return proc.stdout
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # Never prompt, never page, and read the repo even when another user owns the directory.
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"})
+    env.setdefault("GIT_CONFIG_COUNT", "1")
+    if env["GIT_CONFIG_COUNT"] == "1":
+        env.update({"GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"})
+    return env
+
+
+def check_repo(repo: str | os.PathLike[str]) -> Path:
+    """The repository path, or a SourceError if it is missing or not a git repository."""
+    path = Path(repo)
+    if not path.exists():
+        raise SourceError(f"{path} does not exist; pass the path of a git clone (bare is fine).")
+    proc = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--git-dir"],
+        capture_output=True,
+        env=_git_env(),
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SourceError(
+            f"{path} is not a git repository; pass a clone (bare is fine) to --git, or build the directory without --git."
+        )
+    return path
+
+
+def resolve(repo: str | os.PathLike[str], rev: str) -> str:
+    """Full commit sha of `rev` (branch, tag, sha prefix, HEAD~3 ...)."""
+    proc = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            f"{rev}^{{commit}}",
+        ],
+        capture_output=True,
+        env=_git_env(),
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SourceError(
+            f"unknown revision {rev!r} in {repo}; list candidates with `git -C {repo} log --oneline` or `git tag`."
+        )
+    return proc.stdout.decode().strip()
+
+
+def tags_by_commit(repo: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
+    """commit sha -> sorted tag names pointing at it (annotated tags peeled)."""
+    out = git(
+        repo, "for-each-ref", "--format=%(objectname) %(*objectname) %(refname:short)", "refs/tags"
+    )
+    tags: dict[str, list[str]] = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        obj, peeled, name = line.split(" ", 2)
+        tags.setdefault(peeled or obj, []).append(name)
+    return {sha: tuple(sorted(names)) for sha, names in tags.items()}
+
+
+def iso_utc(epoch: int) -> str:
+    """Commit time as ISO 8601 UTC with milliseconds and `Z`, the dataset's one date format."""
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def describe(
+    repo: str | os.PathLike[str],
+    shas: Sequence[str],
+    *,
+    repo_name: str | None = None,
+    tags: dict[str, tuple[str, ...]] | None = None,
+) -> list[Revision]:
+    """Revision (sha, date, tags, subject) for each commit sha, in the order given; one git call."""
+    if not shas:
+        return []
+    tags = tags_by_commit(repo) if tags is None else tags
+    out = git(
+        repo,
+        "log",
+        "--no-walk=unsorted",
+        "--format=%H%x00%ct%x00%s%x00",
+        "--stdin",
+        stdin="\n".join(shas).encode() + b"\n",
+    )
+    info = {}
+    for chunk in out.decode("utf-8", "replace").split("\0\n"):
+        if chunk.strip():
+            sha, ct, subject = chunk.strip("\n").split("\0", 2)
+            info[sha] = (int(ct), subject)
+    return [
+        Revision(
+            repo=repo_name,
+            sha=s,
+            date=iso_utc(info[s][0]),
+            tags=tags.get(s, ()),
+            subject=info[s][1],
+        )
+        for s in shas
+    ]
+
+
+def list_files(
+    repo: str | os.PathLike[str], sha: str, globs: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(path, blob sha) of every file in commit `sha` matching `globs`, sorted by path.
+    ls-tree is limited to the globs' literal directories so huge trees stay cheap."""
+    prefixes = sorted({_literal_prefix(g) for g in globs})
+    args = ["ls-tree", "-r", "-z", "--full-tree", sha]
+    if "" not in prefixes:
+        args += ["--", *prefixes]
+    out = git(repo, *args)
+    files = []
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        meta, path_b = entry.split(b"\t", 1)
+        mode, kind, obj = meta.decode().split(" ")
+        path = path_b.decode("utf-8", "surrogateescape")
+        if kind == "blob" and mode != "120000" and matches_any(path, globs):
+            files.append((path, obj))
+    return sorted(files)
+
+
+class BlobReader:
+    """One long-lived `git cat-file --batch` process: thousands of blobs without a spawn each."""
+
+    def __init__(self, repo: str | os.PathLike[str]) -> None:
+        self.repo = str(repo)
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def read(self, obj: str) -> bytes:
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(obj.encode() + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().decode().split()
+        if len(header) != 3:
+            raise SourceError(
+                f"object {obj} is missing from {self.repo}; run `git -C {self.repo} fsck`."
+            )
+        data = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)  # the newline after each object
+        return data
+
+    def source(self, path: str, obj: str) -> SourceFile:
+        return decode_source(path, self.read(obj), obj)
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                ["git", "-C", self.repo, "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_git_env(),
+            )
+        return self._proc
+
+    def close(self) -> None:
+        if self._proc is not None:
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream:
+                    stream.close()
+            self._proc.wait()
+            self._proc = None
+
+
+def read_git(
+    repo: str | os.PathLike[str],
+    rev: str = "HEAD",
+    globs: Sequence[str] = DEFAULT_GLOBS,
+    *,
+    repo_name: str | None = None,
+) -> tuple[Revision, list[SourceFile]]:
+    """Revision metadata and the matching files of one commit, straight from git objects."""
+    check_repo(repo)
+    sha = resolve(repo, rev)
+    (revision,) = describe(repo, [sha], repo_name=repo_name)
+    entries = list_files(repo, sha, globs)
+    if not entries:
+        raise SourceError(_no_match(f"{repo} at {rev}", globs))
+    with BlobReader(repo) as reader:
+        return revision, [reader.source(path, obj) for path, obj in entries]
+
+
+def pathspecs(globs: Iterable[str]) -> list[str]:
+    return [f":(glob){g}" for g in globs]
+
+
+def list_revisions(
+    repo: str | os.PathLike[str],
+    revs: Sequence[str] = (),
+    *,
+    tags_glob: str | None = None,
+    touching: bool = False,
+    globs: Sequence[str] = DEFAULT_GLOBS,
+    repo_name: str | None = None,
+) -> list[Revision]:
+    """The commits to build, oldest first, each once.
+
+    `revs` items are single revisions or `A..B` ranges (every commit in B not in A). `tags_glob`
+    adds each tag whose name matches. `touching` keeps, within ranges, only commits that changed a
+    file of `globs`; with no range at all it walks the history of the given revs (or HEAD).
+    Nothing selected at all means HEAD."""
+    check_repo(repo)
+    singles = [r for r in revs if ".." not in r]
+    ranges = [r for r in revs if ".." in r]
+    tags = tags_by_commit(repo)
+    chosen: set[str] = set()
+    for rng in ranges:
+        chosen |= set(_rev_list(repo, [rng], globs if touching else None))
+    if touching and not ranges:
+        tips = [resolve(repo, r) for r in singles] or [resolve(repo, "HEAD")]
+        chosen |= set(_rev_list(repo, tips, globs))
+    chosen |= {resolve(repo, r) for r in singles}
+    if tags_glob:
+        names = {n: sha for sha, ns in tags.items() for n in ns}
+        hits = [n for n in names if fnmatchcase(n, tags_glob)]
+        if not hits:
+            raise SourceError(
+                f"no tag in {repo} matches {tags_glob!r}; list tags with `git -C {repo} tag`."
+            )
+        chosen |= {resolve(repo, f"refs/tags/{n}") for n in hits}
+    if not chosen and not ranges and not tags_glob:
+        chosen.add(resolve(repo, "HEAD"))
+    if not chosen:
+        raise SourceError(
+            f"the revisions {', '.join(revs)} of {repo} select no commit; check the range order (OLD..NEW)."
+        )
+    return describe(repo, _oldest_first(repo, chosen), repo_name=repo_name, tags=tags)
+
+
+def _rev_list(
+    repo: str | os.PathLike[str], args: Sequence[str], globs: Sequence[str] | None
+) -> list[str]:
+    for a in args:
+        for end in a.split(".."):
+            if end:
+                resolve(repo, end)  # a clear "unknown revision" instead of git's usage text
+    cmd = ["rev-list", *args]
+    if globs is not None:
+        cmd += ["--", *pathspecs(globs)]
+    return git(repo, *cmd).decode().split()
+
+
+def _oldest_first(repo: str | os.PathLike[str], shas: set[str]) -> list[str]:
+    """Parents before children (date order breaks ties between branches): one rev-list walk."""
+    order = git(
+        repo,
+        "rev-list",
+        "--date-order",
+        "--reverse",
+        "--stdin",
+        stdin="\n".join(sorted(shas)).encode() + b"\n",
+    )
+    return [s for s in order.decode().split() if s in shas]

@@ -1,0 +1,575 @@
+"""The libcst pass over one unit (a top-level function, a method, or a module-level statement):
+find every raise / assert / logging / warnings / exit site and describe it.
+
+Positions come from the stdlib `ast` of the whole file: libcst and `ast` see the same
+statements in the same pre-order, so the n-th statement libcst visits is the n-th `ast.stmt`.
+That avoids libcst's PositionProvider, which costs more than the parse itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+from kverr.extractor.context import LOG_LEVELS, ModuleContext, logger_names, scope_constants
+from kverr.extractor.context import mutated_names as _mutated
+from kverr.extractor.guards import RawGuard, comment_above, guards_on_path, reaching
+from kverr.extractor.templates import (
+    TemplateContext,
+    code,
+    dynamic,
+    lazy_percent,
+    normalise,
+    templates_for,
+)
+
+from kverr.ftypes import Guard, Site, Template
+
+Position = tuple[int, int, int, int]  # line, end_line, col, end_col (file coordinates)
+_VIEW_HINTS = ("view", "resolved", "resolving")
+_ARGS_NAMES = {"server_args", "args"}
+_STMT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+_CONTAINERS = (
+    cst.Module, cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.Else,
+    cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase,
+)  # fmt: skip
+
+
+@dataclass
+class _Scope:
+    """Facts about one function, computed the first time a site inside it needs them."""
+
+    node: cst.FunctionDef
+    qualname: str
+    ast_node: ast.AST | None
+    args_names: set[str] = field(default_factory=set)
+    constants: dict[str, object] | None = None
+    assign_index: dict[str, set[int]] | None = None
+    opaque: set[str] = field(default_factory=set)
+    loggers: set[str] = field(default_factory=set)
+    bound: set[str] = field(default_factory=set)
+
+
+class SiteCollector(cst.CSTVisitor):
+    def __init__(
+        self,
+        mctx: ModuleContext,
+        path: str,
+        lines: Sequence[str],
+        position: Callable[[int, cst.CSTNode], Position],
+        ast_stmt: Callable[[int], ast.AST | None],
+        busy: Callable[[int], bool] = lambda ordinal: True,
+        prefix: tuple[str, ...] = (),
+        in_args_class: bool = False,
+        skip_wrapper: bool = False,
+    ) -> None:
+        super().__init__()
+        self.mctx, self.path, self.lines = mctx, path, lines
+        self.position, self.ast_stmt = position, ast_stmt
+        # busy(n): statement n's own expressions may hold a site call. Skipping the
+        # expressions of the others is most of the speed: libcst visits are pure Python.
+        self.busy = busy
+        self.current: list[bool] = [True]
+        self.names: list[str] = list(prefix)
+        self.class_is_args: list[bool] = [in_args_class]
+        self.stack: list[cst.CSTNode] = []
+        self.ordinal: dict[int, int] = {}
+        self.count = -1
+        self.skip_wrapper = skip_wrapper
+        self.scopes: list[_Scope] = []
+        self.sites: list[Site] = []
+        self.flag_memo: dict[int, list[str]] = {}
+
+    # ------------------------------------------------------------ traversal bookkeeping
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(node)
+        if isinstance(node, _STMT):
+            if self.skip_wrapper:
+                self.skip_wrapper = False  # the `class _K:` line that lets a method parse alone
+                self.ordinal[id(node)] = -1
+                self.current.append(False)
+                return True
+            self.count += 1
+            self.ordinal[id(node)] = self.count
+            self.current.append(self.busy(self.count))
+        elif not self.current[-1] and not isinstance(node, _CONTAINERS):
+            return False  # only statements nest statements; this one's own parts hold no site
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, _STMT):
+            self.current.pop()
+        self.stack.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if self.ordinal.get(id(node)) == -1:
+            return
+        self.names.append(node.name.value)
+        self.class_is_args.append(node.name.value in self.mctx.args_classes)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        if self.ordinal.get(id(original_node)) == -1:
+            return
+        self.names.pop()
+        self.class_is_args.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.names.append(node.name.value)
+        scope = _Scope(node, ".".join(self.names), self.ast_stmt(self.ordinal[id(node)]))
+        scope.args_names = _args_params(node, self.mctx, self.class_is_args[-1])
+        self.scopes.append(scope)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.names.pop()
+        self.scopes.pop()
+
+    # ------------------------------------------------------------ sites
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        if node.exc is None:
+            return  # bare re-raise: the original site already reports it
+        exc, message = node.exc, None
+        if isinstance(exc, cst.Call):
+            cls = normalise(code(exc.func))
+            message = _first_positional(exc)
+        else:
+            cls = normalise(code(exc))
+        kind = "exit" if cls.rsplit(".", 1)[-1] == "SystemExit" else "raise"
+        if isinstance(message, (cst.Integer, cst.Name)) and kind == "exit":
+            message = None if isinstance(message, cst.Integer) else message
+        self._emit(kind, cls, "error", message, None, None)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._emit("assert", "AssertionError", "error", node.msg, None, node.test)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        found = self._classify(node)
+        if found is None:
+            return
+        kind, severity, error_class, call_name, message, lazy = found
+        self._emit(kind, error_class, severity, message, lazy, None, call_name)
+
+    def _classify(self, node: cst.Call):
+        """(kind, severity, error_class, call text, message node, lazy %-args) or None."""
+        func = node.func
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            owner = func.value
+            if attr in LOG_LEVELS and self._is_logger(owner):
+                msg = positional[0] if positional else _keyword(node, "msg")
+                return "log", LOG_LEVELS[attr], None, f"{code(owner)}.{attr}", msg, positional[1:]
+            if attr == "log" and self._is_logger(owner) and len(positional) >= 2:
+                level = normalise(code(positional[0])).rsplit(".", 1)[-1].lower()
+                sev = LOG_LEVELS.get(level, "info")
+                return "log", sev, None, f"{code(owner)}.log", positional[1], positional[2:]
+            if isinstance(owner, cst.Name):
+                if attr == "warn" and owner.value in self.mctx.warnings_mods:
+                    return self._warn(node, positional, f"{owner.value}.warn")
+                if attr == "exit" and owner.value in self.mctx.sys_mods:
+                    return self._exit(positional, f"{owner.value}.exit")
+        elif isinstance(func, cst.Name):
+            if func.value in self.mctx.warn_funcs:
+                return self._warn(node, positional, func.value)
+            if func.value in self.mctx.exit_funcs:
+                return self._exit(positional, func.value)
+        return None
+
+    def _warn(self, node: cst.Call, positional, call_name: str):
+        category = positional[1] if len(positional) > 1 else _keyword(node, "category")
+        cls = normalise(code(category)) if category is not None else "UserWarning"
+        message = positional[0] if positional else _keyword(node, "message")
+        return "warn", "warning", cls, call_name, message, []
+
+    def _exit(self, positional, call_name: str):
+        if not positional or isinstance(positional[0], cst.Integer):
+            return None  # sys.exit() / sys.exit(1) print nothing: no message to explain
+        return "exit", "error", "SystemExit", call_name, positional[0], []
+
+    def _is_logger(self, owner: cst.BaseExpression) -> bool:
+        if isinstance(owner, cst.Name):
+            name = owner.value
+            if name in self.mctx.logging_mods:
+                return True
+            local = self.scopes[-1].loggers if self.scopes else set()
+            return name in self.mctx.loggers or name in local
+        if isinstance(owner, cst.Call):  # logging.getLogger(__name__).warning(...)
+            f = owner.func
+            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name):
+                return f.attr.value == "getLogger" and f.value.value in self.mctx.logging_mods
+            if isinstance(f, cst.Name):
+                return f.value in self.mctx.logger_factories
+        return False
+
+    # ------------------------------------------------------------ building a Site
+
+    def _emit(self, kind, error_class, severity, message, lazy, test, call_name=None) -> None:
+        stmt = next(n for n in reversed(self.stack) if isinstance(n, _STMT))
+        line, end_line, col, end_col = self.position(self.ordinal[id(stmt)], stmt)
+        scope = self.scopes[-1] if self.scopes else None
+        if scope is not None:
+            self._prepare(scope)
+        tctx = self._template_context(scope)
+        raw = guards_on_path(self.stack)
+        guards = [self._guard(g, scope) for g in raw]
+        condition = None
+        if test is not None:
+            condition = normalise(code(test))
+            flags = self._flags(test, scope)
+            guards.append(Guard(condition, False, "assert", line, flags))
+        templates = self._templates(message, lazy, tctx)
+        flags = _ordered(
+            [f for g in guards for f in g.flags]
+            + (self._flags(message, scope) if message is not None else [])
+            + [f for a in lazy or [] for f in self._flags(a, scope)]
+        )
+        fn = scope.qualname if scope else (".".join(self.names) or None)
+        snippet = _snippet(self.lines, line, end_line, col, end_col)
+        docstring = scope.node.get_docstring() if scope else None
+        for variant, template in enumerate(templates, start=1 if len(templates) > 1 else 0):
+            self.sites.append(
+                Site(
+                    kind=kind,
+                    file=self.path,
+                    line=line,
+                    end_line=end_line,
+                    col=col,
+                    end_col=end_col,
+                    function=fn,
+                    error_class=error_class,
+                    severity=severity,
+                    template=template,
+                    snippet=snippet,
+                    guards=tuple(guards),
+                    flags=tuple(flags),
+                    comment=comment_above(self.stack),
+                    docstring=docstring,
+                    variant=variant,
+                    condition=condition,
+                    logger_call=call_name,
+                )
+            )
+
+    def _templates(self, message, lazy, tctx) -> tuple[Template, ...]:
+        if message is None:
+            return (Template(()),)
+        found = lazy_percent(message, list(lazy), tctx) if lazy else templates_for(message, tctx)
+        if found is None:
+            return (dynamic(message),)
+        return found
+
+    def _guard(self, g: RawGuard, scope: _Scope | None) -> Guard:
+        line = self.position(self.ordinal.get(id(g.anchor), -1), g.anchor)[0]
+        flags = self._flags(g.test, scope) if g.test is not None else []
+        return Guard(g.text, g.holds, g.kind, line, tuple(flags))
+
+    # ------------------------------------------------------------ scope facts
+
+    def _prepare(self, scope: _Scope) -> None:
+        if scope.constants is not None:
+            return
+        scope.constants = dict(self.mctx.constants)
+        node = scope.ast_node or _reparse(scope.node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound = _bound_names(node)
+            mutated = _mutated(node)
+            for name in bound:
+                scope.constants.pop(name, None)  # a local binding shadows the module constant
+            env = {k: v for k, v in self.mctx.constants.items() if k not in bound}
+            scope.constants.update(scope_constants(node.body, env, mutated, deep=True))
+            scope.loggers = logger_names(node.body, self.mctx)
+            scope.bound, scope.opaque = _message_names(node, set(self.mctx.wrappers))
+            scope.args_names |= _ast_aliases(node, scope.args_names)
+        else:  # not even the function parses with this Python's ast: index with libcst
+            scope.assign_index, scope.opaque = _index_function(scope.node)
+            scope.bound = set(scope.assign_index)
+
+    def _template_context(self, scope: _Scope | None) -> TemplateContext:
+        if scope is None:
+            return TemplateContext(constants=self.mctx.constants, wrappers=self.mctx.wrappers)
+        path = list(self.stack)
+
+        def resolve(name: str):
+            if name not in scope.bound:
+                return None  # never assigned here: a parameter, global or builtin
+            if scope.assign_index is None:
+                scope.assign_index, opaque = _index_function(scope.node)
+                scope.opaque |= opaque
+            if name in scope.opaque or name not in scope.assign_index:
+                return None
+            ids = scope.assign_index[name]
+            return reaching(name, path, lambda stmt: id(stmt) in ids)
+
+        return TemplateContext(
+            constants=scope.constants or {}, wrappers=self.mctx.wrappers, resolve_local=resolve
+        )
+
+    def _flags(self, node: cst.CSTNode | None, scope: _Scope | None) -> list[str]:
+        if node is None:
+            return []
+        memo = self.flag_memo.get(id(node))  # one guard test is shared by many sites
+        if memo is not None:
+            return memo
+        names = scope.args_names if scope else _ARGS_NAMES
+        finder = _FlagFinder(names, self.class_is_args[-1])
+        node.visit(finder)
+        self.flag_memo[id(node)] = finder.flags
+        return finder.flags
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _first_positional(call: cst.Call) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is None and not a.star:
+            return a.value
+    return _keyword(call, "msg") or _keyword(call, "message")
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    return None
+
+
+def _ordered(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _snippet(lines: Sequence[str], line: int, end_line: int, col: int, end_col: int) -> str:
+    chunk = list(lines[line - 1 : end_line])
+    if not chunk:
+        return ""
+    if len(chunk) == 1:
+        return chunk[0][col:end_col]
+    chunk[-1] = chunk[-1][:end_col]
+    chunk[0] = chunk[0][col:]
+    return "\n".join(chunk)
+
+
+def _reparse(node: cst.FunctionDef) -> ast.AST | None:
+    """The stdlib tree of one function, for the libcst-only path (newer syntax elsewhere)."""
+    try:
+        return ast.parse(textwrap.dedent(code(node))).body[0]
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+    return out
+
+
+def _args_params(node: cst.FunctionDef, mctx: ModuleContext, in_args_class: bool) -> set[str]:
+    """Parameters that hold the server-args object: `self` in its class, `server_args`/`args`,
+    or any parameter annotated with the server-args class."""
+    out: set[str] = set()
+    params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+    for i, p in enumerate(params):
+        name = p.name.value
+        ann = code(p.annotation.annotation) if p.annotation else ""
+        if name in _ARGS_NAMES or any(c in ann for c in mctx.args_classes if c):
+            out.add(name)
+        elif i == 0 and name == "self" and in_args_class:
+            out.add(name)
+    return out
+
+
+def _is_args_expr(node: cst.BaseExpression, names: set[str]) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value in names
+    if isinstance(node, cst.Call):
+        f = node.func
+        if isinstance(f, cst.Name) and any(h in f.value for h in _VIEW_HINTS):
+            return any(_is_args_expr(a.value, names) for a in node.args[:1])
+        if isinstance(f, cst.Attribute) and any(h in f.attr.value for h in _VIEW_HINTS):
+            return _is_args_expr(f.value, names) and not node.args
+    return False
+
+
+def _ast_aliases(node: ast.AST, names: set[str]) -> set[str]:
+    """Locals bound to the server-args object or a view of it: `cfg = resolving_view(args)`."""
+    names = set(names)
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            if _ast_is_args_expr(n.value, names):
+                names.add(n.targets[0].id)
+                found.add(n.targets[0].id)
+    return found
+
+
+def _ast_is_args_expr(node: ast.AST, names: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Name) and any(h in f.id for h in _VIEW_HINTS):
+            return bool(node.args) and _ast_is_args_expr(node.args[0], names)
+        if isinstance(f, ast.Attribute) and any(h in f.attr for h in _VIEW_HINTS):
+            return _ast_is_args_expr(f.value, names) and not node.args
+    return False
+
+
+def _index_function(node: cst.FunctionDef) -> tuple[dict[str, set[int]], set[str]]:
+    """Which statements (ids, at every nesting level) assign each name, and the names bound in
+    ways reaching-definitions does not model. Walks statements only: assignments are statements
+    (walrus targets come from the stdlib tree instead)."""
+    index: dict[str, set[int]] = {}
+    opaque: set[str] = set()
+
+    def mark(name: str, path: list[cst.CSTNode], is_opaque: bool) -> None:
+        index.setdefault(name, set()).update(id(n) for n in path)
+        if is_opaque:
+            opaque.add(name)
+
+    def walk(stmts: Sequence[cst.CSTNode], stack: list[cst.CSTNode]) -> None:
+        for st in stmts:
+            path = [*stack, st]
+            if isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                walk(st.body, path)
+            elif isinstance(st, cst.BaseSmallStatement):
+                for name, is_opaque in _small_targets(st):
+                    mark(name, path, is_opaque)
+            elif isinstance(st, (cst.FunctionDef, cst.ClassDef)):
+                mark(st.name.value, path, True)  # nested scopes bind their own names
+            else:
+                for name in _compound_targets(st):
+                    mark(name, path, True)
+                for block in _blocks(st):
+                    walk(block, path)
+
+    walk(node.body.body, [])
+    return index, opaque
+
+
+def _names_in(target: cst.CSTNode) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names_in(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_in(target.value)
+    return []
+
+
+def _small_targets(st: cst.BaseSmallStatement) -> list[tuple[str, bool]]:
+    if isinstance(st, cst.Assign):
+        return [
+            (n, not isinstance(t.target, cst.Name)) for t in st.targets for n in _names_in(t.target)
+        ]
+    if isinstance(st, (cst.AnnAssign, cst.AugAssign)):
+        return [(n, False) for n in _names_in(st.target)]
+    if isinstance(st, cst.Del):
+        return [(n, True) for n in _names_in(st.target)]
+    if isinstance(st, (cst.Global, cst.Nonlocal)):
+        return [(n.name.value, True) for n in st.names]
+    if isinstance(st, (cst.Import, cst.ImportFrom)) and not isinstance(st.names, cst.ImportStar):
+        return [
+            (code(a.asname.name) if a.asname else code(a.name).split(".")[0], True)
+            for a in st.names
+        ]
+    return []
+
+
+def _compound_targets(st: cst.CSTNode) -> list[str]:
+    if isinstance(st, cst.For):
+        return _names_in(st.target)
+    if isinstance(st, cst.With):
+        return [n for item in st.items if item.asname for n in _names_in(item.asname.name)]
+    if isinstance(st, (cst.Try, cst.TryStar)):
+        return [n for h in st.handlers if h.name for n in _names_in(h.name.name)]
+    return []
+
+
+def _blocks(st: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
+    out: list[Sequence[cst.CSTNode]] = []
+    if isinstance(st, cst.If):
+        node: cst.CSTNode | None = st
+        while isinstance(node, cst.If):
+            out.append(node.body.body)
+            node = node.orelse
+        if isinstance(node, cst.Else):
+            out.append(node.body.body)
+    elif isinstance(st, (cst.For, cst.While)):
+        out.append(st.body.body)
+        if st.orelse is not None:
+            out.append(st.orelse.body.body)
+    elif isinstance(st, (cst.Try, cst.TryStar)):
+        out.append(st.body.body)
+        out += [h.body.body for h in st.handlers]
+        if st.orelse is not None:
+            out.append(st.orelse.body.body)
+        if st.finalbody is not None:
+            out.append(st.finalbody.body.body)
+    elif isinstance(st, cst.With):
+        out.append(st.body.body)
+    elif isinstance(st, cst.Match):
+        out += [c.body.body for c in st.cases]
+    return out
+
+
+def _message_names(node: ast.AST, wrappers: set[str]) -> tuple[set[str], set[str]]:
+    """(names some assignment gives a string-building value, walrus targets). Only the first
+    are worth a reaching-definitions search: `x = compute()` never yields a message text."""
+    out: set[str] = set()
+    walrus: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            if _stringish(n.value, wrappers):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                out.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(n, ast.NamedExpr):
+            walrus.add(n.target.id)
+    return out, walrus
+
+
+def _stringish(value: ast.AST, wrappers: set[str]) -> bool:
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str)
+    if isinstance(value, (ast.JoinedStr, ast.IfExp, ast.Name)):
+        return True
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.op, (ast.Add, ast.Mod))
+    if isinstance(value, ast.Call):
+        f = value.func
+        if isinstance(f, ast.Attribute):
+            return f.attr == "format"
+        return isinstance(f, ast.Name) and (f.id in ("str", "repr") or f.id in wrappers)
+    return False
+
+
+class _FlagFinder(cst.CSTVisitor):
+    """Attributes read on the server-args object (or a view of it), first-seen order."""
+
+    def __init__(self, names: set[str], in_args_class: bool) -> None:
+        super().__init__()
+        self.names = names
+        self.flags: list[str] = []
+        self.called: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.called.add(id(node.func))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        attr = node.attr.value
+        if id(node) in self.called or attr.startswith("_"):
+            return
+        if _is_args_expr(node.value, self.names):
+            flag = "--" + attr.replace("_", "-")
+            if flag not in self.flags:
+                self.flags.append(flag)

@@ -1,0 +1,183 @@
+"""Machine feeds: `kverr export jsonl|parquet|markdown OUT`.
+
+jsonl     one line per record, keys sorted, ordered by id: {"record", "releases"}
+parquet   DuckDB COPY of the records table (the SQL lives in catalog/export.py)
+markdown  one file per error with YAML front matter + index.md, for MkDocs or Docusaurus.
+          Prose is backslash-escaped so MDX (Docusaurus) reads `<path>` or `{x}` as text, and code
+          goes in fences longer than any backtick run inside it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from kverr.feeds import html as h
+from kverr.feeds.output import replace_dir, write_file_atomic
+from kverr.feeds.site import file_token
+
+
+def releases_of(cat, record_id: str) -> list[str]:
+    return [t for r in cat.revisions_of(record_id) for t in r.get("tags") or []]
+
+
+def export_jsonl(cat, out: Path) -> int:
+    """Every record with the release tags that contain it; returns the number of lines."""
+    lines = [
+        json.dumps(
+            {"record": rec, "releases": releases_of(cat, rec["id"])},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        for rec in sorted(cat.records(), key=lambda r: r["id"])
+    ]
+    write_file_atomic(Path(out), "".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+# ---------------------------------------------------------------- markdown
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
+
+
+def md_text(text: str | None) -> str:
+    """Prose safe for CommonMark and MDX: every markup character backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", (text or "").replace("\r", ""))
+
+
+def md_code(text: str, lang: str = "text") -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}\n"
+
+
+def front_matter(fields: dict) -> str:
+    """YAML front matter; each value is written as JSON, which YAML reads unchanged."""
+    body = "".join(
+        f"{k}: {json.dumps(v, ensure_ascii=False)}\n"
+        for k, v in fields.items()
+        if v not in (None, [])
+    )
+    return f"---\n{body}---\n\n"
+
+
+def error_markdown(rec: dict, releases: list[str], flags: dict[str, dict]) -> str:
+    title = h.title_of(rec)
+    out = [
+        front_matter(
+            {
+                "id": file_token(rec.get("slug") or rec["id"]),
+                "title": title[:120],
+                "sidebar_label": title[:60],
+                "description": (rec.get("documentation") or title)[:200],
+                "tags": rec.get("tags") or [],
+                "kverr_id": rec["id"],
+                "severity": rec.get("severity"),
+            }
+        ),  # fmt: skip
+        f"# {md_text(title)}\n\n",
+        f"**{md_text(rec.get('severity'))}** · `{rec.get('errorClass') or rec.get('kind')}` · id `{rec['id']}`\n\n",
+        md_code(rec.get("errorMessage") or h.source_line(rec).strip()),
+    ]
+    for label, key in (("What it means", "documentation"), ("When it happens", "triggerScenarios"),
+                       ("Common situations", "commonSituations")):  # fmt: skip
+        if rec.get(key):
+            out.append(f"\n## {label}\n\n{md_text(rec[key])}\n")
+    if rec.get("solutions") or rec.get("exampleFix"):
+        out.append("\n## How to fix it\n\n")
+        out.extend(f"- {md_text(s)}\n" for s in rec.get("solutions") or [])
+        if rec.get("exampleFix"):
+            out.append("\n" + md_code(rec["exampleFix"], "bash"))
+    if rec.get("flags"):
+        out.append("\n## Flags\n\n| Flag | Help | Default | Choices |\n|---|---|---|---|\n")
+        for name in rec["flags"]:
+            f = flags.get(name, {})
+            cells = [f.get("help"), f.get("default"), ", ".join(f.get("choices") or [])]
+            text = " | ".join(md_text(c).replace("\n", " ") for c in cells)
+            out.append(
+                f"| `{name}` | {text} |\n"
+            )  # code span: smartypants would turn -- into a dash
+    link = h.href(rec.get("githubUrl"))
+    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
+    if link:
+        url = rec["githubUrl"].replace("(", "%28").replace(")", "%29")
+        out.append(f"\n## Source\n\n[{md_text(where)}]({url})\n")
+    else:
+        out.append(f"\n## Source\n\n{md_text(where)}\n")
+    if releases:
+        out.append("\n## Releases\n\n" + ", ".join(f"`{t}`" for t in releases) + "\n")
+    return "".join(out)
+
+
+def export_markdown(cat, out_dir: Path) -> int:
+    """errors/<slug>.md per record plus index.md; returns the number of error pages."""
+    flags = {f["name"]: f for f in cat.flags()}
+    recs = sorted(cat.records(), key=lambda r: (h.title_of(r).lower(), r["id"]))
+    with replace_dir(Path(out_dir)) as tmp:
+        (tmp / "errors").mkdir()
+        rows = []
+        for rec in recs:
+            name = file_token(rec.get("slug") or rec["id"])
+            text = error_markdown(rec, releases_of(cat, rec["id"]), flags)
+            (tmp / "errors" / f"{name}.md").write_text(text, encoding="utf-8")
+            rows.append(
+                f"| [{md_text(h.title_of(rec)[:100])}](errors/{name}.md) | {md_text(rec.get('severity'))} |\n"
+            )
+        index = (front_matter({"title": "Error reference", "sidebar_position": 1})
+                 + "# Error reference\n\n| Error | Severity |\n|---|---|\n" + "".join(rows))  # fmt: skip
+        (tmp / "index.md").write_text(index, encoding="utf-8")
+    return len(recs)
+
+
+# ---------------------------------------------------------------- the CLI's one call
+
+FORMATS = ("site", "jsonl", "parquet", "markdown")
+
+
+def site_meta(cat) -> dict:
+    """Header/footer facts for the site, from the catalog's manifest when it offers one."""
+    from kverr.catalog.export import manifest_of
+
+    from kverr import __version__
+
+    manifest = manifest_of(cat)
+    repo = manifest.get("repository") or "sgl-project/sglang"
+    return {
+        "siteTitle": f"{repo.rsplit('/', 1)[-1].replace('sglang', 'SGLang')} server-args errors",
+        "repository": repo,
+        "toolVersion": __version__,
+        "datasetVersion": manifest.get("datasetVersion", ""),
+    }
+
+
+def export(fmt: str, out: Path, catalog_path: Path | None) -> str:
+    """Run one export from the catalog at `catalog_path`; return a one-line summary for the user."""
+    from kverr.catalog import open_catalog
+
+    from kverr.errors import QueryError
+
+    if fmt not in FORMATS:
+        raise QueryError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    cat = open_catalog(catalog_path)
+    try:
+        if fmt == "site":
+            from kverr.feeds.site import export_site
+
+            n = export_site(cat, out, meta=site_meta(cat))
+            return f"wrote {n} pages to {out}; open {Path(out) / 'index.html'} in a browser."
+        if fmt == "markdown":
+            return f"wrote {export_markdown(cat, out)} error pages and index.md to {out}."
+        if fmt == "jsonl":
+            return f"wrote {export_jsonl(cat, out)} records to {out}."
+        path = cat.path
+    finally:
+        cat.close()
+    # Parquet opens its own read-only connection, after ours is closed.
+    return f"wrote {export_parquet_path(path, out)} records to {out}."
+
+
+def export_parquet_path(catalog_path: Path, out: Path) -> int:
+    from kverr.catalog.export import export_parquet as copy_parquet
+
+    return copy_parquet(catalog_path, Path(out))

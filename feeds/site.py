@@ -1,0 +1,364 @@
+"""`kverr export site OUT/`: a static, offline error reference built from a Catalog.
+
+Layout (all links relative, so file:// works):
+    index.html                 every error + the offline search box (reads ?q=)
+    errors/<slug>.html         one page per error; the slug makes the URL stable across builds
+    flags/index.html, flags/<flag>.html
+    tags/index.html, tags/<tag>.html
+    releases/index.html, releases/<tag>.html
+    assets/style.css, assets/search.js, assets/search-index.js
+The search index is a .js file loaded by <script src>: browsers block fetch() of file:// URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from kverr.feeds import html as h
+from kverr.feeds.output import replace_dir
+
+
+@dataclass
+class SiteData:
+    """Everything the pages need, read from the catalog once."""
+
+    records: list[dict]
+    flags: dict[str, dict]
+    revisions: list[dict]
+    releases_of: dict[str, list[dict]]  # record id -> revision rows containing it (oldest first)
+    meta: dict[str, Any]
+    by_flag: dict[str, list[dict]] = field(default_factory=dict)
+    by_tag: dict[str, list[dict]] = field(default_factory=dict)
+    by_release: dict[str, list[dict]] = field(default_factory=dict)
+
+
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}")
+
+
+def file_token(name: str) -> str:
+    """A name (flag, tag, release, slug) as a safe file name; odd names get a hash so two never collide."""
+    low = name.lower().lstrip("-")
+    if _TOKEN.fullmatch(low):
+        return low
+    clean = re.sub(r"[^a-z0-9._-]+", "-", low).strip("-.")[:60] or "x"
+    return f"{clean}-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
+
+
+def page_of(rec: dict) -> str:
+    return f"errors/{file_token(rec.get('slug') or rec['id'])}.html"
+
+
+def gather(cat, meta: dict | None = None) -> SiteData:
+    """Read records, flags and revisions through the Catalog API and index them for the pages."""
+    records = sorted(cat.records(), key=lambda r: (h.title_of(r).lower(), r["id"]))
+    data = SiteData(
+        records=records,
+        flags={f["name"]: f for f in cat.flags()},
+        revisions=cat.revisions(),
+        releases_of={r["id"]: cat.revisions_of(r["id"]) for r in records},
+        meta=dict(meta or {}),
+    )
+    for rec in records:
+        for flag in rec.get("flags") or []:
+            data.by_flag.setdefault(flag, []).append(rec)
+        for tag in rec.get("tags") or []:
+            data.by_tag.setdefault(tag, []).append(rec)
+        for rev in data.releases_of[rec["id"]]:
+            for tag in rev.get("tags") or []:
+                data.by_release.setdefault(tag, []).append(rec)
+    return data
+
+
+def export_site(cat, out_dir: Path, *, meta: dict | None = None) -> int:
+    """Write the whole site to `out_dir` (replaced atomically); return the number of HTML pages."""
+    data = gather(cat, meta)
+    with replace_dir(Path(out_dir)) as tmp:
+        pages = render_all(data)
+        for rel, text in pages.items():
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        _write_assets(tmp / "assets", data)
+    return len(pages)
+
+
+def render_all(data: SiteData) -> dict[str, str]:
+    """Relative path -> HTML for every page of the site."""
+    pages = {"index.html": index_page(data)}
+    for rec in data.records:
+        pages[page_of(rec)] = error_page(data, rec)
+    pages.update(_group_pages(data, "flags", "Flags", data.by_flag, _flag_intro))
+    pages.update(_group_pages(data, "tags", "Tags", data.by_tag, None))
+    pages.update(_group_pages(data, "releases", "Releases", data.by_release, _release_intro))
+    return pages
+
+
+def _write_assets(assets: Path, data: SiteData) -> None:
+    assets.mkdir(parents=True, exist_ok=True)
+    static = resources.files("kverr.feeds") / "static"
+    for name in ("style.css", "search.js"):
+        (assets / name).write_text(
+            static.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8"
+        )
+    (assets / "search-index.js").write_text(search_index_js(data), encoding="utf-8")
+
+
+def search_index_js(data: SiteData) -> str:
+    """The offline search index as a script: JSON with `<` escaped so no record can close a tag."""
+    rows = [
+        {
+            "id": r["id"],
+            "u": page_of(r),
+            "m": h.title_of(r),
+            "p": r.get("messagePattern") or "",
+            "f": r.get("flags") or [],
+            "t": r.get("tags") or [],
+            "s": r.get("severity") or "",
+        }
+        for r in data.records
+    ]
+    body = json.dumps(rows, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+    return "window.KVERR_INDEX = " + body.replace("<", "\\u003c") + ";\n"
+
+
+# ---------------------------------------------------------------- pages
+
+
+def index_page(data: SiteData) -> str:
+    counts: dict[str, int] = {}
+    for r in data.records:
+        counts[r.get("severity") or "?"] = counts.get(r.get("severity") or "?", 0) + 1
+    stats = "".join(
+        f'<div class="stat"><b>{n}</b><span>{h.esc(label)}</span></div>'
+        for label, n in [("errors", len(data.records)), *sorted(counts.items()), ("flags", len(data.by_flag)),
+                         ("releases", len(data.by_release))]
+    )  # fmt: skip
+    rows = "".join(h.error_row(r, page_of(r), rank_data=True) for r in data.records)
+    body = f"""
+<section class="hero">
+  <h1>{h.esc(data.meta.get("siteTitle", "Error reference"))}</h1>
+  <p class="lead">Every error, assertion and warning the server's argument checks can print —
+  what it means, what triggers it and how to fix it. Paste a log line to find yours.</p>
+  <form class="search" action="index.html" method="get" role="search" onsubmit="return false">
+    <textarea id="q" name="q" rows="2" placeholder="Paste an error message or a log line, or type words like page-size" aria-label="Search errors"></textarea>
+  </form>
+  <p id="search-status" class="status" aria-live="polite"></p>
+  <div class="stats">{stats}</div>
+</section>
+<ol id="errors" class="err-list">{rows}</ol>
+"""
+    return h.layout("Errors", body, depth=0, active="Errors", meta=data.meta,
+                    scripts=("assets/search-index.js", "assets/search.js"))  # fmt: skip
+
+
+def error_page(data: SiteData, rec: dict) -> str:
+    up = "../"
+    title = h.title_of(rec)
+    badges = (h.badge(rec.get("severity"), rec.get("severity") or "") + h.badge(rec.get("errorClass"), "cls")
+              + h.badge(rec.get("kind"), "kind") + h.badge(rec.get("errorType"), "type"))  # fmt: skip
+    message = (
+        h.code(rec["errorMessage"], "message")
+        if rec.get("errorMessage")
+        else (
+            '<p class="muted">This check prints no message: it shows up as a bare '
+            f"<code>{h.esc(rec.get('errorClass') or 'AssertionError')}</code> with this line in the traceback:</p>"
+            + h.code(h.source_line(rec).strip(), "message")
+        )
+    )
+    pattern = ""
+    if rec.get("messagePattern"):
+        pattern = f"<details><summary>Pattern that matches it in logs</summary>{h.code(rec['messagePattern'])}</details>"
+    parts = [
+        f'<nav class="crumbs"><a href="{up}index.html">Errors</a> / <span>{h.esc(rec["id"])}</span></nav>',
+        f'<h1 class="err-title">{h.esc(title)}</h1><div class="badges">{badges}</div>',
+        _facts(data, rec),
+        h.section("Message", message + pattern, "message"),
+        h.section("What it means", h.para(rec.get("documentation")), "meaning"),
+        h.section(
+            "When it happens",
+            h.para(rec.get("triggerScenarios")) + h.para(rec.get("commonSituations")),
+            "triggers",
+        ),
+        h.section("How to fix it", _fixes(rec), "fix"),
+        h.section(
+            "Prevent it",
+            h.bullets(rec.get("preventionTips"))
+            + (h.code(rec["validationCode"]) if rec.get("validationCode") else ""),
+            "prevent",
+        ),  # fmt: skip
+        h.section("Flags", _flag_table(data, rec, up), "flags"),
+        h.section("Source", _source(rec), "source"),
+        h.section("Releases", _releases(data, rec, up), "releases"),
+        h.section(
+            "Tags",
+            h.chips((t, f"{up}tags/{file_token(t)}.html") for t in rec.get("tags") or []),
+            "tags",
+        ),
+    ]
+    return h.layout(
+        title[:80], "\n".join(p for p in parts if p), depth=1, active="Errors", meta=data.meta
+    )
+
+
+def _facts(data: SiteData, rec: dict) -> str:
+    """One line of at-a-glance facts under the title, linking to the sections below."""
+    tags = [t for r in data.releases_of.get(rec["id"], []) for t in r.get("tags") or []]
+    span = f"{tags[0]} … {tags[-1]}" if len(tags) > 1 else (tags[0] if tags else "unreleased")
+    facts = [
+        (
+            "Flags",
+            " ".join(f"<code>{h.esc(f)}</code>" for f in rec.get("flags") or []) or "none",
+            "#flags",
+        ),
+        ("Releases", h.esc(span), "#releases"),
+        (
+            "Source",
+            f"<code>{h.esc((rec.get('filePath') or '').rsplit('/', 1)[-1])}:{h.esc(rec.get('lineNumber'))}</code>",
+            "#source",
+        ),
+    ]
+    cells = "".join(f'<a class="fact" href="{ref}"><span>{k}</span>{v}</a>' for k, v, ref in facts)
+    return f'<div class="facts">{cells}</div>'
+
+
+def _fixes(rec: dict) -> str:
+    out = h.bullets(rec.get("solutions"))
+    if rec.get("exampleFix"):
+        out += h.before_after(rec["exampleFix"])
+    return out
+
+
+def _flag_table(data: SiteData, rec: dict, up: str) -> str:
+    rows = []
+    for name in rec.get("flags") or []:
+        f = data.flags.get(name, {})
+        choices = " ".join(f"<code>{h.esc(c)}</code>" for c in f.get("choices") or [])
+        rows.append(
+            f'<tr><td><a href="{up}flags/{file_token(name)}.html"><code>{h.esc(name)}</code></a></td>'
+            f"<td>{h.esc(f.get('help') or '')}</td><td><code>{h.esc(f.get('default') or '')}</code></td>"
+            f"<td>{choices or h.esc(f.get('action') or f.get('type') or '')}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return ('<div class="table-wrap"><table><thead><tr><th>Flag</th><th>Help</th><th>Default</th>'
+            f"<th>Choices / type</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")  # fmt: skip
+
+
+def _source(rec: dict) -> str:
+    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
+    fn = f" in <code>{h.esc(rec['function'])}</code>" if rec.get("function") else ""
+    link = h.href(rec.get("githubUrl"))
+    sha = (rec.get("analyzedSha") or "")[:10]
+    head = f'<a href="{link}" rel="noopener">{h.esc(where)}</a>' if link else h.esc(where)
+    return (
+        f'<p class="src-head"><code>{head}</code>{fn} <span class="muted">at commit {h.esc(sha)}</span></p>'
+        + h.source_block(rec)
+    )
+
+
+def _releases(data: SiteData, rec: dict, up: str) -> str:
+    revs = data.releases_of.get(rec["id"], [])
+    tags = [t for r in revs for t in r.get("tags") or []]
+    out = h.chips((t, f"{up}releases/{file_token(t)}.html") for t in tags)
+    if not tags:
+        out = '<p class="muted">Not in a tagged release yet.</p>'
+    if revs and revs[0].get("sha"):
+        out += f'<p class="muted">First seen {_when(revs[0])}, last seen {_when(revs[-1])}.</p>'
+    if rec.get("previousId"):
+        prev = next((r for r in data.records if r["id"] == rec["previousId"]), None)
+        target = (
+            f'<a href="{up}{page_of(prev)}">{h.esc(h.title_of(prev))}</a>'
+            if prev
+            else h.esc(rec["previousId"])
+        )
+        out += f'<p class="muted">Earlier wording: {target}</p>'
+    return out
+
+
+def _when(rev: dict) -> str:
+    return (
+        f"<code>{h.esc((rev.get('sha') or '')[:10])}</code> ({h.esc((rev.get('date') or '')[:10])})"
+    )
+
+
+def _flag_intro(data: SiteData, name: str) -> str:
+    f = data.flags.get(name)
+    if not f:
+        return '<p class="muted">No declaration found for this flag in the analysed source.</p>'
+    rows = [("Help", h.esc(f.get("help") or "")), ("Default", f"<code>{h.esc(f.get('default') or '')}</code>"),
+            ("Type", h.esc(f.get("type") or f.get("action") or "")),
+            ("Choices", " ".join(f"<code>{h.esc(c)}</code>" for c in f.get("choices") or [])),
+            ("Declared", f"<code>{h.esc(f.get('file'))}:{h.esc(f.get('line'))}</code>")]  # fmt: skip
+    body = "".join(
+        f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows if v and v != "<code></code>"
+    )
+    return f'<div class="table-wrap"><table class="kv">{body}</table></div>'
+
+
+def _release_intro(data: SiteData, tag: str) -> str:
+    rev = next((r for r in data.revisions if tag in (r.get("tags") or [])), None)
+    if not rev:
+        return ""
+    return (f'<p class="muted">Commit <code>{h.esc((rev.get("sha") or "")[:10])}</code>, {h.esc((rev.get("date") or "")[:10])}'
+            f" — {h.esc(rev.get('subject'))}</p>")  # fmt: skip
+
+
+def _group_pages(
+    data: SiteData, folder: str, label: str, groups: dict[str, list[dict]], intro
+) -> dict[str, str]:
+    """An index of groups plus one page per group listing its errors."""
+    pages = {}
+    names = sorted(groups, key=_release_key if folder == "releases" else str.lower)
+    items = "".join(
+        f'<li><a href="{file_token(n)}.html"><code>{h.esc(n)}</code><span class="count">{len(groups[n])}</span></a></li>'
+        for n in names
+    )
+    pages[f"{folder}/index.html"] = h.layout(
+        label,
+        f'<h1>{h.esc(label)}</h1><ul class="groups">{items}</ul>',
+        depth=1,
+        active=label,
+        meta=data.meta,
+    )
+    for n in names:
+        head = (f'<nav class="crumbs"><a href="index.html">{h.esc(label)}</a></nav><h1><code>{h.esc(n)}</code></h1>'
+                + (intro(data, n) if intro else ""))  # fmt: skip
+        parts = _release_sections(data, n, groups[n]) if folder == "releases" else [("", groups[n])]
+        body = "".join(
+            f"<h2>{_count(len(recs))}{h.esc(title)}</h2>"
+            + f'<ol class="err-list">{"".join(h.error_row(r, f"../{page_of(r)}") for r in recs)}</ol>'
+            for title, recs in parts
+            if recs
+        )
+        pages[f"{folder}/{file_token(n)}.html"] = h.layout(
+            n, head + body, depth=1, active=label, meta=data.meta
+        )
+    return pages
+
+
+def _count(n: int) -> str:
+    return f"{n} error{'s' if n != 1 else ''}"
+
+
+def _release_sections(data: SiteData, tag: str, recs: list[dict]) -> list[tuple[str, list[dict]]]:
+    """Split a release's errors into those it introduced and those carried over from earlier."""
+
+    def first_tag(rec: dict) -> str | None:
+        tags = [t for r in data.releases_of.get(rec["id"], []) for t in r.get("tags") or []]
+        return tags[0] if tags else None
+
+    new = [r for r in recs if first_tag(r) == tag]
+    old = [r for r in recs if first_tag(r) != tag]
+    return [(f" new in {tag}", new), (" carried over from earlier releases", old)]
+
+
+def _release_key(tag: str) -> tuple:
+    """Newest release first: v0.5.10 sorts after v0.5.9."""
+    nums = [int(x) for x in re.findall(r"\d+", tag)]
+    return (tuple(-n for n in nums), tag)

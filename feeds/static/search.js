@@ -1,0 +1,76 @@
+// Offline search over the error index (window.KVERR_INDEX, loaded by <script src>).
+// A pasted log line is first tried against each record's messagePattern, so values like
+// "got 48" still find "got {self.page_size}"; otherwise words are matched. The query can come
+// from the URL (index.html?q=...), which is how other pages' search boxes and tests drive it.
+(function () {
+  "use strict";
+  var index = window.KVERR_INDEX || [];
+  var list = document.getElementById("errors");
+  var box = document.getElementById("q");
+  var status = document.getElementById("search-status");
+  if (!list || !box) return;
+  var rows = {};
+  Array.prototype.forEach.call(list.children, function (li) { rows[li.getAttribute("data-id")] = li; });
+  var order = Array.prototype.slice.call(list.children);
+
+  function toJsRegex(p) {
+    // Python named groups (?P<name>...) are (?<name>...) in JavaScript; the rest is shared syntax.
+    try { return p ? new RegExp(p.replace(/\(\?P</g, "(?<")) : null; } catch (e) { return null; }
+  }
+  index.forEach(function (e) {
+    e.re = toJsRegex(e.p);
+    e.hay = (e.m + " " + e.f.join(" ") + " " + e.t.join(" ") + " " + e.id).toLowerCase();
+  });
+
+  function words(text) { return (text.toLowerCase().match(/[a-z0-9_][a-z0-9_.-]*/g) || []); }
+
+  function score(e, q, qw) {
+    if (e.re && q.length <= 20000 && e.re.test(q)) return 2;
+    if (!qw.length) return 0;
+    var hits = 0;
+    qw.forEach(function (w) { if (e.hay.indexOf(w) >= 0) hits++; });
+    var frac = hits / qw.length;
+    // Few words: all must be present. A long paste: most of its words must be.
+    if (qw.length <= 4) return frac === 1 ? frac : 0;
+    return frac >= 0.6 ? frac : 0;
+  }
+
+  function run(q) {
+    q = q.trim();
+    list.querySelectorAll(".best").forEach(function (li) { li.classList.remove("best"); });
+    if (!q) {
+      order.forEach(function (li) { li.hidden = false; list.appendChild(li); });
+      status.textContent = "";
+      return;
+    }
+    var qw = words(q).filter(function (w) { return w.length > 1; });
+    var found = [];
+    index.forEach(function (e) {
+      var s = score(e, q, qw);
+      if (s > 0) found.push({ e: e, s: s });
+    });
+    found.sort(function (a, b) { return b.s - a.s || a.e.m.length - b.e.m.length; });
+    order.forEach(function (li) { li.hidden = true; });
+    found.forEach(function (f, i) {
+      var li = rows[f.e.id];
+      if (!li) return;
+      li.hidden = false;
+      li.setAttribute("data-rank", String(i + 1));
+      if (i === 0 && f.s >= 2) li.classList.add("best");
+      list.appendChild(li);
+    });
+    var exact = found.filter(function (f) { return f.s >= 2; }).length;
+    status.textContent = found.length
+      ? found.length + " matching error" + (found.length === 1 ? "" : "s") + (exact ? " (" + exact + " exact match)" : "")
+      : "No error matches. Try fewer words, or just the flag name.";
+  }
+
+  var timer = null;
+  box.addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(function () { run(box.value); }, 80);
+  });
+  var initial = new URLSearchParams(window.location.search).get("q");
+  if (initial) { box.value = initial; }
+  run(box.value);
+})();

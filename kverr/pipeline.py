@@ -1,0 +1,783 @@
+"""`kverr build`: source(s) -> extraction (cached) -> records -> lineage -> dataset dir -> catalog.
+
+One revision or a thousand go through the same path:
+
+1. plan      each revision's files as (path, blob sha) — a directory is one revision.
+2. extract   every distinct (path, blob) once, ever: the blob cache maps it to a serialised
+             FileExtraction; within a changed file the unit cache lets unchanged functions skip
+             libcst. Both live in one sqlite file next to the output (stdlib only; duckdb stays
+             in catalog/). `jobs > 1` spreads the blobs over processes.
+3. records   per revision: ids and occurrences (cached per file set); the newest form of each
+             record comes from the last revision that has it.
+4. lineage   edited messages link new id -> old id between consecutive revisions.
+5. write     all dataset files into a temp dir, then swapped in: Ctrl-C never leaves a
+             half-written dataset, and the cache keeps the finished work for the re-run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import time
+import zlib
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kverr.errors import DatasetError, SourceError
+from kverr.extractor import sources
+from kverr.ftypes import (
+    FileExtraction,
+    FlagDecl,
+    ParseFailure,
+    Revision,
+    SourceFile,
+    from_json,
+    to_json,
+)
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+CACHE_NAME = ".kverr-cache.sqlite"
+
+
+# ---------------------------------------------------------------- result
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    catalog: Path | None
+    revisions: list[Revision]
+    counts: dict[str, Any]  # the manifest's counts
+    stats: dict[str, int]  # cache use: blobs, blobs_parsed, units_parsed, unit_cache_hits, ...
+    failures: list[ParseFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # overlay warnings
+    collisions: list[Any] = field(default_factory=list)  # pattern collisions, when available
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------- cache
+
+
+def _code_fingerprint(*folders: str) -> str:
+    """Hash of the code that produced a cached value: editing the extractor (or records) must
+    invalidate what it produced, without anyone remembering to bump a version."""
+    import kverr
+
+    h = hashlib.sha256(kverr.__version__.encode())
+    root = Path(kverr.__file__).resolve().parents[1]
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix in (".py", ".json") and path.name != "sources.py" and path.is_file():
+                h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+class Cache:
+    """One sqlite file: `kv(ns, key, value)` with zlib-compressed JSON values. Single writer
+    (the parent process); workers open it read-only."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        try:
+            if readonly:
+                self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(path, timeout=30)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute(
+                    "CREATE TABLE IF NOT EXISTS kv (ns TEXT, key TEXT, value BLOB, PRIMARY KEY (ns, key))"
+                )
+                self.db.commit()
+        except sqlite3.DatabaseError as exc:
+            raise DatasetError(
+                f"cache {path} is unreadable ({exc}); delete it and build again."
+            ) from None
+
+    def get(self, ns: str, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM kv WHERE ns = ? AND key = ?", (ns, key)).fetchone()
+        return zlib.decompress(row[0]).decode() if row else None
+
+    def put_many(self, ns: str, items: dict[str, str]) -> None:
+        rows = [(ns, k, zlib.compress(v.encode(), 1)) for k, v in items.items()]
+        self.db.executemany("INSERT OR REPLACE INTO kv VALUES (?, ?, ?)", rows)
+
+    def commit(self) -> None:
+        self.db.commit()
+
+    def close(self) -> None:
+        self.db.commit()
+        self.db.close()
+
+
+class UnitCache(MutableMapping[str, str]):
+    """The extractor's per-unit cache: reads through to sqlite, collects new entries in memory
+    so the parent process can persist them (workers never write the sqlite file)."""
+
+    def __init__(self, cache: Cache | None) -> None:
+        self.cache = cache
+        self.local: dict[str, str] = {}
+        self.new: dict[str, str] = {}
+
+    def __getitem__(self, key: str) -> str:
+        if key in self.local:
+            return self.local[key]
+        value = self.cache.get("unit", key) if self.cache else None
+        if value is None:
+            raise KeyError(key)
+        self.local[key] = value
+        return value
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.local[key] = value
+        self.new[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        self.local.pop(key, None)
+        self.new.pop(key, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.local)
+
+    def __len__(self) -> int:
+        return len(self.local)
+
+    def take_new(self) -> dict[str, str]:
+        new, self.new = self.new, {}
+        return new
+
+
+# ---------------------------------------------------------------- extraction (worker side)
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(cache_path: str | None) -> None:
+    cache = (
+        Cache(Path(cache_path), readonly=True) if cache_path and Path(cache_path).exists() else None
+    )
+    _WORKER["units"] = UnitCache(cache)
+
+
+def _extract_one(src: SourceFile) -> tuple[str, str, dict[str, str]]:
+    """Extract one file; returns (path, blob, serialised FileExtraction, new unit-cache entries)."""
+    units: UnitCache = _WORKER.setdefault("units", UnitCache(None))
+    if src.error:
+        line, col, message = src.error.split(":", 2)
+        ext = FileExtraction(
+            source=src, failures=(ParseFailure(src.path, int(line), int(col), message),)
+        )
+    else:
+        from kverr.extractor.run import extract_raw
+
+        # Raw: a site's flags are filtered against the whole file set later (_link_flags),
+        # so one cached extraction serves every revision the blob appears in.
+        ext = extract_raw(src, units)
+    # The text is in git (or on disk) already; caching it again would double the cache size.
+    slim = FileExtraction(
+        source=SourceFile(src.path, "", src.blob, src.error),
+        sites=ext.sites,
+        flags=ext.flags,
+        failures=ext.failures,
+        stats=dict(ext.stats),
+    )
+    return to_json(slim), json.dumps(dict(ext.stats)), units.take_new()
+
+
+def _run_extraction(
+    todo: Sequence[tuple[str, str]],
+    read: Callable[[str, str], SourceFile],
+    cache: Cache,
+    jobs: int,
+    on_done: Callable[[SourceFile, str, dict[str, int]], None],
+) -> None:
+    """Extract `todo` (in-process or over `jobs` processes); the parent persists every result
+    and new unit entries as they arrive, committing every few seconds so an interrupt keeps them."""
+    last = time.monotonic()
+
+    def take(src: SourceFile, result: tuple[str, str, dict[str, str]]) -> None:
+        nonlocal last
+        ext_json, stats_json, new_units = result
+        cache.put_many("unit", new_units)
+        on_done(src, ext_json, json.loads(stats_json))
+        if time.monotonic() - last > 2:
+            cache.commit()
+            last = time.monotonic()
+
+    if jobs <= 1 or len(todo) <= 1:
+        _worker_init(None)
+        _WORKER["units"] = UnitCache(cache)
+        for path, blob in todo:
+            src = read(path, blob)
+            take(src, _extract_one(src))
+    else:
+        import multiprocessing
+
+        cache.commit()
+        with multiprocessing.get_context("spawn").Pool(
+            jobs, _worker_init, (str(cache.path),)
+        ) as pool:
+            # Neighbouring versions share most functions: small ordered chunks keep each
+            # worker's in-memory unit cache warm while results still stream back.
+            srcs = (read(p, b) for p, b in todo)
+            for (path, blob), result in zip(
+                todo, pool.imap(_extract_one, srcs, chunksize=4), strict=True
+            ):
+                take(SourceFile(path, "", blob), result)
+    cache.commit()
+
+
+# ---------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class Plan:
+    revisions: list[Revision]
+    files: list[list[tuple[str, str]]]  # per revision: (path, blob), sorted by path
+    read: Callable[[str, str], SourceFile]  # (path, blob) -> SourceFile
+    repository: str | None
+    close: Callable[[], None]
+
+
+def plan_directory(path: Path, globs: Sequence[str]) -> Plan:
+    revision, files = sources.read_directory(path, globs)
+    by_key = {(f.path, f.blob): f for f in files}
+    return Plan([revision], [sorted(by_key)], lambda p, b: by_key[(p, b)], None, lambda: None)
+
+
+def _plan_directory_default(path: Path, globs: Sequence[str] | None) -> tuple[Plan, list[str]]:
+    """A directory without --files: the SGLang file set when it is an SGLang tree, else every .py."""
+    if globs:
+        return plan_directory(path, globs), list(globs)
+    try:
+        return plan_directory(path, sources.DEFAULT_GLOBS), list(sources.DEFAULT_GLOBS)
+    except SourceError:
+        return plan_directory(path, ["**/*.py"]), ["**/*.py"]
+
+
+def plan_git(
+    repo: Path,
+    revs: Sequence[str],
+    *,
+    tags_glob: str | None,
+    touching: bool,
+    globs: Sequence[str],
+    repo_name: str | None,
+    cache: Cache | None = None,
+) -> Plan:
+    revisions = sources.list_revisions(
+        repo, revs, tags_glob=tags_glob, touching=touching, globs=globs, repo_name=repo_name
+    )
+    files = [_tree(repo, r.sha or "", globs, cache) for r in revisions]
+    if not any(files):
+        raise SourceError(sources._no_match(f"{repo} at the selected revisions", globs))
+    reader = sources.BlobReader(repo)
+    return Plan(revisions, files, reader.source, repo_name, reader.close)
+
+
+def _tree(repo: Path, sha: str, globs: Sequence[str], cache: Cache | None) -> list[tuple[str, str]]:
+    """A commit's matching files never change: cached, a no-op rebuild spawns no ls-tree."""
+    key = f"{sha}:{json.dumps(list(globs))}"
+    hit = cache.get("tree", key) if cache else None
+    if hit is not None:
+        return [tuple(x) for x in json.loads(hit)]
+    files = sources.list_files(repo, sha, globs)
+    if cache:
+        cache.put_many("tree", {key: json.dumps(files)})
+    return files
+
+
+# ---------------------------------------------------------------- build
+
+
+def build(
+    *,
+    out: Path,
+    source: Path | None = None,
+    git_repo: Path | None = None,
+    revs: Sequence[str] = (),
+    tags_glob: str | None = None,
+    touching: bool = False,
+    globs: Sequence[str] | None = None,
+    catalog: Path | None = None,
+    jobs: int = 1,
+    repo_name: str | None = None,
+    overlay: Path | None = None,
+    cache_path: Path | None = None,
+    dataset_version: str | None = None,
+    command: Sequence[str] = (),
+    on_progress: Progress | None = None,
+) -> BuildResult:
+    """Build the dataset directory `out` (and the catalog, when given) from a directory or a
+    git repository. Idempotent: a second run with nothing new reuses every cached result."""
+    started = time.monotonic()
+    progress = on_progress or (lambda phase, done, total: None)
+    _check_out(out)
+    if git_repo is None and source is None:
+        raise SourceError("nothing to build; pass a directory or file, or --git REPO.")
+    cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
+    try:
+        if git_repo is not None:
+            globs = list(globs or sources.DEFAULT_GLOBS)
+            plan = plan_git(
+                Path(git_repo),
+                revs,
+                tags_glob=tags_glob,
+                touching=touching,
+                globs=globs,
+                repo_name=repo_name,
+                cache=cache,
+            )
+        else:
+            plan, globs = _plan_directory_default(Path(source), globs)
+    except BaseException:
+        cache.close()
+        raise
+    try:
+        stats = _extract_all(plan, cache, jobs, progress)
+        assembled = _assemble(plan, cache, overlay, dataset_version, stats, progress)
+    finally:
+        plan.close()
+        cache.close()
+    manifest = _manifest(plan, globs, assembled, stats, command)
+    _write(out, plan.revisions, assembled, manifest)
+    if catalog is not None:
+        from kverr.catalog import load_dataset
+
+        load_dataset(out, catalog)
+    return BuildResult(
+        out=out,
+        catalog=catalog,
+        revisions=plan.revisions,
+        counts=manifest["counts"],
+        stats=stats,
+        failures=assembled.failures,
+        warnings=assembled.warnings,
+        collisions=assembled.collisions,
+        seconds=time.monotonic() - started,
+    )
+
+
+def _check_out(out: Path) -> None:
+    """Never overwrite something that is not a kverr dataset (never lose data)."""
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())
+    ):
+        raise DatasetError(
+            f"{out} exists and is not a kverr dataset directory; pass a new or empty --out."
+        )
+
+
+def _extract_all(plan: Plan, cache: Cache, jobs: int, progress: Progress) -> dict[str, int]:
+    """Extract every (path, blob) the plan needs that the blob cache does not already hold."""
+    fp = _code_fingerprint("extractor")
+    distinct = list(dict.fromkeys(pf for files in plan.files for pf in files))
+    todo = [(p, b) for p, b in distinct if cache.get("blob", f"{fp}:{p}:{b}") is None]
+    stats = {
+        "revisions": len(plan.revisions),
+        "blobs": len(distinct),
+        "blobs_parsed": 0,
+        "blob_cache_hits": len(distinct) - len(todo),
+        "units_parsed": 0,
+        "unit_cache_hits": 0,
+    }
+    progress("extract", 0, len(todo))
+
+    def on_done(src: SourceFile, ext_json: str, file_stats: dict[str, int]) -> None:
+        cache.put_many("blob", {f"{fp}:{src.path}:{src.blob}": ext_json})
+        stats["blobs_parsed"] += 1
+        stats["units_parsed"] += file_stats.get("units_parsed", 0)
+        stats["unit_cache_hits"] += file_stats.get("cache_hits", 0)
+        progress("extract", stats["blobs_parsed"], len(todo))
+
+    if todo:
+        _run_extraction(todo, plan.read, cache, jobs, on_done)
+    return stats
+
+
+# ---------------------------------------------------------------- records, occurrences, lineage
+
+
+@dataclass
+class Assembled:
+    records: list[dict]  # newest form of each record, sorted by id, previousId set
+    occurrences: list[dict]  # sorted by revision ord, then id
+    flags: list[FlagDecl]  # newest declaration of each flag, sorted by name
+    lineage: list[dict]
+    failures: list[ParseFailure]
+    warnings: list[str]
+    collisions: list[Any]
+    files: list[str]
+    dataset_version: str
+    sites: int  # sites in the newest revision
+
+
+def _guard_key(site: Any) -> str:
+    """12 hex over the normalised guard tests (records.identity's rule, so a check moved from
+    `self.x` to `cfg.x` keeps its guard); "" when unguarded."""
+    from kverr.records.identity import guard_key
+
+    key = guard_key(site)
+    return hashlib.sha256(key.encode()).hexdigest()[:12] if key else ""
+
+
+def _entries(exts: list[FileExtraction]) -> list[dict]:
+    """One entry per site of a revision: its id (records.identity, the same rule build_records
+    uses), where it is, and what lineage compares. Cheap: no record is built."""
+    from kverr.records.identity import assign_ids
+
+    sites = [site for ext in exts for site in ext.sites]
+    out = [
+        {
+            "id": rid,
+            "file": site.file,
+            "line": site.line,
+            "function": site.function,
+            "guard": _guard_key(site),
+            "kind": site.kind,
+            "errorClass": site.error_class,
+            "message": site.template.display() or site.condition or "",
+        }
+        for site, rid in zip(sites, assign_ids(sites), strict=True)
+    ]
+    return sorted(out, key=lambda e: (e["id"], e["file"], e["line"]))
+
+
+class _Loader:
+    """Cached extractions for one revision at a time, with text restored when records need it."""
+
+    def __init__(self, plan: Plan, cache: Cache) -> None:
+        self.plan, self.cache = plan, cache
+        self.fp = _code_fingerprint("extractor")
+        self.memo: dict[tuple[str, str], FileExtraction] = {}
+
+    def load(self, files: list[tuple[str, str]], *, text: bool) -> list[FileExtraction]:
+        memo = {}
+        for pb in files:
+            ext = self.memo.get(pb) or from_json(
+                self.cache.get("blob", f"{self.fp}:{pb[0]}:{pb[1]}") or "null"
+            )
+            if ext is None:
+                raise DatasetError(
+                    f"cache {self.cache.path} lost an extraction; delete it and build again."
+                )
+            memo[pb] = ext
+        self.memo = memo  # neighbours share most blobs: keep only the last revision's
+        exts = [memo[pb] for pb in files]
+        if text:
+            exts = [_with_text(e, self.plan.read(*pb)) for e, pb in zip(exts, files, strict=True)]
+        return _link_flags(exts)
+
+
+def _with_text(ext: FileExtraction, src: SourceFile) -> FileExtraction:
+    return FileExtraction(
+        source=src, sites=ext.sites, flags=ext.flags, failures=ext.failures, stats=ext.stats
+    )
+
+
+def _link_flags(exts: list[FileExtraction]) -> list[FileExtraction]:
+    """The extractor's second pass over a whole file set: site flags limited to declared flags."""
+    from kverr.extractor.run import filter_flags
+
+    decls = tuple(d for e in exts for d in e.flags)
+    return [filter_flags(e, decls) for e in exts]
+
+
+def _build_records(
+    exts: list[FileExtraction], revision: Revision, overlay: Any, only: set[str] | None = None
+) -> list[dict]:
+    """records.build_records, limited to the ids in `only`: a revision usually owes the dataset
+    a handful of newest forms, and building (and validating) all its records would cost ~100x.
+    Same steps as build_records; test_build_records_subset_matches_build_records holds them equal."""
+    from kverr.records import apply_overlay, build_records, flag_map, record_for
+    from kverr.records.identity import assign_ids
+    from kverr.records.pattern import check_pattern
+    from kverr.schema import validate_record
+
+    if only is None:
+        return build_records(exts, revision, overlay=overlay)
+    pairs = [(site, ex.source) for ex in exts for site in ex.sites]
+    decls = flag_map(ex.flags for ex in exts)
+    ids = assign_ids([site for site, _ in pairs])
+    records = [
+        record_for(site, src, revision, record_id=rid, flags=decls)
+        for (site, src), rid in zip(pairs, ids, strict=True)
+        if rid in only
+    ]
+    records = apply_overlay(records, overlay)
+    for rec in records:
+        validate_record(rec)
+        check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
+    return sorted(records, key=lambda r: r["id"])
+
+
+def _load_overlay(path: Path | None) -> tuple[Any, str]:
+    """The curated overlay and a fingerprint of its bytes (cached records depend on it)."""
+    if path is None:
+        return None, ""
+    if not Path(path).is_file():
+        raise DatasetError(
+            f"overlay {path} does not exist; pass an existing curated JSON file to --overlay."
+        )
+    from kverr.records import load_overlay
+
+    return load_overlay(path), hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def _assemble(
+    plan: Plan,
+    cache: Cache,
+    overlay_path: Path | None,
+    dataset_version: str | None,
+    stats: dict[str, int],
+    progress: Progress,
+) -> Assembled:
+    from kverr.records import lineage as lin
+
+    overlay, overlay_fp = _load_overlay(overlay_path)
+    newest = plan.revisions[-1]
+    version = dataset_version or newest.date or "1970-01-01T00:00:00.000Z"
+    # Entries depend only on the file set and the code; records also on the revision and overlay.
+    entries_fp = _code_fingerprint("extractor", "records")
+    loader = _Loader(plan, cache)
+    last_ord: dict[str, int] = {}
+    per_rev: list[list[dict]] = []
+    flags: dict[str, dict] = {}  # name -> plain FlagDecl, newest wins (decoded once, at the end)
+    failures: dict[str, dict] = {}
+    rev_keys = []
+    stats["revisions_built"] = 0
+    for ord_, files in enumerate(plan.files):
+        key = hashlib.sha256(json.dumps([entries_fp, files]).encode()).hexdigest()
+        rev_keys.append(key)
+        cached = cache.get("rev", key)
+        if cached is None:
+            exts = loader.load(files, text=False)
+            value = {
+                "entries": _entries(exts),
+                "flags": [json.loads(to_json(f)) for e in exts for f in e.flags],
+                "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
+                "sites": sum(len(e.sites) for e in exts),
+            }
+            cache.put_many("rev", {key: json.dumps(value)})
+            stats["revisions_built"] += 1
+        else:
+            value = json.loads(cached)
+        per_rev.append(value["entries"])
+        for e in value["entries"]:
+            last_ord[e["id"]] = ord_
+        for f in value["flags"]:
+            flags[f["name"]] = f
+        for f in value["failures"]:
+            failures.setdefault(json.dumps(f, sort_keys=True), f)
+        progress("records", ord_ + 1, len(plan.revisions))
+    cache.commit()
+    records_fp = _code_fingerprint("extractor", "records", "schema") + overlay_fp
+    records = _newest_forms(plan, cache, loader, last_ord, rev_keys, overlay, records_fp)
+    lines = lin.lineage(
+        [
+            (
+                rev.sha,
+                [
+                    lin.Entry(
+                        e["id"], e["kind"], e["message"], e["function"], e["guard"], e["errorClass"]
+                    )
+                    for e in entries
+                ],
+            )
+            for rev, entries in zip(plan.revisions, per_rev, strict=True)
+        ]
+    )
+    lin.apply(records, lines)
+    occurrences = []
+    for rev, entries in zip(plan.revisions, per_rev, strict=True):
+        seen = set()
+        for e in entries:
+            if e["id"] not in seen:
+                seen.add(e["id"])
+                occurrences.append(
+                    {
+                        "id": e["id"],
+                        "sha": rev.sha,
+                        "file": e["file"],
+                        "line": e["line"],
+                        "function": e["function"],
+                        "guard": e["guard"],
+                    }
+                )
+    return Assembled(
+        records=records,
+        occurrences=occurrences,
+        flags=[from_json(json.dumps(flags[n])) for n in sorted(flags)],
+        lineage=lines,
+        failures=sorted(
+            (from_json(json.dumps(f)) for f in failures.values()),
+            key=lambda f: (f.path, f.line, f.col, f.message),
+        ),
+        warnings=_overlay_warnings(records, overlay),
+        collisions=_collisions(records),
+        files=sorted({p for files in plan.files for p, _ in files}),
+        dataset_version=version,
+        sites=value["sites"] if plan.revisions else 0,
+    )
+
+
+def _newest_forms(
+    plan: Plan,
+    cache: Cache,
+    loader: _Loader,
+    last_ord: dict[str, int],
+    rev_keys: list[str],
+    overlay: Any,
+    records_fp: str,
+) -> list[dict]:
+    """Each record as built at the last revision that has it: from the record cache, or one
+    build_records per revision that still owes records. Adding a commit rebuilds only it."""
+    out: dict[str, dict] = {}
+    missing: dict[int, list[str]] = {}
+
+    def rkey(ord_: int, rid: str) -> str:
+        rev = plan.revisions[ord_]
+        return f"{records_fp}:{rev_keys[ord_]}:{rev.sha}:{rev.repo}:{rev.date}:{rid}"
+
+    for rid, ord_ in last_ord.items():
+        hit = cache.get("record", rkey(ord_, rid))
+        if hit is not None:
+            out[rid] = json.loads(hit)
+        else:
+            missing.setdefault(ord_, []).append(rid)
+    for ord_, ids in sorted(missing.items()):
+        exts = loader.load(plan.files[ord_], text=True)
+        by_id = {r["id"]: r for r in _build_records(exts, plan.revisions[ord_], overlay, set(ids))}
+        lost = [rid for rid in ids if rid not in by_id]
+        if lost:
+            raise DatasetError(
+                f"records and identity disagree on {lost[0]} at {plan.revisions[ord_].sha}; report this kverr bug."
+            )
+        fresh = {rkey(ord_, rid): json.dumps(by_id[rid], sort_keys=True) for rid in ids}
+        cache.put_many("record", fresh)
+        cache.commit()
+        out.update({rid: by_id[rid] for rid in ids})
+    return [out[rid] for rid in sorted(out)]
+
+
+def _overlay_warnings(records: list[dict], overlay: Any) -> list[str]:
+    from kverr.records import overlay_warnings
+
+    return overlay_warnings(records, overlay)
+
+
+def _collisions(records: list[dict]) -> list[Any]:
+    try:
+        from kverr.records import collisions
+    except ImportError:
+        return []
+    find = getattr(collisions, "find_collisions", None) or getattr(collisions, "collisions", None)
+    return list(find(records)) if callable(find) else []
+
+
+# ---------------------------------------------------------------- manifest and writing
+
+
+def _manifest(
+    plan: Plan, globs: Sequence[str], a: Assembled, stats: dict[str, int], command: Sequence[str]
+) -> dict:
+    from kverr import __version__
+
+    severities: dict[str, int] = {}
+    for rec in a.records:
+        severities[rec.get("severity", "")] = severities.get(rec.get("severity", ""), 0) + 1
+    return {
+        "tool": "kverr",
+        "toolVersion": __version__,
+        "schemaVersion": 2,
+        "repository": plan.repository,
+        "revisions": [r.sha for r in plan.revisions],
+        "fileSet": list(globs),
+        "files": a.files,
+        "counts": {
+            "records": len(a.records),
+            "sites": a.sites,
+            "flags": len(a.flags),
+            "failures": len(a.failures),
+            "revisions": len(plan.revisions),
+            "occurrences": len(a.occurrences),
+            "lineage": len(a.lineage),
+            "blobs": stats["blobs"],
+            "severity": dict(sorted(severities.items())),
+        },
+        # Cache use differs between a first build and a rebuild: the only part of the dataset
+        # directory that is not byte-identical across rebuilds of the same input.
+        "build": {k: v for k, v in stats.items() if k not in ("revisions", "blobs")},
+        "command": list(command),
+        "datasetVersion": a.dataset_version,
+        "provenance": _provenance(plan),
+    }
+
+
+def _provenance(plan: Plan) -> str:
+    if not plan.revisions or plan.revisions[-1].sha is None:
+        return "kverr build of a source directory"
+    first, last = plan.revisions[0], plan.revisions[-1]
+    return f"kverr build of {len(plan.revisions)} revision(s) from {first.sha[:12]} ({first.date}) to {last.sha[:12]} ({last.date})"
+
+
+def _write(out: Path, revisions: list[Revision], a: Assembled, manifest: dict) -> None:
+    """Write the dataset into a sibling temp dir, then swap it in: an interrupt or a crash leaves
+    either the old dataset or the new one, never a mix."""
+    from kverr.records.dataset import write_dataset
+
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        write_dataset(
+            tmp,
+            records=a.records,
+            revisions=revisions,
+            occurrences=a.occurrences,
+            flags=a.flags,
+            lineage=a.lineage,
+            manifest=manifest,
+        )
+        if out.exists():
+            os.replace(out, old)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- CLI helpers
+
+
+def is_bare_repo(path: Path) -> bool:
+    """A bare clone given as the PATH argument is built as a git source, not as a directory."""
+    return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+
+def split_targets(
+    targets: Sequence[str], git_repo: Path | None, revs: Sequence[str]
+) -> tuple[Path | None, Path | None, list[str]]:
+    """`kverr build` positionals: with --git they are revisions/ranges; without, one PATH (a bare
+    repository PATH is read as git, its further positionals as revisions)."""
+    if git_repo is not None:
+        return None, git_repo, [*targets, *revs]
+    if not targets:
+        raise SourceError("nothing to build; pass a directory or .py file, or --git REPO.")
+    path = Path(targets[0])
+    if is_bare_repo(path):
+        return None, path, [*targets[1:], *revs]
+    if len(targets) > 1 or revs:
+        raise SourceError(
+            f"{path} is read as a directory, so revisions make no sense; add --git {path} to build revisions."
+        )
+    return path, None, []

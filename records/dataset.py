@@ -1,0 +1,243 @@
+"""The dataset directory (docs/CONTRACTS.md "Dataset directory"): write it, read it back.
+
+Every file is UTF-8 JSON with sorted keys and its lines in a fixed order, so a rebuild of the
+same input is byte-identical; each file is written to a temp file beside it and moved into place
+with os.replace, so a crash never leaves half a file. Reading validates every record line and
+names file:line on the first problem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kverr.errors import DatasetError, SchemaError
+from kverr.ftypes import Dataset, FlagDecl, Revision
+
+__all__ = ["Dataset", "FILES", "read_dataset", "write_dataset"]
+
+FILES = (
+    "records.jsonl",
+    "revisions.jsonl",
+    "occurrences.jsonl",
+    "flags.jsonl",
+    "lineage.jsonl",
+    "manifest.json",
+)
+EPOCH = "1970-01-01T00:00:00.000Z"
+
+
+def _line(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _jsonl(rows: Iterable[Any]) -> str:
+    return "".join(_line(r) + "\n" for r in rows)
+
+
+def write_dataset(
+    out_dir: str | os.PathLike[str],
+    *,
+    records: Sequence[dict],
+    revisions: Sequence[Revision],
+    occurrences: Sequence[dict],
+    flags: Sequence[FlagDecl],
+    lineage: Sequence[dict],
+    manifest: dict,
+) -> None:
+    """Write the six dataset files into `out_dir` (created if needed), each atomically.
+
+    `records` are schema-v2 records (or ready dataset lines); each becomes
+    `{"datasetVersion": manifest["datasetVersion"], "record": ...}`. `revisions` are oldest first.
+    """
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatasetError(
+            f"cannot create dataset directory {out} ({exc.strerror}); choose another --out."
+        ) from None
+    version = str(manifest.get("datasetVersion") or EPOCH)
+    lines = [
+        r if "record" in r and "datasetVersion" in r else {"datasetVersion": version, "record": r}
+        for r in records
+    ]
+    lines.sort(key=lambda ln: ln["record"]["id"])
+    ord_of = {r.sha: i for i, r in enumerate(revisions)}
+    rev_rows = [
+        {"sha": r.sha, "date": r.date, "tags": list(r.tags), "subject": r.subject, "ord": i}
+        for i, r in enumerate(revisions)
+    ]
+    occ = sorted(
+        occurrences,
+        key=lambda o: (
+            ord_of.get(o.get("sha"), -1),
+            o["id"],
+            o.get("file") or "",
+            o.get("line") or 0,
+        ),
+    )
+    newest: dict[str, FlagDecl] = {}
+    for decl in flags:  # later (newer) declarations win
+        newest[decl.name] = decl
+    flag_rows = [_plain_flag(newest[name]) for name in sorted(newest)]
+    lin = sorted(lineage, key=lambda x: (x["id"], x.get("previousId") or "", x.get("sha") or ""))
+    full_manifest = {"schemaVersion": 2, **manifest, "datasetVersion": version}
+    files = {
+        "records.jsonl": _jsonl(lines),
+        "revisions.jsonl": _jsonl(rev_rows),
+        "occurrences.jsonl": _jsonl(occ),
+        "flags.jsonl": _jsonl(flag_rows),
+        "lineage.jsonl": _jsonl(lin),
+        "manifest.json": json.dumps(full_manifest, sort_keys=True, indent=2, ensure_ascii=False)
+        + "\n",
+    }
+    for name, text in files.items():
+        _write_atomic(out / name, text)
+
+
+def _plain_flag(decl: FlagDecl) -> dict[str, Any]:
+    row = dataclasses.asdict(decl)
+    if row.get("choices") is not None:
+        row["choices"] = list(row["choices"])
+    return row
+
+
+# ------------------------------------------------------------------ reading
+
+
+def read_dataset(directory: str | os.PathLike[str]) -> Dataset:
+    """Read and validate a dataset directory; DatasetError names file:line on the first problem."""
+    from kverr.records.pattern import check_pattern
+    from kverr.schema import validate_line
+
+    root = Path(directory)
+    if not (root / "records.jsonl").is_file():
+        raise DatasetError(
+            f"{root} is not a kverr dataset (no records.jsonl); build one with `kverr build ... --out {root}`."
+        )
+    manifest = _read_manifest(root / "manifest.json")
+    records = []
+    seen: set[str] = set()
+    for where, obj in _rows(root / "records.jsonl"):
+        try:
+            validate_line(obj)
+            check_pattern(obj["record"]["messagePattern"], who=f"record {obj['record']['id']}")
+        except SchemaError as exc:
+            raise DatasetError(f"{where}: {exc}") from None
+        rid = obj["record"]["id"]
+        if rid in seen:
+            raise DatasetError(f"{where}: record {rid} appears twice; keep one line per id.")
+        seen.add(rid)
+        records.append(obj["record"])
+    revisions = tuple(
+        Revision(
+            sha=r.get("sha"),
+            date=r.get("date"),
+            tags=tuple(r.get("tags") or ()),
+            subject=r.get("subject"),
+        )
+        for _, r in sorted(
+            _rows(root / "revisions.jsonl", optional=True), key=lambda wr: wr[1].get("ord", 0)
+        )
+    )
+    flags = tuple(_flag(where, r) for where, r in _rows(root / "flags.jsonl", optional=True))
+    return Dataset(
+        records=tuple(records),
+        revisions=revisions,
+        occurrences=tuple(
+            _need(where, r, ("id", "sha", "file", "line"))
+            for where, r in _rows(root / "occurrences.jsonl", optional=True)
+        ),
+        flags=flags,
+        lineage=tuple(
+            _need(where, r, ("id", "previousId", "sha"))
+            for where, r in _rows(root / "lineage.jsonl", optional=True)
+        ),
+        manifest=manifest,
+    )
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise DatasetError(f"{path} is missing; rebuild the dataset with `kverr build`.")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(
+            f"{path} is not readable JSON ({exc}); rebuild the dataset with `kverr build`."
+        ) from None
+    if not isinstance(manifest, dict) or manifest.get("schemaVersion") != 2:
+        raise DatasetError(
+            f"{path} is not a schema-v2 manifest; rebuild the dataset with this kverr."
+        )
+    return manifest
+
+
+def _rows(path: Path, *, optional: bool = False) -> list[tuple[str, dict]]:
+    if not path.is_file():
+        if optional:
+            return []
+        raise DatasetError(f"{path} is missing; rebuild the dataset with `kverr build`.")
+    rows = []
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for n, text in enumerate(fh, start=1):
+                if not text.strip():
+                    continue
+                where = f"{path}:{n}"
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(
+                        f"{where}: not valid JSON ({exc.msg}); fix or delete that line."
+                    ) from None
+                if not isinstance(obj, dict):
+                    raise DatasetError(f"{where}: expected a JSON object; fix or delete that line.")
+                rows.append((where, obj))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(
+            f"{path} cannot be read ({exc}); check the file and rebuild if needed."
+        ) from None
+    return rows
+
+
+def _need(where: str, row: dict, keys: tuple[str, ...]) -> dict:
+    missing = [k for k in keys if k not in row]
+    if missing:
+        raise DatasetError(
+            f"{where}: missing {', '.join(missing)}; fix that line or rebuild the dataset."
+        )
+    return row
+
+
+_FLAG_FIELDS = {f.name for f in dataclasses.fields(FlagDecl)}
+
+
+def _flag(where: str, row: dict) -> FlagDecl:
+    _need(where, row, ("name", "dest"))
+    unknown = sorted(set(row) - _FLAG_FIELDS)
+    if unknown:
+        raise DatasetError(
+            f"{where}: unknown flag field {', '.join(unknown)}; fix that line or rebuild the dataset."
+        )
+    choices = row.get("choices")
+    return FlagDecl(**{**row, "choices": tuple(choices) if choices is not None else None})

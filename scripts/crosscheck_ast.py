@@ -1,0 +1,203 @@
+"""Cross-check the extractor against an independent count made with the stdlib `ast`.
+
+Usage:
+    python scripts/crosscheck_ast.py MIRROR [--seed PATH] [--tags GLOB] [--verbose]
+
+For every release tag of the git repository MIRROR (bare is fine), reads the server-args files
+of that tag (`git show TAG:path`), extracts them with kverr and counts sites with `ast_sites`
+below (every raise with an exception, every assert, every logging / warnings.warn / sys.exit
+call), then prints per-tag counts and any (line, kind) present on one side only.
+The last line is the summary: `crosscheck: N files, M sites, K mismatches`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+LEVELS = {"warning", "warn", "error", "exception", "critical", "fatal", "info"}
+
+
+def ast_sites(text: str) -> Counter[tuple[int, str]]:
+    """(statement line, kind) of every site, from the stdlib tree alone."""
+    tree = ast.parse(text)
+    loggers, logging_mods, warn_names, exit_names, sys_mods, warnings_mods = _bindings(tree)
+    found: Counter[tuple[int, str]] = Counter()
+    for stmt in _statements(tree):
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            name = exc.attr if isinstance(exc, ast.Attribute) else getattr(exc, "id", "")
+            found[(stmt.lineno, "exit" if name == "SystemExit" else "raise")] += 1
+        elif isinstance(stmt, ast.Assert):
+            found[(stmt.lineno, "assert")] += 1
+        for call in _own_calls(stmt):
+            kind = _call_kind(call, loggers, logging_mods, warn_names, exit_names)
+            kind = kind or _module_call_kind(call, sys_mods, warnings_mods)
+            if kind:
+                found[(stmt.lineno, kind)] += 1
+    return found
+
+
+def _bindings(tree: ast.Module):
+    loggers: set[str] = set()
+    logging_mods: set[str] = set()
+    factories = {"init_logger", "get_logger"}
+    warn_names: set[str] = set()
+    exit_names: set[str] = set()
+    sys_mods: set[str] = set()
+    warnings_mods: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                target = {"logging": logging_mods, "sys": sys_mods, "warnings": warnings_mods}
+                if a.name in target:
+                    target[a.name].add(a.asname or a.name)
+        elif isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                bound = a.asname or a.name
+                if (node.module, a.name) == ("logging", "getLogger"):
+                    factories.add(bound)
+                elif (node.module, a.name) == ("warnings", "warn"):
+                    warn_names.add(bound)
+                elif (node.module, a.name) == ("sys", "exit"):
+                    exit_names.add(bound)
+                elif a.name in ("init_logger", "get_logger"):
+                    factories.add(bound)
+                elif a.name == "logger" and node.module and "log" in node.module:
+                    loggers.add(bound)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            f = node.value.func
+            is_factory = (
+                isinstance(f, ast.Attribute)
+                and f.attr == "getLogger"
+                and isinstance(f.value, ast.Name)
+                and f.value.id in logging_mods
+            ) or (isinstance(f, ast.Name) and f.id in factories)
+            if is_factory:
+                loggers.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return loggers, logging_mods, warn_names, exit_names, sys_mods, warnings_mods
+
+
+def _statements(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            yield node
+
+
+def _own_calls(stmt: ast.stmt):
+    """Calls in the statement's own expressions, not in the statements nested in it."""
+    todo = [c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.expr)]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call):
+            yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def _call_kind(call, loggers, logging_mods, warn_names, exit_names) -> str | None:
+    f = call.func
+    if isinstance(f, ast.Attribute) and (f.attr in LEVELS or f.attr == "log"):
+        owner = f.value
+        if isinstance(owner, ast.Name) and (owner.id in loggers or owner.id in logging_mods):
+            if f.attr != "log" or len(call.args) >= 2:
+                return "log"
+    if isinstance(f, ast.Name) and f.id in warn_names:
+        return "warn"
+    if isinstance(f, ast.Name) and f.id in exit_names and _exit_has_message(call):
+        return "exit"
+    return None
+
+
+def _module_call_kind(call: ast.Call, sys_mods: set[str], warnings_mods: set[str]) -> str | None:
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        if f.attr == "warn" and f.value.id in warnings_mods:
+            return "warn"
+        if f.attr == "exit" and f.value.id in sys_mods and _exit_has_message(call):
+            return "exit"
+    return None
+
+
+def _exit_has_message(call: ast.Call) -> bool:
+    if not call.args:
+        return False
+    first = call.args[0]
+    return not (isinstance(first, ast.Constant) and isinstance(first.value, int))
+
+
+_CACHE: dict[str, str] = {}  # unchanged functions between tags are extracted once
+
+
+def extractor_sites(text: str, path: str) -> Counter[tuple[int, str]]:
+    from kverr.extractor import extract_file
+
+    from kverr.ftypes import SourceFile
+
+    fx = extract_file(SourceFile(path, text, ""), _CACHE)
+    return Counter((s.line, s.kind) for s in fx.sites if s.variant <= 1)
+
+
+def compare(text: str, path: str) -> tuple[int, list[str]]:
+    """(number of sites, mismatch descriptions) for one file's text."""
+    want = ast_sites(text)
+    got = extractor_sites(text, path)
+    problems = [f"{path}:{line}: ast has {n} {kind}, extractor {got[(line, kind)]}"
+                for (line, kind), n in sorted(want.items()) if got[(line, kind)] != n]  # fmt: skip
+    problems += [f"{path}:{line}: extractor invented {kind}"
+                 for (line, kind) in sorted(got) if (line, kind) not in want]  # fmt: skip
+    return sum(want.values()), problems
+
+
+def _git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
+    return out.stdout.decode("utf-8", "replace")
+
+
+def _tag_files(repo: Path, tag: str, globs: tuple[str, ...]) -> list[str]:
+    names = _git(repo, "ls-tree", "-r", "--name-only", tag, "python/sglang/srt").splitlines()
+    return [n for n in names if any(fnmatch.fnmatch(n, g) for g in globs)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from kverr.extractor import DEFAULT_GLOBS
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mirror", type=Path, help="git repository (bare is fine)")
+    parser.add_argument("--seed", type=Path, help="an extra module to check, e.g. the seed")
+    parser.add_argument("--tags", default="v*", help="tag glob (default v*)")
+    parser.add_argument("--verbose", action="store_true", help="print every mismatch")
+    args = parser.parse_args(argv)
+    os.environ["KVERR_STRICT"] = "0"  # real history has messages we cannot resolve: tolerate
+    globs = tuple(g.replace("**/", "*") for g in DEFAULT_GLOBS)
+    tags = _git(args.mirror, "tag", "-l", args.tags, "--sort=creatordate").split()
+    files = sites = mismatches = 0
+    for tag in tags:
+        tag_sites, tag_problems = 0, []
+        for path in _tag_files(args.mirror, tag, globs):
+            text = _git(args.mirror, "show", f"{tag}:{path}")
+            n, problems = compare(text, path)
+            files, tag_sites = files + 1, tag_sites + n
+            tag_problems += problems
+        sites, mismatches = sites + tag_sites, mismatches + len(tag_problems)
+        print(f"{tag:16} sites={tag_sites:4} mismatches={len(tag_problems)}")
+        for p in tag_problems if args.verbose else tag_problems[:3]:
+            print("   ", p)
+    if args.seed is not None:
+        n, problems = compare(args.seed.read_text(encoding="utf-8"), str(args.seed))
+        files, sites, mismatches = files + 1, sites + n, mismatches + len(problems)
+        print(f"{'seed':16} sites={n:4} mismatches={len(problems)}")
+        for p in problems:
+            print("   ", p)
+    print(f"crosscheck: {len(tags)} tags, {files} files, {sites} sites, {mismatches} mismatches")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

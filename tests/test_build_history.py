@@ -1,0 +1,314 @@
+"""The build pipeline and history over a real git repository made in a temp dir.
+
+The story (one commit each, fixed dates, our own fixture code imitating the server-args shape):
+
+  c1  initial server_args.py (tag v0.1.0)
+  c2  the --tp-size message is edited               -> new id, lineage to the old one
+  c3  the --kv-dtype check moves to arg_groups/      -> same id, "moved" (tag v0.2.0, annotated)
+  c4  _check_sched renamed to _handle_scheduling     -> same id, "moved" (function)
+  c5  (branch side) arg_groups/extra.py added
+  c6  (main) lines shift in server_args.py           -> same ids
+  c7  merge side
+  c8  arg_groups/extra.py deleted                    -> its record disappears (tag v0.3.0)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kverr.catalog import open_catalog
+from kverr.catalog.history import diff, history
+from test_sources import Git
+
+from kverr import pipeline
+
+SA = "python/sglang/srt/server_args.py"
+KV = "python/sglang/srt/arg_groups/kv.py"
+EXTRA = "python/sglang/srt/arg_groups/extra.py"
+
+TP_OLD = "--tp-size must be positive"
+TP_NEW = "--tp-size must be a positive integer"
+KV_MSG = "--kv-dtype fp4 requires --enable-kv4"
+
+
+def server_args(
+    *, tp_msg: str = TP_OLD, kv_inline: bool = True, sched_name: str = "_check_sched", pad: int = 0
+) -> str:
+    kv = (
+        '\n        if self.kv_dtype == "fp4" and not self.enable_kv4:\n'
+        f'            raise ValueError("{KV_MSG}")\n'
+        if kv_inline
+        else "\n"
+    )
+    return (
+        "import logging\n"
+        "from dataclasses import dataclass\n"
+        + "# padding\n"
+        * pad
+        + "\nlogger = logging.getLogger(__name__)\n\n\n"
+        "@dataclass\n"
+        "class ServerArgs:\n"
+        "    tp_size: int = 1\n"
+        '    kv_dtype: str = "auto"\n'
+        "    enable_kv4: bool = False\n"
+        '    schedule_policy: str = "fcfs"\n\n'
+        "    def _check_tp(self):\n"
+        "        if self.tp_size < 1:\n"
+        f'            raise ValueError("{tp_msg}")\n' + kv + f"\n    def {sched_name}(self):\n"
+        '        if self.schedule_policy == "lpm":\n'
+        '            logger.warning("--schedule-policy lpm is slow with a small cache")\n'
+    )
+
+
+KV_GROUP = (
+    "from typing import Any\n\n\n"
+    "def handle_kv(server_args: Any) -> None:\n"
+    '    if server_args.kv_dtype == "fp4" and not server_args.enable_kv4:\n'
+    f'        raise ValueError("{KV_MSG}")\n'
+)
+EXTRA_GROUP = (
+    "from typing import Any\n\n\n"
+    "def handle_extra(server_args: Any) -> None:\n"
+    '    assert server_args.tp_size <= 8, "--tp-size above 8 is not supported"\n'
+)
+
+
+@pytest.fixture(scope="module")
+def story(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    g = Git(tmp_path_factory.mktemp("story") / "repo")
+    c = {}
+    c["c1"] = g.commit("initial", {SA: server_args()})
+    g.tag("v0.1.0")
+    c["c2"] = g.commit("edit tp message", {SA: server_args(tp_msg=TP_NEW)})
+    c["c3"] = g.commit(
+        "move kv check", {SA: server_args(tp_msg=TP_NEW, kv_inline=False), KV: KV_GROUP}
+    )
+    g.tag("v0.2.0", annotated=True)
+    c["c4"] = g.commit(
+        "rename sched",
+        {SA: server_args(tp_msg=TP_NEW, kv_inline=False, sched_name="_handle_scheduling")},
+    )
+    g.run("checkout", "-q", "-b", "side")
+    c["c5"] = g.commit("add extra", {EXTRA: EXTRA_GROUP})
+    g.run("checkout", "-q", "main")
+    c["c6"] = g.commit(
+        "shift lines",
+        {SA: server_args(tp_msg=TP_NEW, kv_inline=False, sched_name="_handle_scheduling", pad=3)},
+    )
+    g.n += 1
+    g.run("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    c["c7"] = g.run("rev-parse", "HEAD")
+    g.rm(EXTRA)
+    c["c8"] = g.commit("delete extra")
+    g.tag("v0.3.0")
+    return {"git": g, "sha": c, "tmp": tmp_path_factory.mktemp("out")}
+
+
+def _build(story: dict, name: str, **kw) -> pipeline.BuildResult:
+    tmp: Path = story["tmp"]
+    kw.setdefault("git_repo", story["git"].root)
+    kw.setdefault("touching", True)
+    kw.setdefault("cache_path", tmp / f"{name}.sqlite")
+    return pipeline.build(
+        out=tmp / name, catalog=tmp / f"{name}.duckdb", repo_name="acme/engine", **kw
+    )
+
+
+@pytest.fixture(scope="module")
+def built(story: dict) -> pipeline.BuildResult:
+    return _build(story, "all")
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _id_of(built: pipeline.BuildResult, message: str) -> str:
+    (rid,) = [
+        ln["record"]["id"]
+        for ln in _lines(built.out / "records.jsonl")
+        if ln["record"]["errorMessage"] == message
+    ]
+    return rid
+
+
+def test_revisions_are_every_touching_commit_oldest_first(
+    story: dict, built: pipeline.BuildResult
+) -> None:
+    revs = _lines(built.out / "revisions.jsonl")
+    sha = story["sha"]
+    assert [r["sha"] for r in revs] == [
+        sha[k] for k in ("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8")
+    ]
+    assert [r["ord"] for r in revs] == list(range(8))
+    assert revs[2]["tags"] == ["v0.2.0"] and revs[2]["date"] == "2024-01-01T03:00:00.000Z"
+
+
+def test_ids_survive_line_shift_move_and_rename(story: dict, built: pipeline.BuildResult) -> None:
+    occ = _lines(built.out / "occurrences.jsonl")
+    sha = story["sha"]
+    kv, sched = (
+        _id_of(built, KV_MSG),
+        _id_of(built, "--schedule-policy lpm is slow with a small cache"),
+    )
+    where = {(o["id"], o["sha"]): (o["file"], o["function"]) for o in occ}
+    assert where[(kv, sha["c2"])] == (SA, "ServerArgs._check_tp")
+    assert where[(kv, sha["c3"])] == (KV, "handle_kv")
+    assert where[(sched, sha["c3"])] == (SA, "ServerArgs._check_sched")
+    assert where[(sched, sha["c4"])] == (SA, "ServerArgs._handle_scheduling")
+    lines = {o["sha"]: o["line"] for o in occ if o["id"] == sched}
+    assert lines[sha["c6"]] == lines[sha["c4"]] + 3  # same id, other line
+
+
+def test_edited_message_links_to_its_predecessor(story: dict, built: pipeline.BuildResult) -> None:
+    old, new = _id_of(built, TP_OLD), _id_of(built, TP_NEW)
+    assert old != new
+    assert _lines(built.out / "lineage.jsonl") == [
+        {"id": new, "previousId": old, "sha": story["sha"]["c2"]}
+    ]
+    recs = {ln["record"]["id"]: ln["record"] for ln in _lines(built.out / "records.jsonl")}
+    assert recs[new]["previousId"] == old and recs[old]["previousId"] is None
+    # the newest form of a vanished record is the one from the last revision that had it
+    assert recs[old]["analyzedSha"] == story["sha"]["c1"]
+    assert recs[new]["analyzedSha"] == story["sha"]["c8"]
+
+
+def test_diff_between_releases(built: pipeline.BuildResult) -> None:
+    with open_catalog(built.catalog) as cat:
+        d = diff(cat, "v0.1.0", "v0.2.0")
+    assert (d.added, d.removed) == ([], [])
+    assert [(c["old"]["message"], c["new"]["message"], c["what"]) for c in d.changed] == [
+        (TP_OLD, TP_NEW, ["message"])
+    ]
+    assert [
+        (m["record"]["message"], m["from"]["file"], m["to"]["file"], m["to"]["function"])
+        for m in d.moved
+    ] == [(KV_MSG, SA, KV, "handle_kv")]
+
+
+def test_diff_rename_and_delete(story: dict, built: pipeline.BuildResult) -> None:
+    sha = story["sha"]
+    with open_catalog(built.catalog) as cat:
+        renamed = diff(cat, sha["c3"][:8], sha["c4"][:8])
+        deleted = diff(cat, sha["c7"][:8], "v0.3.0")
+    assert [(m["from"]["function"], m["to"]["function"]) for m in renamed.moved] == [
+        ("ServerArgs._check_sched", "ServerArgs._handle_scheduling")
+    ]
+    assert [r["message"] for r in deleted.removed] == ["--tp-size above 8 is not supported"]
+    assert (deleted.added, deleted.changed, deleted.moved) == ([], [], [])
+
+
+def test_history_of_a_deleted_error(story: dict, built: pipeline.BuildResult) -> None:
+    sha = story["sha"]
+    with open_catalog(built.catalog) as cat:
+        h = history(cat, _id_of(built, "--tp-size above 8 is not supported"))
+    assert [r["sha"] for r in h.revisions] == [sha["c5"], sha["c7"]]
+    assert h.introduced == {
+        "sha": sha["c5"],
+        "date": "2024-01-01T05:00:00.000Z",
+        "subject": "add extra",
+        "release": None,
+    }
+    assert h.disappeared["sha"] == sha["c8"] and h.disappeared["release"] == "v0.3.0"
+
+
+def test_history_of_an_edited_message_from_a_log_line(
+    story: dict, built: pipeline.BuildResult
+) -> None:
+    with open_catalog(built.catalog) as cat:
+        h = history(cat, f"ValueError: {TP_OLD}")
+    assert h.record["message"] == TP_OLD
+    assert h.introduced["release"] == "v0.1.0"
+    assert (h.disappeared["sha"], h.disappeared["release"]) == (story["sha"]["c2"], "v0.2.0")
+    assert h.successor == _id_of(built, TP_NEW)
+
+
+# ---------------------------------------------------------------- caches and determinism
+
+
+def test_rebuild_is_a_noop_and_byte_identical(story: dict, built: pipeline.BuildResult) -> None:
+    before = {p.name: p.read_bytes() for p in built.out.iterdir()}
+    again = _build(story, "all")
+    assert again.stats["blobs_parsed"] == 0
+    assert again.stats["blob_cache_hits"] == again.stats["blobs"] == built.stats["blobs"]
+    assert again.stats["revisions_built"] == 0
+    after = {p.name: p.read_bytes() for p in again.out.iterdir()}
+    assert sorted(after) == sorted(before)
+    assert {k: v for k, v in after.items() if k != "manifest.json"} == {
+        k: v for k, v in before.items() if k != "manifest.json"
+    }
+    m1, m2 = json.loads(before["manifest.json"]), json.loads(after["manifest.json"])
+    assert {k: v for k, v in m1.items() if k != "build"} == {
+        k: v for k, v in m2.items() if k != "build"
+    }
+
+
+def test_new_commit_reuses_unchanged_functions(story: dict, tmp_path: Path) -> None:
+    clone = story["git"].clone(tmp_path / "clone")
+    first = _build(story, "grow", git_repo=clone.root)
+    clone.commit(
+        "new check",
+        {
+            SA: server_args(tp_msg=TP_NEW, kv_inline=False, sched_name="_handle_scheduling", pad=3)
+            + "\n    def _check_new(self):\n        if self.tp_size > 64:\n"
+            '            raise ValueError("--tp-size above 64 is not supported")\n'
+        },
+    )
+    second = _build(story, "grow", git_repo=clone.root)
+    assert second.stats["revisions"] == first.stats["revisions"] + 1
+    assert second.stats["blobs_parsed"] == 1  # only the changed server_args.py
+    assert second.stats["unit_cache_hits"] >= 2  # its unchanged functions came from the unit cache
+    assert second.stats["units_parsed"] <= 2
+    assert second.counts["records"] == first.counts["records"] + 1
+
+
+def test_bare_clone_builds_the_same_records(
+    story: dict, built: pipeline.BuildResult, tmp_path: Path
+) -> None:
+    bare = story["git"].bare_clone(tmp_path / "bare.git")
+    res = pipeline.build(
+        out=tmp_path / "b",
+        git_repo=bare,
+        touching=True,
+        repo_name="acme/engine",
+        cache_path=tmp_path / "c.sqlite",
+    )
+    assert (res.out / "records.jsonl").read_bytes() == (built.out / "records.jsonl").read_bytes()
+
+
+def test_parallel_build_matches_single(
+    story: dict, built: pipeline.BuildResult, tmp_path: Path
+) -> None:
+    res = pipeline.build(
+        out=tmp_path / "p",
+        git_repo=story["git"].root,
+        touching=True,
+        repo_name="acme/engine",
+        jobs=2,
+        cache_path=tmp_path / "p.sqlite",
+    )
+    assert res.stats["blobs_parsed"] == built.stats["blobs_parsed"]
+    for name in (
+        "records.jsonl",
+        "occurrences.jsonl",
+        "lineage.jsonl",
+        "flags.jsonl",
+        "revisions.jsonl",
+    ):
+        assert (res.out / name).read_bytes() == (built.out / name).read_bytes()
+
+
+def test_build_records_subset_matches_build_records(story: dict) -> None:
+    """pipeline builds only the newest forms it needs; they must equal build_records' output."""
+    from kverr.extractor import sources
+    from kverr.extractor.run import extract_raw
+
+    rev, files = sources.read_git(
+        story["git"].root, story["sha"]["c7"], sources.DEFAULT_GLOBS, repo_name="acme/engine"
+    )
+    exts = pipeline._link_flags([extract_raw(f) for f in files])
+    full = pipeline._build_records(exts, rev, None)
+    some = {r["id"] for r in full[::2]}
+    assert pipeline._build_records(exts, rev, None, some) == [r for r in full if r["id"] in some]

@@ -1,0 +1,183 @@
+"""`kverr explain` and `kverr load`: exit codes, the JSON contract, inputs, and a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_catalog import FIXTURE_RECORDS, catalog_file  # noqa: F401 (fixture)
+from typer.testing import CliRunner
+
+from kverr.catalog import synth
+from kverr.cli import app
+
+TP_LINE = "[2026-04-07 10:05:08 TP0] ValueError: tp_size=3 must be divisible by pp_size=2"
+NO_MATCH = "No known SGLang server-args error matches this text.\n"
+
+
+@pytest.fixture
+def run(catalog_file, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("KVERR_CATALOG", str(catalog_file))
+    monkeypatch.setenv("COLUMNS", "100")
+
+    def invoke(*args: str, input: str | bytes | None = None):
+        return CliRunner().invoke(app, ["explain", *args], input=input)
+
+    return invoke
+
+
+def test_json_contract(run):
+    res = run(TP_LINE, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert sorted(out) == ["matches", "query"] and out["query"] == TP_LINE
+    (m,) = out["matches"]
+    assert sorted(m) == ["line", "match", "record", "revisions", "score", "values"]
+    assert m["record"] == FIXTURE_RECORDS[2]
+    assert (m["match"], m["line"], m["revisions"]) == ("pattern", 1, ["v0.4.0", "v0.5.0"])
+    assert m["values"] == {"self.tp_size": "3", "self.pp_size": "2"}
+    assert isinstance(m["score"], float) and 0.9 <= m["score"] <= 1.0
+
+
+def test_json_when_nothing_matches(run):
+    res = run("all good here", "--json")
+    assert (res.exit_code, json.loads(res.stdout)) == (1, {"query": "all good here", "matches": []})
+
+
+def test_human_view_shows_values_meaning_fix_and_source(run):
+    res = run(TP_LINE)
+    assert res.exit_code == 0
+    text = res.stdout
+    for piece in ("tp_size=3 must be divisible by pp_size=2", "What it means", "Why it fired", "--tp-size, --pp-size",
+                  "How to fix", "• Remove one of the conflicting flags", "# before", "Source", "server_args.py#L100",
+                  "Releases", "v0.4.0, v0.5.0", "pattern match 0.99", "input line 1"):  # fmt: skip
+        assert piece in text, piece
+
+
+def test_human_view_when_nothing_matches(run):
+    res = run("all good here")
+    assert (res.exit_code, res.stdout) == (1, NO_MATCH)
+
+
+@pytest.mark.parametrize(
+    "args, input, code, message",
+    [
+        (["x", "--file", "y.log"], None, 2, "kverr: both a text and --file y.log were given; pass a log line, --file PATH, or pipe text on stdin, not both.\n"),
+        (["   "], None, 2, "kverr: the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin.\n"),
+        ([], "", 2, "kverr: the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin.\n"),
+        (["--file", "/nonexistent/x.log"], None, 2, "kverr: cannot read /nonexistent/x.log (No such file or directory); pass a log line, --file PATH, or pipe text on stdin.\n"),
+        ([TP_LINE, "--version", "v9"], None, 2, "kverr: version 'v9' is not a revision in this catalog; list revisions with `kverr history` or pass a release tag like v0.5.0.\n"),
+    ],
+)  # fmt: skip
+def test_bad_usage_exits_2_with_one_line(run, args, input, code, message):
+    res = run(*args, input=input)
+    assert (res.exit_code, res.stderr) == (code, message)
+
+
+def test_version_flag(run):
+    # a pasted line may start with "--": `--` ends the options, as for any command
+    assert run("--version", "v0.5.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 0
+    assert run("--version", "v0.4.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 1
+
+
+def test_stdin_and_dash(run):
+    assert run(input=TP_LINE + "\n").exit_code == 0
+    assert run("-", input=TP_LINE + "\n").exit_code == 0
+    assert run("--file", "-", input=b"\xff\xfe" + TP_LINE.encode() + b"\n").exit_code == 0
+
+
+def test_file_input_traceback_and_binary(run, tmp_path):
+    log = tmp_path / "x.log"
+    log.write_bytes(b"\x00\x01garbage\xff\r\nWARNING:sglang.srt.server_args:" + FIXTURE_RECORDS[6]["errorMessage"].encode() + b"\r\n")
+    res = run("--file", str(log), "--json")
+    assert res.exit_code == 0
+    assert [(m["record"]["id"], m["line"]) for m in json.loads(res.stdout)["matches"]] == [("0de0000000000007", 2)]
+    garbage = tmp_path / "bin"
+    garbage.write_bytes(bytes(range(256)) * 1000)
+    assert (run("--file", str(garbage)).exit_code, run("--file", str(garbage)).stdout) == (1, NO_MATCH)
+
+
+def test_one_megabyte_line(run, tmp_path):
+    big = tmp_path / "big.log"
+    big.write_text("y" * (1 << 20) + " --ssl-keyfile requires --ssl-certfile.\n")
+    res = run("--file", str(big), "--json")
+    assert res.exit_code == 0
+    assert [m["record"]["id"] for m in json.loads(res.stdout)["matches"]] == ["55a1000000000001"]
+
+
+def test_long_log_is_scanned_most_severe_first(run, tmp_path):
+    errors = [
+        "WARNING:sglang.srt.server_args:" + FIXTURE_RECORDS[6]["errorMessage"],  # warning
+        "ValueError: " + FIXTURE_RECORDS[9]["errorMessage"],  # critical
+        "tp_size=3 must be divisible by pp_size=2",  # error
+    ]
+    log = tmp_path / "launch.log"
+    synth.launch_log(log, 30_000, errors, every=9_000)  # > 1 MB: takes the streaming path
+    assert log.stat().st_size > 1 << 20
+    res = run("--file", str(log), "--json")
+    assert res.exit_code == 0
+    found = [(m["record"]["severity"], m["line"]) for m in json.loads(res.stdout)["matches"]]
+    assert found == [("critical", 18000), ("error", 27000), ("warning", 9000)]
+
+
+def test_missing_and_corrupt_catalog(tmp_path, monkeypatch):
+    monkeypatch.setenv("KVERR_CATALOG", str(tmp_path / "none.duckdb"))
+    res = CliRunner().invoke(app, ["explain", "x"])
+    assert res.exit_code == 2 and res.stderr.startswith(f"kverr: catalog {tmp_path / 'none.duckdb'} does not exist")
+    (tmp_path / "bad.duckdb").write_bytes(b"junk" * 100)
+    res = CliRunner().invoke(app, ["explain", "x", "--catalog", str(tmp_path / "bad.duckdb")])
+    assert res.exit_code == 2 and "is not a readable kverr catalog" in res.stderr and "Traceback" not in res.output
+
+
+def test_load_command(tmp_path):
+    bad = synth.make_record("bad0000000000001", "nested", r"(a+)+ nested")
+    ds = synth.write_files(tmp_path / "ds", FIXTURE_RECORDS[:3] + [bad])
+    res = CliRunner().invoke(app, ["load", str(ds), "--catalog", str(tmp_path / "c.duckdb")])
+    assert res.exit_code == 0
+    assert res.stderr == "kverr: warning: record bad0000000000001: messagePattern skipped because it nests quantifiers\n"
+    assert res.stdout == f"loaded 4 records into {tmp_path / 'c.duckdb'} (1 found by traceback or id only)\n"
+    res = CliRunner().invoke(app, ["load", str(tmp_path / "nope"), "--catalog", str(tmp_path / "c.duckdb")])
+    assert (res.exit_code, res.stderr) == (2, f"kverr: {tmp_path / 'nope'} is not a directory; pass a dataset directory written by `kverr build`.\n")
+
+
+@pytest.mark.parametrize("command", ["explain", "load"])
+def test_help_has_an_example(command):
+    res = CliRunner().invoke(app, [command, "--help"])
+    assert res.exit_code == 0 and "Example: kverr " + command in res.stdout
+
+
+# ---------------------------------------------------------------- a real process
+
+PROBE = """
+import sys
+from kverr.cli import main
+sys.argv = ["kverr", "explain", sys.argv[1], "--json"]
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted(m for m in ("libcst", "jsonschema", "kverr.extractor", "kverr.records", "kverr.schema") if m in sys.modules)
+print("\\nPROBE", code, heavy, file=sys.stderr)
+"""
+
+
+def test_explain_path_never_imports_libcst_or_jsonschema(catalog_file):  # noqa: F811
+    env = {**os.environ, "KVERR_CATALOG": str(catalog_file)}
+    proc = subprocess.run([sys.executable, "-c", PROBE, TP_LINE], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.stderr.strip().splitlines()[-1] == "PROBE 0 []"
+    assert json.loads(proc.stdout)["matches"][0]["record"]["id"] == "7d10000000000003"
+
+
+def test_real_subprocess(catalog_file):  # noqa: F811
+    env = {**os.environ, "KVERR_CATALOG": str(catalog_file)}
+    cmd = [sys.executable, "-m", "kverr", "explain"]
+    ok = subprocess.run([*cmd, TP_LINE], capture_output=True, text=True, env=env, timeout=120)
+    assert ok.returncode == 0 and "tp_size=3 must be divisible by pp_size=2" in ok.stdout
+    miss = subprocess.run([*cmd, "fine"], capture_output=True, text=True, env=env, timeout=120)
+    assert (miss.returncode, miss.stdout, miss.stderr) == (1, NO_MATCH, "")
+    piped = subprocess.run(cmd, input=Path(__file__).read_text()[:0] + TP_LINE, capture_output=True, text=True, env=env, timeout=120)
+    assert piped.returncode == 0

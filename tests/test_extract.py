@@ -1,0 +1,469 @@
+"""The extractor through its one-line harness: `extract(src)` -> sites."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+from kverr.extractor import (
+    DEFAULT_GLOBS,
+    TemplateError,
+    extract,
+    extract_file,
+    extract_files,
+    render,
+)
+
+from kverr.ftypes import FileExtraction, Guard, Part, SourceFile, Template
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def one(text: str):
+    sites = extract(src(text))
+    assert len(sites) == 1, sites
+    return sites[0]
+
+
+def sf(text: str, path: str = "t.py") -> SourceFile:
+    return SourceFile(path=path, text=src(text), blob="0" * 40)
+
+
+# ---------------------------------------------------------------- kinds
+
+KINDS = [
+    ("raise ValueError('x')", "raise", "ValueError", "error", None),
+    ("raise errors.Bad('x')", "raise", "errors.Bad", "error", None),
+    ("raise KeyError", "raise", "KeyError", "error", None),
+    ("assert ok, 'x'", "assert", "AssertionError", "error", None),
+    ("logger.warning('x')", "log", None, "warning", "logger.warning"),
+    ("logger.warn('x')", "log", None, "warning", "logger.warn"),
+    ("logger.error('x')", "log", None, "error", "logger.error"),
+    ("logger.exception('x')", "log", None, "error", "logger.exception"),
+    ("logger.critical('x')", "log", None, "critical", "logger.critical"),
+    ("logger.fatal('x')", "log", None, "critical", "logger.fatal"),
+    ("logger.info('x')", "log", None, "info", "logger.info"),
+    ("logger.log(logging.ERROR, 'x')", "log", None, "error", "logger.log"),
+    ("logging.warning('x')", "log", None, "warning", "logging.warning"),
+    ("warnings.warn('x')", "warn", "UserWarning", "warning", "warnings.warn"),
+    ("warnings.warn('x', FutureWarning)", "warn", "FutureWarning", "warning", "warnings.warn"),
+    ("sys.exit('x')", "exit", "SystemExit", "error", "sys.exit"),
+    ("raise SystemExit('x')", "exit", "SystemExit", "error", None),
+]
+
+
+@pytest.mark.parametrize(("stmt", "kind", "error_class", "severity", "call"), KINDS)
+def test_site_kinds(stmt, kind, error_class, severity, call):
+    header = "import logging, sys, warnings\nlogger = logging.getLogger(__name__)\n"
+    site = one(header + "def f(ok):\n    " + stmt + "\n")
+    assert (site.kind, site.error_class, site.severity, site.logger_call) == (
+        kind,
+        error_class,
+        severity,
+        call,
+    )
+    if stmt != "raise KeyError":
+        assert site.template.display() == "x"
+
+
+NOT_SITES = [
+    "def f():\n    try:\n        pass\n    except ValueError:\n        raise\n",  # bare re-raise
+    "import sys\nsys.exit(1)\n",  # exit code only: prints nothing
+    "import sys\nsys.exit()\n",
+    "import logging\nlogger = logging.getLogger()\nlogger.debug('x')\n",
+    "logger.warning('x')\n",  # `logger` never bound: not a logger
+    "import logging\nwarner = object()\nwarner.warning('x')\n",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SITES)
+def test_not_sites(text):
+    assert extract(text) == ()
+
+
+def test_logger_recognised_by_binding_not_spelling():
+    sites = extract(
+        src(
+            """
+            import logging as lg
+            from logging import getLogger
+            from mypkg.log_utils import init_logger
+            a = lg.getLogger(__name__)
+            b = getLogger("b")
+            c = init_logger("c")
+            def f():
+                d = lg.getLogger("d")
+                a.warning("1"); b.error("2"); c.info("3"); d.critical("4")
+                lg.warning("5")
+                lg.getLogger("x").error("6")
+            """
+        )
+    )
+    assert [s.template.display() for s in sites] == ["1", "2", "3", "4", "5", "6"]
+
+
+# ---------------------------------------------------------------- templates
+
+TEMPLATES = [
+    ("'plain'", "plain", ()),
+    ("('a ' 'b' \"c\")", "a bc", ()),
+    (
+        "f'v={v!r:>5} {w=} {u = }'",
+        "v={v} w={w} u = {u}",
+        (("v", "r", ">5"), ("w", "r", None), ("u", "r", None)),
+    ),
+    ("f\"{'x' if v else 'y'}\"", None, ()),  # two variants, checked below
+    (
+        "'%s and %r, %05.1f%%' % (v, w, u)",
+        "{v} and {w}, {u}%",
+        (("v", "s", None), ("w", "r", None), ("u", None, "%05.1f")),
+    ),
+    ("'only %s' % v", "only {v}", (("v", "s", None),)),
+    ("'%(a)s-%(b)d' % {'a': v, 'b': w}", "{v}-{w}", (("v", "s", None), ("w", None, "%d"))),
+    ("'%(a)s' % mapping", "{mapping['a']}", (("mapping['a']", "s", None),)),
+    ("'{} {}'.format(v, w)", "{v} {w}", (("v", None, None), ("w", None, None))),
+    ("'{1}{0!r}'.format(v, w)", "{w}{v}", (("w", None, None), ("v", "r", None))),
+    (
+        "'{k:>3} {v.attr}'.format(k=v, v=w)",
+        "{v} {w.attr}",
+        (("v", None, ">3"), ("w.attr", None, None)),
+    ),
+    ("'n=' + str(v) + '!'", "n={v}!", (("v", "s", None),)),
+    ("'CHOICES=' + str(CHOICES)", "CHOICES=['a', 'b']", ()),
+    ("f'{CHOICES} {NAME!r} {TUP} {MAPPING}'", "['a', 'b'] 'n' (1, 2) {'k': 1}", ()),
+    ("f'{sorted(SETC)} {\", \".join(CHOICES)} {len(CHOICES)}'", "['p', 'q'] a, b 2", ()),
+    ("f'{SETC}'", "{SETC}", (("SETC", None, None),)),  # str(set) order is per process
+]
+
+
+@pytest.mark.parametrize(("expr", "display", "placeholders"), TEMPLATES)
+def test_templates(expr, display, placeholders):
+    text = (
+        "CHOICES = ['a', 'b']\nNAME = 'n'\nTUP = (1, 2)\nMAPPING = {'k': 1}\nSETC = {'q', 'p'}\n"
+        f"def f(v, w, u, mapping):\n    raise ValueError({expr})\n"
+    )
+    sites = extract(text)
+    if display is None:
+        assert [s.template.display() for s in sites] == ["x", "y"]
+        assert [s.variant for s in sites] == [1, 2]
+        return
+    (site,) = sites
+    assert site.template.display() == display
+    got = tuple((p.expr, p.conversion, p.format_spec) for p in site.template.placeholders)
+    assert got == placeholders
+
+
+def test_local_message_variants_and_appends():
+    sites = extract(
+        src(
+            """
+            def f(cfg, n):
+                if cfg.a:
+                    msg = "A"
+                elif cfg.b:
+                    msg = f"B{n}"
+                else:
+                    raise ValueError("early")
+                msg += " tail"
+                if cfg.c:
+                    msg = msg + "!"
+                raise ValueError(msg)
+            """
+        )
+    )
+    last = [s for s in sites if s.line == 11]
+    assert [(s.variant, s.template.display()) for s in last] == [
+        (1, "A tail!"),
+        (2, "B{n} tail!"),
+        (3, "A tail"),
+        (4, "B{n} tail"),
+    ]
+
+
+def test_ansi_wrapper_is_inlined():
+    site = one(
+        """
+        import logging
+        logger = logging.getLogger()
+        def yellow(text):
+            return f"\\033[1;33m{text}\\033[0m"
+        def f(opt):
+            logger.warning(yellow(f"{opt} is deprecated"))
+        """
+    )
+    assert site.template.parts == (
+        Part(text="\x1b[1;33m"),
+        Part(expr="opt"),
+        Part(text=" is deprecated\x1b[0m"),
+    )
+
+
+def test_shadowed_and_mutated_constants_stay_placeholders():
+    sites = extract(
+        src(
+            """
+            LIMIT = [1]
+            GROW = [1]
+            def add(x):
+                GROW.append(x)
+            def f(LIMIT):
+                raise ValueError(f"{LIMIT} {GROW}")
+            """
+        )
+    )
+    assert sites[0].template.display() == "{LIMIT} {GROW}"
+
+
+def test_unresolvable_message_is_dynamic_when_tolerant(monkeypatch):
+    monkeypatch.setenv("KVERR_STRICT", "0")
+    site = one("def f(build):\n    raise ValueError(build('x'))\n")
+    assert site.template.parts == (Part(expr="build('x')", dynamic=True),)
+
+
+def test_unresolvable_message_raises_when_strict():
+    with pytest.raises(TemplateError, match=r"build\('x'\)"):
+        extract("def f(build):\n    raise ValueError(build('x'))\n")
+
+
+def test_render_placeholder_kinds():
+    template = Template(
+        (
+            Part(text="a="),
+            Part(expr="a", conversion="r"),
+            Part(text=" b="),
+            Part(expr="b", format_spec=".2f"),
+            Part(text=" c="),
+            Part(expr="c", format_spec="%05d"),
+        )
+    )
+    assert render(template, {"a": "x", "b": 1.234, "c": 7}) == "a='x' b=1.23 c=00007"
+
+
+# ---------------------------------------------------------------- context
+
+SERVER_ARGS = """
+import dataclasses
+import logging
+from dataclasses import field
+
+logger = logging.getLogger(__name__)
+MODES = ["a", "b"]
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    tp_size: int = 1
+    mode: str = field(default="a", metadata={"help": "The mode."})
+    enable_x: bool = False
+
+    def _handle_mode(self):
+        \"\"\"Check the mode.\"\"\"
+        cfg = self._resolved()
+        if not cfg.enable_x:
+            return
+        # Modes other than 'a' need
+        # tensor parallelism.
+        if self.mode != "a":  # b is slow
+            if self.tp_size < 2:
+                raise ValueError(f"--mode {self.mode} needs --tp-size >= 2")
+        else:
+            logger.info("mode a")
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--tp-size", "--tensor-parallel-size", type=int, default=ServerArgs.tp_size, help="TP.")
+        parser.add_argument("--mode", choices=MODES, default=ServerArgs.mode)
+        parser.add_argument("--enable-x", action="store_true")
+
+
+def check(server_args):
+    view = resolving_view(server_args)
+    assert view.tp_size > 0 and server_args.unknown_attr, "bad"
+"""
+
+
+@pytest.fixture(scope="module")
+def server_args_sites():
+    return extract(src(SERVER_ARGS), "python/sglang/srt/server_args.py")
+
+
+def test_context_of_a_method_site(server_args_sites):
+    site = server_args_sites[0]
+    assert (site.function, site.line, site.end_line, site.col) == (
+        "ServerArgs._handle_mode",
+        24,
+        24,
+        16,
+    )
+    assert site.snippet == 'raise ValueError(f"--mode {self.mode} needs --tp-size >= 2")'
+    assert site.docstring == "Check the mode."
+    assert site.comment == "Modes other than 'a' need\ntensor parallelism.\nb is slow"
+    assert site.guards == (
+        Guard("not cfg.enable_x", False, "early-exit", 18, ("--enable-x",)),
+        Guard('self.mode != "a"', True, "if", 22, ("--mode",)),
+        Guard("self.tp_size < 2", True, "if", 23, ("--tp-size",)),
+    )
+    assert site.flags == ("--enable-x", "--mode", "--tp-size")
+
+
+def test_else_branch_guard(server_args_sites):
+    site = server_args_sites[1]
+    assert site.template.display() == "mode a"
+    assert site.guards[-1] == Guard('self.mode != "a"', False, "else", 22, ("--mode",))
+
+
+def test_assert_condition_and_view_alias(server_args_sites):
+    site = server_args_sites[2]
+    assert site.function == "check"
+    assert site.condition == "view.tp_size > 0 and server_args.unknown_attr"
+    assert site.guards == (Guard(site.condition, False, "assert", 37, ("--tp-size",)),)
+    assert site.flags == ("--tp-size",)  # unknown_attr is not a declared flag
+
+
+def test_flag_declarations_merge_field_and_add_argument():
+    (fx,) = extract_files([sf(SERVER_ARGS)])
+    decls = {d.dest: d for d in fx.flags}
+    assert decls["tp_size"].name == "--tp-size"
+    assert (decls["tp_size"].type, decls["tp_size"].default, decls["tp_size"].help) == (
+        "int",
+        "1",
+        "TP.",
+    )
+    assert decls["mode"].choices == ("a", "b")
+    assert decls["mode"].help == "The mode."
+    assert decls["mode"].default == "'a'"
+    assert decls["enable_x"].action == "store_true"
+
+
+def test_flags_keep_every_attribute_when_nothing_is_declared():
+    site = one("def check(server_args):\n    assert server_args.some_thing, 'x'\n")
+    assert site.flags == ("--some-thing",)
+
+
+def test_extract_files_checks_flags_against_the_whole_file_set():
+    decl = sf("import argparse\np = argparse.ArgumentParser()\np.add_argument('--a-b')\n", "d.py")
+    use = sf("def check(args):\n    assert args.a_b and args.c_d, 'x'\n", "u.py")
+    _, used = extract_files([decl, use])
+    assert used.sites[0].flags == ("--a-b",)
+    assert extract_file(use).sites[0].flags == ("--a-b", "--c-d")  # alone: no declarations
+
+
+def test_nested_functions_and_match_guards():
+    sites = extract(
+        src(
+            """
+            class Outer:
+                def method(self, x):
+                    def inner(y):
+                        match y:
+                            case 1 if x:
+                                raise ValueError("one")
+                    while x:
+                        try:
+                            inner(x)
+                        except (KeyError, IndexError):
+                            assert False, "caught"
+            """
+        )
+    )
+    assert [(s.function, [(g.kind, g.test) for g in s.guards]) for s in sites] == [
+        ("Outer.method.inner", [("match", "y matches 1 if x")]),
+        (
+            "Outer.method",
+            [("while", "x"), ("try", "except (KeyError, IndexError)"), ("assert", "False")],
+        ),
+    ]
+
+
+# ---------------------------------------------------------------- failures and syntax
+
+FAILURES = [
+    ("def f(:\n    pass\n", 1, "t.py:1:"),
+    ("x = 1\nif x\n    raise ValueError('x')\n", 2, "t.py:2:"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "head"), FAILURES)
+def test_parse_failure_is_data(text, line, head):
+    fx = extract_file(SourceFile("t.py", text, "b"))
+    assert fx.sites == ()
+    (failure,) = fx.failures
+    assert failure.line == line
+    shown = str(failure)
+    assert shown.startswith(head)
+    assert shown.splitlines()[-1].strip() == "^"
+
+
+def test_other_files_still_go_through():
+    good = sf("raise ValueError('fine')\n", "good.py")
+    bad = SourceFile("bad.py", "def (:\n", "b")
+    binary = SourceFile("bin.py", "\x00\x01", "b")
+    flagged = SourceFile("latin.py", "", "b", error="3:7:not UTF-8 (byte 0xe9)")
+    out = extract_files([bad, binary, good, flagged])
+    assert [len(fx.failures) for fx in out] == [1, 1, 0, 1]
+    assert out[2].sites[0].template.display() == "fine"
+    assert str(out[3].failures[0]) == "latin.py:3:7: not UTF-8 (byte 0xe9)"
+    assert "binary" in out[1].failures[0].message
+
+
+MODERN = [
+    "def f(x):\n    if (n := len(x)) > 3:\n        raise ValueError(f'{n} items')\n",
+    "def f(x):\n    match x:\n        case {'k': v}:\n            raise ValueError(f'{v} items')\n",
+    "def f[T](x: T) -> T:\n    raise ValueError(f'{x} items')\n",
+    "type Alias = list[int]\ndef f(x):\n    raise ValueError(f'{x} items')\n",
+]
+
+
+@pytest.mark.parametrize("text", MODERN)
+def test_modern_syntax(text):
+    (site,) = extract(text)
+    assert site.template.display().endswith(" items")
+    assert site.line == text.count("\n")  # the raise is always the last line
+
+
+def test_newer_syntax_than_the_running_python_uses_the_libcst_path():
+    text = "def f[T](x: T) -> T:\n    raise ValueError(f'{x} items')\n"
+    fx = extract_file(SourceFile("t.py", text, "b"))
+    (site,) = fx.sites
+    assert (site.line, site.col, site.end_col) == (2, 4, 34)
+    assert fx.stats["units_parsed"] == 1
+    if sys.version_info < (3, 12):
+        assert fx.stats["units"] == 1  # whole-file fallback
+
+
+# ---------------------------------------------------------------- cache
+
+
+def test_cache_gives_identical_output_and_counts(server_args_sites):
+    cache: dict[str, str] = {}
+    source = sf(SERVER_ARGS, "python/sglang/srt/server_args.py")
+    cold = extract_file(source, cache)
+    warm = extract_file(source, cache)
+    assert warm == cold == extract_file(source)
+    assert cold.stats["cache_hits"] == 0 and cold.stats["units_parsed"] >= 2
+    assert warm.stats["cache_hits"] == cold.stats["units_parsed"]
+    assert warm.stats["units_parsed"] == 0
+
+
+def test_cache_survives_moved_units_and_sees_constant_changes():
+    cache: dict[str, str] = {}
+    base = "MODES = ['a']\ndef f(x):\n    raise ValueError(f'{MODES} {x}')\n"
+    extract_file(sf(base), cache)
+    moved = extract_file(sf("# a\n# b\n# moved\n" + base), cache)
+    assert moved.stats["cache_hits"] == 1
+    assert moved.sites[0].line == 6
+    changed = extract_file(sf(base.replace("['a']", "['b']")), cache)
+    assert changed.stats["cache_hits"] == 0
+    assert changed.sites[0].template.display() == "['b'] {x}"
+
+
+def test_default_globs_name_the_sglang_file_set():
+    assert "python/sglang/srt/server_args.py" in DEFAULT_GLOBS
+    assert any(g.endswith("arg_groups/**/*.py") for g in DEFAULT_GLOBS)
+
+
+def test_file_extraction_type():
+    assert isinstance(extract_file(sf("x = 1\n")), FileExtraction)

@@ -1,0 +1,243 @@
+"""Exports from a real DuckDB catalog: the static site, JSONL, Parquet and Markdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from kverr.feeds.exports import export_jsonl, export_markdown, export_parquet_path
+from kverr.feeds.output import MARKER, OutputError
+from kverr.feeds.site import export_site, file_token, page_of
+from test_feeds_data import BY_KEY, RECORDS, XSS, feeds_catalog, feeds_catalog_path  # noqa: F401
+from typer.testing import CliRunner
+
+from kverr.cli import app
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "feeds"
+META = {
+    "siteTitle": "SGLang server-args errors",
+    "repository": "sgl-project/sglang",
+    "toolVersion": "test",
+}
+
+
+@pytest.fixture(scope="module")
+def site(feeds_catalog, tmp_path_factory) -> Path:  # noqa: F811
+    out = tmp_path_factory.mktemp("site") / "out"
+    export_site(feeds_catalog, out, meta=META)
+    return out
+
+
+def _pages(site: Path) -> dict[str, str]:
+    return {str(p.relative_to(site)): p.read_text(encoding="utf-8") for p in site.rglob("*.html")}
+
+
+# ---------------------------------------------------------------- site
+
+
+def test_site_has_one_page_per_error_at_its_slug(site):
+    for rec in RECORDS:
+        assert (site / "errors" / f"{rec['slug']}.html").is_file(), rec["slug"]
+    assert len(list((site / "errors").glob("*.html"))) == len(RECORDS)
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["index.html", "flags/index.html", "flags/page-size.html", "flags/kv-cache-dtype.html", "tags/index.html",
+     "tags/kv-cache.html", "releases/index.html", "releases/v0.5.0.html", "releases/v0.4.0.html",
+     "assets/style.css", "assets/search.js", "assets/search-index.js"],
+)  # fmt: skip
+def test_site_index_pages_and_assets_exist(site, page):
+    assert (site / page).is_file()
+
+
+def test_release_pages_list_the_records_of_that_release(site):
+    v04 = (site / "releases" / "v0.4.0.html").read_text(encoding="utf-8")
+    v05 = (site / "releases" / "v0.5.0.html").read_text(encoding="utf-8")
+    assert BY_KEY["page-size-old"]["slug"] in v04 and BY_KEY["page-size-power"]["slug"] not in v04
+    assert BY_KEY["page-size-power"]["slug"] in v05
+    assert BY_KEY["kv-dtype-backend"]["slug"] not in v05
+    new, carried = v05.split("carried over from earlier releases")
+    assert "3 errors new in v0.5.0" in new and BY_KEY["page-size-power"]["slug"] in new
+    assert "1 error carried over" in v05 and BY_KEY["radix-offload"]["slug"] in carried
+
+
+def test_site_is_self_contained(site):
+    """No CDN, no remote script or stylesheet: only relative links plus source links to GitHub."""
+    for name, text in _pages(site).items():
+        for attr, url in re.findall(r'\b(src|href)="([^"]*)"', text):
+            if "://" in url:
+                assert attr == "href" and url.startswith("https://github.com/"), (name, url)
+        assert "fetch(" not in text
+
+
+def test_every_record_string_is_escaped(site):
+    pages = _pages(site)
+    page = pages[page_of(BY_KEY["chat-template-missing"])]
+    assert XSS not in page and "<img" not in page
+    assert "&lt;script&gt;alert(&quot;xss&quot;)&lt;/script&gt;" in page
+    assert "Invalid --chat-template &lt;path&gt;" in page
+    for name, text in pages.items():
+        assert "<script>alert" not in text, name
+    assert "tags/" + file_token("<b>bold&tag</b>") + ".html" in page
+
+
+def test_error_page_shows_fix_flags_source_and_releases(site):
+    text = (site / page_of(BY_KEY["page-size-power"])).read_text(encoding="utf-8")
+    for needle in ["Before", "--page-size 48", "After", "--page-size 64", "Tokens per KV cache page.",
+                   'href="https://github.com/sgl-project/sglang/blob/' + "c3" * 20, 'class="hl" data-n="412"',
+                   "../releases/v0.5.0.html", "Earlier wording", BY_KEY["page-size-old"]["slug"]]:  # fmt: skip
+        assert needle in text, needle
+
+
+def test_message_less_assert_is_named_by_its_condition(site):
+    text = (site / page_of(BY_KEY["assert-tp-pp"])).read_text(encoding="utf-8")
+    assert "assert self.tp_size % self.pp_size == 0" in text
+    assert "prints no message" in text
+
+
+def test_search_index_is_a_script_with_no_raw_angle_brackets(site):
+    text = (site / "assets" / "search-index.js").read_text(encoding="utf-8")
+    assert text.startswith("window.KVERR_INDEX = ") and "<" not in text
+    rows = json.loads(text[len("window.KVERR_INDEX = ") :].rstrip().rstrip(";"))
+    assert {r["id"] for r in rows} == {r["id"] for r in RECORDS}
+    assert all((site / r["u"]).is_file() for r in rows)
+
+
+def test_site_export_is_deterministic(feeds_catalog, site, tmp_path):  # noqa: F811
+    again = tmp_path / "again"
+    export_site(feeds_catalog, again, meta=META)
+    assert _pages(again) == _pages(site)
+
+
+# ---------------------------------------------------------------- output safety
+
+
+def test_export_replaces_its_own_earlier_output(feeds_catalog, tmp_path):  # noqa: F811
+    out = tmp_path / "site"
+    export_site(feeds_catalog, out, meta=META)
+    (out / "errors" / "stale.html").write_text("old", encoding="utf-8")
+    export_site(feeds_catalog, out, meta=META)
+    assert (out / MARKER).is_file() and not (out / "errors" / "stale.html").exists()
+
+
+@pytest.mark.parametrize("kind", ["foreign-dir", "file"])
+def test_export_never_clobbers_foreign_files(feeds_catalog, tmp_path, kind):  # noqa: F811
+    out = tmp_path / "docs"
+    if kind == "file":
+        out.write_text("keep me", encoding="utf-8")
+    else:
+        out.mkdir()
+        (out / "mine.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(OutputError, match="docs"):
+        export_site(feeds_catalog, out, meta=META)
+    kept = out if kind == "file" else out / "mine.txt"
+    assert kept.read_text(encoding="utf-8") == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]  # no temp dir left behind
+
+
+# ---------------------------------------------------------------- jsonl / parquet / markdown
+
+
+def test_jsonl_has_every_record_with_its_releases(feeds_catalog, tmp_path):  # noqa: F811
+    out = tmp_path / "errors.jsonl"
+    assert export_jsonl(feeds_catalog, out) == len(RECORDS)
+    lines = out.read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [r["record"]["id"] for r in rows] == sorted(r["id"] for r in RECORDS)
+    assert lines[0] == json.dumps(rows[0], sort_keys=True, ensure_ascii=False)
+    releases = {r["record"]["id"]: r["releases"] for r in rows}
+    assert releases[BY_KEY["page-size-power"]["id"]] == ["v0.5.0"]
+    assert releases[BY_KEY["kv-dtype-backend"]["id"]] == []
+    assert {r["record"]["id"]: r["record"] for r in rows}[BY_KEY["radix-offload"]["id"]] == BY_KEY[
+        "radix-offload"
+    ]
+
+
+def test_parquet_round_trips_through_duckdb(feeds_catalog_path, tmp_path):  # noqa: F811
+    import duckdb  # only to read the export back; the package itself imports duckdb in catalog/ alone
+
+    out = tmp_path / "out" / "errors.parquet"
+    assert export_parquet_path(feeds_catalog_path, out) == len(RECORDS)
+    rows = duckdb.sql(f"SELECT id, slug, record FROM read_parquet('{out}') ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == sorted(r["id"] for r in RECORDS)
+    assert json.loads(rows[0][2])["id"] == rows[0][0]
+    assert [p.name for p in out.parent.iterdir()] == ["errors.parquet"]
+
+
+def _front_matter(text: str) -> dict:
+    head = text.split("---\n")[1]
+    return {k: json.loads(v) for k, v in (line.split(": ", 1) for line in head.splitlines())}
+
+
+def test_markdown_has_front_matter_and_an_index(feeds_catalog, tmp_path):  # noqa: F811
+    out = tmp_path / "md"
+    assert export_markdown(feeds_catalog, out) == len(RECORDS)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    for rec in RECORDS:
+        page = out / "errors" / f"{rec['slug']}.md"
+        fm = _front_matter(page.read_text(encoding="utf-8"))
+        assert fm["kverr_id"] == rec["id"] and fm["id"] == rec["slug"]
+        assert f"(errors/{rec['slug']}.md)" in index
+
+
+def test_markdown_prose_is_safe_for_mdx(feeds_catalog, tmp_path):  # noqa: F811
+    out = tmp_path / "md"
+    export_markdown(feeds_catalog, out)
+    text = (out / "errors" / f"{BY_KEY['chat-template-missing']['slug']}.md").read_text(
+        encoding="utf-8"
+    )
+    prose = re.sub(r"```.*?```", "", text.split("---\n", 2)[2], flags=re.S)
+    assert re.search(r"(?<!\\)[<{]", prose) is None
+
+
+def test_markdown_page_matches_golden(feeds_catalog, tmp_path):  # noqa: F811
+    """Regenerate with: KVERR_REGEN=1 pytest -q tests/test_feeds.py"""
+    out = tmp_path / "md"
+    export_markdown(feeds_catalog, out)
+    for key in ("page-size-power", "chat-template-missing"):
+        got = (out / "errors" / f"{BY_KEY[key]['slug']}.md").read_text(encoding="utf-8")
+        golden = GOLDEN / f"{key}.md"
+        if os.environ.get("KVERR_REGEN"):
+            golden.parent.mkdir(parents=True, exist_ok=True)
+            golden.write_text(got, encoding="utf-8")
+        assert got == golden.read_text(encoding="utf-8"), (
+            f"{golden} differs; review, then KVERR_REGEN=1"
+        )
+
+
+# ---------------------------------------------------------------- CLI
+
+
+@pytest.mark.parametrize(
+    ("fmt", "target", "expect"),
+    [("site", "site", "pages to"), ("jsonl", "e.jsonl", "6 records"), ("parquet", "e.parquet", "6 records"),
+     ("markdown", "md", "6 error pages")],
+)  # fmt: skip
+def test_cli_export(feeds_catalog_path, tmp_path, fmt, target, expect):  # noqa: F811
+    result = CliRunner().invoke(
+        app, ["export", fmt, str(tmp_path / target), "--catalog", str(feeds_catalog_path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert expect in result.output and (tmp_path / target).exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["export", "pdf", "x"], "unknown export format 'pdf'; choose one of site, jsonl, parquet, markdown."),
+     (["export", "site", "{tmp}"], "is not empty and was not written by kverr; pick an empty or new directory."),
+     (["export", "jsonl", "{tmp}"], "is a directory; pass a file path such as")],
+)  # fmt: skip
+def test_cli_export_bad_input_is_one_sentence(feeds_catalog_path, tmp_path, args, message):  # noqa: F811
+    (tmp_path / "keep.txt").write_text("x", encoding="utf-8")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args] + [
+        "--catalog",
+        str(feeds_catalog_path),
+    ]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -1,0 +1,56 @@
+"""The pipeline is the folder layout: each stage imports only what comes before it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# folder -> top-level modules it must never import (directly, at any nesting level)
+FORBIDDEN = {
+    "extractor": {"duckdb", "typer", "rich", "jsonschema", "kverr.catalog", "kverr.records", "kverr.feeds", "kverr.cli"},
+    "schema": {"duckdb", "typer", "libcst", "kverr.catalog", "kverr.feeds", "kverr.cli"},
+    "records": {"duckdb", "typer", "kverr.catalog", "kverr.feeds", "kverr.cli"},
+    "catalog": {"typer", "libcst", "jsonschema", "kverr.extractor", "kverr.feeds", "kverr.cli"},
+    "feeds": {"duckdb", "typer", "libcst", "kverr.extractor", "kverr.cli"},
+}
+
+
+def imported_names(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def violates(name: str, banned: set[str]) -> str | None:
+    for b in banned:
+        if name == b or name.startswith(b + "."):
+            return b
+    return None
+
+
+CASES = [(folder, p) for folder in FORBIDDEN for p in sorted((ROOT / folder).rglob("*.py"))]
+
+
+@pytest.mark.parametrize(("folder", "path"), CASES, ids=[str(p.relative_to(ROOT)) for _, p in CASES])
+def test_stage_imports_stay_in_their_lane(folder, path):
+    bad = sorted(n for n in imported_names(path) if violates(n, FORBIDDEN[folder]))
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}: {folder}/ must not depend on them"
+
+
+def test_only_catalog_imports_duckdb():
+    offenders = [
+        str(p.relative_to(ROOT))
+        for folder in ("kverr", "extractor", "schema", "records", "feeds")
+        for p in (ROOT / folder).rglob("*.py")
+        if any(violates(n, {"duckdb"}) for n in imported_names(p))
+    ]
+    assert not offenders, f"only catalog/ may import duckdb: {offenders}"

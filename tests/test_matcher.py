@@ -1,0 +1,250 @@
+"""Matcher table tests: pasted text -> the record it must find (or nothing), with how and values."""
+
+from __future__ import annotations
+
+import pytest
+from test_catalog import FIXTURE_RECORDS, build_catalog, catalog_file  # noqa: F401 (fixture)
+
+from kverr.catalog import normalize, open_catalog, patterns
+from kverr.catalog.matcher import prefix_cover
+
+SSL_A, SSL_B = "55a1000000000001", "55b1000000000002"
+TP, BACKEND, JSON_ARGS, MEM = "7d10000000000003", "ab10000000000004", "d1c0000000000005", "fa70000000000006"
+OVERLAP, PAGE_ASSERT, SPEC = "0de0000000000007", "a5e0000000000008", "5de0000000000009"
+OFFLOAD_STREAM, OFFLOAD_LORA = "0ff1000000000010", "0ff2000000000011"
+QUANT_ANY, QUANT_FP4, CHUNK, DISAGG = "9a10000000000012", "9a20000000000013", "c4a0000000000014", "d15c000000000015"
+
+LONG = FIXTURE_RECORDS[9]["errorMessage"]
+SGL = "[2026-04-07 10:05:08 TP0] "
+
+
+def wrap(text: str, width: int) -> str:
+    """What a terminal shows: hard breaks every `width` characters, mid-word."""
+    return "\n".join(text[i : i + width] for i in range(0, len(text), width))
+
+
+def wrap_words(text: str, width: int) -> str:
+    """What an issue tracker or mail client does: breaks at spaces."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        if cur and len(cur) + 1 + len(word) > width:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}" if cur else word
+    return "\n".join(lines + [cur])
+
+
+TRACEBACK_ASSERT = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/opt/conda/lib/python3.11/site-packages/sglang/launch_server.py", line 14, in <module>
+[rank0]:     server_args = prepare_server_args(sys.argv[1:])
+[rank0]:   File "/opt/conda/lib/python3.11/site-packages/sglang/srt/server_args.py", line 203, in _handle_page_size
+[rank0]:     assert cfg.page_size % 16 == 0
+[rank0]:            ^^^^^^^^^^^^^^^^^^^^^^^
+[rank0]: AssertionError"""
+
+TRACEBACK_MESSAGE = """\
+Traceback (most recent call last):
+  File "/usr/lib/python3/dist-packages/sglang/srt/server_args.py", line 512, in __post_init__
+    self._handle_speculative()
+  File "/usr/lib/python3/dist-packages/sglang/srt/server_args.py", line 640, in _handle_speculative
+    assert self.speculative_eagle_topk == 1, (
+AssertionError: Speculative decoding with EAGLE3 requires --speculative-eagle-topk 1, got 4"""
+
+# (case, pasted text, expected record id or None, how, captured values or None to skip the check)
+CASES = [
+    ("plain line", "--ssl-keyfile requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("same words, other meaning", "--ssl-certfile requires --ssl-keyfile.", SSL_B, "pattern", {}),
+    ("sglang prefix", SGL + "ValueError: --ssl-keyfile requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("sglang prefix, several ranks", "[2026-04-07 10:05:08 TP3 EP1 PP0] --ssl-certfile requires --ssl-keyfile.", SSL_B, "pattern", {}),
+    ("root logger prefix", "WARNING:sglang.srt.server_args:" + FIXTURE_RECORDS[6]["errorMessage"], OVERLAP, "pattern", {}),
+    ("container runtime", "2026-04-07T10:05:08.123456789Z stderr F ValueError: --ssl-keyfile requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("container runtime split line", "2026-04-07T10:05:08.1Z stderr P --ssl-keyfile requires\n2026-04-07T10:05:08.2Z stderr F  --ssl-certfile.", SSL_A, "pattern", {}),
+    ("torchrun rank", "[rank0]: ValueError: --ssl-keyfile requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("ray worker", "(WorkerDict pid=41873, ip=10.0.0.7) ValueError: --ssl-keyfile requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("stacked prefixes", "2026-04-07T10:05:08Z stdout F [rank1]: " + SGL + "--ssl-keyfile requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("ansi colours", "\x1b[1;31mValueError\x1b[0m: \x1b[33m--ssl-keyfile\x1b[0m requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("crlf", "some context\r\nValueError: --ssl-keyfile requires --ssl-certfile.\r\n", SSL_A, "pattern", {}),
+    ("quoted in an issue", "> ValueError: --ssl-keyfile requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("terminal wrap mid-word", wrap("ValueError: " + LONG, 37), OFFLOAD_STREAM, "pattern", {}),
+    ("tracker wrap at spaces", wrap_words("ValueError: " + LONG, 50), OFFLOAD_STREAM, "pattern", {}),
+    ("wrap with prefix", SGL + wrap_words(LONG, 60), OFFLOAD_STREAM, "pattern", {}),
+    ("truncated ...", LONG[:90] + "...", OFFLOAD_STREAM, "partial", {}),
+    ("truncated …", "ValueError: " + LONG[:70] + "…", OFFLOAD_STREAM, "partial", {}),
+    ("truncated in a wrap", wrap_words(LONG[:120], 40) + " ...", OFFLOAD_STREAM, "partial", {}),
+    ("ints", "ValueError: tp_size=3 must be divisible by pp_size=2", TP, "pattern", {"self.tp_size": "3", "self.pp_size": "2"}),
+    ("negative int", "tp_size=-1 must be divisible by pp_size=2", TP, "pattern", {"self.tp_size": "-1", "self.pp_size": "2"}),
+    ("repr string and path", "Unsupported attention backend 'fa3' for model /models/Llama 3.1/8B; choose another backend.", BACKEND, "pattern", {"backend": "'fa3'", "model_path": "/models/Llama 3.1/8B"}),
+    ("dict value", "Invalid --json-model-override-args {'rope_scaling': {'type': 'yarn', 'factor': 4.0}}: expected a JSON object.", JSON_ARGS, "pattern", {"overrides": "{'rope_scaling': {'type': 'yarn', 'factor': 4.0}}"}),
+    ("float value", "--mem-fraction-static must be in (0, 1], got 1.50", MEM, "pattern", {"value": "1.50"}),
+    ("scientific float", "--mem-fraction-static must be in (0, 1], got 1e-05", MEM, "pattern", {"value": "1e-05"}),
+    ("list value", "Disaggregation mode 'prefill' needs a transfer backend in ['mooncake', 'nixl'].", DISAGG, "pattern", {"mode": "'prefill'", "backends": "['mooncake', 'nixl']"}),
+    ("None value", "Disaggregation mode None needs a transfer backend in ('mooncake',).", DISAGG, "pattern", {"mode": "None", "backends": "('mooncake',)"}),
+    ("literal beats placeholder", "Quantization method 'fp4' is not supported.", QUANT_FP4, "pattern", {}),
+    ("placeholder when literal differs", "Quantization method 'awq' is not supported.", QUANT_ANY, "pattern", {"method": "'awq'"}),
+    ("traceback, message-less assert", TRACEBACK_ASSERT, PAGE_ASSERT, "traceback", {}),
+    ("traceback with message", TRACEBACK_MESSAGE, SPEC, "pattern", {"algo": "EAGLE3", "topk": "4"}),
+    ("edited wording", "Chunked prefill size 4096 has to be a multiple of the page size 64", CHUNK, "fuzzy", {}),
+    # near misses: nothing, rather than something wrong
+    ("unrelated info line", SGL + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16", None, None, None),
+    ("server ready", SGL + "The server is fired up and ready to roll!", None, None, None),
+    ("shared prefix, other flag", "--kv-offload-budget is incompatible with --enable-dp-attention: data-parallel attention shards the pool.", None, None, None),
+    ("negated", "Quantization method 'fp4' is supported.", None, None, None),
+    ("flag typo", "--ssl-keyfile requires --ssl-cert.", None, None, None),
+    ("truncated too early", "--kv-offload-budget is...", None, None, None),
+    ("assert elsewhere", TRACEBACK_ASSERT.replace("server_args.py", "scheduler.py"), None, None, None),
+    ("binary garbage", "\x00\x01\x02\xff\xfe" * 50, None, None, None),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cat(catalog_file):  # noqa: F811
+    with open_catalog(catalog_file) as c:
+        yield c
+
+
+@pytest.mark.parametrize("case, text, expected, how, values", CASES, ids=[c[0] for c in CASES])
+def test_paste(cat, case, text, expected, how, values):
+    matches = cat.explain(text)
+    if expected is None:
+        assert [(m.record["id"], m.how, round(m.score, 3)) for m in matches] == []
+        return
+    assert matches, f"{case}: nothing matched"
+    top = matches[0]
+    assert (top.record["id"], top.how) == (expected, how)
+    assert 0.0 < top.score <= 1.0
+    if values is not None:
+        assert top.values == values
+    # honesty: nothing else rivals the answer with an exact-looking score
+    assert all(m.score < top.score or m.record["id"] == expected for m in matches[1:])
+
+
+def test_score_order_follows_how(cat):
+    exact = cat.explain("--ssl-keyfile requires --ssl-certfile.")[0].score
+    frame = cat.explain(TRACEBACK_ASSERT)[0].score
+    partial = cat.explain(LONG[:90] + "...")[0].score
+    fuzzy = cat.explain(CASES[31][1])[0].score
+    assert exact > frame > partial > fuzzy >= 0.35
+
+
+def test_line_numbers_point_at_the_message(cat):
+    text = "starting\n" + SGL + "tp_size=3 must be divisible by pp_size=2\nbye"
+    assert [m.line for m in cat.explain(text)] == [2]
+    assert cat.explain(TRACEBACK_ASSERT)[0].line == 7
+    assert cat.explain("x\n" + wrap_words(LONG, 50))[0].line == 2
+
+
+def test_version_restricts_the_answer(cat):
+    assert [m.record["id"] for m in cat.explain("--ssl-certfile requires --ssl-keyfile.")] == [SSL_B]
+    assert cat.explain("--ssl-certfile requires --ssl-keyfile.", version="v0.4.0") == []
+    m = cat.explain(FIXTURE_RECORDS[10]["errorMessage"])[0]
+    assert m.revisions == ("v0.4.0",)
+    assert cat.explain("--ssl-keyfile requires --ssl-certfile.")[0].revisions == ("v0.4.0", "v0.5.0")
+
+
+def test_reversed_words_do_not_match_without_the_record(tmp_path):
+    only_b = [r for r in FIXTURE_RECORDS if r["id"] != SSL_A]
+    with open_catalog(build_catalog(tmp_path, only_b)) as c:
+        assert c.explain("--ssl-keyfile requires --ssl-certfile.") == []
+        assert [m.record["id"] for m in c.explain("--ssl-certfile requires --ssl-keyfile.")] == [SSL_B]
+
+
+def test_several_errors_in_one_paste(cat):
+    text = "\n".join([SGL + "tp_size=3 must be divisible by pp_size=2", "noise", "WARNING:x:" + FIXTURE_RECORDS[6]["errorMessage"]])
+    assert sorted(m.record["id"] for m in cat.explain(text)) == sorted([TP, OVERLAP])
+
+
+def test_hostile_and_huge_lines_finish(cat):
+    # 1 MB on one line with the message at the very end, and text built to make patterns backtrack
+    huge = "x" * 1_000_000 + " tp_size=3 must be divisible by pp_size=2"
+    assert [m.record["id"] for m in cat.explain(huge)] == [TP]
+    hostile = ("Unsupported attention backend " + "'a' for model " * 2000) + "; choose"
+    assert [m.how for m in cat.explain(hostile)] in ([], ["fuzzy"])
+    assert cat.explain("Chunked prefill size " * 5000) == []
+
+
+def test_search_ranks_by_words(cat):
+    assert cat.search("kv offload budget streaming")[0].record["id"] == OFFLOAD_STREAM
+
+
+# ---------------------------------------------------------------- the pieces
+
+
+@pytest.mark.parametrize(
+    "raw, clean",
+    [
+        ("[2026-04-07 10:05:08 TP0] hello", "hello"),
+        ("[2026-04-07 10:05:08,123] hello", "hello"),
+        ("WARNING:sglang.srt.server_args:hello", "hello"),
+        ("2026-04-07T10:05:08.123456789Z stderr F hello", "hello"),
+        ("2026-04-07T10:05:08+02:00 hello", "hello"),
+        ("[rank12]: hello", "hello"),
+        ("(WorkerDict pid=1, ip=1.2.3.4) hello", "hello"),
+        ("/x/server_args.py:12: UserWarning: hello", "hello"),
+        ("\x1b[31mhello\x1b[0m  \r", "hello"),
+        ("10%\r50%\r100% hello", "100% hello"),
+        ("[not a date] hello", "[not a date] hello"),
+    ],
+)
+def test_clean_line(raw, clean):
+    assert normalize.clean_line(raw) == clean
+
+
+@pytest.mark.parametrize(
+    "text, body",
+    [("abc def...", "abc def"), ("abc def …", "abc def"), ("abc [...]", "abc"), ("abc def.", None), ("...", None)],
+)
+def test_truncated(text, body):
+    assert normalize.truncated(text) == body
+
+
+def test_traceback_parse_takes_the_innermost_frame():
+    (tb,) = normalize.parse_tracebacks([t for _, t in normalize.clean_lines(TRACEBACK_ASSERT.split("\n"))])
+    assert (tb.file.endswith("srt/server_args.py"), tb.line, tb.function, tb.code) == (True, 203, "_handle_page_size", "assert cfg.page_size % 16 == 0")
+    assert (tb.exc_class, tb.message) == ("AssertionError", "")
+
+
+@pytest.mark.parametrize(
+    "pattern, unsafe",
+    [
+        (r"plain text\.", None),
+        (r"a (?P<v0>.{1,256}?) b", None),
+        (r"(?:a|b)+ c", None),
+        (r"(a+)+", "it nests quantifiers"),
+        (r"(?:x(?:y)*)+", "it nests quantifiers"),
+        (r"(a|b*)*", "it nests quantifiers"),
+        (r"(?P<v0>a)(?P=v0)", "it uses a backreference"),
+        (r"a(?!b)", "it uses a lookaround"),
+        (r"(?<=a)b", "it uses a lookaround"),
+        (r"(", "it does not compile (missing ), unterminated subpattern at position 0)"),
+    ],
+)
+def test_check_pattern(pattern, unsafe):
+    assert patterns.check_pattern(pattern) == unsafe
+
+
+@pytest.mark.parametrize(
+    "pattern, anchors",
+    [
+        (r"--ssl-keyfile requires --ssl-certfile\.", ["ssl-keyfile", "requires", "ssl-certfile"]),
+        (r"(?P<v0>.{1,9})-way split of --tp-size", ["split", "tp-size"]),  # "way" may fuse with the value
+        (r"size=(?P<v0>\d{1,9}) ok", ["size"]),
+    ],
+)
+def test_anchor_tokens_never_touch_a_placeholder(pattern, anchors):
+    assert [t for t, _ in patterns.anchor_tokens(patterns.shape(pattern))] == anchors
+
+
+@pytest.mark.parametrize(
+    "pattern, text, covered",
+    [
+        (r"abc def ghi", "abc de", 6),
+        (r"abc (?P<v0>.{1,9}) ghi jkl", "abc 12 ghi j", 10),
+        (r"abc (?P<v0>.{1,9}) ghi", "abc 12", 4),
+        (r"abc def ghi", "abc dx", None),
+        (r"abc\s+def", "abc   de", 5),
+    ],
+)
+def test_prefix_cover(pattern, text, covered):
+    assert prefix_cover(patterns.shape(pattern), text) == covered
