@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from kverr.extractor import sources
+
 from kverr.pipeline import build
 
 
@@ -33,6 +34,10 @@ def _run(label: str, **kwargs) -> tuple[float, dict]:
         f"  records {result.counts['records']}",
         flush=True,
     )
+    print(
+        f"{'':<34} phases: " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()),
+        flush=True,
+    )
     return took, s
 
 
@@ -40,8 +45,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("repo", type=Path, help="SGLang git repository (bare is fine)")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--limit", type=int, default=0, help="only the newest N touching commits (quick runs)")
-    ap.add_argument("--catalog", action="store_true", help="also load a DuckDB catalog in each build")
+    ap.add_argument(
+        "--limit", type=int, default=0, help="only the newest N touching commits (quick runs)"
+    )
+    ap.add_argument(
+        "--catalog", action="store_true", help="also load a DuckDB catalog in each build"
+    )
     args = ap.parse_args()
 
     revs = sources.list_revisions(args.repo, [], touching=True)
@@ -59,26 +68,42 @@ def main() -> int:
 
         def opts(out: str, cache: str, revs: list[str], jobs: int = 1) -> dict:
             return dict(
-                out=t / out, git_repo=args.repo, revs=revs, touching=True, cache_path=t / cache, jobs=jobs,
-                repo_name="sgl-project/sglang", catalog=(t / f"{out}.duckdb") if args.catalog else None,
+                out=t / out,
+                git_repo=args.repo,
+                revs=revs,
+                touching=True,
+                cache_path=t / cache,
+                jobs=jobs,
+                repo_name="sgl-project/sglang",
+                catalog=(t / f"{out}.duckdb") if args.catalog else None,
             )
 
         t_base, s_base = _run("backfill N-1 commits, 1 process", **opts("a", "c1.sqlite", base))
         t_new, s_new = _run("add the newest commit", **opts("a", "c1.sqlite", full))
         t_noop, _ = _run("no-op rebuild", **opts("a", "c1.sqlite", full))
-        t_jobs, s_jobs = _run(f"full backfill, --jobs {args.jobs}", **opts("b", "c2.sqlite", full, args.jobs))
+        t_jobs, s_jobs = _run(
+            f"full backfill, --jobs {args.jobs}", **opts("b", "c2.sqlite", full, args.jobs)
+        )
 
     single = t_base + t_new
     print()
     print(f"commits processed             {s_jobs['revisions']}")
-    print(f"blobs parsed (full backfill)  {s_jobs['blobs_parsed']} of {s_jobs['blobs']} distinct (path, blob)")
-    print(f"functions parsed              {s_base['units_parsed'] + s_new['units_parsed']} "
-          f"(unit-cache hits {s_base['unit_cache_hits'] + s_new['unit_cache_hits']})")
+    print(
+        f"blobs parsed (full backfill)  {s_jobs['blobs_parsed']} of {s_jobs['blobs']} distinct (path, blob)"
+    )
+    print(
+        f"functions parsed              {s_base['units_parsed'] + s_new['units_parsed']} "
+        f"(unit-cache hits {s_base['unit_cache_hits'] + s_new['unit_cache_hits']})"
+    )
     print(f"full backfill, 1 process      {single:8.2f} s  (baseline 1.00; target < 300 s)")
     print(f"full backfill, --jobs {args.jobs}       {t_jobs:8.2f} s  (ratio {t_jobs / single:.2f})")
-    print(f"no-op rebuild                 {t_noop:8.2f} s  (ratio {t_noop / single:.3f}; target < 10 s)")
-    print(f"add one new commit            {t_new:8.2f} s  (ratio {t_new / single:.3f}; target < 1 s; "
-          f"{s_new['blobs_parsed']} blob(s), {s_new['units_parsed']} function(s) parsed)")
+    print(
+        f"no-op rebuild                 {t_noop:8.2f} s  (ratio {t_noop / single:.3f}; target < 10 s)"
+    )
+    print(
+        f"add one new commit            {t_new:8.2f} s  (ratio {t_new / single:.3f}; target < 1 s; "
+        f"{s_new['blobs_parsed']} blob(s), {s_new['units_parsed']} function(s) parsed)"
+    )
     return 0
 
 

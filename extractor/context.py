@@ -43,8 +43,9 @@ class Wrapper:
 @dataclass
 class ModuleContext:
     constants: dict[str, object] = field(default_factory=dict)
+    literals: dict[str, object] = field(default_factory=dict)  # first values, mutated or not
     loggers: set[str] = field(default_factory=set)
-    logging_mods: set[str] = field(default_factory=lambda: set())
+    logging_mods: set[str] = field(default_factory=set)
     logger_factories: set[str] = field(default_factory=set)  # bare names: getLogger, init_logger
     warnings_mods: set[str] = field(default_factory=set)
     warn_funcs: set[str] = field(default_factory=set)
@@ -99,7 +100,7 @@ _ORDER_SENSITIVE = {"list", "tuple", "str", "repr", "join"}
 
 
 def _unordered(value: object) -> bool:
-    return isinstance(value, (set, frozenset)) and len(value) > 1
+    return isinstance(value, (set, frozenset)) and not is_deterministic(value)
 
 
 _PURE_METHODS = {"join", "keys", "values", "items", "upper", "lower", "strip", "title"}
@@ -157,7 +158,8 @@ def _const(node: ast.AST, env: dict[str, object]) -> object:
 def is_deterministic(value: object) -> bool:
     """str() of a multi-element set of strings changes between processes (hash seed)."""
     if isinstance(value, (set, frozenset)):
-        return len(value) <= 1
+        # ints hash to themselves, so their set order is the same in every process
+        return len(value) <= 1 or all(type(v) is int for v in value)
     if isinstance(value, (list, tuple)):
         return all(is_deterministic(v) for v in value)
     if isinstance(value, dict):
@@ -278,8 +280,9 @@ def bind_imports(stmts: list[ast.stmt], ctx: ModuleContext) -> None:
                     ctx.exit_funcs.add(bound)
                 elif a.name in ("init_logger", "get_logger"):
                     ctx.logger_factories.add(bound)
-                elif a.name == "logger" and node.module and "log" in node.module:
-                    ctx.loggers.add(bound)  # `from x.logging_utils import logger`
+                elif a.name == "logger":
+                    # another module's logger: its binding is out of reach, its name is not
+                    ctx.loggers.add(bound)
 
 
 def logger_names(stmts: list[ast.stmt], ctx: ModuleContext) -> set[str]:
@@ -337,6 +340,7 @@ def module_context(tree: ast.Module, text: str, path: str = "") -> ModuleContext
     ctx.loggers |= logger_names(stmts, ctx)
     mutated = mutated_names(tree)
     ctx.constants = scope_constants(stmts, {}, mutated)
+    ctx.literals = scope_constants(stmts, {}, set())
     lines = text.splitlines()
     for node in stmts:
         if isinstance(node, ast.FunctionDef):

@@ -56,7 +56,26 @@ def _function_start(path: Sequence[cst.CSTNode]) -> int:
     return 0
 
 
+_TEXT_MEMO: dict[int, tuple[cst.CSTNode, str]] = {}
+
+
 def _text(node: cst.CSTNode) -> str:
+    """Normalised source of a test; memoised because every site under a clause asks again
+    (the node is kept in the memo so its id cannot be reused while the entry lives)."""
+    hit = _TEXT_MEMO.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    if len(_TEXT_MEMO) > 4096:
+        _TEXT_MEMO.clear()
+    text = test_text(node)
+    _TEXT_MEMO[id(node)] = (node, text)
+    return text
+
+
+def test_text(node: cst.CSTNode) -> str:
+    """A condition as one line, without the parentheses that only let it span lines."""
+    if getattr(node, "lpar", None):
+        node = node.with_changes(lpar=[], rpar=[])
     return normalise(code(node))
 
 
@@ -135,6 +154,8 @@ def comment_above(path: Sequence[cst.CSTNode]) -> str | None:
         text = _leading(node)
         if text:
             return text
+        if isinstance(parent, cst.Module) and parent.body and parent.body[0] is node:
+            return _leading_block(parent.header)  # a unit parsed alone: comments open the file
         if not (isinstance(parent, cst.IndentedBlock) and parent.body and parent.body[0] is node):
             return None
         header = parent.header.comment.value[1:].strip() if parent.header.comment else ""
@@ -151,7 +172,10 @@ def comment_above(path: Sequence[cst.CSTNode]) -> str | None:
 
 
 def _leading(node: cst.CSTNode) -> str | None:
-    lines = getattr(node, "leading_lines", ())
+    return _leading_block(getattr(node, "leading_lines", ()))
+
+
+def _leading_block(lines: Sequence[cst.EmptyLine]) -> str | None:
     block: list[str] = []
     for line in lines:
         if line.comment is None:
@@ -280,8 +304,6 @@ def _branches(stmt: cst.If, name, augs, assigns):
             found.extend(got)
             fall.extend(f)
         node = node.orelse if isinstance(node, cst.If) else None
-        if node is None and isinstance(stmt, cst.If):
-            pass
     if not _has_else(stmt):
         fall.append(augs)
     return found, fall

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import re
 from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 
@@ -95,10 +96,12 @@ def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) 
     lines = _lines(text)
     ctx = module_context(tree, text, src.path)
     sites: list[Site] = []
-    units = list(_units(tree.body, (), False, False))
+    units = list(_units(tree.body, lines, (), False, False))
+    site_re = _site_regex(ctx)
     parsed = hits = 0
+    failures: list[ParseFailure] = []
     for unit in units:
-        if not any(_may_hold_site(n, ctx) for n in unit.nodes):
+        if not site_re.search("\n".join(lines[unit.start - 1 : unit.end])):
             continue
         key = _cache_key(unit, lines, ctx)
         cached = cache.get(key) if cache is not None else None
@@ -107,12 +110,24 @@ def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) 
             sites.extend(_restamp(s, src.path, unit.start) for s in from_json(cached))
             continue
         parsed += 1
-        found = _extract_unit(unit, src.path, lines, ctx)
+        try:
+            found = _extract_unit(unit, src.path, lines, ctx, site_re)
+        except cst.ParserSyntaxError as exc:  # this Python's ast took it, libcst did not
+            failures.append(_unit_failure(src.path, unit, lines, exc))
+            continue
         if cache is not None:
             cache[key] = to_json([_restamp(s, "", -unit.start) for s in found])
         sites.extend(found)
     sites.sort(key=lambda s: (s.line, s.col, s.variant))
-    return FileExtraction(src, tuple(sites), ctx.flags, (), _stats(len(units), parsed, hits))
+    stats = _stats(len(units), parsed, hits)
+    return FileExtraction(src, tuple(sites), ctx.flags, tuple(failures), stats)
+
+
+def _unit_failure(path: str, unit: Unit, lines: list[str], exc: cst.ParserSyntaxError):
+    line = unit.start + exc.raw_line - 1 - (1 if unit.wrapped else 0)
+    source_line = lines[line - 1].rstrip() if 0 < line <= len(lines) else ""
+    message = f"libcst cannot parse this (its sites are skipped): {exc.message}"
+    return ParseFailure(path, line, exc.raw_column + 1, message, source_line)
 
 
 def _stats(units: int, parsed: int, hits: int) -> dict[str, int]:
@@ -128,8 +143,12 @@ def _not_text(src: SourceFile) -> ParseFailure | None:
         return ParseFailure(src.path, 1, 1, error)
     if "\x00" in src.text:
         return ParseFailure(src.path, 1, 1, "binary file (NUL bytes), not Python source; skipped")
-    if any("\udc80" <= ch <= "\udcff" for ch in src.text if ch >= "\ud800"):
-        return ParseFailure(src.path, 1, 1, "not valid UTF-8 text; skipped")
+    bad = _ESCAPED.search(src.text)
+    if bad is not None:
+        pos = bad.start()
+        line = src.text.count("\n", 0, pos) + 1
+        col = pos - (src.text.rfind("\n", 0, pos) + 1) + 1
+        return ParseFailure(src.path, line, col, "not valid UTF-8; save it as UTF-8 or skip it")
     return None
 
 
@@ -138,14 +157,16 @@ def _lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
-def _units(body: list[ast.stmt], prefix: tuple[str, ...], in_args: bool, wrapped: bool):
+def _units(
+    body: list[ast.stmt], lines: list[str], prefix: tuple[str, ...], in_args: bool, wrapped: bool
+):
     pending: Unit | None = None
     for node in body:
         if isinstance(node, ast.ClassDef):
             if pending:
                 yield pending
                 pending = None
-            yield from _units(node.body, (*prefix, node.name), is_args_class(node), True)
+            yield from _units(node.body, lines, (*prefix, node.name), is_args_class(node), True)
             continue
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         end = node.end_lineno or node.lineno
@@ -155,41 +176,52 @@ def _units(body: list[ast.stmt], prefix: tuple[str, ...], in_args: bool, wrapped
             continue
         if pending:
             yield pending
+        floor = pending.end if pending else 0
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a statement's own comment block belongs to its unit (a def's sites are inside it)
+            while start - 1 > floor and lines[start - 2].lstrip().startswith("#"):
+                start -= 1
         pending = Unit([node], start, end, prefix, in_args, wrapped)
     if pending:
         yield pending
 
 
-def _may_hold_site(node: ast.AST, ctx: ModuleContext) -> bool:
-    """Cheap superset test on the stdlib tree; libcst decides for real."""
-    for n in ast.walk(node):
-        if isinstance(n, ast.Raise) and n.exc is not None or isinstance(n, ast.Assert):
-            return True
-        if isinstance(n, ast.Call):
-            f = n.func
-            if isinstance(f, ast.Attribute) and f.attr in _SITE_ATTRS:
-                return True
-            if isinstance(f, ast.Name) and (f.id in ctx.warn_funcs or f.id in ctx.exit_funcs):
-                return True
-    return False
+def _site_regex(ctx: ModuleContext) -> re.Pattern[str]:
+    """A text test that is a superset of what the libcst pass reports: running it over a unit
+    (in C) is much cheaper than walking the unit's stdlib tree."""
+    calls = "|".join(sorted(_SITE_ATTRS))
+    names = "|".join(sorted(map(re.escape, ctx.warn_funcs | ctx.exit_funcs)))
+    named = rf"|\b(?:{names})\s*\(" if names else ""
+    return re.compile(rf"\b(?:raise|assert)\b|\.\s*(?:{calls})\s*\({named}")
 
 
-def _own_site_call(stmt: ast.stmt, ctx: ModuleContext) -> bool:
-    """Whether the statement's own expressions (not its nested statements) may call a logger,
-    warnings.warn or sys.exit."""
-    todo = [c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.expr)]
-    for node in todo:
-        if _may_hold_site(node, ctx):
-            return True
-    return False
+def _call_regex(ctx: ModuleContext) -> re.Pattern[str]:
+    """The call half of _site_regex: raise/assert statements are sites by their own node type,
+    so only a call can make a statement's expressions worth visiting."""
+    return re.compile(_site_regex(ctx).pattern.replace(r"\b(?:raise|assert)\b|", "", 1))
+
+
+def _own_text(stmt: ast.stmt, lines: list[str]) -> str:
+    """The lines of a statement's own expressions: all of a simple statement, the header of a
+    compound one (its nested statements are judged on their own)."""
+    end = stmt.end_lineno or stmt.lineno
+    body = getattr(stmt, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        end = max(stmt.lineno, body[0].lineno - 1)
+    return "\n".join(lines[stmt.lineno - 1 : end])
+
+
+_ESCAPED = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8 (surrogateescape)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
-    names = {n.id for node in unit.nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    text = "\n".join(lines[unit.start - 1 : unit.end])
+    names = set(_WORD.findall(text))  # a superset of the names the unit reads: cheap and safe
     h = hashlib.sha256()
     for piece in (
         EXTRACTOR_VERSION,
-        "\n".join(lines[unit.start - 1 : unit.end]),
+        text,
         ctx.fingerprint(names),
         ".".join(unit.prefix),
         f"{unit.in_args_class}:{unit.wrapped}",
@@ -210,7 +242,9 @@ def _restamp(site: Site, path: str, start: int) -> Site:
     )
 
 
-def _extract_unit(unit: Unit, path: str, lines: list[str], ctx: ModuleContext) -> list[Site]:
+def _extract_unit(
+    unit: Unit, path: str, lines: list[str], ctx: ModuleContext, site_re: re.Pattern[str]
+) -> list[Site]:
     text = "\n".join(lines[unit.start - 1 : unit.end]) + "\n"
     if unit.wrapped:
         text = "class _K:\n" + text
@@ -225,7 +259,8 @@ def _extract_unit(unit: Unit, path: str, lines: list[str], ctx: ModuleContext) -
     def ast_stmt(ordinal: int) -> ast.AST | None:
         return stmts[ordinal] if 0 <= ordinal < len(stmts) else None
 
-    busy = [_own_site_call(n, ctx) for n in stmts]
+    call_re = _call_regex(ctx)
+    busy = [bool(call_re.search(_own_text(n, lines))) for n in stmts]
     collector = SiteCollector(
         ctx,
         path,
@@ -278,9 +313,9 @@ def _newer_syntax(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtract
     except cst.ParserSyntaxError:
         return FileExtraction(src, failures=(_failure(src, exc),), stats=_stats(0, 0, 0))
     lines = _lines(src.text)
-    ctx = module_context(_parsable_statements(module), src.text, src.path)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ranges = wrapper.resolve(PositionProvider)
+    ctx = module_context(_parsable_statements(module, ranges), src.text, src.path)
 
     def position(ordinal: int, node: cst.CSTNode) -> tuple[int, int, int, int]:
         r = ranges[node]
@@ -292,14 +327,18 @@ def _newer_syntax(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtract
     return FileExtraction(src, tuple(sites), ctx.flags, (), _stats(1, 1, 0))
 
 
-def _parsable_statements(module: cst.Module) -> ast.Module:
-    """Module context from the top-level statements this Python can parse on their own."""
+def _parsable_statements(module: cst.Module, ranges) -> ast.Module:
+    """Module context from the top-level statements this Python can parse on their own,
+    moved to their file lines so flag declarations report where they are."""
     body: list[ast.stmt] = []
     for stmt in module.body:
+        bare = stmt.with_changes(leading_lines=())
         try:
-            body.extend(ast.parse(module.code_for_node(stmt)).body)
+            tree = ast.parse(module.code_for_node(bare))
         except (SyntaxError, ValueError):
             continue
+        ast.increment_lineno(tree, ranges[stmt].start.line - 1)
+        body.extend(tree.body)
     return ast.Module(body=body, type_ignores=[])
 
 

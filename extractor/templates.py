@@ -87,8 +87,11 @@ def _strip_comment(line: str) -> str:
 
 
 def templates_for(node: cst.BaseExpression, ctx: TemplateContext) -> tuple[Template, ...] | None:
-    """Every text `node` can produce, or None when it cannot be resolved."""
-    variants = _str_variants(node, ctx)
+    """Every text `node` can produce, or None when it cannot be resolved (or has too many)."""
+    try:
+        variants = _str_variants(node, ctx)
+    except _TooMany:
+        return None
     if variants is None:
         value = _const(node, ctx)
         if value is _UNSET or not is_deterministic(value):
@@ -133,10 +136,13 @@ def lazy_percent(
     out: Variants = []
     for v in texts:
         fmt_text = "".join(p.text or "" for p in v)
-        if len(args) == 1 and isinstance(args[0], cst.Dict):
-            got = _percent(fmt_text, args[0], ctx)
-        else:
-            got = _percent_values(fmt_text, args, None, ctx)
+        try:
+            if len(args) == 1 and isinstance(args[0], cst.Dict):
+                got = _percent(fmt_text, args[0], ctx)
+            else:
+                got = _percent_values(fmt_text, args, None, ctx)
+        except _TooMany:
+            return None
         if got is None:
             return None
         out.extend(got)
@@ -146,12 +152,16 @@ def lazy_percent(
 # ---------------------------------------------------------------- variants
 
 
+class _TooMany(Exception):
+    """More texts than MAX_VARIANTS: listing them all would bury the records."""
+
+
 def _product(chunks: list[Variants]) -> Variants:
     out: Variants = []
     for combo in itertools.product(*chunks):
         out.append([p for chunk in combo for p in chunk])
         if len(out) > MAX_VARIANTS:
-            break
+            raise _TooMany
     return out
 
 
@@ -297,7 +307,9 @@ def _if_exp(node: cst.IfExp, ctx: TemplateContext) -> Variants | None:
     if body is None and orelse is None:
         return None
     out = (body or _inner(node.body, ctx)) + (orelse or _inner(node.orelse, ctx))
-    return out[: MAX_VARIANTS + 1]
+    if len(out) > MAX_VARIANTS:
+        raise _TooMany
+    return out
 
 
 def _name(node: cst.Name, ctx: TemplateContext) -> Variants | None:
@@ -320,8 +332,10 @@ def _name(node: cst.Name, ctx: TemplateContext) -> Variants | None:
                 return None
             out.extend(_product([first] + [_inner(a, ctx) for a in augs]))
             if len(out) > MAX_VARIANTS:
-                return None  # too many texts to list: the value is a placeholder
+                return None
         return out
+    except _TooMany:
+        return None  # too many texts to list: the local stays a placeholder
     finally:
         ctx.resolving.discard(node.value)
 
@@ -346,7 +360,28 @@ def _call(node: cst.Call, ctx: TemplateContext) -> Variants | None:
             return _inline_wrapper(func.value, wrapper, positional, ctx)
     if isinstance(func, cst.Attribute) and func.attr.value == "format":
         return _format_call(node, ctx)
+    if isinstance(func, cst.Attribute) and func.attr.value == "join" and len(node.args) == 1:
+        return _join_call(func.value, node.args[0].value, ctx)
     return None
+
+
+def _join_call(
+    sep_node: cst.BaseExpression, arg: cst.BaseExpression, ctx: TemplateContext
+) -> Variants | None:
+    """`" ".join(["a", f"{x}"])`: a literal list of pieces joined by a literal separator."""
+    sep = _str_variants(sep_node, ctx)
+    if sep is None or len(sep) != 1 or any(not p.is_literal for p in sep[0]):
+        return None
+    if not isinstance(arg, (cst.List, cst.Tuple)) or not arg.elements:
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in arg.elements):
+        return None
+    chunks: list[Variants] = []
+    for i, element in enumerate(arg.elements):
+        if i:
+            chunks.append(sep)
+        chunks.append(_inner(element.value, ctx))
+    return _product(chunks)
 
 
 def _inline_wrapper(
@@ -383,6 +418,11 @@ def _percent(fmt: str, rhs: cst.BaseExpression, ctx: TemplateContext) -> Variant
         return _percent_values(fmt, [e.value for e in rhs.elements], None, ctx)
     if len(keys) == 1:
         return _percent_values(fmt, [rhs], None, ctx)
+    if isinstance(rhs, (cst.Name, cst.Attribute)) and keys:
+        # `fmt % values` with a tuple held in a variable: its items, in order
+        src = normalise(code(rhs))
+        items = [cst.parse_expression(f"{src}[{i}]") for i in range(len(keys))]
+        return _percent_values(fmt, items, None, ctx)
     return None
 
 

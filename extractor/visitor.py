@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from kverr.extractor.context import LOG_LEVELS, ModuleContext, logger_names, scope_constants
 from kverr.extractor.context import mutated_names as _mutated
-from kverr.extractor.guards import RawGuard, comment_above, guards_on_path, reaching
+from kverr.extractor.guards import RawGuard, comment_above, guards_on_path, reaching, test_text
 from kverr.extractor.templates import (
     TemplateContext,
+    TemplateError,
     code,
     dynamic,
     lazy_percent,
@@ -219,10 +220,12 @@ class SiteCollector(cst.CSTVisitor):
         guards = [self._guard(g, scope) for g in raw]
         condition = None
         if test is not None:
-            condition = normalise(code(test))
-            flags = self._flags(test, scope)
-            guards.append(Guard(condition, False, "assert", line, flags))
-        templates = self._templates(message, lazy, tctx)
+            condition = test_text(test)
+            guards.append(Guard(condition, False, "assert", line, tuple(self._flags(test, scope))))
+        try:
+            templates = self._templates(message, lazy, tctx)
+        except TemplateError as exc:  # strict mode: say where
+            raise TemplateError(f"{self.path}:{line}: {exc}") from None
         flags = _ordered(
             [f for g in guards for f in g.flags]
             + (self._flags(message, scope) if message is not None else [])
@@ -231,6 +234,7 @@ class SiteCollector(cst.CSTVisitor):
         fn = scope.qualname if scope else (".".join(self.names) or None)
         snippet = _snippet(self.lines, line, end_line, col, end_col)
         docstring = scope.node.get_docstring() if scope else None
+        comment = comment_above(self.stack)
         for variant, template in enumerate(templates, start=1 if len(templates) > 1 else 0):
             self.sites.append(
                 Site(
@@ -247,7 +251,7 @@ class SiteCollector(cst.CSTVisitor):
                     snippet=snippet,
                     guards=tuple(guards),
                     flags=tuple(flags),
-                    comment=comment_above(self.stack),
+                    comment=comment,
                     docstring=docstring,
                     variant=variant,
                     condition=condition,
@@ -316,7 +320,7 @@ class SiteCollector(cst.CSTVisitor):
         if memo is not None:
             return memo
         names = scope.args_names if scope else _ARGS_NAMES
-        finder = _FlagFinder(names, self.class_is_args[-1])
+        finder = _FlagFinder(names)
         node.visit(finder)
         self.flag_memo[id(node)] = finder.flags
         return finder.flags
@@ -396,6 +400,8 @@ def _is_args_expr(node: cst.BaseExpression, names: set[str]) -> bool:
             return any(_is_args_expr(a.value, names) for a in node.args[:1])
         if isinstance(f, cst.Attribute) and any(h in f.attr.value for h in _VIEW_HINTS):
             return _is_args_expr(f.value, names) and not node.args
+        if isinstance(f, cst.Name) and "server_args" in f.value:  # get_global_server_args()
+            return not node.args
     return False
 
 
@@ -420,6 +426,8 @@ def _ast_is_args_expr(node: ast.AST, names: set[str]) -> bool:
             return bool(node.args) and _ast_is_args_expr(node.args[0], names)
         if isinstance(f, ast.Attribute) and any(h in f.attr for h in _VIEW_HINTS):
             return _ast_is_args_expr(f.value, names) and not node.args
+        if isinstance(f, ast.Name) and "server_args" in f.id:
+            return not node.args
     return False
 
 
@@ -556,7 +564,7 @@ def _stringish(value: ast.AST, wrappers: set[str]) -> bool:
 class _FlagFinder(cst.CSTVisitor):
     """Attributes read on the server-args object (or a view of it), first-seen order."""
 
-    def __init__(self, names: set[str], in_args_class: bool) -> None:
+    def __init__(self, names: set[str]) -> None:
         super().__init__()
         self.names = names
         self.flags: list[str] = []

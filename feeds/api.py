@@ -15,6 +15,7 @@ catalog calls run one at a time in a worker thread; the event loop stays free fo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -37,8 +38,10 @@ MAX_BODY = 1 << 20  # whole request body, bytes
 MAX_EXPLAIN = 256 * 1024  # text handed to the matcher, characters: bounds the work per request
 MAX_QUERY = 500  # /search q, characters
 MAX_LIMIT = 50
+BODY_TIMEOUT = 10.0  # seconds to receive a whole body
 
 _ID = re.compile(r"[0-9a-f]{16}")
+_DIGITS = re.compile(r"[0-9]{1,18}")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,159}")
 _FLAG = re.compile(r"-{0,2}([A-Za-z0-9][A-Za-z0-9_-]{0,99})")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
@@ -56,11 +59,23 @@ def _json(data: Any, status: int = 200) -> JSONResponse:
 # ---------------------------------------------------------------- input checks
 
 
-async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
-    """The body, refused with 413 as soon as it passes `limit` (Content-Length or streamed)."""
+async def read_body(
+    request: Request, limit: int = MAX_BODY, timeout: float = BODY_TIMEOUT
+) -> bytes:
+    """The body, refused with 413 as soon as it passes `limit` (Content-Length or streamed),
+    and with 408 when it trickles in slower than `timeout` (uvicorn has no body deadline)."""
+    try:
+        return await asyncio.wait_for(_read_capped(request, limit), timeout)
+    except asyncio.TimeoutError:
+        raise ApiError(
+            408, f"The body did not arrive within {timeout:g} s; send it in one go."
+        ) from None
+
+
+async def _read_capped(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
+        if not _DIGITS.fullmatch(declared):
             raise ApiError(400, "Content-Length is not a number; send a plain byte count.")
         if int(declared) > limit:
             raise ApiError(
@@ -96,7 +111,7 @@ def explain_input(raw: bytes, content_type: str) -> tuple[str, dict[str, str]]:
     if content_type.split(";")[0].strip().lower() == "application/json":
         try:
             doc = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
             raise ApiError(
                 400, 'The JSON body does not parse; send {"text": "<pasted log>"}.'
             ) from None
@@ -107,6 +122,12 @@ def explain_input(raw: bytes, content_type: str) -> tuple[str, dict[str, str]]:
         text = doc["text"]
         if "\x00" in text:
             raise ApiError(400, "The text contains NUL characters; paste the log as text.")
+        try:  # JSON may spell lone surrogates ("\\ud800"), which no UTF-8 reply can echo back
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ApiError(
+                400, "The text contains unpaired \\ud800-style escapes; send valid Unicode."
+            ) from None
         opts = {k: str(doc[k]) for k in ("version", "limit") if doc.get(k) is not None}
     if not text.strip():
         raise ApiError(400, "The body is empty; POST the error message or log lines as the body.")
@@ -131,7 +152,8 @@ def check_version(value: str | None) -> str | None:
 def check_limit(value: str | None, default: int) -> int:
     if value in (None, ""):
         return default
-    if not value.isdigit() or not 1 <= int(value) <= MAX_LIMIT:
+    # str.isdigit() accepts "²", which int() rejects: match ASCII digits only.
+    if not _DIGITS.fullmatch(value) or not 1 <= int(value) <= MAX_LIMIT:
         raise ApiError(400, f"limit must be a whole number from 1 to {MAX_LIMIT}.")
     return int(value)
 
@@ -142,12 +164,14 @@ def check_limit(value: str | None, default: int) -> int:
 class Api:
     """Handlers bound to one catalog. The lock serialises use of its single DuckDB connection."""
 
-    def __init__(self, cat) -> None:
+    def __init__(self, cat, body_timeout: float = BODY_TIMEOUT) -> None:
         self.cat = cat
+        self.body_timeout = body_timeout
         self.lock = threading.Lock()
         # Slugs are not in the Catalog API's lookups; a map built once keeps /errors/{slug} one dict hit.
-        self.slugs = {r.get("slug"): r["id"] for r in cat.records() if r.get("slug")}
-        self.count = len(self.slugs)
+        records = list(cat.records())
+        self.slugs = {r["slug"]: r["id"] for r in records if r.get("slug")}
+        self.count = len(records)
 
     async def call(self, fn, *args, **kwargs):
         def locked():
@@ -157,7 +181,7 @@ class Api:
         return await run_in_threadpool(locked)
 
     async def explain(self, request: Request) -> JSONResponse:
-        raw = await read_body(request)
+        raw = await read_body(request, timeout=self.body_timeout)
         text, opts = explain_input(raw, request.headers.get("content-type", "text/plain"))
         version = check_version(opts.get("version", request.query_params.get("version")))
         limit = check_limit(opts.get("limit", request.query_params.get("limit")), 5)
@@ -236,9 +260,9 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _kverr_error(request: Request, exc: Exception) -> JSONResponse:
+    # NotFound: an unknown version/id; CatalogError: our file, not the client's fault; the rest
+    # (QueryError, ...) is input the catalog could not use.
     status = 404 if isinstance(exc, NotFound) else 503 if isinstance(exc, CatalogError) else 400
-    if isinstance(exc, QueryError):
-        status = 400
     return _json({"error": str(exc), "status": status}, status)
 
 
@@ -247,9 +271,9 @@ async def _crash(request: Request, exc: Exception) -> JSONResponse:
     return _json({"error": "Internal error; the server log has details.", "status": 500}, 500)
 
 
-def create_app(cat) -> Starlette:
+def create_app(cat, *, body_timeout: float = BODY_TIMEOUT) -> Starlette:
     """The Starlette app over an open Catalog (read-only use; the caller owns and closes it)."""
-    api = Api(cat)
+    api = Api(cat, body_timeout)
     routes = [
         Route("/explain", api.explain, methods=["POST"]),
         Route("/errors/{record_id}", api.error, methods=["GET"]),
@@ -259,7 +283,10 @@ def create_app(cat) -> Starlette:
         Route("/openapi.json", api.openapi, methods=["GET"]),
     ]
     handlers = {HTTPException: _http_error, KverrError: _kverr_error, Exception: _crash}
-    return Starlette(routes=routes, exception_handlers=handlers)
+    app = Starlette(routes=routes, exception_handlers=handlers)
+    # A trailing slash gets a JSON 404 rather than a 307 to elsewhere: one answer shape for bots.
+    app.router.redirect_slashes = False
+    return app
 
 
 # ---------------------------------------------------------------- running it

@@ -78,7 +78,7 @@ def error_markdown(rec: dict, releases: list[str], flags: dict[str, dict]) -> st
         ),  # fmt: skip
         f"# {md_text(title)}\n\n",
         f"**{md_text(rec.get('severity'))}** · `{rec.get('errorClass') or rec.get('kind')}` · id `{rec['id']}`\n\n",
-        md_code(rec.get("errorMessage") or h.source_line(rec).strip()),
+        md_code(h.plain(rec.get("errorMessage") or "") or h.source_line(rec).strip()),
     ]
     for label, key in (("What it means", "documentation"), ("When it happens", "triggerScenarios"),
                        ("Common situations", "commonSituations")):  # fmt: skip
@@ -116,6 +116,11 @@ def export_markdown(cat, out_dir: Path) -> int:
     recs = sorted(cat.records(), key=lambda r: (h.title_of(r).lower(), r["id"]))
     with replace_dir(Path(out_dir)) as tmp:
         (tmp / "errors").mkdir()
+        # Docusaurus names the sidebar folder from this; MkDocs ignores it.
+        category = {"label": "Error reference", "position": 1, "collapsed": True}
+        (tmp / "errors" / "_category_.json").write_text(
+            json.dumps(category, indent=2) + "\n", encoding="utf-8"
+        )
         rows = []
         for rec in recs:
             name = file_token(rec.get("slug") or rec["id"])

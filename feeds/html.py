@@ -25,10 +25,18 @@ def href(url: str | None) -> str | None:
     return None
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def plain(text: str) -> str:
+    """Terminal colour codes (`\\x1b[91m...`) and control characters are noise on a web page."""
+    return _ANSI.sub("", text)
+
+
 def title_of(rec: dict) -> str:
     """A bare `assert cond` has no message: name it by its condition instead."""
-    if rec.get("errorMessage"):
-        return rec["errorMessage"]
+    if plain(rec.get("errorMessage") or "").strip():
+        return plain(rec["errorMessage"]).strip()
     line = source_line(rec)
     return line.strip() if line else f"{rec.get('errorClass') or 'Error'} ({rec['id']})"
 
@@ -46,7 +54,14 @@ NAV = (("index.html", "Errors"), ("flags/index.html", "Flags"), ("tags/index.htm
 
 
 def layout(
-    title: str, body: str, *, depth: int, active: str, meta: dict, scripts: Iterable[str] = ()
+    title: str,
+    body: str,
+    *,
+    depth: int,
+    active: str,
+    meta: dict,
+    scripts: Iterable[str] = (),
+    description: str | None = None,
 ) -> str:
     """The frame every page shares. `depth` is how many folders below the site root the page is."""
     root = "../" * depth
@@ -62,6 +77,7 @@ def layout(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="kverr {esc(meta.get("toolVersion", ""))}">
 <title>{esc(title)} · {esc(meta.get("siteTitle", "kverr"))}</title>
+<meta name="description" content="{esc(" ".join((description or title).split())[:200])}">
 <link rel="stylesheet" href="{root}assets/style.css">
 </head>
 <body>

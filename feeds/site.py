@@ -109,6 +109,14 @@ def _write_assets(assets: Path, data: SiteData) -> None:
     (assets / "search-index.js").write_text(search_index_js(data), encoding="utf-8")
 
 
+MIN_LITERAL = 12  # a pattern like "(?P<v0>.+)" ({self.help}) matches any paste: not evidence
+
+
+def _literal_chars(rec: dict) -> int:
+    """How much fixed text the message has: placeholders ({expr}) and colour codes removed."""
+    return len(re.sub(r"\{[^{}]*\}", "", h.plain(rec.get("errorMessage") or "")).strip())
+
+
 def search_index_js(data: SiteData) -> str:
     """The offline search index as a script: JSON with `<` escaped so no record can close a tag."""
     rows = [
@@ -116,7 +124,8 @@ def search_index_js(data: SiteData) -> str:
             "id": r["id"],
             "u": page_of(r),
             "m": h.title_of(r),
-            "p": r.get("messagePattern") or "",
+            "p": (r.get("messagePattern") or "") if _literal_chars(r) >= MIN_LITERAL else "",
+            "l": _literal_chars(r),
             "f": r.get("flags") or [],
             "t": r.get("tags") or [],
             "s": r.get("severity") or "",
@@ -134,10 +143,12 @@ def index_page(data: SiteData) -> str:
     counts: dict[str, int] = {}
     for r in data.records:
         counts[r.get("severity") or "?"] = counts.get(r.get("severity") or "?", 0) + 1
+    plural = {"error": "errors", "warning": "warnings"}
     stats = "".join(
         f'<div class="stat"><b>{n}</b><span>{h.esc(label)}</span></div>'
-        for label, n in [("errors", len(data.records)), *sorted(counts.items()), ("flags", len(data.by_flag)),
-                         ("releases", len(data.by_release))]
+        for label, n in [("checks", len(data.records)),
+                         *((plural.get(k, k), v) for k, v in sorted(counts.items())),
+                         ("flags", len(data.by_flag)), ("releases", len(data.by_release))]
     )  # fmt: skip
     rows = "".join(h.error_row(r, page_of(r), rank_data=True) for r in data.records)
     body = f"""
@@ -163,7 +174,7 @@ def error_page(data: SiteData, rec: dict) -> str:
     badges = (h.badge(rec.get("severity"), rec.get("severity") or "") + h.badge(rec.get("errorClass"), "cls")
               + h.badge(rec.get("kind"), "kind") + h.badge(rec.get("errorType"), "type"))  # fmt: skip
     message = (
-        h.code(rec["errorMessage"], "message")
+        h.code(h.plain(rec["errorMessage"]), "message")
         if rec.get("errorMessage")
         else (
             '<p class="muted">This check prints no message: it shows up as a bare '
@@ -200,10 +211,11 @@ def error_page(data: SiteData, rec: dict) -> str:
             h.chips((t, f"{up}tags/{file_token(t)}.html") for t in rec.get("tags") or []),
             "tags",
         ),
+        h.section("Related errors", _related(data, rec, up), "related"),
     ]
-    return h.layout(
-        title[:80], "\n".join(p for p in parts if p), depth=1, active="Errors", meta=data.meta
-    )
+    # Search engines show the description: the meaning says more than the message repeated.
+    return h.layout(title[:80], "\n".join(p for p in parts if p), depth=1, active="Errors",
+                    meta=data.meta, description=rec.get("documentation") or title)  # fmt: skip
 
 
 def _facts(data: SiteData, rec: dict) -> str:
@@ -225,6 +237,19 @@ def _facts(data: SiteData, rec: dict) -> str:
     ]
     cells = "".join(f'<a class="fact" href="{ref}"><span>{k}</span>{v}</a>' for k, v, ref in facts)
     return f'<div class="facts">{cells}</div>'
+
+
+def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
+    """Other checks on the same flags, most shared flags first: the next thing a reader hits."""
+    shared: dict[str, int] = {}
+    for flag in rec.get("flags") or []:
+        for other in data.by_flag.get(flag, []):
+            if other["id"] != rec["id"]:
+                shared[other["id"]] = shared.get(other["id"], 0) + 1
+    by_id = {r["id"]: r for r in data.records}
+    best = sorted(shared, key=lambda i: (-shared[i], h.title_of(by_id[i]).lower()))[:limit]
+    rows = "".join(h.error_row(by_id[i], f"{up}{page_of(by_id[i])}") for i in best)
+    return f'<ol class="err-list compact">{rows}</ol>' if rows else ""
 
 
 def _fixes(rec: dict) -> str:
@@ -314,7 +339,15 @@ def _group_pages(
 ) -> dict[str, str]:
     """An index of groups plus one page per group listing its errors."""
     pages = {}
-    names = sorted(groups, key=_release_key if folder == "releases" else str.lower)
+    if folder == "releases":  # newest first, in commit order: v0.5.8.post1 comes after v0.5.8
+        order = {
+            t: rev.get("ord", i)
+            for i, rev in enumerate(data.revisions)
+            for t in rev.get("tags") or []
+        }
+        names = sorted(groups, key=lambda t: (-order.get(t, -1), t))
+    else:
+        names = sorted(groups, key=str.lower)
     items = "".join(
         f'<li><a href="{file_token(n)}.html"><code>{h.esc(n)}</code><span class="count">{len(groups[n])}</span></a></li>'
         for n in names
@@ -356,9 +389,3 @@ def _release_sections(data: SiteData, tag: str, recs: list[dict]) -> list[tuple[
     new = [r for r in recs if first_tag(r) == tag]
     old = [r for r in recs if first_tag(r) != tag]
     return [(f" new in {tag}", new), (" carried over from earlier releases", old)]
-
-
-def _release_key(tag: str) -> tuple:
-    """Newest release first: v0.5.10 sorts after v0.5.9."""
-    nums = [int(x) for x in re.findall(r"\d+", tag)]
-    return (tuple(-n for n in nums), tag)

@@ -71,7 +71,7 @@ def version() -> None:
 @command
 def export(
     fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="site | jsonl | parquet | markdown")],
-    out: Annotated[Path, typer.Argument(help="Directory for site/markdown, file for jsonl/parquet.")],
+    out: Annotated[Path, typer.Argument(metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet.")],
     catalog: CatalogOpt = None,
 ) -> None:
     """Export the catalog: a static offline error site, JSONL, Parquet, or Markdown for MkDocs/Docusaurus.

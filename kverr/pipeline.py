@@ -16,6 +16,7 @@ One revision or a thousand go through the same path:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -59,14 +60,17 @@ class BuildResult:
     warnings: list[str] = field(default_factory=list)  # overlay warnings
     collisions: list[Any] = field(default_factory=list)  # pattern collisions, when available
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
 
 
 # ---------------------------------------------------------------- cache
 
 
+@functools.cache
 def _code_fingerprint(*folders: str) -> str:
     """Hash of the code that produced a cached value: editing the extractor (or records) must
-    invalidate what it produced, without anyone remembering to bump a version."""
+    invalidate what it produced, without anyone remembering to bump a version. Computed once per
+    process, which is when that code was imported."""
     import kverr
 
     h = hashlib.sha256(kverr.__version__.encode())
@@ -99,6 +103,12 @@ class Cache:
             raise DatasetError(
                 f"cache {path} is unreadable ({exc}); delete it and build again."
             ) from None
+
+    def has(self, ns: str, key: str) -> bool:
+        return (
+            self.db.execute("SELECT 1 FROM kv WHERE ns = ? AND key = ?", (ns, key)).fetchone()
+            is not None
+        )
 
     def get(self, ns: str, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM kv WHERE ns = ? AND key = ?", (ns, key)).fetchone()
@@ -159,14 +169,19 @@ _WORKER: dict[str, Any] = {}
 
 
 def _worker_init(cache_path: str | None) -> None:
+    import signal
+
+    # Ctrl-C is the parent's business (it stops the pool and keeps what is cached); workers
+    # would otherwise each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     cache = (
         Cache(Path(cache_path), readonly=True) if cache_path and Path(cache_path).exists() else None
     )
     _WORKER["units"] = UnitCache(cache)
 
 
-def _extract_one(src: SourceFile) -> tuple[str, str, dict[str, str]]:
-    """Extract one file; returns (path, blob, serialised FileExtraction, new unit-cache entries)."""
+def _extract_one(src: SourceFile) -> tuple[str, dict[str, int], dict[str, str]]:
+    """Extract one file: (serialised FileExtraction, its stats, new unit-cache entries)."""
     units: UnitCache = _WORKER.setdefault("units", UnitCache(None))
     if src.error:
         line, col, message = src.error.split(":", 2)
@@ -187,7 +202,7 @@ def _extract_one(src: SourceFile) -> tuple[str, str, dict[str, str]]:
         failures=ext.failures,
         stats=dict(ext.stats),
     )
-    return to_json(slim), json.dumps(dict(ext.stats)), units.take_new()
+    return to_json(slim), dict(ext.stats), units.take_new()
 
 
 def _run_extraction(
@@ -201,17 +216,16 @@ def _run_extraction(
     and new unit entries as they arrive, committing every few seconds so an interrupt keeps them."""
     last = time.monotonic()
 
-    def take(src: SourceFile, result: tuple[str, str, dict[str, str]]) -> None:
+    def take(src: SourceFile, result: tuple[str, dict[str, int], dict[str, str]]) -> None:
         nonlocal last
-        ext_json, stats_json, new_units = result
+        ext_json, file_stats, new_units = result
         cache.put_many("unit", new_units)
-        on_done(src, ext_json, json.loads(stats_json))
+        on_done(src, ext_json, file_stats)
         if time.monotonic() - last > 2:
             cache.commit()
             last = time.monotonic()
 
     if jobs <= 1 or len(todo) <= 1:
-        _worker_init(None)
         _WORKER["units"] = UnitCache(cache)
         for path, blob in todo:
             src = read(path, blob)
@@ -227,7 +241,7 @@ def _run_extraction(
             # worker's in-memory unit cache warm while results still stream back.
             srcs = (read(p, b) for p, b in todo)
             for (path, blob), result in zip(
-                todo, pool.imap(_extract_one, srcs, chunksize=4), strict=True
+                todo, pool.imap(_extract_one, srcs, chunksize=8), strict=True
             ):
                 take(SourceFile(path, "", blob), result)
     cache.commit()
@@ -317,6 +331,7 @@ def build(
     """Build the dataset directory `out` (and the catalog, when given) from a directory or a
     git repository. Idempotent: a second run with nothing new reuses every cached result."""
     started = time.monotonic()
+    clock = _Clock()
     progress = on_progress or (lambda phase, done, total: None)
     _check_out(out)
     if git_repo is None and source is None:
@@ -324,6 +339,9 @@ def build(
     cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
     try:
         if git_repo is not None:
+            from kverr.records import DEFAULT_REPO
+
+            repo_name = repo_name or DEFAULT_REPO
             globs = list(globs or sources.DEFAULT_GLOBS)
             plan = plan_git(
                 Path(git_repo),
@@ -339,18 +357,22 @@ def build(
     except BaseException:
         cache.close()
         raise
+    clock.lap("plan")
     try:
         stats = _extract_all(plan, cache, jobs, progress)
-        assembled = _assemble(plan, cache, overlay, dataset_version, stats, progress)
+        clock.lap("extract")
+        assembled = _assemble(plan, cache, overlay, dataset_version, stats, progress, clock)
     finally:
         plan.close()
         cache.close()
     manifest = _manifest(plan, globs, assembled, stats, command)
     _write(out, plan.revisions, assembled, manifest)
+    clock.lap("write")
     if catalog is not None:
         from kverr.catalog import load_dataset
 
         load_dataset(out, catalog)
+        clock.lap("catalog")
     return BuildResult(
         out=out,
         catalog=catalog,
@@ -361,7 +383,21 @@ def build(
         warnings=assembled.warnings,
         collisions=assembled.collisions,
         seconds=time.monotonic() - started,
+        timings=clock.laps,
     )
+
+
+class _Clock:
+    """Seconds per build phase, for the summary and the benchmark (never in the dataset)."""
+
+    def __init__(self) -> None:
+        self.t = time.monotonic()
+        self.laps: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.laps[name] = round(self.laps.get(name, 0.0) + now - self.t, 3)
+        self.t = now
 
 
 def _check_out(out: Path) -> None:
@@ -378,7 +414,7 @@ def _extract_all(plan: Plan, cache: Cache, jobs: int, progress: Progress) -> dic
     """Extract every (path, blob) the plan needs that the blob cache does not already hold."""
     fp = _code_fingerprint("extractor")
     distinct = list(dict.fromkeys(pf for files in plan.files for pf in files))
-    todo = [(p, b) for p, b in distinct if cache.get("blob", f"{fp}:{p}:{b}") is None]
+    todo = [(p, b) for p, b in distinct if not cache.has("blob", f"{fp}:{p}:{b}")]
     stats = {
         "revisions": len(plan.revisions),
         "blobs": len(distinct),
@@ -537,6 +573,7 @@ def _assemble(
     dataset_version: str | None,
     stats: dict[str, int],
     progress: Progress,
+    clock: _Clock | None = None,
 ) -> Assembled:
     from kverr.records import lineage as lin
 
@@ -578,7 +615,11 @@ def _assemble(
         progress("records", ord_ + 1, len(plan.revisions))
     cache.commit()
     records_fp = _code_fingerprint("extractor", "records", "schema") + overlay_fp
+    if clock:
+        clock.lap("ids")
     records = _newest_forms(plan, cache, loader, last_ord, rev_keys, overlay, records_fp)
+    if clock:
+        clock.lap("records")
     lines = lin.lineage(
         [
             (

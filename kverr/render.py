@@ -127,3 +127,167 @@ def load_summary(catalog: Any, report: Any) -> str:
     """One line for `kverr load`."""
     skipped = report.records - report.usable
     return f"loaded {report.records} records into {catalog} ({skipped} found by traceback or id only)"
+
+
+# ---------------------------------------------------------------- build / diff / history
+# (history engineer: summaries for `kverr build`, `kverr diff`, `kverr history`)
+
+
+def build_progress(enabled: bool) -> Any:
+    """A context manager giving `kverr build` its progress callback: a Rich bar with ETA on
+    stderr, or None (no output) when disabled."""
+    import contextlib
+
+    return contextlib.contextmanager(_build_bar)(enabled)
+
+
+def _build_bar(enabled: bool) -> Any:
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    labels = {"extract": "extracting blobs", "records": "revisions"}
+    bar = Progress(
+        TextColumn("{task.description:>16}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(phase: str, done: int, total: int) -> None:
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(labels.get(phase, phase), total=total or 1)
+        bar.update(tasks[phase], completed=done if total else 1, total=total or 1)
+
+    with bar:
+        yield update
+
+
+def build_summary(result: Any) -> str:
+    """What `kverr build` did: where it wrote, counts, cache use, parse failures, overlay warnings
+    and pattern collisions."""
+    c, s = result.counts, result.stats
+    revs = result.revisions
+    span = f"{len(revs)} revision(s)" if revs and revs[-1].sha else "directory"
+    lines = [
+        f"built {result.out} from {span} in {result.seconds:.1f}s"
+        + (f"; catalog {result.catalog}" if result.catalog else ""),
+        f"  {c['records']} records ({_h_severities(c.get('severity', {}))}), {c['sites']} sites, "
+        f"{c['flags']} flags, {c.get('occurrences', 0)} occurrences, {c.get('lineage', 0)} lineage links",
+        f"  blobs: {s.get('blobs', 0)} ({s.get('blobs_parsed', 0)} parsed, {s.get('blob_cache_hits', 0)} cached); "
+        f"functions: {s.get('units_parsed', 0)} parsed, {s.get('unit_cache_hits', 0)} cached",
+    ]
+    if result.failures:
+        lines.append(f"{len(result.failures)} file(s) could not be parsed:")
+        lines += [f"  {f.path}:{f.line}:{f.col}: {f.message}" for f in result.failures]
+    if result.warnings:
+        lines.append(f"{len(result.warnings)} overlay warning(s):")
+        lines += [f"  {w}" for w in result.warnings]
+    if result.collisions:
+        lines.append(
+            f"{len(result.collisions)} pattern collision(s) (patterns that match each other's messages):"
+        )
+        lines += [f"  {_h_collision(x)}" for x in result.collisions[:20]]
+    return "\n".join(lines)
+
+
+def _h_severities(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "none"
+
+
+def _h_collision(item: Any) -> str:
+    if isinstance(item, (tuple, list)):
+        return " <-> ".join(str(x) for x in item)
+    if isinstance(item, dict):
+        return " ".join(f"{k}={v}" for k, v in sorted(item.items()))
+    return str(item)
+
+
+def _h_rev(rev: dict) -> str:
+    tags = rev.get("tags") or []
+    short = (rev.get("sha") or "directory")[:10]
+    return f"{tags[0]} ({short})" if tags else short
+
+
+def _h_line(rec: dict) -> str:
+    where = f"{rec.get('file')}:{rec.get('line')}"
+    cls = rec.get("errorClass") or rec.get("kind") or ""
+    return f"{rec['id']}  {cls:<16} {_h_clip(rec.get('message') or '(no message)')}  [{where}]"
+
+
+def _h_clip(text: str, n: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def diff_text(d: Any) -> str:
+    """Human form of catalog.history.Diff."""
+    out = [
+        f"{_h_rev(d.rev_a)} -> {_h_rev(d.rev_b)}: {len(d.added)} added, {len(d.removed)} removed, "
+        f"{len(d.changed)} changed, {len(d.moved)} moved"
+    ]
+    for title, items in (("added", d.added), ("removed", d.removed)):
+        if items:
+            out.append(f"\n{title}:")
+            out += [f"  {'+' if title == 'added' else '-'} {_h_line(r)}" for r in items]
+    if d.changed:
+        out.append("\nchanged:")
+        for ch in d.changed:
+            out.append(
+                f"  ~ {', '.join(ch['what']) or 'text'}: {ch['old']['id']} -> {ch['new']['id']}"
+            )
+            if ch["old"]["message"] != ch["new"]["message"]:
+                out += [
+                    f"      was: {_h_clip(ch['old']['message'])}",
+                    f"      now: {_h_clip(ch['new']['message'])}",
+                ]
+            if ch["old"]["errorClass"] != ch["new"]["errorClass"]:
+                out.append(f"      class: {ch['old']['errorClass']} -> {ch['new']['errorClass']}")
+    if d.moved:
+        out.append("\nmoved:")
+        for mv in d.moved:
+            src, dst = mv["from"], mv["to"]
+            out.append(f"  > {mv['record']['id']}  {_h_clip(mv['record']['message'], 70)}")
+            out.append(
+                f"      {src['file']}:{src['line']} ({src['function']}) -> {dst['file']}:{dst['line']} ({dst['function']})"
+            )
+    return "\n".join(out)
+
+
+def history_text(h: Any) -> str:
+    """Human form of catalog.history.History."""
+    rec = h.record
+    out = [_h_line(rec), f"present in {len(h.revisions)} of {h.total_revisions} revision(s) built"]
+    if h.introduced:
+        i = h.introduced
+        out.append(
+            f"introduced: {i['sha'][:10] if i['sha'] else 'directory'} {i['date']} {_h_clip(i['subject'] or '', 60)}"
+            + (f"; first release {i['release']}" if i["release"] else "; in no release yet")
+        )
+    if h.disappeared:
+        g = h.disappeared
+        out.append(
+            f"disappeared: {g['sha'][:10]} {g['date']} {_h_clip(g['subject'] or '', 60)}"
+            + (f"; gone from release {g['release']} on" if g["release"] else "")
+        )
+    elif h.revisions:
+        out.append("still present in the newest revision built")
+    if h.successor:
+        out.append(f"replaced by {h.successor} (message edited)")
+    if h.previous:
+        out.append("replaces " + " <- ".join(h.previous))
+    releases = [t for r in h.revisions for t in r.get("tags") or []]
+    if releases:
+        out.append("releases: " + ", ".join(releases))
+    return "\n".join(out)

@@ -53,11 +53,14 @@ def build_records(
     *,
     overlay: Overlay | None = None,
     dataset_version: str | None = None,
+    only: set[str] | frozenset[str] | None = None,
 ) -> list[dict]:
     """Every site of one revision as a validated schema-v2 record, sorted by id.
 
-    Raises SchemaError (naming the record id and field) when a record does not validate, which
-    stops the build: a dataset never holds an invalid record.
+    `only`: derive just the records with these ids (a history build that needs a few newest
+    forms); ids and knowledge still see every site of the revision, so each record equals
+    its counterpart in a full build. Raises SchemaError (naming the record id and field) when a
+    record does not validate, which stops the build: a dataset never holds an invalid record.
     """
     from kverr.schema import validate_record
 
@@ -78,6 +81,7 @@ def build_records(
             siblings=by_function[(site.file, site.function)],
         )
         for (site, src), rid in zip(pairs, ids, strict=True)
+        if only is None or rid in only
     ]
     records = apply_overlay(records, overlay)
     for rec in records:

@@ -131,10 +131,18 @@ def _flag_of(node: ast.expr, attrs: dict[str, str]) -> str | None:
 
 
 def _literal(node: ast.expr) -> Any:
+    """The literal a flag is compared with, made hashable (atoms are deduplicated as keys)."""
     try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return _NO_VALUE
+    if isinstance(value, list):
+        value = tuple(value)
+    try:
+        hash(value)
+    except TypeError:
+        return _NO_VALUE
+    return value
 
 
 def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
@@ -234,6 +242,8 @@ def readings(site: Site, passed: Sequence[Guard] = ()) -> list[Reading]:
 def show_value(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if isinstance(value, tuple):  # list literals were made tuples only to be hashable
+        return "[" + ", ".join(repr(v) for v in value) + "]"
     return repr(value)
 
 

@@ -84,7 +84,7 @@ def facts_for(
         message=site.template.display(),
         literal=" ".join(literal.split()),
         readings=tuple(readings(site, earlier_checks(site, siblings))),
-        decls=dict(decls or {}),
+        decls=decls or {},  # shared, read-only: one map per build
         pattern=pattern,
     )
 
@@ -223,7 +223,9 @@ def solutions(f: Facts) -> list[str]:
     for s in _sentences(f.message):
         # A notice often says what the code itself does ("Disable X for model Y"): only a
         # sentence that names a flag or asks the user ("Please ...") is advice there.
-        if notice and not (re.search(r"(^|\s)--\w", s) or re.match(r"(please|consider|try)\b", s, re.I)):
+        if notice and not (
+            re.search(r"(^|\s)--\w", s) or re.match(r"(please|consider|try)\b", s, re.I)
+        ):
             continue
         if _IMPERATIVE.match(s):
             s = re.sub(r"^please\s+", "", s, flags=re.I).rstrip(". ")
@@ -309,12 +311,24 @@ def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) ->
     default = _default(flag, decls)
     if atom.op in ("unset", "is None"):
         return None  # achieved by leaving the flag out
+    if atom.op == "set" and _takes_value(decls.get(flag)):
+        return f"{flag}={choices[0] if choices else '<value>'}"
     if atom.op in ("!=", "not in"):
         banned = atom.value if atom.op == "not in" else (atom.value,)
         if default is not None and default not in banned:
             return None if fixing else f"{flag}={show_value(default)}"
         return cli_arg(flag, atom.op, atom.value, choices=choices)
     return cli_arg(flag, atom.op, atom.value, choices=choices)
+
+
+def _takes_value(decl: FlagDecl | None) -> bool:
+    """A flag declared with a value (not a store_true switch), so `--x` alone is not enough."""
+    if decl is None or (decl.action or "").startswith(("store_", "argparse.BooleanOptional")):
+        return False
+    if decl.action and "BooleanOptional" in decl.action:
+        return False
+    kind = (decl.type or "").replace("Optional[", "").strip("]")
+    return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
 
 
 def handling_strategy(f: Facts, background: str, validation: str | None) -> str:

@@ -90,8 +90,19 @@ def _words_follow(parts: Sequence[Part], start: int) -> bool:
     return False
 
 
+MIN_LITERAL = 4  # letters/digits a message needs before a pattern can tell it apart
+
+
 def pattern_for(template: Template) -> str:
-    """The messagePattern of a template ("" for an empty template: a message-less assert)."""
+    """The messagePattern of a template.
+
+    "" for an empty template (a message-less assert) and for one whose literal text has fewer
+    than MIN_LITERAL letters or digits (`raise ValueError(msg)`, `f"{a}: {b}"`): such a pattern
+    would match any line, so those records are found through a traceback frame only.
+    """
+    literal = "".join(p.text or "" for p in template.parts if p.is_literal)
+    if len(re.findall(r"[A-Za-z0-9]", literal)) < MIN_LITERAL:
+        return ""
     out: list[str] = []
     index = 0
     parts = template.parts

@@ -69,7 +69,7 @@ def _bindings(tree: ast.Module):
                     exit_names.add(bound)
                 elif a.name in ("init_logger", "get_logger"):
                     factories.add(bound)
-                elif a.name == "logger" and node.module and "log" in node.module:
+                elif a.name == "logger":
                     loggers.add(bound)
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
@@ -105,6 +105,10 @@ def _call_kind(call, loggers, logging_mods, warn_names, exit_names) -> str | Non
     f = call.func
     if isinstance(f, ast.Attribute) and (f.attr in LEVELS or f.attr == "log"):
         owner = f.value
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Attribute):
+            chained = owner.func  # logging.getLogger(name).warning(...)
+            if chained.attr == "getLogger" and getattr(chained.value, "id", "") in logging_mods:
+                owner = ast.Name(id=next(iter(logging_mods)))
         if isinstance(owner, ast.Name) and (owner.id in loggers or owner.id in logging_mods):
             if f.attr != "log" or len(call.args) >= 2:
                 return "log"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import re
 import socket
 import subprocess
@@ -22,7 +23,7 @@ PASTE = "[2026-04-24 10:00:01] ERROR: ValueError: --page-size must be a power of
 @pytest.fixture(scope="module")
 def base_url(feeds_catalog):  # noqa: F811
     sock = bind("127.0.0.1", 0)
-    server = server_for(create_app(feeds_catalog), sock)
+    server = server_for(create_app(feeds_catalog, body_timeout=1.0), sock)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -137,11 +138,16 @@ HOSTILE = [
     ("bad-json", "POST", "/explain", {"content": b"{", "headers": {"content-type": "application/json"}}, 400, "does not parse"),
     ("json-no-text", "POST", "/explain", {"json": {"txt": 1}}, 400, '"text"'),
     ("json-list", "POST", "/explain", {"json": ["a"]}, 400, '"text"'),
+    ("json-deep", "POST", "/explain", {"content": b"[" * 100_000, "headers": {"content-type": "application/json"}}, 400, "does not parse"),
+    ("json-surrogate", "POST", "/explain", {"content": b'{"text": "\\ud800 ValueError"}', "headers": {"content-type": "application/json"}}, 400, "unpaired"),
     ("bad-version", "POST", "/explain?version=../../etc", {"content": PASTE}, 400, "version must be"),
     ("unknown-version", "POST", "/explain?version=v9.9.9", {"content": PASTE}, 404, None),
     ("limit-zero", "POST", "/explain?limit=0", {"content": PASTE}, 400, "limit must be"),
     ("limit-huge", "GET", "/search?q=page&limit=100000", {}, 400, "limit must be"),
     ("limit-text", "GET", "/search?q=page&limit=1e9", {}, 400, "limit must be"),
+    ("limit-superscript", "GET", "/search?q=page&limit=%C2%B2", {}, 400, "limit must be"),
+    ("json-limit-bool", "POST", "/explain", {"json": {"text": PASTE, "limit": True}}, 400, "limit must be"),
+    ("json-version-list", "POST", "/explain", {"json": {"text": PASTE, "version": ["v1"]}}, 400, "version must be"),
     ("traversal", "GET", "/errors/..%2F..%2Fetc%2Fpasswd", {}, 404, None),
     ("nul-id", "GET", "/errors/%00", {}, 400, "16 hex"),
     ("sql-id", "GET", "/errors/x'%20OR%201=1%20--", {}, 400, "16 hex"),
@@ -200,6 +206,18 @@ def test_malformed_http_gets_4xx_or_close(base_url, raw):
     assert status is None or 400 <= status < 500, reply[:200]
 
 
+def test_slow_body_gets_408(base_url):
+    """A client that announces a body and then trickles it must not hold a worker forever."""
+    host, port = base_url.rsplit("/", 1)[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /explain HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly ten b")
+        reply = b""
+        while b'"status"' not in reply and (chunk := sock.recv(65536)):
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 408 ")
+    assert b"did not arrive within 1 s" in reply
+
+
 REGEX_BOMBS = [
     "a" * 100_000 + "!",
     "(" * 5000 + "a*" * 5000 + ")" * 5000,
@@ -217,6 +235,59 @@ def test_pathological_pastes_finish_quickly(client, text):
     r = client.post("/explain", content=text.encode())
     assert r.status_code in (200, 413), r.text
     assert time.monotonic() - start < 10
+
+
+def _fuzz_requests(seed: int, n: int):
+    """Seeded random requests: odd bytes in bodies, paths, query strings and content types."""
+    rnd = random.Random(seed)
+    alphabet = [
+        "%00",
+        "%2e%2e%2f",
+        "%ff",
+        "'",
+        '"',
+        "<",
+        ">",
+        "{",
+        "}",
+        "\\",
+        "(",
+        "*",
+        "+",
+        "?",
+        "a",
+        "-",
+        "%ED%A0%80",
+        "..",
+        "/",
+    ]
+    for _ in range(n):
+        junk = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(1, 40)))
+        body = bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 300)))
+        ctype = rnd.choice(
+            ["text/plain", "application/json", "application/octet-stream", "multipart/form-data"]
+        )
+        yield rnd.choice([
+            ("POST", "/explain?version=" + junk, {"content": body, "headers": {"content-type": ctype}}),
+            ("POST", "/explain", {"content": body.decode("latin-1").encode(), "headers": {"content-type": ctype}}),
+            ("GET", "/errors/" + junk, {}),
+            ("GET", "/flags/" + junk, {}),
+            ("GET", "/search?q=" + junk + "&limit=" + junk[:3], {}),
+            ("GET", "/" + junk, {}),
+        ])  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [1234, 5678, 91011])
+def test_fuzz_never_5xx(client, seed):
+    for method, url, kwargs in _fuzz_requests(seed=seed, n=400):
+        r = client.request(method, url, **kwargs)
+        assert r.status_code < 500, (method, url, r.status_code, r.text[:200])
+        assert r.headers.get("content-type", "").startswith("application/json"), (
+            method,
+            url,
+            r.status_code,
+            r.text[:100],
+        )
 
 
 def test_sql_in_search_is_only_text(client, feeds_catalog_path):  # noqa: F811

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import textwrap
 
+import libcst as cst
 import pytest
 from kverr.extractor import (
     DEFAULT_GLOBS,
+    TemplateContext,
     TemplateError,
     extract,
     extract_file,
     extract_files,
     render,
+    template_for,
+    template_for_or_raise,
 )
+from kverr.extractor.run import extract_raw
 
-from kverr.ftypes import FileExtraction, Guard, Part, SourceFile, Template
+from kverr.ftypes import FileExtraction, Guard, Part, SourceFile, Template, from_json, to_json
 
 
 def src(text: str) -> str:
@@ -91,6 +98,7 @@ def test_logger_recognised_by_binding_not_spelling():
             import logging as lg
             from logging import getLogger
             from mypkg.log_utils import init_logger
+            from mypkg.common import logger as shared
             a = lg.getLogger(__name__)
             b = getLogger("b")
             c = init_logger("c")
@@ -99,10 +107,11 @@ def test_logger_recognised_by_binding_not_spelling():
                 a.warning("1"); b.error("2"); c.info("3"); d.critical("4")
                 lg.warning("5")
                 lg.getLogger("x").error("6")
+                shared.info("7")
             """
         )
     )
-    assert [s.template.display() for s in sites] == ["1", "2", "3", "4", "5", "6"]
+    assert [s.template.display() for s in sites] == ["1", "2", "3", "4", "5", "6", "7"]
 
 
 # ---------------------------------------------------------------- templates
@@ -136,6 +145,10 @@ TEMPLATES = [
     ("f'{CHOICES} {NAME!r} {TUP} {MAPPING}'", "['a', 'b'] 'n' (1, 2) {'k': 1}", ()),
     ("f'{sorted(SETC)} {\", \".join(CHOICES)} {len(CHOICES)}'", "['p', 'q'] a, b 2", ()),
     ("f'{SETC}'", "{SETC}", (("SETC", None, None),)),  # str(set) order is per process
+    ("'%s=%d' % pair", "{pair[0]}={pair[1]}", (("pair[0]", "s", None), ("pair[1]", None, "%d"))),
+    ("' '.join(['a', f'{v}', NAME])", "a {v} n", (("v", None, None),)),
+    ("f'{list(SETC)}'", "{list(SETC)}", (("list(SETC)", None, None),)),
+    ("', '.join(SETC)", None, ()),  # not resolvable at all: dynamic (strict: error)
 ]
 
 
@@ -143,8 +156,12 @@ TEMPLATES = [
 def test_templates(expr, display, placeholders):
     text = (
         "CHOICES = ['a', 'b']\nNAME = 'n'\nTUP = (1, 2)\nMAPPING = {'k': 1}\nSETC = {'q', 'p'}\n"
-        f"def f(v, w, u, mapping):\n    raise ValueError({expr})\n"
+        f"def f(v, w, u, mapping, pair):\n    raise ValueError({expr})\n"
     )
+    if display is None and "join" in expr:
+        with pytest.raises(TemplateError):
+            extract(text)
+        return
     sites = extract(text)
     if display is None:
         assert [s.template.display() for s in sites] == ["x", "y"]
@@ -224,7 +241,7 @@ def test_unresolvable_message_is_dynamic_when_tolerant(monkeypatch):
 
 
 def test_unresolvable_message_raises_when_strict():
-    with pytest.raises(TemplateError, match=r"build\('x'\)"):
+    with pytest.raises(TemplateError, match=r"^t.py:2: .*build\('x'\)"):
         extract("def f(build):\n    raise ValueError(build('x'))\n")
 
 
@@ -343,6 +360,13 @@ def test_flags_keep_every_attribute_when_nothing_is_declared():
     assert site.flags == ("--some-thing",)
 
 
+def test_global_server_args_accessor_reads_flags():
+    site = one(
+        "def check():\n    if get_global_server_args().tp_size > 1:\n        raise ValueError('x')\n"
+    )
+    assert site.flags == ("--tp-size",)
+
+
 def test_extract_files_checks_flags_against_the_whole_file_set():
     decl = sf("import argparse\np = argparse.ArgumentParser()\np.add_argument('--a-b')\n", "d.py")
     use = sf("def check(args):\n    assert args.a_b and args.c_d, 'x'\n", "u.py")
@@ -407,6 +431,8 @@ def test_other_files_still_go_through():
     assert out[2].sites[0].template.display() == "fine"
     assert str(out[3].failures[0]) == "latin.py:3:7: not UTF-8 (byte 0xe9)"
     assert "binary" in out[1].failures[0].message
+    (escaped,) = extract_file(SourceFile("e.py", "x = 1\ny = '\udce9'\n", "b")).failures
+    assert (escaped.line, escaped.col) == (2, 6)
 
 
 MODERN = [
@@ -414,6 +440,7 @@ MODERN = [
     "def f(x):\n    match x:\n        case {'k': v}:\n            raise ValueError(f'{v} items')\n",
     "def f[T](x: T) -> T:\n    raise ValueError(f'{x} items')\n",
     "type Alias = list[int]\ndef f(x):\n    raise ValueError(f'{x} items')\n",
+    'def f(x):\n    raise ValueError(f"{x + "!"} items")\n',  # PEP 701 quote reuse (3.12+)
 ]
 
 
@@ -467,3 +494,105 @@ def test_default_globs_name_the_sglang_file_set():
 
 def test_file_extraction_type():
     assert isinstance(extract_file(sf("x = 1\n")), FileExtraction)
+
+
+def test_output_does_not_depend_on_the_hash_seed(tmp_path):
+    """Set constants print in per-process order; the extractor must never bake that in."""
+    fixture = tmp_path / "sets.py"
+    fixture.write_text(
+        "S = {'alpha', 'beta', 'gamma', 'delta'}\n"
+        "def f(x):\n"
+        "    raise ValueError(f'{sorted(S)} {list(S)} {x}')\n",
+        encoding="utf-8",
+    )
+    code = (
+        "import sys; from kverr.extractor import extract; from kverr.ftypes import to_json; "
+        "print(to_json(extract(open(sys.argv[1]).read())))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code, str(fixture)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed), "KVERR_STRICT": "0"},
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(outputs) == 1
+    (site,) = from_json(outputs.pop())
+    assert site.template.display() == "['alpha', 'beta', 'delta', 'gamma'] {list(S)} {x}"
+
+
+def test_flag_alias_joins_field_and_mutable_choices_keep_first_value():
+    text = """
+    import dataclasses
+    BACKENDS = ["a", "b"]
+    def register(name):
+        BACKENDS.append(name)
+    @dataclasses.dataclass
+    class ServerArgs:
+        pp_size: int = 1
+        backend: str = "a"
+        def add_cli_args(parser):
+            parser.add_argument("--pipeline-parallel-size", "--pp-size", type=int, help="PP.")
+            parser.add_argument("--backend", choices=BACKENDS)
+        def check(self):
+            assert self.pp_size > 0, f"bad {self.backend} not in {BACKENDS}"
+    """
+    (fx,) = extract_files([sf(text)])
+    decls = {d.dest: d for d in fx.flags}
+    assert sorted(decls) == ["backend", "pp_size"]
+    assert (decls["pp_size"].name, decls["pp_size"].help) == ("--pp-size", "PP.")
+    assert decls["backend"].choices == ("a", "b")
+    (site,) = fx.sites
+    assert site.flags == ("--pp-size", "--backend")
+    assert site.template.display() == "bad {self.backend} not in {BACKENDS}"  # mutable: not baked
+
+
+HELPERS = [
+    ("'a' + str(x)", "a{x}"),
+    ("f'{x!r}' 'b'", "{x}b"),
+    ("make(x)", None),  # unknown call: None, never a guess
+    ("'a' if x else 'b'", None),  # two variants: not a single template
+]
+
+
+@pytest.mark.parametrize(("expr", "display"), HELPERS)
+def test_template_for_helpers(expr, display):
+    node = cst.parse_expression(expr)
+    got = template_for(node, TemplateContext())
+    assert (got.display() if got else None) == display
+    if display is None:
+        with pytest.raises(TemplateError, match="cannot resolve"):
+            template_for_or_raise(node, TemplateContext())
+    else:
+        assert template_for_or_raise(node, TemplateContext()) == got
+
+
+def test_too_many_variants_fall_back_instead_of_being_cut(monkeypatch):
+    monkeypatch.setenv("KVERR_STRICT", "0")
+    arms = " ".join(f"'{i}' if x == {i} else" for i in range(20))
+    (site,) = extract(f"def f(x):\n    raise ValueError({arms} 'none')\n")
+    assert site.template.parts[0].dynamic and site.variant == 0
+
+
+def test_raw_extraction_round_trips_through_the_cache_format():
+    """extract_raw output (what the pipeline caches) must survive to_json/from_json unchanged."""
+    raw = extract_raw(sf(SERVER_ARGS))
+    assert from_json(to_json(raw.sites)) == list(raw.sites)
+
+
+def test_newer_syntax_path_keeps_flag_lines():
+    text = src(
+        """
+        import argparse
+
+        # a comment before the parser
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--tp-size", type=int)
+        type Pair = tuple[int, int]
+        """
+    )
+    (decl,) = extract_file(SourceFile("t.py", text, "b")).flags
+    assert (decl.name, decl.line) == ("--tp-size", 5)

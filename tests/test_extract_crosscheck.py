@@ -42,3 +42,13 @@ def test_the_count_sees_a_missing_site():
     text = "import logging\nlog = logging.getLogger()\ndef f():\n    log.error('x')\n"
     want = crosscheck.ast_sites(text)
     assert dict(want) == {(4, "log"): 1}
+
+
+def test_logger_shapes_agree_with_the_ast_count():
+    text = (
+        "import logging as lg\nfrom pkg import logger\nlog = lg.getLogger()\n"
+        "def f(x):\n    lg.getLogger('a').error('1')\n    logger.info('2')\n"
+        "    log.log(lg.WARNING, '3 %s', x)\n    log.debug('not a site')\n"
+    )
+    total, problems = crosscheck.compare(text, "shapes.py")
+    assert (total, problems) == (3, [])

@@ -93,6 +93,13 @@ def test_error_page_shows_fix_flags_source_and_releases(site):
         assert needle in text, needle
 
 
+def test_related_errors_share_a_flag(site):
+    text = (site / page_of(BY_KEY["page-size-power"])).read_text(encoding="utf-8")
+    related = text.split('id="related"', 1)[1]
+    assert page_of(BY_KEY["page-size-old"]) in related
+    assert page_of(BY_KEY["assert-tp-pp"]) not in related
+
+
 def test_message_less_assert_is_named_by_its_condition(site):
     text = (site / page_of(BY_KEY["assert-tp-pp"])).read_text(encoding="utf-8")
     assert "assert self.tp_size % self.pp_size == 0" in text
@@ -177,6 +184,7 @@ def test_markdown_has_front_matter_and_an_index(feeds_catalog, tmp_path):  # noq
     out = tmp_path / "md"
     assert export_markdown(feeds_catalog, out) == len(RECORDS)
     index = (out / "index.md").read_text(encoding="utf-8")
+    assert json.loads((out / "errors" / "_category_.json").read_text(encoding="utf-8"))["label"]
     for rec in RECORDS:
         page = out / "errors" / f"{rec['slug']}.md"
         fm = _front_matter(page.read_text(encoding="utf-8"))

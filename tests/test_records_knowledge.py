@@ -259,3 +259,40 @@ def test_directory_build_has_no_url_and_a_fixed_time():
     assert rec["analyzedAt"] == "1970-01-01T00:00:00.000Z" and rec["repo"] == "sgl-project/sglang"
     (rec,) = build_records([fx], Revision(), dataset_version="2026-05-01T00:00:00.000Z")
     assert rec["analyzedAt"] == "2026-05-01T00:00:00.000Z"
+
+
+def test_unhashable_literals_in_guards():
+    src = 'class ServerArgs:\n    def f(self):\n        if self.dims == [1, 2] or self.opts == {"a": [1]}:\n            raise ValueError("--dims [1, 2] is not allowed.")\n        if self.dims == [3]:\n            raise ValueError("--dims [3] is not allowed.")\n'
+    recs = _records(src)
+    assert len(recs) == 2
+    assert _by_message(recs, "[3]")["triggerScenarios"] == "Launching with --dims=[3]."
+
+
+def test_only_builds_a_subset_equal_to_the_full_build(seed_module):
+    from kverr.extractor import extract_file
+
+    fx = extract_file(SourceFile(path=SEED_PATH, text=seed_module, blob="0" * 40))
+    full = build_records([fx], REV)
+    some = {r["id"] for r in full[::5]}
+    assert build_records([fx], REV, only=some) == [r for r in full if r["id"] in some]
+
+
+def test_a_required_value_flag_gets_a_value_in_the_fix():
+    src = """
+class ServerArgs:
+    backup_target: str = None
+
+    def f(self):
+        if self.enable_offload and not self.backup_target:
+            raise ValueError("--enable-offload requires --backup-target.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--backup-target", type=str, choices=["host", "disk"])
+    parser.add_argument("--enable-offload", action="store_true")
+"""
+    (rec,) = _records(src)
+    assert _fix_lines(rec["exampleFix"]) == (
+        "--enable-offload",
+        "--enable-offload --backup-target=host",
+    )

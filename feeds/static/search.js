@@ -25,7 +25,8 @@
   function words(text) { return (text.toLowerCase().match(/[a-z0-9_][a-z0-9_.-]*/g) || []); }
 
   function score(e, q, qw) {
-    if (e.re && q.length <= 20000 && e.re.test(q)) return 2;
+    // A pattern hit outranks words; among hits, the one with more fixed text is more specific.
+    if (e.re && q.length <= 20000 && e.re.test(q)) return 2 + Math.min(e.l, 500) / 1000;
     if (!qw.length) return 0;
     var hits = 0;
     qw.forEach(function (w) { if (e.hay.indexOf(w) >= 0) hits++; });
@@ -61,7 +62,7 @@
     });
     var exact = found.filter(function (f) { return f.s >= 2; }).length;
     status.textContent = found.length
-      ? found.length + " matching error" + (found.length === 1 ? "" : "s") + (exact ? " (" + exact + " exact match)" : "")
+      ? found.length + " matching error" + (found.length === 1 ? "" : "s") + (exact ? " (" + exact + " exact match" + (exact === 1 ? "" : "es") + ")" : "")
       : "No error matches. Try fewer words, or just the flag name.";
   }
 

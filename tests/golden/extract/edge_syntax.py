@@ -8,6 +8,8 @@ from sys import exit as leave
 logger = logging.getLogger(__name__)
 LEVELS = ("low", "high")
 
+# match statements below need a new interpreter,
+# so refuse to import on an old one.
 if sys.version_info < (3, 10):
     raise RuntimeError("Python 3.10+ is required")
 

@@ -161,3 +161,15 @@ def case_assert_plain(x=0):
 
 def case_conditional_expression(many=True):
     raise ValueError("too many" if many else "too few")
+
+
+def case_percent_tuple_variable(pair=("tp", 4)):
+    raise ValueError("%s=%d is not allowed" % pair)
+
+
+def case_join_pieces(name="pp", size=2):
+    raise ValueError(" ".join(["bad", f"{name}={size}", PREFIX]))
+
+
+def case_format_nested_constant(size=3):
+    raise ValueError("{} of {}".format(size, MODES))
