@@ -23,10 +23,15 @@ def queries(records: list[dict], n: int, seed: int = 11) -> list[str]:
     out = []
     for i in range(n):
         if i % 2:
-            out.append("[2026-04-07 10:05:08 TP0] Decode batch. #running-req: 3, #token: 9000, token usage: 0.01")
+            out.append(
+                "[2026-04-07 10:05:08 TP0] Decode batch. #running-req: 3, #token: 9000, token usage: 0.01"
+            )
             continue
         rec = rnd.choice(records)
-        out.append("[2026-04-07 10:05:08 TP0] ValueError: " + rec["errorMessage"].replace("{v}", str(rnd.randrange(1, 99))))
+        out.append(
+            "[2026-04-07 10:05:08 TP0] ValueError: "
+            + rec["errorMessage"].replace("{v}", str(rnd.randrange(1, 99)))
+        )
     return out
 
 

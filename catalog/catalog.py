@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kverr.catalog import matcher, store
+
 from kverr.errors import NotFound, QueryError
 from kverr.ftypes import Match
 
@@ -34,11 +35,15 @@ class Catalog:
     def explain(self, text: str, *, version: str | None = None, limit: int = 5) -> list[Match]:
         """Records matching pasted text (a line, a wrapped message, a traceback, a log), best first."""
         if not text or not text.strip():
-            raise QueryError("the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin.")
+            raise QueryError(
+                "the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin."
+            )
         hits = matcher.explain_text(self.index, text, allowed=self._allowed(version))
         return [self._match(h) for h in hits[:limit]]
 
-    def explain_stream(self, stream: IO[str], *, version: str | None = None, limit: int = 5) -> list[Match]:
+    def explain_stream(
+        self, stream: IO[str], *, version: str | None = None, limit: int = 5
+    ) -> list[Match]:
         """Like `explain` for a file or stdin: a short paste is read whole; a long log is
         scanned line by line with bounded memory (every known error, most severe first)."""
         head = stream.read(HEAD_CHARS)
@@ -56,9 +61,13 @@ class Catalog:
     def search(self, q: str, *, version: str | None = None, limit: int = 20) -> list[Match]:
         """Records whose message words resemble `q` (BM25), with no threshold: for browsing."""
         allowed = self._allowed(version)
-        rows = matcher.bm25(self.con, q, limit=limit * 3 if allowed is not None else limit)
+        rows = matcher.bm25(self.index, q, limit=limit * 3 if allowed is not None else limit)
         idx = self.index
-        hits = [matcher.Hit(idx.pos[r], min(s, 1.0), "fuzzy", None) for r, s in rows if allowed is None or r in allowed]
+        hits = [
+            matcher.Hit(idx.pos[r], min(s, 1.0), "fuzzy", None)
+            for r, s in rows
+            if allowed is None or r in allowed
+        ]
         return [self._match(h) for h in hits[:limit]]
 
     def _match(self, h: matcher.Hit) -> Match:
@@ -72,20 +81,19 @@ class Catalog:
         return Match(rec, h.score, h.how, values, h.line, self._release_names(rid))
 
     def _release_names(self, rid: str) -> tuple[str, ...]:
-        """Release tags containing the record; short shas of the first and last revision when
-        none of them is tagged; nothing for a directory build."""
+        """Release tags containing the record (precomputed at load, see store._releases)."""
         if rid not in self._revs:
-            rows = self.revisions_of(rid)
-            tags = [t for r in rows for t in r["tags"]]
-            shas = [r["sha"][:10] for r in rows if r["sha"]]
-            self._revs[rid] = tuple(dict.fromkeys(tags or (shas[:1] + shas[-1:])))
+            row = self.con.execute("SELECT releases FROM records WHERE id = ?", [rid]).fetchone()
+            self._revs[rid] = tuple(json.loads(row[0])) if row and row[0] else ()
         return self._revs[rid]
 
     def _allowed(self, version: str | None) -> set[str] | None:
         if version is None:
             return None
         rev = self.resolve_version(version)
-        rows = self.con.execute("SELECT DISTINCT id FROM occurrences WHERE sha = ?", [rev["sha"]]).fetchall()
+        rows = self.con.execute(
+            "SELECT DISTINCT id FROM occurrences WHERE sha = ?", [rev["sha"]]
+        ).fetchall()
         return {r[0] for r in rows}
 
     # ------------------------------------------------------------ lookups
@@ -118,13 +126,15 @@ class Catalog:
         names = [d[0] for d in cur.description]
         out = []
         for row in cur.fetchall():
-            d = dict(zip(names, row))
+            d = dict(zip(names, row, strict=True))
             d["choices"] = json.loads(d["choices"]) if d["choices"] is not None else None
             out.append(d)
         return out
 
     def revisions(self) -> list[dict[str, Any]]:
-        return self._rev_rows("SELECT ord, sha, date, tags, subject FROM revisions ORDER BY ord", [])
+        return self._rev_rows(
+            "SELECT ord, sha, date, tags, subject FROM revisions ORDER BY ord", []
+        )
 
     def revisions_of(self, record_id: str) -> list[dict[str, Any]]:
         return self._rev_rows(
@@ -149,7 +159,9 @@ class Catalog:
         if len(found) == 1 or (found and all(f["sha"] == found[0]["sha"] for f in found)):
             return found[0]
         why = "is ambiguous" if found else "is not a revision in this catalog"
-        raise NotFound(f"version {rev!r} {why}; list revisions with `kverr history` or pass a release tag like v0.5.0.")
+        raise NotFound(
+            f"version {rev!r} {why}; list revisions with `kverr history` or pass a release tag like v0.5.0."
+        )
 
     def close(self) -> None:
         self.con.close()

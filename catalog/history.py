@@ -121,7 +121,8 @@ def diff(cat: Any, rev_a: str, rev_b: str) -> Diff:
         what = [k for k, f in (("message", "message"), ("class", "errorClass")) if old[f] != new[f]]
         if occ_a[old_id].get("guard") != occ_b[new_id].get("guard"):
             what.append("guard")
-        changed.append({"old": old, "new": new, "what": what})
+        # Same text, class and guards under a new id: identity changed (e.g. a duplicate appeared).
+        changed.append({"old": old, "new": new, "what": what or ["id"]})
     moved = []
     for rid in sorted(set(occ_a) & set(occ_b)):
         a, b = occ_a[rid], occ_b[rid]

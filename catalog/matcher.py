@@ -14,16 +14,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import duckdb
-
 from kverr.catalog import normalize, patterns
 
 MIN_SCORE = 0.35
 FUZZY_MIN = 0.8  # normalised BM25 (harmonic mean of recall and precision) a fuzzy hit needs
 WINDOW, OVERLAP = 8192, 2048  # long lines are searched in overlapping windows: bounded regex work
 PASTE_LINES, PASTE_CHARS = 400, 256_000  # larger input is a log: scanned line by line
+WHOLE_LINES = 60  # a paste this short is also searched as one joined text
 PARAGRAPH_LINES = 40  # wrapped-message rejoining looks at most this many lines at once
 SCAN_MAX_HITS = 10_000  # memory bound for a scan of a huge log
-NEGATIONS = frozenset("not no cannot never without nor neither isn doesn don aren won unsupported".split())
+NEGATIONS = frozenset(
+    "not no cannot never without nor neither isn doesn don aren won unsupported".split()
+)
 SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 
 
@@ -37,6 +39,7 @@ class Hit:
     line: int | None
     values: dict[str, str] = field(default_factory=dict)  # group name -> text
     span: tuple[int, int, int] | None = None  # (variant, start, end) for overlap checks
+    covered: int = 0  # literal characters matched (pattern) or seen before the cut (partial)
 
 
 class Index:
@@ -45,20 +48,22 @@ class Index:
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
         rows = con.execute(
-            "SELECT r.id, r.pattern, r.severity, a.token FROM records r LEFT JOIN anchors a USING (id)"
+            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token FROM records r LEFT JOIN anchors a USING (id)"
             " ORDER BY r.id"
         ).fetchall()
         self.ids: list[str] = []
         self.pattern: list[str] = []
         self.severity: list[str] = []
         self.by_token: dict[str, list[int]] = {}
-        for rid, pat, sev, tok in rows:
+        self.last_ord: list[int] = []
+        for rid, pat, sev, last, tok in rows:
             if self.ids and self.ids[-1] == rid:
                 continue
             i = len(self.ids)
             self.ids.append(rid)
             self.pattern.append(pat)
             self.severity.append(sev or "error")
+            self.last_ord.append(last if last is not None else -1)
             if tok:
                 self.by_token.setdefault(tok, []).append(i)
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
@@ -95,7 +100,9 @@ def _windows(text: str) -> Iterable[tuple[int, str]]:
             return
 
 
-def pattern_hits(idx: Index, text: str, *, variant: int = 0, allowed: set[str] | None = None) -> list[Hit]:
+def pattern_hits(
+    idx: Index, text: str, *, variant: int = 0, allowed: set[str] | None = None
+) -> list[Hit]:
     """Every record whose pattern occurs in `text`; `line` is left for the caller to set."""
     if not idx.candidates(text):  # most log lines stop here, before any copying
         return []
@@ -115,18 +122,24 @@ def pattern_hits(idx: Index, text: str, *, variant: int = 0, allowed: set[str] |
             length = max(m.end() - m.start(), 1)
             score = 0.9 + 0.1 * min(1.0, lit / length)
             values = {k: v for k, v in m.groupdict().items() if v is not None}
-            hits.append(Hit(i, score, "pattern", None, values, (variant, base + m.start(), base + m.end())))
+            span = (variant, base + m.start(), base + m.end())
+            hits.append(Hit(i, score, "pattern", None, values, span, covered=lit))
     return _drop_shadowed(hits)
 
 
 def _drop_shadowed(hits: list[Hit]) -> list[Hit]:
-    """Where two patterns match the same stretch of text, keep only the more literal one
-    ("X must be positive" over "X must be {v}"): the weaker is not a second answer."""
-    hits.sort(key=lambda h: -h.score)
+    """Where two patterns match overlapping text, keep the one that explains more of it with
+    literal words ("X must be positive" over "X must be {v}"; "X, but got {v}" over "X"): the
+    weaker is not a second answer. Equal patterns (one message raised from two sites) are
+    both kept: each is a true answer."""
+    hits.sort(key=lambda h: (-h.covered, -h.score))
     kept: list[Hit] = []
     for h in hits:
         v, a, b = h.span
-        if any(k.span[0] == v and min(b, k.span[2]) - max(a, k.span[1]) > 0.8 * (b - a) for k in kept):
+        if any(
+            k.span[0] == v and k.covered > h.covered and min(b, k.span[2]) > max(a, k.span[1])
+            for k in kept
+        ):
             continue
         kept.append(h)
     return kept
@@ -144,7 +157,9 @@ def _same_file(frame_file: str, record_file: str | None) -> bool:
     return a[-n:] == b[-n:]
 
 
-def frame_hits(idx: Index, tb: normalize.Traceback, line: int | None, *, allowed: set[str] | None = None) -> list[Hit]:
+def frame_hits(
+    idx: Index, tb: normalize.Traceback, line: int | None, *, allowed: set[str] | None = None
+) -> list[Hit]:
     """Records whose statement is the innermost frame's code line, in the same file.
 
     A generic first line (`raise ValueError(`) also needs the function name to agree; several
@@ -202,7 +217,9 @@ def prefix_cover(sh: patterns.Shape, text: str) -> int | None:
             t = tail.lstrip()
             return covered + len(t) if run.startswith(t) else None
         # cut inside a value, or just after it inside this run
-        return covered + max((k for k in range(len(run), 0, -1) if tail.endswith(run[:k])), default=0)
+        return covered + max(
+            (k for k in range(len(run), 0, -1) if tail.endswith(run[:k])), default=0
+        )
     return covered
 
 
@@ -224,67 +241,96 @@ def _gap_ok(gap: str, between: str) -> bool:
     return between == ""
 
 
-def partial_hits(idx: Index, text: str, line: int | None, *, allowed: set[str] | None = None) -> list[Hit]:
+def partial_hits(
+    idx: Index, text: str, line: int | None, *, allowed: set[str] | None = None
+) -> list[Hit]:
     body = normalize.truncated(text)
     if body is None:
         return []
     hits = []
-    for rid, _ in bm25(idx.con, body, limit=25):
+    for rid, _ in bm25(idx, body, limit=25):
         i = idx.pos[rid]
         if allowed is not None and rid not in allowed or not idx.pattern[i]:
             continue
         sh = patterns.shape(idx.pattern[i])
         covered = prefix_cover(sh, body)
-        total = max(sh.literal_chars, 1)
-        if covered is None or covered < 15 or covered / total < 0.35:
-            continue
-        hits.append(Hit(i, 0.55 + 0.3 * covered / total, "partial", line))
-    return hits
+        if covered is not None and covered >= 15:
+            hits.append(
+                Hit(
+                    i,
+                    0.55 + 0.3 * covered / max(sh.literal_chars, 1),
+                    "partial",
+                    line,
+                    covered=covered,
+                )
+            )
+    hits.sort(key=lambda h: -h.covered)
+    if len(hits) > 1 and hits[0].covered == hits[1].covered:
+        return []  # cut before the words that tell the records apart: no guessing
+    # enough of the message must be seen to be sure
+    return [h for h in hits[:1] if h.score >= 0.55 + 0.3 * 0.35]
 
 
 # ---------------------------------------------------------------- fuzzy
 
 
-def bm25(con: duckdb.DuckDBPyConnection, text: str, *, limit: int = 20) -> list[tuple[str, float]]:
+VALUE_RE = re.compile(r"'[^']{0,300}'|\"[^\"]{0,300}\"|\S*/\S*|\S*\d\S*")
+
+
+def bm25(idx: Index, text: str, *, limit: int = 20) -> list[tuple[str, float]]:
     """(id, normalised score) by BM25 over literal message terms, best first.
 
     The score is the harmonic mean of recall (share of the record's own BM25 mass the text
-    hits) and precision (share of the text's known-term idf the record explains); terms the
-    catalog has never seen (values, paths) count for neither."""
-    q = sorted(set(patterns.terms(text[:8192])))
+    hits) and precision (share of the text's term weight the record explains). A term the
+    catalog has never seen weighs as much as an average known one (extra words make another
+    message), but values (quoted, paths, numbers) weigh nothing. Postings are fetched by
+    primary key, so the cost follows the query's terms, not the catalog size."""
+    text = text[:8192]
+    q = sorted(set(patterns.terms(text)))
     if not q:
         return []
-    total = con.execute("SELECT sum(idf) FROM term_df WHERE term IN (SELECT unnest($1::VARCHAR[]))", [q]).fetchone()[0]
-    if not total:
-        return []
-    rows = con.execute(
-        """
-        WITH q AS (SELECT unnest($1::VARCHAR[]) AS term)
-        SELECT t.id, sum(t.w) / any_value(r.self_score) AS recall, sum(d.idf) / $2 AS prec
-        FROM terms t JOIN q USING (term) JOIN term_df d USING (term) JOIN records r USING (id)
-        WHERE r.self_score > 0
-        GROUP BY t.id
-        ORDER BY recall DESC, t.id
-        LIMIT $3
-        """,
-        [q, total, limit * 4],
+    # (filtering `stop` in SQL would cost DuckDB its primary-key lookup)
+    rows = idx.con.execute(
+        "SELECT term, idf, ids, recall, stop FROM terms WHERE term = ANY($1::VARCHAR[])", [q]
     ).fetchall()
-    scored = [(rid, 2 * r * p / (r + p)) for rid, r, p in rows if r + p > 0]
+    known = {r[0] for r in rows}
+    hit = [r[1] for r in rows if not r[4]]
+    if not hit:
+        return []
+    unknown = set(patterns.terms(VALUE_RE.sub(" \x00 ", text))) - known
+    total = sum(hit) * (1 + len(unknown) / len(hit))  # an unknown term weighs an average known one
+    acc: dict[str, list[float]] = {}
+    for _, idf, ids, recalls, stop in rows:
+        if stop:
+            continue
+        for rid, share in zip(ids, recalls, strict=True):
+            a = acc.get(rid)
+            if a is None:
+                acc[rid] = [share, idf]
+            else:
+                a[0] += share
+                a[1] += idf
+    scored = []
+    for rid, (recall, hit_idf) in acc.items():
+        prec = hit_idf / total
+        scored.append((rid, 2 * recall * prec / (recall + prec)))
     scored.sort(key=lambda x: (-x[1], x[0]))
     return scored[:limit]
 
 
 def _negations(con: duckdb.DuckDBPyConnection, rid: str) -> set[str]:
-    rows = con.execute("SELECT term FROM terms WHERE id = ? AND term IN (SELECT unnest($2::VARCHAR[]))", [rid, sorted(NEGATIONS)])
-    return {r[0] for r in rows.fetchall()}
+    row = con.execute("SELECT pattern FROM records WHERE id = ?", [rid]).fetchone()
+    return NEGATIONS.intersection(patterns.tokens(patterns.shape(row[0]).text())) if row else set()
 
 
-def fuzzy_hits(idx: Index, text: str, line: int | None, *, allowed: set[str] | None = None) -> list[Hit]:
+def fuzzy_hits(
+    idx: Index, text: str, line: int | None, *, allowed: set[str] | None = None
+) -> list[Hit]:
     """Records whose wording is close to `text` (an older or edited message). One word can flip
     the meaning ("is supported" / "is not supported"), so the negations must agree too."""
     hits = []
     negs = NEGATIONS.intersection(patterns.tokens(text))
-    for rid, norm in bm25(idx.con, text, limit=10):
+    for rid, norm in bm25(idx, text, limit=10):
         if norm < FUZZY_MIN or (allowed is not None and rid not in allowed):
             continue
         if _negations(idx.con, rid) != negs:
@@ -321,7 +367,11 @@ def explain_text(idx: Index, text: str, *, allowed: set[str] | None = None) -> l
         for h in pattern_hits(idx, line, allowed=allowed):
             h.line = no
             hits.append(h)
-    paragraphs = [[(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered) if len(p) > 1]
+    paragraphs = [
+        [(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered) if len(p) > 1
+    ]
+    if 1 < len(numbered) <= WHOLE_LINES:  # one message may span blank lines (a banner)
+        paragraphs.append([(no, " ".join(t.split())) for no, t in numbered if t.strip()])
     for p in paragraphs:
         for variant, (joined, offsets) in enumerate(normalize.joins([t for _, t in p]), 1):
             for h in pattern_hits(idx, joined, variant=variant, allowed=allowed):
@@ -340,9 +390,9 @@ def _fallbacks(idx, numbered, paragraphs, allowed) -> list[Hit]:
     pieces = [(no, t) for no, t in numbered if t.strip()]
     pieces += [(p[0][0], j) for p in paragraphs for j, _ in normalize.joins([t for _, t in p])]
     pieces = pieces[:60]
-    hits = [h for no, t in pieces for h in partial_hits(idx, t, no, allowed=allowed)]
-    if hits:
-        return hits
+    truncated = [(no, t) for no, t in pieces if normalize.truncated(t) is not None]
+    if truncated:  # a cut message is judged by its prefix alone: fuzzy would guess past the cut
+        return [h for no, t in truncated for h in partial_hits(idx, t, no, allowed=allowed)]
     return [h for no, t in pieces[-20:] for h in fuzzy_hits(idx, t, no, allowed=allowed)]
 
 
@@ -362,7 +412,8 @@ def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
         top.line = min(lines) if lines else None
         best[h.index] = top
     out = [h for h in best.values() if h.score >= MIN_SCORE]
-    out.sort(key=lambda h: (-h.score, SEVERITY_RANK.get(idx.severity[h.index], 9), h.line or 0))
+    # ties: the record still present in the newest revision first (what a user most likely runs)
+    out.sort(key=lambda h: (-h.score, -idx.last_ord[h.index], SEVERITY_RANK.get(idx.severity[h.index], 9), h.line or 0))
     return out
 
 

@@ -10,7 +10,9 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+ANSI_RE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
+)
 # Container runtimes (CRI): "2026-04-07T10:05:08.123456789Z stderr F msg"; "P" marks a line the
 # runtime split, continued by the next entry.
 CRI_RE = re.compile(
@@ -30,8 +32,12 @@ PREFIX_RE = re.compile(
 # warnings.warn output: "/x/server_args.py:123: UserWarning: message"
 WARN_RE = re.compile(r"\S{1,500}\.py:\d+: (\w*Warning): ")
 ELLIPSIS_RE = re.compile(r"\s*(?:\.\.\.|…|\[\.\.\.\]|\(truncated\)|\[truncated\])[\s'\")\]]*$")
-FRAME_RE = re.compile(r'\s*File "(?P<file>[^"]{1,1000})", line (?P<line>\d+), in (?P<func>\S{1,300})')
-EXC_RE = re.compile(r"(?P<cls>(?:[A-Za-z_][\w]*\.){0,8}[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))(?::\s?(?P<msg>.*))?$")
+FRAME_RE = re.compile(
+    r'\s*File "(?P<file>[^"]{1,1000})", line (?P<line>\d+), in (?P<func>\S{1,300})'
+)
+EXC_RE = re.compile(
+    r"(?P<cls>(?:[A-Za-z_][\w]*\.){0,8}[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))(?::\s?(?P<msg>.*))?$"
+)
 CARETS_RE = re.compile(r"\s*[\^~]+\s*$")
 
 
@@ -100,7 +106,12 @@ def joins(lines: list[str]) -> list[tuple[str, list[int]]]:
     or mail client wraps at spaces (join with a space). "smart" picks per break: lines as long
     as the longest line were cut by the terminal.
     """
-    seps = [_smart_seps(lines), ["\n"] * (len(lines) - 1), [" "] * (len(lines) - 1), [""] * (len(lines) - 1)]
+    seps = [
+        _smart_seps(lines),
+        ["\n"] * (len(lines) - 1),
+        [" "] * (len(lines) - 1),
+        [""] * (len(lines) - 1),
+    ]
     out: dict[str, list[int]] = {}
     for sep in seps:
         parts, offsets, pos = [], [], 0
@@ -121,7 +132,7 @@ def _smart_seps(lines: list[str]) -> list[str]:
 def smart_join(lines: list[str]) -> str:
     """The single most likely reading of a wrapped message (see `joins`)."""
     seps = _smart_seps(lines) + [""]
-    return "".join(s + sep for s, sep in zip(lines, seps))
+    return "".join(s + sep for s, sep in zip(lines, seps, strict=True))
 
 
 # ---------------------------------------------------------------- tracebacks

@@ -28,9 +28,27 @@ _FORBIDDEN = {
     _sre.ASSERT: "a lookaround",
     _sre.ASSERT_NOT: "a lookaround",
 }
-for _name, _why in (("ATOMIC_GROUP", "an atomic group"), ("POSSESSIVE_REPEAT", "a possessive quantifier")):
+for _name, _why in (
+    ("ATOMIC_GROUP", "an atomic group"),
+    ("POSSESSIVE_REPEAT", "a possessive quantifier"),
+):
     if hasattr(_sre, _name):
         _FORBIDDEN[getattr(_sre, _name)] = _why
+
+
+# A colour code the source prints around its message, as a pattern spells it (ESC then `\[`).
+PATTERN_ANSI_RE = re.compile(r"(?:\x1b|\\x1b|\\033|\\u001b)\\\[[0-9;]*m")
+
+
+EDGE_SPACE_RE = re.compile(r"^(?:\\s[+*]| )+|(?:\\s[+*]| )+$")
+
+
+def matchable(pattern: str) -> str:
+    """The pattern the matcher runs: colour codes removed, because input is cleaned of them,
+    and whitespace at either end removed, because input lines are stripped."""
+    if "\x1b" in pattern or "\\" in pattern:
+        pattern = PATTERN_ANSI_RE.sub("", pattern)
+    return EDGE_SPACE_RE.sub("", pattern)
 
 
 def tokens(text: str) -> list[str]:
@@ -40,13 +58,19 @@ def tokens(text: str) -> list[str]:
 
 def check_pattern(pattern: str) -> str | None:
     """Why `pattern` is unsafe to run on hostile text, or None when it is fine."""
+    return inspect(pattern)[0]
+
+
+def inspect(pattern: str) -> tuple[str | None, Shape | None]:
+    """(why it is unsafe, None) or (None, its shape): one parse for both questions."""
     if len(pattern) > MAX_PATTERN_CHARS:
-        return f"it is longer than {MAX_PATTERN_CHARS} characters"
+        return f"it is longer than {MAX_PATTERN_CHARS} characters", None
     try:
         parsed = _sre_parse.parse(pattern)
     except (re.error, RecursionError, OverflowError) as exc:
-        return f"it does not compile ({exc})"
-    return _unsafe(parsed, inside_repeat=False)
+        return f"it does not compile ({exc})", None
+    why = _unsafe(parsed, inside_repeat=False)
+    return (why, None) if why else (None, _shape(parsed))
 
 
 def _unsafe(sub, *, inside_repeat: bool) -> str | None:
@@ -85,7 +109,7 @@ class Shape:
     def text(self) -> str:
         """Literal text with whitespace gaps as spaces and placeholders as a separator."""
         out = []
-        for gap, run in zip(self.gaps, self.runs):
+        for gap, run in zip(self.gaps, self.runs, strict=True):
             out.append({"": "", "ws": " ", "var": "\x00"}[gap])
             out.append(run)
         return "".join(out)
@@ -93,11 +117,15 @@ class Shape:
 
 def shape(pattern: str) -> Shape:
     """Split a (checked) pattern into its top-level literal runs and the gaps between them."""
+    return _shape(_sre_parse.parse(pattern))
+
+
+def _shape(parsed) -> Shape:
     runs: list[str] = []
     gaps: list[str] = []
     cur: list[str] = []
     gap = ""
-    for op, av in _sre_parse.parse(pattern):
+    for op, av in parsed:
         if op is _sre.LITERAL:
             cur.append(chr(av))
             continue
@@ -135,7 +163,11 @@ def anchor_tokens(sh: Shape) -> list[tuple[str, str]]:
     last = len(sh.runs) - 1
     for i, run in enumerate(sh.runs):
         left = "a" if sh.gaps[i] == "var" else " "
-        right = "a" if (i < last and sh.gaps[i + 1] == "var") or (i == last and sh.tail_gap == "var") else " "
+        right = (
+            "a"
+            if (i < last and sh.gaps[i + 1] == "var") or (i == last and sh.tail_gap == "var")
+            else " "
+        )
         safe = set(tokens(left + run + right))
         for tok in dict.fromkeys(tokens(run)):
             if tok in safe and len(tok) >= 3 and not tok.isdigit():
@@ -150,5 +182,5 @@ def terms(text: str) -> list[str]:
     for piece in text.split("\x00"):
         toks = [t for t in tokens(piece) if not t.isdigit()]
         out.extend(toks)
-        out.extend(f"{a} {b}" for a, b in zip(toks, toks[1:]))
+        out.extend(f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False))
     return out

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from kverr.catalog.catalog import Catalog
+
 from kverr.errors import NotFound, QueryError
 from kverr.ftypes import Match
 
@@ -35,5 +36,9 @@ def explain_query(
     if sys.stdin is None or sys.stdin.isatty():
         raise QueryError(f"nothing to explain; {USAGE}.")
     stream = getattr(sys.stdin, "buffer", None)
-    fh = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="") if stream else sys.stdin
+    fh = (
+        io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+        if stream
+        else sys.stdin
+    )
     return "-", cat.explain_stream(fh, version=version)

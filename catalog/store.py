@@ -17,23 +17,29 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from kverr.catalog import patterns
 
 from kverr import __version__
-from kverr.catalog import patterns
 from kverr.errors import CatalogError, DatasetError
 
-FORMAT = "kverr-catalog-1"  # bump when the tables change: old catalogs are then rebuilt
+FORMAT = "kverr-catalog-2"  # bump when the tables change: old catalogs are then rebuilt
 BM25_K1, BM25_B = 1.2, 0.75
-DATASET_FILES = ("records.jsonl", "revisions.jsonl", "occurrences.jsonl", "flags.jsonl", "lineage.jsonl")
+STOP_SHARE, STOP_MIN = 0.02, 50
+DATASET_FILES = (
+    "records.jsonl",
+    "revisions.jsonl",
+    "occurrences.jsonl",
+    "flags.jsonl",
+    "lineage.jsonl",
+)
 
 SCHEMA_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE records(id VARCHAR PRIMARY KEY, slug VARCHAR, kind VARCHAR, severity VARCHAR,
     error_class VARCHAR, message VARCHAR, pattern VARCHAR, file VARCHAR, line INTEGER, record JSON,
-    usable BOOLEAN, code_line VARCHAR, function VARCHAR, self_score DOUBLE);
+    usable BOOLEAN, code_line VARCHAR, function VARCHAR, self_score DOUBLE, releases JSON, last_ord INTEGER);
 CREATE TABLE anchors(id VARCHAR, token VARCHAR, literal VARCHAR);
-CREATE TABLE terms(id VARCHAR, term VARCHAR, w DOUBLE);
-CREATE TABLE term_df(term VARCHAR, idf DOUBLE);
+CREATE TABLE terms(term VARCHAR PRIMARY KEY, idf DOUBLE, stop BOOLEAN, ids VARCHAR[], recall DOUBLE[]);
 CREATE TABLE flags(name VARCHAR PRIMARY KEY, dest VARCHAR, help VARCHAR, "default" VARCHAR,
     choices JSON, type VARCHAR, action VARCHAR, file VARCHAR, line INTEGER);
 CREATE TABLE record_flags(id VARCHAR, flag VARCHAR);
@@ -49,7 +55,9 @@ CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
 def _read_jsonl(path: Path, *, required: bool = False) -> list[dict[str, Any]]:
     if not path.is_file():
         if required:
-            raise DatasetError(f"{path} is missing; point at a dataset directory written by `kverr build`.")
+            raise DatasetError(
+                f"{path} is missing; point at a dataset directory written by `kverr build`."
+            )
         return []
     rows = []
     with path.open(encoding="utf-8") as fh:
@@ -59,7 +67,9 @@ def _read_jsonl(path: Path, *, required: bool = False) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{no} is not valid JSON ({exc.msg}); fix or rebuild the dataset.") from None
+                raise DatasetError(
+                    f"{path}:{no} is not valid JSON ({exc.msg}); fix or rebuild the dataset."
+                ) from None
             if not isinstance(row, dict):
                 raise DatasetError(f"{path}:{no} is not a JSON object; fix or rebuild the dataset.")
             rows.append(row)
@@ -69,11 +79,15 @@ def _read_jsonl(path: Path, *, required: bool = False) -> list[dict[str, Any]]:
 def _read_manifest(dataset_dir: Path) -> dict[str, Any]:
     path = dataset_dir / "manifest.json"
     if not path.is_file():
-        raise DatasetError(f"{path} is missing; point at a dataset directory written by `kverr build`.")
+        raise DatasetError(
+            f"{path} is missing; point at a dataset directory written by `kverr build`."
+        )
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path} is not valid JSON ({exc}); rebuild the dataset with `kverr build`.") from None
+        raise DatasetError(
+            f"{path} is not valid JSON ({exc}); rebuild the dataset with `kverr build`."
+        ) from None
 
 
 def _records(dataset_dir: Path) -> list[dict[str, Any]]:
@@ -84,7 +98,9 @@ def _records(dataset_dir: Path) -> list[dict[str, Any]]:
         if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
             raise DatasetError(f"{path}:{no} has no record with an id; fix or rebuild the dataset.")
         if not isinstance(rec.get("messagePattern", ""), str):
-            raise DatasetError(f"{path}:{no} ({rec['id']}) has a non-string messagePattern; fix or rebuild the dataset.")
+            raise DatasetError(
+                f"{path}:{no} ({rec['id']}) has a non-string messagePattern; fix or rebuild the dataset."
+            )
         out.append(rec)
     return out
 
@@ -116,7 +132,9 @@ def enclosing_function(rec: dict[str, Any]) -> str | None:
 def _functions(occs: list[dict[str, Any]]) -> dict[str, str]:
     """id -> the function the extractor saw the site in (newest occurrence wins); better than
     reading the source context, which `enclosing_function` falls back to."""
-    return {o["id"]: o["function"].rsplit(".", 1)[-1] for o in occs if o.get("function") and o.get("id")}
+    return {
+        o["id"]: o["function"].rsplit(".", 1)[-1] for o in occs if o.get("function") and o.get("id")
+    }
 
 
 def _analyse(recs: list[dict[str, Any]]) -> tuple[dict[str, patterns.Shape | None], list[str]]:
@@ -124,11 +142,11 @@ def _analyse(recs: list[dict[str, Any]]) -> tuple[dict[str, patterns.Shape | Non
     shapes: dict[str, patterns.Shape | None] = {}
     warnings = []
     for rec in recs:
-        pat = rec.get("messagePattern") or ""
-        why = patterns.check_pattern(pat) if pat else None
+        pat = patterns.matchable(rec.get("messagePattern") or "")
+        why, sh = patterns.inspect(pat) if pat else (None, None)
         if why:
             warnings.append(f"record {rec['id']}: messagePattern skipped because {why}")
-        shapes[rec["id"]] = patterns.shape(pat) if pat and not why else None
+        shapes[rec["id"]] = sh
     return shapes, warnings
 
 
@@ -145,33 +163,74 @@ def _anchor_rows(shapes: dict[str, patterns.Shape | None]) -> list[tuple[str, st
 
 
 def _term_rows(shapes: dict[str, patterns.Shape | None]):
-    """BM25 weights per (record, term), the idf table and each record's self score."""
+    """BM25 postings per term (ids + weights), and each record's self score.
+
+    Terms in more than STOP_SHARE of the records (and at least STOP_MIN of them) are "stop"
+    terms: they carry little weight and long postings, so neither side counts them and a
+    fuzzy lookup touches only short postings however large the catalog grows."""
     bags = {rid: Counter(patterns.terms(sh.text())) for rid, sh in shapes.items() if sh}
     n = max(len(bags), 1)
     df = Counter(t for bag in bags.values() for t in bag)
     idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    stop = {t for t, d in df.items() if d > max(STOP_MIN, STOP_SHARE * n)}
     avgdl = sum(sum(b.values()) for b in bags.values()) / n or 1.0
-    rows, selfs = [], {}
+    postings: dict[str, tuple[list[str], list[float]]] = {t: ([], []) for t in df if t not in stop}
+    selfs = {}
     for rid, bag in bags.items():
-        dl = sum(bag.values())
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl)
-        total = 0.0
-        for t, tf in bag.items():
-            w = idf[t] * tf * (BM25_K1 + 1) / (tf + norm)
-            rows.append((rid, t, w))
-            total += w
-        selfs[rid] = total
-    return rows, idf, selfs
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * sum(bag.values()) / avgdl)
+        weights = {
+            t: idf[t] * tf * (BM25_K1 + 1) / (tf + norm) for t, tf in bag.items() if t not in stop
+        }
+        selfs[rid] = total = sum(weights.values())
+        for (
+            t,
+            w,
+        ) in weights.items():  # stored as the share of the record's own score: recall adds up
+            postings[t][0].append(rid)
+            postings[t][1].append(w / total)
+    rows = [(t, idf[t], t in stop, *postings.get(t, ([], []))) for t in sorted(df)]
+    return rows, selfs
+
+
+def _last_ord(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> dict[str, int]:
+    """id -> ord of the newest revision containing it (ranks ties toward current code)."""
+    order = {r.get("sha"): r.get("ord", i) for i, r in enumerate(revisions)}
+    out: dict[str, int] = {}
+    for o in occs:
+        ordn = order.get(o.get("sha"))
+        if ordn is not None and ordn > out.get(o.get("id"), -1):
+            out[o["id"]] = ordn
+    return out
+
+
+def _releases(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """id -> release tags containing it; the short shas of its first and last revision when
+    none is tagged; [] for a directory build. Precomputed so a match costs no join."""
+    order = {r.get("sha"): (r.get("ord", i), r.get("tags") or []) for i, r in enumerate(revisions)}
+    seen: dict[str, list[tuple[int, str, list[str]]]] = {}
+    for o in occs:
+        if o.get("sha") in order and o.get("sha"):
+            ordn, tags = order[o["sha"]]
+            seen.setdefault(o["id"], []).append((ordn, o["sha"], tags))
+    out = {}
+    for rid, revs in seen.items():
+        revs = sorted(set((a, b, tuple(c)) for a, b, c in revs))
+        tags = [t for _, _, ts in revs for t in ts]
+        shas = [s[:10] for _, s, _ in revs]
+        out[rid] = list(dict.fromkeys(tags or (shas[:1] + shas[-1:])))
+    return out
 
 
 # ---------------------------------------------------------------- writing a catalog
 
 
-def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[tuple]) -> None:
+def _insert(
+    con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[tuple]
+) -> None:
     """Columnar bulk insert (one unnest per column): far faster than executemany."""
     if not rows:
         return
-    cols = [list(c) for c in zip(*rows)]
+    cols = [list(c) for c in zip(*rows, strict=True)]
     select = ", ".join(f"unnest(${i + 1})" for i in range(len(columns)))
     names = ", ".join(f'"{c}"' for c in columns)
     con.execute(f"INSERT INTO {table} ({names}) SELECT {select}", cols)
@@ -192,7 +251,9 @@ def load_dataset(dataset_dir: Path | str, catalog_path: Path | str) -> LoadRepor
     """Build the catalog file from a dataset directory, atomically (temp file + rename)."""
     dataset_dir, catalog_path = Path(dataset_dir), Path(catalog_path)
     if not dataset_dir.is_dir():
-        raise DatasetError(f"{dataset_dir} is not a directory; pass a dataset directory written by `kverr build`.")
+        raise DatasetError(
+            f"{dataset_dir} is not a directory; pass a dataset directory written by `kverr build`."
+        )
     manifest = _read_manifest(dataset_dir)
     recs = _records(dataset_dir)
     side = {name: _read_jsonl(dataset_dir / name) for name in DATASET_FILES[1:]}
@@ -208,7 +269,9 @@ def load_dataset(dataset_dir: Path | str, catalog_path: Path | str) -> LoadRepor
             con.close()
         os.replace(tmp, catalog_path)
     except duckdb.Error as exc:
-        raise CatalogError(f"could not write catalog {catalog_path} ({exc}); check the dataset in {dataset_dir}.") from None
+        raise CatalogError(
+            f"could not write catalog {catalog_path} ({exc}); check the dataset in {dataset_dir}."
+        ) from None
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             leftover.unlink(missing_ok=True)
@@ -218,25 +281,26 @@ def load_dataset(dataset_dir: Path | str, catalog_path: Path | str) -> LoadRepor
 
 def _write(con, manifest, recs, side, shapes) -> None:
     con.execute(SCHEMA_SQL)
-    term_rows, idf, selfs = _term_rows(shapes)
+    term_rows, selfs = _term_rows(shapes)
     funcs = _functions(side["occurrences.jsonl"])
+    releases = _releases(side["occurrences.jsonl"], side["revisions.jsonl"])
+    last_ord = _last_ord(side["occurrences.jsonl"], side["revisions.jsonl"])
     _insert(con, "meta", ["key", "value"], [
         ("format", FORMAT), ("kverr", __version__), ("schemaVersion", str(manifest.get("schemaVersion", 2))),
         ("datasetVersion", str(manifest.get("datasetVersion", ""))), ("manifest", _j(manifest)),
     ])  # fmt: skip
     _insert(con, "records", [
         "id", "slug", "kind", "severity", "error_class", "message", "pattern", "file", "line",
-        "record", "usable", "code_line", "function", "self_score",
+        "record", "usable", "code_line", "function", "self_score", "releases", "last_ord",
     ], [
         (r["id"], r.get("slug"), r.get("kind"), r.get("severity"), r.get("errorClass"),
-         r.get("errorMessage"), r.get("messagePattern") or "", r.get("filePath"), r.get("lineNumber"),
+         r.get("errorMessage"), patterns.matchable(r.get("messagePattern") or ""), r.get("filePath"), r.get("lineNumber"),
          _j(r), shapes[r["id"]] is not None, statement_line(r),
-         funcs.get(r["id"]) or enclosing_function(r), selfs.get(r["id"], 0.0))
+         funcs.get(r["id"]) or enclosing_function(r), selfs.get(r["id"], 0.0), _j(releases.get(r["id"], [])), last_ord.get(r["id"]))
         for r in recs
     ])  # fmt: skip
     _insert(con, "anchors", ["id", "token", "literal"], _anchor_rows(shapes))
-    _insert(con, "terms", ["id", "term", "w"], term_rows)
-    _insert(con, "term_df", ["term", "idf"], sorted(idf.items()))
+    _insert(con, "terms", ["term", "idf", "stop", "ids", "recall"], term_rows)
     flag_rows = [
         (f.get("name"), f.get("dest"), f.get("help"), f.get("default"), _j(f.get("choices")),
          f.get("type"), f.get("action"), f.get("file"), f.get("line"))
@@ -244,7 +308,12 @@ def _write(con, manifest, recs, side, shapes) -> None:
     ]  # fmt: skip
     _insert(con, "flags", ["name", "dest", "help", "default", "choices", "type", "action", "file", "line"],
             list({row[0]: row for row in flag_rows}.values()))  # fmt: skip
-    _insert(con, "record_flags", ["id", "flag"], [(r["id"], f) for r in recs for f in r.get("flags") or []])
+    _insert(
+        con,
+        "record_flags",
+        ["id", "flag"],
+        [(r["id"], f) for r in recs for f in r.get("flags") or []],
+    )
     _insert(con, "revisions", ["ord", "sha", "date", "tags", "subject"], [
         (row.get("ord", i), row.get("sha"), row.get("date"), _j(row.get("tags") or []), row.get("subject"))
         for i, row in enumerate(side["revisions.jsonl"])
@@ -253,6 +322,9 @@ def _write(con, manifest, recs, side, shapes) -> None:
         (o.get("id"), o.get("sha"), o.get("file"), o.get("line"), o.get("function"), o.get("guard"))
         for o in side["occurrences.jsonl"]
     ])  # fmt: skip
+    # point lookups: where a record exists (history, versions), and traceback frames
+    con.execute("CREATE INDEX occurrences_id ON occurrences(id)")
+    con.execute("CREATE INDEX records_code_line ON records(code_line)")
     _insert(con, "lineage", ["id", "previous_id", "sha"], [
         (x.get("id"), x.get("previousId"), x.get("sha")) for x in side["lineage.jsonl"]
     ])  # fmt: skip
@@ -295,13 +367,19 @@ def connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     """Open a catalog file read-only (many readers at once); CatalogError names the fix."""
     fix = f"rebuild it with `kverr load DATASET_DIR --catalog {path}`"
     if not path.is_file():
-        raise CatalogError(f"catalog {path} does not exist; build it with `kverr load DATASET_DIR --catalog {path}`.")
+        raise CatalogError(
+            f"catalog {path} does not exist; build it with `kverr load DATASET_DIR --catalog {path}`."
+        )
     try:
         con = duckdb.connect(str(path), read_only=True)
         row = con.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
     except duckdb.Error:
-        raise CatalogError(f"{path} is not a readable kverr catalog (corrupt or not DuckDB); {fix}.") from None
+        raise CatalogError(
+            f"{path} is not a readable kverr catalog (corrupt or not DuckDB); {fix}."
+        ) from None
     if not row or row[0] != FORMAT:
         con.close()
-        raise CatalogError(f"{path} was built by an incompatible kverr ({row[0] if row else 'unknown'}); {fix}.")
+        raise CatalogError(
+            f"{path} was built by an incompatible kverr ({row[0] if row else 'unknown'}); {fix}."
+        )
     return con

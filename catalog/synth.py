@@ -94,11 +94,22 @@ def write_files(
     """Write a dataset directory (records.jsonl + side tables + manifest.json)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    revisions = revisions if revisions is not None else [{"sha": None, "date": None, "tags": [], "subject": None, "ord": 0}]
+    revisions = (
+        revisions
+        if revisions is not None
+        else [{"sha": None, "date": None, "tags": [], "subject": None, "ord": 0}]
+    )
     if occurrences is None:
-        occurrences = [{"id": r["id"], "sha": rev["sha"], "file": r["filePath"], "line": r["lineNumber"]} for rev in revisions for r in records]
+        occurrences = [
+            {"id": r["id"], "sha": rev["sha"], "file": r["filePath"], "line": r["lineNumber"]}
+            for rev in revisions
+            for r in records
+        ]
     tables = {
-        "records.jsonl": [{"datasetVersion": DATASET_VERSION, "record": r} for r in sorted(records, key=lambda r: r["id"])],
+        "records.jsonl": [
+            {"datasetVersion": DATASET_VERSION, "record": r}
+            for r in sorted(records, key=lambda r: r["id"])
+        ],
         "revisions.jsonl": revisions,
         "occurrences.jsonl": occurrences,
         "flags.jsonl": flags or [],
@@ -121,7 +132,9 @@ def write_files(
         "datasetVersion": DATASET_VERSION,
         "provenance": "synthetic dataset (kverr.catalog.synth)",
     }
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "manifest.json").write_text(
+        json.dumps(manifest, sort_keys=True, indent=2) + "\n", encoding="utf-8"
+    )
     return out_dir
 
 
@@ -136,7 +149,10 @@ _WORDS = (
 _TEMPLATES = (
     ("--{a}-{b}-{n} is incompatible with --{c}-{d}-{m}: the {e} path cannot use the {f} pool.", []),
     ("{A} {b} {n} requires --{c}-{d} to be set, got (?P<v0>.{{1,256}}?) instead.", ["value"]),
-    ("--{a}-{n} must be divisible by {c} {d} size (?P<v0>[-+]?[0-9]{{1,30}}), got (?P<v1>[-+]?[0-9]{{1,30}})", ["x", "y"]),
+    (
+        "--{a}-{n} must be divisible by {c} {d} size (?P<v0>[-+]?[0-9]{{1,30}}), got (?P<v1>[-+]?[0-9]{{1,30}})",
+        ["x", "y"],
+    ),
 )
 
 
@@ -147,11 +163,27 @@ def synthetic_records(n: int, *, seed: int = 7) -> list[dict[str, Any]]:
     for i in range(n):
         tpl, names = _TEMPLATES[i % len(_TEMPLATES)]
         w = rnd.sample(_WORDS, 6)
-        fill = dict(a=w[0], b=w[1], c=w[2], d=w[3], e=w[4], f=w[5], A=w[0].capitalize(), n=f"k{i}", m=f"m{i}")
+        fill = dict(
+            a=w[0],
+            b=w[1],
+            c=w[2],
+            d=w[3],
+            e=w[4],
+            f=w[5],
+            A=w[0].capitalize(),
+            n=f"k{i}",
+            m=f"m{i}",
+        )
         pat = tpl.format(**fill)
         message = re.sub(r"\(\?P<v\d>[^)]*\)", "{v}", pat)
-        pattern = pat.replace(".", "\\.").replace("\\.{1,256}", ".{1,256}") if "?P<" in pat else re.escape(pat).replace("\\ ", " ").replace("\\-", "-")
-        out.append(make_record(f"{i:016x}", message, pattern, placeholders=list(names), line=100 + i))
+        pattern = (
+            pat.replace(".", "\\.").replace("\\.{1,256}", ".{1,256}")
+            if "?P<" in pat
+            else re.escape(pat).replace("\\ ", " ").replace("\\-", "-")
+        )
+        out.append(
+            make_record(f"{i:016x}", message, pattern, placeholders=list(names), line=100 + i)
+        )
     return out
 
 
@@ -173,7 +205,9 @@ _INFO = (
 )
 
 
-def launch_log(path: Path, lines: int, errors: list[str], *, every: int = 997, seed: int = 3) -> int:
+def launch_log(
+    path: Path, lines: int, errors: list[str], *, every: int = 997, seed: int = 3
+) -> int:
     """Write a launch log of `lines` lines in SGLang's format (`[date time TPn] message`);
     every `every`-th line is one of `errors`. Returns how many error lines were written."""
     rnd = random.Random(seed)

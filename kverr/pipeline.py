@@ -661,7 +661,7 @@ def _assemble(
             key=lambda f: (f.path, f.line, f.col, f.message),
         ),
         warnings=_overlay_warnings(records, overlay),
-        collisions=_collisions(records),
+        collisions=_collisions(records, {e["id"] for e in per_rev[-1]} if per_rev else set()),
         files=sorted({p for files in plan.files for p, _ in files}),
         dataset_version=version,
         sites=value["sites"] if plan.revisions else 0,
@@ -713,13 +713,15 @@ def _overlay_warnings(records: list[dict], overlay: Any) -> list[str]:
     return overlay_warnings(records, overlay)
 
 
-def _collisions(records: list[dict]) -> list[Any]:
-    try:
-        from kverr.records import collisions
-    except ImportError:
-        return []
-    find = getattr(collisions, "find_collisions", None) or getattr(collisions, "collisions", None)
-    return list(find(records)) if callable(find) else []
+def _collisions(records: list[dict], current: set[str]) -> list[tuple[str, str, str]]:
+    """(id_a, id_b, message_b): a's pattern also matches b's message. Only records of the newest
+    revision are compared: old and edited forms of one message naturally match each other, and
+    what a user pastes today is matched against today's records first."""
+    from kverr.records.collisions import collisions
+
+    now = [r for r in records if r["id"] in current]
+    message = {r["id"]: r["errorMessage"] for r in now}
+    return [(a, b, message[b]) for a, b in collisions(now)]
 
 
 # ---------------------------------------------------------------- manifest and writing

@@ -13,22 +13,29 @@ from typing import Any
 from kverr.ftypes import Match
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each
-SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_STYLE = {
+    "critical": "bold white on red",
+    "error": "bold red",
+    "warning": "yellow",
+    "info": "cyan",
+}
 
 
 def explain_json(query: str, matches: Sequence[Match]) -> str:
     """The `--json` contract: {"query": ..., "matches": [Match.to_dict(), ...]}, best first."""
-    return json.dumps({"query": query, "matches": [m.to_dict() for m in matches]}, indent=2, ensure_ascii=False)
+    return json.dumps(
+        {"query": query, "matches": [m.to_dict() for m in matches]}, indent=2, ensure_ascii=False
+    )
 
 
 def explain_view(matches: Sequence[Match], *, file=None) -> None:
     """Print each match for a person: message with values, meaning, cause, fix, source, releases."""
+    if not matches:  # plain print: no reason to load Rich (~50 ms) to say "nothing"
+        print("No known SGLang server-args error matches this text.", file=file)
+        return
     from rich.console import Console
 
     console = Console(file=file, highlight=False, soft_wrap=False)
-    if not matches:
-        console.print("No known SGLang server-args error matches this text.", style="bold")
-        return
     for i, m in enumerate(matches):
         if i < FULL_VIEWS:
             console.print(_full(m))
@@ -105,7 +112,9 @@ def _full(m: Match):
     if rec.get("exampleFix"):
         grid.add_row("", Text(rec["exampleFix"], style="dim"))
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
-    grid.add_row("Source", Text(rec.get("githubUrl") or where, style="underline blue", overflow="fold"))
+    grid.add_row(
+        "Source", Text(rec.get("githubUrl") or where, style="underline blue", overflow="fold")
+    )
     if m.revisions:
         grid.add_row("Releases", ", ".join(m.revisions))
     grid.add_row("Id", f"{rec.get('id')}  ({rec.get('slug')})")
@@ -117,7 +126,9 @@ def _one_line(m: Match):
 
     line = Text()
     line.append(f"line {m.line}: " if m.line is not None else "")
-    line.append(f"[{m.record.get('severity')}] ", style=SEVERITY_STYLE.get(m.record.get("severity"), ""))
+    line.append(
+        f"[{m.record.get('severity')}] ", style=SEVERITY_STYLE.get(m.record.get("severity"), "")
+    )
     line.append(message_text(m))
     line.append(f"  ({m.record.get('id')}, {m.how})", style="dim")
     return line
@@ -126,7 +137,9 @@ def _one_line(m: Match):
 def load_summary(catalog: Any, report: Any) -> str:
     """One line for `kverr load`."""
     skipped = report.records - report.usable
-    return f"loaded {report.records} records into {catalog} ({skipped} found by traceback or id only)"
+    return (
+        f"loaded {report.records} records into {catalog} ({skipped} found by traceback or id only)"
+    )
 
 
 # ---------------------------------------------------------------- build / diff / history
@@ -196,9 +209,12 @@ def build_summary(result: Any) -> str:
         lines += [f"  {w}" for w in result.warnings]
     if result.collisions:
         lines.append(
-            f"{len(result.collisions)} pattern collision(s) (patterns that match each other's messages):"
+            f"{len(result.collisions)} pattern collision(s) in the newest revision"
+            " (a record's pattern also matches another record's message):"
         )
         lines += [f"  {_h_collision(x)}" for x in result.collisions[:20]]
+        if len(result.collisions) > 20:
+            lines.append(f"  ... and {len(result.collisions) - 20} more")
     return "\n".join(lines)
 
 
@@ -207,10 +223,10 @@ def _h_severities(counts: dict[str, int]) -> str:
 
 
 def _h_collision(item: Any) -> str:
+    if isinstance(item, (tuple, list)) and len(item) == 3:
+        return f"{item[0]} also matches {item[1]}: {_h_clip(item[2], 80)}"
     if isinstance(item, (tuple, list)):
         return " <-> ".join(str(x) for x in item)
-    if isinstance(item, dict):
-        return " ".join(f"{k}={v}" for k, v in sorted(item.items()))
     return str(item)
 
 

@@ -9,8 +9,10 @@ site; its receiver does not matter (`self.x`, `cfg.x`, `resolved_view(server_arg
 from __future__ import annotations
 
 import ast
+import copy
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kverr.ftypes import Guard, Site
@@ -38,6 +40,11 @@ class Atom:
     text: str = ""  # op == "expr": the source of the condition; holds says which way
     holds: bool = True
     flags: tuple[str, ...] = ()  # flags an "expr" atom reads
+    # op == "expr": plain words for the condition when it holds / fails, and what it is about
+    # ("model", "platform", "hardware", "package", "env", "file", "flags" or "" for raw code).
+    # Not part of equality: two atoms with the same text are the same fact.
+    says: tuple[str, str] = field(default=("", ""), compare=False)
+    topic: str = field(default="", compare=False)
 
     @property
     def positive(self) -> bool:
@@ -45,7 +52,15 @@ class Atom:
 
     def negated(self) -> Atom:
         if self.op == "expr":
-            return Atom(None, "expr", text=self.text, holds=not self.holds, flags=self.flags)
+            return Atom(
+                None,
+                "expr",
+                text=self.text,
+                holds=not self.holds,
+                flags=self.flags,
+                says=self.says,
+                topic=self.topic,
+            )
         return Atom(self.flag, _NEGATE[self.op], self.value)
 
 
@@ -149,8 +164,217 @@ def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
     seen = [
         attrs[n.attr] for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in attrs
     ]
-    text = ast.unparse(_AsFlags(attrs).visit(node))
-    return Atom(None, "expr", text=text, holds=holds, flags=tuple(dict.fromkeys(seen)))
+    said = describe(node, attrs)
+    shown = _AsFlags(attrs).visit(copy.deepcopy(node))  # the caller's tree stays as parsed
+    text = ast.unparse(shown)
+    if said is None:
+        # Code in prose: long list literals keep their first items, so nothing is cut mid-token.
+        code = ast.unparse(_Elide().visit(shown)).replace("'…'", "…") if len(text) > 90 else text
+        said = (f"`{code}` is true", f"`{code}` is false", "")
+    return Atom(
+        None,
+        "expr",
+        text=text,
+        holds=holds,
+        flags=tuple(dict.fromkeys(seen)),
+        says=(said[0], said[1]),
+        topic=said[2],
+    )
+
+
+# ------------------------------------------------------------------ plain words for code
+
+Said = tuple[str, str, str]  # (words when the condition holds, when it fails, topic)
+
+# Platform probes of SGLang's utils (and torch): `is_hip()` -> "on ROCm".
+_PLATFORMS = {
+    "is_cuda": "CUDA", "is_cuda_alike": "CUDA or ROCm", "is_hip": "ROCm", "is_npu": "an Ascend NPU",
+    "is_xpu": "an Intel XPU", "is_cpu": "CPU", "is_mps": "Apple MPS", "is_musa": "a MUSA GPU",
+    "is_hpu": "a Gaudi HPU", "is_host_cpu_x86": "an x86 host",
+}  # fmt: skip
+_HARDWARE = {
+    "is_blackwell_supported": "a Blackwell GPU", "is_blackwell": "a Blackwell GPU",
+    "is_hopper_with_cuda_12_3": "a Hopper GPU with CUDA 12.3+", "is_h20_device": "an H20 GPU",
+    "cpu_has_amx_support": "a CPU with AMX", "xpu_has_xmx_support": "an XPU with XMX",
+    "is_gfx95_supported": "an MI350-class (gfx95) GPU",
+}  # fmt: skip
+_SM_NAMES = {"90": "Hopper", "100": "Blackwell", "103": "Blackwell", "120": "RTX Blackwell"}
+_ARCH_NAMES = ("model_arch", "arch", "architecture", "architectures", "model_archs")
+
+
+def describe(node: ast.expr, attrs: dict[str, str]) -> Said | None:
+    """Plain words for a condition that is not a simple flag fact, or None to show the code.
+
+    Guards in server_args.py mostly probe the platform (`is_hip()`), the GPU (`is_sm100_supported()`),
+    an installed package (`is_flashinfer_available()`), an environment variable
+    (`envs.SGLANG_X.get()`), a path a flag names (`os.path.isfile(self.x)`) or the model
+    architecture (`model_arch in [...]`); each reads better as words than as code.
+    """
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = describe(node.operand, attrs)
+        return (inner[1], inner[0], inner[2]) if inner else None
+    if isinstance(node, ast.BoolOp):
+        return _describe_boolop(node, attrs)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return _describe_compare(node.left, node.ops[0], node.comparators[0], attrs)
+    if isinstance(node, ast.Call):
+        return _describe_call(node, attrs)
+    if isinstance(node, ast.Name):
+        return _describe_probe(node.id, ())
+    if isinstance(node, ast.Attribute):  # `get_platform().is_cuda`
+        return _describe_probe(node.attr, ())
+    return None
+
+
+def _describe_boolop(node: ast.BoolOp, attrs: dict[str, str]) -> Said | None:
+    parts = []
+    for v in node.values:
+        flag_atoms = _atoms(v, True, attrs)
+        if len(flag_atoms) == 1 and flag_atoms[0].flag:
+            yes, no = phrase(flag_atoms[0]), phrase(flag_atoms[0].negated())
+            parts.append((yes, no, "flags"))
+            continue
+        said = describe(v, attrs)
+        if said is None:
+            return None
+        parts.append(said)
+    topics = {p[2] for p in parts}
+    topic = topics.pop() if len(topics) == 1 else "mixed"
+    yes, no = [p[0] for p in parts], [p[1] for p in parts]
+    if isinstance(node.op, ast.And):  # not (a and b) == not a or not b
+        return join_words(yes), _either(no), topic
+    return _either(yes), join_words(no), topic
+
+
+def _either(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else "either " + ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs) -> Said | None:
+    positive = isinstance(op, (ast.In, ast.Eq))
+    if not (positive or isinstance(op, (ast.NotIn, ast.NotEq, ast.Is, ast.IsNot))):
+        return None
+    if _is_arch(left) or _is_arch(right):
+        names = [v for v in (_strings(right) if _is_arch(left) else _strings(left)) or ()]
+        if not names:
+            return None
+        if len(names) <= 2:
+            said = (
+                f"{_an(names[0])} {_or(tuple(names))} model",
+                f"a model other than {_or(tuple(names))}",
+                "model",
+            )
+        else:
+            some = f"{names[0]}, {names[1]} or {len(names) - 2} other architectures"
+            said = (f"a model such as {some}", f"a model other than {some}", "model")
+        return said if positive else (said[1], said[0], "model")
+    env = _env_name(left)
+    if env and isinstance(op, (ast.Is, ast.IsNot)) and _is_none(right):
+        said = (f"{env} is not set", f"{env} is set", "env")
+        return said if isinstance(op, ast.Is) else (said[1], said[0], "env")
+    return None
+
+
+def _an(word: str) -> str:
+    return "an" if word[:1].lower() in "aeio" else "a"
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_arch(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _ARCH_NAMES
+    if isinstance(node, ast.Attribute):
+        return node.attr in _ARCH_NAMES
+    if isinstance(node, ast.BoolOp):  # `(hf_config.architectures or [])`
+        return any(_is_arch(v) for v in node.values)
+    if isinstance(node, ast.Subscript):  # `architectures[0]`
+        return _is_arch(node.value)
+    return False
+
+
+def _strings(node: ast.expr) -> list[str] | None:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
+    return None
+
+
+def _env_name(node: ast.expr) -> str | None:
+    """`os.environ.get("X")` / `os.getenv("X")` -> "X"."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        name = _call_name(node.func)
+        if name in ("get", "getenv") and isinstance(node.args[0].value, str):
+            return node.args[0].value
+    return None
+
+
+def _call_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
+    name = _call_name(node.func)
+    func = node.func
+    # envs.SGLANG_X.get() / envs.SGLANG_X.is_set()
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+        var = func.value.attr
+        if var.isupper() and name == "get":
+            return f"{var} is enabled", f"{var} is not enabled", "env"
+        if var.isupper() and name == "is_set":
+            return f"{var} is set", f"{var} is not set", "env"
+    if name in ("get_bool_env_var", "get_int_env_var") and node.args:
+        var = node.args[0]
+        if isinstance(var, ast.Constant) and isinstance(var.value, str):
+            return f"{var.value} is enabled", f"{var.value} is not enabled", "env"
+    if name in ("isfile", "isdir", "exists") and node.args:
+        flag = _AsFlags(attrs).visit(copy.deepcopy(node.args[0]))
+        if isinstance(flag, ast.Name) and flag.id.startswith("--"):
+            what = {"isfile": "file", "isdir": "directory", "exists": "path"}[name]
+            return (
+                f"{flag.id} names an existing {what}",
+                f"{flag.id} does not name an existing {what}",
+                "file",
+            )
+    if name == "is_available" and "cuda" in ast.unparse(func):
+        return "a CUDA GPU is visible", "no CUDA GPU is visible", "env"
+    if name in ("startswith", "endswith") and isinstance(func, ast.Attribute) and node.args:
+        flag = _flag_of(func.value, attrs)
+        arg = node.args[0]
+        if flag and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            verb = "starting" if name == "startswith" else "ending"
+            return f"{flag} {verb} with {arg.value}", f"{flag} not {verb} with {arg.value}", "flags"
+    return _describe_probe(name, node.args)
+
+
+def _describe_probe(name: str, args) -> Said | None:
+    """A platform, GPU or package probe by its name: `is_hip`, `is_sm100_supported`, ..."""
+    if name in _PLATFORMS:
+        where = _PLATFORMS[name]
+        return f"on {where}", f"not on {where}", "platform"
+    m = re.fullmatch(r"is_sm(\d+)(?:_supported)?", name)
+    if m:
+        sm = m.group(1)
+        where = f"an SM{sm} ({_SM_NAMES[sm]}) GPU" if sm in _SM_NAMES else f"an SM{sm} GPU"
+        return f"on {where}", f"not on {where}", "hardware"
+    if name in _HARDWARE:
+        return f"on {_HARDWARE[name]}", f"not on {_HARDWARE[name]}", "hardware"
+    m = re.fullmatch(r"(?:is_)?(\w+?)_(?:is_)?available", name)
+    if m and not args:
+        pkg = m.group(1)
+        return f"{pkg} is installed", f"{pkg} is not installed", "package"
+    return None
 
 
 class _AsFlags(ast.NodeTransformer):
@@ -203,6 +427,26 @@ def _is_prefix(short: Sequence[Guard], long: Sequence[Guard]) -> bool:
     ]
 
 
+def _dropped_sibling(g: Guard) -> bool:
+    """An earlier `if`/`elif` test of the chain, false on the way to the branch of the site.
+
+    In a long `if model_arch in [...]: ... elif "X" in model_arch: ...` chain the branch's
+    own test says what matters ("a NemotronH model"); that the ten tests above it failed adds
+    nothing a user can act on. Kept: sibling tests made only of flag reads (a user can
+    change those), and the `else` test (the only thing saying which branch this is).
+    """
+    if g.kind != "elif" or g.holds:
+        return False
+    if not g.flags:
+        return True
+    node = parse(g.test)
+    if node is None:
+        return True
+    attrs = flag_attrs(g.flags)
+    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    return any(a.flag is None for p in parts for a in _atoms(p, True, attrs))
+
+
 def readings(site: Site, passed: Sequence[Guard] = ()) -> list[Reading]:
     """Every guard on the path to the site as atoms, outermost first, the direct one last.
 
@@ -219,6 +463,15 @@ def readings(site: Site, passed: Sequence[Guard] = ()) -> list[Reading]:
         direct = Guard(direct.test, False, "assert", site.line, flags)
     else:
         direct = None
+    own = [
+        g
+        for i, g in enumerate(own)
+        if not _dropped_sibling(g)
+        # An `else` of a test that reads no flag says little once deeper tests follow.
+        and not (
+            g.kind == "else" and not g.flags and any(h.kind != "early-exit" for h in own[i + 1 :])
+        )
+    ]
     all_guards = sorted((*own, *passed), key=lambda g: g.line)
     names = list(site.flags) + [f for g in all_guards for f in g.flags]
     attrs = flag_attrs(tuple(dict.fromkeys(names + list(direct.flags if direct else ()))))
@@ -280,8 +533,8 @@ def cli_arg(
 def phrase(atom: Atom) -> str:
     """Plain words for an atom: `--x=1`, `--x set to a or b`, `` `expr` is false ``."""
     if atom.flag is None:
-        text = atom.text if len(atom.text) <= 100 else atom.text[:97] + "..."
-        return f"`{text}` is {'true' if atom.holds else 'false'}"
+        words = atom.says[0 if atom.holds else 1]
+        return words or f"`{atom.text}` is {'true' if atom.holds else 'false'}"
     f, v = atom.flag, atom.value
     if atom.op == "set":
         return f
@@ -300,6 +553,18 @@ def phrase(atom: Atom) -> str:
     if atom.op == "is not None":
         return f"{f} set"
     return f"{f} {atom.op} {show_value(v)}"
+
+
+class _Elide(ast.NodeTransformer):
+    """`x in [a, b, c, d, e]` -> `x in [a, b, …]` (the caller turns the quoted '…' bare)."""
+
+    def _shorten(self, node):
+        self.generic_visit(node)
+        if len(node.elts) > 3:
+            node.elts = [*node.elts[:2], ast.Constant("…")]
+        return node
+
+    visit_List = visit_Tuple = visit_Set = _shorten
 
 
 def _or(values: tuple) -> str:

@@ -149,33 +149,110 @@ def _default(flag: str, decls: dict[str, FlagDecl]) -> object:
 
 
 def documentation(f: Facts) -> str:
-    """Why the check exists: the comment above the site, else the enclosing docstring's summary."""
-    return _prose(f.site.comment) or _first_paragraph(f.site.docstring)
+    """Why the check exists: the comment above the site and the message's own explanation
+    (a `because`/`since`/`, as` clause, the text after a colon, a sentence that explains);
+    the enclosing docstring's summary only when neither says anything."""
+    parts = [_prose(f.site.comment)] if _says_why(f.site.comment) else []
+    for reason in message_reasons(f):
+        if not any(_restates(reason, p) for p in parts):
+            parts.append(reason)
+    if not parts:
+        parts.append(_first_paragraph(f.site.docstring))
+    return " ".join(p for p in parts if p)
+
+
+def _restates(text: str, earlier: str) -> bool:
+    """Most of the content words of `text` are already in `earlier` (the comment said it)."""
+    words = {w for w in re.findall(r"[\w/-]{4,}", text.lower())}
+    seen = {w for w in re.findall(r"[\w/-]{4,}", earlier.lower())}
+    return bool(words) and len(words & seen) / len(words) >= 0.5
+
+
+def _says_why(comment: str | None) -> bool:
+    """A comment worth showing a user: a sentence, not a section label ("# Other platforms
+    backends"), a bare link or a note to the developers."""
+    text = _prose(comment)
+    words = re.sub(r"https?://\S+", "", text).split()
+    if len(words) < 5:
+        return False
+    return not re.match(r"(take care|handle|todo|fixme|hack|note to self)\b", text, re.I)
+
+
+_REASON = re.compile(r"(?:,\s*as|\bsince|\bbecause(?! of)|\bas(?= it\b))\s+(?P<why>[^.;,]+)", re.I)
+# Sentences of a message that are advice (solutions), the action taken, or a list of values:
+# not explanations.
+_NOT_WHY = re.compile(
+    r"(please|you can|you should|you may|try|consider|use|set|pass|setting|disabling|enabling|"
+    r"using|ignoring|switching|falling|forcing|does|do|will|must|expected|got)\b",
+    re.I,
+)
+
+
+def _explains(text: str) -> bool:
+    """A sentence that can stand alone as an explanation: no runtime value, no list of
+    allowed values or conditions, not advice or the action taken."""
+    if "{" in text or len(text.split()) < 5 or not text[:1].isalpha() or _NOT_WHY.match(text):
+        return False
+    return "==" not in text and text.count("'") < 4 and ": " not in text[:40].rstrip(":")
+
+
+def message_reasons(f: Facts) -> list[str]:
+    """Explanations the message itself gives, as sentences without runtime values."""
+    out = []
+    sentences = _sentences(f.message)
+    for m in _REASON.finditer(f.message):
+        why = m.group("why").strip()
+        if len(why.split()) >= 5 and "{" not in why:
+            out.append(why[0].upper() + why[1:].rstrip(" .") + ".")
+    head, sep, tail = f.message.partition(": ")
+    if sep and len(head.split()) > 2 and _explains(tail.strip()):  # "AMD/ROCm: ..." is a label
+        out.append(tail.strip()[0].upper() + tail.strip()[1:].rstrip(" .") + ".")
+    for s in sentences[1:]:
+        if _explains(s) and not _IMPERATIVE.match(s):
+            out.append(s.rstrip(" .") + ".")
+    return list(dict.fromkeys(out))
 
 
 def trigger_scenarios(f: Facts) -> str:
-    """The launch arguments that reach the site, and the earlier checks already passed."""
+    """The launch that reaches the site, in words: the model, the flags, the platform, then
+    any other condition; and the earlier checks of the validator it already passed."""
     atoms = _last_per_flag(list(dict.fromkeys(f.context + f.direct)))
     with_ = [
         phrase(a) for a in atoms if a.positive or (a.flag and a.op not in ("unset", "is None"))
     ]
     without = [a.flag for a in atoms if a.flag and a.op in ("unset", "is None")]
-    when = [phrase(a) for a in atoms if a.flag is None]
-    if not (with_ or without or when):
+    exprs = [a for a in atoms if a.flag is None]
+    # An inner architecture test refines the outer one ("a NemotronH model" within "a hybrid
+    # model"): the innermost that holds says it best.
+    models = [a for a in exprs if a.topic == "model"]
+    picked = [a for a in models if a.holds][-1:] or models[-1:]
+    model = [phrase(a) for a in picked]
+    where = [phrase(a) for a in exprs if a.topic in ("platform", "hardware")]
+    when = [phrase(a) for a in exprs if a.topic not in ("model", "platform", "hardware")]
+    if not (with_ or without or exprs):
         return ""
-    bits = []
+    bits = ["Launching"]
+    if model:
+        bits.append(" and ".join(model))
+    flags = []
     if with_:
-        bits.append("with " + join_words(with_))
+        flags.append("with " + join_words(with_))
     if without:
-        bits.append("without " + join_words(without))
-    text = "Launching " + " and ".join(bits) if bits else "Launching"
+        flags.append("without " + join_words(without))
+    if flags:
+        bits.append(" and ".join(flags))
+    if where:
+        bits.append(" and ".join(where))
+    text = " ".join(bits)
     if when:
-        text += " when " + join_words(when)
+        text += (", when " if flags or model or where else " when ") + join_words(when)
     text += "."
     passed = [phrase(a) for a in dict.fromkeys(f.passed)]
     if passed:
-        verb = "is" if len(passed) == 1 else "are"
-        text += f" The earlier checks of this validator already passed: {join_words(passed)} {verb} set."
+        text += (
+            " The earlier checks of this validator already passed, so the launch also has "
+            f"{join_words(passed)}."
+        )
     return text
 
 
@@ -192,25 +269,54 @@ def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
 
 
 def common_situations(f: Facts) -> str:
-    """What the flags involved are for, from their declared help."""
-    seen = []
-    involved = [fl for a in f.context + f.direct for fl in ((a.flag,) if a.flag else a.flags)]
-    for flag in dict.fromkeys(involved or f.site.flags):
-        d = f.decls.get(flag)
-        if d and d.help:
-            helptext = _prose(d.help.split(". ")[0])
-            seen.append(f"{flag} ({helptext.rstrip('.')})")
-    if not seen:
+    """The launch a user is in when this shows up, told with what each flag is for (its
+    declared help); empty when no flag involved declares help."""
+    atoms = list(dict.fromkeys(f.context + f.direct))
+    without = [a.flag for a in atoms if a.flag and a.op in ("unset", "is None")]
+    using = [a.flag for a in atoms if a.flag and a.flag not in without]
+    using += [fl for a in atoms if a.flag is None for fl in a.flags]
+    if not (using or without):
+        using = list(f.site.flags)
+    using = [fl for fl in dict.fromkeys(using) if fl not in without]
+    if not any(_help(fl, f.decls) for fl in (*using, *without)):
         return ""
-    if len(seen) == 1:
-        return f"Seen when the launch command uses {seen[0]}."
-    return f"Seen when the launch command combines {join_words(seen)}."
+    models = [a for a in atoms if a.flag is None and a.topic == "model" and a.holds]
+    text = "Seen when launching"
+    if models:
+        text += " " + phrase(models[-1])
+    if using:
+        text += " with " + join_words([_with_help(fl, f.decls) for fl in using])
+    if without:
+        text += (
+            (" but" if using else "")
+            + " without "
+            + join_words([_with_help(fl, f.decls) for fl in dict.fromkeys(without)])
+        )
+    return text + "."
+
+
+def _help(flag: str, decls: dict[str, FlagDecl]) -> str:
+    """The first sentence of a flag's help, as a lower-case clause."""
+    d = decls.get(flag)
+    if not d or not d.help:
+        return ""
+    text = re.sub(r"^[fr]?['\"]", "", d.help.strip())  # an f-string help kept its prefix
+    text = _prose(re.split(r"(?<=[\w)])\.\s+(?=[A-Z])", text, maxsplit=1)[0]).rstrip(".")
+    if text[:1].isupper() and not text[1:2].isupper():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def _with_help(flag: str, decls: dict[str, FlagDecl]) -> str:
+    text = _help(flag, decls)
+    return f"{flag} ({text})" if text else flag
 
 
 _IMPERATIVE = re.compile(
-    r"^(?:please\s+)?(pass|use|set|run|remove|drop|disable|enable|install|unset|try|specify|add|"
-    r"choose|consider|increase|decrease|reduce|upgrade|switch|provide|make sure|change|update|"
-    r"export|lower|turn|select|rebuild|reinstall|downgrade)\b",
+    r"^(?:please\s+|you can\s+|you should\s+|you need to\s+)?(pass|use|set|run|remove|drop|"
+    r"disable|enable|install|unset|try|specify|add|choose|consider|increase|decrease|reduce|"
+    r"upgrade|switch|provide|make sure|change|update|export|lower|turn|select|rebuild|reinstall|"
+    r"downgrade|check|verify|ensure|point|explicitly|override)\b",
     re.I,
 )
 
@@ -220,19 +326,28 @@ def solutions(f: Facts) -> list[str]:
     then giving up the validator's own feature."""
     out: list[str] = []
     notice = f.site.severity in ("warning", "info") and "deprecat" not in f.literal.lower()
-    for s in _sentences(f.message):
+    for s in _advice_sentences(f.message):
         # A notice often says what the code itself does ("Disable X for model Y"): only a
         # sentence that names a flag or asks the user ("Please ...") is advice there.
         if notice and not (
             re.search(r"(^|\s)--\w", s) or re.match(r"(please|consider|try)\b", s, re.I)
         ):
             continue
-        if _IMPERATIVE.match(s):
-            s = re.sub(r"^please\s+", "", s, flags=re.I).rstrip(". ")
+        if _IMPERATIVE.match(s) and "{" not in s:  # "set it to one of {CHOICES}" shows no values
+            s = re.sub(r"^(please|you can|you should|you need to)\s+", "", s, flags=re.I).rstrip(
+                ". "
+            )
             out.append(s[0].upper() + s[1:])
+    missing = _missing_path(f)
+    if missing:
+        out.append(f"Point {missing[0]} at an existing {missing[1]}")
     using = [phrase(a) for a in f.context if a.positive]
     for atom in f.direct:
         fix = _fix_words(atom, f.decls)
+        if notice and atom.flag is None and atom.topic:
+            continue  # "Run on ROCm" is no advice for a notice that merely says what it picked
+        if fix and missing and atom.op == "set":
+            continue  # removing the path flag is not the fix for a wrong path
         if fix:
             if atom.op == "set" and using:
                 fix += " when using " + join_words(using)
@@ -248,12 +363,10 @@ def solutions(f: Facts) -> list[str]:
 def _fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
     flag, v = atom.flag, atom.value
     if flag is None:
-        if not atom.flags:
-            return ""
-        goal = "holds" if not atom.holds else "no longer holds"
-        return f"Change {join_words(list(atom.flags))} so that `{atom.text}` {goal}"
+        return _probe_fix(atom)
     choices = _choices(flag, decls)
-    allowed = f" (declared choices: {', '.join(choices)})" if choices else ""
+    # A long choice list is noise in a sentence; preventionTips lists it in full.
+    allowed = f" (declared choices: {', '.join(choices)})" if choices and len(choices) <= 6 else ""
     words = {
         "set": lambda: f"Remove {flag}",
         "unset": lambda: f"Add {flag}",
@@ -271,30 +384,96 @@ def _fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
     return words() if words else ""
 
 
+def _probe_fix(atom: Atom) -> str:
+    """The fix for a condition that is not one flag fact: make its negation true, in words."""
+    goal = phrase(atom.negated())
+    if atom.topic == "flags":
+        return f"Launch with {goal}"
+    if atom.topic in ("platform", "hardware"):
+        return f"Run {goal}" if goal.startswith("on ") else ""
+    if atom.topic in ("package", "env"):
+        return f"Make sure {goal}"
+    if atom.topic or not atom.flags:
+        return ""  # the model, a file (handled apart) or code that reads no flag
+    return f"Change {join_words(list(atom.flags))} so that {goal}"
+
+
+def _advice_sentences(message: str) -> list[str]:
+    """Sentences and clauses of a message that may be advice: ", please ..." and
+    "..., try to use ..." start one too, and so does a sentence glued on without a space."""
+    text = re.sub(r"\.(?=[A-Z][a-z])", ". ", message)
+    parts = []
+    for s in _sentences(text):
+        parts.extend(
+            p.strip()
+            for p in re.split(r",\s*(?=(?:please|try|you can|you should)\b)", s, flags=re.I)
+        )
+    return [p for p in parts if p]
+
+
 def _list(values: tuple) -> str:
     return ", ".join(show_value(x) for x in values)
 
 
+LAUNCH = "python -m sglang.launch_server"
+MODEL_ARG = "--model-path MODEL_PATH"
+
+
 def example_fix(f: Facts) -> str:
-    """`# before` the flags that trigger, `# after` the same with one condition negated."""
+    """`# before` a launch command that reaches the site, `# after` the same command with the
+    direct condition negated (else an enclosing one); empty when no flag-level fix is known."""
     chosen: dict[str, str] = {}  # flag -> fragment; a later fact about a flag refines it
     for atom in f.context + f.passed + f.direct:
         arg = _arg_for(atom, f.decls) if atom.flag else None
         if arg and atom.flag:
             chosen.pop(atom.flag, None)
             chosen[atom.flag] = arg
+    missing = _missing_path(f)
+    if missing:
+        flag, what = missing
+        chosen.pop(flag, None)
+        before = [*chosen.values(), f"{flag}=/no/such/{what}"]
+        return _fix_text(before, [*chosen.values(), f"{flag}=/path/to/existing/{what}"])
     before = list(chosen.values())
-    target = next((a for a in reversed(f.direct) if a.flag), None)
-    target = target or next((a for a in reversed(f.context) if a.flag), None)
-    if target is None or not before:
+    if not before:
         return ""
-    after = [a for a in before if not _is_arg_of(a, target.flag)]
-    fixed = _arg_for(target.negated(), f.decls, fixing=True)
-    if fixed:
-        after.append(fixed)
-    if after == before:
-        return ""
-    return "# before\n" + " ".join(before) + "\n# after\n" + (" ".join(after) or "(no extra flags)")
+    targets = [a for a in reversed(f.direct) if a.flag] + [a for a in reversed(f.context) if a.flag]
+    # The message's own advice picks the flag to change ("Please set --x when ..."); a fix
+    # that must invent a value for a flag with many choices comes last.
+    advice = [s for s in _advice_sentences(f.message) if _IMPERATIVE.match(s)]
+    first = re.search(r"--[a-z0-9][\w-]*", advice[0]) if advice else None  # the verb's object
+    targets.sort(
+        key=lambda a: (
+            not (first and a.flag == first.group(0).rstrip("-")),
+            a.op in ("unset", "is None") and len(_choices(a.flag, f.decls) or ()) > 3,
+        )
+    )
+    for target in targets:
+        after = [a for a in before if not _is_arg_of(a, target.flag)]
+        fixed = _arg_for(target.negated(), f.decls, fixing=True)
+        if fixed:
+            after.append(fixed)
+        elif not _dropping_works(target.negated(), f.decls):
+            continue
+        if after != before:
+            return _fix_text(before, after)
+    return ""
+
+
+def _fix_text(before: list[str], after: list[str]) -> str:
+    """Two full launch commands, so the fix can be pasted as is."""
+    head = LAUNCH if any(_is_arg_of(a, "--model-path") for a in before) else f"{LAUNCH} {MODEL_ARG}"
+    return f"# before\n{' '.join([head, *before])}\n# after\n{' '.join([head, *after])}"
+
+
+def _missing_path(f: Facts) -> tuple[str, str] | None:
+    """(flag, "file" | "directory" | "path") when the direct guard is a failed existence check
+    of the path a flag names (`not os.path.isfile(self.ssl_keyfile)`)."""
+    for a in f.direct:
+        if a.flag is None and a.topic == "file" and not a.holds and len(a.flags) == 1:
+            what = a.says[0].rsplit(" ", 1)[-1]
+            return a.flags[0], what
+    return None
 
 
 def _is_arg_of(arg: str, flag: str | None) -> bool:
@@ -302,8 +481,7 @@ def _is_arg_of(arg: str, flag: str | None) -> bool:
 
 
 def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) -> str | None:
-    """A command-line fragment making the atom true; for a fix, dropping the flag is enough
-    when its default already satisfies the negated condition."""
+    """A command-line fragment making the atom true (None: leave the flag out)."""
     flag = atom.flag
     if flag is None:
         return None
@@ -311,14 +489,33 @@ def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) ->
     default = _default(flag, decls)
     if atom.op in ("unset", "is None"):
         return None  # achieved by leaving the flag out
-    if atom.op == "set" and _takes_value(decls.get(flag)):
-        return f"{flag}={choices[0] if choices else '<value>'}"
+    if atom.op in ("set", "is not None"):
+        # `x is not None` is how code tests a flag that takes a value, even when undeclared here.
+        takes = _takes_value(decls.get(flag)) or (atom.op == "is not None" and flag not in decls)
+        return f"{flag}={sample_value(flag, decls)}" if takes else flag
     if atom.op in ("!=", "not in"):
         banned = atom.value if atom.op == "not in" else (atom.value,)
-        if default is not None and default not in banned:
-            return None if fixing else f"{flag}={show_value(default)}"
+        if default is not None and default not in banned and not isinstance(default, bool):
+            # Spelled out even when it is the default: the reader sees the value that works.
+            return f"{flag}={show_value(default)}"
         return cli_arg(flag, atom.op, atom.value, choices=choices)
     return cli_arg(flag, atom.op, atom.value, choices=choices)
+
+
+def _dropping_works(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
+    """Whether leaving the flag out makes `atom` (a negated condition) true: its default must."""
+    if atom.op in ("unset", "is None"):
+        return True
+    if atom.op in ("!=", "not in"):
+        d = decls.get(atom.flag or "")
+        if d is None:
+            return True  # undeclared here: assume the default is harmless
+        default = _default(atom.flag or "", decls)
+        if default is None and d.default != "None":
+            return False  # a computed default may well be the banned value
+        banned = atom.value if atom.op == "not in" else (atom.value,)
+        return default not in banned
+    return False
 
 
 def _takes_value(decl: FlagDecl | None) -> bool:
@@ -331,6 +528,27 @@ def _takes_value(decl: FlagDecl | None) -> bool:
     return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
 
 
+def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
+    """A realistic value for a flag that takes one: a declared choice, the default or 1 for
+    numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
+    d = decls.get(flag)
+    if d and d.choices:
+        return d.choices[0]
+    kind = (d.type if d else "") or ""
+    default = _default(flag, decls)
+    if "int" in kind or "float" in kind:
+        ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
+        return show_value(default) if ok else "1"
+    helptext = ((d.help if d else "") or "").lower()
+    if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
+        r"\b(path (to|of)|file path)\b", helptext
+    ):
+        is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
+        # Named after the flag, so two path flags in one command stay apart.
+        return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
+    return dest_of(flag).upper()
+
+
 def handling_strategy(f: Facts, background: str, validation: str | None) -> str:
     if f.site.severity in ("warning", "info"):
         return "acknowledge"
@@ -338,7 +556,12 @@ def handling_strategy(f: Facts, background: str, validation: str | None) -> str:
         return "report-bug"
     if background == "missing-package":
         return "dependency-install"
-    if background in ("hardware-unsupported", "platform-unsupported", "environment"):
+    if background in (
+        "hardware-unsupported",
+        "platform-unsupported",
+        "environment",
+        "missing-file",
+    ):
         return "environment-check"
     if validation:
         return "validation"
@@ -359,12 +582,56 @@ def validation_code(f: Facts) -> str | None:
         terms.append(expr if r.guard.holds else _negate(expr))
     if not terms:
         return None
-    msg = f.message or f"{f.site.error_class or 'error'} at {f.site.file}"
     cond = terms[0] if len(terms) == 1 else "(\n    " + "\n    and ".join(terms) + "\n)"
-    return f"if {cond}:\n    raise SystemExit({msg!r})"
+    head = "import os\n\n" if "os.path." in cond else ""
+    return f"{head}if {cond}:\n    raise SystemExit({_check_message(f)})"
+
+
+def _check_message(f: Facts) -> str:
+    """The message as a Python literal; an f-string over `args` when every runtime value in it
+    is a flag, so the check prints what SGLang would."""
+    if not f.message:
+        return repr(f"{f.site.error_class or 'error'} at {f.site.file}")
+    dests = {dest_of(fl) for fl in f.site.flags}
+    out = []
+    for part in f.site.template.parts:
+        if part.is_literal:
+            out.append((part.text or "").replace("{", "{{").replace("}", "}}"))
+            continue
+        node = parse(part.expr or "")
+        if node is None:
+            return repr(f.message)
+        expr = ast.unparse(_ToArgs(dests).visit(node))
+        if not all(
+            _is_args_attr(n) or isinstance(n, ast.Name) and n.id == "args"
+            for n in ast.walk(parse(expr))
+            if isinstance(n, (ast.Name, ast.Attribute))
+        ):
+            return repr(f.message)
+        conv = f"!{part.conversion}" if part.conversion in ("r", "s", "a") else ""
+        spec = (
+            f":{part.format_spec}"
+            if part.format_spec and not part.format_spec.startswith("%")
+            else ""
+        )
+        out.append("{" + expr + conv + spec + "}")
+    body = "".join(out)
+    if body == f.message.replace("{", "{{").replace("}", "}}"):
+        return repr(f.message)
+    literal = repr(body)
+    return "f" + literal
+
+
+_SAFE_CALLS = {"len", "isinstance", "min", "max", "abs"}
+_SAFE_NAMES = {"args", "list", "dict", "str", "int", "float", "tuple", "bool", "set", "os"}
+_SAFE_METHODS = {"startswith", "endswith", "lower", "upper", "strip"}
+_OS_PATH = {"isfile", "isdir", "exists"}
 
 
 def _args_expr(test: str, r: Reading) -> str | None:
+    """The guard over parsed `args`, or None when it reads anything but flags (a platform
+    probe, a model attribute, a local variable). Calls are limited to a few pure builtins,
+    string methods on a flag and `os.path` existence checks, so the check runs anywhere."""
     node = parse(test)
     if node is None:
         return None
@@ -374,15 +641,42 @@ def _args_expr(test: str, r: Reading) -> str | None:
     dests |= {dest_of(fl) for fl in r.guard.flags}
     node = _ToArgs(dests).visit(node)
     for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id != "args":
+        if isinstance(n, ast.Name) and n.id not in _SAFE_NAMES:
             return None
-        if isinstance(n, (ast.Call, ast.Subscript, ast.Lambda, ast.NamedExpr, ast.Await)):
+        if isinstance(n, ast.Call) and not _safe_call(n.func):
             return None
-        if isinstance(n, ast.Attribute) and not (
-            isinstance(n.value, ast.Name) and n.value.id == "args"
-        ):
+        if isinstance(n, (ast.Subscript, ast.Lambda, ast.NamedExpr, ast.Await)):
+            return None
+        if isinstance(n, ast.Attribute) and not (_is_args_attr(n) or _safe_call_target(n)):
             return None
     return ast.unparse(node)
+
+
+def _is_args_attr(n: ast.expr) -> bool:
+    return isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "args"
+
+
+def _safe_call(func: ast.expr) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id in _SAFE_CALLS
+    return _safe_call_target(func)
+
+
+def _safe_call_target(n: ast.expr) -> bool:
+    """`args.x.startswith`, `os.path.isfile` (and the `os.path` in it)."""
+    if not isinstance(n, ast.Attribute):
+        return False
+    if n.attr in _SAFE_METHODS and _is_args_attr(n.value):
+        return True
+    if n.attr == "path" and isinstance(n.value, ast.Name) and n.value.id == "os":
+        return True
+    return (
+        n.attr in _OS_PATH
+        and isinstance(n.value, ast.Attribute)
+        and n.value.attr == "path"
+        and isinstance(n.value.value, ast.Name)
+        and n.value.value.id == "os"
+    )
 
 
 class _ToArgs(ast.NodeTransformer):
@@ -513,36 +807,48 @@ def tags(f: Facts, repo: str) -> list[str]:
 
 _BACKGROUND = (
     ("deprecated-option", r"deprecat|renamed|will be removed|no longer supported"),
-    ("missing-package", r"pip install|not installed|no module named|please install|install \w+ to"),
     (
-        "platform-unsupported",
-        r"\b(rocm|hip|npu|xpu|cpu|mps|musa|hpu|ascend|non-cuda)\b|platforms?\b",
+        "missing-package",
+        r"pip install|not installed|no module named|please install|install \w+ to|"
+        r"check (the )?\w+ install|failed to import|could not import|importerror",
     ),
     (
         "hardware-unsupported",
-        r"\bsm ?\d{2,3}|blackwell|hopper|ampere|compute capability|\bgpus?\b|\b[abh]100\b|\bh200\b|\bb200\b",
+        r"\bsm ?\d{2,3}|blackwell|hopper|ampere|compute capability|\b[abh]100\b|\bh[12]00\b|"
+        r"\bb200\b",
     ),
     (
+        "platform-unsupported",
+        r"\b(rocm|hip|npu|xpu|mps|musa|hpu|ascend|non-cuda)\b|\bcpu\b(?! memory)|platforms?\b|"
+        r"only supports? cuda|on cuda devices",
+    ),
+    ("hardware-unsupported", r"\bgpus?\b(?! memory)"),
+    (
         "model-unsupported",
-        r"\b(this|the) model\b|\bmodels? only\b|support\w* [\w /-]{0,40}\bmodels?\b",
+        r"\b(this|the) model\b|\bmodels? only\b|support\w* [\w /-]{0,40}\bmodels?\b|"
+        r"for \{model_arch\}|\{model_arch\} does not|for \w+For(CausalLM|ConditionalGeneration)",
     ),
     (
         "unsupported-config-combination",
         r"mutually exclusive|incompatible|not (yet )?compatible|cannot be (used|combined|enabled) "
-        r"(together|at the same time|with)|not (yet )?supported (with|together)|"
-        r"does not (currently )?support --|conflicts? with|only one of",
+        r"(together|at the same time|with)|not (yet )?supported (with|together|when)|"
+        r"does not (currently )?support --|conflicts? with|only one of|has no effect without",
     ),
     (
         "missing-dependency-flag",
         r"requires? --|must be (set|enabled|specified|provided) (when|with|if)|"
         r"only (be )?(supported|used|valid|available) (when|with|if)|needs? --|"
-        r"should be used with|requires? .{0,40}to be (set|enabled)",
+        r"should be used with|requires? .{0,40}to be (set|enabled)|"
+        r"please (enable|set) .{0,60} when (setting|using)|is required (for|when)",
     ),
     (
         "out-of-range",
         r"\brange\b|between|greater than|less than|at least|at most|\bpositive|non-negative|"
         r"\bexceed|too (large|small|big|many|few)|divisible|multiple of",
     ),
+)
+_MISSING_FILE = re.compile(
+    r"(file|path|directory|dir)\b[^.]{0,40}\b(not found|does not exist|not exist)", re.I
 )
 _ENV = re.compile(
     r"\b(SGLANG|CUDA|NCCL|HF|TORCH|PYTORCH|NVSHMEM|ROCM|HIP|TRITON|MC)_[A-Z0-9_]+\b|environment variable"
@@ -553,31 +859,73 @@ _INTERNAL = re.compile(
 )
 _ADJUSTED = re.compile(
     r"disabl|enabl|set to|setting|automatically|adjust|overrid|fall(ing)? ?back|forc|reset|ignor|"
-    r"changed? to|switch|defaults? to|will use|using",
+    r"changed? to|changing|switch|defaults? to|\bdefault\b|will use|using|\buse \S+ as\b|"
+    r"turned (on|off)",
     re.I,
 )
+# A notice that these words describe is about a cause or an advice, not about a setting changed.
+_NOT_SUPPORTED = re.compile(
+    r"not (yet )?supported|does not support|doesn't support|only supports?|unsupported|"
+    r"has no effect|you should|compatibility issues",
+    re.I,
+)
+# What a guard probing the machine says about the cause, when the message does not say it.
+_TOPIC_BACKGROUND = {
+    "package": "missing-package",
+    "file": "missing-file",
+    "platform": "platform-unsupported",
+    "hardware": "hardware-unsupported",
+    "env": "environment",
+    "model": "model-unsupported",
+}
 
 
 def background_tag(f: Facts) -> str:
-    """The closed cause classification (enum in record.schema.json), first rule that fits."""
+    """The closed cause classification (enum in record.schema.json), first rule that fits.
+
+    Order: what the message says about a cause outside the launch arguments (deprecation,
+    a missing package, a code invariant); for a notice, whether it reports a setting changed
+    for the user; then the message's own words; then what the guards probe (the platform,
+    the GPU, a package, a file); then the shape of the flag conditions.
+    """
     site = f.site
     low = f.literal.lower()
+    notice = site.severity in ("warning", "info")
     if site.template.is_empty:
         return "internal-invariant"
     for tag, rx in _BACKGROUND[:2]:
         if re.search(rx, low):
             return tag
+    if _guard_topic(f, failing=True) == "package" or any(
+        r.guard.kind == "try" and "ImportError" in r.guard.test for r in f.readings
+    ):
+        return "missing-package"
     if _INTERNAL.search(f.literal):
         return "internal-invariant"
+    if _MISSING_FILE.search(f.literal) or _guard_topic(f, failing=True) == "file":
+        return "missing-file"
+    if notice and _ADJUSTED.search(f.literal) and not _NOT_SUPPORTED.search(f.literal):
+        return "auto-adjusted"
     for tag, rx in _BACKGROUND[2:]:
         if re.search(rx, low):
             return tag
+        if tag == "model-unsupported" and re.search(
+            r"\{model_arch\}[^{]* not (yet )?supported|\{model_arch\} does not support", f.message
+        ):
+            return tag  # the architecture is the runtime value: only the template shows it
     if _ENV.search(f.literal):
         return "environment"
-    if site.severity in ("warning", "info"):
+    topic = _guard_topic(f)
+    if topic in ("package", "file"):
+        topic = ""  # a probe that succeeded ("fastlib is installed") is no missing package
+    if topic in _TOPIC_BACKGROUND and not (notice and topic == "model"):
+        return _TOPIC_BACKGROUND[topic]
+    if notice:
         return "auto-adjusted" if _ADJUSTED.search(f.literal) else "advisory"
     if re.search(
-        r"invalid|unknown|unsupported|not supported|not a valid|one of|expect|got|must be|should be",
+        r"invalid|unknown|unsupported|not supported|not a valid|one of|expect|got|must be|"
+        r"should be|only supports?|cannot|can't|must contain|not allowed|does not support|"
+        r"doesn't support",
         low,
     ):
         return "invalid-value"
@@ -586,7 +934,21 @@ def background_tag(f: Facts) -> str:
     direct_flags = [a.flag for a in f.direct if a.flag]
     if len(set(direct_flags + [a.flag for a in f.context if a.flag])) >= 2:
         return "unsupported-config-combination"
+    if direct_flags:
+        return "invalid-value"
     return "other"
+
+
+def _guard_topic(f: Facts, *, failing: bool = False) -> str:
+    """The topic of the direct guard's probe of something besides flags (`failing`: only a
+    probe that failed, e.g. `not is_flashinfer_available()`)."""
+    for r in f.readings:
+        if r.role != "direct":
+            continue  # an enclosing `if is_npu():` frames many checks; the direct one is the cause
+        for a in r.atoms:
+            if a.flag is None and a.topic in _TOPIC_BACKGROUND and not (failing and a.holds):
+                return a.topic
+    return ""
 
 
 _ERROR_TYPE = {
@@ -598,6 +960,7 @@ _ERROR_TYPE = {
     "internal-invariant": "internal",
     "environment": "environment",
     "auto-adjusted": "adjustment",
+    "missing-file": "environment",
     "advisory": "advisory",
 }
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from kverr.catalog import load_dataset, open_catalog, store, synth
+
 from kverr.errors import CatalogError, DatasetError, NotFound
 
 SHA_OLD, SHA_NEW = "a" * 40, "b" * 40
@@ -51,7 +51,7 @@ FIXTURE_RECORDS = [
     R("a5e0000000000008", "", "", kind="assert", error_class="AssertionError",
       source=ASSERT_SOURCE, source_start=200, line=203),
     R("5de0000000000009", "Speculative decoding with {algo} requires --speculative-eagle-topk 1, got {topk}",
-      rf"Speculative decoding with (?P<v0>.{{0,256}}?) requires --speculative-eagle-topk 1, got (?P<v1>.{{0,256}})",
+      r"Speculative decoding with (?P<v0>.{0,256}?) requires --speculative-eagle-topk 1, got (?P<v1>.{0,256})",
       kind="assert", error_class="AssertionError", placeholders=["algo", "topk"]),
     R("0ff1000000000010", "--kv-offload-budget is incompatible with --enable-streaming-prefill: the streaming prefill path pins the whole KV window on device, which leaves nothing to offload.",
       r"--kv-offload-budget is incompatible with --enable-streaming-prefill: the streaming prefill path pins the whole KV window on device, which leaves nothing to offload\.",
@@ -63,15 +63,33 @@ FIXTURE_RECORDS = [
     R("9a20000000000013", "Quantization method 'fp4' is not supported.",
       r"Quantization method 'fp4' is not supported\."),
     R("c4a0000000000014", "Chunked prefill size {size} must be a multiple of the page size {page}",
-      rf"Chunked prefill size (?P<v0>.{{0,256}}?) must be a multiple of the page size (?P<v1>.{{0,256}})",
+      r"Chunked prefill size (?P<v0>.{0,256}?) must be a multiple of the page size (?P<v1>.{0,256})",
       placeholders=["size", "page"]),
     R("d15c000000000015", "Disaggregation mode {mode} needs a transfer backend in {backends}.",
       r"Disaggregation mode (?P<v0>.{1,256}?) needs a transfer backend in (?P<v1>.{0,256})\.",
       placeholders=["mode", "backends"]),
 ]  # fmt: skip
+FIXTURE_RECORDS.append(
+    # the source itself colours this warning: the pattern carries the escape codes
+    R("c010000000000016", "\x1b[31mKV cache pool is full; lower --max-running-requests.\x1b[0m",
+      "\x1b\\[31mKV cache pool is full; lower --max-running-requests\\.\x1b\\[0m",
+      kind="log", error_class=None, severity="warning")
+)  # fmt: skip
 REVISIONS = [
-    {"sha": SHA_OLD, "date": "2026-01-01T00:00:00Z", "tags": ["v0.4.0"], "subject": "old", "ord": 0},
-    {"sha": SHA_NEW, "date": "2026-03-01T00:00:00Z", "tags": ["v0.5.0"], "subject": "new", "ord": 1},
+    {
+        "sha": SHA_OLD,
+        "date": "2026-01-01T00:00:00Z",
+        "tags": ["v0.4.0"],
+        "subject": "old",
+        "ord": 0,
+    },
+    {
+        "sha": SHA_NEW,
+        "date": "2026-03-01T00:00:00Z",
+        "tags": ["v0.5.0"],
+        "subject": "new",
+        "ord": 1,
+    },
 ]
 ONLY_NEW = {"55b1000000000002"}
 ONLY_OLD = {"0ff2000000000011"}
@@ -88,16 +106,22 @@ def occurrences(records: list[dict]) -> list[dict]:
     out = []
     for rev in REVISIONS:
         for r in records:
-            if (rev["sha"] == SHA_OLD and r["id"] in ONLY_NEW) or (rev["sha"] == SHA_NEW and r["id"] in ONLY_OLD):
+            if (rev["sha"] == SHA_OLD and r["id"] in ONLY_NEW) or (
+                rev["sha"] == SHA_NEW and r["id"] in ONLY_OLD
+            ):
                 continue
-            out.append({"id": r["id"], "sha": rev["sha"], "file": r["filePath"], "line": r["lineNumber"]})
+            out.append(
+                {"id": r["id"], "sha": rev["sha"], "file": r["filePath"], "line": r["lineNumber"]}
+            )
     return out
 
 
 def build_catalog(tmp: Path, records: list[dict] | None = None) -> Path:
     """Write the fixture dataset under `tmp` and load it; returns the catalog path."""
     records = FIXTURE_RECORDS if records is None else records
-    ds = synth.write_files(tmp / "dataset", records, revisions=REVISIONS, occurrences=occurrences(records), flags=FLAGS)
+    ds = synth.write_files(
+        tmp / "dataset", records, revisions=REVISIONS, occurrences=occurrences(records), flags=FLAGS
+    )
     load_dataset(ds, tmp / "catalog.duckdb")
     return tmp / "catalog.duckdb"
 
@@ -151,8 +175,19 @@ def test_unknown_version_is_not_found(cat, rev):
 
 def test_tables_follow_the_contract(catalog_file):
     con = duckdb.connect(str(catalog_file), read_only=True)
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    assert {"records", "anchors", "flags", "record_flags", "revisions", "occurrences", "lineage", "meta"} <= tables
+    tables = {
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    }
+    assert {
+        "records",
+        "anchors",
+        "flags",
+        "record_flags",
+        "revisions",
+        "occurrences",
+        "lineage",
+        "meta",
+    } <= tables
     # every record with a usable pattern has exactly one anchor; the message-less assert has none
     anchored = dict(con.execute("SELECT id, token FROM anchors").fetchall())
     assert "a5e0000000000008" not in anchored
@@ -173,7 +208,10 @@ def test_load_is_deterministic_and_leaves_no_temp_files(tmp_path):
 
 def _dump(path: Path) -> list:
     con = duckdb.connect(str(path), read_only=True)
-    out = [con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in ("records", "anchors", "terms", "occurrences")]
+    out = [
+        con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+        for t in ("records", "anchors", "terms", "occurrences")
+    ]
     con.close()
     return out
 
@@ -194,7 +232,9 @@ def test_unsafe_pattern_is_skipped_with_a_warning(tmp_path):
     with open_catalog(tmp_path / "c.duckdb") as c:
         assert c.get("bad0000000000002")["messagePattern"] == "broken (unclosed"  # kept, not lost
         assert c.explain("broken (unclosed") == []
-        assert [m.record["id"] for m in c.explain("--ssl-keyfile requires --ssl-certfile.")] == ["55a1000000000001"]
+        assert [m.record["id"] for m in c.explain("--ssl-keyfile requires --ssl-certfile.")] == [
+            "55a1000000000001"
+        ]
 
 
 @pytest.mark.parametrize(
@@ -220,15 +260,21 @@ def test_bad_dataset_names_the_file(tmp_path, setup, message):
 
 
 def test_missing_catalog_names_the_fix(tmp_path):
-    with pytest.raises(CatalogError, match=r"does not exist; build it with `kverr load DATASET_DIR --catalog"):
+    with pytest.raises(
+        CatalogError, match=r"does not exist; build it with `kverr load DATASET_DIR --catalog"
+    ):
         open_catalog(tmp_path / "nope.duckdb")
 
 
-@pytest.mark.parametrize("content", [b"", b"\x00garbage" * 100, b"SQLite format 3\x00" + b"\x00" * 4000])
+@pytest.mark.parametrize(
+    "content", [b"", b"\x00garbage" * 100, b"SQLite format 3\x00" + b"\x00" * 4000]
+)
 def test_corrupt_catalog_names_the_fix(tmp_path, content):
     path = tmp_path / "bad.duckdb"
     path.write_bytes(content)
-    with pytest.raises(CatalogError, match=r"not a readable kverr catalog .* rebuild it with `kverr load"):
+    with pytest.raises(
+        CatalogError, match=r"not a readable kverr catalog .* rebuild it with `kverr load"
+    ):
         open_catalog(path)
 
 

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from kverr.catalog import synth
 from test_catalog import FIXTURE_RECORDS, catalog_file  # noqa: F401 (fixture)
 from typer.testing import CliRunner
 
-from kverr.catalog import synth
 from kverr.cli import app
 
 TP_LINE = "[2026-04-07 10:05:08 TP0] ValueError: tp_size=3 must be divisible by pp_size=2"
@@ -92,13 +92,22 @@ def test_stdin_and_dash(run):
 
 def test_file_input_traceback_and_binary(run, tmp_path):
     log = tmp_path / "x.log"
-    log.write_bytes(b"\x00\x01garbage\xff\r\nWARNING:sglang.srt.server_args:" + FIXTURE_RECORDS[6]["errorMessage"].encode() + b"\r\n")
+    log.write_bytes(
+        b"\x00\x01garbage\xff\r\nWARNING:sglang.srt.server_args:"
+        + FIXTURE_RECORDS[6]["errorMessage"].encode()
+        + b"\r\n"
+    )
     res = run("--file", str(log), "--json")
     assert res.exit_code == 0
-    assert [(m["record"]["id"], m["line"]) for m in json.loads(res.stdout)["matches"]] == [("0de0000000000007", 2)]
+    assert [(m["record"]["id"], m["line"]) for m in json.loads(res.stdout)["matches"]] == [
+        ("0de0000000000007", 2)
+    ]
     garbage = tmp_path / "bin"
     garbage.write_bytes(bytes(range(256)) * 1000)
-    assert (run("--file", str(garbage)).exit_code, run("--file", str(garbage)).stdout) == (1, NO_MATCH)
+    assert (run("--file", str(garbage)).exit_code, run("--file", str(garbage)).stdout) == (
+        1,
+        NO_MATCH,
+    )
 
 
 def test_one_megabyte_line(run, tmp_path):
@@ -127,10 +136,16 @@ def test_long_log_is_scanned_most_severe_first(run, tmp_path):
 def test_missing_and_corrupt_catalog(tmp_path, monkeypatch):
     monkeypatch.setenv("KVERR_CATALOG", str(tmp_path / "none.duckdb"))
     res = CliRunner().invoke(app, ["explain", "x"])
-    assert res.exit_code == 2 and res.stderr.startswith(f"kverr: catalog {tmp_path / 'none.duckdb'} does not exist")
+    assert res.exit_code == 2 and res.stderr.startswith(
+        f"kverr: catalog {tmp_path / 'none.duckdb'} does not exist"
+    )
     (tmp_path / "bad.duckdb").write_bytes(b"junk" * 100)
     res = CliRunner().invoke(app, ["explain", "x", "--catalog", str(tmp_path / "bad.duckdb")])
-    assert res.exit_code == 2 and "is not a readable kverr catalog" in res.stderr and "Traceback" not in res.output
+    assert (
+        res.exit_code == 2
+        and "is not a readable kverr catalog" in res.stderr
+        and "Traceback" not in res.output
+    )
 
 
 def test_load_command(tmp_path):
@@ -138,10 +153,21 @@ def test_load_command(tmp_path):
     ds = synth.write_files(tmp_path / "ds", FIXTURE_RECORDS[:3] + [bad])
     res = CliRunner().invoke(app, ["load", str(ds), "--catalog", str(tmp_path / "c.duckdb")])
     assert res.exit_code == 0
-    assert res.stderr == "kverr: warning: record bad0000000000001: messagePattern skipped because it nests quantifiers\n"
-    assert res.stdout == f"loaded 4 records into {tmp_path / 'c.duckdb'} (1 found by traceback or id only)\n"
-    res = CliRunner().invoke(app, ["load", str(tmp_path / "nope"), "--catalog", str(tmp_path / "c.duckdb")])
-    assert (res.exit_code, res.stderr) == (2, f"kverr: {tmp_path / 'nope'} is not a directory; pass a dataset directory written by `kverr build`.\n")
+    assert (
+        res.stderr
+        == "kverr: warning: record bad0000000000001: messagePattern skipped because it nests quantifiers\n"
+    )
+    assert (
+        res.stdout
+        == f"loaded 4 records into {tmp_path / 'c.duckdb'} (1 found by traceback or id only)\n"
+    )
+    res = CliRunner().invoke(
+        app, ["load", str(tmp_path / "nope"), "--catalog", str(tmp_path / "c.duckdb")]
+    )
+    assert (res.exit_code, res.stderr) == (
+        2,
+        f"kverr: {tmp_path / 'nope'} is not a directory; pass a dataset directory written by `kverr build`.\n",
+    )
 
 
 @pytest.mark.parametrize("command", ["explain", "load"])
@@ -167,7 +193,9 @@ print("\\nPROBE", code, heavy, file=sys.stderr)
 
 def test_explain_path_never_imports_libcst_or_jsonschema(catalog_file):  # noqa: F811
     env = {**os.environ, "KVERR_CATALOG": str(catalog_file)}
-    proc = subprocess.run([sys.executable, "-c", PROBE, TP_LINE], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, TP_LINE], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.stderr.strip().splitlines()[-1] == "PROBE 0 []"
     assert json.loads(proc.stdout)["matches"][0]["record"]["id"] == "7d10000000000003"
 
@@ -179,5 +207,12 @@ def test_real_subprocess(catalog_file):  # noqa: F811
     assert ok.returncode == 0 and "tp_size=3 must be divisible by pp_size=2" in ok.stdout
     miss = subprocess.run([*cmd, "fine"], capture_output=True, text=True, env=env, timeout=120)
     assert (miss.returncode, miss.stdout, miss.stderr) == (1, NO_MATCH, "")
-    piped = subprocess.run(cmd, input=Path(__file__).read_text()[:0] + TP_LINE, capture_output=True, text=True, env=env, timeout=120)
+    piped = subprocess.run(
+        cmd,
+        input=Path(__file__).read_text()[:0] + TP_LINE,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert piped.returncode == 0

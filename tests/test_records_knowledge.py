@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+from pathlib import Path
 
 import pytest
 from kverr.extractor import extract
@@ -47,10 +48,15 @@ def _namespace(fragment: str, defaults: dict) -> argparse.Namespace:
     return argparse.Namespace(**ns)
 
 
+LAUNCH = "python -m sglang.launch_server --model-path MODEL_PATH"
+
+
 def _fix_lines(fix: str) -> tuple[str, str]:
+    """The flags of the before/after launch commands (each line is a full command)."""
     head, before, head2, after = fix.split("\n")
     assert (head, head2) == ("# before", "# after")
-    return before, after
+    assert before.startswith(LAUNCH) and after.startswith(LAUNCH)
+    return before[len(LAUNCH) :].strip(), after[len(LAUNCH) :].strip()
 
 
 def _run_check(code: str, args: argparse.Namespace) -> bool:
@@ -204,7 +210,7 @@ def add_cli_args(parser):
     )
     rec = _by_message(_records(src), "does not support --backend")
     assert rec["commonSituations"] == (
-        "Seen when the launch command combines --enable-fast (Pin pages for speed) and --backend (Kernel family)."
+        "Seen when launching with --enable-fast (pin pages for speed) and --backend (kernel family)."
     )
     assert "declared choices: a, b, c" in rec["solutions"][0]
     assert "Only pass declared values to --backend: a, b, c" in rec["preventionTips"]
@@ -296,3 +302,173 @@ def add_cli_args(parser):
         "--enable-offload",
         "--enable-offload --backup-target=host",
     )
+
+
+PROBES = """
+import logging
+import os
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def _handle_kernels(self):
+        if self.kernel_backend == "fastlib":
+            if is_fastlib_available():
+                logger.info("Loaded the fastlib kernels")
+            else:
+                raise ValueError("fastlib kernels not available, please check fastlib installation.")
+
+    def _handle_files(self):
+        if self.key_file and not os.path.isfile(self.key_file):
+            raise ValueError(f"Key file not found: {self.key_file!r}. Please check the --key-file path.")
+
+    def _handle_platform(self):
+        if self.enable_turbo and not is_hip():
+            raise ValueError("Turbo kernels need ROCm, as they are written in HIP assembly only.")
+
+    def _handle_models(self, model_arch):
+        if model_arch in ["AlphaForCausalLM", "BetaForCausalLM", "GammaForCausalLM", "DeltaForCausalLM"]:
+            logger.info("Use triton as attention backend for this family")
+        elif "Epsilon" in model_arch:
+            pass
+        elif model_arch == "ZetaForCausalLM" and self.device != "cpu":
+            pass
+        elif model_arch in ["EtaForCausalLM"]:
+            if self.attention_backend == "triton":
+                raise ValueError(
+                    f"{model_arch} does not support the triton backend, as its first layer has no attention, "
+                    "please remove --attention-backend triton."
+                )
+            if self.attention_backend is None:
+                self.attention_backend = "fa3"
+                logger.info("Use fa3 as attention backend for EtaForCausalLM")
+        if self.tp_size % self.nodes != 0 or not (0 < self.ratio <= 1.0):
+            raise ValueError("tp_size must be divisible by nodes and ratio in (0, 1].")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--kernel-backend", choices=["native", "fastlib"], default="native", help="Kernel family.")
+    parser.add_argument("--key-file", type=str, default=None, help="Path to the TLS key file.")
+    parser.add_argument("--attention-backend", type=str, choices=["triton", "fa3", "flashinfer"], help="Choose the kernels for attention layers.")
+    parser.add_argument("--device", type=str, default="cuda", help="The device to use.")
+    parser.add_argument("--tp-size", type=int, default=1, help="The tensor parallelism size.")
+    parser.add_argument("--nodes", type=int, default=1, help="The number of nodes.")
+    parser.add_argument("--ratio", type=float, default=0.5, help="A ratio.")
+    parser.add_argument("--enable-turbo", action="store_true", help="Use the turbo kernels.")
+"""
+
+# message words -> field -> expected (exact) or a check
+PROBE_CASES = [
+    ("not available", "backgroundTag", "missing-package"),
+    (
+        "not available",
+        "solutions",
+        [
+            "Check fastlib installation",
+            "Make sure fastlib is installed",
+            "Use a --kernel-backend value other than fastlib (declared choices: native, fastlib)",
+        ],
+    ),
+    (
+        "not available",
+        "triggerScenarios",
+        "Launching with --kernel-backend=fastlib, when fastlib is not installed.",
+    ),
+    ("Loaded the", "backgroundTag", "advisory"),
+    ("Key file not found", "backgroundTag", "missing-file"),
+    (
+        "Key file not found",
+        "solutions",
+        ["Check the --key-file path", "Point --key-file at an existing file"],
+    ),
+    ("need ROCm", "backgroundTag", "platform-unsupported"),
+    ("need ROCm", "triggerScenarios", "Launching with --enable-turbo not on ROCm."),
+    ("need ROCm", "documentation", "They are written in HIP assembly only."),
+    ("need ROCm", "solutions", ["Remove --enable-turbo", "Run on ROCm"]),
+    ("for this family", "backgroundTag", "auto-adjusted"),
+    (
+        "for this family",
+        "triggerScenarios",
+        "Launching a model such as AlphaForCausalLM, BetaForCausalLM or 2 other architectures.",
+    ),
+    ("does not support the triton", "backgroundTag", "model-unsupported"),
+    (
+        "does not support the triton",
+        "triggerScenarios",
+        "Launching an EtaForCausalLM model with --attention-backend=triton.",
+    ),
+    (
+        "does not support the triton",
+        "solutions",
+        [
+            "Remove --attention-backend triton",
+            "Use a --attention-backend value other than triton (declared choices: triton, fa3, flashinfer)",
+        ],
+    ),
+    ("does not support the triton", "documentation", "Its first layer has no attention."),
+    ("fa3 as attention backend", "backgroundTag", "auto-adjusted"),
+    ("fa3 as attention backend", "solutions", ["Set --attention-backend"]),
+    (
+        "fa3 as attention backend",
+        "commonSituations",
+        "Seen when launching an EtaForCausalLM model without --attention-backend (choose the kernels for attention layers).",
+    ),
+]
+
+
+@pytest.mark.parametrize(("words", "field", "expected"), PROBE_CASES)
+def test_probes_and_model_chains_read_as_words(words, field, expected):
+    rec = _by_message(_records(PROBES), words)
+    assert rec[field] == expected
+
+
+def test_elif_chain_keeps_only_the_selecting_branch():
+    rec = _by_message(_records(PROBES), "does not support the triton")
+    # The failed sibling tests (Epsilon, Zeta with --device) do not appear, nor do cut-off lists.
+    for gone in ("Epsilon", "Zeta", "--device", "...", "is false", "is true"):
+        assert gone not in rec["triggerScenarios"]
+
+
+def test_a_missing_file_fix_points_at_an_existing_file(tmp_path):
+    rec = _by_message(_records(PROBES), "Key file not found")
+    before, after = _fix_lines(rec["exampleFix"])
+    assert (before, after) == ("--key-file=/no/such/file", "--key-file=/path/to/existing/file")
+    code = rec["validationCode"]
+    assert code.startswith("import os\n")
+    key = tmp_path / "key.pem"
+    key.write_text("k", encoding="utf-8")
+    assert _run_check(code, argparse.Namespace(key_file=str(tmp_path / "missing.pem")))
+    assert not _run_check(code, argparse.Namespace(key_file=str(key)))
+    assert not _run_check(code, argparse.Namespace(key_file=None))
+
+
+def test_validation_code_covers_arithmetic_and_chained_comparisons():
+    rec = _by_message(_records(PROBES), "divisible by nodes")
+    code = rec["validationCode"]
+    ok = argparse.Namespace(tp_size=4, nodes=2, ratio=0.5)
+    assert not _run_check(code, ok)
+    assert _run_check(code, argparse.Namespace(tp_size=3, nodes=2, ratio=0.5))
+    assert _run_check(code, argparse.Namespace(tp_size=4, nodes=2, ratio=1.5))
+
+
+def _all_fixture_records(seed_module: str) -> list[dict]:
+    golden = Path(__file__).resolve().parent / "golden" / "records"
+    out = _records(FLAGS_ONLY) + _records(PROBES) + _records(seed_module, SEED_PATH)
+    for case in sorted(golden.glob("*.py")):
+        out += _records(
+            case.read_text(encoding="utf-8"), f"python/sglang/srt/arg_groups/{case.name}"
+        )
+    return out
+
+
+def test_every_validation_code_compiles_and_no_field_is_a_placeholder(seed_module):
+    recs = _all_fixture_records(seed_module)
+    checks = [r["validationCode"] for r in recs if r["validationCode"]]
+    assert len(checks) >= 20
+    for code in checks:
+        compile(code, "<validationCode>", "exec")
+    for rec in recs:
+        assert "<value>" not in rec["exampleFix"] and "(no extra flags)" not in rec["exampleFix"]
+        assert "..." not in rec["triggerScenarios"]
+        assert all("{" not in s for s in rec["solutions"])
