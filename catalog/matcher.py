@@ -264,11 +264,14 @@ def partial_hits(
                     covered=covered,
                 )
             )
-    hits.sort(key=lambda h: -h.covered)
-    if len(hits) > 1 and hits[0].covered == hits[1].covered:
+    if not hits:
+        return []
+    best = max(h.covered for h in hits)
+    top = [h for h in hits if h.covered == best]
+    if len({idx.pattern[h.index] for h in top}) > 1:
         return []  # cut before the words that tell the records apart: no guessing
-    # enough of the message must be seen to be sure
-    return [h for h in hits[:1] if h.score >= 0.55 + 0.3 * 0.35]
+    # enough of the message must be seen to be sure (one message raised at several sites: all)
+    return [h for h in top if h.score >= 0.55 + 0.3 * 0.35]
 
 
 # ---------------------------------------------------------------- fuzzy
@@ -413,7 +416,14 @@ def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
         best[h.index] = top
     out = [h for h in best.values() if h.score >= MIN_SCORE]
     # ties: the record still present in the newest revision first (what a user most likely runs)
-    out.sort(key=lambda h: (-h.score, -idx.last_ord[h.index], SEVERITY_RANK.get(idx.severity[h.index], 9), h.line or 0))
+    out.sort(
+        key=lambda h: (
+            -h.score,
+            -idx.last_ord[h.index],
+            SEVERITY_RANK.get(idx.severity[h.index], 9),
+            h.line or 0,
+        )
+    )
     return out
 
 

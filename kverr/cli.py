@@ -34,10 +34,13 @@ def _root() -> None:
     """Explain SGLang server-args errors: extract them from the source, look them up from a log line."""
 
 
-def command(fn):
+def command(fn=None, **settings):
     """Register a command behind the error boundary: a KverrError becomes one stderr line
     (the message names the input and the next step) and its exit code, never a traceback.
-    Wrapping each command, not main(), keeps CliRunner tests on the same path as real runs."""
+    Wrapping each command, not main(), keeps CliRunner tests on the same path as real runs.
+    `@command(context_settings=...)` passes settings through to Typer."""
+    if fn is None:
+        return lambda f: command(f, **settings)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -50,7 +53,7 @@ def command(fn):
             typer.echo("kverr: interrupted; run the same command again to resume.", err=True)
             raise typer.Exit(130) from None
 
-    return app.command()(wrapper)
+    return app.command(**settings)(wrapper)
 
 
 # ---------------------------------------------------------------- commands
@@ -193,7 +196,8 @@ def load(
     typer.echo(render.load_summary(catalog, report))
 
 
-@command
+# A pasted line often starts with "--flag ...": take it as the text, not as an unknown option.
+@command(context_settings={"ignore_unknown_options": True})
 def explain(
     text: Annotated[Optional[str], typer.Argument(metavar='"LOG LINE"', help="Pasted text; '-' or nothing reads stdin.")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", help="Read a paste or a whole log from this file ('-': stdin).")] = None,
@@ -204,7 +208,6 @@ def explain(
     """Explain an SGLang error from a log line, a traceback or a whole log: meaning, cause, fix.
 
     Exit status: 0 when a known error matched, 1 when none did, 2 on bad usage.
-    A line starting with "--" goes after `--`: kverr explain -- "--x requires --y".
     Example: kverr explain "ValueError: --ssl-keyfile requires --ssl-certfile."
     """
     from kverr import render

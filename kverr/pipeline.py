@@ -180,8 +180,8 @@ def _worker_init(cache_path: str | None) -> None:
     _WORKER["units"] = UnitCache(cache)
 
 
-def _extract_one(src: SourceFile) -> tuple[str, dict[str, int], dict[str, str]]:
-    """Extract one file: (serialised FileExtraction, its stats, new unit-cache entries)."""
+def _extract_one(src: SourceFile) -> tuple[FileExtraction, dict[str, int], dict[str, str]]:
+    """Extract one file: (its FileExtraction without text, its stats, new unit-cache entries)."""
     units: UnitCache = _WORKER.setdefault("units", UnitCache(None))
     if src.error:
         line, col, message = src.error.split(":", 2)
@@ -202,7 +202,13 @@ def _extract_one(src: SourceFile) -> tuple[str, dict[str, int], dict[str, str]]:
         failures=ext.failures,
         stats=dict(ext.stats),
     )
-    return to_json(slim), dict(ext.stats), units.take_new()
+    return slim, dict(ext.stats), units.take_new()
+
+
+def _extract_one_json(src: SourceFile) -> tuple[str, dict[str, int], dict[str, str]]:
+    """The worker-process form: serialised once, in the worker, instead of pickled."""
+    slim, stats, units = _extract_one(src)
+    return to_json(slim), stats, units
 
 
 def _run_extraction(
@@ -210,17 +216,22 @@ def _run_extraction(
     read: Callable[[str, str], SourceFile],
     cache: Cache,
     jobs: int,
-    on_done: Callable[[SourceFile, str, dict[str, int]], None],
+    on_done: Callable[[SourceFile, str, dict[str, int], FileExtraction | None], None],
 ) -> None:
     """Extract `todo` (in-process or over `jobs` processes); the parent persists every result
     and new unit entries as they arrive, committing every few seconds so an interrupt keeps them."""
     last = time.monotonic()
 
-    def take(src: SourceFile, result: tuple[str, dict[str, int], dict[str, str]]) -> None:
+    def take(
+        src: SourceFile,
+        ext_json: str,
+        file_stats: dict[str, int],
+        new_units: dict[str, str],
+        ext: FileExtraction | None = None,
+    ) -> None:
         nonlocal last
-        ext_json, file_stats, new_units = result
         cache.put_many("unit", new_units)
-        on_done(src, ext_json, file_stats)
+        on_done(src, ext_json, file_stats, ext)
         if time.monotonic() - last > 2:
             cache.commit()
             last = time.monotonic()
@@ -229,7 +240,8 @@ def _run_extraction(
         _WORKER["units"] = UnitCache(cache)
         for path, blob in todo:
             src = read(path, blob)
-            take(src, _extract_one(src))
+            ext, file_stats, new_units = _extract_one(src)
+            take(src, to_json(ext), file_stats, new_units, ext)
     else:
         import multiprocessing
 
@@ -241,9 +253,9 @@ def _run_extraction(
             # worker's in-memory unit cache warm while results still stream back.
             srcs = (read(p, b) for p, b in todo)
             for (path, blob), result in zip(
-                todo, pool.imap(_extract_one, srcs, chunksize=8), strict=True
+                todo, pool.imap(_extract_one_json, srcs, chunksize=8), strict=True
             ):
-                take(SourceFile(path, "", blob), result)
+                take(SourceFile(path, "", blob), *result)
     cache.commit()
 
 
@@ -336,6 +348,7 @@ def build(
     _check_out(out)
     if git_repo is None and source is None:
         raise SourceError("nothing to build; pass a directory or file, or --git REPO.")
+    loaded_overlay = _load_overlay(overlay)  # a bad overlay fails now, not after extraction
     cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
     try:
         if git_repo is not None:
@@ -359,9 +372,9 @@ def build(
         raise
     clock.lap("plan")
     try:
-        stats = _extract_all(plan, cache, jobs, progress)
-        clock.lap("extract")
-        assembled = _assemble(plan, cache, overlay, dataset_version, stats, progress, clock)
+        stats, scan = _extract_all(plan, cache, jobs, progress)
+        clock.lap("extract+ids")
+        assembled = _assemble(plan, cache, scan, loaded_overlay, dataset_version, clock)
     finally:
         plan.close()
         cache.close()
@@ -410,8 +423,12 @@ def _check_out(out: Path) -> None:
         )
 
 
-def _extract_all(plan: Plan, cache: Cache, jobs: int, progress: Progress) -> dict[str, int]:
-    """Extract every (path, blob) the plan needs that the blob cache does not already hold."""
+def _extract_all(
+    plan: Plan, cache: Cache, jobs: int, progress: Progress
+) -> tuple[dict[str, int], _Scan]:
+    """Extract every (path, blob) the plan needs that the blob cache does not already hold, and
+    scan each revision as soon as its blobs are ready: the fresh extraction is used while still
+    in memory (no decode), and with --jobs the scan overlaps the workers' extraction."""
     fp = _code_fingerprint("extractor")
     distinct = list(dict.fromkeys(pf for files in plan.files for pf in files))
     todo = [(p, b) for p, b in distinct if not cache.has("blob", f"{fp}:{p}:{b}")]
@@ -424,17 +441,27 @@ def _extract_all(plan: Plan, cache: Cache, jobs: int, progress: Progress) -> dic
         "unit_cache_hits": 0,
     }
     progress("extract", 0, len(todo))
+    scanner = _Scanner(plan, cache, stats, progress)
+    pending = set(todo)
 
-    def on_done(src: SourceFile, ext_json: str, file_stats: dict[str, int]) -> None:
+    def on_done(
+        src: SourceFile, ext_json: str, file_stats: dict[str, int], ext: FileExtraction | None
+    ) -> None:
+        key = (src.path, src.blob)
         cache.put_many("blob", {f"{fp}:{src.path}:{src.blob}": ext_json})
+        scanner.loader.fresh[key] = ext if ext is not None else ext_json
+        pending.discard(key)
         stats["blobs_parsed"] += 1
         stats["units_parsed"] += file_stats.get("units_parsed", 0)
         stats["unit_cache_hits"] += file_stats.get("cache_hits", 0)
         progress("extract", stats["blobs_parsed"], len(todo))
+        scanner.advance(pending)
 
     if todo:
         _run_extraction(todo, plan.read, cache, jobs, on_done)
-    return stats
+    scanner.advance(set())
+    cache.commit()
+    return stats, scanner.scan
 
 
 # ---------------------------------------------------------------- records, occurrences, lineage
@@ -492,13 +519,16 @@ class _Loader:
         self.plan, self.cache = plan, cache
         self.fp = _code_fingerprint("extractor")
         self.memo: dict[tuple[str, str], FileExtraction] = {}
+        # Extracted in this run and not yet used: the object itself, or its JSON from a worker.
+        self.fresh: dict[tuple[str, str], FileExtraction | str] = {}
 
     def load(self, files: list[tuple[str, str]], *, text: bool) -> list[FileExtraction]:
         memo = {}
         for pb in files:
-            ext = self.memo.get(pb) or from_json(
-                self.cache.get("blob", f"{self.fp}:{pb[0]}:{pb[1]}") or "null"
-            )
+            raw = self.memo.get(pb) or self.fresh.pop(pb, None)
+            if raw is None:
+                raw = self.cache.get("blob", f"{self.fp}:{pb[0]}:{pb[1]}") or "null"
+            ext = from_json(raw) if isinstance(raw, str) else raw
             if ext is None:
                 raise DatasetError(
                     f"cache {self.cache.path} lost an extraction; delete it and build again."
@@ -557,10 +587,6 @@ def _load_overlay(path: Path | None) -> tuple[Any, str]:
     """The curated overlay and a fingerprint of its bytes (cached records depend on it)."""
     if path is None:
         return None, ""
-    if not Path(path).is_file():
-        raise DatasetError(
-            f"overlay {path} does not exist; pass an existing curated JSON file to --overlay."
-        )
     from kverr.records import load_overlay
 
     return load_overlay(path), hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
@@ -569,58 +595,106 @@ def _load_overlay(path: Path | None) -> tuple[Any, str]:
 def _assemble(
     plan: Plan,
     cache: Cache,
-    overlay_path: Path | None,
+    scan: _Scan,
+    loaded_overlay: tuple[Any, str],
     dataset_version: str | None,
-    stats: dict[str, int],
-    progress: Progress,
     clock: _Clock | None = None,
 ) -> Assembled:
+    """Ids per revision -> newest form of each record -> lineage -> occurrences."""
+    overlay, overlay_fp = loaded_overlay
+    version = dataset_version or plan.revisions[-1].date or "1970-01-01T00:00:00.000Z"
+    records_fp = _code_fingerprint("extractor", "records", "schema") + overlay_fp
+    records = _newest_forms(plan, cache, scan.loader, scan.last_ord, scan.keys, overlay, records_fp)
+    if clock:
+        clock.lap("records")
+    lines = _lineage(plan, scan.per_rev)
     from kverr.records import lineage as lin
 
-    overlay, overlay_fp = _load_overlay(overlay_path)
-    newest = plan.revisions[-1]
-    version = dataset_version or newest.date or "1970-01-01T00:00:00.000Z"
-    # Entries depend only on the file set and the code; records also on the revision and overlay.
-    entries_fp = _code_fingerprint("extractor", "records")
-    loader = _Loader(plan, cache)
-    last_ord: dict[str, int] = {}
-    per_rev: list[list[dict]] = []
-    flags: dict[str, dict] = {}  # name -> plain FlagDecl, newest wins (decoded once, at the end)
-    failures: dict[str, dict] = {}
-    rev_keys = []
-    stats["revisions_built"] = 0
-    for ord_, files in enumerate(plan.files):
-        key = hashlib.sha256(json.dumps([entries_fp, files]).encode()).hexdigest()
-        rev_keys.append(key)
-        cached = cache.get("rev", key)
+    lin.apply(records, lines)
+    current = {e["id"] for e in scan.per_rev[-1]}
+    newest = [r for r in records if r["id"] in current]
+    return Assembled(
+        records=records,
+        occurrences=_occurrences(plan, scan.per_rev),
+        flags=[from_json(json.dumps(scan.flags[n])) for n in sorted(scan.flags)],
+        lineage=lines,
+        failures=sorted(
+            (from_json(json.dumps(f)) for f in scan.failures.values()),
+            key=lambda f: (f.path, f.line, f.col, f.message),
+        ),
+        # "no longer exists" means: not in the newest revision built
+        warnings=_overlay_warnings(newest, overlay),
+        collisions=_collisions(newest),
+        files=sorted({p for files in plan.files for p, _ in files}),
+        dataset_version=version,
+        sites=scan.sites,
+    )
+
+
+@dataclass
+class _Scan:
+    loader: _Loader
+    keys: list[str] = field(default_factory=list)  # per revision: cache key of its file set
+    per_rev: list[list[dict]] = field(default_factory=list)  # per revision: entries
+    last_ord: dict[str, int] = field(default_factory=dict)  # id -> last revision that has it
+    flags: dict[str, dict] = field(default_factory=dict)  # name -> plain FlagDecl, newest wins
+    failures: dict[str, dict] = field(default_factory=dict)
+    sites: int = 0  # in the newest revision
+
+
+class _Scanner:
+    """Entries of every revision, oldest first, each computed once per distinct file set (the
+    value is cached: entries depend only on the files and the code, not on the commit)."""
+
+    def __init__(self, plan: Plan, cache: Cache, stats: dict[str, int], progress: Progress) -> None:
+        self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
+        self.fp = _code_fingerprint("extractor", "records")
+        self.loader = _Loader(plan, cache)
+        self.scan = _Scan(loader=self.loader)
+        stats["revisions_built"] = 0
+
+    def advance(self, pending: set[tuple[str, str]]) -> None:
+        """Scan every next revision none of whose blobs is still being extracted."""
+        files = self.plan.files
+        while len(self.scan.keys) < len(files) and not pending.intersection(
+            files[len(self.scan.keys)]
+        ):
+            self._step(len(self.scan.keys))
+
+    def _step(self, ord_: int) -> None:
+        files, scan = self.plan.files[ord_], self.scan
+        key = hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
+        scan.keys.append(key)
+        cached = self.cache.get("rev", key)
         if cached is None:
-            exts = loader.load(files, text=False)
+            exts = self.loader.load(files, text=False)
             value = {
                 "entries": _entries(exts),
                 "flags": [json.loads(to_json(f)) for e in exts for f in e.flags],
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
                 "sites": sum(len(e.sites) for e in exts),
             }
-            cache.put_many("rev", {key: json.dumps(value)})
-            stats["revisions_built"] += 1
+            self.cache.put_many("rev", {key: json.dumps(value)})
+            self.stats["revisions_built"] += 1
         else:
             value = json.loads(cached)
-        per_rev.append(value["entries"])
+        for pb in files:  # never used again unless a later revision has it (then: memo or cache)
+            self.loader.fresh.pop(pb, None)
+        scan.per_rev.append(value["entries"])
         for e in value["entries"]:
-            last_ord[e["id"]] = ord_
+            scan.last_ord[e["id"]] = ord_
         for f in value["flags"]:
-            flags[f["name"]] = f
+            scan.flags[f["name"]] = f
         for f in value["failures"]:
-            failures.setdefault(json.dumps(f, sort_keys=True), f)
-        progress("records", ord_ + 1, len(plan.revisions))
-    cache.commit()
-    records_fp = _code_fingerprint("extractor", "records", "schema") + overlay_fp
-    if clock:
-        clock.lap("ids")
-    records = _newest_forms(plan, cache, loader, last_ord, rev_keys, overlay, records_fp)
-    if clock:
-        clock.lap("records")
-    lines = lin.lineage(
+            scan.failures.setdefault(json.dumps(f, sort_keys=True), f)
+        scan.sites = value["sites"]
+        self.progress("records", ord_ + 1, len(self.plan.revisions))
+
+
+def _lineage(plan: Plan, per_rev: list[list[dict]]) -> list[dict]:
+    from kverr.records import lineage as lin
+
+    return lin.lineage(
         [
             (
                 rev.sha,
@@ -634,14 +708,17 @@ def _assemble(
             for rev, entries in zip(plan.revisions, per_rev, strict=True)
         ]
     )
-    lin.apply(records, lines)
-    occurrences = []
+
+
+def _occurrences(plan: Plan, per_rev: list[list[dict]]) -> list[dict]:
+    """One line per (record, revision): where the record is at that revision (first site)."""
+    out = []
     for rev, entries in zip(plan.revisions, per_rev, strict=True):
         seen = set()
         for e in entries:
             if e["id"] not in seen:
                 seen.add(e["id"])
-                occurrences.append(
+                out.append(
                     {
                         "id": e["id"],
                         "sha": rev.sha,
@@ -651,21 +728,7 @@ def _assemble(
                         "guard": e["guard"],
                     }
                 )
-    return Assembled(
-        records=records,
-        occurrences=occurrences,
-        flags=[from_json(json.dumps(flags[n])) for n in sorted(flags)],
-        lineage=lines,
-        failures=sorted(
-            (from_json(json.dumps(f)) for f in failures.values()),
-            key=lambda f: (f.path, f.line, f.col, f.message),
-        ),
-        warnings=_overlay_warnings(records, overlay),
-        collisions=_collisions(records, {e["id"] for e in per_rev[-1]} if per_rev else set()),
-        files=sorted({p for files in plan.files for p, _ in files}),
-        dataset_version=version,
-        sites=value["sites"] if plan.revisions else 0,
-    )
+    return out
 
 
 def _newest_forms(
@@ -713,15 +776,14 @@ def _overlay_warnings(records: list[dict], overlay: Any) -> list[str]:
     return overlay_warnings(records, overlay)
 
 
-def _collisions(records: list[dict], current: set[str]) -> list[tuple[str, str, str]]:
+def _collisions(records: list[dict]) -> list[tuple[str, str, str]]:
     """(id_a, id_b, message_b): a's pattern also matches b's message. Only records of the newest
     revision are compared: old and edited forms of one message naturally match each other, and
     what a user pastes today is matched against today's records first."""
     from kverr.records.collisions import collisions
 
-    now = [r for r in records if r["id"] in current]
-    message = {r["id"]: r["errorMessage"] for r in now}
-    return [(a, b, message[b]) for a, b in collisions(now)]
+    message = {r["id"]: r["errorMessage"] for r in records}
+    return [(a, b, message[b]) for a, b in collisions(records)]
 
 
 # ---------------------------------------------------------------- manifest and writing

@@ -36,11 +36,18 @@ def explain_view(matches: Sequence[Match], *, file=None) -> None:
     from rich.console import Console
 
     console = Console(file=file, highlight=False, soft_wrap=False)
-    for i, m in enumerate(matches):
-        if i < FULL_VIEWS:
+    shown: set[str] = set()
+    full = 0
+    for m in matches:
+        msg = m.record.get("errorMessage") or ""
+        if msg and msg in shown:  # one message raised at several sites: one panel is enough
+            console.print(_also_at(m))
+        elif full < FULL_VIEWS:
             console.print(_full(m))
+            full += 1
         else:
             console.print(_one_line(m))
+        shown.add(msg)
 
 
 def _header(m: Match):
@@ -119,6 +126,15 @@ def _full(m: Match):
         grid.add_row("Releases", ", ".join(m.revisions))
     grid.add_row("Id", f"{rec.get('id')}  ({rec.get('slug')})")
     return Panel(Group(message_text(m), Text(""), grid), title=_header(m), title_align="left")
+
+
+def _also_at(m: Match):
+    from rich.text import Text
+
+    rec = m.record
+    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
+    releases = f"; releases {', '.join(m.revisions)}" if m.revisions else ""
+    return Text(f"  same message also raised at {where} ({rec.get('id')}{releases})", style="dim")
 
 
 def _one_line(m: Match):

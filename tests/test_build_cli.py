@@ -127,6 +127,20 @@ def test_history_from_a_log_line(built: Path) -> None:
     assert json.loads(out)["introduced"]["release"] == "v2.0"
 
 
+def test_overlay_warnings_are_reported(repo: Git, tmp_path: Path) -> None:
+    overlay = tmp_path / "curated.json"
+    overlay.write_text(json.dumps({"00000000000000aa": {"documentation": "Stale text."}}))
+    code, out, _ = run(
+        "build", "--git", str(repo.root), "--out", str(tmp_path / "ds"), "--overlay", str(overlay)
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[3] == "1 overlay warning(s):"
+    assert lines[4].startswith(
+        f"  curated overlay {overlay}: id 00000000000000aa is not in this build;"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
@@ -141,6 +155,11 @@ def test_history_from_a_log_line(built: Path) -> None:
             "kverr: unknown revision 'nope' in {repo}",
         ),
         (["build", "{tmp}/missing", "--out", "{tmp}/o"], 2, "kverr: {tmp}/missing does not exist"),
+        (
+            ["build", "{repo}", "--out", "{tmp}/o", "--overlay", "{tmp}/nope.json"],
+            2,
+            "kverr: curated overlay {tmp}/nope.json does not exist",
+        ),
         (
             ["build", "{repo}", "--out", "{repo}"],
             2,

@@ -312,3 +312,28 @@ def test_build_records_subset_matches_build_records(story: dict) -> None:
     full = pipeline._build_records(exts, rev, None)
     some = {r["id"] for r in full[::2]}
     assert pipeline._build_records(exts, rev, None, some) == [r for r in full if r["id"] in some]
+
+
+def test_guard_change_keeps_the_id_and_is_reported(tmp_path: Path) -> None:
+    g = Git(tmp_path / "repo")
+    head = "class ServerArgs:\n    a: bool = False\n    b: bool = False\n\n    def check(self):\n"
+    g.commit(
+        "one",
+        {SA: head + '        if self.a:\n            raise ValueError("--a is unsupported")\n'},
+    )
+    g.tag("v1")
+    g.commit(
+        "two",
+        {
+            SA: head
+            + '        if self.a and not self.b:\n            raise ValueError("--a is unsupported")\n'
+        },
+    )
+    g.tag("v2")
+    res = pipeline.build(
+        out=tmp_path / "ds", git_repo=g.root, tags_glob="v*", catalog=tmp_path / "c.duckdb"
+    )
+    with open_catalog(res.catalog) as cat:
+        d = diff(cat, "v1", "v2")
+    assert (d.added, d.removed, d.moved) == ([], [], [])
+    assert [(c["old"]["id"] == c["new"]["id"], c["what"]) for c in d.changed] == [(True, ["guard"])]

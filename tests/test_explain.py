@@ -79,7 +79,8 @@ def test_bad_usage_exits_2_with_one_line(run, args, input, code, message):
 
 
 def test_version_flag(run):
-    # a pasted line may start with "--": `--` ends the options, as for any command
+    # a pasted line may start with "--": it is the text, with or without `--` before it
+    assert run("--ssl-keyfile requires --ssl-certfile.", "--json").exit_code == 0
     assert run("--version", "v0.5.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 0
     assert run("--version", "v0.4.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 1
 
@@ -216,3 +217,22 @@ def test_real_subprocess(catalog_file):  # noqa: F811
         timeout=120,
     )
     assert piped.returncode == 0
+
+
+def test_one_message_from_several_sites_is_one_panel(tmp_path, monkeypatch):
+    from test_catalog import build_catalog
+
+    recs = [
+        synth.make_record(
+            "e000000000000001", "Disabling radix cache since page_size = 1.", line=10
+        ),
+        synth.make_record(
+            "e000000000000002", "Disabling radix cache since page_size = 1.", line=900
+        ),
+    ]
+    monkeypatch.setenv("KVERR_CATALOG", str(build_catalog(tmp_path, recs)))
+    monkeypatch.setenv("COLUMNS", "200")
+    res = CliRunner().invoke(app, ["explain", "Disabling radix cache since page_size = 1."])
+    assert res.exit_code == 0
+    assert res.stdout.count("What it means") == 1
+    assert "same message also raised at python/sglang/srt/server_args.py:" in res.stdout

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kverr.catalog import normalize, open_catalog, patterns
+from kverr.catalog import normalize, open_catalog, patterns, synth
 from kverr.catalog.matcher import prefix_cover
 from test_catalog import FIXTURE_RECORDS, build_catalog, catalog_file  # noqa: F401 (fixture)
 
@@ -294,8 +294,43 @@ def test_prefix_cover(pattern, text, covered):
 def test_scan_streams_a_log_with_a_traceback(cat):
     log = ["[2026-04-07 10:05:08 TP0] Load weight begin."] * 50
     log += TRACEBACK_ASSERT.split("\n")  # lines 51-57
-    log += ["noise"] * 10 + ["ValueError: " + LONG] + ["WARNING:x:" + FIXTURE_RECORDS[6]["errorMessage"]] * 3
+    log += (
+        ["noise"] * 10
+        + ["ValueError: " + LONG]
+        + ["WARNING:x:" + FIXTURE_RECORDS[6]["errorMessage"]] * 3
+    )
     found = [(m.record["id"], m.how, m.line) for m in cat.scan(iter(log))]
-    assert found == [(OFFLOAD_STREAM, "pattern", 68), (PAGE_ASSERT, "traceback", 57), (OVERLAP, "pattern", 69)]
+    assert found == [
+        (OFFLOAD_STREAM, "pattern", 68),
+        (PAGE_ASSERT, "traceback", 57),
+        (OVERLAP, "pattern", 69),
+    ]
     # a paste longer than PASTE_LINES takes the same streaming path
-    assert [m.record["id"] for m in cat.explain("\n".join(log * 8))] == [OFFLOAD_STREAM, PAGE_ASSERT, OVERLAP]
+    assert [m.record["id"] for m in cat.explain("\n".join(log * 8))] == [
+        OFFLOAD_STREAM,
+        PAGE_ASSERT,
+        OVERLAP,
+    ]
+
+
+def test_overlapping_patterns_keep_the_fuller_one_and_equal_ones_both(tmp_path):
+    R = synth.make_record
+    recs = [
+        R("1000000000000001", "fa3 or triton is required for Llama4 model"),
+        R("1000000000000002", "fa3 or triton is required for Llama4 model but got {backend}",
+          r"fa3 or triton is required for Llama4 model but got (?P<v0>.{0,256})", placeholders=["backend"]),
+        R("1000000000000003", "Disabling radix cache since page_size = 1."),  # one message ...
+        R("1000000000000004", "Disabling radix cache since page_size = 1.", line=900),  # ... two sites
+    ]  # fmt: skip
+    with open_catalog(build_catalog(tmp_path, recs)) as c:
+        got = [
+            (m.record["id"], m.values)
+            for m in c.explain("fa3 or triton is required for Llama4 model but got 'x'")
+        ]
+        assert got == [("1000000000000002", {"backend": "'x'"})]
+        assert [
+            m.record["id"] for m in c.explain("fa3 or triton is required for Llama4 model")
+        ] == ["1000000000000001"]
+        same = c.explain("Disabling radix cache since page_size = 1.")
+        assert sorted(m.record["id"] for m in same) == ["1000000000000003", "1000000000000004"]
+        assert same[0].score == same[1].score
