@@ -103,7 +103,7 @@ def serve(
 
 @command
 def build(
-    targets: Annotated[Optional[list[str]], typer.Argument(metavar="[PATH | REV | A..B]...", help="A directory or .py file; with --git: revisions and ranges.")] = None,
+    targets: Annotated[Optional[list[str]], typer.Argument(metavar="PATH|REV|A..B", help="A directory or .py file; with --git: revisions and ranges.")] = None,
     git: Annotated[Optional[Path], typer.Option("--git", help="Build from this git repository (bare is fine); no checkout.")] = None,
     rev: Annotated[Optional[list[str]], typer.Option("--rev", help="Revision or OLD..NEW range; repeatable.")] = None,
     tags: Annotated[Optional[str], typer.Option("--tags", help="Also build every tag matching this glob, e.g. 'v0.5.*'.")] = None,

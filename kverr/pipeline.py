@@ -44,6 +44,7 @@ from kverr.ftypes import (
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 CACHE_NAME = ".kverr-cache.sqlite"
+CACHE_FORMAT = "2"  # bump when what this module stores in the cache changes shape
 
 
 # ---------------------------------------------------------------- result
@@ -73,8 +74,9 @@ def _code_fingerprint(*folders: str) -> str:
     process, which is when that code was imported."""
     import kverr
 
-    h = hashlib.sha256(kverr.__version__.encode())
+    h = hashlib.sha256(f"{kverr.__version__}:{CACHE_FORMAT}".encode())
     root = Path(kverr.__file__).resolve().parents[1]
+    h.update((root / "kverr" / "ftypes.py").read_bytes())  # the serialised shapes
     for folder in folders:
         for path in sorted((root / folder).rglob("*")):
             if path.suffix in (".py", ".json") and path.name != "sources.py" and path.is_file():
@@ -616,7 +618,7 @@ def _assemble(
     return Assembled(
         records=records,
         occurrences=_occurrences(plan, scan.per_rev),
-        flags=[from_json(json.dumps(scan.flags[n])) for n in sorted(scan.flags)],
+        flags=_newest_flags(scan, cache),
         lineage=lines,
         failures=sorted(
             (from_json(json.dumps(f)) for f in scan.failures.values()),
@@ -637,7 +639,9 @@ class _Scan:
     keys: list[str] = field(default_factory=list)  # per revision: cache key of its file set
     per_rev: list[list[dict]] = field(default_factory=list)  # per revision: entries
     last_ord: dict[str, int] = field(default_factory=dict)  # id -> last revision that has it
-    flags: dict[str, dict] = field(default_factory=dict)  # name -> plain FlagDecl, newest wins
+    flag_last: dict[str, int] = field(
+        default_factory=dict
+    )  # flag name -> last revision declaring it
     failures: dict[str, dict] = field(default_factory=dict)
     sites: int = 0  # in the newest revision
 
@@ -670,11 +674,14 @@ class _Scanner:
             exts = self.loader.load(files, text=False)
             value = {
                 "entries": _entries(exts),
-                "flags": [json.loads(to_json(f)) for e in exts for f in e.flags],
+                "flagNames": [f.name for e in exts for f in e.flags],
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
                 "sites": sum(len(e.sites) for e in exts),
             }
+            # The full declarations are large and only a few revisions' are ever read.
+            flags = [json.loads(to_json(f)) for e in exts for f in e.flags]
             self.cache.put_many("rev", {key: json.dumps(value)})
+            self.cache.put_many("revflags", {key: json.dumps(flags)})
             self.stats["revisions_built"] += 1
         else:
             value = json.loads(cached)
@@ -683,12 +690,28 @@ class _Scanner:
         scan.per_rev.append(value["entries"])
         for e in value["entries"]:
             scan.last_ord[e["id"]] = ord_
-        for f in value["flags"]:
-            scan.flags[f["name"]] = f
+        for name in value["flagNames"]:
+            scan.flag_last[name] = ord_
         for f in value["failures"]:
             scan.failures.setdefault(json.dumps(f, sort_keys=True), f)
         scan.sites = value["sites"]
         self.progress("records", ord_ + 1, len(self.plan.revisions))
+
+
+def _newest_flags(scan: _Scan, cache: Cache) -> list[FlagDecl]:
+    """Each flag as declared in the last revision that declares it (later files of a revision
+    win), reading the full declarations of only those revisions."""
+    out: dict[str, dict] = {}
+    for ord_ in sorted(set(scan.flag_last.values())):
+        raw = cache.get("revflags", scan.keys[ord_])
+        if raw is None:
+            raise DatasetError(
+                f"cache {cache.path} lost flag declarations; delete it and build again."
+            )
+        for f in json.loads(raw):
+            if scan.flag_last.get(f["name"]) == ord_:
+                out[f["name"]] = f
+    return [from_json(json.dumps(out[n])) for n in sorted(out)]
 
 
 def _lineage(plan: Plan, per_rev: list[list[dict]]) -> list[dict]:

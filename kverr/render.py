@@ -276,9 +276,11 @@ def diff_text(d: Any) -> str:
     if d.changed:
         out.append("\nchanged:")
         for ch in d.changed:
-            out.append(
-                f"  ~ {', '.join(ch['what']) or 'text'}: {ch['old']['id']} -> {ch['new']['id']}"
-            )
+            old, new, what = ch["old"], ch["new"], ", ".join(ch["what"])
+            if old["id"] == new["id"]:  # same error, other guard conditions
+                out.append(f"  ~ {what}: {new['id']}  {_h_clip(new['message'], 80)}")
+            else:
+                out.append(f"  ~ {what}: {old['id']} -> {new['id']}")
             if ch["old"]["message"] != ch["new"]["message"]:
                 out += [
                     f"      was: {_h_clip(ch['old']['message'])}",

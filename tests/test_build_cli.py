@@ -264,3 +264,21 @@ def test_interrupt_leaves_no_half_written_dataset_and_resumes(tmp_path: Path) ->
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert len((out / "revisions.jsonl").read_text().splitlines()) == 40
+
+
+def test_unparsable_files_are_reported_and_the_build_goes_on(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "good.py").write_text(V1)
+    (src / "broken.py").write_text("def f(:\n    pass\n")
+    (src / "latin.py").write_bytes(b"x = 1\n# caf\xe9\n")
+    code, out, _ = run("build", str(src), "--out", str(tmp_path / "ds"))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[1].startswith("  1 records (1 error)")
+    assert lines[3] == "2 file(s) could not be parsed:"
+    assert lines[4].startswith("  broken.py:1:")
+    assert (
+        lines[5]
+        == "  latin.py:2:6: not UTF-8 (byte 0xe9); save the file as UTF-8 or leave it out of --files"
+    )
