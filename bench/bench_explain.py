@@ -22,21 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kverr.catalog import load_dataset, open_catalog, synth
-
-from kverr.errors import CatalogError
-
-
-def pick_catalog(arg: str | None, work: Path) -> tuple[Path, str]:
-    if arg:
-        return Path(arg), arg
-    try:
-        with open_catalog() as cat:
-            return cat.path, f"default ({cat.path})"
-    except CatalogError:
-        ds = synth.write_files(work / "ds", synth.synthetic_records(600))
-        load_dataset(ds, work / "synthetic.duckdb")
-        return work / "synthetic.duckdb", "synthetic, 600 records (no packaged dataset yet)"
+from kverr.catalog import open_catalog, synth
 
 
 def sample_line(path: Path) -> str:
@@ -68,7 +54,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path, label = pick_catalog(args.catalog, Path(tmp))
+        path, label = synth.pick_catalog(args.catalog, Path(tmp))
         line = sample_line(path)
         env = {**os.environ, "KVERR_CATALOG": str(path), "COLUMNS": "100"}
         kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"

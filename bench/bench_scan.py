@@ -18,21 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kverr.catalog import load_dataset, open_catalog, synth
-
-from kverr.errors import CatalogError
-
-
-def pick_catalog(arg: str | None, work: Path) -> tuple[Path, str]:
-    if arg:
-        return Path(arg), arg
-    try:
-        with open_catalog() as cat:
-            return cat.path, f"default ({cat.path})"
-    except CatalogError:
-        ds = synth.write_files(work / "ds", synth.synthetic_records(600))
-        load_dataset(ds, work / "synthetic.duckdb")
-        return work / "synthetic.duckdb", "synthetic, 600 records (no packaged dataset yet)"
+from kverr.catalog import open_catalog, synth
 
 
 def error_lines(cat, n: int = 12) -> list[str]:
@@ -54,7 +40,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        path, label = pick_catalog(args.catalog, work)
+        path, label = synth.pick_catalog(args.catalog, work)
         log = work / "launch.log"
         with open_catalog(path) as cat:
             errors = error_lines(cat)

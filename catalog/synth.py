@@ -229,3 +229,21 @@ def launch_log(
 def lines_of(path: Path) -> Iterator[str]:
     with Path(path).open(encoding="utf-8", errors="replace") as fh:
         yield from fh
+
+
+def pick_catalog(arg: str | None, work: Path) -> tuple[Path, str]:
+    """The catalog a benchmark runs against: the one named, else $KVERR_CATALOG or the packaged
+    catalog, else a synthetic one of about SGLang's size, with a label saying which."""
+    from kverr.catalog import load_dataset, open_catalog
+
+    from kverr.errors import CatalogError
+
+    if arg:
+        return Path(arg), arg
+    try:
+        with open_catalog() as cat:
+            return cat.path, f"default ({cat.path})"
+    except CatalogError:
+        ds = write_files(work / "ds", synthetic_records(600))
+        load_dataset(ds, work / "synthetic.duckdb")
+        return work / "synthetic.duckdb", "synthetic, 600 records (no packaged dataset yet)"

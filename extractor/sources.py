@@ -437,3 +437,53 @@ def _oldest_first(repo: str | os.PathLike[str], shas: set[str]) -> list[str]:
         stdin="\n".join(sorted(shas)).encode() + b"\n",
     )
     return [s for s in order.decode().split() if s in shas]
+
+
+# ---------------------------------------------------------------- snapshots
+
+
+def parse_snapshot(spec: str) -> tuple[Path, str]:
+    """`PATH=REPO_PATH` -> (file or directory on disk, its posix path in the repository)."""
+    disk, sep, repo_path = spec.rpartition("=")
+    repo_path = repo_path.strip().strip("/")
+    if not sep or not disk or not repo_path:
+        raise SourceError(
+            f"--snapshot {spec!r} is not PATH=REPO_PATH; pass e.g. --snapshot hook.py=python/pkg/hook.py."
+        )
+    return Path(disk), repo_path
+
+
+def read_snapshot(spec: str, globs: Sequence[str]) -> list[tuple[str, SourceFile]]:
+    """The files of one `--snapshot PATH=REPO_PATH`, as (path on disk, SourceFile at its repository
+    path), sorted by repository path. A directory contributes the files under it that match
+    `globs` once placed; a file must itself land inside the file set, or it would be ignored."""
+    disk, repo_path = parse_snapshot(spec)
+    if disk.is_file():
+        if not matches_any(repo_path, globs):
+            raise SourceError(_no_match(f"--snapshot {spec}", globs))
+        return [(str(disk), decode_source(repo_path, disk.read_bytes()))]
+    if not disk.is_dir():
+        raise SourceError(
+            f"--snapshot {spec}: {disk} does not exist; pass an existing file or directory."
+        )
+    out = []
+    for rel in sorted(_walk(disk)):
+        placed = f"{repo_path}/{rel}"
+        if matches_any(placed, globs):
+            out.append((str(disk / rel), decode_source(placed, (disk / rel).read_bytes())))
+    if not out:
+        raise SourceError(_no_match(f"--snapshot {spec}", globs))
+    return out
+
+
+def parse_date(text: str, *, what: str) -> str:
+    """An ISO 8601 date-time (offset or `Z`; naive means UTC) in the dataset's one date format."""
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise SourceError(
+            f"{what} {text!r} is not an ISO 8601 date-time; pass e.g. 2026-08-28T05:10:05Z."
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return iso_utc(int(when.timestamp()))

@@ -1,3 +1,13 @@
 """kverr: every SGLang server-args error, extracted from the source and explained."""
 
+from pathlib import Path as _Path
+
 __version__ = "0.1.0"
+
+# Installed, the stage folders (extractor/, records/, schema/, catalog/, feeds/, data/) live
+# under kverr/. In a source checkout they sit beside it, and `python -m kverr` or `python -m
+# pytest` run from the checkout root import this kverr/ first (the current directory leads
+# sys.path), so let the subpackages be found next door too.
+_checkout = _Path(__file__).resolve().parent.parent
+if (_checkout / "pyproject.toml").is_file() and (_checkout / "extractor" / "__init__.py").is_file():
+    __path__.append(str(_checkout))  # noqa: F821 - the package's own search path

@@ -271,6 +271,8 @@ class Plan:
     read: Callable[[str, str], SourceFile]  # (path, blob) -> SourceFile
     repository: str | None
     close: Callable[[], None]
+    # --snapshot files: {"path", "repoPath", "blob", "label", "date"} (the manifest's provenance)
+    snapshots: tuple[dict, ...] = ()
 
 
 def plan_directory(path: Path, globs: Sequence[str]) -> Plan:
@@ -309,6 +311,54 @@ def plan_git(
     return Plan(revisions, files, reader.source, repo_name, reader.close)
 
 
+def add_snapshot(
+    plan: Plan, specs: Sequence[str], *, label: str, date: str | None, globs: Sequence[str]
+) -> Plan:
+    """One more revision after the git ones: the newest git revision's files with the snapshot
+    files added or replacing theirs. It is no commit, so its sha is null; its tag is `label`
+    and its date the one given (never the clock: a rebuild must be byte-identical)."""
+    if not date:
+        raise SourceError("--snapshot needs --snapshot-date ISO (e.g. 2026-08-28T05:10:05Z).")
+    date = sources.parse_date(date, what="--snapshot-date")
+    base = plan.revisions[-1]
+    if base.date and date < base.date:
+        raise SourceError(
+            f"--snapshot-date {date} is older than the newest revision built ({base.sha[:12]}, {base.date}); pass a later date."
+        )
+    if any(label in r.tags for r in plan.revisions) or not label.strip():
+        raise SourceError(
+            f"--snapshot-label {label!r} is empty or already a tag of a revision built; pass another label."
+        )
+    placed: dict[str, tuple[str, SourceFile]] = {}
+    for spec in specs:
+        for disk, src in sources.read_snapshot(spec, globs):
+            placed[src.path] = (disk, src)
+    files = dict(plan.files[-1])
+    files.update({path: src.blob for path, (_, src) in placed.items()})
+    by_key = {(src.path, src.blob): src for _, src in placed.values()}
+    where = ", ".join(f"{disk} at {path}" for path, (disk, _) in sorted(placed.items()))
+    revision = Revision(
+        repo=base.repo,
+        sha=None,
+        date=date,
+        tags=(label,),
+        subject=f"snapshot {label}: {where}, over {base.sha[:12]} (files from disk, not a commit)",
+    )
+    provenance = tuple(
+        {"path": disk, "repoPath": path, "blob": src.blob, "label": label, "date": date}
+        for path, (disk, src) in sorted(placed.items())
+    )
+    read = plan.read
+    return Plan(
+        revisions=[*plan.revisions, revision],
+        files=[*plan.files, sorted(files.items())],
+        read=lambda p, b: by_key.get((p, b)) or read(p, b),
+        repository=plan.repository,
+        close=plan.close,
+        snapshots=plan.snapshots + provenance,
+    )
+
+
 def _tree(repo: Path, sha: str, globs: Sequence[str], cache: Cache | None) -> list[tuple[str, str]]:
     """A commit's matching files never change: cached, a no-op rebuild spawns no ls-tree."""
     key = f"{sha}:{json.dumps(list(globs))}"
@@ -339,17 +389,23 @@ def build(
     overlay: Path | None = None,
     cache_path: Path | None = None,
     dataset_version: str | None = None,
+    snapshots: Sequence[str] = (),
+    snapshot_label: str = "snapshot",
+    snapshot_date: str | None = None,
     command: Sequence[str] = (),
     on_progress: Progress | None = None,
 ) -> BuildResult:
     """Build the dataset directory `out` (and the catalog, when given) from a directory or a
-    git repository. Idempotent: a second run with nothing new reuses every cached result."""
+    git repository. Idempotent: a second run with nothing new reuses every cached result.
+    `snapshots` (`PATH=REPO_PATH`, git builds only) add one revision after the git ones."""
     started = time.monotonic()
     clock = _Clock()
     progress = on_progress or (lambda phase, done, total: None)
     _check_out(out)
     if git_repo is None and source is None:
         raise SourceError("nothing to build; pass a directory or file, or --git REPO.")
+    if snapshots and git_repo is None:
+        raise SourceError("--snapshot places files over a git revision; add --git REPO.")
     loaded_overlay = _load_overlay(overlay)  # a bad overlay fails now, not after extraction
     cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
     try:
@@ -367,6 +423,10 @@ def build(
                 repo_name=repo_name,
                 cache=cache,
             )
+            if snapshots:
+                plan = add_snapshot(
+                    plan, snapshots, label=snapshot_label, date=snapshot_date, globs=globs
+                )
         else:
             plan, globs = _plan_directory_default(Path(source), globs)
     except BaseException:
@@ -472,7 +532,7 @@ def _extract_all(
 @dataclass
 class Assembled:
     records: list[dict]  # newest form of each record, sorted by id, previousId set
-    occurrences: list[dict]  # sorted by revision ord, then id
+    occurrences: list[dict]  # spans of revisions, see _occurrences
     flags: list[FlagDecl]  # newest declaration of each flag, sorted by name
     lineage: list[dict]
     failures: list[ParseFailure]
@@ -617,7 +677,7 @@ def _assemble(
     newest = [r for r in records if r["id"] in current]
     return Assembled(
         records=records,
-        occurrences=_occurrences(plan, scan.per_rev),
+        occurrences=_occurrences(scan.per_rev),
         flags=_newest_flags(scan, cache),
         lineage=lines,
         failures=sorted(
@@ -733,24 +793,39 @@ def _lineage(plan: Plan, per_rev: list[list[dict]]) -> list[dict]:
     )
 
 
-def _occurrences(plan: Plan, per_rev: list[list[dict]]) -> list[dict]:
-    """One line per (record, revision): where the record is at that revision (first site)."""
-    out = []
-    for rev, entries in zip(plan.revisions, per_rev, strict=True):
-        seen = set()
+def _occurrences(per_rev: list[list[dict]]) -> list[dict]:
+    """One line per span of consecutive revisions (ords `from`..`to`, inclusive) in which a
+    record sits at the same (file, line, function, guard), taken from its first site. A history
+    of a thousand commits then writes a few lines per record instead of one per revision."""
+    out: list[dict] = []
+    open_: dict[str, dict] = {}  # id -> its span still running at the previous revision
+    for ord_, entries in enumerate(per_rev):
+        seen: set[str] = set()
         for e in entries:
-            if e["id"] not in seen:
-                seen.add(e["id"])
-                out.append(
-                    {
-                        "id": e["id"],
-                        "sha": rev.sha,
-                        "file": e["file"],
-                        "line": e["line"],
-                        "function": e["function"],
-                        "guard": e["guard"],
-                    }
-                )
+            rid = e["id"]
+            if rid in seen:
+                continue
+            seen.add(rid)
+            span = open_.get(rid)
+            if (
+                span is not None
+                and span["to"] == ord_ - 1
+                and (span["file"], span["line"], span["function"], span["guard"])
+                == (e["file"], e["line"], e["function"], e["guard"])
+            ):
+                span["to"] = ord_
+                continue
+            span = {
+                "id": rid,
+                "file": e["file"],
+                "line": e["line"],
+                "function": e["function"],
+                "guard": e["guard"],
+                "from": ord_,
+                "to": ord_,
+            }
+            open_[rid] = span
+            out.append(span)
     return out
 
 
@@ -848,11 +923,24 @@ def _manifest(
     }
 
 
-def _provenance(plan: Plan) -> str:
-    if not plan.revisions or plan.revisions[-1].sha is None:
-        return "kverr build of a source directory"
-    first, last = plan.revisions[0], plan.revisions[-1]
-    return f"kverr build of {len(plan.revisions)} revision(s) from {first.sha[:12]} ({first.date}) to {last.sha[:12]} ({last.date})"
+def _provenance(plan: Plan) -> dict:
+    """Where the revisions came from: a sentence, and each snapshot file (files from disk that
+    are in no commit, so a reader can tell reconstructed code from upstream history)."""
+    commits = [r for r in plan.revisions if r.sha]
+    if not commits:
+        return {"summary": "kverr build of a source directory", "snapshots": []}
+    first, last = commits[0], commits[-1]
+    text = (
+        f"kverr build of {len(commits)} git revision(s) from {first.sha[:12]} ({first.date})"
+        f" to {last.sha[:12]} ({last.date})"
+    )
+    for label in dict.fromkeys(s["label"] for s in plan.snapshots):
+        files = [s for s in plan.snapshots if s["label"] == label]
+        text += (
+            f", then snapshot {label!r} ({files[0]['date']}): {len(files)} file(s) from disk placed"
+            f" over {last.sha[:12]}, in no commit of the repository"
+        )
+    return {"summary": text, "snapshots": [dict(s) for s in plan.snapshots]}
 
 
 def _write(out: Path, revisions: list[Revision], a: Assembled, manifest: dict) -> None:

@@ -81,19 +81,14 @@ def write_dataset(
         for r in records
     ]
     lines.sort(key=lambda ln: ln["record"]["id"])
-    ord_of = {r.sha: i for i, r in enumerate(revisions)}
     rev_rows = [
         {"sha": r.sha, "date": r.date, "tags": list(r.tags), "subject": r.subject, "ord": i}
         for i, r in enumerate(revisions)
     ]
+    ord_of = {r.sha: i for i, r in enumerate(revisions)}
     occ = sorted(
-        occurrences,
-        key=lambda o: (
-            ord_of.get(o.get("sha"), -1),
-            o["id"],
-            o.get("file") or "",
-            o.get("line") or 0,
-        ),
+        (as_span(o, ord_of) for o in occurrences),
+        key=lambda o: (o["id"], o["from"], o["to"], o.get("file") or "", o.get("line") or 0),
     )
     newest: dict[str, FlagDecl] = {}
     for decl in flags:  # later (newer) declarations win
@@ -112,6 +107,19 @@ def write_dataset(
     }
     for name, text in files.items():
         _write_atomic(out / name, text)
+
+
+def as_span(row: dict, ord_of: dict[str | None, int]) -> dict:
+    """An occurrence line as a span `{"id", "file", "line", "function", "guard", "from", "to"}`
+    (revision ords, inclusive). A one-revision line `{"id", "sha", ...}` (hand-made datasets,
+    older builds) becomes the span of that revision alone."""
+    if "from" in row:
+        return row
+    ord_ = ord_of.get(row.get("sha"), -1)
+    span = {k: v for k, v in row.items() if k != "sha"}
+    span.setdefault("function", None)
+    span.setdefault("guard", "")
+    return {**span, "from": ord_, "to": ord_}
 
 
 def _plain_flag(decl: FlagDecl) -> dict[str, Any]:
@@ -160,11 +168,12 @@ def read_dataset(directory: str | os.PathLike[str]) -> Dataset:
         )
     )
     flags = tuple(_flag(where, r) for where, r in _rows(root / "flags.jsonl", optional=True))
+    ord_of = {r.sha: i for i, r in enumerate(revisions)}
     return Dataset(
         records=tuple(records),
         revisions=revisions,
         occurrences=tuple(
-            _need(where, r, ("id", "sha", "file", "line"))
+            as_span(_need(where, r, ("id", "file", "line")), ord_of)
             for where, r in _rows(root / "occurrences.jsonl", optional=True)
         ),
         flags=flags,
