@@ -92,7 +92,7 @@ class Catalog:
             return None
         rev = self.resolve_version(version)
         rows = self.con.execute(
-            "SELECT DISTINCT id FROM occurrences WHERE sha = ?", [rev["sha"]]
+            "SELECT DISTINCT id FROM occurrences WHERE ? BETWEEN from_ord AND to_ord", [rev["ord"]]
         ).fetchall()
         return {r[0] for r in rows}
 
@@ -139,7 +139,8 @@ class Catalog:
     def revisions_of(self, record_id: str) -> list[dict[str, Any]]:
         return self._rev_rows(
             """SELECT r.ord, r.sha, r.date, r.tags, r.subject FROM revisions r
-               WHERE r.sha IN (SELECT sha FROM occurrences WHERE id = ?) ORDER BY r.ord""",
+               WHERE EXISTS (SELECT 1 FROM occurrences o WHERE o.id = ?
+                             AND r.ord BETWEEN o.from_ord AND o.to_ord) ORDER BY r.ord""",
             [record_id],
         )
 
@@ -151,12 +152,16 @@ class Catalog:
         ]
 
     def resolve_version(self, rev: str) -> dict[str, Any]:
-        """A release tag or a sha prefix (>= 4 hex) -> its revision row; NotFound otherwise."""
-        revs = [r for r in self.revisions() if r["sha"]]
+        """A release tag or snapshot label, a sha prefix (>= 4 hex), or HEAD (the newest git
+        revision built) -> its revision row; NotFound otherwise. A snapshot revision (files
+        from disk, sha null) is found by its label only."""
+        revs = self.revisions()
         found = [r for r in revs if rev in r["tags"]]
+        if not found and rev == "HEAD":
+            found = [r for r in revs if r["sha"]][-1:]
         if not found and len(rev) >= 4:
-            found = [r for r in revs if r["sha"].startswith(rev.lower())]
-        if len(found) == 1 or (found and all(f["sha"] == found[0]["sha"] for f in found)):
+            found = [r for r in revs if r["sha"] and r["sha"].startswith(rev.lower())]
+        if len(found) == 1 or (found and all(f["ord"] == found[0]["ord"] for f in found)):
             return found[0]
         why = "is ambiguous" if found else "is not a revision in this catalog"
         raise NotFound(

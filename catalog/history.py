@@ -23,36 +23,21 @@ def _con(cat: Any) -> Any:
     return cat.con  # the Catalog's read-only DuckDB connection
 
 
-def _columns(con: Any, table: str) -> set[str]:
-    return {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
-
-
-def occurrences_at(cat: Any, sha: str | None) -> dict[str, dict]:
-    """id -> {file, line, function, guard} for every record present at revision `sha`."""
-    con = _con(cat)
-    extra = [c for c in ("function", "guard") if c in _columns(con, "occurrences")]
-    cols = ["id", "file", "line", *extra]
-    where = "sha = ?" if sha is not None else "sha IS NULL"
-    rows = con.execute(
-        f"SELECT {', '.join(cols)} FROM occurrences WHERE {where} ORDER BY id, file, line",
-        [sha] if sha is not None else [],
-    ).fetchall()
+def occurrences_at(cat: Any, ord_: int) -> dict[str, dict]:
+    """id -> {file, line, function, guard} for every record present at revision `ord_`."""
+    sql = """SELECT id, file, lines[$1 - from_ord + 1] AS line, function, guard FROM occurrences
+             WHERE $1 BETWEEN from_ord AND to_ord ORDER BY id, file, line"""
     out: dict[str, dict] = {}
-    for row in rows:
-        out.setdefault(
-            row[0], {"function": None, "guard": None, **dict(zip(cols[1:], row[1:], strict=True))}
-        )
+    for rid, file, line, function, guard in _con(cat).execute(sql, [ord_]).fetchall():
+        out.setdefault(rid, {"file": file, "line": line, "function": function, "guard": guard})
     return out
 
 
-def shas_of(cat: Any, record_id: str) -> set[str | None]:
-    con = _con(cat)
-    return {
-        r[0]
-        for r in con.execute(
-            "SELECT DISTINCT sha FROM occurrences WHERE id = ?", [record_id]
-        ).fetchall()
-    }
+def ords_of(cat: Any, record_id: str) -> set[int]:
+    """Ords of the revisions where the record exists."""
+    sql = "SELECT from_ord, to_ord FROM occurrences WHERE id = ?"
+    rows = _con(cat).execute(sql, [record_id]).fetchall()
+    return {n for lo, hi in rows for n in range(lo, hi + 1)}
 
 
 def lineage_map(cat: Any) -> dict[str, str]:
@@ -106,7 +91,7 @@ def diff(cat: Any, rev_a: str, rev_b: str) -> Diff:
     """Errors added, removed, changed (edited message / class / guard, via lineage) and moved
     (same id, another file or function) from `rev_a` to `rev_b`."""
     ra, rb = cat.resolve_version(rev_a), cat.resolve_version(rev_b)
-    occ_a, occ_b = occurrences_at(cat, ra["sha"]), occurrences_at(cat, rb["sha"])
+    occ_a, occ_b = occurrences_at(cat, ra["ord"]), occurrences_at(cat, rb["ord"])
     removed = set(occ_a) - set(occ_b)
     added = set(occ_b) - set(occ_a)
     previous = lineage_map(cat)
@@ -204,8 +189,8 @@ def history(cat: Any, id_or_text: str) -> History:
     the first release tag at or after that point)."""
     rid = resolve_record(cat, id_or_text)
     revisions = cat.revisions()
-    present = shas_of(cat, rid)
-    rows = [r for r in revisions if r["sha"] in present]
+    present = ords_of(cat, rid)
+    rows = [r for r in revisions if r["ord"] in present]
     introduced = disappeared = None
     if rows:
         first, last = rows[0]["ord"], rows[-1]["ord"]
@@ -234,7 +219,7 @@ def history(cat: Any, id_or_text: str) -> History:
 def _first_release(revisions: list[dict], start: int, present: set, *, want: bool) -> str | None:
     """The first tagged revision from `start` on that has (want=True) or lacks the record."""
     for r in revisions:
-        if r["ord"] >= start and r.get("tags") and (r["sha"] in present) is want:
+        if r["ord"] >= start and r.get("tags") and (r["ord"] in present) is want:
             return r["tags"][0]
     return None
 

@@ -22,7 +22,7 @@ from kverr.catalog import patterns
 from kverr import __version__
 from kverr.errors import CatalogError, DatasetError
 
-FORMAT = "kverr-catalog-2"  # bump when the tables change: old catalogs are then rebuilt
+FORMAT = "kverr-catalog-3"  # bump when the tables change: old catalogs are then rebuilt
 BM25_K1, BM25_B = 1.2, 0.75
 STOP_SHARE, STOP_MIN = 0.02, 50
 DATASET_FILES = (
@@ -44,7 +44,8 @@ CREATE TABLE flags(name VARCHAR PRIMARY KEY, dest VARCHAR, help VARCHAR, "defaul
     choices JSON, type VARCHAR, action VARCHAR, file VARCHAR, line INTEGER);
 CREATE TABLE record_flags(id VARCHAR, flag VARCHAR);
 CREATE TABLE revisions(ord INTEGER, sha VARCHAR, date VARCHAR, tags JSON, subject VARCHAR);
-CREATE TABLE occurrences(id VARCHAR, sha VARCHAR, file VARCHAR, line INTEGER, function VARCHAR, guard VARCHAR);
+CREATE TABLE occurrences(id VARCHAR, file VARCHAR, function VARCHAR, guard VARCHAR,
+    from_ord INTEGER, to_ord INTEGER, lines INTEGER[]);
 CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
 """
 
@@ -133,8 +134,26 @@ def _functions(occs: list[dict[str, Any]]) -> dict[str, str]:
     """id -> the function the extractor saw the site in (newest occurrence wins); better than
     reading the source context, which `enclosing_function` falls back to."""
     return {
-        o["id"]: o["function"].rsplit(".", 1)[-1] for o in occs if o.get("function") and o.get("id")
+        o["id"]: o["function"].rsplit(".", 1)[-1]
+        for o in sorted(occs, key=lambda o: o["to"])
+        if o.get("function") and o.get("id")
     }
+
+
+def _spans(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Occurrence lines as spans of revision ords (`from`..`to`, inclusive, `lines` one per
+    revision); a one-revision line `{"id", "sha", "line", ...}` (hand-made datasets) spans that
+    revision alone."""
+    ord_of = {r.get("sha"): r.get("ord", i) for i, r in enumerate(revisions)}
+    out = []
+    for o in occs:
+        if "from" not in o:
+            n = ord_of.get(o.get("sha"))
+            if n is None:
+                continue  # a revision the dataset does not list: nowhere to place it
+            o = {**o, "from": n, "to": n, "lines": [o.get("line")]}
+        out.append(o)
+    return out
 
 
 def _analyse(recs: list[dict[str, Any]]) -> tuple[dict[str, patterns.Shape | None], list[str]]:
@@ -192,32 +211,30 @@ def _term_rows(shapes: dict[str, patterns.Shape | None]):
     return rows, selfs
 
 
-def _last_ord(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> dict[str, int]:
+def _last_ord(occs: list[dict[str, Any]]) -> dict[str, int]:
     """id -> ord of the newest revision containing it (ranks ties toward current code)."""
-    order = {r.get("sha"): r.get("ord", i) for i, r in enumerate(revisions)}
     out: dict[str, int] = {}
     for o in occs:
-        ordn = order.get(o.get("sha"))
-        if ordn is not None and ordn > out.get(o.get("id"), -1):
-            out[o["id"]] = ordn
+        if o["to"] > out.get(o.get("id"), -1):
+            out[o["id"]] = o["to"]
     return out
 
 
 def _releases(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """id -> release tags containing it; the short shas of its first and last revision when
-    none is tagged; [] for a directory build. Precomputed so a match costs no join."""
-    order = {r.get("sha"): (r.get("ord", i), r.get("tags") or []) for i, r in enumerate(revisions)}
-    seen: dict[str, list[tuple[int, str, list[str]]]] = {}
+    """id -> release tags (and snapshot labels) containing it; the short shas of its first and
+    last revision when none is tagged; [] for a directory build. Precomputed so a match costs
+    no join."""
+    by_ord = {r.get("ord", i): r for i, r in enumerate(revisions)}
+    ords: dict[str, set[int]] = {}
     for o in occs:
-        if o.get("sha") in order and o.get("sha"):
-            ordn, tags = order[o["sha"]]
-            seen.setdefault(o["id"], []).append((ordn, o["sha"], tags))
+        ords.setdefault(o["id"], set()).update(range(o["from"], o["to"] + 1))
     out = {}
-    for rid, revs in seen.items():
-        revs = sorted(set((a, b, tuple(c)) for a, b, c in revs))
-        tags = [t for _, _, ts in revs for t in ts]
-        shas = [s[:10] for _, s, _ in revs]
-        out[rid] = list(dict.fromkeys(tags or (shas[:1] + shas[-1:])))
+    for rid, present in ords.items():
+        revs = [by_ord[n] for n in sorted(present) if n in by_ord]
+        tags = [t for r in revs for t in r.get("tags") or []]
+        shas = [r["sha"][:10] for r in revs if r.get("sha")]
+        if tags or shas:
+            out[rid] = list(dict.fromkeys(tags or (shas[:1] + shas[-1:])))
     return out
 
 
@@ -282,9 +299,10 @@ def load_dataset(dataset_dir: Path | str, catalog_path: Path | str) -> LoadRepor
 def _write(con, manifest, recs, side, shapes) -> None:
     con.execute(SCHEMA_SQL)
     term_rows, selfs = _term_rows(shapes)
-    funcs = _functions(side["occurrences.jsonl"])
-    releases = _releases(side["occurrences.jsonl"], side["revisions.jsonl"])
-    last_ord = _last_ord(side["occurrences.jsonl"], side["revisions.jsonl"])
+    occs = _spans(side["occurrences.jsonl"], side["revisions.jsonl"])
+    funcs = _functions(occs)
+    releases = _releases(occs, side["revisions.jsonl"])
+    last_ord = _last_ord(occs)
     _insert(con, "meta", ["key", "value"], [
         ("format", FORMAT), ("kverr", __version__), ("schemaVersion", str(manifest.get("schemaVersion", 2))),
         ("datasetVersion", str(manifest.get("datasetVersion", ""))), ("manifest", _j(manifest)),
@@ -318,9 +336,9 @@ def _write(con, manifest, recs, side, shapes) -> None:
         (row.get("ord", i), row.get("sha"), row.get("date"), _j(row.get("tags") or []), row.get("subject"))
         for i, row in enumerate(side["revisions.jsonl"])
     ])  # fmt: skip
-    _insert(con, "occurrences", ["id", "sha", "file", "line", "function", "guard"], [
-        (o.get("id"), o.get("sha"), o.get("file"), o.get("line"), o.get("function"), o.get("guard"))
-        for o in side["occurrences.jsonl"]
+    _insert(con, "occurrences", ["id", "file", "function", "guard", "from_ord", "to_ord", "lines"], [
+        (o.get("id"), o.get("file"), o.get("function"), o.get("guard"), o["from"], o["to"], o.get("lines") or [])
+        for o in occs
     ])  # fmt: skip
     # point lookups: where a record exists (history, versions), and traceback frames
     con.execute("CREATE INDEX occurrences_id ON occurrences(id)")

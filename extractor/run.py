@@ -59,12 +59,18 @@ def extract_files(
 
 
 def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtraction:
-    """Map `--attr` names to declared flags and drop the rest; keep all when nothing is declared."""
+    """Map `--attr` names to declared flags and drop the rest; keep all when nothing is declared.
+
+    A flag the file's own messages name literally (`"--foo-bar requires ..."`) is kept too: an
+    arg-groups module can be newer than the server_args.py it is read with (a snapshot), and its
+    message text is then the best evidence that `cfg.foo_bar` is a launch flag."""
     if not decls:
         return fx
     by_dest: dict[str, str] = {}
     for d in decls:
         by_dest.setdefault(d.dest, d.name)
+    for dest in _named_in_messages(fx):
+        by_dest.setdefault(dest, "--" + dest.replace("_", "-"))
 
     def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
         dests = (f[2:].replace("-", "_") for f in flags)
@@ -79,6 +85,20 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
         for s in fx.sites
     )
     return dataclasses.replace(fx, sites=sites)
+
+
+_FLAG_IN_TEXT = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*[a-z0-9])")
+
+
+def _named_in_messages(fx: FileExtraction) -> set[str]:
+    """Dests of the `--flags` written in the literal text of this file's messages."""
+    return {
+        m.group(1).replace("-", "_")
+        for s in fx.sites
+        for p in s.template.parts
+        if p.text
+        for m in _FLAG_IN_TEXT.finditer(p.text)
+    }
 
 
 # ---------------------------------------------------------------- one file

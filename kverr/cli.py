@@ -116,6 +116,9 @@ def build(
     overlay: Annotated[Optional[Path], typer.Option("--overlay", help="Curated knowledge overlay, e.g. data/curated.json.")] = None,
     cache: Annotated[Optional[Path], typer.Option("--cache", help="Extraction cache file (default: .kverr-cache.sqlite beside --out).")] = None,
     progress: Annotated[bool, typer.Option("--progress", help="Show a progress bar even when stderr is not a terminal.")] = False,
+    snapshot: Annotated[Optional[list[str]], typer.Option("--snapshot", metavar="PATH=REPO_PATH", help="With --git: a file or directory on disk placed at REPO_PATH over the newest revision, built as one more revision (no commit); repeatable.")] = None,
+    snapshot_label: Annotated[str, typer.Option("--snapshot-label", help="Tag of the snapshot revision (for --version, diff, history).")] = "snapshot",
+    snapshot_date: Annotated[Optional[str], typer.Option("--snapshot-date", metavar="ISO", help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).")] = None,
 ) -> None:
     """Extract every error from a directory or git revisions into a dataset directory (and a catalog).
 
@@ -130,6 +133,7 @@ def build(
         result = pipeline.build(
             out=out, source=source, git_repo=git_repo, revs=revs, tags_glob=tags, touching=touching,
             globs=files, catalog=catalog, jobs=jobs, repo_name=repo_name, overlay=overlay, cache_path=cache,
+            snapshots=snapshot or [], snapshot_label=snapshot_label, snapshot_date=snapshot_date,
             command=["kverr", *sys.argv[1:]], on_progress=on_progress,
         )
     typer.echo(render.build_summary(result))

@@ -168,7 +168,7 @@ class Dataset:
 
     records: tuple[dict[str, Any], ...] = ()  # schema-v2 records, sorted by id
     revisions: tuple[Revision, ...] = ()  # oldest first
-    occurrences: tuple[dict[str, Any], ...] = ()  # spans {"id", "file", "line", "function", "guard", "from", "to"} (ords)
+    occurrences: tuple[dict[str, Any], ...] = ()  # spans {"id", "file", "function", "guard", "from", "to", "lines"}
     flags: tuple[FlagDecl, ...] = ()  # sorted by name
     lineage: tuple[dict[str, Any], ...] = ()  # {"id", "previousId", "sha"}
     manifest: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)

@@ -7,9 +7,11 @@ One revision or a thousand go through the same path:
              FileExtraction; within a changed file the unit cache lets unchanged functions skip
              libcst. Both live in one sqlite file next to the output (stdlib only; duckdb stays
              in catalog/). `jobs > 1` spreads the blobs over processes.
-3. records   per revision: ids and occurrences (cached per file set); the newest form of each
-             record comes from the last revision that has it.
-4. lineage   edited messages link new id -> old id between consecutive revisions.
+3. scan      per revision: ids and sites (cached per file set), folded oldest first into
+             occurrence spans, lineage (edited messages link new id -> old id) and each record's
+             newest revision. The folded state is cached under a hash chain of the revisions, so
+             a build that adds commits to a built history folds in only the new ones.
+4. records   the newest form of each record, built at the last revision that has it (cached).
 5. write     all dataset files into a temp dir, then swapped in: Ctrl-C never leaves a
              half-written dataset, and the cache keeps the finished work for the re-run.
 """
@@ -522,6 +524,7 @@ def _extract_all(
     if todo:
         _run_extraction(todo, plan.read, cache, jobs, on_done)
     scanner.advance(set())
+    scanner.save()
     cache.commit()
     return stats, scanner.scan
 
@@ -622,27 +625,11 @@ def _build_records(
 ) -> list[dict]:
     """records.build_records, limited to the ids in `only`: a revision usually owes the dataset
     a handful of newest forms, and building (and validating) all its records would cost ~100x.
-    Same steps as build_records; test_build_records_subset_matches_build_records holds them equal."""
-    from kverr.records import apply_overlay, build_records, flag_map, record_for
-    from kverr.records.identity import assign_ids
-    from kverr.records.pattern import check_pattern
-    from kverr.schema import validate_record
+    build_records still sees every site of the revision (ids, earlier checks in the function),
+    so each record equals its counterpart in a full build."""
+    from kverr.records import build_records
 
-    if only is None:
-        return build_records(exts, revision, overlay=overlay)
-    pairs = [(site, ex.source) for ex in exts for site in ex.sites]
-    decls = flag_map(ex.flags for ex in exts)
-    ids = assign_ids([site for site, _ in pairs])
-    records = [
-        record_for(site, src, revision, record_id=rid, flags=decls)
-        for (site, src), rid in zip(pairs, ids, strict=True)
-        if rid in only
-    ]
-    records = apply_overlay(records, overlay)
-    for rec in records:
-        validate_record(rec)
-        check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
-    return sorted(records, key=lambda r: r["id"])
+    return build_records(exts, revision, overlay=overlay, only=only)
 
 
 def _load_overlay(path: Path | None) -> tuple[Any, str]:
@@ -666,18 +653,19 @@ def _assemble(
     overlay, overlay_fp = loaded_overlay
     version = dataset_version or plan.revisions[-1].date or "1970-01-01T00:00:00.000Z"
     records_fp = _code_fingerprint("extractor", "records", "schema") + overlay_fp
-    records = _newest_forms(plan, cache, scan.loader, scan.last_ord, scan.keys, overlay, records_fp)
+    last_ord = _pin_to_commits(plan, scan)
+    records = _newest_forms(plan, cache, scan.loader, last_ord, scan.keys, overlay, records_fp)
     if clock:
         clock.lap("records")
-    lines = _lineage(plan, scan.per_rev)
+    lines = scan.lineage.lines()
     from kverr.records import lineage as lin
 
     lin.apply(records, lines)
-    current = {e["id"] for e in scan.per_rev[-1]}
+    current = {e["id"] for e in scan.entries_at(len(plan.revisions) - 1)}
     newest = [r for r in records if r["id"] in current]
     return Assembled(
         records=records,
-        occurrences=_occurrences(scan.per_rev),
+        occurrences=scan.spans,
         flags=_newest_flags(scan, cache),
         lineage=lines,
         failures=sorted(
@@ -693,42 +681,126 @@ def _assemble(
     )
 
 
+def _pin_to_commits(plan: Plan, scan: _Scan) -> dict[str, int]:
+    """id -> the revision its newest form is built at. A record that lives on into a snapshot
+    revision in a file the snapshot did not replace is still the code of the newest commit:
+    it is built there, so only records from snapshot files lose their sha and link."""
+    if not plan.snapshots:
+        return scan.last_ord
+    snap_paths = {s["repoPath"] for s in plan.snapshots}
+    base = max(i for i, r in enumerate(plan.revisions) if r.sha)
+    at_base = {e["id"] for e in scan.entries_at(base)}
+    from_snapshot = {
+        e["id"]
+        for n in range(base + 1, len(plan.revisions))
+        for e in scan.entries_at(n)
+        if e["file"] in snap_paths
+    }
+    return {
+        rid: base if n > base and rid in at_base and rid not in from_snapshot else n
+        for rid, n in scan.last_ord.items()
+    }
+
+
 @dataclass
 class _Scan:
+    """What the scan folds out of the revisions, oldest first. Its state after the newest
+    revision is cached (`fold`), keyed by a hash chain over every revision's file set and sha:
+    adding a commit restores the state of the history before it and folds in only the new one."""
+
     loader: _Loader
+    entries_at: Callable[[int], list[dict]]  # ord -> that revision's entries
     keys: list[str] = field(default_factory=list)  # per revision: cache key of its file set
-    per_rev: list[list[dict]] = field(default_factory=list)  # per revision: entries
     last_ord: dict[str, int] = field(default_factory=dict)  # id -> last revision that has it
-    flag_last: dict[str, int] = field(
-        default_factory=dict
-    )  # flag name -> last revision declaring it
+    flag_last: dict[str, int] = field(default_factory=dict)  # flag -> last revision declaring it
     failures: dict[str, dict] = field(default_factory=dict)
     sites: int = 0  # in the newest revision
+    spans: list[dict] = field(default_factory=list)  # occurrences.jsonl lines, see _fold_spans
+    open_spans: dict[str, dict] = field(default_factory=dict)  # id -> its newest span
+    lineage: Any = None  # records.lineage.LineageFold
+
+    def state(self) -> dict:
+        return {
+            "lastOrd": self.last_ord,
+            "flagLast": self.flag_last,
+            "failures": list(self.failures.values()),
+            "sites": self.sites,
+            "spans": self.spans,
+            "lineage": self.lineage.to_state(),
+        }
+
+    def restore(self, state: dict) -> None:
+        self.last_ord, self.flag_last = state["lastOrd"], state["flagLast"]
+        self.failures = {json.dumps(f, sort_keys=True): f for f in state["failures"]}
+        self.sites, self.spans = state["sites"], state["spans"]
+        self.open_spans = {sp["id"]: sp for sp in self.spans}  # creation order: newest wins
 
 
 class _Scanner:
     """Entries of every revision, oldest first, each computed once per distinct file set (the
-    value is cached: entries depend only on the files and the code, not on the commit)."""
+    value is cached: entries depend only on the files and the code, not on the commit), folded
+    into occurrence spans, lineage and the newest revision of each record and flag."""
 
     def __init__(self, plan: Plan, cache: Cache, stats: dict[str, int], progress: Progress) -> None:
+        from kverr.records.lineage import LineageFold
+
         self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
         self.fp = _code_fingerprint("extractor", "records")
         self.loader = _Loader(plan, cache)
-        self.scan = _Scan(loader=self.loader)
+        self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
+        self.scan = _Scan(loader=self.loader, entries_at=self.entries_at)
+        self.scan.keys = [
+            hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
+            for files in plan.files
+        ]
+        self.chain = _chain(self.scan.keys, plan.revisions)
         stats["revisions_built"] = 0
+        self.next = self.restored = 0  # revisions folded already / restored from the cache
+        self.scan.lineage = LineageFold()
+        for ord_ in range(len(self.chain) - 1, -1, -1):  # the longest history already folded
+            raw = cache.get("fold", self.chain[ord_])
+            if raw is not None:
+                state = json.loads(raw)
+                self.scan.restore(state)
+                self.scan.lineage = LineageFold(state["lineage"], self._entries_fn(ord_))
+                self.next = self.restored = ord_ + 1
+                progress("records", ord_ + 1, len(plan.revisions))
+                break
+        stats["revisions_restored"] = self.restored
+
+    def entries_at(self, ord_: int) -> list[dict]:
+        if ord_ not in self.held:
+            raw = self.cache.get("rev", self.scan.keys[ord_])
+            if raw is None:
+                raise DatasetError(
+                    f"cache {self.cache.path} lost a revision's entries; delete it and build again."
+                )
+            self.held[ord_] = json.loads(raw)["entries"]
+        return self.held[ord_]
+
+    def _entries_fn(self, ord_: int) -> Callable[[], list[Any]]:
+        from kverr.records.lineage import Entry
+
+        return lambda: [
+            Entry(e["id"], e["kind"], e["message"], e["function"], e["guard"], e["errorClass"])
+            for e in self.entries_at(ord_)
+        ]
 
     def advance(self, pending: set[tuple[str, str]]) -> None:
         """Scan every next revision none of whose blobs is still being extracted."""
         files = self.plan.files
-        while len(self.scan.keys) < len(files) and not pending.intersection(
-            files[len(self.scan.keys)]
-        ):
-            self._step(len(self.scan.keys))
+        while self.next < len(files) and not pending.intersection(files[self.next]):
+            self._step(self.next)
+            self.next += 1
+
+    def save(self) -> None:
+        """Keep the folded state of this history, unless it was restored whole."""
+        if self.restored < len(self.chain):
+            self.cache.put_many("fold", {self.chain[-1]: json.dumps(self.scan.state())})
 
     def _step(self, ord_: int) -> None:
         files, scan = self.plan.files[ord_], self.scan
-        key = hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
-        scan.keys.append(key)
+        key = scan.keys[ord_]
         cached = self.cache.get("rev", key)
         if cached is None:
             exts = self.loader.load(files, text=False)
@@ -747,15 +819,72 @@ class _Scanner:
             value = json.loads(cached)
         for pb in files:  # never used again unless a later revision has it (then: memo or cache)
             self.loader.fresh.pop(pb, None)
-        scan.per_rev.append(value["entries"])
-        for e in value["entries"]:
+        entries = self.held[ord_] = value["entries"]
+        for e in entries:
             scan.last_ord[e["id"]] = ord_
         for name in value["flagNames"]:
             scan.flag_last[name] = ord_
         for f in value["failures"]:
             scan.failures.setdefault(json.dumps(f, sort_keys=True), f)
         scan.sites = value["sites"]
+        _fold_spans(scan, ord_, entries)
+        scan.lineage.add(
+            self.plan.revisions[ord_].sha,
+            frozenset(e["id"] for e in entries),
+            self._entries_fn(ord_),
+        )
         self.progress("records", ord_ + 1, len(self.plan.revisions))
+
+
+@functools.cache
+def _own_fingerprint() -> str:
+    """Hash of this module as imported (the fold's code), read once per process."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def _chain(keys: list[str], revisions: list[Revision]) -> list[str]:
+    """Per revision: a hash of every revision up to it (file set and sha), and of this module
+    (the fold's code): the key of the folded state of that history."""
+    h = hashlib.sha256(_own_fingerprint().encode())
+    out = []
+    for key, rev in zip(keys, revisions, strict=True):
+        h.update(f"{key}:{rev.sha}\n".encode())
+        out.append(h.copy().hexdigest())
+    return out
+
+
+def _fold_spans(scan: _Scan, ord_: int, entries: list[dict]) -> None:
+    """Occurrences: one line per span of consecutive revisions (ords `from`..`to`, inclusive) in
+    which a record sits in the same (file, function, guard), from its first site; `lines` holds
+    its line at each revision of the span. Lines shift with almost every commit, so keeping them
+    out of the span key is what makes a thousand-commit history a few lines per record."""
+    seen: set[str] = set()
+    for e in entries:
+        rid = e["id"]
+        if rid in seen:
+            continue
+        seen.add(rid)
+        span = scan.open_spans.get(rid)
+        if (
+            span is not None
+            and span["to"] == ord_ - 1
+            and (span["file"], span["function"], span["guard"])
+            == (e["file"], e["function"], e["guard"])
+        ):
+            span["to"] = ord_
+            span["lines"].append(e["line"])
+            continue
+        span = {
+            "id": rid,
+            "file": e["file"],
+            "function": e["function"],
+            "guard": e["guard"],
+            "from": ord_,
+            "to": ord_,
+            "lines": [e["line"]],
+        }
+        scan.open_spans[rid] = span
+        scan.spans.append(span)
 
 
 def _newest_flags(scan: _Scan, cache: Cache) -> list[FlagDecl]:
@@ -772,61 +901,6 @@ def _newest_flags(scan: _Scan, cache: Cache) -> list[FlagDecl]:
             if scan.flag_last.get(f["name"]) == ord_:
                 out[f["name"]] = f
     return [from_json(json.dumps(out[n])) for n in sorted(out)]
-
-
-def _lineage(plan: Plan, per_rev: list[list[dict]]) -> list[dict]:
-    from kverr.records import lineage as lin
-
-    return lin.lineage(
-        [
-            (
-                rev.sha,
-                [
-                    lin.Entry(
-                        e["id"], e["kind"], e["message"], e["function"], e["guard"], e["errorClass"]
-                    )
-                    for e in entries
-                ],
-            )
-            for rev, entries in zip(plan.revisions, per_rev, strict=True)
-        ]
-    )
-
-
-def _occurrences(per_rev: list[list[dict]]) -> list[dict]:
-    """One line per span of consecutive revisions (ords `from`..`to`, inclusive) in which a
-    record sits at the same (file, line, function, guard), taken from its first site. A history
-    of a thousand commits then writes a few lines per record instead of one per revision."""
-    out: list[dict] = []
-    open_: dict[str, dict] = {}  # id -> its span still running at the previous revision
-    for ord_, entries in enumerate(per_rev):
-        seen: set[str] = set()
-        for e in entries:
-            rid = e["id"]
-            if rid in seen:
-                continue
-            seen.add(rid)
-            span = open_.get(rid)
-            if (
-                span is not None
-                and span["to"] == ord_ - 1
-                and (span["file"], span["line"], span["function"], span["guard"])
-                == (e["file"], e["line"], e["function"], e["guard"])
-            ):
-                span["to"] = ord_
-                continue
-            span = {
-                "id": rid,
-                "file": e["file"],
-                "line": e["line"],
-                "function": e["function"],
-                "guard": e["guard"],
-                "from": ord_,
-                "to": ord_,
-            }
-            open_[rid] = span
-            out.append(span)
-    return out
 
 
 def _newest_forms(
@@ -946,7 +1020,7 @@ def _provenance(plan: Plan) -> dict:
 def _write(out: Path, revisions: list[Revision], a: Assembled, manifest: dict) -> None:
     """Write the dataset into a sibling temp dir, then swap it in: an interrupt or a crash leaves
     either the old dataset or the new one, never a mix."""
-    from kverr.records.dataset import write_dataset
+    from kverr.records.dataset import readme_text, write_dataset
 
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -964,6 +1038,7 @@ def _write(out: Path, revisions: list[Revision], a: Assembled, manifest: dict) -
             lineage=a.lineage,
             manifest=manifest,
         )
+        (tmp / "README.md").write_text(readme_text(manifest, revisions), encoding="utf-8")
         if out.exists():
             os.replace(out, old)
         os.replace(tmp, out)

@@ -208,7 +208,7 @@ def build_summary(result: Any) -> str:
     and pattern collisions."""
     c, s = result.counts, result.stats
     revs = result.revisions
-    span = f"{len(revs)} revision(s)" if revs and revs[-1].sha else "directory"
+    span = f"{len(revs)} revision(s)" if any(r.sha for r in revs) else "directory"
     lines = [
         f"built {result.out} from {span} in {result.seconds:.1f}s"
         + (f"; catalog {result.catalog}" if result.catalog else ""),
@@ -248,8 +248,15 @@ def _h_collision(item: Any) -> str:
 
 def _h_rev(rev: dict) -> str:
     tags = rev.get("tags") or []
-    short = (rev.get("sha") or "directory")[:10]
+    short = _h_sha(rev)
     return f"{tags[0]} ({short})" if tags else short
+
+
+def _h_sha(rev: dict) -> str:
+    """Short sha; a revision without one is a directory build or a snapshot (files from disk)."""
+    if rev.get("sha"):
+        return rev["sha"][:10]
+    return "snapshot, no commit" if rev.get("tags") or rev.get("release") else "directory"
 
 
 def _h_line(rec: dict) -> str:
@@ -306,13 +313,13 @@ def history_text(h: Any) -> str:
     if h.introduced:
         i = h.introduced
         out.append(
-            f"introduced: {i['sha'][:10] if i['sha'] else 'directory'} {i['date']} {_h_clip(i['subject'] or '', 60)}"
+            f"introduced: {_h_sha(i)} {i['date']} {_h_clip(i['subject'] or '', 60)}"
             + (f"; first release {i['release']}" if i["release"] else "; in no release yet")
         )
     if h.disappeared:
         g = h.disappeared
         out.append(
-            f"disappeared: {g['sha'][:10]} {g['date']} {_h_clip(g['subject'] or '', 60)}"
+            f"disappeared: {_h_sha(g)} {g['date']} {_h_clip(g['subject'] or '', 60)}"
             + (f"; gone from release {g['release']} on" if g["release"] else "")
         )
     elif h.revisions:

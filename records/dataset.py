@@ -43,6 +43,8 @@ def _write_atomic(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp makes the file private (0600); a dataset is shipped and shared: 0644.
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -88,7 +90,7 @@ def write_dataset(
     ord_of = {r.sha: i for i, r in enumerate(revisions)}
     occ = sorted(
         (as_span(o, ord_of) for o in occurrences),
-        key=lambda o: (o["id"], o["from"], o["to"], o.get("file") or "", o.get("line") or 0),
+        key=lambda o: (o["id"], o["from"], o["to"], o.get("file") or ""),
     )
     newest: dict[str, FlagDecl] = {}
     for decl in flags:  # later (newer) declarations win
@@ -110,16 +112,65 @@ def write_dataset(
 
 
 def as_span(row: dict, ord_of: dict[str | None, int]) -> dict:
-    """An occurrence line as a span `{"id", "file", "line", "function", "guard", "from", "to"}`
-    (revision ords, inclusive). A one-revision line `{"id", "sha", ...}` (hand-made datasets,
-    older builds) becomes the span of that revision alone."""
+    """An occurrence line as a span `{"id", "file", "function", "guard", "from", "to", "lines"}`
+    (revision ords, inclusive; `lines[i]` is the line at ord `from + i`). A one-revision line
+    `{"id", "sha", "file", "line", ...}` (hand-made datasets) becomes the span of that revision."""
     if "from" in row:
         return row
     ord_ = ord_of.get(row.get("sha"), -1)
-    span = {k: v for k, v in row.items() if k != "sha"}
+    span = {k: v for k, v in row.items() if k not in ("sha", "line")}
     span.setdefault("function", None)
     span.setdefault("guard", "")
-    return {**span, "from": ord_, "to": ord_}
+    return {**span, "from": ord_, "to": ord_, "lines": [row.get("line")]}
+
+
+def readme_text(manifest: dict, revisions: Sequence[Revision]) -> str:
+    """README.md of a dataset directory, written from its manifest by every build, so it stays
+    true when the dataset is regenerated (the cache counts are left out: byte-identical rebuilds)."""
+    import shlex
+
+    prov = manifest.get("provenance") or {}
+    if isinstance(prov, str):
+        prov = {"summary": prov, "snapshots": []}
+    commits = [r for r in revisions if r.sha]
+    tags = [t for r in commits for t in r.tags]
+    counts = manifest.get("counts") or {}
+    out = [
+        "# kverr dataset",
+        "",
+        "Written by `kverr build`; regenerate it with the command below rather than editing it.",
+        "",
+        f"- kverr version: {manifest.get('toolVersion')} (records: schema v{manifest.get('schemaVersion', 2)})",
+        f"- dataset version: {manifest.get('datasetVersion')}",
+        f"- links (githubUrl) point at: {manifest.get('repository') or 'none (directory build)'}",
+        f"- file set: {', '.join(f'`{g}`' for g in manifest.get('fileSet') or [])}",
+        f"- {counts.get('records', 0)} records, {counts.get('flags', 0)} flags, "
+        f"{counts.get('revisions', len(revisions))} revisions",
+        "",
+        "## How it was produced",
+        "",
+        "```sh",
+        shlex.join(manifest.get("command") or ["kverr", "build"]),
+        "```",
+        "",
+        prov.get("summary", "") + ".",
+        "",
+    ]
+    if commits:
+        out += [
+            f"{len(commits)} git revision(s): {commits[0].sha} ({commits[0].date}) to "
+            f"{commits[-1].sha} ({commits[-1].date}); release tags: {', '.join(tags) or 'none'}.",
+            "",
+        ]
+    for snap in prov.get("snapshots") or []:
+        out += [
+            f"Snapshot revision `{snap['label']}` (dated {snap['date']}, sha null): `{snap['path']}`"
+            f" (blob {snap['blob']}) placed at `{snap['repoPath']}` over the newest git revision."
+            " These files are in no commit of the repository: records whose newest form comes"
+            " from them have `analyzedSha: null`, `githubUrl: null` and `analyzedAt` = that date.",
+            "",
+        ]
+    return "\n".join(out)
 
 
 def _plain_flag(decl: FlagDecl) -> dict[str, Any]:
@@ -173,7 +224,7 @@ def read_dataset(directory: str | os.PathLike[str]) -> Dataset:
         records=tuple(records),
         revisions=revisions,
         occurrences=tuple(
-            as_span(_need(where, r, ("id", "file", "line")), ord_of)
+            as_span(_need(where, r, ("id", "file")), ord_of)
             for where, r in _rows(root / "occurrences.jsonl", optional=True)
         ),
         flags=flags,

@@ -11,7 +11,7 @@ can never make a cycle.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+|\{[^}]*\}|--[A-Za-z0-9-]+")
@@ -96,15 +96,50 @@ def _unique(entries: Iterable[Entry]) -> list[Entry]:
 def lineage(revisions: Sequence[tuple[str | None, Sequence[Entry]]]) -> list[dict]:
     """Lineage lines `{"id", "previousId", "sha"}` over revisions given oldest first, sorted by id.
     `sha` is the first revision where `id` replaced `previousId`."""
-    seen: set[str] = set()
-    lines: dict[str, dict] = {}
-    prev: Sequence[Entry] = ()
-    for sha, entries in revisions:
-        for new_id, old_id in link(prev, entries, seen):
-            lines.setdefault(new_id, {"id": new_id, "previousId": old_id, "sha": sha})
-        seen |= {e.id for e in prev}
-        prev = entries
-    return [lines[k] for k in sorted(lines)]
+    return lineage_lazy(
+        [
+            (sha, frozenset(e.id for e in entries), lambda es=entries: es)
+            for sha, entries in revisions
+        ]
+    )
+
+
+def lineage_lazy(
+    revisions: Sequence[tuple[str | None, frozenset[str], Callable[[], Sequence[Entry]]]],
+) -> list[dict]:
+    """`lineage` given each revision's id set and a function returning its entries: a history
+    where most commits keep every id builds the entries of only the revisions where ids change."""
+    fold = LineageFold()
+    for sha, ids, entries in revisions:
+        fold.add(sha, ids, entries)
+    return fold.lines()
+
+
+class LineageFold:
+    """`lineage` one revision at a time. Its state (`to_state`) is small and JSON-able, so a
+    history build can keep it and add the next commit without walking the history again; the
+    previous revision's entries are given back on restore (the caller holds them anyway)."""
+
+    def __init__(self, state: dict | None = None, prev: Callable[[], Sequence[Entry]] = tuple):
+        state = state or {}
+        self.seen: set[str] = set(state.get("seen", ()))  # ids of every revision before prev
+        self.prev_ids: frozenset[str] = frozenset(state.get("prevIds", ()))
+        self.found: dict[str, dict] = {ln["id"]: ln for ln in state.get("lines", ())}
+        self.prev = prev
+
+    def add(self, sha: str | None, ids: frozenset[str], entries: Callable[[], Sequence[Entry]]):
+        if ids != self.prev_ids:
+            if (self.prev_ids - ids) and (ids - self.prev_ids - self.seen):  # gone and new ids
+                for new_id, old_id in link(self.prev(), entries(), self.seen):
+                    self.found.setdefault(new_id, {"id": new_id, "previousId": old_id, "sha": sha})
+            self.seen |= self.prev_ids
+        self.prev_ids, self.prev = ids, entries
+
+    def lines(self) -> list[dict]:
+        return [self.found[k] for k in sorted(self.found)]
+
+    def to_state(self) -> dict:
+        return {"seen": sorted(self.seen), "prevIds": sorted(self.prev_ids), "lines": self.lines()}
 
 
 def apply(records: Iterable[dict], lines: Iterable[Mapping]) -> None:

@@ -71,7 +71,7 @@ def built(repo: Git, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert lines[0].endswith(f"s; catalog {tmp / 'c.duckdb'}")
     assert (
         lines[1]
-        == "  2 records (1 error, 1 warning), 2 sites, 0 flags, 3 occurrences, 0 lineage links"
+        == "  2 records (1 error, 1 warning), 2 sites, 0 flags, 2 occurrences, 0 lineage links"
     )
     assert lines[2] == "  blobs: 2 (2 parsed, 0 cached); functions: 2 parsed, 0 cached"
     return tmp
@@ -80,6 +80,7 @@ def built(repo: Git, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_build_writes_every_dataset_file(built: Path) -> None:
     names = sorted(p.name for p in (built / "ds").iterdir())
     assert names == [
+        "README.md",
         "flags.jsonl",
         "lineage.jsonl",
         "manifest.json",
@@ -259,7 +260,7 @@ def test_interrupt_leaves_no_half_written_dataset_and_resumes(tmp_path: Path) ->
         )
     out = tmp_path / "ds"
     # either nothing was written or the whole dataset was: never a part of it
-    assert not out.exists() or len(list(out.iterdir())) == 6
+    assert not out.exists() or len(list(out.iterdir())) == 7
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

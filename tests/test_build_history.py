@@ -153,13 +153,24 @@ def test_ids_survive_line_shift_move_and_rename(story: dict, built: pipeline.Bui
         _id_of(built, KV_MSG),
         _id_of(built, "--schedule-policy lpm is slow with a small cache"),
     )
-    where = {(o["id"], o["sha"]): (o["file"], o["function"]) for o in occ}
-    assert where[(kv, sha["c2"])] == (SA, "ServerArgs._check_tp")
-    assert where[(kv, sha["c3"])] == (KV, "handle_kv")
-    assert where[(sched, sha["c3"])] == (SA, "ServerArgs._check_sched")
-    assert where[(sched, sha["c4"])] == (SA, "ServerArgs._handle_scheduling")
-    lines = {o["sha"]: o["line"] for o in occ if o["id"] == sched}
-    assert lines[sha["c6"]] == lines[sha["c4"]] + 3  # same id, other line
+    ord_ = {k: i for i, k in enumerate(("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"))}
+    # spans: one line per run of revisions where the record sits at one place
+    where = {
+        (o["id"], o["from"] + i): (o["file"], o["function"], line)
+        for o in occ
+        for i, line in enumerate(o["lines"])
+    }
+    assert sha and where[(kv, ord_["c2"])][:2] == (SA, "ServerArgs._check_tp")
+    assert where[(kv, ord_["c3"])][:2] == (KV, "handle_kv")
+    assert where[(sched, ord_["c3"])][:2] == (SA, "ServerArgs._check_sched")
+    assert where[(sched, ord_["c4"])][:2] == (SA, "ServerArgs._handle_scheduling")
+    lines = {n: where[(sched, n)][2] for n in range(8)}
+    assert lines[ord_["c6"]] == lines[ord_["c4"]] + 3  # same id, other line
+    # a span is one place (file, function, guard) over consecutive revisions, whatever the
+    # line: the rename at c4 starts a new one, the line shift at c6 does not
+    spans = [(o["from"], o["to"], o["lines"]) for o in occ if o["id"] == sched]
+    assert [(a, b) for a, b, _ in spans] == [(0, 2), (3, 7)]
+    assert all(len(lines) == b - a + 1 for a, b, lines in spans)
 
 
 def test_edited_message_links_to_its_predecessor(story: dict, built: pipeline.BuildResult) -> None:
@@ -262,6 +273,27 @@ def test_new_commit_reuses_unchanged_functions(story: dict, tmp_path: Path) -> N
     assert second.stats["unit_cache_hits"] >= 2  # its unchanged functions came from the unit cache
     assert second.stats["units_parsed"] <= 2
     assert second.counts["records"] == first.counts["records"] + 1
+    # the history before the new commit was restored folded, not walked again
+    assert second.stats["revisions_restored"] == first.stats["revisions"]
+    # a message edited in the next commit links across that boundary
+    clone.commit(
+        "edit the new check",
+        {
+            SA: server_args(tp_msg=TP_NEW, kv_inline=False, sched_name="_handle_scheduling", pad=3)
+            + "\n    def _check_new(self):\n        if self.tp_size > 64:\n"
+            '            raise ValueError("--tp-size above 64 is not supported yet")\n'
+        },
+    )
+    third = _build(story, "grow", git_repo=clone.root)
+    fresh = _build(story, "fresh", git_repo=clone.root)
+    assert third.stats["revisions_restored"] == second.stats["revisions"]
+    assert fresh.stats["revisions_restored"] == 0
+    for name in ("records.jsonl", "occurrences.jsonl", "lineage.jsonl", "revisions.jsonl"):
+        assert (third.out / name).read_bytes() == (fresh.out / name).read_bytes(), name
+    edited = [
+        x for x in _lines(third.out / "lineage.jsonl") if x["sha"] == clone.run("rev-parse", "HEAD")
+    ]
+    assert len(edited) == 1
 
 
 def test_bare_clone_builds_the_same_records(

@@ -596,3 +596,31 @@ def test_newer_syntax_path_keeps_flag_lines():
     )
     (decl,) = extract_file(SourceFile("t.py", text, "b")).flags
     assert (decl.name, decl.line) == ("--tp-size", 5)
+
+
+def test_flags_named_in_a_newer_modules_messages_are_kept():
+    # An arg-groups module newer than the server_args.py it is read with: `cfg.new_mode` is
+    # declared nowhere, but the message names --new-mode, so it is a flag; `cfg.pool` is not.
+    args = sf(
+        """
+        import argparse
+        def add_cli_args(parser):
+            parser.add_argument("--is-embedding", action="store_true", help="Embedding mode.")
+        """,
+        path="server_args.py",
+    )
+    group = sf(
+        """
+        def check(server_args):
+            cfg = resolving_view(server_args)
+            if not cfg.new_mode:
+                return
+            if not cfg.is_embedding and cfg.pool:
+                raise ValueError("--new-mode requires --is-embedding.")
+        """,
+        path="arg_groups/new_mode.py",
+    )
+    _, fx = extract_files([args, group])
+    (site,) = fx.sites
+    assert site.flags == ("--new-mode", "--is-embedding")
+    assert [g.flags for g in site.guards] == [("--new-mode",), ("--is-embedding",)]
