@@ -9,32 +9,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kverr import regexsafe
+
 try:  # Python 3.11+
     from re import _constants as _sre
-    from re import _parser as _sre_parse
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-MAX_PATTERN_CHARS = 6000
 # Tokens are what the prefilter and the fuzzy scorer compare; flags keep their dashes
 # (`--ssl-keyfile` -> "ssl-keyfile") so flag names stay one distinctive token.
 TOKEN_RE = re.compile(r"[a-z0-9_]+(?:-[a-z0-9_]+)*")
 
 _REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT}
-_FORBIDDEN = {
-    _sre.GROUPREF: "a backreference",
-    _sre.GROUPREF_EXISTS: "a conditional backreference",
-    _sre.ASSERT: "a lookaround",
-    _sre.ASSERT_NOT: "a lookaround",
-}
-for _name, _why in (
-    ("ATOMIC_GROUP", "an atomic group"),
-    ("POSSESSIVE_REPEAT", "a possessive quantifier"),
-):
-    if hasattr(_sre, _name):
-        _FORBIDDEN[getattr(_sre, _name)] = _why
-
 
 # A colour code the source prints around its message, as a pattern spells it (ESC then `\[`).
 PATTERN_ANSI_RE = re.compile(r"(?:\x1b|\\x1b|\\033|\\u001b)\\\[[0-9;]*m")
@@ -62,36 +48,10 @@ def check_pattern(pattern: str) -> str | None:
 
 
 def inspect(pattern: str) -> tuple[str | None, Shape | None]:
-    """(why it is unsafe, None) or (None, its shape): one parse for both questions."""
-    if len(pattern) > MAX_PATTERN_CHARS:
-        return f"it is longer than {MAX_PATTERN_CHARS} characters", None
-    try:
-        parsed = _sre_parse.parse(pattern)
-    except (re.error, RecursionError, OverflowError) as exc:
-        return f"it does not compile ({exc})", None
-    why = _unsafe(parsed, inside_repeat=False)
-    return (why, None) if why else (None, _shape(parsed))
-
-
-def _unsafe(sub, *, inside_repeat: bool) -> str | None:
-    for op, av in sub:
-        if op in _FORBIDDEN:
-            return f"it uses {_FORBIDDEN[op]}"
-        if op in _REPEATS:
-            lo, hi, body = av
-            repeats = hi is _sre.MAXREPEAT or hi > 1
-            if repeats and inside_repeat:
-                return "it nests quantifiers"
-            why = _unsafe(body, inside_repeat=inside_repeat or repeats)
-        elif op is _sre.SUBPATTERN:
-            why = _unsafe(av[-1], inside_repeat=inside_repeat)
-        elif op is _sre.BRANCH:
-            why = next((w for b in av[1] if (w := _unsafe(b, inside_repeat=inside_repeat))), None)
-        else:
-            why = None
-        if why:
-            return why
-    return None
+    """(why it is unsafe, None) or (None, its shape). The safety rule is kverr.regexsafe's,
+    the same one the build applies, so a hand-edited dataset is held to it too."""
+    why = regexsafe.problem(pattern)
+    return (why, None) if why else (None, _shape(regexsafe.parse(pattern)))
 
 
 @dataclass(frozen=True)
@@ -117,7 +77,7 @@ class Shape:
 
 def shape(pattern: str) -> Shape:
     """Split a (checked) pattern into its top-level literal runs and the gaps between them."""
-    return _shape(_sre_parse.parse(pattern))
+    return _shape(regexsafe.parse(pattern))
 
 
 def _shape(parsed) -> Shape:

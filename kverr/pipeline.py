@@ -242,10 +242,15 @@ def _run_extraction(
 
     if jobs <= 1 or len(todo) <= 1:
         _WORKER["units"] = UnitCache(cache)
-        for path, blob in todo:
-            src = read(path, blob)
-            ext, file_stats, new_units = _extract_one(src)
-            take(src, to_json(ext), file_stats, new_units, ext)
+        try:
+            for path, blob in todo:
+                src = read(path, blob)
+                ext, file_stats, new_units = _extract_one(src)
+                take(src, to_json(ext), file_stats, new_units, ext)
+        finally:
+            # Every unit read stays in its memory: dropped with the build, or a long-lived
+            # caller (the benchmark, a server) keeps them all and pays for them in GC time.
+            _WORKER.pop("units", None)
     else:
         import multiprocessing
 

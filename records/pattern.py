@@ -22,16 +22,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from kverr import regexsafe
 from kverr.errors import SchemaError
 from kverr.ftypes import Part, Template
 
-try:  # Python 3.11+ keeps the parser here; 3.10 has the public (now deprecated) module.
-    from re import _parser as _sre  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - 3.10
-    import sre_parse as _sre  # type: ignore[no-redef]
-
 MAX_VALUE = 256  # longest placeholder value a pattern captures
-MAX_PATTERN = 20_000
 _REGEX_SPECIAL = set("\\.^$*+?()[]{}|")
 _NUMBER = r"[-+]?(?:[0-9][0-9_,]{0,30}(?:\.[0-9]{0,20})?(?:[eE][-+]?[0-9]{1,4})?|inf|nan)%?"
 _INT = r"[-+]?[0-9][0-9_,]{0,30}"
@@ -123,106 +118,15 @@ def placeholders_of(template: Template) -> list[str]:
 
 # ------------------------------------------------------------------ safety check
 
-_FORBIDDEN_TEXT = (
-    (re.compile(r"\(\?P="), "a named backreference (?P=...)"),
-    (re.compile(r"\(\?#"), "a comment group (?#...)"),
-    (re.compile(r"\(\?\("), "a conditional group (?(...)"),
-    (re.compile(r"\(\?<?[=!]"), "lookaround"),
-    (re.compile(r"\(\?>"), "an atomic group"),
-)
-
-
 def check_pattern(pattern: str, *, who: str = "pattern") -> None:
-    """Raise SchemaError unless `pattern` is safe: compiles in `re`, RE2 syntax, no nested repeats.
-
-    Used on every built record and on hand-edited datasets when they are read.
-    """
-    if pattern == "":
-        return
-    if len(pattern) > MAX_PATTERN:
+    """Raise SchemaError unless `pattern` is safe (kverr.regexsafe: compiles in `re`, RE2
+    syntax, no nested repeats). Used on every built record and on hand-edited datasets."""
+    why = regexsafe.problem(pattern) if pattern else None
+    if why:
         raise SchemaError(
-            f"{who}: messagePattern is longer than {MAX_PATTERN} characters; shorten it."
-        )
-    problem = _text_problem(pattern)
-    if problem is None:
-        try:
-            re.compile(pattern)
-            tree = _sre.parse(pattern)
-        except (re.error, OverflowError, RecursionError) as exc:
-            problem = f"it does not compile in Python re ({exc})"
-        else:
-            problem = _tree_problem(tree, inside_repeat=False)
-    if problem:
-        raise SchemaError(
-            f"{who}: messagePattern {pattern[:80]!r} is unsafe because {problem}; "
+            f"{who}: messagePattern {pattern[:80]!r} is unsafe because {why}; "
             "rewrite it with bounded groups and plain literals."
         )
-
-
-def _text_problem(pattern: str) -> str | None:
-    for rx, what in _FORBIDDEN_TEXT:
-        if rx.search(pattern):
-            return f"it uses {what}"
-    # Escapes RE2 lacks or reads differently (\Z, \g<..>, numeric backrefs, \N{...}).
-    for m in re.finditer(r"\\(.)", pattern):
-        if _escaped_is_literal_backslash(pattern, m.start()):
-            continue
-        c = m.group(1)
-        if c in "123456789":
-            return "it uses a numeric backreference"
-        if c in "ZgN":
-            return f"it uses \\{c}, which RE2 does not support"
-    return None
-
-
-def _escaped_is_literal_backslash(pattern: str, pos: int) -> bool:
-    """True when the backslash at `pos` is itself escaped (an odd run of backslashes before it)."""
-    n = 0
-    while pos - 1 - n >= 0 and pattern[pos - 1 - n] == "\\":
-        n += 1
-    return n % 2 == 1
-
-
-_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
-_BANNED_OPS = {
-    "GROUPREF": "a backreference",
-    "GROUPREF_EXISTS": "a conditional group",
-    "ASSERT": "lookaround",
-    "ASSERT_NOT": "lookaround",
-    "ATOMIC_GROUP": "an atomic group",
-    "POSSESSIVE_REPEAT": "a possessive quantifier",
-}
-
-
-def _op_name(op: Any) -> str:
-    return getattr(op, "name", str(op))
-
-
-def _tree_problem(items: Any, *, inside_repeat: bool) -> str | None:
-    for op, av in items:
-        name = _op_name(op)
-        if name in _BANNED_OPS:
-            return f"it uses {_BANNED_OPS[name]}"
-        if name in _REPEATS:
-            lo, hi, body = av
-            # `x?` is harmless around anything; any other repeat inside a repeat is a nest.
-            if hi > 1 and inside_repeat:
-                return "it nests quantifiers"
-            if hi == _sre.MAXREPEAT and any(_op_name(o) == "ANY" for o, _ in body):
-                return "it repeats `.` without a bound (write .{0,256} instead)"
-            problem = _tree_problem(body, inside_repeat=inside_repeat or hi > 1)
-            if problem:
-                return problem
-        elif name == "SUBPATTERN":
-            problem = _tree_problem(av[-1], inside_repeat=inside_repeat)
-            if problem:
-                return problem
-        elif name == "BRANCH":
-            for alt in av[1]:
-                problem = _tree_problem(alt, inside_repeat=inside_repeat)
-                if problem:
-                    return problem
-    return None
 
 
 # ------------------------------------------------------------------ sample values for tests

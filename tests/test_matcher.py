@@ -252,10 +252,12 @@ def test_traceback_parse_takes_the_innermost_frame():
         (r"(a+)+", "it nests quantifiers"),
         (r"(?:x(?:y)*)+", "it nests quantifiers"),
         (r"(a|b*)*", "it nests quantifiers"),
-        (r"(?P<v0>a)(?P=v0)", "it uses a backreference"),
-        (r"a(?!b)", "it uses a lookaround"),
-        (r"(?<=a)b", "it uses a lookaround"),
-        (r"(", "it does not compile (missing ), unterminated subpattern at position 0)"),
+        (r"(?P<v0>a)(?P=v0)", "it uses a named backreference (?P=...)"),
+        (r"a(?!b)", "it uses lookaround"),
+        (r"(?<=a)b", "it uses lookaround"),
+        (r"(", "it does not compile in Python re (missing ), unterminated subpattern at position 0)"),
+        (r"x.*y", "it repeats `.` without a bound (write .{0,256} instead)"),
+        (r"x\\Z", "it uses \\Z, which RE2 does not support"),
     ],
 )
 def test_check_pattern(pattern, unsafe):

@@ -1,0 +1,110 @@
+"""The one rule for a safe `messagePattern`, shared by the build (records/) and the catalog.
+
+Safe means: it compiles in Python `re`, stays within RE2 syntax (no backreferences, lookaround,
+atomic groups, possessive quantifiers, conditionals, or escapes RE2 reads differently), has no
+nested quantifiers and no unbounded `.` repeat, so it runs in linear time on hostile text in any
+engine. Stdlib only: this is on the `kverr explain` path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+try:  # Python 3.11+ keeps the parser here; 3.10 has the public (now deprecated) modules.
+    from re import _constants as _sre_constants  # type: ignore[attr-defined]
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre_constants  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+MAX_PATTERN_CHARS = 8000  # the longest SGLang pattern is under 1,000
+
+_FORBIDDEN_TEXT = (
+    (re.compile(r"\(\?P="), "a named backreference (?P=...)"),
+    (re.compile(r"\(\?#"), "a comment group (?#...)"),
+    (re.compile(r"\(\?\("), "a conditional group (?(...)"),
+    (re.compile(r"\(\?<?[=!]"), "lookaround"),
+    (re.compile(r"\(\?>"), "an atomic group"),
+)
+_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
+_BANNED_OPS = {
+    "GROUPREF": "a backreference",
+    "GROUPREF_EXISTS": "a conditional group",
+    "ASSERT": "lookaround",
+    "ASSERT_NOT": "lookaround",
+    "ATOMIC_GROUP": "an atomic group",
+    "POSSESSIVE_REPEAT": "a possessive quantifier",
+}
+
+
+def parse(pattern: str) -> Any:
+    """Python's own parse tree of `pattern` (raises re.error)."""
+    return _sre_parse.parse(pattern)
+
+
+def problem(pattern: str) -> str | None:
+    """Why `pattern` is unsafe ("it nests quantifiers", ...), or None when it is safe."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"it is longer than {MAX_PATTERN_CHARS} characters"
+    why = _text_problem(pattern)
+    if why:
+        return why
+    try:
+        re.compile(pattern)
+        tree = parse(pattern)
+    except (re.error, OverflowError, RecursionError) as exc:
+        return f"it does not compile in Python re ({exc})"
+    return _tree_problem(tree, inside_repeat=False)
+
+
+def _text_problem(pattern: str) -> str | None:
+    for rx, what in _FORBIDDEN_TEXT:
+        if rx.search(pattern):
+            return f"it uses {what}"
+    # Escapes RE2 lacks or reads differently (\Z, \g<..>, numeric backrefs, \N{...}).
+    for m in re.finditer(r"\\(.)", pattern):
+        if _escaped_is_literal_backslash(pattern, m.start()):
+            continue
+        c = m.group(1)
+        if c in "123456789":
+            return "it uses a numeric backreference"
+        if c in "ZgN":
+            return f"it uses \\{c}, which RE2 does not support"
+    return None
+
+
+def _escaped_is_literal_backslash(pattern: str, pos: int) -> bool:
+    """True when the backslash at `pos` is itself escaped (an odd run of backslashes before it)."""
+    n = 0
+    while pos - 1 - n >= 0 and pattern[pos - 1 - n] == "\\":
+        n += 1
+    return n % 2 == 1
+
+
+def _op_name(op: Any) -> str:
+    return getattr(op, "name", str(op))
+
+
+def _tree_problem(items: Any, *, inside_repeat: bool) -> str | None:
+    for op, av in items:
+        name = _op_name(op)
+        if name in _BANNED_OPS:
+            return f"it uses {_BANNED_OPS[name]}"
+        if name in _REPEATS:
+            lo, hi, body = av
+            # `x?` is harmless around anything; any other repeat inside a repeat is a nest.
+            if hi > 1 and inside_repeat:
+                return "it nests quantifiers"
+            if hi == _sre_constants.MAXREPEAT and any(_op_name(o) == "ANY" for o, _ in body):
+                return "it repeats `.` without a bound (write .{0,256} instead)"
+            why = _tree_problem(body, inside_repeat=inside_repeat or hi > 1)
+        elif name == "SUBPATTERN":
+            why = _tree_problem(av[-1], inside_repeat=inside_repeat)
+        elif name == "BRANCH":
+            why = next((w for alt in av[1] if (w := _tree_problem(alt, inside_repeat=inside_repeat))), None)
+        else:
+            why = None
+        if why:
+            return why
+    return None
