@@ -137,6 +137,26 @@ def test_snapshot_records_have_honest_provenance(story: dict, built: pipeline.Bu
     assert "Snapshot revision `seed`" in readme and HOOK in readme and "sha null" in readme
 
 
+def test_a_message_the_snapshot_duplicates_keeps_its_commit(story: dict, tmp_path: Path) -> None:
+    # the snapshot raises server_args.py's message too: both sites get guard-disambiguated ids
+    dup = tmp_path / "dup.py"
+    dup.write_text(
+        HOOK_SRC + "    if server_args.page_size < 1:\n"
+        '        raise ValueError("--page-size must be at least 1")\n',
+        encoding="utf-8",
+    )
+    res = _build(story, "dup", snapshots=[f"{dup}={HOOK}"])
+    lines = _lines(res.out / "records.jsonl")
+    head = story["git"].run("rev-parse", "HEAD")
+    pins = sorted(
+        (ln["record"]["filePath"], ln["record"]["analyzedSha"])
+        for ln in lines
+        if ln["record"]["errorMessage"] == "--page-size must be at least 1"
+    )
+    # the old id (gone at the snapshot), the server_args.py site's new id, the snapshot's site
+    assert pins == [(HOOK, None), (SA, head), (SA, head)]
+
+
 def test_occurrences_span_into_the_snapshot(built: pipeline.BuildResult) -> None:
     page = _record(built, "--page-size must be at least 1")["id"]
     hook = _record(built, HOOK_MSG)["id"]
