@@ -192,9 +192,10 @@ def frame_hits(
 # ---------------------------------------------------------------- truncated messages
 
 
-def prefix_cover(sh: patterns.Shape, text: str) -> int | None:
+def prefix_cover(sh: patterns.Shape, text: str, *, strict_end: bool = False) -> int | None:
     """Literal characters of `sh` that `text` (cut short) shows in order, or None if `text`
-    contradicts the pattern before the cut."""
+    contradicts the pattern before the cut. `strict_end`: no ellipsis marks the cut, so the text
+    must end inside literal text, not inside a value (where anything would fit)."""
     if not sh.runs:
         return None
     pos = covered = 0
@@ -217,9 +218,10 @@ def prefix_cover(sh: patterns.Shape, text: str) -> int | None:
             t = tail.lstrip()
             return covered + len(t) if run.startswith(t) else None
         # cut inside a value, or just after it inside this run
-        return covered + max(
-            (k for k in range(len(run), 0, -1) if tail.endswith(run[:k])), default=0
-        )
+        k = max((k for k in range(len(run), 0, -1) if tail.endswith(run[:k])), default=0)
+        if strict_end and k < min(4, len(run)):
+            return None
+        return covered + k
     return covered
 
 
@@ -242,18 +244,27 @@ def _gap_ok(gap: str, between: str) -> bool:
 
 
 def partial_hits(
-    idx: Index, text: str, line: int | None, *, allowed: set[str] | None = None
+    idx: Index,
+    text: str,
+    line: int | None,
+    *,
+    allowed: set[str] | None = None,
+    implicit: bool = False,
 ) -> list[Hit]:
+    """Records whose message starts the way `text` does before its `...` cut. With `implicit`,
+    a text without an ellipsis is read as cut at its end (a selection that stopped short)."""
     body = normalize.truncated(text)
     if body is None:
-        return []
+        if not implicit:
+            return []
+        body = text.rstrip()
     hits = []
     for rid, _ in bm25(idx, body, limit=25):
         i = idx.pos[rid]
         if allowed is not None and rid not in allowed or not idx.pattern[i]:
             continue
         sh = patterns.shape(idx.pattern[i])
-        covered = prefix_cover(sh, body)
+        covered = prefix_cover(sh, body, strict_end=implicit and body == text.rstrip())
         if covered is not None and covered >= 15:
             hits.append(
                 Hit(
@@ -396,7 +407,12 @@ def _fallbacks(idx, numbered, paragraphs, allowed) -> list[Hit]:
     truncated = [(no, t) for no, t in pieces if normalize.truncated(t) is not None]
     if truncated:  # a cut message is judged by its prefix alone: fuzzy would guess past the cut
         return [h for no, t in truncated for h in partial_hits(idx, t, no, allowed=allowed)]
-    return [h for no, t in pieces[-20:] for h in fuzzy_hits(idx, t, no, allowed=allowed)]
+    # A paste that stops mid-message without an ellipsis is still a prefix, and word order
+    # tells `--a requires --b` from `--b requires --a` where a bag of words cannot: try it
+    # before fuzzy, which only guesses.
+    tail = pieces[-20:]
+    cut = [h for no, t in tail for h in partial_hits(idx, t, no, allowed=allowed, implicit=True)]
+    return cut or [h for no, t in tail for h in fuzzy_hits(idx, t, no, allowed=allowed)]
 
 
 def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
