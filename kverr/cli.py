@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -24,8 +24,12 @@ app = typer.Typer(
 )
 
 CatalogOpt = Annotated[
-    Optional[Path],
-    typer.Option("--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file (default: the packaged SGLang catalog)."),
+    Path | None,
+    typer.Option(
+        "--catalog",
+        envvar="KVERR_CATALOG",
+        help="DuckDB catalog file (default: the packaged SGLang catalog).",
+    ),
 ]
 
 
@@ -74,7 +78,10 @@ def version() -> None:
 @command
 def export(
     fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="site | jsonl | parquet | markdown")],
-    out: Annotated[Path, typer.Argument(metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet.")],
+    out: Annotated[
+        Path,
+        typer.Argument(metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet."),
+    ],
     catalog: CatalogOpt = None,
 ) -> None:
     """Export the catalog: a static offline error site, JSONL, Parquet, or Markdown for MkDocs/Docusaurus.
@@ -88,8 +95,12 @@ def export(
 
 @command
 def serve(
-    host: Annotated[str, typer.Option(help="Interface to listen on; keep 127.0.0.1 unless a proxy fronts it.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one (the URL is printed).")] = 8000,
+    host: Annotated[
+        str, typer.Option(help="Interface to listen on; keep 127.0.0.1 unless a proxy fronts it.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(help="TCP port; 0 picks a free one (the URL is printed).")
+    ] = 8000,
     catalog: CatalogOpt = None,
 ) -> None:
     """Serve the read-only JSON API: POST /explain, GET /errors/{id}, /search, /flags/{flag}, /healthz, /openapi.json.
@@ -103,22 +114,86 @@ def serve(
 
 @command
 def build(
-    targets: Annotated[Optional[list[str]], typer.Argument(metavar="PATH|REV|A..B", help="A directory or .py file; with --git: revisions and ranges.")] = None,
-    git: Annotated[Optional[Path], typer.Option("--git", help="Build from this git repository (bare is fine); no checkout.")] = None,
-    rev: Annotated[Optional[list[str]], typer.Option("--rev", help="Revision or OLD..NEW range; repeatable.")] = None,
-    tags: Annotated[Optional[str], typer.Option("--tags", help="Also build every tag matching this glob, e.g. 'v0.5.*'.")] = None,
-    touching: Annotated[bool, typer.Option("--touching", help="Every commit that changed the file set (within ranges, or the history of the revs).")] = False,
-    files: Annotated[Optional[list[str]], typer.Option("--files", help="File glob relative to the root; repeatable (default: the SGLang server-args files).")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Dataset directory to write.")] = Path("kverr-dataset"),
-    catalog: Annotated[Optional[Path], typer.Option("--catalog", help="Also load the dataset into this DuckDB catalog.")] = None,
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="PATH|REV|A..B",
+            help="A directory or .py file; with --git: revisions and ranges.",
+        ),
+    ] = None,
+    git: Annotated[
+        Path | None,
+        typer.Option("--git", help="Build from this git repository (bare is fine); no checkout."),
+    ] = None,
+    rev: Annotated[
+        list[str] | None, typer.Option("--rev", help="Revision or OLD..NEW range; repeatable.")
+    ] = None,
+    tags: Annotated[
+        str | None,
+        typer.Option("--tags", help="Also build every tag matching this glob, e.g. 'v0.5.*'."),
+    ] = None,
+    touching: Annotated[
+        bool,
+        typer.Option(
+            "--touching",
+            help="Every commit that changed the file set (within ranges, or the history of the revs).",
+        ),
+    ] = False,
+    files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--files",
+            help="File glob relative to the root; repeatable (default: the SGLang server-args files).",
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Dataset directory to write.")] = Path(
+        "kverr-dataset"
+    ),
+    catalog: Annotated[
+        Path | None,
+        typer.Option("--catalog", help="Also load the dataset into this DuckDB catalog."),
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Extract with N processes.")] = 1,
-    repo_name: Annotated[Optional[str], typer.Option("--repo-name", help="owner/name for githubUrl (default sgl-project/sglang).")] = None,
-    overlay: Annotated[Optional[Path], typer.Option("--overlay", help="Curated knowledge overlay, e.g. data/curated.json.")] = None,
-    cache: Annotated[Optional[Path], typer.Option("--cache", help="Extraction cache file (default: .kverr-cache.sqlite beside --out).")] = None,
-    progress: Annotated[bool, typer.Option("--progress", help="Show a progress bar even when stderr is not a terminal.")] = False,
-    snapshot: Annotated[Optional[list[str]], typer.Option("--snapshot", metavar="PATH=REPO_PATH", help="With --git: a file or directory on disk placed at REPO_PATH over the newest revision, built as one more revision (no commit); repeatable.")] = None,
-    snapshot_label: Annotated[str, typer.Option("--snapshot-label", help="Tag of the snapshot revision (for --version, diff, history).")] = "snapshot",
-    snapshot_date: Annotated[Optional[str], typer.Option("--snapshot-date", metavar="ISO", help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).")] = None,
+    repo_name: Annotated[
+        str | None,
+        typer.Option("--repo-name", help="owner/name for githubUrl (default sgl-project/sglang)."),
+    ] = None,
+    overlay: Annotated[
+        Path | None,
+        typer.Option("--overlay", help="Curated knowledge overlay, e.g. data/curated.json."),
+    ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache", help="Extraction cache file (default: .kverr-cache.sqlite beside --out)."
+        ),
+    ] = None,
+    progress: Annotated[
+        bool,
+        typer.Option("--progress", help="Show a progress bar even when stderr is not a terminal."),
+    ] = False,
+    snapshot: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--snapshot",
+            metavar="PATH=REPO_PATH",
+            help="With --git: a file or directory on disk placed at REPO_PATH over the newest revision, built as one more revision (no commit); repeatable.",
+        ),
+    ] = None,
+    snapshot_label: Annotated[
+        str,
+        typer.Option(
+            "--snapshot-label", help="Tag of the snapshot revision (for --version, diff, history)."
+        ),
+    ] = "snapshot",
+    snapshot_date: Annotated[
+        str | None,
+        typer.Option(
+            "--snapshot-date",
+            metavar="ISO",
+            help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).",
+        ),
+    ] = None,
 ) -> None:
     """Extract every error from a directory or git revisions into a dataset directory (and a catalog).
 
@@ -131,18 +206,35 @@ def build(
     source, git_repo, revs = pipeline.split_targets(targets or [], git, rev or [])
     with render.build_progress(progress or sys.stderr.isatty()) as on_progress:
         result = pipeline.build(
-            out=out, source=source, git_repo=git_repo, revs=revs, tags_glob=tags, touching=touching,
-            globs=files, catalog=catalog, jobs=jobs, repo_name=repo_name, overlay=overlay, cache_path=cache,
-            snapshots=snapshot or [], snapshot_label=snapshot_label, snapshot_date=snapshot_date,
-            command=["kverr", *sys.argv[1:]], on_progress=on_progress,
+            out=out,
+            source=source,
+            git_repo=git_repo,
+            revs=revs,
+            tags_glob=tags,
+            touching=touching,
+            globs=files,
+            catalog=catalog,
+            jobs=jobs,
+            repo_name=repo_name,
+            overlay=overlay,
+            cache_path=cache,
+            snapshots=snapshot or [],
+            snapshot_label=snapshot_label,
+            snapshot_date=snapshot_date,
+            command=["kverr", *sys.argv[1:]],
+            on_progress=on_progress,
         )
     typer.echo(render.build_summary(result))
 
 
 @command
 def diff(
-    rev_a: Annotated[str, typer.Argument(metavar="REV_A", help="Older revision: release tag or sha prefix.")],
-    rev_b: Annotated[str, typer.Argument(metavar="REV_B", help="Newer revision: release tag or sha prefix.")],
+    rev_a: Annotated[
+        str, typer.Argument(metavar="REV_A", help="Older revision: release tag or sha prefix.")
+    ],
+    rev_b: Annotated[
+        str, typer.Argument(metavar="REV_B", help="Newer revision: release tag or sha prefix.")
+    ],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -158,12 +250,16 @@ def diff(
 
     with open_catalog(catalog) as cat:
         d = run_diff(cat, rev_a, rev_b)
-    typer.echo(json.dumps(d.to_dict(), indent=2, sort_keys=True) if json_out else render.diff_text(d))
+    typer.echo(
+        json.dumps(d.to_dict(), indent=2, sort_keys=True) if json_out else render.diff_text(d)
+    )
 
 
 @command
 def history(
-    query: Annotated[str, typer.Argument(metavar='ID|"LOG LINE"', help="A record id, or a pasted log line.")],
+    query: Annotated[
+        str, typer.Argument(metavar='ID|"LOG LINE"', help="A record id, or a pasted log line.")
+    ],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -179,13 +275,21 @@ def history(
 
     with open_catalog(catalog) as cat:
         h = run_history(cat, query)
-    typer.echo(json.dumps(h.to_dict(), indent=2, sort_keys=True) if json_out else render.history_text(h))
+    typer.echo(
+        json.dumps(h.to_dict(), indent=2, sort_keys=True) if json_out else render.history_text(h)
+    )
 
 
 @command
 def load(
-    dataset_dir: Annotated[Path, typer.Argument(metavar="DATASET_DIR", help="Dataset directory written by `kverr build`.")],
-    catalog: Annotated[Path, typer.Option("--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write.")],
+    dataset_dir: Annotated[
+        Path,
+        typer.Argument(metavar="DATASET_DIR", help="Dataset directory written by `kverr build`."),
+    ],
+    catalog: Annotated[
+        Path,
+        typer.Option("--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write."),
+    ],
 ) -> None:
     """Load a dataset directory into a DuckDB catalog file (temp file + rename: never half-written).
 
@@ -203,10 +307,20 @@ def load(
 # A pasted line often starts with "--flag ...": take it as the text, not as an unknown option.
 @command(context_settings={"ignore_unknown_options": True})
 def explain(
-    text: Annotated[Optional[str], typer.Argument(metavar='"LOG LINE"', help="Pasted text; '-' or nothing reads stdin.")] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", help="Read a paste or a whole log from this file ('-': stdin).")] = None,
-    version: Annotated[Optional[str], typer.Option("--version", help="Only errors this release tag or sha can raise.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help='Print {"query": ..., "matches": [...]} instead.')] = False,
+    text: Annotated[
+        str | None,
+        typer.Argument(metavar='"LOG LINE"', help="Pasted text; '-' or nothing reads stdin."),
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="Read a paste or a whole log from this file ('-': stdin)."),
+    ] = None,
+    version: Annotated[
+        str | None, typer.Option("--version", help="Only errors this release tag or sha can raise.")
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help='Print {"query": ..., "matches": [...]} instead.')
+    ] = False,
     catalog: CatalogOpt = None,
 ) -> None:
     """Explain an SGLang error from a log line, a traceback or a whole log: meaning, cause, fix.

@@ -125,7 +125,9 @@ class Site:
     template: Template
     snippet: str  # source of the statement itself
     guards: tuple[Guard, ...] = ()
-    flags: tuple[str, ...] = ()  # every CLI flag involved (guards + message expressions), first-seen order
+    flags: tuple[
+        str, ...
+    ] = ()  # every CLI flag involved (guards + message expressions), first-seen order
     comment: str | None = None  # comment block right above the statement (without "# ")
     docstring: str | None = None  # enclosing function's docstring
     variant: int = 0  # >0 when one statement can print several texts (msg assigned in branches)
@@ -168,7 +170,9 @@ class Dataset:
 
     records: tuple[dict[str, Any], ...] = ()  # schema-v2 records, sorted by id
     revisions: tuple[Revision, ...] = ()  # oldest first
-    occurrences: tuple[dict[str, Any], ...] = ()  # spans {"id", "file", "function", "guard", "from", "to", "lines"}
+    occurrences: tuple[
+        dict[str, Any], ...
+    ] = ()  # spans {"id", "file", "function", "guard", "from", "to", "lines"}
     flags: tuple[FlagDecl, ...] = ()  # sorted by name
     lineage: tuple[dict[str, Any], ...] = ()  # {"id", "previousId", "sha"}
     manifest: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
@@ -206,7 +210,15 @@ class Match:
 _TYPES = {
     cls.__name__: cls
     for cls in (
-        Revision, SourceFile, Part, Template, Guard, FlagDecl, Site, ParseFailure, FileExtraction
+        Revision,
+        SourceFile,
+        Part,
+        Template,
+        Guard,
+        FlagDecl,
+        Site,
+        ParseFailure,
+        FileExtraction,
     )
 }
 

@@ -102,7 +102,9 @@ def _tree_problem(items: Any, *, inside_repeat: bool) -> str | None:
         elif name == "SUBPATTERN":
             why = _tree_problem(av[-1], inside_repeat=inside_repeat)
         elif name == "BRANCH":
-            why = next((w for alt in av[1] if (w := _tree_problem(alt, inside_repeat=inside_repeat))), None)
+            why = next(
+                (w for alt in av[1] if (w := _tree_problem(alt, inside_repeat=inside_repeat))), None
+            )
         else:
             why = None
         if why:

@@ -24,7 +24,9 @@ def test_command_has_help_with_example(name, cmd):
 
 @pytest.mark.parametrize("name", [n for n, _ in COMMANDS])
 def test_command_is_in_readme(name):
-    assert re.search(rf"\bkverr {re.escape(name)}\b", README), f"README does not document `kverr {name}`"
+    assert re.search(rf"\bkverr {re.escape(name)}\b", README), (
+        f"README does not document `kverr {name}`"
+    )
 
 
 def test_every_option_has_help():

@@ -11,7 +11,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # folder -> top-level modules it must never import (directly, at any nesting level)
 FORBIDDEN = {
-    "extractor": {"duckdb", "typer", "rich", "jsonschema", "kverr.catalog", "kverr.records", "kverr.feeds", "kverr.cli"},
+    "extractor": {
+        "duckdb",
+        "typer",
+        "rich",
+        "jsonschema",
+        "kverr.catalog",
+        "kverr.records",
+        "kverr.feeds",
+        "kverr.cli",
+    },
     "schema": {"duckdb", "typer", "libcst", "kverr.catalog", "kverr.feeds", "kverr.cli"},
     "records": {"duckdb", "typer", "kverr.catalog", "kverr.feeds", "kverr.cli"},
     "catalog": {"typer", "libcst", "jsonschema", "kverr.extractor", "kverr.feeds", "kverr.cli"},
@@ -40,7 +49,9 @@ def violates(name: str, banned: set[str]) -> str | None:
 CASES = [(folder, p) for folder in FORBIDDEN for p in sorted((ROOT / folder).rglob("*.py"))]
 
 
-@pytest.mark.parametrize(("folder", "path"), CASES, ids=[str(p.relative_to(ROOT)) for _, p in CASES])
+@pytest.mark.parametrize(
+    ("folder", "path"), CASES, ids=[str(p.relative_to(ROOT)) for _, p in CASES]
+)
 def test_stage_imports_stay_in_their_lane(folder, path):
     bad = sorted(n for n in imported_names(path) if violates(n, FORBIDDEN[folder]))
     assert not bad, f"{path.relative_to(ROOT)} imports {bad}: {folder}/ must not depend on them"

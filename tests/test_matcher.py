@@ -258,7 +258,10 @@ def test_traceback_parse_takes_the_innermost_frame():
         (r"(?P<v0>a)(?P=v0)", "it uses a named backreference (?P=...)"),
         (r"a(?!b)", "it uses lookaround"),
         (r"(?<=a)b", "it uses lookaround"),
-        (r"(", "it does not compile in Python re (missing ), unterminated subpattern at position 0)"),
+        (
+            r"(",
+            "it does not compile in Python re (missing ), unterminated subpattern at position 0)",
+        ),
         (r"x.*y", "it repeats `.` without a bound (write .{0,256} instead)"),
         (r"x\Z", "it uses \\Z, which RE2 does not support"),
     ],
