@@ -571,34 +571,58 @@ class Assembled:
     sites: int  # sites in the newest revision
 
 
-def _guard_key(site: Any) -> str:
-    """12 hex over the normalised guard tests (records.identity's rule, so a check moved from
-    `self.x` to `cfg.x` keeps its guard); "" when unguarded."""
-    from kverr.records.identity import guard_key
-
-    key = guard_key(site)
-    return hashlib.sha256(key.encode()).hexdigest()[:12] if key else ""
-
-
 def _entries(exts: list[FileExtraction]) -> list[dict]:
-    """One entry per site of a revision: its id (records.identity, the same rule build_records
-    uses), where it is, and what lineage compares. Cheap: no record is built."""
-    from kverr.records.identity import assign_ids
+    """One entry per site of a revision: its id without history (records.identity, the same rule
+    build_records uses), where it is, what lineage compares, and the claim fields (`bare`, `alt`,
+    `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built."""
+    from kverr.records.identity import claim_of, settle
 
     sites = [site for ext in exts for site in ext.sites]
+    claims = [claim_of(site) for site in sites]
     out = [
         {
             "id": rid,
+            "bare": c.bare,
+            "alt": c.alt,
             "file": site.file,
             "line": site.line,
+            "variant": site.variant,
             "function": site.function,
-            "guard": _guard_key(site),
+            "guard": c.guard,
             "kind": site.kind,
             "errorClass": site.error_class,
             "message": site.template.display() or site.condition or "",
         }
-        for site, rid in zip(sites, assign_ids(sites), strict=True)
+        for site, c, rid in zip(sites, claims, settle(claims), strict=True)
     ]
+    return sorted(out, key=lambda e: (e["id"], e["file"], e["line"]))
+
+
+def _holders(entries: list[dict]) -> dict[str, tuple[str, str | None, str]]:
+    """bare id -> (file, function, guard) of the site holding it: records.identity's `previous`."""
+    return {
+        e["bare"]: (e["file"], e["function"], e["guard"]) for e in entries if e["id"] == e["bare"]
+    }
+
+
+def _settle(entries: list[dict], previous: dict) -> list[dict]:
+    """A revision's entries with ids decided by history (the site that held a shared bare id in
+    the revision before keeps it); the same list when history changes nothing."""
+    from kverr.records.identity import Claim, settle
+
+    shared: dict[str, int] = {}
+    for e in entries:
+        shared[e["bare"]] = shared.get(e["bare"], 0) + 1
+    if not any(n > 1 and bare in previous for bare, n in shared.items()):
+        return entries  # the common case: no shared key someone held before
+    claims = [
+        Claim(e["bare"], e["alt"], e["file"], e["line"], e["variant"], e["function"], e["guard"])
+        for e in entries
+    ]
+    ids = settle(claims, previous)
+    if all(e["id"] == rid for e, rid in zip(entries, ids, strict=True)):
+        return entries
+    out = [{**e, "id": rid} for e, rid in zip(entries, ids, strict=True)]
     return sorted(out, key=lambda e: (e["id"], e["file"], e["line"]))
 
 
@@ -646,7 +670,11 @@ def _link_flags(exts: list[FileExtraction]) -> list[FileExtraction]:
 
 
 def _build_records(
-    exts: list[FileExtraction], revision: Revision, overlay: Any, only: set[str] | None = None
+    exts: list[FileExtraction],
+    revision: Revision,
+    overlay: Any,
+    only: set[str] | None = None,
+    previous: dict | None = None,
 ) -> list[dict]:
     """records.build_records, limited to the ids in `only`: a revision usually owes the dataset
     a handful of newest forms, and building (and validating) all its records would cost ~100x.
@@ -654,7 +682,7 @@ def _build_records(
     so each record equals its counterpart in a full build."""
     from kverr.records import build_records
 
-    return build_records(exts, revision, overlay=overlay, only=only)
+    return build_records(exts, revision, overlay=overlay, only=only, previous=previous)
 
 
 def _load_overlay(path: Path | None) -> tuple[Any, str]:
@@ -679,7 +707,7 @@ def _assemble(
     version = dataset_version or plan.revisions[-1].date or "1970-01-01T00:00:00.000Z"
     records_fp = _code_fingerprint("extractor", "records", "schema") + overlay_fp
     last_ord = _pin_to_commits(plan, scan)
-    records = _newest_forms(plan, cache, scan.loader, last_ord, scan.keys, overlay, records_fp)
+    records = _newest_forms(plan, cache, scan, last_ord, overlay, records_fp)
     records = _repin_to_commit(plan, records)
     if clock:
         clock.lap("records")
@@ -730,7 +758,7 @@ def _pin_to_commits(plan: Plan, scan: _Scan) -> dict[str, int]:
 
 def _repin_to_commit(plan: Plan, records: list[dict]) -> list[dict]:
     """A record first seen at a snapshot revision but sitting in a file the snapshot did not
-    touch (a message the snapshot duplicated gives the old site a new id) shows the newest
+    touch (e.g. an id whose holder history moved there) shows the newest
     commit's code: it links to that commit rather than claiming no sha."""
     if not plan.snapshots:
         return records
@@ -756,6 +784,7 @@ class _Scan:
     loader: _Loader
     entries_at: Callable[[int], list[dict]]  # ord -> that revision's entries
     keys: list[str] = field(default_factory=list)  # per revision: cache key of its file set
+    chain: list[str] = field(default_factory=list)  # per revision: key of the history up to it
     last_ord: dict[str, int] = field(default_factory=dict)  # id -> last revision that has it
     flag_last: dict[str, int] = field(default_factory=dict)  # flag -> last revision declaring it
     failures: dict[str, dict] = field(default_factory=dict)
@@ -763,9 +792,17 @@ class _Scan:
     spans: list[dict] = field(default_factory=list)  # occurrences.jsonl lines, see _fold_spans
     open_spans: dict[str, dict] = field(default_factory=dict)  # id -> its newest span
     lineage: Any = None  # records.lineage.LineageFold
+    # Revisions whose ids history decided (a shared key someone held before): their entries are
+    # cached under the history's chain key (`settled`), and their records are built with it.
+    settled: set[int] = field(default_factory=set)
+
+    def previous_at(self, ord_: int) -> dict | None:
+        """records.identity's `previous` for revision `ord_`: None when history decided nothing."""
+        return _holders(self.entries_at(ord_ - 1)) if ord_ in self.settled else None
 
     def state(self) -> dict:
         return {
+            "settled": sorted(self.settled),
             "lastOrd": self.last_ord,
             "flagLast": self.flag_last,
             "failures": list(self.failures.values()),
@@ -779,6 +816,7 @@ class _Scan:
         self.failures = {json.dumps(f, sort_keys=True): f for f in state["failures"]}
         self.sites, self.spans = state["sites"], state["spans"]
         self.open_spans = {sp["id"]: sp for sp in self.spans}  # creation order: newest wins
+        self.settled = set(state["settled"])
 
 
 class _Scanner:
@@ -798,7 +836,7 @@ class _Scanner:
             hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
             for files in plan.files
         ]
-        self.chain = _chain(self.scan.keys, plan.revisions)
+        self.chain = self.scan.chain = _chain(self.scan.keys, plan.revisions)
         stats["revisions_built"] = 0
         self.next = self.restored = 0  # revisions folded already / restored from the cache
         self.scan.lineage = LineageFold()
@@ -815,7 +853,10 @@ class _Scanner:
 
     def entries_at(self, ord_: int) -> list[dict]:
         if ord_ not in self.held:
-            raw = self.cache.get("rev", self.scan.keys[ord_])
+            if ord_ in self.scan.settled:
+                raw = self.cache.get("settled", self.chain[ord_])
+            else:
+                raw = self.cache.get("rev", self.scan.keys[ord_])
             if raw is None:
                 raise DatasetError(
                     f"cache {self.cache.path} lost a revision's entries; delete it and build again."
@@ -864,7 +905,13 @@ class _Scanner:
             value = json.loads(cached)
         for pb in files:  # never used again unless a later revision has it (then: memo or cache)
             self.loader.fresh.pop(pb, None)
-        entries = self.held[ord_] = value["entries"]
+        entries = value["entries"]
+        if ord_ > 0:
+            entries = _settle(entries, _holders(self.entries_at(ord_ - 1)))
+            if entries is not value["entries"]:
+                scan.settled.add(ord_)
+                self.cache.put_many("settled", {self.chain[ord_]: json.dumps({"entries": entries})})
+        self.held[ord_] = entries
         for e in entries:
             scan.last_ord[e["id"]] = ord_
         for name in value["flagNames"]:
@@ -951,9 +998,8 @@ def _newest_flags(scan: _Scan, cache: Cache) -> list[FlagDecl]:
 def _newest_forms(
     plan: Plan,
     cache: Cache,
-    loader: _Loader,
+    scan: _Scan,
     last_ord: dict[str, int],
-    rev_keys: list[str],
     overlay: Any,
     records_fp: str,
 ) -> list[dict]:
@@ -964,7 +1010,9 @@ def _newest_forms(
 
     def rkey(ord_: int, rid: str) -> str:
         rev = plan.revisions[ord_]
-        return f"{records_fp}:{rev_keys[ord_]}:{rev.sha}:{rev.repo}:{rev.date}:{rid}"
+        # Where history decided the ids, which site holds `rid` depends on the revisions before.
+        history = f":{scan.chain[ord_]}" if ord_ in scan.settled else ""
+        return f"{records_fp}:{scan.keys[ord_]}:{rev.sha}:{rev.repo}:{rev.date}:{rid}{history}"
 
     for rid, ord_ in last_ord.items():
         hit = cache.get("record", rkey(ord_, rid))
@@ -973,8 +1021,9 @@ def _newest_forms(
         else:
             missing.setdefault(ord_, []).append(rid)
     for ord_, ids in sorted(missing.items()):
-        exts = loader.load(plan.files[ord_], text=True)
-        by_id = {r["id"]: r for r in _build_records(exts, plan.revisions[ord_], overlay, set(ids))}
+        exts = scan.loader.load(plan.files[ord_], text=True)
+        rev, previous = plan.revisions[ord_], scan.previous_at(ord_)
+        by_id = {r["id"]: r for r in _build_records(exts, rev, overlay, set(ids), previous)}
         lost = [rid for rid in ids if rid not in by_id]
         if lost:
             raise DatasetError(

@@ -12,11 +12,11 @@ request, so no HTTP status is involved.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from kverr.records.identity import assign_ids
+from kverr.records.identity import Holder, assign_ids
 from kverr.records.identity import record_id as lone_id
 from kverr.records.knowledge import facts_for, knowledge_fields
 from kverr.records.overlay import Overlay, apply_overlay, load_overlay, overlay_warnings
@@ -54,8 +54,12 @@ def build_records(
     overlay: Overlay | None = None,
     dataset_version: str | None = None,
     only: set[str] | frozenset[str] | None = None,
+    previous: Mapping[str, Holder] | None = None,
 ) -> list[dict]:
     """Every site of one revision as a validated schema-v2 record, sorted by id.
+
+    `previous`: the bare-id holders of the revision before (records.identity.assign_ids), so a
+    history build gives each record the id its fold gave it.
 
     `only`: derive just the records with these ids (a history build that needs a few newest
     forms); ids and knowledge still see every site of the revision, so each record equals
@@ -66,7 +70,7 @@ def build_records(
 
     pairs = [(site, ex.source) for ex in extractions for site in ex.sites]
     decls = flag_map(ex.flags for ex in extractions)
-    ids = assign_ids([site for site, _ in pairs])
+    ids = assign_ids([site for site, _ in pairs], previous)
     by_function: dict[tuple[str, str | None], list[Site]] = {}
     for site, _ in pairs:
         by_function.setdefault((site.file, site.function), []).append(site)

@@ -4,7 +4,7 @@ Rule (docs/CONTRACTS.md "Identity"):
 
     key = kind | errorClass | normalised template display
           (a message-less assert: its normalised condition instead of the template)
-    id  = first 16 hex of sha256(key)
+    id  = first 16 hex of sha256(key)                                  (the bare id)
 
 Lines, file and function names are not in the key, so a site that moves to other lines, to
 another file or into a renamed function keeps its id. Normalising means: whitespace runs become
@@ -13,10 +13,18 @@ flag read is dropped (`self.x`, `cfg.x`, `server_args.x`, `resolved_view(server_
 `self._resolved().x` all become `x`) - SGLang moved checks from `ServerArgs` methods (`self.`) to
 `arg_groups/` functions (`cfg.`), and such a move must not change an id.
 
-When two sites of one revision share a key, the normalised guard tests (with the side they
-hold on) are added to the key of each of them; if that still collides, the occurrence index in
-(file, line) order is appended to every site but the first. So distinct errors never share an
-id, and the first occurrence keeps the same id a lone site would get under the guard rule.
+When several sites of one revision share a key, exactly one of them keeps the bare id:
+
+- with history (`previous`: bare id -> (file, function, guard hash) of the site that held it in
+  the revision before), the site that best matches that holder: same file and function, else
+  the same guard hash, else the same file, else the first in (file, line) order;
+- without history (a one-revision build, or a key nobody held before), the first site in
+  (file, line) order - so a lone site and the first of a pair share an id.
+
+Every other site of the group gets the guard-disambiguated id (the key plus its normalised guard
+tests, with the side they hold on); when two of those are still equal, the later ones in
+(file, line) order get the hash of that id plus `|occurrence:N` (N = 1, 2, ...). So an old error
+keeps its id when an identical message appears elsewhere later: only the newcomer gets a new id.
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from kverr.ftypes import Site
 
@@ -33,6 +42,21 @@ _RECEIVER = re.compile(
     r"|\b\w+\((?:self|server_args|cfg)?\)\."
     r"|\bself\.\w+\(\)\."
 )
+
+Holder = tuple[str, str | None, str]  # (file, function, guard hash) of a bare id's site
+
+
+class Claim(NamedTuple):
+    """What identity needs of one site; the build's per-revision entries carry the same fields,
+    so a cached revision can be given ids without parsing it again."""
+
+    bare: str  # id from the key alone
+    alt: str  # id from the key plus the guard tests
+    file: str
+    line: int
+    variant: int
+    function: str | None
+    guard: str  # guard_hash
 
 
 def normalise(text: str) -> str:
@@ -58,33 +82,81 @@ def guard_key(site: Site) -> str:
     return "; ".join(f"{'' if g.holds else 'not '}({normalise(g.test)})" for g in site.guards)
 
 
+def guard_hash(site: Site) -> str:
+    """12 hex over the normalised guard tests; "" when unguarded (occurrences' `guard`)."""
+    key = guard_key(site)
+    return hashlib.sha256(key.encode()).hexdigest()[:12] if key else ""
+
+
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def assign_ids(sites: Sequence[Site]) -> list[str]:
-    """The id of each site (same order), with collisions inside this revision disambiguated."""
-    keys = [base_key(s) for s in sites]
-    by_key: dict[str, list[int]] = defaultdict(list)
-    for i, k in enumerate(keys):
-        by_key[k].append(i)
-    for members in by_key.values():
+def claim_of(site: Site) -> Claim:
+    key = base_key(site)
+    return Claim(
+        bare=hash_key(key),
+        alt=hash_key(f"{key}|guards:{guard_key(site)}"),
+        file=site.file,
+        line=site.line,
+        variant=site.variant,
+        function=site.function,
+        guard=guard_hash(site),
+    )
+
+
+def assign_ids(sites: Sequence[Site], previous: Mapping[str, Holder] | None = None) -> list[str]:
+    """The id of each site (same order); `previous` maps each bare id of the revision before to
+    the (file, function, guard hash) of the site that held it (see the module docstring)."""
+    return settle([claim_of(s) for s in sites], previous)
+
+
+def settle(claims: Sequence[Claim], previous: Mapping[str, Holder] | None = None) -> list[str]:
+    """assign_ids over claims: the one rule, for sites and for cached entries alike."""
+    previous = previous or {}
+    ids = [c.bare for c in claims]
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, c in enumerate(claims):
+        groups[c.bare].append(i)
+    others: dict[str, list[int]] = defaultdict(list)
+    for bare, members in groups.items():
         if len(members) < 2:
             continue
-        for i in members:
-            keys[i] = keys[i] + "|guards:" + guard_key(sites[i])
-    by_key2: dict[str, list[int]] = defaultdict(list)
-    for i, k in enumerate(keys):
-        by_key2[k].append(i)
-    for members in by_key2.values():
-        if len(members) < 2:
-            continue
-        ordered = sorted(members, key=lambda i: (sites[i].file, sites[i].line, sites[i].variant))
-        for n, i in enumerate(ordered[1:], start=1):
-            keys[i] = keys[i] + f"|occurrence:{n}"
-    return [hash_key(k) for k in keys]
+        ordered = sorted(members, key=lambda i: _order(claims, i))
+        keeper = _keeper([claims[i] for i in ordered], previous.get(bare))
+        for i in ordered[:keeper] + ordered[keeper + 1 :]:
+            ids[i] = claims[i].alt
+            others[claims[i].alt].append(i)
+    for alt, members in others.items():
+        # `members` is in (file, line) order already: groups were walked in that order
+        for n, i in enumerate(members[1:], start=1):
+            ids[i] = hash_key(f"{alt}|occurrence:{n}")
+    return ids
+
+
+def _order(claims: Sequence[Claim], i: int) -> tuple:
+    c = claims[i]
+    return (c.file, c.line, c.variant, i)
+
+
+def _keeper(ordered: Sequence[Claim], holder: Holder | None) -> int:
+    """Index in `ordered` of the site that keeps the bare id."""
+    if holder is None:
+        return 0
+    file, function, guard = holder
+    tests = (
+        lambda c: (c.file, c.function) == (file, function),
+        lambda c: c.guard == guard,
+        lambda c: c.file == file,
+    )
+    for test in tests:
+        for n, c in enumerate(ordered):
+            if test(c):
+                return n
+    return 0
 
 
 def record_id(site: Site) -> str:
-    """The id of a site that shares its key with no other site of its revision."""
+    """The bare id: what a site gets when no other site of its revision shares its key (and
+    what the first of several gets without history)."""
     return hash_key(base_key(site))

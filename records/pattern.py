@@ -118,6 +118,7 @@ def placeholders_of(template: Template) -> list[str]:
 
 # ------------------------------------------------------------------ safety check
 
+
 def check_pattern(pattern: str, *, who: str = "pattern") -> None:
     """Raise SchemaError unless `pattern` is safe (kverr.regexsafe: compiles in `re`, RE2
     syntax, no nested repeats). Used on every built record and on hand-edited datasets."""

@@ -369,3 +369,65 @@ def test_guard_change_keeps_the_id_and_is_reported(tmp_path: Path) -> None:
         d = diff(cat, "v1", "v2")
     assert (d.added, d.removed, d.moved) == ([], [], [])
     assert [(c["old"]["id"] == c["new"]["id"], c["what"]) for c in d.changed] == [(True, ["guard"])]
+
+
+def test_duplicate_message_keeps_the_old_id(tmp_path: Path) -> None:
+    """c1: message M in f() of server_args.py; c2: M also appears in another file that sorts
+    before it (arg_groups/). The old site keeps its id; only the newcomer gets a new one, and
+    `kverr diff` reports exactly that one as added."""
+    from typer.testing import CliRunner
+
+    from kverr.cli import app
+
+    msg = "--page-size must be a power of two"
+    old = (
+        "class ServerArgs:\n    page_size: int = 1\n\n    def f(self):\n"
+        f'        if self.page_size & (self.page_size - 1):\n            raise ValueError("{msg}")\n'
+    )
+    new = (
+        "def handle_page(cfg) -> None:\n"
+        f'    if cfg.page_size % 2:\n        raise ValueError("{msg}")\n'
+    )
+    group = "python/sglang/srt/arg_groups/page.py"
+    assert group < SA  # the newcomer is first in (file, line) order
+    g = Git(tmp_path / "repo")
+    g.commit("one", {SA: old})
+    g.tag("v1")
+    g.commit("two", {group: new})
+    g.tag("v2")
+    res = pipeline.build(
+        out=tmp_path / "ds", git_repo=g.root, tags_glob="v*", catalog=tmp_path / "c.duckdb"
+    )
+    spans = {
+        (o["id"], o["file"], o["from"], o["to"]) for o in _lines(res.out / "occurrences.jsonl")
+    }
+    (old_id,) = [rid for rid, file, start, _ in spans if file == SA]
+    assert (old_id, SA, 0, 1) in spans  # one unbroken span: the id survived revision two
+    (new_id,) = [rid for rid, file, _, _ in spans if file == group]
+    assert new_id != old_id and (new_id, group, 1, 1) in spans
+    with open_catalog(res.catalog) as cat:
+        d = diff(cat, "v1", "v2")
+    assert [a["id"] for a in d.added] == [new_id]
+    assert (d.removed, d.changed, d.moved) == ([], [], [])
+    out = CliRunner().invoke(app, ["diff", "v1", "v2", "--catalog", str(res.catalog)]).output
+    assert out.splitlines()[0].endswith(": 1 added, 0 removed, 0 changed, 0 moved")
+    # Adding a commit folds in only it (history restored from the cache) and keeps both ids.
+    g.commit("three", {SA: "# a comment\n" + old})
+    g.tag("v3")
+    again = pipeline.build(
+        out=tmp_path / "ds", git_repo=g.root, tags_glob="v*", catalog=tmp_path / "c.duckdb"
+    )
+    assert again.stats["revisions_restored"] == 2
+    fresh = pipeline.build(
+        out=tmp_path / "fresh", git_repo=g.root, tags_glob="v*", cache_path=tmp_path / "f.sqlite"
+    )
+    for name in ("records.jsonl", "occurrences.jsonl"):
+        assert (again.out / name).read_bytes() == (fresh.out / name).read_bytes()
+    spans = {
+        (o["id"], o["file"], o["from"], o["to"]) for o in _lines(again.out / "occurrences.jsonl")
+    }
+    assert spans == {(old_id, SA, 0, 2), (new_id, group, 1, 2)}
+    # A one-revision build of c2 (no history) picks the first site in (file, line) order.
+    alone = pipeline.build(out=tmp_path / "ds2", git_repo=g.root, revs=["v2"])
+    ids = {o["file"]: o["id"] for o in _lines(alone.out / "occurrences.jsonl")}
+    assert ids[SA] != old_id and ids[group] == old_id

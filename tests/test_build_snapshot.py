@@ -138,7 +138,7 @@ def test_snapshot_records_have_honest_provenance(story: dict, built: pipeline.Bu
 
 
 def test_a_message_the_snapshot_duplicates_keeps_its_commit(story: dict, tmp_path: Path) -> None:
-    # the snapshot raises server_args.py's message too: both sites get guard-disambiguated ids
+    # the snapshot raises server_args.py's message too: the old site keeps its id (records.identity)
     dup = tmp_path / "dup.py"
     dup.write_text(
         HOOK_SRC + "    if server_args.page_size < 1:\n"
@@ -153,8 +153,8 @@ def test_a_message_the_snapshot_duplicates_keeps_its_commit(story: dict, tmp_pat
         for ln in lines
         if ln["record"]["errorMessage"] == "--page-size must be at least 1"
     )
-    # the old id (gone at the snapshot), the server_args.py site's new id, the snapshot's site
-    assert pins == [(HOOK, None), (SA, head), (SA, head)]
+    # the server_args.py site under its old id (still the commit's code), the snapshot's newcomer
+    assert pins == [(HOOK, None), (SA, head)]
 
 
 def test_occurrences_span_into_the_snapshot(built: pipeline.BuildResult) -> None:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 from kverr.extractor import extract
-from kverr.records.identity import assign_ids, normalise, record_id
+from kverr.records.identity import (
+    assign_ids,
+    claim_of,
+    guard_hash,
+    normalise,
+    record_id,
+    settle,
+)
 
 BASE = """
 class ServerArgs:
@@ -97,13 +104,103 @@ def test_collisions_use_guards_then_occurrence_order():
     sites = extract(COLLIDING)
     ids = assign_ids(sites)
     assert len(set(ids)) == len(ids) == 4
-    # Guards tell the first two apart, so moving the alpha check below keeps both ids.
-    swapped = (
-        COLLIDING.replace("self.alpha > 8", "self.tmp > 8")
-        .replace("self.beta > 8", "self.alpha > 8")
-        .replace("self.tmp > 8", "self.beta > 8")
-    )
-    assert sorted(assign_ids(extract(swapped))[:2]) == sorted(ids[:2])
-    # Identical guards: the first occurrence keeps the guard-rule id, later ones are numbered.
+    # The first site keeps the id a lone site gets; the others are told apart by their guards.
+    assert ids[0] == record_id(sites[0])
+    assert ids[1] not in (ids[2], ids[3])
+    # Identical guards: the first of them keeps the guard-rule id, later ones are numbered.
     lone = assign_ids(sites[:3])
     assert lone[2] == ids[2]
+
+
+# ---------------------------------------------------------------- a key shared over time
+#
+# One message M, first in pkg/b.py; later the same message appears in pkg/a.py (sorting before
+# it) or pkg/z.py (after it). `previous` is built from revision N-1 as the pipeline builds it.
+
+M = 'raise ValueError("--page-size must be a power of two")'
+
+
+def _module(function: str, guard: str) -> str:
+    return f"class ServerArgs:\n    def {function}(self):\n        if {guard}:\n            {M}\n"
+
+
+OLD = ("pkg/b.py", "_check_page", "self.page_size & (self.page_size - 1)")
+EARLIER_FILE = ("pkg/a.py", "handle_page", "cfg.page_size % 2")  # sorts before OLD
+LATER_FILE = ("pkg/z.py", "handle_page", "cfg.page_size % 2")  # sorts after OLD
+SAME_GUARD_ELSEWHERE = ("pkg/a.py", "other", "self.page_size & (self.page_size - 1)")
+
+
+def _sites(*places: tuple[str, str, str]) -> list:
+    out = []
+    for path, function, guard in places:
+        out.extend(extract(_module(function, guard), path))
+    return out
+
+
+def _holder(site) -> tuple[str, str | None, str]:
+    return (site.file, site.function, guard_hash(site))
+
+
+# case -> (sites of revision N-1 (None: no history), sites of revision N, index in N that keeps
+# the bare id)
+CASES: dict[str, tuple[tuple | None, tuple, int]] = {
+    "lone site": (None, (OLD,), 0),
+    "pair in one revision: first in (file, line) order keeps it": (None, (OLD, EARLIER_FILE), 1),
+    "pair appears later, newcomer in a later file": ((OLD,), (OLD, LATER_FILE), 0),
+    "pair appears later, newcomer in an earlier file": ((OLD,), (OLD, EARLIER_FILE), 0),
+    "same, sites listed in reverse file order": ((OLD,), (EARLIER_FILE, OLD), 1),
+    "old site renamed as the newcomer arrives: same guard wins": (
+        (OLD,),
+        (EARLIER_FILE, (OLD[0], "_check_pages", OLD[2])),
+        1,
+    ),
+    "old site moved: same file wins over an unrelated newcomer": (
+        (OLD,),
+        (EARLIER_FILE, (OLD[0], "_check_pages", "self.page_size < 1")),
+        1,
+    ),
+    "old holder gone, two unrelated sites: first in order": (
+        (OLD,),
+        (LATER_FILE, ("pkg/c.py", "x", "self.other")),
+        1,
+    ),
+    "file+function beats a guard-only match": (
+        (OLD,),
+        (SAME_GUARD_ELSEWHERE, (OLD[0], OLD[1], "self.page_size < 1")),
+        1,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bare_id_goes_to_the_site_that_held_it(case):
+    before, now, keeper = CASES[case]
+    previous = None
+    if before is not None:
+        old_sites = _sites(*before)
+        previous = {
+            rid: _holder(s)
+            for s, rid in zip(old_sites, assign_ids(old_sites), strict=True)
+            if rid == record_id(s)
+        }
+    sites = _sites(*now)
+    ids = assign_ids(sites, previous)
+    bare = record_id(sites[0])
+    assert all(record_id(s) == bare for s in sites)  # one shared key
+    assert ids[keeper] == bare
+    assert len(set(ids)) == len(ids)
+    if before is not None:
+        # the newcomers get the id they would get without history as non-first sites
+        alone = assign_ids(sites)
+        for i, s in enumerate(sites):
+            if i != keeper:
+                assert ids[i] != bare
+                assert ids[i] == alone[i] or record_id(s) == alone[i]
+
+
+def test_settle_on_claims_equals_assign_ids():
+    sites = _sites(OLD, EARLIER_FILE, LATER_FILE)
+    previous = {record_id(sites[0]): _holder(sites[0])}
+    claims = [claim_of(s) for s in sites]
+    assert settle(claims, previous) == assign_ids(sites, previous)
+    assert settle(claims) == assign_ids(sites)
