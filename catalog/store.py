@@ -221,20 +221,30 @@ def _last_ord(occs: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _releases(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """id -> release tags (and snapshot labels) containing it; the short shas of its first and
-    last revision when none is tagged; [] for a directory build. Precomputed so a match costs
-    no join."""
+    """id -> release tags (and snapshot labels) containing it, oldest first, plus the short sha
+    of the newest commit built when that commit is untagged (users on main run it); the short
+    shas of its first and last revision when none of those applies; [] for a directory build.
+    Precomputed so a match costs no join."""
     by_ord = {r.get("ord", i): r for i, r in enumerate(revisions)}
+    git_ords = [n for n, r in by_ord.items() if r.get("sha")]
+    newest_git = max(git_ords) if git_ords else None
     ords: dict[str, set[int]] = {}
     for o in occs:
         ords.setdefault(o["id"], set()).update(range(o["from"], o["to"] + 1))
     out = {}
     for rid, present in ords.items():
-        revs = [by_ord[n] for n in sorted(present) if n in by_ord]
-        tags = [t for r in revs for t in r.get("tags") or []]
-        shas = [r["sha"][:10] for r in revs if r.get("sha")]
-        if tags or shas:
-            out[rid] = list(dict.fromkeys(tags or (shas[:1] + shas[-1:])))
+        names: list[str] = []
+        for n in sorted(present):
+            rev = by_ord.get(n)
+            if rev is None:
+                continue
+            if rev.get("tags"):
+                names += rev["tags"]
+            elif n == newest_git:
+                names.append(rev["sha"][:10])
+        shas = [by_ord[n]["sha"][:10] for n in sorted(present) if by_ord.get(n, {}).get("sha")]
+        if names or shas:
+            out[rid] = list(dict.fromkeys(names or (shas[:1] + shas[-1:])))
     return out
 
 
@@ -374,10 +384,18 @@ def default_catalog_path() -> Path:
         raise CatalogError(
             f"no packaged dataset at {dataset}; pass --catalog FILE (build one with `kverr load DATASET_DIR --catalog FILE`)."
         )
-    key = hashlib.sha256(manifest.read_bytes() + FORMAT.encode()).hexdigest()[:16]
+    # The loader's own source is in the key too: a kverr that derives a column differently
+    # (releases, anchors) must not answer from a catalog an older loader wrote.
+    loader = Path(__file__).read_bytes()
+    key = hashlib.sha256(manifest.read_bytes() + FORMAT.encode() + loader).hexdigest()[:16]
     target = cache_dir() / f"sglang-{key}.duckdb"
     if not target.is_file():
         load_dataset(dataset, target)
+        # Catalogs of older datasets or loaders are never used again; a reader that still has
+        # one open keeps its inode, so removing them is safe (and best effort).
+        for old in cache_dir().glob("sglang-*.duckdb"):
+            if old != target:
+                old.unlink(missing_ok=True)
     return target
 
 

@@ -349,3 +349,25 @@ def test_dataset_line_format_is_what_records_jsonl_holds(tmp_path):
     ds = synth.write_files(tmp_path / "ds", FIXTURE_RECORDS[:1])
     line = json.loads((ds / "records.jsonl").read_text().splitlines()[0])
     assert sorted(line) == ["datasetVersion", "record"]
+
+
+@pytest.mark.parametrize(
+    ("present", "expected"),
+    [
+        ({0, 1, 2}, ["v1", "v2", "2222222222"]),  # tags, then the untagged newest commit
+        ({2}, ["2222222222"]),  # only on main: users running main still see where
+        ({0, 1, 2, 3}, ["v1", "v2", "2222222222", "seed"]),  # a snapshot label counts as a release
+        ({1}, ["v2"]),
+    ],
+)
+def test_releases_name_tags_and_the_newest_untagged_commit(present, expected):
+    from kverr.catalog.store import _releases
+
+    revisions = [
+        {"ord": 0, "sha": "0" * 40, "tags": ["v1"]},
+        {"ord": 1, "sha": "1" * 40, "tags": ["v2"]},
+        {"ord": 2, "sha": "2" * 40, "tags": []},
+        {"ord": 3, "sha": None, "tags": ["seed"]},
+    ]
+    occs = [{"id": "r", "from": n, "to": n} for n in present]
+    assert _releases(occs, revisions) == {"r": expected}
