@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 from kverr.catalog import patterns
 
-from kverr import __version__
+from kverr import __version__, jsonl
 from kverr.errors import CatalogError, DatasetError
 
 FORMAT = "kverr-catalog-3"  # bump when the tables change: old catalogs are then rebuilt
@@ -54,27 +54,7 @@ CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
 
 
 def _read_jsonl(path: Path, *, required: bool = False) -> list[dict[str, Any]]:
-    if not path.is_file():
-        if required:
-            raise DatasetError(
-                f"{path} is missing; point at a dataset directory written by `kverr build`."
-            )
-        return []
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"{path}:{no} is not valid JSON ({exc.msg}); fix or rebuild the dataset."
-                ) from None
-            if not isinstance(row, dict):
-                raise DatasetError(f"{path}:{no} is not a JSON object; fix or rebuild the dataset.")
-            rows.append(row)
-    return rows
+    return [obj for _, obj in jsonl.read_objects(path, optional=not required)]
 
 
 def _read_manifest(dataset_dir: Path) -> dict[str, Any]:

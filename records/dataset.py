@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from kverr import jsonl
 from kverr.errors import DatasetError, SchemaError
 from kverr.ftypes import Dataset, FlagDecl, Revision
 
@@ -253,31 +254,7 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 def _rows(path: Path, *, optional: bool = False) -> list[tuple[str, dict]]:
-    if not path.is_file():
-        if optional:
-            return []
-        raise DatasetError(f"{path} is missing; rebuild the dataset with `kverr build`.")
-    rows = []
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for n, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                where = f"{path}:{n}"
-                try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(
-                        f"{where}: not valid JSON ({exc.msg}); fix or delete that line."
-                    ) from None
-                if not isinstance(obj, dict):
-                    raise DatasetError(f"{where}: expected a JSON object; fix or delete that line.")
-                rows.append((where, obj))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(
-            f"{path} cannot be read ({exc}); check the file and rebuild if needed."
-        ) from None
-    return rows
+    return jsonl.read_objects(path, optional=optional)
 
 
 def _need(where: str, row: dict, keys: tuple[str, ...]) -> dict:

@@ -97,7 +97,7 @@ def _corrupt(tmp_path: Path, line: int, text: str) -> None:
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda rec: "{not json", "records.jsonl:2: not valid JSON"),
+        (lambda rec: "{not json", "records.jsonl:2 is not valid JSON"),
         (
             lambda rec: json.dumps({"datasetVersion": "v", "record": {**rec, "severity": "loud"}}),
             "records.jsonl:2: record",
