@@ -258,12 +258,18 @@ def diff(
 @command
 def history(
     query: Annotated[
-        str, typer.Argument(metavar='ID|"LOG LINE"', help="A record id, or a pasted log line.")
-    ],
+        str | None,
+        typer.Argument(
+            metavar='[ID|"LOG LINE"]',
+            help="A record id, or a pasted log line; without it, the revisions the catalog holds.",
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
     catalog: CatalogOpt = None,
 ) -> None:
     """Where an error exists across the revisions built: introduced (commit, date, first release) and gone.
+
+    Without an argument, list the revisions (releases, commits, snapshots) the catalog holds.
 
     Example: kverr history "ValueError: --prefill-only-disable-kv-cache is incompatible with --enable-hisparse"
     """
@@ -274,6 +280,11 @@ def history(
     from kverr.catalog.history import history as run_history
 
     with open_catalog(catalog) as cat:
+        if query is None:
+            revs = cat.revisions()
+            out = {"revisions": revs}
+            typer.echo(json.dumps(out, indent=2) if json_out else render.revisions_text(revs))
+            return
         h = run_history(cat, query)
     typer.echo(
         json.dumps(h.to_dict(), indent=2, sort_keys=True) if json_out else render.history_text(h)

@@ -306,6 +306,17 @@ def diff_text(d: Any) -> str:
     return "\n".join(out)
 
 
+def revisions_text(revisions: list[dict]) -> str:
+    """One line per revision a catalog holds, oldest first: what `--version` accepts."""
+    out = []
+    for r in revisions:
+        sha = (r.get("sha") or "")[:10] or "(no commit)"
+        tags = ", ".join(r.get("tags") or [])
+        out.append(f"{sha:<12} {r.get('date') or '':<25} {tags}".rstrip())
+    out.append(f"{len(revisions)} revision(s); pass a tag, a snapshot label or a sha to --version.")
+    return "\n".join(out)
+
+
 def history_text(h: Any) -> str:
     """Human form of catalog.history.History."""
     rec = h.record

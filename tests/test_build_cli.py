@@ -128,6 +128,16 @@ def test_history_from_a_log_line(built: Path) -> None:
     assert json.loads(out)["introduced"]["release"] == "v2.0"
 
 
+def test_history_without_an_argument_lists_the_revisions(built: Path) -> None:
+    code, out, _ = run("history", "--catalog", str(built / "c.duckdb"))
+    assert code == 0
+    lines = out.splitlines()
+    assert [line.split()[-1] for line in lines[:2]] == ["v1.0", "v2.0"]
+    assert lines[-1] == "2 revision(s); pass a tag, a snapshot label or a sha to --version."
+    code, out, _ = run("history", "--json", "--catalog", str(built / "c.duckdb"))
+    assert [r["tags"] for r in json.loads(out)["revisions"]] == [["v1.0"], ["v2.0"]]
+
+
 def test_overlay_warnings_are_reported(repo: Git, tmp_path: Path) -> None:
     overlay = tmp_path / "curated.json"
     overlay.write_text(json.dumps({"00000000000000aa": {"documentation": "Stale text."}}))
