@@ -574,9 +574,13 @@ def validation_code(f: Facts) -> str | None:
         return None
     terms = []
     for r in f.readings:
+        if r.guard.kind == "passed":
+            # An earlier check of the validator is an alternative, not a path condition: had it
+            # failed, the launch would have stopped there with its own error. The pre-flight
+            # check of this error tests only this error's own path (the trigger text still
+            # mentions the earlier checks).
+            continue
         expr = _args_expr(r.guard.test, r)
-        if expr is None and r.guard.kind == "passed":
-            continue  # had that earlier check failed, launching would stop there instead
         if expr is None:
             return None
         terms.append(expr if r.guard.holds else _negate(expr))
