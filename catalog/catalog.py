@@ -39,6 +39,10 @@ class Catalog:
                 "the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin."
             )
         hits = matcher.explain_text(self.index, text, allowed=self._allowed(version))
+        if len({h.line for h in hits}) > 1:
+            # Errors on several lines: a log, not one message. Report every one of them,
+            # most severe first, as a scan would; `limit` is for ranking candidates of one line.
+            return [self._match(h) for h in matcher.log_order(self.index, hits)]
         return [self._match(h) for h in hits[:limit]]
 
     def explain_stream(

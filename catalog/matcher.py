@@ -396,7 +396,21 @@ def explain_text(idx: Index, text: str, *, allowed: set[str] | None = None) -> l
         hits += frame_hits(idx, tb, numbered[tb.exc_index][0], allowed=allowed)
     if not hits:
         hits = _fallbacks(idx, numbered, paragraphs, allowed)
+    else:
+        # Other lines of the same paste may hold a message cut off with "...": judge those by
+        # their prefix too (explicit cuts only: fuzzy on every other log line would guess).
+        seen = {h.line for h in hits}
+        for no, t in numbered[:PASTE_LINES]:
+            if no not in seen and normalize.truncated(t) is not None:
+                hits += partial_hits(idx, t, no, allowed=allowed)
     return merge(idx, hits)
+
+
+def log_order(idx: Index, hits: list[Hit]) -> list[Hit]:
+    """The order a log is reported in: most severe first, then by line, then best score."""
+    return sorted(
+        hits, key=lambda h: (SEVERITY_RANK.get(idx.severity[h.index], 9), h.line or 0, -h.score)
+    )
 
 
 def _fallbacks(idx, numbered, paragraphs, allowed) -> list[Hit]:
@@ -462,8 +476,7 @@ def scan_lines(idx: Index, lines: Iterable[str], *, allowed: set[str] | None = N
             seen.add(key)
             h.line = h.line or no
             hits.append(h)
-    hits.sort(key=lambda h: (SEVERITY_RANK.get(idx.severity[h.index], 9), h.line or 0, -h.score))
-    return hits
+    return log_order(idx, hits)
 
 
 def _feed_traceback(idx, buf, text, no, allowed):

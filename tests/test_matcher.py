@@ -182,6 +182,32 @@ def test_several_errors_in_one_paste(cat):
     assert sorted(m.record["id"] for m in cat.explain(text)) == sorted([TP, OVERLAP])
 
 
+def test_a_short_log_reports_every_error_most_severe_first(cat):
+    # A warning first, then six errors: more than the five candidates one line is ranked by.
+    lines = ["WARNING:x:" + FIXTURE_RECORDS[6]["errorMessage"]]
+    lines += [f"tp_size={n} must be divisible by pp_size=2" for n in (3, 5)]
+    lines += [
+        "--ssl-keyfile requires --ssl-certfile.",
+        "--ssl-certfile requires --ssl-keyfile.",
+        "--mem-fraction-static must be in (0, 1], got 1.5",
+        "Quantization method 'fp4' is not supported.",
+    ]
+    got = [(m.record["id"], m.line) for m in cat.explain("\n".join(lines))]
+    assert got[-1] == (OVERLAP, 1)  # the warning last, though it comes first in the log
+    assert {rid for rid, _ in got[:-1]} == {TP, SSL_A, SSL_B, MEM, QUANT_FP4}
+    assert [line for _, line in got[:-1]] == sorted(line for _, line in got[:-1])
+
+
+def test_a_cut_line_is_found_beside_an_exact_one(cat):
+    text = "\n".join(
+        ["tp_size=3 must be divisible by pp_size=2", "ValueError: " + LONG[:90] + "..."]
+    )
+    assert {(m.record["id"], m.how) for m in cat.explain(text)} == {
+        (TP, "pattern"),
+        (OFFLOAD_STREAM, "partial"),
+    }
+
+
 def test_hostile_and_huge_lines_finish(cat):
     # 1 MB on one line with the message at the very end, and text built to make patterns backtrack
     huge = "x" * 1_000_000 + " tp_size=3 must be divisible by pp_size=2"
