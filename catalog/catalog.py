@@ -102,6 +102,18 @@ class Catalog:
 
     # ------------------------------------------------------------ lookups
 
+    def find_id(self, key: str) -> str | None:
+        """The record id `key` names: an id, the slug a page or `explain` shows, or an id prefix
+        of at least 6 hex characters that only one record has. None when it names none."""
+        key = key.strip().lower()
+        rows = self.con.execute(
+            "SELECT id FROM records WHERE id = ? OR slug = ? "
+            "OR (length(?) BETWEEN 6 AND 15 AND regexp_full_match(?, '[0-9a-f]+') AND starts_with(id, ?)) "
+            "LIMIT 2",
+            [key, key, key, key, key],
+        ).fetchall()
+        return rows[0][0] if len(rows) == 1 else None
+
     def get(self, record_id: str) -> dict[str, Any] | None:
         row = self.con.execute("SELECT record FROM records WHERE id = ?", [record_id]).fetchone()
         return json.loads(row[0]) if row else None

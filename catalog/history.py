@@ -174,8 +174,9 @@ def resolve_record(cat: Any, id_or_text: str) -> str:
     text = id_or_text.strip()
     if not text:
         raise QueryError("the history query is empty; pass a record id or a quoted log line.")
-    if _ID.fullmatch(text) and cat.get(text) is not None:
-        return text
+    rid = cat.find_id(text) if len(text) <= 120 else None
+    if rid is not None:  # an id, an id prefix or the slug `kverr explain` prints
+        return rid
     matches = cat.explain(text)
     if not matches:
         raise NotFound(

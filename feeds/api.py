@@ -168,10 +168,7 @@ class Api:
         self.cat = cat
         self.body_timeout = body_timeout
         self.lock = threading.Lock()
-        # Slugs are not in the Catalog API's lookups; a map built once keeps /errors/{slug} one dict hit.
-        records = list(cat.records())
-        self.slugs = {r["slug"]: r["id"] for r in records if r.get("slug")}
-        self.count = len(records)
+        self.count = sum(1 for _ in cat.records())
 
     async def call(self, fn, *args, **kwargs):
         def locked():
@@ -190,10 +187,8 @@ class Api:
 
     async def error(self, request: Request) -> JSONResponse:
         key = request.path_params["record_id"]
-        if _ID.fullmatch(key):
-            rid = key
-        elif _SLUG.fullmatch(key):
-            rid = self.slugs.get(key)
+        if _ID.fullmatch(key) or _SLUG.fullmatch(key):
+            rid = await self.call(self.cat.find_id, key)
         else:
             raise ApiError(
                 400, "An error id is 16 hex characters (or the page slug); see /search to find one."

@@ -255,7 +255,8 @@ def diff(
     )
 
 
-@command
+# Unknown options are text here too: a message may start with "--flag ...".
+@command(context_settings={"ignore_unknown_options": True})
 def history(
     query: Annotated[
         str | None,
@@ -337,7 +338,7 @@ def explain(
     """Explain an SGLang error from a log line, a traceback or a whole log: meaning, cause, fix.
 
     Exit status: 0 when a known error matched, 1 when none did, 2 on bad usage.
-    Example: kverr explain "ValueError: --ssl-keyfile requires --ssl-certfile."
+    Example: kverr explain "ValueError: --ssl-keyfile requires --ssl-certfile to be specified as well."
     """
     from kverr import render
     from kverr.catalog import open_catalog

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 # ---------------------------------------------------------------- source
+
+_ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -65,11 +68,12 @@ class Template:
     parts: tuple[Part, ...]
 
     def display(self) -> str:
-        """Human form used for errorMessage: placeholders shown as {expr}."""
+        """Human form used for errorMessage: placeholders shown as {expr}, colour codes
+        dropped (what a user reads in a plain log; the pattern still accepts them)."""
         out = []
         for p in self.parts:
             if p.is_literal:
-                out.append(p.text)
+                out.append(_ANSI_SGR.sub("", p.text or ""))
             else:
                 out.append("{" + (p.expr or "...") + "}")
         return "".join(out)

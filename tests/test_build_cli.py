@@ -128,6 +128,18 @@ def test_history_from_a_log_line(built: Path) -> None:
     assert json.loads(out)["introduced"]["release"] == "v2.0"
 
 
+def test_history_takes_an_id_prefix_a_slug_or_a_line_starting_with_dashes(built: Path) -> None:
+    cat = str(built / "c.duckdb")
+    code, out, _ = run("history", "--port above 65535 is clamped", "--catalog", cat)
+    assert code == 0
+    rid = out.split()[0]
+    code, out, _ = run("explain", "--json", "--port above 65535 is clamped", "--catalog", cat)
+    slug = json.loads(out)["matches"][0]["record"]["slug"]
+    for key in (rid[:8], slug):
+        code, again, _ = run("history", key, "--catalog", cat)
+        assert code == 0 and again.split()[0] == rid
+
+
 def test_history_without_an_argument_lists_the_revisions(built: Path) -> None:
     code, out, _ = run("history", "--catalog", str(built / "c.duckdb"))
     assert code == 0

@@ -382,3 +382,23 @@ def test_releases_name_tags_and_the_newest_untagged_commit(present, expected):
     ]
     occs = [{"id": "r", "from": n, "to": n} for n in present]
     assert _releases(occs, revisions) == {"r": expected}
+
+
+@pytest.mark.parametrize(
+    ("key", "found"),
+    [
+        ("55a1000000000001", "55a1000000000001"),  # the id
+        ("55A1000000000001 ", "55a1000000000001"),  # case and spaces forgiven
+        ("55a100", "55a1000000000001"),  # a unique prefix of 6+ hex characters
+        ("55a1", None),  # too short to be sure
+        ("0ff", None),
+        ("0ff1000", "0ff1000000000010"),
+        ("0ff", None),
+        ("zzzzzz", None),
+    ],
+)
+def test_find_id_by_id_prefix_or_slug(catalog_file, key, found):
+    with open_catalog(catalog_file) as cat:
+        assert cat.find_id(key) == found
+        slug = cat.get("55a1000000000001")["slug"]
+        assert cat.find_id(slug) == "55a1000000000001"

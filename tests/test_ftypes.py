@@ -1,0 +1,40 @@
+"""The stage types: the human form of a template and the one serialiser."""
+
+from __future__ import annotations
+
+import pytest
+from kverr.ftypes import FlagDecl, Guard, Part, Site, Template, from_json, to_json
+
+COLOURED = Template(
+    (
+        Part(text="\x1b[1;33m"),
+        Part(text="--tp "),
+        Part(expr="self.tp_size"),
+        Part(text=" is odd\x1b[0m"),
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("template", "shown"),
+    [
+        (COLOURED, "--tp {self.tp_size} is odd"),
+        (
+            Template((Part(text="\x1b[33m"), Part(expr="message"), Part(text="\x1b[0m"))),
+            "{message}",
+        ),
+        (Template((Part(text="plain "), Part(expr=None, dynamic=True))), "plain {...}"),
+    ],
+)
+def test_display_shows_placeholders_and_drops_colour_codes(template, shown):
+    assert template.display() == shown
+
+
+def test_json_round_trip_keeps_types_and_tuples():
+    site = Site(
+        kind="raise", file="a.py", line=3, end_line=4, col=4, end_col=9, function="f",
+        error_class="ValueError", severity="error", template=COLOURED, snippet="raise X",
+        guards=(Guard("cfg.x", True, "if", 2, ("--x",)),), flags=("--x",),
+    )  # fmt: skip
+    flag = FlagDecl("--x", "x", choices=("a", "b"))
+    assert from_json(to_json([site, flag])) == [site, flag]
