@@ -320,17 +320,19 @@ def revisions_text(revisions: list[dict]) -> str:
 def history_text(h: Any) -> str:
     """Human form of catalog.history.History."""
     rec = h.record
+    # "first seen" / "first missing", not "introduced": only the revisions built are known, and
+    # between two release tags the change may sit on any commit (build --touching to pin it).
     out = [_h_line(rec), f"present in {len(h.revisions)} of {h.total_revisions} revision(s) built"]
     if h.introduced:
         i = h.introduced
         out.append(
-            f"introduced: {_h_sha(i)} {i['date']} {_h_clip(i['subject'] or '', 60)}"
+            f"first seen: {_h_sha(i)} {i['date']} {_h_clip(i['subject'] or '', 60)}"
             + (f"; first release {i['release']}" if i["release"] else "; in no release yet")
         )
     if h.disappeared:
         g = h.disappeared
         out.append(
-            f"disappeared: {_h_sha(g)} {g['date']} {_h_clip(g['subject'] or '', 60)}"
+            f"first missing: {_h_sha(g)} {g['date']} {_h_clip(g['subject'] or '', 60)}"
             + (f"; gone from release {g['release']} on" if g["release"] else "")
         )
     elif h.revisions:

@@ -117,7 +117,7 @@ def test_history_from_a_log_line(built: Path) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[1] == "present in 1 of 2 revision(s) built"
-    assert lines[2].startswith("introduced: ") and lines[2].endswith("; first release v2.0")
+    assert lines[2].startswith("first seen: ") and lines[2].endswith("; first release v2.0")
     code, out, _ = run(
         "history",
         "WARNING: --port above 65535 is clamped",
