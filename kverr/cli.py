@@ -346,7 +346,15 @@ def explain(
 
     with open_catalog(catalog) as cat:
         query, matches = explain_query(cat, text, file, version=version)
-    typer.echo(render.explain_json(query, matches)) if json_out else render.explain_view(matches)
+        # Nothing in that release: say whether the error is known elsewhere (added later, or
+        # removed) rather than only "unknown" - that is what the user must act on.
+        elsewhere = (
+            cat.explain(query) if version and not matches and text not in (None, "-") else []
+        )
+    if json_out:
+        typer.echo(render.explain_json(query, matches))
+    else:
+        render.explain_view(matches, version=version, elsewhere=elsewhere)
     raise typer.Exit(0 if matches else 1)
 
 

@@ -28,9 +28,28 @@ def explain_json(query: str, matches: Sequence[Match]) -> str:
     )
 
 
-def explain_view(matches: Sequence[Match], *, file=None) -> None:
-    """Print each match for a person: message with values, meaning, cause, fix, source, releases."""
+def explain_view(
+    matches: Sequence[Match],
+    *,
+    file=None,
+    version: str | None = None,
+    elsewhere: Sequence[Match] = (),
+) -> None:
+    """Print each match for a person: message with values, meaning, cause, fix, source, releases.
+    `elsewhere`: with --version and no match there, the records other revisions have."""
     if not matches:  # plain print: no reason to load Rich (~50 ms) to say "nothing"
+        if elsewhere:
+            print(
+                f"No error that {version} can raise matches this text. Other revisions have it:",
+                file=file,
+            )
+            for m in elsewhere[:3]:
+                where = ", ".join(m.revisions) or "revisions without a release tag"
+                print(
+                    f"  {m.record['id']}  {m.record['errorMessage'][:90]}  (in: {where})", file=file
+                )
+            print("Run without --version for the full explanation.", file=file)
+            return
         print("No known SGLang server-args error matches this text.", file=file)
         return
     from rich.console import Console

@@ -85,6 +85,20 @@ def test_version_flag(run):
     assert run("--version", "v0.4.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 1
 
 
+def test_version_without_the_error_says_where_it_exists(run):
+    res = run("--version", "v0.4.0", "--", "--ssl-certfile requires --ssl-keyfile.")
+    assert res.exit_code == 1
+    assert (
+        res.stdout.splitlines()[0]
+        == "No error that v0.4.0 can raise matches this text. Other revisions have it:"
+    )
+    assert res.stdout.splitlines()[1].startswith(
+        "  55b1000000000002  --ssl-certfile requires --ssl-keyfile.  (in: v0.5.0"
+    )
+    json_res = run("--version", "v0.4.0", "--json", "--", "--ssl-certfile requires --ssl-keyfile.")
+    assert json.loads(json_res.stdout)["matches"] == []  # the JSON contract stays as it is
+
+
 def test_stdin_and_dash(run):
     assert run(input=TP_LINE + "\n").exit_code == 0
     assert run("-", input=TP_LINE + "\n").exit_code == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kverr.ftypes import FlagDecl, Guard, Part, Site, Template, from_json, to_json
 
 COLOURED = Template(
