@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -13,6 +14,10 @@ from kverr.errors import NotFound, QueryError
 from kverr.ftypes import Match
 
 HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs. log
+
+
+# a lone flag name: `page-size`, `--page-size`, `page_size`
+_FLAG_QUERY = re.compile(r"-{0,2}[A-Za-z0-9][A-Za-z0-9_]*(?:[-_][A-Za-z0-9]+)+")
 
 
 class Catalog:
@@ -63,15 +68,26 @@ class Catalog:
         return [self._match(h) for h in hits]
 
     def search(self, q: str, *, version: str | None = None, limit: int = 20) -> list[Match]:
-        """Records whose message words resemble `q` (BM25), with no threshold: for browsing."""
+        """Records whose message words resemble `q` (BM25), with no threshold: for browsing.
+        A query that is a flag (`page-size`, `--page-size`) lists the records involving that
+        flag first: their messages often spell it differently (`page_size`, "page size")."""
         allowed = self._allowed(version)
-        rows = matcher.bm25(self.index, q, limit=limit * 3 if allowed is not None else limit)
         idx = self.index
-        hits = [
-            matcher.Hit(idx.pos[r], min(s, 1.0), "fuzzy", None)
-            for r, s in rows
-            if allowed is None or r in allowed
-        ]
+        flagged = []
+        if _FLAG_QUERY.fullmatch(q.strip()):
+            name = "--" + q.strip().lstrip("-").replace("_", "-").lower()
+            rows = self.con.execute(
+                "SELECT id FROM record_flags WHERE flag = ? ORDER BY id", [name]
+            ).fetchall()
+            flagged = [r[0] for r in rows if r[0] in idx.pos]
+        ranked = matcher.bm25(idx, q, limit=limit * 3 if allowed is not None else limit)
+        seen: set[str] = set()
+        hits = []
+        for rid, score in [(r, 1.0) for r in flagged] + ranked:
+            if rid in seen or (allowed is not None and rid not in allowed):
+                continue
+            seen.add(rid)
+            hits.append(matcher.Hit(idx.pos[rid], min(score, 1.0), "fuzzy", None))
         return [self._match(h) for h in hits[:limit]]
 
     def _match(self, h: matcher.Hit) -> Match:

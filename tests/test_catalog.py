@@ -402,3 +402,11 @@ def test_find_id_by_id_prefix_or_slug(catalog_file, key, found):
         assert cat.find_id(key) == found
         slug = cat.get("55a1000000000001")["slug"]
         assert cat.find_id(slug) == "55a1000000000001"
+
+
+@pytest.mark.parametrize("q", ["ssl-certfile", "--ssl-certfile", "ssl_certfile"])
+def test_search_for_a_flag_lists_the_records_involving_it_first(catalog_file, q):
+    with open_catalog(catalog_file) as cat:
+        involved = {r["id"] for r in cat.records() if "--ssl-certfile" in r["flags"]}
+        got = [m.record["id"] for m in cat.search(q)]
+    assert involved and set(got[: len(involved)]) == involved
