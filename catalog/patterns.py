@@ -42,11 +42,6 @@ def tokens(text: str) -> list[str]:
     return TOKEN_RE.findall(text.lower())
 
 
-def check_pattern(pattern: str) -> str | None:
-    """Why `pattern` is unsafe to run on hostile text, or None when it is fine."""
-    return inspect(pattern)[0]
-
-
 def inspect(pattern: str) -> tuple[str | None, Shape | None]:
     """(why it is unsafe, None) or (None, its shape). The safety rule is kverr.regexsafe's,
     the same one the build applies, so a hand-edited dataset is held to it too."""
