@@ -24,6 +24,11 @@ from typing import Any
 _ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
+def without_colour(text: str) -> str:
+    """`text` without ANSI colour codes: what a user reads in a plain log."""
+    return _ANSI_SGR.sub("", text)
+
+
 @dataclass(frozen=True)
 class Revision:
     """Where a set of source files came from. All fields None for a plain directory."""
@@ -73,7 +78,7 @@ class Template:
         out = []
         for p in self.parts:
             if p.is_literal:
-                out.append(_ANSI_SGR.sub("", p.text or ""))
+                out.append(without_colour(p.text or ""))
             else:
                 out.append("{" + (p.expr or "...") + "}")
         return "".join(out)

@@ -23,7 +23,7 @@ from kverr.records.overlay import Overlay, apply_overlay, load_overlay, overlay_
 from kverr.records.pattern import check_pattern, pattern_for, placeholders_of
 
 from kverr.errors import SchemaError
-from kverr.ftypes import FileExtraction, FlagDecl, Revision, Site, SourceFile
+from kverr.ftypes import FileExtraction, FlagDecl, Revision, Site, SourceFile, without_colour
 
 __all__ = [
     "DEFAULT_REPO",
@@ -180,7 +180,7 @@ def slug_for(site: Site, rid: str) -> str:
     if site.template.is_empty:
         text = "assert " + (site.condition or "")
     else:
-        text = " ".join(p.text or "" for p in site.template.parts if p.is_literal)
+        text = " ".join(without_colour(p.text or "") for p in site.template.parts if p.is_literal)
     words = slugify(text)[:SLUG_CHARS].strip("-") or site.kind
     return f"{words}-{rid[:6]}"
 

@@ -39,3 +39,18 @@ def test_json_round_trip_keeps_types_and_tuples():
     )  # fmt: skip
     flag = FlagDecl("--x", "x", choices=("a", "b"))
     assert from_json(to_json([site, flag])) == [site, flag]
+
+
+def test_slugs_hold_no_colour_codes():
+    from kverr.records import slug_for
+
+    site = Site(
+        kind="log", file="a.py", line=1, end_line=1, col=0, end_col=9, function=None,
+        error_class=None, severity="warning", snippet="logger.warning(...)",
+        template=Template((Part(text="\x1b[1;33m"), Part(expr="message"), Part(text="\x1b[0m"))),
+    )  # fmt: skip
+    assert slug_for(site, "4e88d55da2f10683") == "log-4e88d5"
+    assert (
+        slug_for(Site(**{**site.__dict__, "template": COLOURED}), "0123456789abcdef")
+        == "tp-is-odd-012345"
+    )
