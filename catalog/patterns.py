@@ -6,6 +6,7 @@ Nothing here imports jsonschema or libcst: this is on the `kverr explain` path.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -70,8 +71,11 @@ class Shape:
         return "".join(out)
 
 
+@functools.lru_cache(maxsize=8192)
 def shape(pattern: str) -> Shape:
-    """Split a (checked) pattern into its top-level literal runs and the gaps between them."""
+    """Split a (checked) pattern into its top-level literal runs and the gaps between them.
+    Cached: partial matching asks for the same candidates' shapes on every paste, and parsing a
+    pattern costs more than the rest of the match."""
     return _shape(regexsafe.parse(pattern))
 
 
