@@ -20,6 +20,9 @@ HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs.
 _FLAG_QUERY = re.compile(r"-{0,2}[A-Za-z0-9][A-Za-z0-9_]*(?:[-_][A-Za-z0-9]+)+")
 
 
+RECORD_CACHE = 4096  # records kept as JSON text per open catalog (about 4 KB each)
+
+
 class Catalog:
     """Records, flags and revisions of one catalog; `explain` / `scan` find records in text."""
 
@@ -28,6 +31,7 @@ class Catalog:
         self.con = store.connect_read_only(self.path)
         self._index: matcher.Index | None = None
         self._revs: dict[str, tuple[str, ...]] = {}
+        self._record_json: dict[str, str] = {}
 
     @property
     def index(self) -> matcher.Index:
@@ -131,8 +135,19 @@ class Catalog:
         return rows[0][0] if len(rows) == 1 else None
 
     def get(self, record_id: str) -> dict[str, Any] | None:
-        row = self.con.execute("SELECT record FROM records WHERE id = ?", [record_id]).fetchone()
-        return json.loads(row[0]) if row else None
+        # The JSON text is kept (bounded), not the dict: every caller gets its own copy to change,
+        # and a repeat costs a json.loads instead of a DuckDB round trip.
+        text = self._record_json.get(record_id)
+        if text is None:
+            row = self.con.execute(
+                "SELECT record FROM records WHERE id = ?", [record_id]
+            ).fetchone()
+            if row is None:
+                return None
+            text = row[0]
+            if len(self._record_json) < RECORD_CACHE:
+                self._record_json[record_id] = text
+        return json.loads(text)
 
     def records(self, *, version: str | None = None) -> Iterator[dict[str, Any]]:
         allowed = self._allowed(version)
