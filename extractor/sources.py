@@ -181,6 +181,21 @@ def _git_env() -> dict[str, str]:
     return env
 
 
+_GITHUB_URL = re.compile(r"github\.com[:/]+([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+
+
+def github_name(repo: str | os.PathLike[str]) -> str | None:
+    """`owner/name` of the repository's GitHub `origin` remote, or None (no remote, elsewhere)."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "config", "--get", "remote.origin.url"],
+        capture_output=True,
+        check=False,
+        env=_git_env(),
+    )
+    m = _GITHUB_URL.search(proc.stdout.decode("utf-8", "replace").strip())
+    return f"{m.group(1)}/{m.group(2)}" if m else None
+
+
 def check_repo(repo: str | os.PathLike[str]) -> Path:
     """The repository path, or a SourceError if it is missing or not a git repository."""
     path = Path(repo)

@@ -156,7 +156,10 @@ def build(
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Extract with N processes.")] = 1,
     repo_name: Annotated[
         str | None,
-        typer.Option("--repo-name", help="owner/name for githubUrl (default sgl-project/sglang)."),
+        typer.Option(
+            "--repo-name",
+            help="GitHub owner/name for githubUrl links (default: the origin remote, else sgl-project/sglang for the SGLang file set).",
+        ),
     ] = None,
     overlay: Annotated[
         Path | None,

@@ -437,9 +437,7 @@ def build(
     cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
     try:
         if git_repo is not None:
-            from kverr.records import DEFAULT_REPO
-
-            repo_name = repo_name or DEFAULT_REPO
+            repo_name = repo_name or _link_repo(Path(git_repo), globs)
             globs = list(globs or sources.DEFAULT_GLOBS)
             plan = plan_git(
                 Path(git_repo),
@@ -486,6 +484,22 @@ def build(
         collisions=assembled.collisions,
         seconds=time.monotonic() - started,
         timings=clock.laps,
+    )
+
+
+def _link_repo(git_repo: Path, globs: Sequence[str] | None) -> str:
+    """The GitHub `owner/name` that githubUrl links point into when --repo-name is not given:
+    the repository's GitHub origin, else SGLang's for the SGLang file set. Another project
+    without a GitHub origin must say, rather than get links into SGLang."""
+    from kverr.records import DEFAULT_REPO
+
+    name = sources.github_name(git_repo)
+    if name:
+        return name
+    if not globs or list(globs) == list(sources.DEFAULT_GLOBS):
+        return DEFAULT_REPO
+    raise SourceError(
+        f"{git_repo} has no GitHub origin to link records to; pass --repo-name OWNER/NAME."
     )
 
 

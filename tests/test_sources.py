@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -292,3 +293,37 @@ def test_list_revisions_with_merge_is_oldest_first(repo: Git) -> None:
 def test_list_revisions_errors(repo: Git, revs, tags, message) -> None:
     with pytest.raises(SourceError, match=message):
         list_revisions(repo.root, revs, tags_glob=tags)
+
+
+@pytest.mark.parametrize(
+    ("url", "name"),
+    [
+        ("https://github.com/sgl-project/sglang.git", "sgl-project/sglang"),
+        ("git@github.com:Clarit-AI/Engram.git", "Clarit-AI/Engram"),
+        ("https://github.com/acme/launcher", "acme/launcher"),
+        ("https://gitlab.com/acme/launcher.git", None),
+        ("", None),
+    ],
+)
+def test_github_name_of_the_origin(tmp_path: Path, url: str, name: str | None) -> None:
+    repo = Git(tmp_path / "r")
+    if url:
+        repo.run("remote", "add", "origin", url)
+    assert sources.github_name(repo.root) == name
+
+
+def test_links_point_at_the_origin_or_are_asked_for(tmp_path: Path) -> None:
+    from kverr.pipeline import build
+
+    repo = Git(tmp_path / "r")
+    repo.commit(
+        "c1", {"app/config.py": 'def check(args):\n    raise ValueError("--port is taken.")\n'}
+    )
+    with pytest.raises(SourceError, match=r"no GitHub origin .*pass --repo-name OWNER/NAME"):
+        build(out=tmp_path / "a", git_repo=repo.root, revs=["HEAD"], globs=["app/*.py"])
+    repo.run("remote", "add", "origin", "git@github.com:acme/launcher.git")
+    build(out=tmp_path / "b", git_repo=repo.root, revs=["HEAD"], globs=["app/*.py"])
+    (line,) = (tmp_path / "b" / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    rec = json.loads(line)["record"]
+    assert rec["repo"] == "acme/launcher"
+    assert rec["githubUrl"].startswith("https://github.com/acme/launcher/blob/")
