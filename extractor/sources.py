@@ -184,15 +184,17 @@ def _git_env() -> dict[str, str]:
 _GITHUB_URL = re.compile(r"github\.com[:/]+([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 
+def _git_ask(repo: str | os.PathLike[str], *args: str) -> str | None:
+    """stdout of a git question whose "no" is an answer, not an error (None then)."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, check=False, env=_git_env()
+    )
+    return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else None
+
+
 def github_name(repo: str | os.PathLike[str]) -> str | None:
     """`owner/name` of the repository's GitHub `origin` remote, or None (no remote, elsewhere)."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "config", "--get", "remote.origin.url"],
-        capture_output=True,
-        check=False,
-        env=_git_env(),
-    )
-    m = _GITHUB_URL.search(proc.stdout.decode("utf-8", "replace").strip())
+    m = _GITHUB_URL.search(_git_ask(repo, "config", "--get", "remote.origin.url") or "")
     return f"{m.group(1)}/{m.group(2)}" if m else None
 
 
@@ -201,13 +203,7 @@ def check_repo(repo: str | os.PathLike[str]) -> Path:
     path = Path(repo)
     if not path.exists():
         raise SourceError(f"{path} does not exist; pass the path of a git clone (bare is fine).")
-    proc = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--git-dir"],
-        capture_output=True,
-        env=_git_env(),
-        check=False,
-    )
-    if proc.returncode != 0:
+    if _git_ask(path, "rev-parse", "--git-dir") is None:
         raise SourceError(
             f"{path} is not a git repository; pass a clone (bare is fine) to --git, or build the directory without --git."
         )
@@ -216,26 +212,14 @@ def check_repo(repo: str | os.PathLike[str]) -> Path:
 
 def resolve(repo: str | os.PathLike[str], rev: str) -> str:
     """Full commit sha of `rev` (branch, tag, sha prefix, HEAD~3 ...)."""
-    proc = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(repo),
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            f"{rev}^{{commit}}",
-        ],
-        capture_output=True,
-        env=_git_env(),
-        check=False,
+    sha = _git_ask(
+        repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
     )
-    if proc.returncode != 0:
+    if sha is None:
         raise SourceError(
             f"unknown revision {rev!r} in {repo}; list candidates with `git -C {repo} log --oneline` or `git tag`."
         )
-    return proc.stdout.decode().strip()
+    return sha
 
 
 def tags_by_commit(repo: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
