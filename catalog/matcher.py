@@ -40,6 +40,7 @@ class Hit:
     values: dict[str, str] = field(default_factory=dict)  # group name -> text
     span: tuple[int, int, int] | None = None  # (variant, start, end) for overlap checks
     covered: int = 0  # literal characters matched (pattern) or seen before the cut (partial)
+    text: str = ""  # what a pattern matched (whitespace folded), for shadowing across lines
 
 
 class Index:
@@ -123,7 +124,7 @@ def pattern_hits(
             score = 0.9 + 0.1 * min(1.0, lit / length)
             values = {k: v for k, v in m.groupdict().items() if v is not None}
             span = (variant, base + m.start(), base + m.end())
-            hits.append(Hit(i, score, "pattern", None, values, span, covered=lit))
+            hits.append(Hit(i, score, "pattern", None, values, span, lit, m.group(0)))
     return _drop_shadowed(hits)
 
 
@@ -143,6 +144,18 @@ def _drop_shadowed(hits: list[Hit]) -> list[Hit]:
             continue
         kept.append(h)
     return kept
+
+
+def _drop_contained(hits: list[Hit]) -> list[Hit]:
+    """`_drop_shadowed` across the lines of a paste: a pattern that matched one line of a
+    wrapped message ("X.") gives way to one that matched the whole joined message ("X. Y.")
+    with more literal words."""
+    longest = sorted((h for h in hits if h.text), key=lambda h: -h.covered)
+    return [
+        h
+        for h in hits
+        if not h.text or not any(k.covered > h.covered and h.text in k.text for k in longest[:50])
+    ]
 
 
 # ---------------------------------------------------------------- tracebacks
@@ -391,6 +404,8 @@ def explain_text(idx: Index, text: str, *, allowed: set[str] | None = None) -> l
             for h in pattern_hits(idx, joined, variant=variant, allowed=allowed):
                 h.line = p[bisect.bisect_right(offsets, h.span[1]) - 1][0]
                 hits.append(h)
+    if paragraphs:
+        hits = _drop_contained(hits)
     lines = [t for _, t in numbered]
     for tb in normalize.parse_tracebacks(lines):
         hits += frame_hits(idx, tb, numbered[tb.exc_index][0], allowed=allowed)

@@ -371,3 +371,28 @@ def test_overlapping_patterns_keep_the_fuller_one_and_equal_ones_both(tmp_path):
         same = c.explain("Disabling radix cache since page_size = 1.")
         assert sorted(m.record["id"] for m in same) == ["1000000000000003", "1000000000000004"]
         assert same[0].score == same[1].score
+
+
+def test_a_wrapped_message_beats_an_older_shorter_wording(tmp_path):
+    # v1 said "X."; v2 says "X. Y." A terminal wraps the v2 message: the first line alone
+    # matches v1's pattern, the joined lines match v2's, which explains more of the paste.
+    from test_catalog import R, build_catalog
+
+    short = R(
+        "5401000000000001",
+        "Max running requests is reset to 48.",
+        r"Max running requests is reset to 48\.",
+        kind="log",
+        error_class=None,
+        severity="warning",
+    )
+    long_ = R("5402000000000002", "Max running requests is reset to 48. Set --max-running-requests to override.",
+              r"Max running requests is reset to 48\. Set --max-running-requests to override\.",
+              kind="log", error_class=None, severity="warning")  # fmt: skip
+    path = build_catalog(tmp_path, [short, long_])
+    wrapped = "(WorkerDict pid=1) Max running requests is reset to 48.\n(WorkerDict pid=1) Set --max-running-requests to override."
+    with open_catalog(path) as c:
+        assert [m.record["id"] for m in c.explain(wrapped)] == ["5402000000000002"]
+        assert [m.record["id"] for m in c.explain("Max running requests is reset to 48.")] == [
+            "5401000000000001"
+        ]
