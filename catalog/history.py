@@ -6,13 +6,11 @@ Both read only the catalog's revisions / occurrences / lineage tables (plus `Cat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from kverr.errors import NotFound, QueryError
 
-_ID = re.compile(r"[0-9a-f]{16}")
 _MAX_CHAIN = 1000  # lineage walks stop here even on a hand-edited (cyclic) lineage table
 
 

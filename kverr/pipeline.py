@@ -683,22 +683,6 @@ def _link_flags(exts: list[FileExtraction]) -> list[FileExtraction]:
     return [filter_flags(e, decls) for e in exts]
 
 
-def _build_records(
-    exts: list[FileExtraction],
-    revision: Revision,
-    overlay: Any,
-    only: set[str] | None = None,
-    previous: dict | None = None,
-) -> list[dict]:
-    """records.build_records, limited to the ids in `only`: a revision usually owes the dataset
-    a handful of newest forms, and building (and validating) all its records would cost ~100x.
-    build_records still sees every site of the revision (ids, earlier checks in the function),
-    so each record equals its counterpart in a full build."""
-    from kverr.records import build_records
-
-    return build_records(exts, revision, overlay=overlay, only=only, previous=previous)
-
-
 def _load_overlay(path: Path | None) -> tuple[Any, str]:
     """The curated overlay and a fingerprint of its bytes (cached records depend on it)."""
     if path is None:
@@ -717,6 +701,8 @@ def _assemble(
     clock: _Clock | None = None,
 ) -> Assembled:
     """Ids per revision -> newest form of each record -> lineage -> occurrences."""
+    from kverr.records import overlay_warnings
+
     overlay, overlay_fp = loaded_overlay
     version = dataset_version or plan.revisions[-1].date or "1970-01-01T00:00:00.000Z"
     records_fp = _code_fingerprint("extractor", "records", "schema") + overlay_fp
@@ -741,7 +727,7 @@ def _assemble(
             key=lambda f: (f.path, f.line, f.col, f.message),
         ),
         # "no longer exists" means: not in the newest revision built
-        warnings=_overlay_warnings(newest, overlay),
+        warnings=overlay_warnings(newest, overlay),
         collisions=_collisions(newest),
         files=sorted({p for files in plan.files for p, _ in files}),
         dataset_version=version,
@@ -1019,6 +1005,8 @@ def _newest_forms(
 ) -> list[dict]:
     """Each record as built at the last revision that has it: from the record cache, or one
     build_records per revision that still owes records. Adding a commit rebuilds only it."""
+    from kverr.records import build_records
+
     out: dict[str, dict] = {}
     missing: dict[int, list[str]] = {}
 
@@ -1037,7 +1025,10 @@ def _newest_forms(
     for ord_, ids in sorted(missing.items()):
         exts = scan.loader.load(plan.files[ord_], text=True)
         rev, previous = plan.revisions[ord_], scan.previous_at(ord_)
-        by_id = {r["id"]: r for r in _build_records(exts, rev, overlay, set(ids), previous)}
+        # Only the ids this revision owes the dataset are built (and validated): ~100x less
+        # work, while build_records still sees every site for ids and earlier checks.
+        built = build_records(exts, rev, overlay=overlay, only=set(ids), previous=previous)
+        by_id = {r["id"]: r for r in built}
         lost = [rid for rid in ids if rid not in by_id]
         if lost:
             raise DatasetError(
@@ -1048,12 +1039,6 @@ def _newest_forms(
         cache.commit()
         out.update({rid: by_id[rid] for rid in ids})
     return [out[rid] for rid in sorted(out)]
-
-
-def _overlay_warnings(records: list[dict], overlay: Any) -> list[str]:
-    from kverr.records import overlay_warnings
-
-    return overlay_warnings(records, overlay)
 
 
 def _collisions(records: list[dict]) -> list[tuple[str, str, str]]:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from kverr.catalog import open_catalog
 from kverr.catalog.history import diff, history
+from kverr.records import build_records
 from test_sources import Git
 
 from kverr import pipeline
@@ -341,9 +342,9 @@ def test_build_records_subset_matches_build_records(story: dict) -> None:
         story["git"].root, story["sha"]["c7"], sources.DEFAULT_GLOBS, repo_name="acme/engine"
     )
     exts = pipeline._link_flags([extract_raw(f) for f in files])
-    full = pipeline._build_records(exts, rev, None)
+    full = build_records(exts, rev)
     some = {r["id"] for r in full[::2]}
-    assert pipeline._build_records(exts, rev, None, some) == [r for r in full if r["id"] in some]
+    assert build_records(exts, rev, only=some) == [r for r in full if r["id"] in some]
 
 
 def test_guard_change_keeps_the_id_and_is_reported(tmp_path: Path) -> None:
