@@ -392,6 +392,10 @@ def _args_params(node: cst.FunctionDef, mctx: ModuleContext, in_args_class: bool
 
 
 def _is_args_expr(node: cst.BaseExpression, names: set[str]) -> bool:
+    """Is `node` the server-args object or a view of it? The same rule as _ast_is_args_expr,
+    on libcst nodes: flag reads are found on libcst trees, aliases on the stdlib `ast` (the
+    cheap pass). Converting one tree to the other on every attribute would cost more than
+    keeping the two in step, so change both together."""
     if isinstance(node, cst.Name):
         return node.value in names
     if isinstance(node, cst.Call):
@@ -418,6 +422,7 @@ def _ast_aliases(node: ast.AST, names: set[str]) -> set[str]:
 
 
 def _ast_is_args_expr(node: ast.AST, names: set[str]) -> bool:
+    """_is_args_expr on stdlib `ast` nodes; keep the two in step."""
     if isinstance(node, ast.Name):
         return node.id in names
     if isinstance(node, ast.Call):
