@@ -14,6 +14,7 @@ from kverr.errors import NotFound, QueryError
 from kverr.ftypes import Match
 
 HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs. log
+MAX_FLAG_QUERY = 200  # a search query longer than this is not a flag name
 
 
 # a lone flag name: `page-size`, `--page-size`, `page_size`
@@ -32,6 +33,7 @@ class Catalog:
         self._index: matcher.Index | None = None
         self._revs: dict[str, tuple[str, ...]] = {}
         self._record_json: dict[str, str] = {}
+        self.budget: float | None = matcher.default_budget()  # CPU seconds per explain
 
     @property
     def index(self) -> matcher.Index:
@@ -42,12 +44,15 @@ class Catalog:
     # ------------------------------------------------------------ matching
 
     def explain(self, text: str, *, version: str | None = None, limit: int = 5) -> list[Match]:
-        """Records matching pasted text (a line, a wrapped message, a traceback, a log), best first."""
+        """Records matching pasted text (a line, a wrapped message, a traceback, a log), best first.
+        TooExpensive when matching needs more than `self.budget` seconds of CPU."""
         if not text or not text.strip():
             raise QueryError(
                 "the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin."
             )
-        hits = matcher.explain_text(self.index, text, allowed=self._allowed(version))
+        allowed = self._allowed(version)
+        with matcher.budget(self.budget):
+            hits = matcher.explain_text(self.index, text, allowed=allowed)
         if len({h.line for h in hits}) > 1:
             # Errors on several lines: a log, not one message. Report every one of them,
             # most severe first, as a scan would; `limit` is for ranking candidates of one line.
@@ -78,7 +83,7 @@ class Catalog:
         allowed = self._allowed(version)
         idx = self.index
         flagged = []
-        if _FLAG_QUERY.fullmatch(q.strip()):
+        if len(q) <= MAX_FLAG_QUERY and _FLAG_QUERY.fullmatch(q.strip()):
             name = "--" + q.strip().lstrip("-").replace("_", "-").lower()
             rows = self.con.execute(
                 "SELECT id FROM record_flags WHERE flag = ? ORDER BY id", [name]

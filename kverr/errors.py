@@ -32,3 +32,7 @@ class NotFound(KverrError):
     """An id, flag or revision that the catalog does not know."""
 
     exit_code = 1
+
+
+class TooExpensive(QueryError):
+    """Text whose matching went past the per-request CPU budget (the API answers 422)."""
