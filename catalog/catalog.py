@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kverr.catalog import matcher, store
+from kverr.catalog.reader import BoundedLines
 
 from kverr.errors import NotFound, QueryError
 from kverr.ftypes import Match
@@ -56,25 +58,31 @@ class Catalog:
         if len({h.line for h in hits}) > 1:
             # Errors on several lines: a log, not one message. Report every one of them,
             # most severe first, as a scan would; `limit` is for ranking candidates of one line.
-            return [self._match(h) for h in matcher.log_order(self.index, hits)]
+            return self._matches(matcher.log_order(self.index, hits))
         return [self._match(h) for h in hits[:limit]]
 
     def explain_stream(
-        self, stream: IO[str], *, version: str | None = None, limit: int = 5
+        self, stream: IO[str] | BoundedLines, *, version: str | None = None, limit: int = 5
     ) -> list[Match]:
         """Like `explain` for a file or stdin: a short paste is read whole; a long log is
-        scanned line by line with bounded memory (every known error, most severe first)."""
-        head = stream.read(HEAD_CHARS)
-        if len(head) < HEAD_CHARS:
-            return self.explain(head, version=version, limit=limit)
-        first, sep, rest = head.rpartition("\n")
-        lines = _chain_lines(first.split("\n") if sep else [], rest, stream)
-        return self.scan(lines, version=version)
+        scanned line by line (every known error, most severe first). Memory is bounded
+        whatever the input: lines are read through `BoundedLines` (pass one to learn which
+        lines were cut)."""
+        lines = stream if isinstance(stream, BoundedLines) else BoundedLines(stream, "the input")
+        it = iter(lines)
+        head: list[str] = []
+        size = 0
+        for line in it:
+            head.append(line)
+            size += len(line) + 1
+            if size > HEAD_CHARS:  # a log: scanned, at the cost of its length, with no budget
+                return self.scan(itertools.chain(head, it), version=version)
+        return self.explain("\n".join(head), version=version, limit=limit)
 
     def scan(self, lines: Iterable[str], *, version: str | None = None) -> list[Match]:
         """Every known error in a log with its line number, most severe first (streaming)."""
         hits = matcher.scan_lines(self.index, lines, allowed=self._allowed(version))
-        return [self._match(h) for h in hits]
+        return self._matches(hits)
 
     def search(self, q: str, *, version: str | None = None, limit: int = 20) -> list[Match]:
         """Records whose message words resemble `q` (BM25), with no threshold: for browsing.
@@ -99,9 +107,18 @@ class Catalog:
             hits.append(matcher.Hit(idx.pos[rid], min(score, 1.0), "fuzzy", None))
         return [self._match(h) for h in hits[:limit]]
 
-    def _match(self, h: matcher.Hit) -> Match:
+    def _matches(self, hits: list[matcher.Hit]) -> list[Match]:
+        """Matches of a log: the record of each id is loaded once and shared by its matches
+        (10,000 findings of one message must not hold 10,000 copies of its record)."""
+        records: dict[str, dict[str, Any]] = {}
+        return [self._match(h, records) for h in hits]
+
+    def _match(self, h: matcher.Hit, records: dict[str, dict[str, Any]] | None = None) -> Match:
         rid = self.index.ids[h.index]
-        rec = self.get(rid) or {}
+        if records is None:
+            rec = self.get(rid) or {}
+        else:
+            rec = records.get(rid) or records.setdefault(rid, self.get(rid) or {})
         names = rec.get("placeholders") or []
         values = {}
         for group, text in h.values.items():
@@ -228,16 +245,6 @@ class Catalog:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _chain_lines(lines: list[str], partial: str, stream: IO[str]) -> Iterator[str]:
-    yield from lines
-    first = True
-    for line in stream:
-        yield (partial + line) if first else line
-        first = False
-    if first and partial:
-        yield partial
 
 
 def open_catalog(path: Path | str | None = None) -> Catalog:

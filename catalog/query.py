@@ -7,17 +7,19 @@ import sys
 from pathlib import Path
 
 from kverr.catalog.catalog import Catalog
+from kverr.catalog.reader import BoundedLines
 
 from kverr.errors import NotFound, QueryError
-from kverr.ftypes import Match
+from kverr.ftypes import CutLines, Match
 
 USAGE = "pass a log line, --file PATH, or pipe text on stdin"
 
 
 def explain_query(
     cat: Catalog, text: str | None, file: Path | None, *, version: str | None = None
-) -> tuple[str, list[Match]]:
-    """(query label, matches) for the explain command: the text itself, the file path, or "-"."""
+) -> tuple[str, list[Match], CutLines | None]:
+    """(query label, matches, lines cut at reader.MAX_LINE characters or None) for the explain
+    command; the label is the text itself, the file path, or "-"."""
     if text is not None and file is not None:
         raise QueryError(f"both a text and --file {file} were given; {USAGE}, not both.")
     if version is not None:
@@ -26,11 +28,12 @@ def explain_query(
         except NotFound as exc:  # a bad --version is bad usage (exit 2), not "nothing matched"
             raise QueryError(str(exc)) from None
     if text is not None and text != "-":
-        return text, cat.explain(text, version=version)
+        return text, cat.explain(text, version=version), None
     if file is not None and str(file) != "-":
         try:
             with Path(file).open(encoding="utf-8", errors="replace", newline="") as fh:
-                return str(file), cat.explain_stream(fh, version=version)
+                lines = BoundedLines(fh, str(file))
+                return str(file), cat.explain_stream(lines, version=version), lines.cut_lines()
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
             raise QueryError(f"cannot read {file} ({exc.strerror}); {USAGE}.") from None
     if sys.stdin is None or sys.stdin.isatty():
@@ -41,4 +44,5 @@ def explain_query(
         if stream
         else sys.stdin
     )
-    return "-", cat.explain_stream(fh, version=version)
+    lines = BoundedLines(fh, "stdin")
+    return "-", cat.explain_stream(lines, version=version), lines.cut_lines()

@@ -348,15 +348,19 @@ def explain(
     from kverr.catalog.query import explain_query
 
     with open_catalog(catalog) as cat:
-        query, matches = explain_query(cat, text, file, version=version)
+        query, matches, cut = explain_query(cat, text, file, version=version)
         # Nothing in that release: say whether the error is known elsewhere (added later, or
         # removed) rather than only "unknown" - that is what the user must act on.
         elsewhere = (
             cat.explain(query) if version and not matches and text not in (None, "-") else []
         )
     if json_out:
-        typer.echo(render.explain_json(query, matches))
+        for chunk in render.explain_json_chunks(query, matches, cut):
+            typer.echo(chunk, nl=False)
+        typer.echo()
     else:
+        if cut:
+            typer.echo(f"kverr: note: {render.cut_note(cut)}", err=True)
         render.explain_view(matches, version=version, elsewhere=elsewhere)
     raise typer.Exit(0 if matches else 1)
 

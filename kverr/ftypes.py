@@ -214,6 +214,19 @@ class Match:
         }
 
 
+@dataclass(frozen=True)
+class CutLines:
+    """Input lines longer than `max_chars`: only their first and last `max_chars // 2`
+    characters were read."""
+
+    max_chars: int
+    count: int  # how many lines were cut
+    lines: tuple[int, ...] = ()  # 1-based numbers of the first of them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"maxChars": self.max_chars, "count": self.count, "lines": list(self.lines)}
+
+
 # ---------------------------------------------------------------- serialiser
 
 _TYPES = {
