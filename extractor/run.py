@@ -12,6 +12,7 @@ from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
+from kverr.extractor import depth
 from kverr.extractor.context import LOG_LEVELS, ModuleContext, is_args_class, module_context
 from kverr.extractor.visitor import SiteCollector
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -113,6 +114,18 @@ def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) 
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
         return _newer_syntax(src, exc)
+    except (RecursionError, MemoryError):  # e.g. a 20,000-term concatenation
+        return _too_deep(src)
+    try:
+        return _extract_tree(src, tree, cache)
+    except RecursionError:  # a stdlib-ast walk deeper than the interpreter's stack allows
+        return _too_deep(src)
+
+
+def _extract_tree(
+    src: SourceFile, tree: ast.Module, cache: MutableMapping[str, str] | None
+) -> FileExtraction:
+    text = src.text
     lines = _lines(text)
     ctx = module_context(tree, text, src.path)
     sites: list[Site] = []
@@ -121,7 +134,8 @@ def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) 
     parsed = hits = 0
     failures: list[ParseFailure] = []
     for unit in units:
-        if not site_re.search("\n".join(lines[unit.start - 1 : unit.end])):
+        unit_text = "\n".join(lines[unit.start - 1 : unit.end])
+        if not site_re.search(unit_text):
             continue
         key = _cache_key(unit, lines, ctx)
         cached = cache.get(key) if cache is not None else None
@@ -130,10 +144,17 @@ def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) 
             sites.extend(_restamp(s, src.path, unit.start) for s in from_json(cached))
             continue
         parsed += 1
+        deep = depth.too_deep(unit_text)  # before libcst, which can segfault on deep trees
+        if deep is not None:
+            failures.append(_deep_failure(src.path, unit.start + deep - 1, lines))
+            continue
         try:
             found = _extract_unit(unit, src.path, lines, ctx, site_re)
         except cst.ParserSyntaxError as exc:  # this Python's ast took it, libcst did not
             failures.append(_unit_failure(src.path, unit, lines, exc))
+            continue
+        except RecursionError:
+            failures.append(_deep_failure(src.path, unit.start, lines))
             continue
         if cache is not None:
             cache[key] = to_json([_restamp(s, "", -unit.start) for s in found])
@@ -148,6 +169,19 @@ def _unit_failure(path: str, unit: Unit, lines: list[str], exc: cst.ParserSyntax
     source_line = lines[line - 1].rstrip() if 0 < line <= len(lines) else ""
     message = f"libcst cannot parse this (its sites are skipped): {exc.message}"
     return ParseFailure(path, line, exc.raw_column + 1, message, source_line)
+
+
+def _deep_failure(path: str, line: int, lines: list[str]) -> ParseFailure:
+    source_line = lines[line - 1].rstrip() if 0 < line <= len(lines) else ""
+    message = f"{depth.TOO_DEEP} to parse safely (its sites are skipped); split the expression"
+    return ParseFailure(path, line, 1, message, source_line)
+
+
+def _too_deep(src: SourceFile) -> FileExtraction:
+    """The whole file is too deep for a parser: one failure, at the first line past the limit."""
+    line = depth.too_deep(src.text) or 1
+    failure = _deep_failure(src.path, line, _lines(src.text))
+    return FileExtraction(src, failures=(failure,), stats=_stats(0, 0, 0))
 
 
 def _stats(units: int, parsed: int, hits: int) -> dict[str, int]:
@@ -327,10 +361,20 @@ def _char_col(line: str, byte_col: int) -> int:
 
 def _newer_syntax(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtraction:
     """This interpreter's `ast` refused the file. If libcst parses it (syntax newer than the
-    running Python), extract it whole with libcst positions; else report the failure."""
+    running Python), extract it whole with libcst positions; else report the failure.
+    A file nested past depth.MAX_DEPTH (ast refuses 200 nested brackets) never reaches libcst."""
+    if depth.too_deep(src.text) is not None:
+        return _too_deep(src)
+    try:
+        return _newer_syntax_tree(src, exc)
+    except RecursionError:
+        return _too_deep(src)
+
+
+def _newer_syntax_tree(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtraction:
     try:
         module = cst.parse_module(src.text)
-    except cst.ParserSyntaxError:
+    except (cst.ParserSyntaxError, cst.CSTValidationError):  # e.g. "a" b"b": bytes and str
         return FileExtraction(src, failures=(_failure(src, exc),), stats=_stats(0, 0, 0))
     lines = _lines(src.text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
