@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 from kverr.catalog import patterns
 
-from kverr import __version__, jsonl
+from kverr import __version__, jsonl, leftovers
 from kverr.errors import CatalogError, DatasetError
 
 FORMAT = "kverr-catalog-3"  # bump when the tables change: old catalogs are then rebuilt
@@ -266,6 +266,7 @@ def load_dataset(dataset_dir: Path | str, catalog_path: Path | str) -> LoadRepor
     side = {name: _read_jsonl(dataset_dir / name) for name in DATASET_FILES[1:]}
     shapes, warnings = _analyse(recs)
     catalog_path.parent.mkdir(parents=True, exist_ok=True)
+    leftovers.sweep(catalog_path)  # temp files of loads killed before their cleanup
     tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         con = duckdb.connect(str(tmp))

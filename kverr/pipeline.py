@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kverr import leftovers
 from kverr.errors import DatasetError, SourceError
 from kverr.extractor import sources
 from kverr.ftypes import (
@@ -1117,6 +1118,7 @@ def _write(out: Path, revisions: list[Revision], a: Assembled, manifest: dict) -
 
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
+    leftovers.sweep(out)  # what builds killed before their cleanup left here
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     old = out.parent / f".{out.name}.old-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
