@@ -6,7 +6,8 @@ for the dataset it replaces), `load_dataset` `.{catalog}.PID.HEX.tmp` plus DuckD
 the Parquet export `.{out}.PID.tmp`. SIGKILL skips their cleanup. `sweep(target)` removes such
 entries only when their owner is dead: no process has that PID, and the entry has not changed
 for MIN_AGE seconds (a PID can be reused, and a build in another PID namespace sharing the
-folder looks dead from here).
+folder looks dead from here). An `.old-PID` copy is kept while the target itself is missing:
+a writer killed between its two renames left the only copy there.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def sweep(target: Path | str, *, min_age: float = MIN_AGE) -> list[Path]:
         m = _TAIL.fullmatch(entry.name[len(prefix) :])
         if m is None:
             continue
+        if m.group().startswith("old-") and not target.exists():
+            continue  # killed between its two renames: this is the only copy of the output
         pid = int(m["pid"] or m["pid2"])
         try:
             info = entry.lstat()

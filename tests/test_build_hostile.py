@@ -271,6 +271,7 @@ def test_sweep_removes_a_folder_and_never_follows_a_link(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "keep.txt").write_text("mine")
+    (tmp_path / "ds").mkdir()
     folder = _make(tmp_path / f".ds.tmp-{DEAD}", folder=True)
     link = tmp_path / f".ds.old-{DEAD}"
     link.symlink_to(outside, target_is_directory=True)
@@ -280,10 +281,20 @@ def test_sweep_removes_a_folder_and_never_follows_a_link(tmp_path):
     assert (outside / "keep.txt").read_text() == "mine"
 
 
+def test_the_only_copy_of_an_output_is_kept(tmp_path):
+    """Killed between `out -> .out.old-PID` and `.out.tmp-PID -> out`: no `out`, so the old
+    copy is the dataset, and stays; once `out` exists again it is a leftover."""
+    old = _make(tmp_path / f".ds.old-{DEAD}", folder=True)
+    assert leftovers.sweep(tmp_path / "ds") == [] and old.is_dir()
+    (tmp_path / "ds").mkdir()
+    assert leftovers.sweep(tmp_path / "ds") == [old]
+
+
 def test_the_next_build_and_load_sweep_what_killed_ones_left(tmp_path):
     root = tmp_path / "src"
     (root / OK).parent.mkdir(parents=True)
     (root / OK).write_text(OK_TEXT)
+    (tmp_path / "ds").mkdir()  # the dataset a killed rebuild was replacing
     stale = [
         _make(tmp_path / f".ds.tmp-{DEAD}", folder=True),
         _make(tmp_path / f".ds.old-{DEAD}", folder=True),
