@@ -115,6 +115,38 @@ def test_the_issue_probes_are_fast_now(cat):
         assert _cpu(cat.explain, text) <= RATIO * _cpu(cat.explain, prose)
 
 
+# Each regex or loop that reads pasted text, on its own worst shape (n characters).
+HELPERS = {
+    "strip_prefixes, stacked prefixes": (normalize.strip_prefixes, lambda n: _fill("[rank0]: ", n)),
+    "clean_line, logger name": (normalize.clean_line, lambda n: "WARNING:" + "a" * n),
+    "clean_line, warnings path": (normalize.clean_line, lambda n: "x.py:1: " + "W" * n),
+    "clean_line, colour codes": (normalize.clean_line, lambda n: _fill("\x1b[" + "0" * 50, n)),
+    "clean_line, redraws": (normalize.clean_line, lambda n: _fill("50%\r", n)),
+    "strip_exception, long class": (normalize.strip_exception, lambda n: "A" * n + "Errorx"),
+    "strip_exception, dotted": (normalize.strip_exception, lambda n: _fill("a.", n) + "Error x"),
+    "truncated, spaces": (normalize.truncated, lambda n: "a" + " " * n + "b"),
+    "truncated, brackets": (normalize.truncated, lambda n: "a" + ") " * (n // 2)),
+    "frame line": (normalize.FRAME_RE.match, lambda n: " " * n + 'File "x'),
+    "carets": (normalize.CARETS_RE.match, lambda n: " " * n + "^" * n + "x"),
+    "values, one long word": (_without_values, lambda n: "requires " + "x" * n),
+    "values, quotes": (_without_values, lambda n: _fill("'" + "q" * 400, n)),
+    "tokens": (patterns.tokens, lambda n: _fill("a-", n)),
+    "joins": (normalize.joins, lambda n: ["x" * 100] * (n // 100)),
+    "tracebacks": (
+        normalize.parse_tracebacks,
+        lambda n: ["  Traceback (most recent call last):", "    x"] * (n // 40),
+    ),
+}
+
+
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_each_text_helper_is_linear(helper):
+    fn, make = HELPERS[helper]
+    costs = [_cpu(fn, make(n)) for n in (10 * KB, 100 * KB)]
+    floors = [_cpu(lambda t: str(t).split(), make(n)) for n in (10 * KB, 100 * KB)]
+    assert costs[1] <= RATIO * max(costs[0], floors[0]), (helper, costs, floors)
+
+
 # ---------------------------------------------------------------- the CPU budget
 
 
