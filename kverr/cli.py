@@ -116,15 +116,21 @@ def serve(
     port: Annotated[
         int, typer.Option(help="TCP port; 0 picks a free one (the URL is printed).")
     ] = 8000,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", min=1, help="Processes answering on the port; one per core uses them all."
+        ),
+    ] = 1,
     catalog: CatalogOpt = None,
 ) -> None:
     """Serve the read-only JSON API: POST /explain, GET /errors/{id}, /search, /flags/{flag}, /healthz, /openapi.json.
 
-    Example: kverr serve --port 8765  (then: curl --data-binary @server.log http://127.0.0.1:8765/explain)
+    Example: kverr serve --port 8765 --workers 2  (then: curl --data-binary @server.log http://127.0.0.1:8765/explain)
     """
-    from kverr.feeds.api import serve as run_server
+    from kverr.feeds.server import serve as run_server
 
-    run_server(catalog, host, port)
+    run_server(catalog, host, port, workers)
 
 
 @command

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -309,3 +310,20 @@ def test_load_rebuilds_a_damaged_catalog_in_place(good, tmp_path, how):
     load_dataset(ds, path)
     with open_catalog(path) as cat:
         assert cat.verify() == len(FIXTURE_RECORDS)
+
+
+# ---------------------------------------------------------------- serve
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize(("how", "table"), [("truncate", "records"), ("blocks", "terms")])
+def test_serve_refuses_a_damaged_catalog(good, tmp_path, how, table, workers):
+    """`terms` is read by no start-up query: only the full read before listening finds it."""
+    path = synth.damage(copy(good, tmp_path), how, table)
+    cmd = [sys.executable, "-m", "kverr", "serve", "--port", "0", "--workers", workers]
+    done = subprocess.run(
+        [*cmd, "--catalog", str(path)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"kverr: catalog {path} is damaged (")
