@@ -327,3 +327,24 @@ def test_serve_refuses_a_damaged_catalog(good, tmp_path, how, table, workers):
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith(f"kverr: catalog {path} is damaged (")
+
+
+def test_eight_processes_racing_on_a_cold_cache_all_answer(tmp_path):
+    """What held before must hold with self-healing: 8 `kverr explain` at once on an empty
+    cache each build or find a whole catalog, with no warning (none is judged damaged)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "KVERR_CATALOG": ""}
+    line = "ValueError: --ssl-keyfile requires --ssl-certfile to be specified as well."
+    cmd = [sys.executable, "-m", "kverr", "explain", line, "--json"]
+    procs = [
+        subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(8)
+    ]
+    results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    assert [(code, err) for code, _, err in results] == [(0, b"")] * 8
+    assert len({out for _, out, _ in results}) == 1
+    assert [p.name for p in (tmp_path / "cache" / "kverr").iterdir()] == [
+        next((tmp_path / "cache" / "kverr").glob("sglang-*.duckdb")).name
+    ]
