@@ -27,10 +27,12 @@ import json
 import logging
 import multiprocessing
 import multiprocessing.connection
+import os
 import resource
 import signal
 import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass, replace
 from http import HTTPStatus
@@ -318,10 +320,20 @@ def _worker(path: str, host: str, port: int, limits: Limits, ready) -> None:
         return
     ready.send(("ready", None))
     ready.close()
+    threading.Thread(target=_orphan_watch, args=(server, os.getppid()), daemon=True).start()
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it drained on: already stopped
         pass
+
+
+def _orphan_watch(server, parent: int) -> None:
+    """A supervisor killed outright (SIGKILL, OOM) cannot stop its workers: each one notices
+    it was orphaned and drains and exits on its own, rather than serve on unsupervised."""
+    while not server.should_exit:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            server.should_exit = True
 
 
 def describe(exitcode: int | None) -> str:

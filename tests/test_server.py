@@ -132,7 +132,7 @@ def test_past_max_connections_the_longest_idle_one_makes_room(feeds_catalog):  #
             sock.close()
             assert status == 200
             # 25 idle + this client on a cap of 20: the six oldest were closed, newest first kept
-            assert [closed_within(s, 0.3) for s in idle[:6]] == [True] * 6
+            assert [closed_within(s, 2) for s in idle[:6]] == [True] * 6
             assert [closed_within(s, 0.05) for s in idle[6:]] == [False] * 19
         finally:
             for s in idle:
@@ -314,7 +314,10 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return True
+    try:  # an orphan's zombie stays until whoever adopted it reaps it: it serves nothing
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def test_workers_share_the_port_and_a_dead_one_is_replaced(feeds_catalog_path, tmp_path):  # noqa: F811
@@ -400,6 +403,20 @@ def test_a_worker_that_cannot_start_stops_the_server_with_one_line(feeds_catalog
             f"kverr: {path} is not a kverr catalog (not a DuckDB file); pass --catalog a file written by `kverr load` or `kverr build --catalog`."
         )
         assert "Traceback" not in err
+        assert not any(map(alive, server.pids))
+    finally:
+        server.stop()
+
+
+def test_workers_of_a_killed_supervisor_exit_on_their_own(feeds_catalog_path, tmp_path):  # noqa: F811
+    server = Serve(feeds_catalog_path, 2, tmp_path)
+    try:
+        assert server.healthz() == 200
+        server.proc.kill()  # SIGKILL: the supervisor cannot stop anyone
+        server.proc.wait()
+        deadline = time.monotonic() + 15
+        while any(map(alive, server.pids)) and time.monotonic() < deadline:
+            time.sleep(0.2)
         assert not any(map(alive, server.pids))
     finally:
         server.stop()
