@@ -305,8 +305,13 @@ class Serve:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.terminate()  # the supervisor stops its workers
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()  # its workers then exit on their own (orphan watch)
+                self.proc.wait()
+        self.proc.stderr.close()
 
 
 def alive(pid: int) -> bool:
