@@ -12,6 +12,7 @@ a writer killed between its two renames left the only copy there.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -55,7 +56,8 @@ def sweep(target: Path | str, *, min_age: float = MIN_AGE) -> list[Path]:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:
-            entry.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # not ours to remove (permissions): leave it
+                entry.unlink(missing_ok=True)
         if not entry.exists() and not entry.is_symlink():
             removed.append(entry)
     return removed

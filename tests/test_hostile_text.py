@@ -18,7 +18,8 @@ import httpx
 import pytest
 from kverr.catalog import normalize, open_catalog, patterns, synth
 from kverr.catalog.matcher import Hit, _drop_shadowed, _Spans, _without_values, budget, spend
-from kverr.feeds.api import bind, create_app, server_for
+from kverr.feeds.api import create_app
+from kverr.feeds.server import bind, server_for
 from test_catalog import FIXTURE_RECORDS, build_catalog
 from typer.testing import CliRunner
 

@@ -19,12 +19,32 @@ FORBIDDEN = {
         "kverr.catalog",
         "kverr.records",
         "kverr.feeds",
+        "kverr.pipeline",
         "kverr.cli",
     },
-    "schema": {"duckdb", "typer", "libcst", "kverr.catalog", "kverr.feeds", "kverr.cli"},
-    "records": {"duckdb", "typer", "kverr.catalog", "kverr.feeds", "kverr.cli"},
-    "catalog": {"typer", "libcst", "jsonschema", "kverr.extractor", "kverr.feeds", "kverr.cli"},
-    "feeds": {"duckdb", "typer", "libcst", "kverr.extractor", "kverr.cli"},
+    "schema": {
+        "duckdb",
+        "typer",
+        "libcst",
+        "kverr.catalog",
+        "kverr.feeds",
+        "kverr.pipeline",
+        "kverr.cli",
+    },
+    "records": {"duckdb", "typer", "kverr.catalog", "kverr.feeds", "kverr.pipeline", "kverr.cli"},
+    "catalog": {
+        "typer",
+        "libcst",
+        "jsonschema",
+        "kverr.extractor",
+        "kverr.feeds",
+        "kverr.pipeline",
+        "kverr.cli",
+    },
+    "feeds": {"duckdb", "typer", "libcst", "kverr.extractor", "kverr.pipeline", "kverr.cli"},
+    # The build orchestrates extractor -> records -> dataset; it reaches libcst and jsonschema
+    # only through those stages, and the catalog only to load the finished dataset (run.py).
+    "pipeline": {"duckdb", "typer", "rich", "libcst", "jsonschema", "kverr.feeds", "kverr.cli"},
 }
 
 
@@ -60,8 +80,34 @@ def test_stage_imports_stay_in_their_lane(folder, path):
 def test_only_catalog_imports_duckdb():
     offenders = [
         str(p.relative_to(ROOT))
-        for folder in ("kverr", "extractor", "schema", "records", "feeds")
+        for folder in ("kverr", "extractor", "schema", "records", "pipeline", "feeds")
         for p in (ROOT / folder).rglob("*.py")
         if any(violates(n, {"duckdb"}) for n in imported_names(p))
     ]
     assert not offenders, f"only catalog/ may import duckdb: {offenders}"
+
+
+def test_every_package_folder_ships_in_the_wheel():
+    """A sub-package missing from pyproject's explicit list would import in the editable
+    install and be absent from the wheel."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    listed = set(conf["setuptools"]["packages"])
+    missing = []
+    for name, folder in conf["setuptools"]["package-dir"].items():
+        for init in sorted((ROOT / folder).rglob("__init__.py")):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            if ".venv" not in rel and ".".join((name, *rel)) not in listed:
+                missing.append(".".join((name, *rel)))
+    assert not missing, f"add {missing} to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_only_the_build_entry_point_loads_the_catalog():
+    """pipeline/ steps hand data to each other; only run.py, after writing, loads a catalog."""
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "pipeline").rglob("*.py")
+        if p.name != "run.py" and any(violates(n, {"kverr.catalog"}) for n in imported_names(p))
+    ]
+    assert not offenders, f"only pipeline/run.py may import kverr.catalog: {offenders}"
