@@ -116,6 +116,10 @@ class FlagDecl:
     action: str | None = None  # "store_true", ...
     file: str = ""
     line: int = 0
+    # The attribute the real parser's Namespace holds, when it is not `dest`: `--moe-dp-size`
+    # is the field moe_dp_size, but add_argument("--moe-data-parallel-size", "--moe-dp-size")
+    # stores into moe_data_parallel_size. None: the Namespace uses `dest`.
+    arg_dest: str | None = None
 
 
 @dataclass(frozen=True)

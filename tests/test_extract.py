@@ -544,7 +544,9 @@ def test_flag_alias_joins_field_and_mutable_choices_keep_first_value():
     decls = {d.dest: d for d in fx.flags}
     assert sorted(decls) == ["backend", "pp_size"]
     assert (decls["pp_size"].name, decls["pp_size"].help) == ("--pp-size", "PP.")
-    assert decls["backend"].choices == ("a", "b")
+    # argparse stores --pp-size under the first long option's name, not the field's
+    assert decls["pp_size"].arg_dest == "pipeline_parallel_size"
+    assert decls["backend"].arg_dest is None and decls["backend"].choices == ("a", "b")
     (site,) = fx.sites
     assert site.flags == ("--pp-size", "--backend")
     assert site.template.display() == "bad {self.backend} not in {BACKENDS}"  # mutable: not baked
