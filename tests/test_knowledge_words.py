@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from test_records_knowledge import FLAGS_ONLY, PROBES, _by_message, _records
 
@@ -100,3 +102,58 @@ def test_elif_chain_keeps_only_the_selecting_branch():
     # The failed sibling tests (Epsilon, Zeta with --device) do not appear, nor do cut-off lists.
     for gone in ("Epsilon", "Zeta", "--device", "...", "is false", "is true"):
         assert gone not in rec["triggerScenarios"]
+
+
+WORDS = Path(__file__).resolve().parent / "golden" / "records" / "words.py"
+
+
+def _words(message: str) -> dict:
+    return _by_message(_records(WORDS.read_text(encoding="utf-8")), message)
+
+
+# The "words a user understands" rules on the words.py fixture (its golden shows every field).
+# message words -> field -> the exact text, or the words it must contain
+LOCALS_CASES = [
+    # a local: `prefill = self.prefill_kernel if ... else self.kernel`
+    (
+        "tiled prefill kernel",
+        "triggerScenarios",
+        "Launching with --prefill-kernel=tiled (falling back to --kernel) not on an SM100 "
+        "(Blackwell) GPU.",
+    ),
+    # a local unpacked from a helper over the launch arguments, named by its words
+    ("FA prefill kernel", "solutions", "Set --prefill-kernel to one of fa3, fa4"),
+    ("FA prefill kernel", "triggerScenarios", "--prefill-kernel not fa3 or fa4"),
+    # a parameter: what the callers pass
+    (
+        "No devices given",
+        "triggerScenarios",
+        "Launching without --rdma-device (or --backup-device, whichever the caller passes).",
+    ),
+    # an argparse Action: the flag declared with it
+    ("looks like a JSON object", "triggerScenarios", "Launching with --adapter-paths, when"),
+    # constants by value: TILE is 64, PRIORITY_SCHEDULES is ['fifo', 'lof']
+    ("needs --page-width to divide", "triggerScenarios", "`64 % --page-width != 0` is true"),
+    ("priority scheduling", "triggerScenarios", "--schedule not fifo or lof"),
+]
+
+
+@pytest.mark.parametrize(("message", "field", "expected"), LOCALS_CASES)
+def test_names_read_as_the_flags_they_hold(message, field, expected):
+    got = _words(message)[field]
+    text = got if isinstance(got, str) else "\n".join(got)
+    assert expected in text
+
+
+def test_a_local_with_a_known_value_gives_a_runnable_check():
+    rec = _words("needs --page-width to divide")
+    assert rec["flags"] == ["--page-width", "--prefill-kernel", "--kernel"]
+    assert rec["validationCode"].startswith(
+        "if (args.prefill_kernel if args.prefill_kernel is not None else args.kernel) == 'paged'"
+        " and 64 % args.page_width != 0:"
+    )
+
+
+def test_a_guessed_flag_never_makes_a_check():
+    """The unpacked local's flags come from its name: words may use them, code may not."""
+    assert _words("FA prefill kernel")["validationCode"] is None

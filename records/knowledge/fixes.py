@@ -92,8 +92,8 @@ def _probe_fix(atom: Atom) -> str:
         return f"Run {goal}" if goal.startswith("on ") else ""
     if atom.topic in ("package", "env"):
         return f"Make sure {goal}"
-    if atom.topic or not atom.flags:
-        return ""  # the model, a file (handled apart) or code that reads no flag
+    if atom.topic or not atom.flags or "{" in goal:
+        return ""  # the model, a file (handled apart), code that reads no flag, or a set literal
     return f"Change {join_words(list(atom.flags))} so that {goal}"
 
 

@@ -24,7 +24,7 @@ def trigger_scenarios(f: Facts) -> str:
     with_ = [
         phrase(a) for a in atoms if a.positive or (a.flag and a.op not in ("unset", "is None"))
     ]
-    without = [a.flag for a in atoms if a.flag and a.op in ("unset", "is None")]
+    without = [_noted(a) for a in atoms if a.flag and a.op in ("unset", "is None")]
     exprs = [a for a in atoms if a.flag is None]
     # An inner architecture test refines the outer one ("a NemotronH model" within "a hybrid
     # model"): the innermost that holds says it best.
@@ -58,6 +58,10 @@ def trigger_scenarios(f: Facts) -> str:
             f"{join_words(passed)}."
         )
     return text
+
+
+def _noted(a: Atom) -> str:
+    return f"{a.flag} ({a.via})" if a.via else a.flag or ""
 
 
 def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
