@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+import pytest
 from test_records_knowledge import PROBES, _by_message, _fix_lines, _records, _run_check
 
 
@@ -39,3 +41,37 @@ def test_a_missing_file_fix_points_at_an_existing_file(tmp_path):
     assert _run_check(code, argparse.Namespace(key_file=str(tmp_path / "missing.pem")))
     assert not _run_check(code, argparse.Namespace(key_file=str(key)))
     assert not _run_check(code, argparse.Namespace(key_file=None))
+
+
+WORDS = Path(__file__).resolve().parent / "golden" / "records" / "words.py"
+
+
+@pytest.mark.parametrize(
+    ("message", "fix"),
+    [
+        ("tiled prefill kernel", "Needs an SM100 (Blackwell) GPU"),
+        ("fastlib mamba module", "Install fastlib"),
+    ],
+)
+def test_a_probe_says_what_the_launch_needs(message, fix):
+    rec = _by_message(_records(WORDS.read_text(encoding="utf-8")), message)
+    assert fix in rec["solutions"]
+
+
+def test_a_working_package_is_never_to_be_uninstalled():
+    src = """
+class ServerArgs:
+    def f(self):
+        if self.kernel == "fastlib":
+            if is_fastlib_available():
+                try:
+                    import fastlib.mamba
+                except ImportError:
+                    raise ValueError("fastlib mamba module not available, please check fastlib installation.")
+        if envs.SGLANG_STAGING.get() and self.transfer != "mooncake":
+            raise ValueError("SGLANG_STAGING requires --transfer mooncake.")
+"""
+    recs = _records(src)
+    for rec in recs:
+        assert not any("not installed" in s for s in rec["solutions"]), rec["solutions"]
+    assert "Unset SGLANG_STAGING" in _by_message(recs, "SGLANG_STAGING")["solutions"]

@@ -40,7 +40,7 @@ PROBE_CASES = [
         "solutions",
         [
             "Check fastlib installation",
-            "Make sure fastlib is installed",
+            "Install fastlib",
             "Use a --kernel-backend value other than fastlib (declared choices: native, fastlib)",
         ],
     ),
@@ -59,7 +59,7 @@ PROBE_CASES = [
     ("need ROCm", "backgroundTag", "platform-unsupported"),
     ("need ROCm", "triggerScenarios", "Launching with --enable-turbo not on ROCm."),
     ("need ROCm", "documentation", "They are written in HIP assembly only."),
-    ("need ROCm", "solutions", ["Remove --enable-turbo", "Run on ROCm"]),
+    ("need ROCm", "solutions", ["Remove --enable-turbo", "Needs ROCm"]),
     ("for this family", "backgroundTag", "auto-adjusted"),
     (
         "for this family",

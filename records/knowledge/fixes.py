@@ -89,12 +89,28 @@ def _probe_fix(atom: Atom) -> str:
     if atom.topic == "flags":
         return f"Launch with {goal}"
     if atom.topic in ("platform", "hardware"):
-        return f"Run {goal}" if goal.startswith("on ") else ""
-    if atom.topic in ("package", "env"):
-        return f"Make sure {goal}"
+        # What the launch needs; "not on ROCm" is no advice (the other platforms are many).
+        return f"Needs {goal.removeprefix('on ')}" if goal.startswith("on ") else ""
+    if atom.topic == "package":
+        # Installing is advice; uninstalling a package that works never is.
+        pkg = re.fullmatch(r"(\S+) is installed", goal)
+        return f"Install {pkg.group(1)}" if pkg else ""
+    if atom.topic == "env":
+        return _env_fix(goal)
     if atom.topic or not atom.flags or "{" in goal:
         return ""  # the model, a file (handled apart), code that reads no flag, or a set literal
     return f"Change {join_words(list(atom.flags))} so that {goal}"
+
+
+def _env_fix(goal: str) -> str:
+    """`SGLANG_X is enabled` -> Set SGLANG_X=1; `... is not enabled` / `is not set` -> Unset it."""
+    m = re.fullmatch(r"(\w+) is (not )?(enabled|set)", goal)
+    if m is None:
+        return f"Make sure {goal}"
+    name, negative, how = m.groups()
+    if negative:
+        return f"Unset {name}"
+    return f"Set {name}=1" if how == "enabled" else f"Set {name}"
 
 
 def _list(values: tuple) -> str:
