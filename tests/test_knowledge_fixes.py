@@ -75,3 +75,34 @@ class ServerArgs:
     for rec in recs:
         assert not any("not installed" in s for s in rec["solutions"]), rec["solutions"]
     assert "Unset SGLANG_STAGING" in _by_message(recs, "SGLANG_STAGING")["solutions"]
+
+
+def test_a_condition_the_default_meets_adds_no_flag():
+    recs = _records(WORDS.read_text(encoding="utf-8"))
+    labels = _by_message(recs, "Please set --labels-header")
+    assert _fix_lines(labels["exampleFix"]) == (
+        "--labels-header='' --allowed-labels=ALLOWED_LABELS",
+        "--allowed-labels=ALLOWED_LABELS",
+    )
+    assert _fix_lines(_by_message(recs, "priority scheduling")["exampleFix"]) == (
+        "--enable-priority --schedule=random",
+        "--enable-priority --schedule=fifo",
+    )
+
+
+def test_a_default_of_none_is_no_promise():
+    """`quantization=None` means "not given": the code may pick one before the check, so a
+    `not in` fact on it is spelled out rather than left to the default."""
+    src = """
+class ServerArgs:
+    quantization: str = None
+
+    def f(self):
+        if self.quantization not in ("fp8", "mxfp8"):
+            raise ValueError("cutlass MoE is only supported with fp8/mxfp8 quantization")
+
+def add_cli_args(parser):
+    parser.add_argument("--quantization", type=str, choices=["awq", "fp8", "mxfp8"])
+"""
+    (rec,) = _records(src)
+    assert _fix_lines(rec["exampleFix"]) == ("--quantization=awq", "--quantization=fp8")

@@ -157,3 +157,13 @@ def test_a_local_with_a_known_value_gives_a_runnable_check():
 def test_a_guessed_flag_never_makes_a_check():
     """The unpacked local's flags come from its name: words may use them, code may not."""
     assert _words("FA prefill kernel")["validationCode"] is None
+
+
+def test_defaults_decide_what_the_launch_needs_to_say():
+    # --labels-header defaults to "x-labels": only an explicitly empty value gets here
+    labels = _words("Please set --labels-header")
+    assert labels["triggerScenarios"] == (
+        "Launching with --labels-header set to an empty value and --allowed-labels."
+    )
+    # the earlier `--pipeline-size != 1` check passes with the default: no word about it
+    assert "--pipeline-size" not in _words("priority scheduling")["triggerScenarios"]

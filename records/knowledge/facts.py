@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kverr.records.conditions import (
     Atom,
@@ -74,9 +74,57 @@ def facts_for(
         message=site.template.display(),
         literal=" ".join(literal.split()),
         readings=tuple(readings(site, earlier_checks(site, siblings))),
-        decls=decls or {},  # shared, read-only: one map per build
+        decls=_without_reassigned(decls or {}, site),  # shared, read-only: one map per build
         pattern=pattern,
     )
+
+
+def _without_reassigned(decls: dict[str, FlagDecl], site: Site) -> dict[str, FlagDecl]:
+    """A flag the function assigns before the site holds SGLang's value there, not its
+    declared default: forget that default for this site (copying the map only then)."""
+    again = [f for b in site.bindings if b.kind == "assigned" for f in b.flags if f in decls]
+    if not again:
+        return decls
+    return {**decls, **{f: replace(decls[f], default=None) for f in again}}
+
+
+def meets_default(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
+    """The flag's declared default already makes `atom` true: a launch gets there without
+    passing the flag, so a command line needs no fragment for it."""
+    d = decls.get(atom.flag or "")
+    if d is None or d.default is None or atom.via:
+        return False  # unknown, or read through a fallback chain: spell the value out
+    try:
+        value = ast.literal_eval(d.default)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    if value is None and atom.op not in ("is None", "unset"):
+        # None is "not given": the server-args code often picks a value for it before the
+        # check runs (an attention backend, a quantization read off the model).
+        return False
+    return holds_for(atom, value)
+
+
+def holds_for(atom: Atom, value: object) -> bool:
+    """Whether the flag fact `atom` is true when its flag has `value`."""
+    v = atom.value
+    try:
+        return {
+            "set": lambda: bool(value),
+            "unset": lambda: not value,
+            "is None": lambda: value is None,
+            "is not None": lambda: value is not None,
+            "==": lambda: value == v,
+            "!=": lambda: value != v,
+            "in": lambda: value in v,
+            "not in": lambda: value not in v,
+            ">": lambda: value > v,
+            ">=": lambda: value >= v,
+            "<": lambda: value < v,
+            "<=": lambda: value <= v,
+        }.get(atom.op, lambda: False)()
+    except TypeError:  # None > 1: the comparison itself would fail, so it does not hold
+        return False
 
 
 def _choices(flag: str | None, decls: dict[str, FlagDecl]) -> tuple[str, ...] | None:

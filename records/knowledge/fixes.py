@@ -14,7 +14,7 @@ from kverr.records.conditions import (
     phrase,
     show_value,
 )
-from kverr.records.knowledge.facts import Facts, _choices, _default
+from kverr.records.knowledge.facts import Facts, _choices, _default, meets_default
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
 
 from kverr.ftypes import FlagDecl
@@ -66,6 +66,9 @@ def _fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
     choices = _choices(flag, decls)
     # A long choice list is noise in a sentence; preventionTips lists it in full.
     allowed = f" (declared choices: {', '.join(choices)})" if choices and len(choices) <= 6 else ""
+    if atom.op == "unset" and _truthy_default(flag, decls):
+        default = show_value(_default(flag, decls))
+        return f"Give {flag} a non-empty value, or leave it out for its default ({default})"
     words = {
         "set": lambda: f"Remove {flag}",
         "unset": lambda: f"Add {flag}",
@@ -125,7 +128,12 @@ def example_fix(f: Facts) -> str:
     """`# before` a launch command that reaches the site, `# after` the same command with the
     direct condition negated (else an enclosing one); empty when no flag-level fix is known."""
     chosen: dict[str, str] = {}  # flag -> fragment; a later fact about a flag refines it
+    reached = False  # some flag fact holds at its default: a bare launch gets there
     for atom in f.context + f.passed + f.direct:
+        if atom.flag and meets_default(atom, f.decls):
+            chosen.pop(atom.flag, None)  # the default already does it: no fragment
+            reached = True
+            continue
         arg = _arg_for(atom, f.decls) if atom.flag else None
         if arg and atom.flag:
             chosen.pop(atom.flag, None)
@@ -137,7 +145,7 @@ def example_fix(f: Facts) -> str:
         before = [*chosen.values(), f"{flag}=/no/such/{what}"]
         return _fix_text(before, [*chosen.values(), f"{flag}=/path/to/existing/{what}"])
     before = list(chosen.values())
-    if not before:
+    if not before and not reached:
         return ""
     targets = [a for a in reversed(f.direct) if a.flag] + [a for a in reversed(f.context) if a.flag]
     # The message's own advice picks the flag to change ("Please set --x when ..."); a fix
@@ -190,7 +198,11 @@ def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) ->
     choices = _choices(flag, decls)
     default = _default(flag, decls)
     if atom.op in ("unset", "is None"):
+        if atom.op == "unset" and _truthy_default(flag, decls):
+            return _falsy_arg(flag, decls)  # leaving it out keeps the default, which is truthy
         return None  # achieved by leaving the flag out
+    if fixing and meets_default(atom, decls) and atom.op in ("set", "is not None"):
+        return None  # the default already does it: drop the flag
     if atom.op in ("set", "is not None"):
         # `x is not None` is how code tests a flag that takes a value, even when undeclared here.
         takes = _takes_value(decls.get(flag)) or (atom.op == "is not None" and flag not in decls)
@@ -206,6 +218,10 @@ def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) ->
 
 def _dropping_works(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
     """Whether leaving the flag out makes `atom` (a negated condition) true: its default must."""
+    if meets_default(atom, decls):
+        return True
+    if atom.op == "unset" and _truthy_default(atom.flag or "", decls):
+        return False
     if atom.op in ("unset", "is None"):
         return True
     if atom.op in ("!=", "not in"):
@@ -218,6 +234,23 @@ def _dropping_works(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
         banned = atom.value if atom.op == "not in" else (atom.value,)
         return default not in banned
     return False
+
+
+def _truthy_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
+    return bool(_default(flag, decls))
+
+
+def _falsy_arg(flag: str, decls: dict[str, FlagDecl]) -> str | None:
+    """The fragment that gives a flag with a truthy default a falsy value: `--no-x` for a
+    BooleanOptionalAction, an empty string, a zero; None when the command line cannot."""
+    d, default = decls.get(flag), _default(flag, decls)
+    if d is not None and "BooleanOptional" in (d.action or ""):
+        return "--no-" + flag.removeprefix("--")
+    if isinstance(default, str):
+        return f"{flag}=''"
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        return f"{flag}=0"
+    return None
 
 
 def _takes_value(decl: FlagDecl | None) -> bool:

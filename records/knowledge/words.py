@@ -11,7 +11,7 @@ from kverr.records.conditions import (
     join_words,
     phrase,
 )
-from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge.facts import Facts, _default, meets_default
 from kverr.records.knowledge.text import _prose
 
 from kverr.ftypes import FlagDecl
@@ -22,9 +22,9 @@ def trigger_scenarios(f: Facts) -> str:
     any other condition; and the earlier checks of the validator it already passed."""
     atoms = _last_per_flag(list(dict.fromkeys(f.context + f.direct)))
     with_ = [
-        phrase(a) for a in atoms if a.positive or (a.flag and a.op not in ("unset", "is None"))
+        _at_default(a, f) for a in atoms if a.flag and not _without(a, f) and a.op != "is None"
     ]
-    without = [_noted(a) for a in atoms if a.flag and a.op in ("unset", "is None")]
+    without = [_noted(a) for a in atoms if _without(a, f) or (a.flag and a.op == "is None")]
     exprs = [a for a in atoms if a.flag is None]
     # An inner architecture test refines the outer one ("a NemotronH model" within "a hybrid
     # model"): the innermost that holds says it best.
@@ -51,13 +51,28 @@ def trigger_scenarios(f: Facts) -> str:
     if when:
         text += (", when " if flags or model or where else " when ") + join_words(when)
     text += "."
-    passed = [phrase(a) for a in dict.fromkeys(f.passed)]
+    # An earlier check the defaults pass says nothing about this launch.
+    passed = [phrase(a) for a in dict.fromkeys(f.passed) if not meets_default(a, f.decls)]
     if passed:
         text += (
             " The earlier checks of this validator already passed, so the launch also has "
             f"{join_words(passed)}."
         )
     return text
+
+
+def _without(a: Atom, f: Facts) -> bool:
+    """`not cfg.x` reads "without --x", unless x defaults to something truthy: then only an
+    explicitly empty value gets here."""
+    return bool(a.flag) and a.op == "unset" and not _default(a.flag or "", f.decls)
+
+
+def _at_default(a: Atom, f: Facts) -> str:
+    if a.op == "unset":  # a truthy default (see _without)
+        return f"{a.flag} set to an empty value"
+    if meets_default(a, f.decls) and a.op in ("==", "in", ">", ">=", "<", "<="):
+        return f"{phrase(a)} (the default)"
+    return phrase(a)
 
 
 def _noted(a: Atom) -> str:
