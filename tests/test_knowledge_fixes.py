@@ -106,3 +106,38 @@ def add_cli_args(parser):
 """
     (rec,) = _records(src)
     assert _fix_lines(rec["exampleFix"]) == ("--quantization=awq", "--quantization=fp8")
+
+
+def test_a_notice_says_what_the_code_chose_and_how_to_choose_it_yourself():
+    recs = _records(WORDS.read_text(encoding="utf-8"))
+    reset = _by_message(recs, "Max requests is reset to 48")
+    assert reset["documentation"] == "SGLang sets --max-requests to 48 for this launch."
+    assert reset["solutions"] == [
+        "Override this by explicitly setting --max-requests",
+        "Pass --max-requests yourself to choose its value (SGLang uses 48 otherwise)",
+    ]
+    # the launch keeps speculative decoding; choosing the value silences the notice
+    assert _fix_lines(reset["exampleFix"]) == (
+        "--speculative-mode=draft",
+        "--speculative-mode=draft --max-requests=48",
+    )
+    off = _by_message(recs, "Cache logging is disabled")
+    assert off["documentation"] == "SGLang turns --enable-cache-log off for this launch."
+    assert _fix_lines(off["exampleFix"]) == (
+        "--enable-cache-log --speculative-mode=draft",
+        "--speculative-mode=draft",
+    )
+
+
+def test_no_notice_is_fixed_by_giving_up_a_feature(seed_module):
+    from test_records_knowledge import _all_fixture_records
+
+    for rec in _all_fixture_records(seed_module):
+        if (
+            rec["severity"] not in ("warning", "info")
+            or rec["backgroundTag"] == "deprecated-option"
+        ):
+            continue
+        for s in rec["solutions"]:
+            assert not s.startswith(("Remove ", "Use a ", "Leave --")), (rec["errorMessage"], s)
+            assert "value other than" not in s, (rec["errorMessage"], s)

@@ -82,7 +82,16 @@ PROBE_CASES = [
     ),
     ("does not support the triton", "documentation", "Its first layer has no attention."),
     ("fa3 as attention backend", "backgroundTag", "auto-adjusted"),
-    ("fa3 as attention backend", "solutions", ["Set --attention-backend"]),
+    (
+        "fa3 as attention backend",
+        "solutions",
+        ["Pass --attention-backend yourself to choose its value (SGLang uses fa3 otherwise)"],
+    ),
+    (
+        "fa3 as attention backend",
+        "documentation",
+        "SGLang sets --attention-backend to fa3 for this launch.",
+    ),
     (
         "fa3 as attention backend",
         "commonSituations",

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field, replace
 from kverr.records.conditions import (
     Atom,
     Reading,
+    dest_of,
     earlier_checks,
     readings,
+    show_value,
 )
 
 from kverr.ftypes import FlagDecl, Site
@@ -140,3 +142,34 @@ def _default(flag: str, decls: dict[str, FlagDecl]) -> object:
         return ast.literal_eval(d.default)
     except (ValueError, SyntaxError):
         return None
+
+
+def _takes_value(decl: FlagDecl | None) -> bool:
+    """A flag declared with a value (not a store_true switch), so `--x` alone is not enough."""
+    if decl is None or (decl.action or "").startswith(("store_", "argparse.BooleanOptional")):
+        return False
+    if decl.action and "BooleanOptional" in decl.action:
+        return False
+    kind = (decl.type or "").replace("Optional[", "").strip("]")
+    return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
+
+
+def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
+    """A realistic value for a flag that takes one: a declared choice, the default or 1 for
+    numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
+    d = decls.get(flag)
+    if d and d.choices:
+        return d.choices[0]
+    kind = (d.type if d else "") or ""
+    default = _default(flag, decls)
+    if "int" in kind or "float" in kind:
+        ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
+        return show_value(default) if ok else "1"
+    helptext = ((d.help if d else "") or "").lower()
+    if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
+        r"\b(path (to|of)|file path)\b", helptext
+    ):
+        is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
+        # Named after the flag, so two path flags in one command stay apart.
+        return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
+    return dest_of(flag).upper()

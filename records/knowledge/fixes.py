@@ -9,12 +9,19 @@ import re
 from kverr.records.conditions import (
     Atom,
     cli_arg,
-    dest_of,
     join_words,
     phrase,
     show_value,
 )
-from kverr.records.knowledge.facts import Facts, _choices, _default, meets_default
+from kverr.records.knowledge import notices
+from kverr.records.knowledge.facts import (
+    Facts,
+    _choices,
+    _default,
+    _takes_value,
+    meets_default,
+    sample_value,
+)
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
 
 from kverr.ftypes import FlagDecl
@@ -24,7 +31,7 @@ def solutions(f: Facts) -> list[str]:
     """Fixes: imperative sentences of the message, then the negation of the direct condition,
     then giving up the validator's own feature."""
     out: list[str] = []
-    notice = f.site.severity in ("warning", "info") and "deprecat" not in f.literal.lower()
+    notice = notices.is_notice(f)
     for s in _advice_sentences(f.message):
         # A notice often says what the code itself does ("Disable X for model Y"): only a
         # sentence that names a flag or asks the user ("Please ...") is advice there.
@@ -37,14 +44,16 @@ def solutions(f: Facts) -> list[str]:
                 ". "
             )
             out.append(s[0].upper() + s[1:])
+    if notice:
+        # Expected behaviour: only the message's advice and making the code's choice yourself;
+        # never giving up a flag the launch asked for.
+        return list(dict.fromkeys(out + notices.solutions(f)))
     missing = _missing_path(f)
     if missing:
         out.append(f"Point {missing[0]} at an existing {missing[1]}")
     using = [phrase(a) for a in f.context if a.positive]
     for atom in f.direct:
         fix = _fix_words(atom, f.decls)
-        if notice and atom.flag is None and atom.topic:
-            continue  # "Run on ROCm" is no advice for a notice that merely says what it picked
         if fix and missing and atom.op == "set":
             continue  # removing the path flag is not the fix for a wrong path
         if fix:
@@ -138,6 +147,10 @@ def example_fix(f: Facts) -> str:
         if arg and atom.flag:
             chosen.pop(atom.flag, None)
             chosen[atom.flag] = arg
+    if notices.is_notice(f):
+        before = list(chosen.values())
+        after = notices.example_after(f, before)
+        return _fix_text(before, after) if after is not None else ""
     missing = _missing_path(f)
     if missing:
         flag, what = missing
@@ -251,37 +264,6 @@ def _falsy_arg(flag: str, decls: dict[str, FlagDecl]) -> str | None:
     if isinstance(default, (int, float)) and not isinstance(default, bool):
         return f"{flag}=0"
     return None
-
-
-def _takes_value(decl: FlagDecl | None) -> bool:
-    """A flag declared with a value (not a store_true switch), so `--x` alone is not enough."""
-    if decl is None or (decl.action or "").startswith(("store_", "argparse.BooleanOptional")):
-        return False
-    if decl.action and "BooleanOptional" in decl.action:
-        return False
-    kind = (decl.type or "").replace("Optional[", "").strip("]")
-    return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
-
-
-def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
-    """A realistic value for a flag that takes one: a declared choice, the default or 1 for
-    numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
-    d = decls.get(flag)
-    if d and d.choices:
-        return d.choices[0]
-    kind = (d.type if d else "") or ""
-    default = _default(flag, decls)
-    if "int" in kind or "float" in kind:
-        ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
-        return show_value(default) if ok else "1"
-    helptext = ((d.help if d else "") or "").lower()
-    if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
-        r"\b(path (to|of)|file path)\b", helptext
-    ):
-        is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
-        # Named after the flag, so two path flags in one command stay apart.
-        return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
-    return dest_of(flag).upper()
 
 
 def prevention_tips(f: Facts, background: str, validation: str | None = None) -> list[str]:

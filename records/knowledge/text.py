@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 
+from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts
 
 
@@ -56,7 +57,9 @@ def documentation(f: Facts) -> str:
     for reason in message_reasons(f):
         if not any(_restates(reason, p) for p in parts):
             parts.append(reason)
-    if not parts:
+    if notices.is_notice(f):
+        parts.append(notices.did(f))  # a notice's meaning: what the code did instead
+    if not any(parts):
         parts.append(_first_paragraph(f.site.docstring))
     return " ".join(p for p in parts if p)
 
