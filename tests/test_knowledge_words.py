@@ -132,7 +132,12 @@ LOCALS_CASES = [
     ),
     # a local unpacked from a helper over the launch arguments, named by its words
     ("FA prefill kernel", "solutions", "Set --prefill-kernel to one of fa3, fa4"),
-    ("FA prefill kernel", "triggerScenarios", "--prefill-kernel not fa3 or fa4"),
+    # the message prints the value: the words name its placeholder, explain fills it in
+    (
+        "FA prefill kernel",
+        "triggerScenarios",
+        "--prefill-kernel={prefill_kernel} (not fa3 or fa4, falling back to --kernel)",
+    ),
     # a parameter: what the callers pass
     (
         "No devices given",
@@ -143,7 +148,7 @@ LOCALS_CASES = [
     ("looks like a JSON object", "triggerScenarios", "Launching with --adapter-paths, when"),
     # constants by value: TILE is 64, PRIORITY_SCHEDULES is ['fifo', 'lof']
     ("needs --page-width to divide", "triggerScenarios", "`64 % --page-width != 0` is true"),
-    ("priority scheduling", "triggerScenarios", "--schedule not fifo or lof"),
+    ("priority scheduling", "triggerScenarios", "--schedule={self.schedule} (not fifo or lof)"),
 ]
 
 
