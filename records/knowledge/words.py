@@ -5,7 +5,6 @@ flag involved is for (`commonSituations`).
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import replace
 
 from kverr.records.conditions import (
@@ -17,10 +16,8 @@ from kverr.records.conditions import (
     show_value,
 )
 from kverr.records.knowledge.facts import Facts, _default, meets_default
-from kverr.records.knowledge.text import _prose
+from kverr.records.knowledge.text import _help, _with_help
 from kverr.records.names import exact_values, name_flags
-
-from kverr.ftypes import FlagDecl
 
 
 def trigger_scenarios(f: Facts) -> str:
@@ -164,20 +161,3 @@ def common_situations(f: Facts) -> str:
             + join_words([_with_help(fl, f.decls) for fl in dict.fromkeys(without)])
         )
     return text + "."
-
-
-def _help(flag: str, decls: dict[str, FlagDecl]) -> str:
-    """The first sentence of a flag's help, as a lower-case clause."""
-    d = decls.get(flag)
-    if not d or not d.help:
-        return ""
-    text = re.sub(r"^[fr]?['\"]", "", d.help.strip())  # an f-string help kept its prefix
-    text = _prose(re.split(r"(?<=[\w)])\.\s+(?=[A-Z])", text, maxsplit=1)[0]).rstrip(".")
-    if text[:1].isupper() and not text[1:2].isupper():
-        text = text[0].lower() + text[1:]
-    return text
-
-
-def _with_help(flag: str, decls: dict[str, FlagDecl]) -> str:
-    text = _help(flag, decls)
-    return f"{flag} ({text})" if text else flag
