@@ -213,3 +213,40 @@ def _advice_sentences(message: str) -> list[str]:
             for p in re.split(r",\s*(?=(?:please|try|you can|you should)\b)", s, flags=re.I)
         )
     return [p for p in parts if p]
+
+
+def introduced(documentation: str, commit: dict) -> str:
+    """`documentation` with the commit that introduced the check in front, when the code said
+    nothing (empty, or only the flags sentence): "Introduced in #8746 (14fdd5274): feat: add
+    priority based scheduling .... <first paragraph of its body>"."""
+    if documentation and not documentation.startswith(FLAGS_LEAD):
+        return documentation
+    subject = " ".join((commit.get("subject") or "").split())
+    pr = re.search(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)", subject)
+    number = next((g for g in pr.groups() if g), None) if pr else None
+    title = subject[: pr.start()].strip() if pr and pr.start() > 0 else subject
+    where = f"#{number} ({commit['sha'][:9]})" if number else f"commit {commit['sha'][:9]}"
+    text = f"Introduced in {where}: {title.rstrip('.')}."
+    para = _first_body_paragraph(commit.get("body") or "")
+    if para:
+        text += " " + para
+    return f"{text} {documentation}".strip()
+
+
+_TRAILER = re.compile(r"^[\w-]+(-by)?:\s", re.I)  # Signed-off-by:, Co-authored-by:, ...
+
+
+def _first_body_paragraph(body: str) -> str:
+    """The first paragraph of a commit body that is prose: not trailers, not a bare list of
+    bullets or links, at most ~400 characters (cut at a sentence)."""
+    for para in re.split(r"\n\s*\n", body.strip()):
+        lines = [ln.strip() for ln in para.splitlines() if ln.strip()]
+        lines = [ln for ln in lines if not _TRAILER.match(ln)]
+        text = " ".join(" ".join(lines).split())
+        if len(text.split()) < 5 or re.match(r"(https?://|[-*#]|\d+\.\s)", text):
+            continue
+        if len(text) > 400:
+            cut = text.rfind(". ", 0, 400)
+            text = text[: cut + 1] if cut > 0 else text[:399].rstrip() + "…"
+        return text if text[-1] in ".!?…" else text + "."
+    return ""
