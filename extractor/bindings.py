@@ -94,6 +94,22 @@ def action_flags(decls: Sequence[FlagDecl]) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def imported_constants(stmts: Sequence[ast.stmt]) -> dict[str, str]:
+    """`from pkg.mod import CHUNK_SIZE as FLA_CHUNK_SIZE` -> {"FLA_CHUNK_SIZE":
+    "pkg.mod:CHUNK_SIZE"} for UPPER_CASE names (constants by convention); a relative import
+    keeps its dots ("..mod:NAME"). The build reads the value from the module at the same
+    revision (pipeline/imports.py); the extractor sees one file at a time."""
+    out: dict[str, str] = {}
+    for node in stmts:
+        if isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            module = "." * node.level + (node.module or "")
+            for a in node.names:
+                bound = a.asname or a.name
+                if a.name != "*" and a.name.isupper() and bound.isupper():
+                    out[bound] = f"{module}:{a.name}"
+    return out
+
+
 # ---------------------------------------------------------------- per site (libcst)
 
 

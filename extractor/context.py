@@ -56,6 +56,7 @@ class ModuleContext:
     flags: tuple[FlagDecl, ...] = ()
     params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
     actions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Action class -> flags
+    imports: dict[str, str] = field(default_factory=dict)  # UPPER_CASE name -> "module:NAME"
 
     def fingerprint(self, names: set[str]) -> str:
         """Hash of the context entries a unit can see, restricted to the names it mentions, so
@@ -74,6 +75,7 @@ class ModuleContext:
             ("a", dict.fromkeys(self.args_classes, "")),
             ("p", {k: repr(v) for k, v in self.params.items()}),
             ("ac", {k: repr(v) for k, v in self.actions.items()}),
+            ("im", self.imports),
         ):
             for k in sorted(set(table) & names):
                 parts.append(f"{label}:{k}={table[k]}")
@@ -335,7 +337,7 @@ def is_args_class(node: ast.ClassDef) -> bool:
 
 def module_context(tree: ast.Module, text: str, path: str = "") -> ModuleContext:
     # local: both import this module (bindings through templates)
-    from kverr.extractor.bindings import action_flags, param_sources
+    from kverr.extractor.bindings import action_flags, imported_constants, param_sources
     from kverr.extractor.flags import flag_decls
 
     ctx = ModuleContext()
@@ -358,6 +360,7 @@ def module_context(tree: ast.Module, text: str, path: str = "") -> ModuleContext
     ctx.flags = flag_decls(tree, ctx, path)
     ctx.params = param_sources(tree)
     ctx.actions = action_flags(ctx.flags)
+    ctx.imports = imported_constants(flat)
     return ctx
 
 

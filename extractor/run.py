@@ -105,7 +105,7 @@ def _kept_bindings(
         if b.kind == "local" and not b.flags and (b.value or "").endswith("]"):
             guessed = guess_flags(b.name, b.value or "", dests)
             flags = keep(tuple("--" + d.replace("_", "-") for d in guessed))
-        if flags or b.kind == "constant":
+        if flags or b.kind in ("constant", "import"):
             out.append(dataclasses.replace(b, flags=flags))
     return tuple(out)
 

@@ -363,7 +363,8 @@ class SiteCollector(cst.CSTVisitor):
             return Binding(name, "param", value, flags) if flags else None
         index, opaque = self._index(scope)
         if name not in index:
-            return None
+            imported = self.mctx.imports.get(name)  # its value: the build reads that module
+            return Binding(name, "import", imported) if imported else None
         if name in opaque:
             got = bind.unpacked(fn, name, lambda n: _is_args_expr(n, scope.args_names))
             if got is None:

@@ -117,6 +117,8 @@ class Binding:
       "param"     a parameter; `flags` are what the callers in the file pass, `value` the source
                   of the argument when there is one caller
       "action"    `values` in an argparse Action: `flags` are the flags declared with it
+      "import"    a constant imported from another module: `value` is "module:NAME" (leading
+                  dots for a relative import); a build over git turns it into a "constant"
       "assigned"  `self.<name> = value` on the path before the site, unconditionally: a guard
                   after `line` reads this value, not the user's; `flags` is the flag assigned
       "sets"      `self.<name> = value` after the site in its own block: what a notice did

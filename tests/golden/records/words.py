@@ -8,6 +8,7 @@ import dataclasses
 import logging
 from typing import List, Optional
 
+from launcher.kernels import CHUNK_WIDTH as KERNEL_CHUNK
 from launcher.kernels import kernels_of, resolved_view
 from launcher.platform import is_fastlib_available, is_sm100_supported
 
@@ -63,6 +64,11 @@ class ServeArgs:
                 f"The paged prefill kernel needs --page-width to divide {TILE}, "
                 f"got {self.page_width}."
             )
+
+    def _handle_chunk(self):
+        # an imported constant: a build over git reads its value (pipeline/imports.py)
+        if KERNEL_CHUNK % self.page_width != 0:
+            raise ValueError(f"--page-width must divide the kernel chunk width {KERNEL_CHUNK}.")
 
     def _handle_devices(self):
         self.rdma_device = self._check_devices(self.rdma_device)
