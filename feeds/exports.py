@@ -19,7 +19,7 @@ from kverr.feeds.site import file_token
 
 
 def releases_of(cat, record_id: str) -> list[str]:
-    return [t for r in cat.revisions_of(record_id) for t in r.get("tags") or []]
+    return cat.releases_of(record_id)  # the same list as a match's and the API's `releases`
 
 
 def export_jsonl(cat, out: Path) -> int:
