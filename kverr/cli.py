@@ -173,15 +173,25 @@ def export(
         Path,
         typer.Argument(metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet."),
     ],
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            metavar="URL",
+            help="Site only: the URL it will be served at, for canonical links and sitemap.xml.",
+        ),
+    ] = None,
     catalog: CatalogOpt = None,
 ) -> None:
     """Export the catalog: a static offline error site, JSONL, Parquet, or Markdown for MkDocs/Docusaurus.
 
+    \b
     Example: kverr export site ./sglang-errors  (then open ./sglang-errors/index.html)
+    Example: kverr export site ./public --base-url https://example.com/sglang-errors/
     """
     from kverr.feeds.exports import export as run_export
 
-    typer.echo(run_export(fmt, out, catalog))
+    typer.echo(run_export(fmt, out, catalog, base_url))
 
 
 @command

@@ -86,7 +86,8 @@ def code_spans(text: str, *, flags: bool = False) -> list[tuple[str, bool]]:
     stays as text."""
     parts = text.split("`")
     if len(parts) % 2 == 0:  # odd number of backticks: keep the last one literally
-        parts[-2] = parts[-2] + "`" + parts.pop()
+        last = parts.pop()
+        parts[-1] += "`" + last
     out: list[tuple[str, bool]] = []
     for i, part in enumerate(parts):
         if i % 2 == 1 or not flags:
