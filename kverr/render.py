@@ -239,11 +239,14 @@ def _h_line(rec: dict) -> str:
     return f"{rec['id']}  {cls:<16} {_h_clip(rec.get('message') or '(no message)')}  [{where}]"
 
 
-def _h_place(rec: dict) -> str:
-    """`file:line  id  class  message`: diff lists are in file and line order, so the place leads."""
+def _h_place(rec: dict, width: int | None = None) -> str:
+    """`file:line  id  class  message`: diff lists are in file and line order, so the place leads.
+    On a terminal (`width`) the message is clipped so the line fits the window."""
     where = f"{rec.get('file')}:{rec.get('line')}"
     cls = rec.get("errorClass") or rec.get("kind") or ""
-    return f"{where}  {rec['id']}  {cls:<15} {_h_clip(rec.get('message') or '(no message)', 90)}"
+    head = f"{where}  {rec['id']}  {cls:<15} "
+    room = max(30, width - len(head) - 4) if width else 90
+    return head + _h_clip(rec.get("message") or "(no message)", room)
 
 
 def _h_clip(text: str, n: int = 100) -> str:
@@ -266,19 +269,19 @@ def diff_text(d: Any, term: Term = PLAIN) -> str:
     ):
         if items:
             out.append(f"\n{title}:")
-            out += [term.style(f"  {mark} {_h_place(r)}", colour) for r in items]
+            out += [term.style(f"  {mark} {_h_place(r, term.width)}", colour) for r in items]
     if d.changed:
         out.append("\nchanged:")
         for ch in d.changed:
             old, new, what = ch["old"], ch["new"], ", ".join(ch["what"])
-            out.append(f"  ~ {_h_place(new)}")
+            out.append(f"  ~ {_h_place(new, term.width)}")
             was = f"; was {old['id']}" if old["id"] != new["id"] else ""
             out.append(f"      changed: {what}{was}")
             if old["message"] != new["message"]:
-                out += [  # whole: the edit may be anywhere in the message
-                    term.style(f"      was: {' '.join(old['message'].split())}", "red"),
-                    term.style(f"      now: {' '.join(new['message'].split())}", "green"),
-                ]
+                for label, msg, colour in (("was", old, "red"), ("now", new, "green")):
+                    # whole (the edit may be anywhere), wrapped under itself on a terminal
+                    text = f"      {label}: {' '.join(msg['message'].split())}"
+                    out += [term.style(line, colour) for line in term.wrap(text, indent=11)]
             if old["errorClass"] != new["errorClass"]:
                 out.append(f"      class: {old['errorClass']} -> {new['errorClass']}")
             if "guard" in ch:
