@@ -65,10 +65,23 @@ def statement(rec: dict[str, Any]) -> str:
     return src[i].strip() if 0 <= i < len(src) else ""
 
 
+def fill(text: str, m: Match) -> str:
+    """A record's prose with each `{placeholder}` it names (as errorMessage does) replaced by
+    the value captured from the pasted line: "--schedule={self.schedule}" -> "--schedule=lpm".
+    A value's own quotes go (`'lpm'` from a `!r`); a placeholder not captured stays as is."""
+    for expr in m.record.get("placeholders") or []:
+        value = m.values.get(expr)
+        if value is not None:
+            bare = value[1:-1] if len(value) > 1 and value[0] == value[-1] in "'\"" else value
+            text = text.replace("{" + expr + "}", bare)
+    return text
+
+
 def prose(text: str, m: Match, term: Term = PLAIN) -> str:
-    """A knowledge field as shown: placeholders as ‹labels›, `code` in colour (the backticks
-    stay in plain text, where they are the only mark)."""
-    text = display.label_placeholders(text)
+    """A knowledge field as shown: the values captured from the paste in place (fill), the
+    other placeholders as ‹labels›, `code` in colour (the backticks stay in plain text, where
+    they are the only mark)."""
+    text = display.label_placeholders(fill(text, m))
     if not term.color:
         return text
     return "".join(
@@ -194,8 +207,8 @@ def md_code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def md_prose(text: str) -> str:
-    text = display.label_placeholders(text)
+def md_prose(text: str, m: Match | None = None) -> str:
+    text = display.label_placeholders(fill(text, m) if m else text)
     spans = display.code_spans(text, flags=True)
     return "".join(md_code(p) if code else md_escape(p) for p, code in spans)
 
@@ -215,15 +228,15 @@ def markdown(m: Match, order: Sequence[str] = ()) -> str:
     example = display.example_fix(rec.get("exampleFix"))
     if solutions or example:
         out.append("**How to fix**")
-        out += [f"- {md_prose(s)}" for s in solutions]
+        out += [f"- {md_prose(s, m)}" for s in solutions]
         if example:
             out += ["", "Before:", md_block(example.before, "bash"), "After:"]
             out.append(md_block(example.after, "bash"))
         out += ["", f"_{md_escape(fix_status(rec))}_", ""]
     if rec.get("documentation"):
-        out += [f"**What it means:** {md_prose(rec['documentation'])}", ""]
+        out += [f"**What it means:** {md_prose(rec['documentation'], m)}", ""]
     if rec.get("triggerScenarios"):
-        out += [f"**Why it fired:** {md_prose(rec['triggerScenarios'])}", ""]
+        out += [f"**Why it fired:** {md_prose(rec['triggerScenarios'], m)}", ""]
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
     src = f"[{md_escape(where)}]({rec['githubUrl']})" if rec.get("githubUrl") else md_code(where)
     facts = [f"Source: {src}"]

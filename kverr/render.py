@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kverr import card, display
+from kverr.card import fill  # noqa: F401 - i10-words' helper, now beside the card that uses it
 from kverr.ftypes import Match
 from kverr.term import PLAIN, Term
 
