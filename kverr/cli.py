@@ -517,7 +517,7 @@ def explain(
         elsewhere = (
             cat.explain(query) if version and not matches and text not in (None, "-") else []
         )
-        order = cat.release_order(tags_only=True)
+        order = [] if json_out else cat.release_order(tags_only=True)
     if json_out:
         typer.echo(render.explain_json(query, matches))
     else:
