@@ -421,10 +421,11 @@ def history(
                 _emit(render.revisions_text(revs), plain, no_pager)
             return
         h = run_history(cat, query)
+        order = cat.release_order(tags_only=True)
     if json_out:
         typer.echo(json.dumps(h.to_dict(), indent=2, sort_keys=True))
     else:
-        _emit(render.history_text(h), plain, no_pager)
+        _emit(render.history_text(h, order), plain, no_pager)
 
 
 @command

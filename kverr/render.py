@@ -333,8 +333,8 @@ def revisions_text(revisions: list[dict]) -> str:
     return "\n".join(out)
 
 
-def history_text(h: Any) -> str:
-    """Human form of catalog.history.History."""
+def history_text(h: Any, order: Sequence[str] = ()) -> str:
+    """Human form of catalog.history.History (`order`: the catalog's releases, for ranges)."""
     rec = h.record
     # "first seen" / "first missing", not "introduced": only the revisions built are known, and
     # between two release tags the change may sit on any commit (build --touching to pin it).
@@ -359,5 +359,8 @@ def history_text(h: Any) -> str:
         out.append("replaces " + " <- ".join(h.previous))
     releases = [t for r in h.revisions for t in r.get("tags") or []]
     if releases:
-        out.append("releases: " + ", ".join(releases))
+        gaps = display.release_gaps(releases, order)
+        out.append("releases: " + display.release_span(releases, order))
+        if gaps:
+            out.append("not in: " + ", ".join(gaps))
     return "\n".join(out)

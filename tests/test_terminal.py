@@ -161,6 +161,15 @@ def test_releases_as_ranges(names, span, gaps):
     assert display.release_gaps(names, order) == gaps
 
 
+def test_history_lists_releases_as_ranges(catalog, monkeypatch):
+    monkeypatch.setenv("KVERR_CATALOG", str(catalog))
+    out = CliRunner().invoke(app, ["history", GAP["id"]]).stdout.splitlines()
+    assert out[-2:] == [
+        "releases: v0.1.0, v0.2.0, v0.4.0, v0.5.0 · 4 releases",
+        "not in: v0.3.0, v0.3.1",
+    ]
+
+
 def test_gaps_show_on_the_card(catalog):
     with open_catalog(catalog) as cat:
         m = cat.record_match(GAP["id"])
