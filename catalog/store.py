@@ -27,7 +27,7 @@ from kverr.catalog.connection import Connection, first_line
 from kverr import __version__, jsonl, leftovers
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 
-FORMAT = "kverr-catalog-3"  # bump when the tables change: old catalogs are then rebuilt
+FORMAT = "kverr-catalog-4"  # bump when the tables change: old catalogs are then rebuilt
 SCHEMA_VERSIONS = (2,)  # record schema versions this loader reads (manifest `schemaVersion`)
 BM25_K1, BM25_B = 1.2, 0.75
 STOP_SHARE, STOP_MIN = 0.02, 50
@@ -51,7 +51,7 @@ CREATE TABLE flags(name VARCHAR PRIMARY KEY, dest VARCHAR, help VARCHAR, "defaul
 CREATE TABLE record_flags(id VARCHAR, flag VARCHAR);
 CREATE TABLE revisions(ord INTEGER, sha VARCHAR, date VARCHAR, tags JSON, subject VARCHAR);
 CREATE TABLE occurrences(id VARCHAR, file VARCHAR, function VARCHAR, guard VARCHAR,
-    from_ord INTEGER, to_ord INTEGER, lines INTEGER[]);
+    from_ord INTEGER, to_ord INTEGER, lines INTEGER[], guard_text VARCHAR);
 CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
 """
 
@@ -393,8 +393,9 @@ def _write(con, manifest, recs, side, shapes) -> None:
         (row.get("ord", i), row.get("sha"), row.get("date"), _j(row.get("tags") or []), row.get("subject"))
         for i, row in enumerate(side["revisions.jsonl"])
     ])  # fmt: skip
-    _insert(con, "occurrences", ["id", "file", "function", "guard", "from_ord", "to_ord", "lines"], [
-        (o.get("id"), o.get("file"), o.get("function"), o.get("guard"), o["from"], o["to"], o.get("lines") or [])
+    _insert(con, "occurrences", ["id", "file", "function", "guard", "from_ord", "to_ord", "lines", "guard_text"], [
+        (o.get("id"), o.get("file"), o.get("function"), o.get("guard"), o["from"], o["to"], o.get("lines") or [],
+         o.get("guardText"))
         for o in occs
     ])  # fmt: skip
     # point lookups: where a record exists (history, versions), and traceback frames
@@ -534,7 +535,9 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
         raise CatalogError(
             f"cannot read catalog {path} ({exc.strerror}); check its permissions."
         ) from None
-    if len(head) == 12 and head[8:12] != b"DUCK":  # DuckDB's magic, after a header checksum
+    # DuckDB's magic, after a header checksum; a shorter non-empty file is no catalog either
+    # (an empty one is: a copy cut short, which `kverr load` may replace).
+    if head and head[8:12] != b"DUCK":
         raise CatalogError(
             f"{path} is not a kverr catalog (not a DuckDB file); pass --catalog a file written"
             " by `kverr load` or `kverr build --catalog`.",

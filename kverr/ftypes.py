@@ -231,10 +231,11 @@ class Dataset:
 class Match:
     record: dict[str, Any]  # the full schema-v2 record
     score: float  # [0, 1]
-    how: str  # "pattern" | "traceback" | "partial" | "fuzzy"
+    how: str  # "pattern" | "traceback" | "partial" | "fuzzy"; "flag" | "id" (search, show)
     values: dict[str, str] = field(default_factory=dict)  # placeholder expr -> captured text
     line: int | None = None  # 1-based line in the input where the message starts
-    revisions: tuple[str, ...] = ()  # release tags (or short shas) containing the record
+    # release tags (or short shas) containing the record; "releases" in JSON, as everywhere
+    revisions: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -243,7 +244,7 @@ class Match:
             "match": self.how,
             "values": dict(self.values),
             "line": self.line,
-            "revisions": list(self.revisions),
+            "releases": list(self.revisions),
         }
 
 

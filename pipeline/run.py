@@ -38,6 +38,7 @@ class BuildResult:
     collisions: list[Any] = field(default_factory=list)  # pattern collisions, when available
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
+    cache: Path | None = None  # the extraction cache file this build read and wrote
 
 
 def _fewer_gc_passes(fn: Callable[..., BuildResult]) -> Callable[..., BuildResult]:
@@ -145,6 +146,7 @@ def build(
         collisions=assembled.collisions,
         seconds=time.monotonic() - started,
         timings=clock.laps,
+        cache=cache.path,
     )
 
 
