@@ -22,7 +22,10 @@ FORBIDDEN = {
         "kverr.cli",
     },
     "schema": {"duckdb", "typer", "libcst", "kverr.catalog", "kverr.feeds", "kverr.cli"},
-    "records": {"duckdb", "typer", "kverr.catalog", "kverr.feeds", "kverr.cli"},
+    "records": {"duckdb", "typer", "kverr.catalog", "kverr.feeds", "kverr.cli", "kverr.verify"},
+    # verify/ runs a revision's own checks in a sandbox: it reads sources (extractor) and
+    # records, never the catalog, the feeds or the CLI.
+    "verify": {"duckdb", "typer", "rich", "kverr.catalog", "kverr.feeds", "kverr.cli"},
     "catalog": {"typer", "libcst", "jsonschema", "kverr.extractor", "kverr.feeds", "kverr.cli"},
     "feeds": {"duckdb", "typer", "libcst", "kverr.extractor", "kverr.cli"},
 }
@@ -60,7 +63,7 @@ def test_stage_imports_stay_in_their_lane(folder, path):
 def test_only_catalog_imports_duckdb():
     offenders = [
         str(p.relative_to(ROOT))
-        for folder in ("kverr", "extractor", "schema", "records", "feeds")
+        for folder in ("kverr", "extractor", "schema", "records", "feeds", "verify")
         for p in (ROOT / folder).rglob("*.py")
         if any(violates(n, {"duckdb"}) for n in imported_names(p))
     ]

@@ -1,0 +1,264 @@
+"""The parent side of the sandbox: one child process per revision, one command line per run.
+
+    with Harness(spec, repo=..., sha=..., workdir=...) as h:
+        outcome = h.run(["--tp-size", "3"], {}, Target(file, "ServerArgs.check_server_args", 6112))
+
+The child is started on the first run (a build whose runs all come from the cache starts none).
+Each run has a time limit in the child (an alarm) and in the parent (a read deadline): a child
+that does not answer in time is killed and the next run starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kverr.verify.spec import VerifySpec
+
+HARNESS_VERSION = "1"  # bump when what a run means changes (part of every cache key)
+START_TIMEOUT = 60.0  # seconds for the child to read and load the revision's modules
+
+
+@dataclass(frozen=True)
+class Target:
+    """The record's site: the run stops after the validation step that reaches its function."""
+
+    file: str
+    function: str | None
+    line: int
+    end_line: int = 0
+
+
+@dataclass(frozen=True)
+class Log:
+    level: str
+    message: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one run of the revision's own validation did.
+
+    status: passed | raised | undecidable (a stub decided a branch) | parse-error (argparse
+    rejected the command line) | timeout | unreachable (no validation step reaches the
+    function) | unavailable (the revision's modules do not load in the sandbox) | error (the
+    harness failed)."""
+
+    status: str
+    exc_class: str = ""
+    message: str = ""
+    file: str = ""
+    line: int = 0
+    function: str = ""
+    logs: tuple[Log, ...] = ()
+    reason: str = ""
+    stop: str = ""  # "__post_init__ up to line 758: self._handle_ssl_validation()"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status}
+        for key in ("exc_class", "message", "file", "line", "function", "reason", "stop"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.logs:
+            out["logs"] = [[g.level, g.message, g.file, g.line] for g in self.logs]
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Outcome:
+        logs = tuple(Log(*g) for g in data.get("logs", ()))
+        return cls(**{**{k: v for k, v in data.items() if k != "logs"}, "logs": logs})
+
+    @classmethod
+    def from_child(cls, data: Mapping[str, Any]) -> Outcome:
+        exc = data.get("exc") or {}
+        logs = tuple(
+            Log(g["level"], g["message"], g["file"], int(g["line"])) for g in data.get("logs", ())
+        )
+        return cls(
+            status=data.get("status", "error"),
+            exc_class=exc.get("class", ""),
+            message=exc.get("message", ""),
+            file=exc.get("file", ""),
+            line=int(exc.get("line", 0) or 0),
+            function=exc.get("function", ""),
+            logs=logs,
+            reason=data.get("reason", ""),
+            stop=data.get("stop", ""),
+        )
+
+
+@dataclass
+class Harness:
+    """One revision's sandbox (see the module docstring). `overrides`: path -> text of files
+    that are in no commit (a snapshot revision's files from disk)."""
+
+    spec: VerifySpec
+    repo: str
+    sha: str | None
+    workdir: Path
+    platform: str | None = None
+    model: str | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 5.0
+    info: dict[str, Any] = field(default_factory=dict)
+    runs: int = 0
+    seconds: float = 0.0  # time spent in runs and start-up (the bench reads it)
+    _proc: subprocess.Popen[str] | None = None
+    _dir: Path | None = None
+    _next: int = 0
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def platform_name(self) -> str:
+        return self.spec.platform(self.platform).name
+
+    def run(self, argv: Sequence[str], env: Mapping[str, str], target: Target) -> Outcome:
+        started = time.monotonic()
+        try:
+            return self._run(argv, env, target)
+        finally:
+            self.seconds += time.monotonic() - started
+
+    def _run(self, argv: Sequence[str], env: Mapping[str, str], target: Target) -> Outcome:
+        if not self._start():
+            return Outcome(
+                "unavailable", reason=self.info.get("reason", "the sandbox did not start")
+            )
+        assert self._proc is not None and self._proc.stdin is not None
+        self._next += 1
+        job = {
+            "id": self._next,
+            "argv": [*self.spec.base_args, *argv],
+            "env": dict(env),
+            "target": {"file": target.file, "function": target.function, "line": target.line},
+            "timeout": self.timeout,
+        }
+        self.runs += 1
+        try:
+            self._proc.stdin.write(json.dumps(job) + "\n")
+            self._proc.stdin.flush()
+            line = self._read_line(self.timeout + 5.0)
+        except (BrokenPipeError, OSError):
+            line = None
+        if line is None:
+            self._kill()
+            return Outcome("timeout", reason=f"the sandbox did not answer within {self.timeout} s")
+        return Outcome.from_child(json.loads(line))
+
+    def _start(self) -> bool:
+        if self._proc is not None and self._proc.poll() is None:
+            return True
+        if self.info and not self.info.get("ready"):
+            return False  # the revision does not load: no point in trying again per run
+        self._dir = Path(tempfile.mkdtemp(prefix="kverr-verify-", dir=self.workdir))
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self._dir),
+            "TMPDIR": str(self._dir),
+            "LANG": "C.UTF-8",
+        }
+        if os.environ.get("KVERR_VERIFY_DEBUG"):
+            env["KVERR_VERIFY_DEBUG"] = "1"
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-m", "kverr.verify.child"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(self._dir / "stderr.txt", "w"),  # noqa: SIM115 - the child owns it
+            cwd=self._dir,
+            env=env,
+            text=True,
+            encoding="utf-8",
+        )
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps(self._setup()) + "\n")
+        self._proc.stdin.flush()
+        line = self._read_line(START_TIMEOUT)
+        self.info = json.loads(line) if line else {"ready": False, "reason": self._died()}
+        if not self.info.get("ready"):
+            self._kill()
+            return False
+        return True
+
+    def _setup(self) -> dict[str, Any]:
+        spec = self.spec
+        return {
+            "repo": str(self.repo),
+            "sha": self.sha,
+            "overrides": dict(self.overrides),
+            "workdir": str(self._dir),
+            "spec": {
+                "source_root": spec.source_root,
+                "package": spec.package,
+                "main_module": spec.main_module,
+                "modules": list(spec.modules),
+                "args_class": spec.args_class,
+                "add_args": spec.add_args,
+                "from_args": spec.from_args,
+                "phases": list(spec.phases),
+                "model_factory": spec.model_factory,
+                "substitutes": dict(spec.substitutes),
+            },
+            "platform": spec.platform(self.platform).to_json(),
+            "model": spec.model(self.model).to_json(),
+            "model_path": _model_path(spec.base_args),
+        }
+
+    def _read_line(self, timeout: float) -> str | None:
+        assert self._proc is not None and self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        line = self._proc.stdout.readline()
+        return line or None
+
+    def _died(self) -> str:
+        tail = ""
+        if self._dir is not None and (self._dir / "stderr.txt").exists():
+            lines = (self._dir / "stderr.txt").read_text(errors="replace").strip().splitlines()
+            tail = lines[-1] if lines else ""
+        return f"the sandbox process exited ({tail or 'no message'})"
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream:
+                    stream.close()
+            self._proc = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.stdin is not None:
+            try:
+                self._proc.stdin.close()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._kill()
+
+
+def _model_path(base_args: Sequence[str]) -> str:
+    """The value after the first option of `base_args` (`--model-path MODEL_PATH`)."""
+    args = list(base_args)
+    return args[1] if len(args) >= 2 and not args[1].startswith("-") else ""
