@@ -28,12 +28,13 @@ import socket
 import subprocess
 import sys
 import traceback
+import types
 import warnings
 from pathlib import Path
 from typing import Any
 
 from kverr.extractor.sources import BlobReader, decode_source, list_files
-from kverr.verify import sandbox, steps, stubs
+from kverr.verify import sandbox, solve, steps, stubs
 
 MESSAGE_LIMIT = 4000  # characters of an exception or log message sent back
 
@@ -196,6 +197,8 @@ class World:
             self.cls.__post_init__ = lambda self: None  # run by hand, step by step
         self.cut: dict[tuple[str, int], Any] = {}
         self.parser_error = ""
+        self._codes: dict[str, Any] = {}
+        self.fields: dict[str, Any] = {}  # attribute -> option, for the solver (sent once)
         self.parsers: dict[tuple, argparse.ArgumentParser] = {}
         self.main_tree = ast.parse(self.tree.text(self.main_path))
 
@@ -222,22 +225,45 @@ class World:
         return out
 
     def _answer(self, platform: dict[str, Any], model: dict[str, Any]) -> None:
-        objects = model.get("objects", {})
-        hf = stubs.Facts("model's hf_config", {}, {})
-        config = stubs.Facts("model config", {"hf_config": hf}, {})
-        refs = {"@model": config, "@hf_config": hf}
         stubs.ANSWERS.clear()
-        for key, value in {**platform["probes"], **model["probes"]}.items():
-            stubs.ANSWERS[key] = decode(value, refs)
+        for key, value in platform["probes"].items():
+            stubs.ANSWERS[key] = decode(value, {})
+        self.factory = _Factory(None)
         if self.spec.get("model_factory"):
-            stubs.ANSWERS[self.spec["model_factory"]] = _Factory(config)
-        # Values that name the revision's own objects resolve once the import world exists.
-        for key, value in objects.get("hf_config", {}).items():
-            hf._values[key] = decode(value, refs)
-        for key, value in objects.get("config", {}).items():
-            config._values[key] = decode(value, refs)
-        for key, value in objects.get("calls", {}).items():
-            config._calls[key] = decode(value, refs)
+            stubs.ANSWERS[self.spec["model_factory"]] = self.factory
+        self.model_profiles: dict[str, Any] = {model["name"]: model}
+        self.model_profiles.update(self.spec.get("models", {}))
+        self.model_built: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
+        self.model_name = ""
+        self.default_model = model["name"]
+        self.use_model(model["name"])
+
+    def use_model(self, name: str) -> None:
+        """Make `name` the model of the following runs: its config objects and its probes."""
+        if name == self.model_name:
+            return
+        if name not in self.model_built:
+            profile = self.model_profiles[name]
+            objects = profile.get("objects", {})
+            hf = stubs.Facts("model's hf_config", {}, {})
+            config = stubs.Facts("model config", {"hf_config": hf}, {})
+            refs = {"@model": config, "@hf_config": hf}
+            probes = {k: decode(v, refs) for k, v in profile.get("probes", {}).items()}
+            # Values that name the revision's own objects resolve in the import world.
+            for key, value in objects.get("hf_config", {}).items():
+                hf._values[key] = decode(value, refs)
+            for key, value in objects.get("config", {}).items():
+                config._values[key] = decode(value, refs)
+            for key, value in objects.get("calls", {}).items():
+                config._calls[key] = decode(value, refs)
+            self.model_built[name] = (config, hf, probes)
+        if self.model_name:
+            for key in self.model_built[self.model_name][2]:
+                stubs.ANSWERS.pop(key, None)
+        config, hf, probes = self.model_built[name]
+        stubs.ANSWERS.update(probes)
+        self.factory._model = config
+        self.hf, self.model_config, self.model_name = hf, config, name
 
     def _model_dir(self, workdir: Path, model: dict[str, Any], name: str) -> None:
         """The model directory the launch names, relative to the working directory."""
@@ -309,6 +335,8 @@ class World:
                 "dest": action.dest,
                 "switch": action.nargs == 0,
                 "names": list(action.option_strings),
+                "list": action.nargs in ("+", "*")
+                or (type(action.nargs) is int and action.nargs > 1),
             }
             if action.choices is not None:
                 try:
@@ -348,6 +376,8 @@ class World:
         return self.cut[(phase, index)]
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        if "fields" in job:
+            self.fields = job["fields"]
         target = job["target"]
         stop = self.plan.stop_for((target["file"], target["function"] or ""), target["line"])
         at_parse = stop is None and self._parse_time(target["function"] or "")
@@ -356,10 +386,29 @@ class World:
         os.environ.clear()
         os.environ.update(self.base_env)
         os.environ.update(job.get("env", {}))
+        for name in job.get("files", ()):  # files the launch names as existing (a key file)
+            path = Path(name)
+            if not path.is_absolute() and ".." not in path.parts:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
         stubs.NOTES.clear()
         self.logs.clear()
+        overrides = dict(job.get("model", {}))
+        self.use_model(overrides.pop("profile", None) or self.default_model)
+        saved = (dict(self.hf._values), dict(self.model_config._values))
+        for key, value in overrides.items():
+            if key.startswith("config."):
+                self.model_config._values[key[7:]] = value
+            else:
+                self.hf._values[key] = value
         out: dict[str, Any] = {"id": job["id"], "status": "passed"}
+        main = target["function"] or ""
+        names = {main} | {w.get("function") or main for w in job.get("watch", ())}
+        guards = [{"fields": self.fields, **w} for w in job.get("watch", ())]
+        watch = _Watch({n: self._code_of(n) for n in names}, main, guards)
         signal.setitimer(signal.ITIMER_REAL, float(job.get("timeout", 5.0)))
+        if watch.by_place and watch.guards:
+            sys.settrace(watch.global_trace)  # only when asked: tracing costs every call
         try:
             namespace = self.parser().parse_args(job["argv"])
             if not at_parse:
@@ -380,7 +429,12 @@ class World:
         except BaseException as exc:  # noqa: BLE001 - every exception is an outcome here
             out.update(status="raised", exc=self._where(exc))
         finally:
+            sys.settrace(None)
             signal.setitimer(signal.ITIMER_REAL, 0)
+            self.hf._values, self.model_config._values = saved
+            self.model_config._values["hf_config"] = self.hf
+        if watch.by_place and watch.guards:
+            out["trace"] = watch.report()
         if stubs.NOTES and out["status"] in ("passed", "raised"):
             # A decision was taken on a stub somewhere and swallowed by the code's own except.
             out.update(status="undecidable", reason=stubs.NOTES[0], swallowed=True)
@@ -388,6 +442,27 @@ class World:
         if stop is not None:
             out["stop"] = f"{stop.phase} up to line {stop.line}: {stop.text}"
         return out
+
+    def _code_of(self, function: str) -> Any:
+        if function in self._codes:
+            return self._codes[function]
+        self._codes[function] = code = self._find_code(function)
+        return code
+
+    def _find_code(self, function: str) -> Any:
+        """The code object of the record's function (a method or a module-level function of
+        a loaded module), so the run can watch its lines; None when not found."""
+        parts = function.split(".")
+        for module in self.modules.values():
+            obj: Any = module
+            for part in parts:
+                obj = (
+                    getattr(obj, part, None) if isinstance(obj, (type, types.ModuleType)) else None
+                )
+            code = getattr(obj, "__code__", None)
+            if code is not None and code.co_filename in self.loaded.values():
+                return code
+        return None
 
     def _where(self, exc: BaseException) -> dict[str, Any]:
         frames = [
@@ -423,10 +498,109 @@ class World:
         return f"{target['function'] or 'module-level code'} is not reached from {phases}"
 
 
+class _Watch:
+    """Lines the record's function ran, and each watched guard evaluated right where the code
+    evaluates it: its truth value and the plain values of the names and `self.x` it reads.
+
+    A guard may belong to another function (`"function"`: the caller on the way to the record's
+    function). The search reads this to tell which guard came out wrong and what the values
+    were (after every earlier step ran), instead of guessing them from the source."""
+
+    def __init__(self, codes: dict[str, Any], main: str, watch: Any) -> None:
+        self.guards = [dict(w) for w in watch]
+        self.main = codes.get(main)
+        self.code = self.main  # tracing is on when there is something to watch
+        self.by_place: dict[tuple[str, int, str], list[int]] = {}
+        for i, g in enumerate(self.guards):
+            code = codes.get(g.get("function") or main)
+            if code is not None:
+                key = (code.co_filename, code.co_firstlineno, code.co_name)
+                self.by_place.setdefault(key, []).append(i)
+        self.entered = False
+        self.lines: set[int] = set()
+        self.seen: dict[int, dict[str, Any]] = {}
+
+    def global_trace(self, frame: Any, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        # By place, not identity: a phase cut short is a new code object of the same function.
+        indices = self.by_place.get((code.co_filename, code.co_firstlineno, code.co_name))
+        if indices is None:
+            return None
+        is_main = self.main is not None and code.co_firstlineno == self.main.co_firstlineno
+        if is_main:
+            self.entered = True
+
+        def local_trace(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                line = frame.f_lineno
+                if is_main:
+                    self.lines.add(line)
+                for i in indices:
+                    g = self.guards[i]
+                    if i not in self.seen and g["line"] <= line <= g["line"] + 10:
+                        self.seen[i] = _evaluate(g, frame)
+            return local_trace
+
+        return local_trace
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "entered": self.entered,
+            "lines": sorted(self.lines),
+            "guards": {str(self.guards[i]["line"]): v for i, v in self.seen.items()},
+        }
+
+
+def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
+    """A watched guard in the frame's scope: {"value": bool or None, "names": {name: plain
+    value}}, and "solutions" when the search wants the other value (see solve.py)."""
+    noted = len(stubs.NOTES)
+    out: dict[str, Any] = {"value": None, "names": {}}
+    try:
+        tree = ast.parse(guard["test"], mode="eval")
+    except SyntaxError:
+        return out
+    scope = {**frame.f_globals, **frame.f_locals}
+    for node in ast.walk(tree):
+        name = value = None
+        if isinstance(node, ast.Name) and node.id in scope:
+            name, value = node.id, scope[node.id]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and "self" in scope
+        ):
+            name = f"self.{node.attr}"
+            value = getattr(scope["self"], "__dict__", {}).get(node.attr, _ABSENT)
+        if name is not None and _plain(value):
+            plain = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+            out["names"][name] = plain
+    try:
+        out["value"] = bool(eval(compile(tree, "<guard>", "eval"), scope))  # noqa: S307
+    except BaseException:  # noqa: BLE001 - a guard the watch cannot evaluate stays None
+        out["value"] = None
+    want = guard.get("want")
+    if want is not None and out["value"] is not None and out["value"] != want:
+        out["solutions"] = solve.solve(
+            tree,
+            scope,
+            want,
+            guard.get("fields", {}),
+            guard.get("vars", ()),
+            guard.get("words", ()),
+        )
+    del stubs.NOTES[noted:]  # the watch's own look must not make the run undecided
+    return out
+
+
+_ABSENT = object()
+
+
 def _plain(value: Any) -> bool:
     if type(value) in (str, int, float, bool, type(None)):
         return True
-    if type(value) in (list, tuple):
+    if type(value) in (list, tuple, set, frozenset):
         return all(_plain(v) for v in value)
     return False
 

@@ -65,10 +65,17 @@ class Outcome:
     logs: tuple[Log, ...] = ()
     reason: str = ""
     stop: str = ""  # "__post_init__ up to line 758: self._handle_ssl_validation()"
+    # The record's function as the run went: {"entered", "lines", "guards": {line: {"value",
+    # "names"}}} for the guards the run was asked to watch (see child._Watch).
+    trace: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def guard(self, line: int) -> dict[str, Any] | None:
+        """The watched guard at `line` as the run evaluated it, or None (not reached)."""
+        return self.trace.get("guards", {}).get(str(line))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"status": self.status}
-        for key in ("exc_class", "message", "file", "line", "function", "reason", "stop"):
+        for key in ("exc_class", "message", "file", "line", "function", "reason", "stop", "trace"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         if self.logs:
@@ -96,6 +103,7 @@ class Outcome:
             logs=logs,
             reason=data.get("reason", ""),
             stop=data.get("stop", ""),
+            trace=data.get("trace") or {},
         )
 
 
@@ -116,6 +124,7 @@ class Harness:
     runs: int = 0
     seconds: float = 0.0  # time spent in runs and start-up (the bench reads it)
     _proc: subprocess.Popen[str] | None = None
+    _fields: Any = None  # the solver's attribute map the child holds
     _dir: Path | None = None
     _next: int = 0
 
@@ -129,14 +138,37 @@ class Harness:
     def platform_name(self) -> str:
         return self.spec.platform(self.platform).name
 
-    def run(self, argv: Sequence[str], env: Mapping[str, str], target: Target) -> Outcome:
+    def run(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        target: Target,
+        watch: Sequence[Mapping[str, Any]] = (),
+        model: Mapping[str, Any] | None = None,
+        files: Sequence[str] = (),
+        fields: Mapping[str, Any] | None = None,
+    ) -> Outcome:
+        """One run. `watch`: guards of the target function to evaluate where the code does,
+        {"line", "test"} plus {"want", "fields"} to ask for values that give the other truth
+        value (see solve.py); `model`: attributes of the model's hf_config to override (and
+        "profile": another model profile); `fields`: attribute -> option, for the solver
+        (sent to the child once, not with every guard)."""
         started = time.monotonic()
         try:
-            return self._run(argv, env, target)
+            return self._run(argv, env, target, watch, model or {}, files, fields)
         finally:
             self.seconds += time.monotonic() - started
 
-    def _run(self, argv: Sequence[str], env: Mapping[str, str], target: Target) -> Outcome:
+    def _run(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        target: Target,
+        watch: Sequence[Mapping[str, Any]],
+        model: Mapping[str, Any],
+        files: Sequence[str],
+        fields: Mapping[str, Any] | None = None,
+    ) -> Outcome:
         if not self._start():
             return Outcome(
                 "unavailable", reason=self.info.get("reason", "the sandbox did not start")
@@ -149,7 +181,13 @@ class Harness:
             "env": dict(env),
             "target": {"file": target.file, "function": target.function, "line": target.line},
             "timeout": self.timeout,
+            "watch": [dict(w) for w in watch],
+            "model": dict(model),
+            "files": list(files),
         }
+        if fields is not None and fields is not self._fields:
+            job["fields"] = dict(fields)
+            self._fields = fields
         self.runs += 1
         try:
             self._proc.stdin.write(json.dumps(job) + "\n")
@@ -159,6 +197,7 @@ class Harness:
             line = None
         if line is None:
             self._kill()
+            self._fields = None
             return Outcome("timeout", reason=f"the sandbox did not answer within {self.timeout} s")
         return Outcome.from_child(json.loads(line))
 
@@ -214,6 +253,7 @@ class Harness:
                 "phases": list(spec.phases),
                 "model_factory": spec.model_factory,
                 "substitutes": dict(spec.substitutes),
+                "models": {name: m.to_json() for name, m in spec.models.items()},
             },
             "platform": spec.platform(self.platform).to_json(),
             "model": spec.model(self.model).to_json(),

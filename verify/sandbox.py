@@ -74,11 +74,13 @@ class StubModule(types.ModuleType):
     """A module the sandbox does not load: every attribute is the profile's answer or a Stub."""
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
         path = f"{self.__name__}.{name}"
         hit = stubs.answer_for(path)
-        return stubs.Stub(path) if hit is stubs._MISSING else hit
+        if hit is not stubs._MISSING:
+            return hit
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return stubs.Stub(path)
 
 
 class Substitute(types.ModuleType):

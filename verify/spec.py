@@ -146,13 +146,17 @@ def _profiles(tables: Mapping[str, Any]) -> dict[str, Profile]:
         t = tables[name]
         probes: dict[str, Any] = {}
         absent: list[str] = []
+        objects: dict[str, dict[str, Any]] = {}
         if "inherits" in t:
             base = build(t["inherits"], (*seen, name))
             probes.update(base.probes)
             absent.extend(base.absent_packages)
+            objects = {k: dict(v) for k, v in base.objects.items()}
         probes.update(t.get("probes", {}))
         absent.extend(t.get("absent_packages", ()))
-        objects = {k: dict(v) for k, v in t.items() if isinstance(v, dict) and k != "probes"}
+        for k, v in t.items():
+            if isinstance(v, dict) and k != "probes":
+                objects.setdefault(k, {}).update(v)
         out[name] = Profile(
             name,
             t.get("description", name),

@@ -15,6 +15,8 @@ why a record is not applicable, the child to truncate the run.
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -137,3 +139,272 @@ def _closure(start: set[Node], graph: Mapping[Node, set[Node]]) -> frozenset[Nod
                 seen.add(nxt)
                 todo.append(nxt)
     return frozenset(seen)
+
+
+def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bool]]]:
+    """attribute -> [(line, test, holds)]: the `if` tests under which `function` assigns
+    `self.attribute` (the branch taken when the test `holds`). A launch option can be
+    overwritten that way before a later guard reads it."""
+    fn = _function(text, function)
+    if fn is None:
+        return {}
+    out: dict[str, list[tuple[int, str, bool]]] = {}
+
+    def walk(body: list[ast.stmt], ifs: tuple[tuple[int, str, bool], ...]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                test = ast.unparse(stmt.test)
+                walk(stmt.body, (*ifs, (stmt.lineno, test, True)))
+                walk(stmt.orelse, (*ifs, (stmt.lineno, test, False)))
+                continue
+            targets: list[ast.expr] = []
+            if isinstance(stmt, ast.Assign):
+                targets = list(stmt.targets)
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+                targets = [stmt.target]
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                    and ifs
+                ):
+                    out.setdefault(t.attr, []).extend(
+                        i for i in ifs if i not in out.get(t.attr, [])
+                    )
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and not isinstance(stmt, ast.If):
+                    walk(inner, ifs)
+
+    walk(fn.body, ())  # type: ignore[attr-defined]
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _defs_of(text: str) -> dict[Node, ast.AST]:
+    """The functions of one source text, parsed once (the search asks per guard)."""
+    try:
+        return _definitions({"": ast.parse(text)})
+    except SyntaxError:
+        return {}
+
+
+def _function(text: str, function: str | None) -> ast.AST | None:
+    return _defs_of(text).get(("", function)) if function else None
+
+
+@functools.lru_cache(maxsize=4096)
+def inline_locals(
+    text: str, function: str | None, test: str, line: int, params: tuple[tuple[str, str], ...] = ()
+) -> str:
+    """`test` with each local it reads replaced by the expression assigned to it before
+    `line` (when assigned exactly once there), so that the guard reads `self.x` directly and
+    a changed attribute changes it: `prefill_attn_backend in supported` becomes
+    `self.get_attention_backends()[0] in ['triton', ...]`. `params`: (name, expression) a
+    parameter holds on the path (see `parameters`)."""
+    fn = _function(text, function)
+    node = _parse_expr(test)
+    if fn is None or node is None:
+        return test
+    defs: dict[str, list[ast.expr]] = {}
+    for sub in ast.walk(fn):
+        if not isinstance(sub, ast.Assign) or sub.lineno >= line or len(sub.targets) != 1:
+            if isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
+                for t in ast.walk(sub.target if not isinstance(sub, ast.With) else sub):
+                    if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
+                        defs.setdefault(t.id, []).extend([None, None])  # type: ignore[list-item]
+            continue
+        target = sub.targets[0]
+        if isinstance(target, ast.Name):
+            defs.setdefault(target.id, []).append(sub.value)
+        elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            for i, e in enumerate(target.elts):
+                index = ast.Subscript(value=sub.value, slice=ast.Constant(i), ctx=ast.Load())
+                defs.setdefault(e.id, []).append(index)  # type: ignore[union-attr]
+    once = {
+        name: exprs[0] for name, exprs in defs.items() if len(exprs) == 1 and exprs[0] is not None
+    }
+    for name, source in params:  # a parameter holds what the call site passes
+        if name not in defs:
+            expr = _parse_expr(source)
+            if expr is not None:
+                once[name] = expr
+    for _ in range(3):  # a local defined from another local
+        changed = False
+
+        class Inline(ast.NodeTransformer):
+            def visit_Name(self, n: ast.Name) -> ast.AST:
+                nonlocal changed
+                if isinstance(n.ctx, ast.Load) and n.id in once:
+                    changed = True
+                    return copy.deepcopy(once[n.id])  # never edit the cached function's tree
+                return n
+
+        node = Inline().visit(node)
+        if not changed:
+            break
+    return ast.unparse(node)
+
+
+def _parse_expr(test: str) -> ast.expr | None:
+    try:
+        return ast.parse(test, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def call_guards(
+    text: str, args_class: str, function: str | None
+) -> tuple[str, list[tuple[int, str, bool]]] | None:
+    """Where `function` is called from within the file, and the `if` tests on the way to that
+    call: (caller, [(line, test, holds)]). The first call site in the file is taken."""
+    found = _call_site(text, args_class, function)
+    return (found[0], found[1]) if found else None
+
+
+@functools.lru_cache(maxsize=1024)
+def parameters(text: str, args_class: str, function: str | None) -> dict[str, str]:
+    """parameter -> the argument expression of the first call site (`buckets_rule` ->
+    `self.prompt_tokens_buckets`), or its default: what the parameter holds on that path."""
+    fn = _function(text, function)
+    found = _call_site(text, args_class, function)
+    if fn is None:
+        return {}
+    args = fn.args  # type: ignore[attr-defined]
+    names = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if names and names[0] == "self" and function and function.startswith(f"{args_class}."):
+        names = names[1:]
+    out: dict[str, str] = {}
+    defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True))
+    for name, default in defaults.items():
+        out[name] = ast.unparse(default)
+    if found is not None:
+        call = found[2]
+        for name, arg in zip(names, call.args, strict=False):
+            out[name] = ast.unparse(arg)
+        for kw in call.keywords:
+            if kw.arg in names:
+                out[kw.arg] = ast.unparse(kw.value)
+    return out
+
+
+def _call_site(
+    text: str, args_class: str, function: str | None
+) -> tuple[str, list[tuple[int, str, bool]], ast.Call] | None:
+    if not function:
+        return None
+    name = function.rsplit(".", 1)[-1]
+    is_method = function.startswith(f"{args_class}.")
+    for caller, fn in _defs_of(text).items():
+        if caller[1] == function:
+            continue
+        found = _call_path(fn.body, name, is_method, ())  # type: ignore[attr-defined]
+        if found is not None:
+            ifs, call = found
+            return caller[1], list(ifs), call
+    return None
+
+
+def _call_path(
+    body: list[ast.stmt], name: str, is_method: bool, ifs: tuple[tuple[int, str, bool], ...]
+) -> tuple[tuple[tuple[int, str, bool], ...], ast.Call] | None:
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            call = _calls(stmt.test, name, is_method)
+            if call is not None:
+                return ifs, call
+            test = ast.unparse(stmt.test)
+            for branch, holds in ((stmt.body, True), (stmt.orelse, False)):
+                found = _call_path(branch, name, is_method, (*ifs, (stmt.lineno, test, holds)))
+                if found is not None:
+                    return found
+            continue
+        inner = [getattr(stmt, f, None) for f in ("body", "orelse", "handlers", "finalbody")]
+        call = _calls(stmt, name, is_method, shallow=True)
+        if call is not None:
+            return ifs, call
+        for block in inner:
+            if isinstance(block, list):
+                stmts = [s for s in block if isinstance(s, ast.stmt)]
+                found = _call_path(stmts, name, is_method, ifs)
+                if found is not None:
+                    return found
+    return None
+
+
+def _calls(node: ast.AST, name: str, is_method: bool, *, shallow: bool = False) -> ast.Call | None:
+    """The call of `self.name(...)` (or `name(...)`) in `node`; `shallow` skips nested blocks."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Call):
+            f = n.func
+            if is_method and isinstance(f, ast.Attribute) and f.attr == name:
+                if isinstance(f.value, ast.Name) and f.value.id == "self":
+                    return n
+            if not is_method and isinstance(f, ast.Name) and f.id == name:
+                return n
+        for child in ast.iter_child_nodes(n):
+            if shallow and isinstance(child, ast.stmt):
+                continue
+            todo.append(child)
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def method_reads(text: str, args_class: str) -> dict[str, frozenset[str]]:
+    """method -> the `self.x` attributes it reads, through the methods it calls, for the
+    args class's methods: a guard calling `self.get_attention_backends()` depends on
+    attention_backend and its prefill/decode variants."""
+    own: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+    for (_, qual), fn in _defs_of(text).items():
+        cls, _, name = qual.partition(".")
+        if cls != args_class or not name:
+            continue
+        reads, called = set(), set()
+        for n in ast.walk(fn):
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+            ):
+                reads.add(n.attr)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                f = n.func
+                if isinstance(f.value, ast.Name) and f.value.id == "self":
+                    called.add(f.attr)
+        own[name], calls[name] = reads, called
+    out = {}
+    for name in own:
+        seen, todo, reads = {name}, [name], set()
+        while todo:
+            m = todo.pop()
+            reads |= own.get(m, set())
+            for c in calls.get(m, ()):
+                if c in own and c not in seen:
+                    seen.add(c)
+                    todo.append(c)
+        out[name] = frozenset(reads - set(own))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def words_of(text: str, function: str | None) -> tuple[str, ...]:
+    """Short string constants of a function (`"tse"`, `"default"`): values its checks compare
+    with, which a list-valued option may need."""
+    fn = _function(text, function)
+    if fn is None:
+        return ()
+    out = [
+        n.value
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Constant)
+        and type(n.value) is str
+        and 0 < len(n.value) <= 24
+        and " " not in n.value
+        and "{" not in n.value
+    ]
+    return tuple(dict.fromkeys(out))

@@ -96,12 +96,14 @@ class Stub:
     def __init__(self, path: str) -> None:
         object.__setattr__(self, "_path", path)
 
-    def __getattr__(self, name: str) -> Stub:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)  # protocols (copy, pickle, typing) probe and move on
+    def __getattr__(self, name: str) -> Any:
         path = f"{object.__getattribute__(self, '_path')}.{name}"
         hit = answer_for(path)
-        return Stub(path) if hit is _MISSING else hit
+        if hit is not _MISSING:
+            return hit  # `torch.__version__` is a profile answer like any other
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # protocols (copy, pickle, typing) probe and move on
+        return Stub(path)
 
     def __setattr__(self, name: str, value: Any) -> None:
         pass  # writing to a stub is harmless; reading it back gives a stub again

@@ -1,0 +1,410 @@
+"""Search for the fix of one record, with the revision's own check as the judge.
+
+1. **Reach the check.** Start from the launch the record's conditions describe
+   (records.knowledge.candidates.before_launch) and run it. If an earlier check fires first,
+   carry its requirement into the launch (that check's own candidate changes) and run again;
+   if the check did not fire, the run's watch says which guard on the path came out wrong,
+   with values that make it right (solve.py); parse errors name the argument to change.
+2. **Fix it.** Try the candidate changes in order (the message's advice, values the check
+   accepts, solved values, environment variables, removing the feature flag last); the first
+   one whose "after" passes the same steps is the verified fix: being tried in that order, it
+   is also the smallest that verifies.
+
+Every run goes through `runner`, so a cache can answer repeats (a rebuild starts no child).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kverr.records.conditions import Reading, atoms_of
+from kverr.records.knowledge import candidates
+from kverr.records.knowledge.facts import Facts
+from kverr.verify import steps
+from kverr.verify.harness import Outcome, Target
+from kverr.verify.judge import Expect, fires, passes, what_happened
+
+from kverr.ftypes import FixChange, FlagDecl, Guard, Launch
+
+Runner = Callable[[Launch, Target, Sequence[Mapping[str, Any]]], Outcome]
+Neighbour = Callable[[str, int], Facts | None]  # (file, line) -> the facts of the site there
+
+MAX_REACH = 8  # runs spent getting the before to fire
+MAX_AFTERS = 12  # candidate fixes tried
+MAX_AFTER_REPAIRS = 2  # further checks a fix may have to satisfy
+_WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed")
+
+
+@dataclass(frozen=True)
+class Found:
+    """The search's answer for one record."""
+
+    status: str  # verified | unverified | not-applicable
+    reason: str
+    before: Launch | None = None
+    after: Launch | None = None
+    change: FixChange | None = None
+    runs: int = 0
+    fired: bool = False  # the before raised (or logged) exactly this record
+    platform: str = ""  # the platform profile it was verified (or last tried) on
+
+
+def fields_of(decls: Mapping[str, FlagDecl]) -> dict[str, dict[str, Any]]:
+    """attribute -> what the child's solver needs about the option that sets it."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, d in decls.items():
+        out.setdefault(
+            d.dest,
+            {
+                "flag": name,
+                "switch": candidates.is_switch(name, dict(decls)),
+                "choices": list(d.choices or ()),
+                "list": (d.type or "").startswith("list["),
+                "int": "int" in (d.type or "") and not (d.type or "").startswith("list["),
+                "float": "float" in (d.type or "") and not (d.type or "").startswith("list["),
+            },
+        )
+    return out
+
+
+class Search:
+    def __init__(
+        self,
+        runners: Runner | Mapping[str, Runner],
+        decls: Mapping[str, FlagDecl],
+        neighbour: Neighbour = lambda file, line: None,
+        source: Callable[[str], str] = lambda file: "",
+        args_class: str = "",
+        models: Sequence[str] = (),
+    ) -> None:
+        # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
+        self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
+        self.default_platform = next(iter(self.runners))
+        self._run, self.platform = self.runners[self.default_platform], self.default_platform
+        self.decls = dict(decls)
+        self.fields = fields_of(self.decls)
+        self.neighbour, self.source, self.args_class = neighbour, source, args_class
+        self.models = list(models)  # model profiles after the default, tried in this order
+        self._memo: dict[tuple[str, ...], Any] = {}
+        self.attrs = {d.dest: name for name, d in self.decls.items()}
+
+    def _steps(self, what: str, file: str, function: str | None, *rest: Any) -> Any:
+        """steps.<what> over the file's source, memoised per function."""
+        key = (what, file, function or "", *map(str, rest))
+        if key not in self._memo:
+            text = self.source(file)
+            if what == "resets":
+                self._memo[key] = steps.resets(text, function)
+            elif what == "calls":
+                self._memo[key] = steps.call_guards(text, self.args_class, function)
+            elif what == "words":
+                self._memo[key] = steps.words_of(text, function)
+            elif what == "params":
+                self._memo[key] = steps.parameters(text, self.args_class, function)
+            else:
+                params = tuple(sorted(self._steps("params", file, function).items()))
+                self._memo[key] = steps.inline_locals(text, function, *rest, params)
+        return self._memo[key]
+
+    def callers(self, f: Facts) -> tuple[str | None, list[Reading]]:
+        """The caller of the record's function and the guards on the way to that call, read
+        as atoms like the site's own (conditions.atoms_of)."""
+        found = self._steps("calls", f.site.file, f.site.function)
+        if not found:
+            return None, []
+        caller, guards = found
+        attrs = {d.dest: name for name, d in self.decls.items()}
+        out = []
+        for line, test, holds in guards:
+            g = Guard(test=test, holds=holds, kind="if", line=line)
+            out.append(Reading(g, atoms_of(test, holds, attrs), "enclosing"))
+        return caller, out
+
+    def run(
+        self, launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]] = ()
+    ) -> Outcome:
+        self.runs += 1
+        return self._run(launch, target, watch)
+
+    # ------------------------------------------------------------ the whole search
+
+    def find(self, f: Facts, expect: Expect) -> Found:
+        """Reach the check, then fix it; on another platform profile when the first one cannot
+        reach it (a check about ROCm is reached on a ROCm profile)."""
+        self.runs = 0
+        site = f.site
+        target = Target(site.file, site.function, site.line, site.end_line)
+        first: Found | None = None
+        for platform, run in self.runners.items():
+            self._run, self.platform = run, platform
+            before, out = self.reach(f, expect, target)
+            if before is not None:
+                return self._fix(f, expect, target, before)
+            found = self._not_reached(out)
+            first = first or found
+            if found.status == "not-applicable" or not _about_platform(f, out):
+                break
+        assert first is not None
+        return Found(first.status, first.reason, runs=self.runs, platform=self.default_platform)
+
+    def _fix(self, f: Facts, expect: Expect, target: Target, before: Launch) -> Found:
+        tried: list[tuple[FixChange, Outcome]] = []
+        for change in self.fixes(f, expect, target, before):
+            after = candidates.apply(before, change, self.decls)
+            result = self.run(after, target)
+            for _ in range(MAX_AFTER_REPAIRS):
+                if passes(result, expect) or result.status != "raised":
+                    break
+                # The fix moved the failure to another check: carry that one's requirement
+                # into the after too, without undoing the fix or dropping what the user set.
+                repaired = self._after_repair(f, before, change, after, result)
+                if repaired is None:
+                    break
+                change, after = repaired
+                result = self.run(after, target)
+            if passes(result, expect):
+                return Found("verified", "", before, after, change, self.runs, True, self.platform)
+            tried.append((change, result))
+            if len(tried) >= MAX_AFTERS:
+                break
+        if not tried:
+            reason = "no candidate change of the launch undoes this check's condition"
+        else:
+            change, result = tried[0]
+            reason = (
+                f"none of {len(tried)} candidate fixes passed; the first, "
+                f"{describe(change)}, {what_happened(result)}"
+            )
+        return Found("unverified", reason, before, None, None, self.runs, True, self.platform)
+
+    def _after_repair(
+        self, f: Facts, before: Launch, change: FixChange, after: Launch, result: Outcome
+    ) -> tuple[FixChange, Launch] | None:
+        other = self.neighbour(result.file, result.line)
+        if other is None or other.site.line == f.site.line:
+            return None
+        own = {name for _, name, _ in change.edits}
+        for rep in rank(candidates.changes(other, self.decls, after), after):
+            names = {name for _, name, _ in rep.edits}
+            if names & own or rep.source == "remove":
+                continue
+            if any(op == "drop" and before.has(n) for op, n, _ in rep.edits):
+                continue
+            merged = FixChange(change.edits + rep.edits, change.source, change.note)
+            return merged, candidates.apply(after, rep, self.decls)
+        return None
+
+    def _not_reached(self, out: Outcome | None) -> Found:
+        if out is None:
+            return Found("unverified", "no launch was tried", runs=self.runs)
+        if out.status == "undecidable":
+            return Found(
+                "unverified",
+                f"the check could not be decided: it reads {out.reason}",
+                runs=self.runs,
+            )
+        if out.status == "unreachable":
+            return Found("not-applicable", out.reason, runs=self.runs)
+        if out.status == "unavailable":
+            return Found(
+                "unverified", f"the revision's code does not load: {out.reason}", runs=self.runs
+            )
+        return Found(
+            "unverified",
+            f"no launch built from the check's conditions reached it: the last one {what_happened(out)}",
+            runs=self.runs,
+        )
+
+    # ------------------------------------------------------------ 1. reach the check
+
+    def watch(self, f: Facts, *, flip_all: bool = False) -> list[dict[str, Any]]:
+        """The guards on the path, each with the truth value that reaches the site (or, with
+        `flip_all`, the value that turns it around). Locals in a test are replaced by what
+        they were assigned, so that the solver's changed attributes reach them."""
+        out = []
+        site = f.site
+        words = list(self._steps("words", site.file, site.function))
+        for r in f.readings:
+            g = r.guard
+            if g.kind not in _WATCHED or candidates._parse(g.test) is None:
+                continue
+            # Earlier checks stay passed: turning one around only moves the failure there.
+            want = g.holds != (flip_all and r.role in ("direct", "enclosing"))
+            test = self._steps("inline", site.file, site.function, g.test, g.line)
+            out.append(dict(self._item(g.line, test, want, site.file), words=words))
+        if not flip_all:
+            caller, readings = self.callers(f)
+            for r in readings:
+                test = self._steps("inline", site.file, caller, r.guard.test, r.guard.line)
+                out.append(
+                    dict(self._item(r.guard.line, test, r.guard.holds, site.file), function=caller)
+                )
+            # An attribute the launch sets can be overwritten before the guard reads it
+            # (`if self.dp_size == 1: self.enable_dp_lm_head = False`): watch those ifs too,
+            # wanting them not to fire.
+            read = {a for w in out for a in re.findall(r"\bself\.(\w+)", w["test"])}
+            resets = self._steps("resets", f.site.file, f.site.function)
+            for attr in sorted(read & set(resets)):
+                for line, test, holds in resets[attr]:
+                    if line < f.site.line:
+                        out.append(self._item(line, test, not holds, site.file))
+        return out
+
+    def _item(self, line: int, test: str, want: bool, file: str) -> dict[str, Any]:
+        """One watched guard; `vars`: attributes that methods it calls on self read."""
+        reads = steps.method_reads(self.source(file), self.args_class)
+        called = re.findall(r"\bself\.(\w+)\(", test)
+        extra = sorted({a for m in called for a in reads.get(m, ()) if a in self.fields})
+        return {"line": line, "test": test, "want": want, "vars": extra}
+
+    def reach(
+        self, f: Facts, expect: Expect, target: Target
+    ) -> tuple[Launch | None, Outcome | None]:
+        launch = Launch()
+        for r in self.callers(f)[1]:  # the way to the call of the record's function first
+            for atom in r.atoms:
+                launch = candidates.make_hold(launch, atom, self.decls)
+        for atom in (*f.passed, *f.context, *f.direct):
+            launch = candidates.make_hold(launch, atom, self.decls)
+        watch = self.watch(f)
+        seen: set[Launch] = set()
+        out: Outcome | None = None
+        for _ in range(MAX_REACH):
+            seen.add(launch)
+            out = self.run(launch, target, watch)
+            if fires(out, expect):
+                return launch, out
+            nxt = self._closer(f, expect, launch, out, seen)
+            if nxt is None:
+                return None, out
+            launch = nxt
+        return None, out
+
+    def _closer(
+        self, f: Facts, expect: Expect, launch: Launch, out: Outcome, seen: set[Launch]
+    ) -> Launch | None:
+        """The next launch to try after `out`, or None when there is nothing left to try."""
+        options: list[FixChange] = []
+        if out.status == "raised":
+            # An earlier check fired first: carry its requirement into the launch. The run's
+            # own values (the watched guards) first, then that check's candidate fixes.
+            options = self._guard_repairs(out)
+            other = self.neighbour(out.file, out.line)
+            if other is not None and other.site.line != f.site.line:
+                options += rank(candidates.changes(other, self.decls, launch), launch)
+        elif out.status == "parse-error":
+            options = self._parse_repairs(out.reason)
+        elif out.status == "passed":
+            options = self._guard_repairs(out)
+        if out.status == "passed":
+            # No option makes the path hold: the check may be about another kind of model.
+            current = dict(launch.model).get("profile")
+            options += [
+                FixChange((("model", "profile", name),), "model")
+                for name in self.models
+                if name != current
+            ]
+        for change in options:
+            nxt = candidates.apply(launch, change, self.decls)
+            if nxt not in seen:
+                return nxt
+        return None
+
+    def _guard_repairs(self, out: Outcome) -> list[FixChange]:
+        """Watched guards that came out wrong, in path order, as the changes that right them."""
+        return [
+            FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
+            for g in out.trace.get("guards", {}).values()
+            for solution in g.get("solutions", [])
+        ]
+
+    def _parse_repairs(self, reason: str) -> list[FixChange]:
+        """argparse rejected a value: its own message names the argument and the choices."""
+        m = re.search(r"argument ([-\w/]+)", reason)
+        if not m:
+            return []
+        flag = next((f for f in m.group(1).split("/") if f in self.decls), None)
+        if flag is None:
+            return []
+        choices = re.findall(r"'([^']*)'", reason.partition("choose from")[2])
+        if choices:
+            return [FixChange((("set", flag, c),), "allowed") for c in choices[:3]]
+        return [FixChange((("drop", flag, None),), "remove")]
+
+    # ------------------------------------------------------------ 2. fix it
+
+    def fixes(self, f: Facts, expect: Expect, target: Target, before: Launch) -> list[FixChange]:
+        """Candidate changes in the order tried (see rank)."""
+        found = candidates.changes(f, self.decls, before)
+        # One more run of the before, asking every guard on the path for the values that turn
+        # it around: the direct one first, then the enclosing ones (giving the feature up).
+        flipped = self.run(before, target, self.watch(f, flip_all=True))
+        solved: list[FixChange] = []
+        for r in sorted(f.readings, key=lambda r: r.role != "direct"):
+            g = flipped.guard(r.guard.line)
+            source = "solve" if r.role == "direct" else "feature"
+            for solution in (g or {}).get("solutions", []):
+                edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
+                solved.append(FixChange(edits, source, r.guard.test))
+        merged = candidates._unique([*found, *solved])
+        useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
+        return rank(useful, before)
+
+
+def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
+    """The order fixes are tried in, so that the first that verifies is the smallest: one that
+    keeps every option the user set (adds or changes another) before one that changes an
+    option the launch set, before one that gives up a feature the check is about (an option of
+    an enclosing condition), removal of a feature flag last; fewer edits first; then the
+    message's advice before derived values."""
+
+    def key(c: FixChange) -> tuple:
+        names = {name for _, name, _ in c.edits}
+        return (
+            c.source == "remove" or any(op == "drop" and before.has(n) for op, n, _ in c.edits),
+            c.source == "feature",
+            any(before.has(n) for n in names),
+            len(c.edits),
+            candidates._RANK.get(c.source, 9),
+        )
+
+    return sorted(found, key=key)
+
+
+def _about_platform(f: Facts, out: Outcome | None) -> bool:
+    """The path tests the platform, the GPU or a package, so another profile may reach it."""
+    topics = {a.topic for r in f.readings for a in r.atoms}
+    return bool(topics & {"platform", "hardware", "package"}) or (
+        out is not None and out.status == "passed" and not out.trace.get("entered", True)
+    )
+
+
+def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:
+    switch = candidates.is_switch(flag, dict(decls))
+    if value is True and switch:
+        return ("set", flag, None)
+    if (value is False and switch) or value is None:
+        return ("drop", flag, None)
+    if isinstance(value, bool):
+        return ("set", flag, str(value).lower())
+    if isinstance(value, (list, tuple)):
+        return ("set", flag, tuple(str(v) for v in value))  # type: ignore[return-value]
+    return ("set", flag, str(value))
+
+
+def describe(change: FixChange) -> str:
+    """A change in words: "--tp-size 2 and --moe-dp-size 2", "removing --x", "SGLANG_X=1"."""
+    parts = []
+    for op, name, value in change.edits:
+        if op == "set":
+            parts.append(f"{name} {value}" if value is not None else name)
+        elif op == "drop":
+            parts.append(f"removing {name}")
+        elif op == "env":
+            parts.append(f"{name}={value}" if value is not None else f"unsetting {name}")
+        elif op == "model":
+            parts.append(f"a {value} model")
+    return " and ".join(parts)
