@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 from kverr.extractor import sources
-
 from kverr.pipeline import build
 
 

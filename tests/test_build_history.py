@@ -337,11 +337,12 @@ def test_build_records_subset_matches_build_records(story: dict) -> None:
     """pipeline builds only the newest forms it needs; they must equal build_records' output."""
     from kverr.extractor import sources
     from kverr.extractor.run import extract_raw
+    from kverr.pipeline.extract import link_flags
 
     rev, files = sources.read_git(
         story["git"].root, story["sha"]["c7"], sources.DEFAULT_GLOBS, repo_name="acme/engine"
     )
-    exts = pipeline._link_flags([extract_raw(f) for f in files])
+    exts = link_flags([extract_raw(f) for f in files])
     full = build_records(exts, rev)
     some = {r["id"] for r in full[::2]}
     assert build_records(exts, rev, only=some) == [r for r in full if r["id"] in some]

@@ -19,15 +19,51 @@ FORBIDDEN = {
         "kverr.catalog",
         "kverr.records",
         "kverr.feeds",
+        "kverr.pipeline",
         "kverr.cli",
     },
-    "schema": {"duckdb", "typer", "libcst", "kverr.catalog", "kverr.feeds", "kverr.cli"},
-    "records": {"duckdb", "typer", "kverr.catalog", "kverr.feeds", "kverr.cli", "kverr.verify"},
+    "schema": {
+        "duckdb",
+        "typer",
+        "libcst",
+        "kverr.catalog",
+        "kverr.feeds",
+        "kverr.pipeline",
+        "kverr.cli",
+    },
+    "records": {
+        "duckdb",
+        "typer",
+        "kverr.catalog",
+        "kverr.feeds",
+        "kverr.pipeline",
+        "kverr.cli",
+        "kverr.verify",
+    },
     # verify/ runs a revision's own checks in a sandbox: it reads sources (extractor) and
-    # records, never the catalog, the feeds or the CLI.
-    "verify": {"duckdb", "typer", "rich", "kverr.catalog", "kverr.feeds", "kverr.cli"},
-    "catalog": {"typer", "libcst", "jsonschema", "kverr.extractor", "kverr.feeds", "kverr.cli"},
-    "feeds": {"duckdb", "typer", "libcst", "kverr.extractor", "kverr.cli"},
+    # records, never the catalog, the feeds, the build or the CLI.
+    "verify": {
+        "duckdb",
+        "typer",
+        "rich",
+        "kverr.catalog",
+        "kverr.feeds",
+        "kverr.pipeline",
+        "kverr.cli",
+    },
+    "catalog": {
+        "typer",
+        "libcst",
+        "jsonschema",
+        "kverr.extractor",
+        "kverr.feeds",
+        "kverr.pipeline",
+        "kverr.cli",
+    },
+    "feeds": {"duckdb", "typer", "libcst", "kverr.extractor", "kverr.pipeline", "kverr.cli"},
+    # The build orchestrates extractor -> records -> dataset; it reaches libcst and jsonschema
+    # only through those stages, and the catalog only to load the finished dataset (run.py).
+    "pipeline": {"duckdb", "typer", "rich", "libcst", "jsonschema", "kverr.feeds", "kverr.cli"},
 }
 
 
@@ -63,7 +99,7 @@ def test_stage_imports_stay_in_their_lane(folder, path):
 def test_only_catalog_imports_duckdb():
     offenders = [
         str(p.relative_to(ROOT))
-        for folder in ("kverr", "extractor", "schema", "records", "feeds", "verify")
+        for folder in ("kverr", "extractor", "schema", "records", "pipeline", "feeds", "verify")
         for p in (ROOT / folder).rglob("*.py")
         if any(violates(n, {"duckdb"}) for n in imported_names(p))
     ]
@@ -84,3 +120,13 @@ def test_every_package_folder_ships_in_the_wheel():
             if ".venv" not in rel and ".".join((name, *rel)) not in listed:
                 missing.append(".".join((name, *rel)))
     assert not missing, f"add {missing} to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_only_the_build_entry_point_loads_the_catalog():
+    """pipeline/ steps hand data to each other; only run.py, after writing, loads a catalog."""
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "pipeline").rglob("*.py")
+        if p.name != "run.py" and any(violates(n, {"kverr.catalog"}) for n in imported_names(p))
+    ]
+    assert not offenders, f"only pipeline/run.py may import kverr.catalog: {offenders}"

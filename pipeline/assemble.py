@@ -1,0 +1,199 @@
+"""assemble: the newest form of each record (built at the last revision that has it, cached),
+lineage applied, the newest flag declarations, occurrences, collisions and overlay warnings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kverr.pipeline.cache import Cache, code_fingerprint
+from kverr.pipeline.history import Scan
+from kverr.pipeline.plan import Plan
+
+from kverr.errors import DatasetError
+from kverr.ftypes import FlagDecl, ParseFailure, from_json
+
+if TYPE_CHECKING:
+    from kverr.pipeline.run import Clock
+
+
+@dataclass
+class Assembled:
+    records: list[dict]  # newest form of each record, sorted by id, previousId set
+    occurrences: list[dict]  # spans of revisions, see _occurrences
+    flags: list[FlagDecl]  # newest declaration of each flag, sorted by name
+    lineage: list[dict]
+    failures: list[ParseFailure]
+    warnings: list[str]
+    collisions: list[Any]
+    files: list[str]
+    dataset_version: str
+    sites: int  # sites in the newest revision
+
+
+def load_overlay(path: Path | None) -> tuple[Any, str]:
+    """The curated overlay and a fingerprint of its bytes (cached records depend on it)."""
+    if path is None:
+        return None, ""
+    from kverr.records import load_overlay
+
+    return load_overlay(path), hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def assemble(
+    plan: Plan,
+    cache: Cache,
+    scan: Scan,
+    loaded_overlay: tuple[Any, str],
+    dataset_version: str | None,
+    clock: Clock | None = None,
+) -> Assembled:
+    """Ids per revision -> newest form of each record -> lineage -> occurrences."""
+    from kverr.records import overlay_warnings
+
+    overlay, overlay_fp = loaded_overlay
+    version = dataset_version or plan.revisions[-1].date or "1970-01-01T00:00:00.000Z"
+    records_fp = code_fingerprint("extractor", "records", "schema") + overlay_fp
+    last_ord = _pin_to_commits(plan, scan)
+    records = _newest_forms(plan, cache, scan, last_ord, overlay, records_fp)
+    records = _repin_to_commit(plan, records)
+    if clock:
+        clock.lap("records")
+    lines = scan.lineage.lines()
+    from kverr.records import lineage as lin
+
+    lin.apply(records, lines)
+    current = {e["id"] for e in scan.entries_at(len(plan.revisions) - 1)}
+    newest = [r for r in records if r["id"] in current]
+    return Assembled(
+        records=records,
+        occurrences=scan.spans,
+        flags=_newest_flags(scan, cache),
+        lineage=lines,
+        failures=sorted(
+            (from_json(json.dumps(f)) for f in scan.failures.values()),
+            key=lambda f: (f.path, f.line, f.col, f.message),
+        ),
+        # "no longer exists" means: not in the newest revision built
+        warnings=overlay_warnings(newest, overlay),
+        collisions=_collisions(newest),
+        files=sorted({p for files in plan.files for p, _ in files}),
+        dataset_version=version,
+        sites=scan.sites,
+    )
+
+
+def _pin_to_commits(plan: Plan, scan: Scan) -> dict[str, int]:
+    """id -> the revision its newest form is built at. A record that lives on into a snapshot
+    revision in a file the snapshot did not replace is still the code of the newest commit:
+    it is built there, so only records from snapshot files lose their sha and link."""
+    if not plan.snapshots:
+        return scan.last_ord
+    snap_paths = {s["repoPath"] for s in plan.snapshots}
+    base = max(i for i, r in enumerate(plan.revisions) if r.sha)
+    at_base = {e["id"] for e in scan.entries_at(base)}
+    from_snapshot = {
+        e["id"]
+        for n in range(base + 1, len(plan.revisions))
+        for e in scan.entries_at(n)
+        if e["file"] in snap_paths
+    }
+    return {
+        rid: base if n > base and rid in at_base and rid not in from_snapshot else n
+        for rid, n in scan.last_ord.items()
+    }
+
+
+def _repin_to_commit(plan: Plan, records: list[dict]) -> list[dict]:
+    """A record first seen at a snapshot revision but sitting in a file the snapshot did not
+    touch (e.g. an id whose holder history moved there) shows the newest
+    commit's code: it links to that commit rather than claiming no sha."""
+    if not plan.snapshots:
+        return records
+    from kverr.records import repin
+
+    base = max(i for i, r in enumerate(plan.revisions) if r.sha)
+    same = dict(plan.files[base]).items() & dict(plan.files[-1]).items()
+    unchanged = {path for path, _ in same} - {s["repoPath"] for s in plan.snapshots}
+    return [
+        repin(r, plan.revisions[base])
+        if r["analyzedSha"] is None and r["filePath"] in unchanged
+        else r
+        for r in records
+    ]
+
+
+def _newest_flags(scan: Scan, cache: Cache) -> list[FlagDecl]:
+    """Each flag as declared in the last revision that declares it (later files of a revision
+    win), reading the full declarations of only those revisions."""
+    out: dict[str, dict] = {}
+    for ord_ in sorted(set(scan.flag_last.values())):
+        raw = cache.get("revflags", scan.keys[ord_])
+        if raw is None:
+            raise DatasetError(
+                f"cache {cache.path} lost flag declarations; delete it and build again."
+            )
+        for f in json.loads(raw):
+            if scan.flag_last.get(f["name"]) == ord_:
+                out[f["name"]] = f
+    return [from_json(json.dumps(out[n])) for n in sorted(out)]
+
+
+def _newest_forms(
+    plan: Plan,
+    cache: Cache,
+    scan: Scan,
+    last_ord: dict[str, int],
+    overlay: Any,
+    records_fp: str,
+) -> list[dict]:
+    """Each record as built at the last revision that has it: from the record cache, or one
+    build_records per revision that still owes records. Adding a commit rebuilds only it."""
+    from kverr.records import build_records
+
+    out: dict[str, dict] = {}
+    missing: dict[int, list[str]] = {}
+
+    def rkey(ord_: int, rid: str) -> str:
+        rev = plan.revisions[ord_]
+        # Where history decided the ids, which site holds `rid` depends on the revisions before.
+        history = f":{scan.chain[ord_]}" if ord_ in scan.settled else ""
+        return f"{records_fp}:{scan.keys[ord_]}:{rev.sha}:{rev.repo}:{rev.date}:{rid}{history}"
+
+    for rid, ord_ in last_ord.items():
+        hit = cache.get("record", rkey(ord_, rid))
+        if hit is not None:
+            out[rid] = json.loads(hit)
+        else:
+            missing.setdefault(ord_, []).append(rid)
+    for ord_, ids in sorted(missing.items()):
+        exts = scan.loader.load(plan.files[ord_], text=True)
+        rev, previous = plan.revisions[ord_], scan.previous_at(ord_)
+        # Only the ids this revision owes the dataset are built (and validated): ~100x less
+        # work, while build_records still sees every site for ids and earlier checks.
+        built = build_records(exts, rev, overlay=overlay, only=set(ids), previous=previous)
+        by_id = {r["id"]: r for r in built}
+        lost = [rid for rid in ids if rid not in by_id]
+        if lost:
+            raise DatasetError(
+                f"records and identity disagree on {lost[0]} at {plan.revisions[ord_].sha}; report this kverr bug."
+            )
+        fresh = {rkey(ord_, rid): json.dumps(by_id[rid], sort_keys=True) for rid in ids}
+        cache.put_many("record", fresh)
+        cache.commit()
+        out.update({rid: by_id[rid] for rid in ids})
+    return [out[rid] for rid in sorted(out)]
+
+
+def _collisions(records: list[dict]) -> list[tuple[str, str, str]]:
+    """(id_a, id_b, message_b): a's pattern also matches b's message. Only records of the newest
+    revision are compared: old and edited forms of one message naturally match each other, and
+    what a user pastes today is matched against today's records first."""
+    from kverr.records.collisions import collisions
+
+    message = {r["id"]: r["errorMessage"] for r in records}
+    return [(a, b, message[b]) for a, b in collisions(records)]

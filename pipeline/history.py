@@ -1,0 +1,283 @@
+"""history: per revision, ids and sites, folded oldest first into occurrence spans, lineage
+(edited messages link new id -> old id) and each record's newest revision.
+
+Entries depend only on a file set and the code, so they are cached per file set; the folded
+state is cached under a hash chain of the revisions, so a build that adds commits to a built
+history folds in only the new ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kverr.pipeline.cache import Cache, code_fingerprint
+from kverr.pipeline.extract import Loader, Progress
+from kverr.pipeline.plan import Plan
+
+from kverr.errors import DatasetError
+from kverr.ftypes import FileExtraction, Revision, to_json
+
+
+def _entries(exts: list[FileExtraction]) -> list[dict]:
+    """One entry per site of a revision: its id without history (records.identity, the same rule
+    build_records uses), where it is, what lineage compares, and the claim fields (`bare`, `alt`,
+    `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built."""
+    from kverr.records.identity import claim_of, settle
+
+    sites = [site for ext in exts for site in ext.sites]
+    claims = [claim_of(site) for site in sites]
+    out = [
+        {
+            "id": rid,
+            "bare": c.bare,
+            "alt": c.alt,
+            "file": site.file,
+            "line": site.line,
+            "variant": site.variant,
+            "function": site.function,
+            "guard": c.guard,
+            "kind": site.kind,
+            "errorClass": site.error_class,
+            "message": site.template.display() or site.condition or "",
+        }
+        for site, c, rid in zip(sites, claims, settle(claims), strict=True)
+    ]
+    return sorted(out, key=lambda e: (e["id"], e["file"], e["line"]))
+
+
+def _holders(entries: list[dict]) -> dict[str, tuple[str, str | None, str]]:
+    """bare id -> (file, function, guard) of the site holding it: records.identity's `previous`."""
+    return {
+        e["bare"]: (e["file"], e["function"], e["guard"]) for e in entries if e["id"] == e["bare"]
+    }
+
+
+def _settle(entries: list[dict], previous: dict) -> list[dict]:
+    """A revision's entries with ids decided by history (the site that held a shared bare id in
+    the revision before keeps it); the same list when history changes nothing."""
+    from kverr.records.identity import Claim, settle
+
+    shared: dict[str, int] = {}
+    for e in entries:
+        shared[e["bare"]] = shared.get(e["bare"], 0) + 1
+    if not any(n > 1 and bare in previous for bare, n in shared.items()):
+        return entries  # the common case: no shared key someone held before
+    claims = [
+        Claim(e["bare"], e["alt"], e["file"], e["line"], e["variant"], e["function"], e["guard"])
+        for e in entries
+    ]
+    ids = settle(claims, previous)
+    if all(e["id"] == rid for e, rid in zip(entries, ids, strict=True)):
+        return entries
+    out = [{**e, "id": rid} for e, rid in zip(entries, ids, strict=True)]
+    return sorted(out, key=lambda e: (e["id"], e["file"], e["line"]))
+
+
+@dataclass
+class Scan:
+    """What the scan folds out of the revisions, oldest first. Its state after the newest
+    revision is cached (`fold`), keyed by a hash chain over every revision's file set and sha:
+    adding a commit restores the state of the history before it and folds in only the new one."""
+
+    loader: Loader
+    entries_at: Callable[[int], list[dict]]  # ord -> that revision's entries
+    keys: list[str] = field(default_factory=list)  # per revision: cache key of its file set
+    chain: list[str] = field(default_factory=list)  # per revision: key of the history up to it
+    last_ord: dict[str, int] = field(default_factory=dict)  # id -> last revision that has it
+    flag_last: dict[str, int] = field(default_factory=dict)  # flag -> last revision declaring it
+    failures: dict[str, dict] = field(default_factory=dict)
+    sites: int = 0  # in the newest revision
+    spans: list[dict] = field(default_factory=list)  # occurrences.jsonl lines, see _fold_spans
+    open_spans: dict[str, dict] = field(default_factory=dict)  # id -> its newest span
+    lineage: Any = None  # records.lineage.LineageFold
+    # Revisions whose ids history decided (a shared key someone held before): their entries are
+    # cached under the history's chain key (`settled`), and their records are built with it.
+    settled: set[int] = field(default_factory=set)
+
+    def previous_at(self, ord_: int) -> dict | None:
+        """records.identity's `previous` for revision `ord_`: None when history decided nothing."""
+        return _holders(self.entries_at(ord_ - 1)) if ord_ in self.settled else None
+
+    def state(self) -> dict:
+        return {
+            "settled": sorted(self.settled),
+            "lastOrd": self.last_ord,
+            "flagLast": self.flag_last,
+            "failures": list(self.failures.values()),
+            "sites": self.sites,
+            "spans": self.spans,
+            "lineage": self.lineage.to_state(),
+        }
+
+    def restore(self, state: dict) -> None:
+        self.last_ord, self.flag_last = state["lastOrd"], state["flagLast"]
+        self.failures = {json.dumps(f, sort_keys=True): f for f in state["failures"]}
+        self.sites, self.spans = state["sites"], state["spans"]
+        self.open_spans = {sp["id"]: sp for sp in self.spans}  # creation order: newest wins
+        self.settled = set(state["settled"])
+
+
+class Scanner:
+    """Entries of every revision, oldest first, each computed once per distinct file set (the
+    value is cached: entries depend only on the files and the code, not on the commit), folded
+    into occurrence spans, lineage and the newest revision of each record and flag."""
+
+    def __init__(self, plan: Plan, cache: Cache, stats: dict[str, int], progress: Progress) -> None:
+        from kverr.records.lineage import LineageFold
+
+        self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
+        self.fp = code_fingerprint("extractor", "records")
+        self.loader = Loader(plan, cache)
+        self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
+        self.scan = Scan(loader=self.loader, entries_at=self.entries_at)
+        self.scan.keys = [
+            hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
+            for files in plan.files
+        ]
+        self.chain = self.scan.chain = _chain(self.scan.keys, plan.revisions)
+        stats["revisions_built"] = 0
+        self.next = self.restored = 0  # revisions folded already / restored from the cache
+        self.scan.lineage = LineageFold()
+        for ord_ in range(len(self.chain) - 1, -1, -1):  # the longest history already folded
+            raw = cache.get("fold", self.chain[ord_])
+            if raw is not None:
+                state = json.loads(raw)
+                self.scan.restore(state)
+                self.scan.lineage = LineageFold(state["lineage"], self._entries_fn(ord_))
+                self.next = self.restored = ord_ + 1
+                progress("records", ord_ + 1, len(plan.revisions))
+                break
+        stats["revisions_restored"] = self.restored
+
+    def entries_at(self, ord_: int) -> list[dict]:
+        if ord_ not in self.held:
+            if ord_ in self.scan.settled:
+                raw = self.cache.get("settled", self.chain[ord_])
+            else:
+                raw = self.cache.get("rev", self.scan.keys[ord_])
+            if raw is None:
+                raise DatasetError(
+                    f"cache {self.cache.path} lost a revision's entries; delete it and build again."
+                )
+            self.held[ord_] = json.loads(raw)["entries"]
+        return self.held[ord_]
+
+    def _entries_fn(self, ord_: int) -> Callable[[], list[Any]]:
+        from kverr.records.lineage import Entry
+
+        return lambda: [
+            Entry(e["id"], e["kind"], e["message"], e["function"], e["guard"], e["errorClass"])
+            for e in self.entries_at(ord_)
+        ]
+
+    def advance(self, pending: set[tuple[str, str]]) -> None:
+        """Scan every next revision none of whose blobs is still being extracted."""
+        files = self.plan.files
+        while self.next < len(files) and not pending.intersection(files[self.next]):
+            self._step(self.next)
+            self.next += 1
+
+    def save(self) -> None:
+        """Keep the folded state of this history, unless it was restored whole."""
+        if self.restored < len(self.chain):
+            self.cache.put_many("fold", {self.chain[-1]: json.dumps(self.scan.state())})
+
+    def _step(self, ord_: int) -> None:
+        files, scan = self.plan.files[ord_], self.scan
+        key = scan.keys[ord_]
+        cached = self.cache.get("rev", key)
+        if cached is None:
+            exts = self.loader.load(files, text=False)
+            value = {
+                "entries": _entries(exts),
+                "flagNames": [f.name for e in exts for f in e.flags],
+                "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
+                "sites": sum(len(e.sites) for e in exts),
+            }
+            # The full declarations are large and only a few revisions' are ever read.
+            flags = [json.loads(to_json(f)) for e in exts for f in e.flags]
+            self.cache.put_many("rev", {key: json.dumps(value)})
+            self.cache.put_many("revflags", {key: json.dumps(flags)})
+            self.stats["revisions_built"] += 1
+        else:
+            value = json.loads(cached)
+        for pb in files:  # never used again unless a later revision has it (then: memo or cache)
+            self.loader.fresh.pop(pb, None)
+        entries = value["entries"]
+        if ord_ > 0:
+            entries = _settle(entries, _holders(self.entries_at(ord_ - 1)))
+            if entries is not value["entries"]:
+                scan.settled.add(ord_)
+                self.cache.put_many("settled", {self.chain[ord_]: json.dumps({"entries": entries})})
+        self.held[ord_] = entries
+        for e in entries:
+            scan.last_ord[e["id"]] = ord_
+        for name in value["flagNames"]:
+            scan.flag_last[name] = ord_
+        for f in value["failures"]:
+            scan.failures.setdefault(json.dumps(f, sort_keys=True), f)
+        scan.sites = value["sites"]
+        _fold_spans(scan, ord_, entries)
+        scan.lineage.add(
+            self.plan.revisions[ord_].sha,
+            frozenset(e["id"] for e in entries),
+            self._entries_fn(ord_),
+        )
+        self.progress("records", ord_ + 1, len(self.plan.revisions))
+
+
+@functools.cache
+def _own_fingerprint() -> str:
+    """Hash of this module as imported (the fold's code), read once per process."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def _chain(keys: list[str], revisions: list[Revision]) -> list[str]:
+    """Per revision: a hash of every revision up to it (file set and sha), and of this module
+    (the fold's code): the key of the folded state of that history."""
+    h = hashlib.sha256(_own_fingerprint().encode())
+    out = []
+    for key, rev in zip(keys, revisions, strict=True):
+        h.update(f"{key}:{rev.sha}\n".encode())
+        out.append(h.copy().hexdigest())
+    return out
+
+
+def _fold_spans(scan: Scan, ord_: int, entries: list[dict]) -> None:
+    """Occurrences: one line per span of consecutive revisions (ords `from`..`to`, inclusive) in
+    which a record sits in the same (file, function, guard), from its first site; `lines` holds
+    its line at each revision of the span. Lines shift with almost every commit, so keeping them
+    out of the span key is what makes a thousand-commit history a few lines per record."""
+    seen: set[str] = set()
+    for e in entries:
+        rid = e["id"]
+        if rid in seen:
+            continue
+        seen.add(rid)
+        span = scan.open_spans.get(rid)
+        if (
+            span is not None
+            and span["to"] == ord_ - 1
+            and (span["file"], span["function"], span["guard"])
+            == (e["file"], e["function"], e["guard"])
+        ):
+            span["to"] = ord_
+            span["lines"].append(e["line"])
+            continue
+        span = {
+            "id": rid,
+            "file": e["file"],
+            "function": e["function"],
+            "guard": e["guard"],
+            "from": ord_,
+            "to": ord_,
+            "lines": [e["line"]],
+        }
+        scan.open_spans[rid] = span
+        scan.spans.append(span)

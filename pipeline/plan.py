@@ -1,0 +1,165 @@
+"""plan: which revisions to build, and each one's files as (path, blob sha).
+
+A directory is one revision; a git build lists revisions (tags, ranges, --touching) and reads
+their trees without a checkout; --snapshot adds one revision of files from disk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kverr.extractor import sources
+from kverr.pipeline.cache import Cache
+
+from kverr.errors import SourceError
+from kverr.ftypes import Revision, SourceFile
+
+
+@dataclass(frozen=True)
+class Plan:
+    revisions: list[Revision]
+    files: list[list[tuple[str, str]]]  # per revision: (path, blob), sorted by path
+    read: Callable[[str, str], SourceFile]  # (path, blob) -> SourceFile
+    repository: str | None
+    close: Callable[[], None]
+    # --snapshot files: {"path", "repoPath", "blob", "label", "date"} (the manifest's provenance)
+    snapshots: tuple[dict, ...] = ()
+
+
+def plan_directory(path: Path, globs: Sequence[str]) -> Plan:
+    revision, files = sources.read_directory(path, globs)
+    by_key = {(f.path, f.blob): f for f in files}
+    return Plan([revision], [sorted(by_key)], lambda p, b: by_key[(p, b)], None, lambda: None)
+
+
+def plan_directory_default(path: Path, globs: Sequence[str] | None) -> tuple[Plan, list[str]]:
+    """A directory without --files: the SGLang file set when it is an SGLang tree, else every .py."""
+    if globs:
+        return plan_directory(path, globs), list(globs)
+    try:
+        return plan_directory(path, sources.DEFAULT_GLOBS), list(sources.DEFAULT_GLOBS)
+    except SourceError:
+        return plan_directory(path, ["**/*.py"]), ["**/*.py"]
+
+
+def plan_git(
+    repo: Path,
+    revs: Sequence[str],
+    *,
+    tags_glob: str | None,
+    touching: bool,
+    globs: Sequence[str],
+    repo_name: str | None,
+    cache: Cache | None = None,
+) -> Plan:
+    revisions = sources.list_revisions(
+        repo, revs, tags_glob=tags_glob, touching=touching, globs=globs, repo_name=repo_name
+    )
+    files = [_tree(repo, r.sha or "", globs, cache) for r in revisions]
+    if not any(files):
+        raise SourceError(sources._no_match(f"{repo} at the selected revisions", globs))
+    reader = sources.BlobReader(repo)
+    return Plan(revisions, files, reader.source, repo_name, reader.close)
+
+
+def add_snapshot(
+    plan: Plan, specs: Sequence[str], *, label: str, date: str | None, globs: Sequence[str]
+) -> Plan:
+    """One more revision after the git ones: the newest git revision's files with the snapshot
+    files added or replacing theirs. It is no commit, so its sha is null; its tag is `label`
+    and its date the one given (never the clock: a rebuild must be byte-identical)."""
+    if not date:
+        raise SourceError("--snapshot needs --snapshot-date ISO (e.g. 2026-08-28T05:10:05Z).")
+    date = sources.parse_date(date, what="--snapshot-date")
+    base = plan.revisions[-1]
+    if base.date and date < base.date:
+        raise SourceError(
+            f"--snapshot-date {date} is older than the newest revision built ({base.sha[:12]}, {base.date}); pass a later date."
+        )
+    if any(label in r.tags for r in plan.revisions) or not label.strip():
+        raise SourceError(
+            f"--snapshot-label {label!r} is empty or already a tag of a revision built; pass another label."
+        )
+    placed: dict[str, tuple[str, SourceFile]] = {}
+    for spec in specs:
+        for disk, src in sources.read_snapshot(spec, globs):
+            placed[src.path] = (disk, src)
+    files = dict(plan.files[-1])
+    files.update({path: src.blob for path, (_, src) in placed.items()})
+    by_key = {(src.path, src.blob): src for _, src in placed.values()}
+    where = ", ".join(f"{disk} at {path}" for path, (disk, _) in sorted(placed.items()))
+    revision = Revision(
+        repo=base.repo,
+        sha=None,
+        date=date,
+        tags=(label,),
+        subject=f"snapshot {label}: {where}, over {base.sha[:12]} (files from disk, not a commit)",
+    )
+    provenance = tuple(
+        {"path": disk, "repoPath": path, "blob": src.blob, "label": label, "date": date}
+        for path, (disk, src) in sorted(placed.items())
+    )
+    read = plan.read
+    return Plan(
+        revisions=[*plan.revisions, revision],
+        files=[*plan.files, sorted(files.items())],
+        read=lambda p, b: by_key.get((p, b)) or read(p, b),
+        repository=plan.repository,
+        close=plan.close,
+        snapshots=plan.snapshots + provenance,
+    )
+
+
+def _tree(repo: Path, sha: str, globs: Sequence[str], cache: Cache | None) -> list[tuple[str, str]]:
+    """A commit's matching files never change: cached, a no-op rebuild spawns no ls-tree."""
+    key = f"{sha}:{json.dumps(list(globs))}"
+    hit = cache.get("tree", key) if cache else None
+    if hit is not None:
+        return [tuple(x) for x in json.loads(hit)]
+    files = sources.list_files(repo, sha, globs)
+    if cache:
+        cache.put_many("tree", {key: json.dumps(files)})
+    return files
+
+
+def link_repo(git_repo: Path, globs: Sequence[str] | None) -> str:
+    """The GitHub `owner/name` that githubUrl links point into when --repo-name is not given:
+    the repository's GitHub origin, else SGLang's for the SGLang file set. Another project
+    without a GitHub origin must say, rather than get links into SGLang."""
+    from kverr.records import DEFAULT_REPO
+
+    name = sources.github_name(git_repo)
+    if name:
+        return name
+    if not globs or list(globs) == list(sources.DEFAULT_GLOBS):
+        return DEFAULT_REPO
+    raise SourceError(
+        f"{git_repo} has no GitHub origin to link records to; pass --repo-name OWNER/NAME."
+    )
+
+
+def is_bare_repo(path: Path) -> bool:
+    """A bare clone given as the PATH argument is built as a git source, not as a directory."""
+    return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+
+def split_targets(
+    targets: Sequence[str], git_repo: Path | None, revs: Sequence[str]
+) -> tuple[Path | None, Path | None, list[str]]:
+    """`kverr build` positionals: with --git they are revisions/ranges; without, one PATH (a bare
+    repository PATH is read as git, its further positionals as revisions)."""
+    if git_repo is not None:
+        return None, git_repo, [*targets, *revs]
+    if not targets:
+        raise SourceError("nothing to build; pass a directory or .py file, or --git REPO.")
+    path = Path(targets[0])
+    if is_bare_repo(path):
+        return None, path, [*targets[1:], *revs]
+    if len(targets) > 1 or revs:
+        raise SourceError(
+            f"{path} is read as a directory, so revisions make no sense; add --git {path} to build revisions."
+        )
+    return path, None, []
