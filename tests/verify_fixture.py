@@ -262,3 +262,12 @@ def line_of(needle: str, source: str = SERVER_ARGS) -> int:
         if needle in line:
             return i
     raise AssertionError(f"{needle!r} is not in the fixture")
+
+
+def sglang_files() -> dict[str, str]:
+    """The same project laid out as SGLang (package `sglang`), so the shipped spec
+    (verify/sglang.toml) and its cuda-sm90 profile drive it in a build."""
+    return {
+        path.replace("fakesrv", "sglang"): text.replace("fakesrv", "sglang")
+        for path, text in FILES.items()
+    }

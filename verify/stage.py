@@ -222,13 +222,18 @@ def verify_revision(
     files: Sequence[tuple[str, str]] = (),
     overrides: Mapping[str, str] | None = None,
     previous: Mapping[str, Holder] | None = None,
+    label: Revision | None = None,
 ) -> dict[str, Verdict]:
-    """A verdict per record (by id), all from the revision the records were built at."""
+    """A verdict per record (by id), all from the revision the records were built at.
+
+    `revision` is the commit the sandbox reads; `overrides` files from disk placed over it and
+    `label` the revision to name when that is a snapshot (no commit of its own)."""
     overrides = dict(overrides or {})
-    key = files_key(revision, files)
+    key = files_key(label or revision, files)
     wanted = {r["id"]: r for r in records}
-    label = revision.sha[:12] if revision.sha else (revision.tags[0] if revision.tags else "?")
-    base = {"platform": session.platform_name, "revision": label}
+    shown = label or revision
+    name = shown.sha[:12] if shown.sha else (shown.tags[0] if shown.tags else "?")
+    base = {"platform": session.platform_name, "revision": name}
     if not wanted:
         return {}
     if not revision.sha:
