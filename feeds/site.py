@@ -253,9 +253,14 @@ def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
 
 
 def _fixes(rec: dict) -> str:
+    from kverr.verification import fix_status, is_verified
+
     out = h.bullets(rec.get("solutions"))
     if rec.get("exampleFix"):
         out += h.before_after(rec["exampleFix"])
+    if out:
+        cls = "verified" if is_verified(rec) else "unverified"
+        out += f'<p class="fix-status {cls}">{h.esc(fix_status(rec))}</p>'
     return out
 
 

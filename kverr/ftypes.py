@@ -268,6 +268,8 @@ class Match:
     revisions: tuple[str, ...] = ()  # release tags (or short shas) containing the record
 
     def to_dict(self) -> dict[str, Any]:
+        from kverr.verification import fix_status
+
         return {
             "record": self.record,
             "score": round(self.score, 4),
@@ -275,6 +277,7 @@ class Match:
             "values": dict(self.values),
             "line": self.line,
             "revisions": list(self.revisions),
+            "fixStatus": fix_status(self.record),  # the verification in one sentence
         }
 
 

@@ -137,6 +137,10 @@ def _full(m: Match):
         grid.add_row("How to fix", "\n".join(fixes))
     if rec.get("exampleFix"):
         grid.add_row("", Text(rec["exampleFix"], style="dim"))
+    if fixes or rec.get("exampleFix"):
+        from kverr.verification import fix_status, is_verified
+
+        grid.add_row("", Text(fix_status(rec), style="green" if is_verified(rec) else "yellow"))
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
     grid.add_row(
         "Source", Text(rec.get("githubUrl") or where, style="underline blue", overflow="fold")
