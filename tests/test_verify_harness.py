@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from kverr.verify.harness import Harness, Outcome, Target
 from kverr.verify.judge import Expect, fires, passes
-from verify_fixture import ARGS, fake_repo, fake_spec, line_of
+from verify_fixture import ARGS, SERVER_ARGS, fake_repo, fake_spec, line_of
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +165,22 @@ def test_a_revision_that_does_not_load_is_unavailable(tmp_path: Path) -> None:
 def test_outcomes_round_trip_through_json() -> None:
     out = Outcome("raised", "ValueError", "bad", ARGS, 3, "f", reason="", stop="x")
     assert Outcome.from_json(out.to_json()) == out
+
+
+def test_one_child_serves_revision_after_revision(tmp_path: Path) -> None:
+    g, first = fake_repo(tmp_path / "repo")
+    changed = SERVER_ARGS.replace("tp_size must be at most 8", "tp_size must be at most 4")
+    changed = changed.replace("self.tp_size <= 8", "self.tp_size <= 4")
+    second = g.commit("tighter", {ARGS: changed})
+    broken = g.commit("broken", {ARGS: "def broken(:\n"})
+    with Harness(fake_spec(), repo=str(g.root), sha=first, workdir=tmp_path) as h:
+        assert h.run(["--tp-size", "6"], {}, CHECK).status == "passed"
+        pid = h._proc.pid
+        h.retarget(second)
+        out = h.run(["--tp-size", "6"], {}, CHECK)
+        assert out.status == "raised" and out.message == "tp_size must be at most 4"
+        h.retarget(broken)
+        assert h.run([], {}, CHECK).status == "unavailable"
+        h.retarget(first)  # the broken revision left nothing behind
+        assert h.run(["--tp-size", "6"], {}, CHECK).status == "passed"
+        assert h._proc.pid == pid  # the same process all along

@@ -33,7 +33,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from kverr.extractor.sources import BlobReader, decode_source, list_files
+from kverr.extractor.sources import BlobReader, decode_source
 from kverr.verify import sandbox, solve, steps, stubs
 
 MESSAGE_LIMIT = 4000  # characters of an exception or log message sent back
@@ -145,16 +145,15 @@ class _Factory:
 
 
 class World:
-    def __init__(self, setup: dict[str, Any]) -> None:
+    """One revision's import world and its runs. A child serves revision after revision: each
+    setup replaces the World (close() puts the process back as it was before the first)."""
+
+    def __init__(self, setup: dict[str, Any], reader: BlobReader) -> None:
         self.spec = setup["spec"]
         spec = self.spec
-        repo, sha = setup["repo"], setup["sha"]
         overrides: dict[str, str] = setup.get("overrides", {})
-        prefix = f"{spec['source_root']}/{spec['package']}".strip("/")
-        files = dict(list_files(repo, sha, [f"{prefix}/**/*.py"])) if sha else {}
+        files: dict[str, str] = dict(setup.get("files", {}))  # path -> blob, listed by the parent
         files.update({p: "override" for p in overrides})
-        reader = BlobReader(repo)
-        reader.read(next(iter(files.values()), "HEAD"))  # start git before the walls close
 
         def read(path: str) -> str:
             if path in overrides:
@@ -162,20 +161,17 @@ class World:
             return decode_source(path, reader.read(files[path]), files[path]).text
 
         self.tree = sandbox.SourceTree(spec["source_root"], files, read)
-        close_walls(Path(setup["workdir"]))
         self.base_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR")}
         self.base_env.update({"HOME": setup["workdir"], "TMPDIR": setup["workdir"], "LANG": "C"})
         self.loaded = self._loaded_modules()
-        sys.meta_path.insert(
-            0,
-            sandbox.Finder(
-                self.tree,
-                spec["package"],
-                self.loaded,
-                spec.get("substitutes", {}),
-                absent=frozenset(setup["platform"]["absent_packages"]),
-            ),
+        self.finder = sandbox.Finder(
+            self.tree,
+            spec["package"],
+            self.loaded,
+            spec.get("substitutes", {}),
+            absent=frozenset(setup["platform"]["absent_packages"]),
         )
+        sys.meta_path.insert(0, self.finder)
         self._answer(setup["platform"], setup["model"])
         self._model_dir(Path(setup["workdir"]), setup["model"], setup.get("model_path", ""))
         self.logs: list[dict[str, Any]] = []
@@ -191,6 +187,7 @@ class World:
             self.main_path,
             spec["args_class"],
             spec["phases"],
+            {path: self.tree.tree(path) for path in self.loaded.values()},
         )
         self.phase_fns = {p: self.cls.__dict__[p] for p in self.plan.phases}
         if "__post_init__" in self.phase_fns:
@@ -200,7 +197,18 @@ class World:
         self._codes: dict[str, Any] = {}
         self.fields: dict[str, Any] = {}  # attribute -> option, for the solver (sent once)
         self.parsers: dict[tuple, argparse.ArgumentParser] = {}
-        self.main_tree = ast.parse(self.tree.text(self.main_path))
+        self.main_tree = self.tree.tree(self.main_path)
+
+    def close(self, baseline: set[str]) -> None:
+        """Forget this revision: its finder, every module imported since `baseline` (the
+        sandbox's own and the revision's), the profile's answers."""
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
+        for name in [n for n in sys.modules if n not in baseline]:
+            del sys.modules[name]
+        stubs.ANSWERS.clear()
+        stubs.NOTES.clear()
+        logging.getLogger().handlers[:] = []
 
     def _loaded_modules(self) -> dict[str, str]:
         """Module name -> path of the modules run for real, in the spec's order; a missing one
@@ -323,6 +331,22 @@ class World:
             getattr(self.cls, self.spec["add_args"])(parser)
             self.parsers[key] = parser
         return self.parsers[key]
+
+    def info(self) -> dict[str, Any]:
+        try:
+            options = self.options()
+        except BaseException as exc:  # noqa: BLE001 - a parser that cannot be built is data too
+            options = {}
+            self.parser_error = f"{type(exc).__name__}: {exc}"[:400]
+        return {
+            "ready": True,
+            "phases": list(self.plan.phases),
+            "missing": list(self.plan.missing),
+            "steps": len(self.plan.steps),
+            "loaded": self.loaded,
+            "options": options,
+            "parser_error": self.parser_error,
+        }
 
     def options(self) -> dict[str, dict[str, Any]]:
         """The parser's options as the revision declares them: option string -> dest, whether
@@ -611,43 +635,50 @@ def main() -> int:
     os.dup2(devnull, 1)  # the revision's prints must not corrupt the protocol
     sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     signal.signal(signal.SIGALRM, _on_alarm)
-    setup = json.loads(sys.stdin.readline())
-    try:
-        world = World(setup)
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent as data
-        last = traceback.extract_tb(exc.__traceback__)[-1:]
-        where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
-        reason = f"{type(exc).__name__}: {exc}"[:400] + where
-        proto.write(json.dumps({"ready": False, "reason": reason}) + "\n")
+    first = json.loads(sys.stdin.readline())
+    # git runs before the walls close, once: every later revision is read through it.
+    reader = BlobReader(first["repo"])
+    reader.read(first.get("probe_object") or "HEAD")
+    close_walls(Path(first["workdir"]))
+    baseline = set(sys.modules)
+    world: World | None = None
+
+    def send(data: dict[str, Any]) -> None:
+        proto.write(json.dumps(data, default=repr) + "\n")
         proto.flush()
-        return 0
-    try:
-        options = world.options()
-    except BaseException as exc:  # noqa: BLE001 - a parser that cannot be built is data too
-        options = {}
-        world.parser_error = f"{type(exc).__name__}: {exc}"[:400]
-    info = {
-        "ready": True,
-        "phases": list(world.plan.phases),
-        "missing": list(world.plan.missing),
-        "steps": len(world.plan.steps),
-        "loaded": world.loaded,
-        "options": options,
-        "parser_error": world.parser_error,
-    }
-    proto.write(json.dumps(info) + "\n")
-    proto.flush()
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        job = json.loads(line)
-        try:
-            out = world.run(job)
-        except BaseException as exc:  # noqa: BLE001 - the harness itself failed on this job
-            out = {"id": job.get("id"), "status": "error", "reason": f"{type(exc).__name__}: {exc}"}
-        proto.write(json.dumps(out, default=repr) + "\n")
-        proto.flush()
-    return 0
+
+    line = json.dumps(first)
+    while True:
+        message = json.loads(line) if line.strip() else None
+        if message is not None and "spec" in message:  # a (new) revision
+            if world is not None:
+                world.close(baseline)
+                world = None
+            try:
+                world = World(message, reader)
+                send(world.info())
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent as data
+                last = traceback.extract_tb(exc.__traceback__)[-1:]
+                where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
+                send({"ready": False, "reason": f"{type(exc).__name__}: {exc}"[:400] + where})
+                for name in [n for n in sys.modules if n not in baseline]:
+                    del sys.modules[name]
+                sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, sandbox.Finder)]
+        elif message is not None:
+            try:
+                if world is None:
+                    raise RuntimeError("no revision is loaded")
+                out = world.run(message)
+            except BaseException as exc:  # noqa: BLE001 - the harness itself failed on this job
+                out = {
+                    "id": message.get("id"),
+                    "status": "error",
+                    "reason": f"{type(exc).__name__}: {exc}",
+                }
+            send(out)
+        line = sys.stdin.readline()
+        if not line:
+            return 0
 
 
 def _on_alarm(signum: int, frame: Any) -> None:

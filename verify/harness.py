@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kverr.extractor import sources
 from kverr.verify.spec import VerifySpec
 
 HARNESS_VERSION = "1"  # bump when what a run means changes (part of every cache key)
@@ -109,8 +110,9 @@ class Outcome:
 
 @dataclass
 class Harness:
-    """One revision's sandbox (see the module docstring). `overrides`: path -> text of files
-    that are in no commit (a snapshot revision's files from disk)."""
+    """The sandbox of one platform profile (see the module docstring), pointed at one revision
+    at a time (`retarget`). `overrides`: path -> text of files that are in no commit (a
+    snapshot revision's files from disk)."""
 
     spec: VerifySpec
     repo: str
@@ -125,6 +127,8 @@ class Harness:
     seconds: float = 0.0  # time spent in runs and start-up (the bench reads it)
     _proc: subprocess.Popen[str] | None = None
     _fields: Any = None  # the solver's attribute map the child holds
+    _loaded: tuple | None = None  # the revision the child has loaded
+    _broken: dict[tuple, dict[str, Any]] = field(default_factory=dict)  # revisions that fail
     _dir: Path | None = None
     _next: int = 0
 
@@ -196,16 +200,49 @@ class Harness:
         except (BrokenPipeError, OSError):
             line = None
         if line is None:
-            self._kill()
+            self._kill()  # the next run starts a fresh child and loads the revision again
             self._fields = None
             return Outcome("timeout", reason=f"the sandbox did not answer within {self.timeout} s")
         return Outcome.from_child(json.loads(line))
 
+    def retarget(self, sha: str | None, overrides: Mapping[str, str] | None = None) -> None:
+        """Point the sandbox at another revision; the running child loads it on the next run
+        (one child serves a whole build: no new process, no new imports per revision)."""
+        self.sha, self.overrides = sha, dict(overrides or {})
+
+    def _key(self) -> tuple[str | None, tuple[str, ...]]:
+        return self.sha, tuple(sorted(self.overrides))
+
     def _start(self) -> bool:
-        if self._proc is not None and self._proc.poll() is None:
-            return True
-        if self.info and not self.info.get("ready"):
+        """The child running with the current revision loaded (False: it does not load)."""
+        key = self._key()
+        if key in self._broken:
+            self.info = self._broken[key]
             return False  # the revision does not load: no point in trying again per run
+        if self._proc is None or self._proc.poll() is not None:
+            self._spawn()
+        elif self._loaded == key:
+            return True
+        assert self._proc is not None and self._proc.stdin is not None
+        self._fields = None  # a new world has no attribute map yet
+        try:
+            self._proc.stdin.write(json.dumps(self._setup()) + "\n")
+            self._proc.stdin.flush()
+            line = self._read_line(START_TIMEOUT)
+        except (BrokenPipeError, OSError):
+            line = None
+        self.info = json.loads(line) if line else {"ready": False, "reason": self._died()}
+        if not self.info.get("ready"):
+            self._broken[key] = self.info
+            if line is None:
+                self._kill()
+            self._loaded = None
+            return False
+        self._loaded = key
+        return True
+
+    def _spawn(self) -> None:
+        self._kill()
         self._dir = Path(tempfile.mkdtemp(prefix="kverr-verify-", dir=self.workdir))
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -225,21 +262,19 @@ class Harness:
             text=True,
             encoding="utf-8",
         )
-        assert self._proc.stdin is not None
-        self._proc.stdin.write(json.dumps(self._setup()) + "\n")
-        self._proc.stdin.flush()
-        line = self._read_line(START_TIMEOUT)
-        self.info = json.loads(line) if line else {"ready": False, "reason": self._died()}
-        if not self.info.get("ready"):
-            self._kill()
-            return False
-        return True
+        self._loaded = None
 
     def _setup(self) -> dict[str, Any]:
         spec = self.spec
+        prefix = f"{spec.source_root}/{spec.package}".strip("/")
+        files = (
+            dict(sources.list_files(self.repo, self.sha, [f"{prefix}/**/*.py"])) if self.sha else {}
+        )
         return {
             "repo": str(self.repo),
             "sha": self.sha,
+            "files": files,
+            "probe_object": next(iter(files.values()), None),
             "overrides": dict(self.overrides),
             "workdir": str(self._dir),
             "spec": {
@@ -276,6 +311,7 @@ class Harness:
         return f"the sandbox process exited ({tail or 'no message'})"
 
     def _kill(self) -> None:
+        self._loaded = None
         if self._proc is not None:
             if self._proc.poll() is None:
                 self._proc.kill()

@@ -48,6 +48,7 @@ class SourceTree:
                 self.dirs.add(d)
         self._read = read
         self._texts: dict[str, str] = {}
+        self._trees: dict[str, ast.Module] = {}
 
     def _base(self, module: str) -> str:
         base = module.replace(".", "/")
@@ -68,6 +69,12 @@ class SourceTree:
         if path not in self._texts:
             self._texts[path] = self._read(path)
         return self._texts[path]
+
+    def tree(self, path: str) -> ast.Module:
+        """The parsed module, once: the loader compiles it and the step planner reads it."""
+        if path not in self._trees:
+            self._trees[path] = ast.parse(self.text(path), path)
+        return self._trees[path]
 
 
 class StubModule(types.ModuleType):
@@ -310,7 +317,7 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name in self.loaded:
             path = self.loaded[name]
             module.__file__ = path
-            code = compile(self.tree.text(path), path, "exec")
+            code = compile(self.tree.tree(path), path, "exec")
             exec(code, module.__dict__)  # noqa: S102 - the revision's own module, sandboxed
         elif isinstance(module, StubModule):
             module.__path__ = []

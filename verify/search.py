@@ -277,14 +277,20 @@ class Search:
             out = self.run(launch, target, watch)
             if fires(out, expect):
                 return launch, out
-            nxt = self._closer(f, expect, launch, out, seen)
+            nxt = self._closer(f, expect, launch, out, seen, watch)
             if nxt is None:
                 return None, out
             launch = nxt
         return None, out
 
     def _closer(
-        self, f: Facts, expect: Expect, launch: Launch, out: Outcome, seen: set[Launch]
+        self,
+        f: Facts,
+        expect: Expect,
+        launch: Launch,
+        out: Outcome,
+        seen: set[Launch],
+        watch: Sequence[Mapping[str, Any]] = (),
     ) -> Launch | None:
         """The next launch to try after `out`, or None when there is nothing left to try."""
         options: list[FixChange] = []
@@ -299,8 +305,9 @@ class Search:
             options = self._parse_repairs(out.reason)
         elif out.status == "passed":
             options = self._guard_repairs(out)
-        if out.status == "passed":
-            # No option makes the path hold: the check may be about another kind of model.
+        if out.status == "passed" and _about_model(out, watch):
+            # No option makes the path hold and a guard reads the model: the check may be
+            # about another kind of model.
             current = dict(launch.model).get("profile")
             options += [
                 FixChange((("model", "profile", name),), "model")
@@ -374,12 +381,31 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
     return sorted(found, key=key)
 
 
+_MODEL_WORDS = re.compile(
+    r"hf_config|model_arch|model_config|architectures|is_multimodal|get_model_config|nsa"
+)
+
+
+def _about_model(out: Outcome, watch: Sequence[Mapping[str, Any]]) -> bool:
+    """A watched guard came out wrong that reads the model, or that no option value rights
+    (a method of the model config, say), or the run never reached the function (a caller
+    gated on the model)."""
+    tests = {str(w["line"]): w["test"] for w in watch}
+    wrong = [
+        (tests.get(line, ""), g["solutions"])
+        for line, g in out.trace.get("guards", {}).items()
+        if g.get("value") is not None and "solutions" in g
+    ]
+    return not out.trace.get("entered", True) or any(
+        _MODEL_WORDS.search(test) or not solutions for test, solutions in wrong
+    )
+
+
 def _about_platform(f: Facts, out: Outcome | None) -> bool:
     """The path tests the platform, the GPU or a package, so another profile may reach it."""
+    del out  # another profile is tried only for a check whose own path reads a probe
     topics = {a.topic for r in f.readings for a in r.atoms}
-    return bool(topics & {"platform", "hardware", "package"}) or (
-        out is not None and out.status == "passed" and not out.trace.get("entered", True)
-    )
+    return bool(topics & {"platform", "hardware", "package"})
 
 
 def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:

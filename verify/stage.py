@@ -70,14 +70,11 @@ class Session:
     def harness(
         self, revision: Revision, overrides: Mapping[str, str], platform: str | None = None
     ) -> Harness:
+        """The sandbox of `platform`, pointed at `revision`: one child per platform for the
+        whole build, loading revision after revision."""
         platform = platform or self.platform_name
-        key = f"{revision.sha}:{sorted(overrides)}:{platform}"
-        if key not in self._harnesses:
-            if not any(
-                k.startswith(f"{revision.sha}:{sorted(overrides)}:") for k in self._harnesses
-            ):
-                self.close()  # one revision at a time: its children go when the next starts
-            self._harnesses[key] = Harness(
+        if platform not in self._harnesses:
+            self._harnesses[platform] = Harness(
                 self.spec,
                 repo=self.repo,
                 sha=revision.sha or "",
@@ -86,7 +83,9 @@ class Session:
                 overrides=dict(overrides),
                 timeout=self.timeout,
             )
-        return self._harnesses[key]
+        h = self._harnesses[platform]
+        h.retarget(revision.sha or "", overrides)
+        return h
 
     def close(self) -> None:
         for h in self._harnesses.values():

@@ -59,11 +59,15 @@ class StepPlan:
 
 
 def plan_steps(
-    sources: Mapping[str, str], main_file: str, args_class: str, phases: Sequence[str]
+    sources: Mapping[str, str],
+    main_file: str,
+    args_class: str,
+    phases: Sequence[str],
+    trees: Mapping[str, ast.Module] | None = None,
 ) -> StepPlan:
     """The steps of `phases` (methods of `args_class` in `main_file`), with their reach over
-    every function defined in `sources` (path -> text)."""
-    trees = {path: ast.parse(text) for path, text in sources.items()}
+    every function defined in `sources` (path -> text; `trees`: the same already parsed)."""
+    trees = trees or {path: ast.parse(text) for path, text in sources.items()}
     defs = _definitions(trees)
     by_name: dict[str, list[Node]] = {}
     for n in defs:
@@ -297,60 +301,67 @@ def _call_site(
         return None
     name = function.rsplit(".", 1)[-1]
     is_method = function.startswith(f"{args_class}.")
-    for caller, fn in _defs_of(text).items():
-        if caller[1] == function:
-            continue
-        found = _call_path(fn.body, name, is_method, ())  # type: ignore[attr-defined]
-        if found is not None:
-            ifs, call = found
-            return caller[1], list(ifs), call
-    return None
+    return _call_index(text).get((name, is_method))
 
 
-def _call_path(
-    body: list[ast.stmt], name: str, is_method: bool, ifs: tuple[tuple[int, str, bool], ...]
-) -> tuple[tuple[tuple[int, str, bool], ...], ast.Call] | None:
+@functools.lru_cache(maxsize=8)
+def _call_index(
+    text: str,
+) -> dict[tuple[str, bool], tuple[str, list[tuple[int, str, bool]], ast.Call]]:
+    """(callee name, called on self) -> (caller, the ifs on the way, the call), the first call
+    site in file order: one walk of the file instead of one per function asked about."""
+    out: dict[tuple[str, bool], tuple[str, list[tuple[int, str, bool]], ast.Call]] = {}
+    for (_, caller), fn in _defs_of(text).items():
+        for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
+            f = call.func
+            if (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "self"
+            ):
+                key = (f.attr, True)
+            elif isinstance(f, ast.Name):
+                key = (f.id, False)
+            else:
+                continue
+            if not caller.endswith(f".{key[0]}") and caller != key[0]:
+                out.setdefault(key, (caller, list(ifs), call))
+    return out
+
+
+def _calls_in(
+    body: list[ast.stmt], ifs: tuple[tuple[int, str, bool], ...]
+) -> list[tuple[tuple[tuple[int, str, bool], ...], ast.Call]]:
+    """Every call in `body` with the `if` tests enclosing it, in source order."""
+    found: list[tuple[tuple[tuple[int, str, bool], ...], ast.Call]] = []
     for stmt in body:
         if isinstance(stmt, ast.If):
-            call = _calls(stmt.test, name, is_method)
-            if call is not None:
-                return ifs, call
+            found += [(ifs, c) for c in _shallow_calls(stmt.test)]
             test = ast.unparse(stmt.test)
-            for branch, holds in ((stmt.body, True), (stmt.orelse, False)):
-                found = _call_path(branch, name, is_method, (*ifs, (stmt.lineno, test, holds)))
-                if found is not None:
-                    return found
+            found += _calls_in(stmt.body, (*ifs, (stmt.lineno, test, True)))
+            found += _calls_in(stmt.orelse, (*ifs, (stmt.lineno, test, False)))
             continue
-        inner = [getattr(stmt, f, None) for f in ("body", "orelse", "handlers", "finalbody")]
-        call = _calls(stmt, name, is_method, shallow=True)
-        if call is not None:
-            return ifs, call
-        for block in inner:
+        found += [(ifs, c) for c in _shallow_calls(stmt)]
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            block = getattr(stmt, field, None)
             if isinstance(block, list):
-                stmts = [s for s in block if isinstance(s, ast.stmt)]
-                found = _call_path(stmts, name, is_method, ifs)
-                if found is not None:
-                    return found
-    return None
+                inner = [x for x in block if isinstance(x, ast.stmt)]
+                for h in block:
+                    if isinstance(h, ast.ExceptHandler):
+                        inner += h.body
+                found += _calls_in(inner, ifs)
+    return found
 
 
-def _calls(node: ast.AST, name: str, is_method: bool, *, shallow: bool = False) -> ast.Call | None:
-    """The call of `self.name(...)` (or `name(...)`) in `node`; `shallow` skips nested blocks."""
-    todo = [node]
+def _shallow_calls(node: ast.AST) -> list[ast.Call]:
+    """Calls in `node`, not entering nested statements (their own ifs are walked apart)."""
+    out, todo = [], [node]
     while todo:
         n = todo.pop()
         if isinstance(n, ast.Call):
-            f = n.func
-            if is_method and isinstance(f, ast.Attribute) and f.attr == name:
-                if isinstance(f.value, ast.Name) and f.value.id == "self":
-                    return n
-            if not is_method and isinstance(f, ast.Name) and f.id == name:
-                return n
-        for child in ast.iter_child_nodes(n):
-            if shallow and isinstance(child, ast.stmt):
-                continue
-            todo.append(child)
-    return None
+            out.append(n)
+        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, ast.stmt))
+    return out[::-1]
 
 
 @functools.lru_cache(maxsize=8)
