@@ -133,9 +133,10 @@ def build(
         if verify:
             from kverr.pipeline.verify import verify_step
 
+            # --jobs N: N sandbox children per platform share the records.
             assembled.records, report = verify_step(
                 plan, cache, scan, assembled.records, repo=Path(git_repo), platform=platform,
-                progress=progress,
+                progress=progress, workers=jobs,
             )  # fmt: skip
             clock.lap("verify")
     finally:

@@ -93,6 +93,7 @@ def verify_step(
     repo: Path,
     platform: str | None = None,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> tuple[list[dict], VerifyReport]:
     """`records` with their verification (and verified fixes), and the build's report."""
     from kverr.verify.spec import load_spec
@@ -109,7 +110,9 @@ def verify_step(
     runs = _Runs(cache, "verifyrun")
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix=".kverr-verify-", dir=cache.path.parent) as tmp:
-        session = Session(spec, str(repo), Path(tmp), platform=platform, cache=runs)
+        session = Session(
+            spec, str(repo), Path(tmp), platform=platform, cache=runs, workers=workers
+        )
         try:
             done = 0
             for ord_, recs in sorted(owed.items()):

@@ -110,3 +110,14 @@ def test_a_rebuild_answers_every_run_from_the_cache(built) -> None:
     assert {r["id"]: v.verification for r, v in by_message.values()} == {
         rid: v.verification for rid, v in again.items()
     }
+
+
+def test_two_workers_give_the_same_verdicts(built) -> None:
+    by_message, (exts, records, rev, files, g, cache, root) = built
+    session = Session(fake_spec(), str(g.root), root, cache={}, workers=2)
+    two = verify_revision(exts, records, session, rev, files=[(f.path, f.blob) for f in files])
+    session.close()
+    assert len({key[1] for key in session._harnesses} | {0, 1}) == 2
+    assert {r["id"]: (v.verification, v.example_fix) for r, v in by_message.values()} == {
+        rid: (v.verification, v.example_fix) for rid, v in two.items()
+    }

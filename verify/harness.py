@@ -125,6 +125,7 @@ class Harness:
     info: dict[str, Any] = field(default_factory=dict)
     runs: int = 0
     seconds: float = 0.0  # time spent in runs and start-up (the bench reads it)
+    child_ms: dict[str, float] = field(default_factory=lambda: {"load": 0.0, "run": 0.0})
     _proc: subprocess.Popen[str] | None = None
     _fields: Any = None  # the solver's attribute map the child holds
     _loaded: tuple | None = None  # the revision the child has loaded
@@ -203,7 +204,9 @@ class Harness:
             self._kill()  # the next run starts a fresh child and loads the revision again
             self._fields = None
             return Outcome("timeout", reason=f"the sandbox did not answer within {self.timeout} s")
-        return Outcome.from_child(json.loads(line))
+        data = json.loads(line)
+        self.child_ms["run"] += data.get("ms", 0.0)
+        return Outcome.from_child(data)
 
     def retarget(self, sha: str | None, overrides: Mapping[str, str] | None = None) -> None:
         """Point the sandbox at another revision; the running child loads it on the next run
@@ -232,6 +235,7 @@ class Harness:
         except (BrokenPipeError, OSError):
             line = None
         self.info = json.loads(line) if line else {"ready": False, "reason": self._died()}
+        self.child_ms["load"] += self.info.get("ms", 0.0)
         if not self.info.get("ready"):
             self._broken[key] = self.info
             if line is None:

@@ -234,7 +234,10 @@ class Search:
             # Earlier checks stay passed: turning one around only moves the failure there.
             want = g.holds != (flip_all and r.role in ("direct", "enclosing"))
             test = self._steps("inline", site.file, site.function, g.test, g.line)
-            out.append(dict(self._item(g.line, test, want, site.file), words=words))
+            item = self._item(g.line, test, want, site.file)
+            if words and not out:
+                item["words"] = words  # once per run: the child shares them with every guard
+            out.append(item)
         if not flip_all:
             caller, readings = self.callers(f)
             for r in readings:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -52,10 +54,16 @@ class Session:
     platform: str | None = None
     cache: MutableMapping[str, str] | None = None  # run key -> Outcome JSON
     timeout: float = 5.0
+    workers: int = 1  # sandbox children per platform, each verifying a share of the records
     stats: dict[str, float] = field(
         default_factory=lambda: {"runs": 0, "cached": 0, "seconds": 0.0}
     )
-    _harnesses: dict[str, Harness] = field(default_factory=dict)
+    _harnesses: dict[tuple[str, int], Harness] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, key: str, n: float = 1) -> None:
+        with self._lock:
+            self.stats[key] = self.stats.get(key, 0) + n
 
     @property
     def platform_name(self) -> str:
@@ -68,28 +76,39 @@ class Session:
         return [first] + [p for p in self.spec.platforms if p != first and p != "base"]
 
     def harness(
-        self, revision: Revision, overrides: Mapping[str, str], platform: str | None = None
+        self,
+        revision: Revision,
+        overrides: Mapping[str, str],
+        platform: str | None = None,
+        worker: int = 0,
     ) -> Harness:
-        """The sandbox of `platform`, pointed at `revision`: one child per platform for the
-        whole build, loading revision after revision."""
+        """The sandbox of `platform` for `worker`, pointed at `revision`: one child per
+        platform and worker for the whole build, loading revision after revision."""
         platform = platform or self.platform_name
-        if platform not in self._harnesses:
-            self._harnesses[platform] = Harness(
-                self.spec,
-                repo=self.repo,
-                sha=revision.sha or "",
-                workdir=self.workdir,
-                platform=platform,
-                overrides=dict(overrides),
-                timeout=self.timeout,
-            )
-        h = self._harnesses[platform]
+        with self._lock:
+            if (platform, worker) not in self._harnesses:
+                self._harnesses[(platform, worker)] = Harness(
+                    self.spec,
+                    repo=self.repo,
+                    sha=revision.sha or "",
+                    workdir=self.workdir,
+                    platform=platform,
+                    overrides=dict(overrides),
+                    timeout=self.timeout,
+                )
+            h = self._harnesses[(platform, worker)]
         h.retarget(revision.sha or "", overrides)
         return h
 
     def close(self) -> None:
         for h in self._harnesses.values():
             self.stats["seconds"] += h.seconds
+            self.stats["child_load_s"] = (
+                self.stats.get("child_load_s", 0.0) + h.child_ms["load"] / 1000
+            )
+            self.stats["child_run_s"] = (
+                self.stats.get("child_run_s", 0.0) + h.child_ms["run"] / 1000
+            )
             h.close()
         self._harnesses.clear()
 
@@ -112,6 +131,7 @@ def runner_for(
     overrides: Mapping[str, str],
     fields: Mapping[str, Any] | None = None,
     platform: str | None = None,
+    worker: int = 0,
 ) -> Callable[[Launch, Target, Sequence[Mapping[str, Any]]], Outcome]:
     """Runs through the cache: a key is the file set, the harness and platform, the launch,
     the target and what to watch."""
@@ -128,9 +148,9 @@ def runner_for(
         if session.cache is not None:
             hit = session.cache.get(key)
             if hit is not None:
-                session.stats["cached"] += 1
+                session.count("cached")
                 return Outcome.from_json(json.loads(hit))
-        harness = session.harness(revision, overrides, platform)
+        harness = session.harness(revision, overrides, platform, worker)
         out = harness.run(
             launch.argv(),
             dict(launch.env),
@@ -140,7 +160,7 @@ def runner_for(
             files=launch.files,
             fields=fields,
         )
-        session.stats["runs"] += 1
+        session.count("runs")
         if session.cache is not None and out.status not in ("timeout", "error"):
             session.cache[key] = json.dumps(out.to_json())
         return out
@@ -252,28 +272,51 @@ def verify_revision(
     loaded = set(info["loaded"].values())
     texts = {ex.source.path: ex.source.text for ex in exts}
     fields = fields_of(decls)
-    runners = {
-        name: runner_for(session, revision, key, overrides, fields, platform=name)
-        for name in session.platforms()
-    }
-    search = Search(
-        runners,
-        decls,
-        by_line,
-        lambda file: texts.get(file, ""),
-        session.spec.args_class,
-        [m for m in session.spec.models if m != session.spec.default_model],
-    )
+
+    def searcher(worker: int) -> Search:
+        runners = {
+            name: runner_for(
+                session, revision, key, overrides, fields, platform=name, worker=worker
+            )
+            for name in session.platforms()
+        }
+        return Search(
+            runners,
+            decls,
+            by_line,
+            lambda file: texts.get(file, ""),
+            session.spec.args_class,
+            [m for m in session.spec.models if m != session.spec.default_model],
+        )
+
     out: dict[str, Verdict] = {}
+    todo: list[tuple[str, Site]] = []
     for site, rid in zip(sites, ids, strict=True):
-        if rid not in wanted or rid in out:
+        if rid not in wanted or rid in out or rid in {r for r, _ in todo}:
             continue
         if site.file not in loaded:
             reason = f"{site.file} is not among the modules whose validation the harness runs"
             out[rid] = _verdict("not-applicable", reason, base)
             continue
-        found = search.find(facts[id(site)], _expect(site, wanted[rid]))
-        out[rid] = _from_found(found, base, session.spec)
+        todo.append((rid, site))
+
+    def verify_share(worker: int) -> dict[str, Verdict]:
+        # Each worker has its own children; the records are dealt round-robin, and each
+        # record's verdict depends on that record alone, so the result is the same for any
+        # number of workers.
+        search, mine = searcher(worker), {}
+        for rid, site in todo[worker :: session.workers]:
+            found = search.find(facts[id(site)], _expect(site, wanted[rid]))
+            mine[rid] = _from_found(found, base, session.spec)
+        return mine
+
+    workers = max(1, min(session.workers, len(todo)))
+    if workers == 1:
+        out.update(verify_share(0))
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            for mine in pool.map(verify_share, range(workers)):
+                out.update(mine)
     for rid in wanted:
         out.setdefault(
             rid, _verdict("unverified", "no site of this revision holds the record", base)
