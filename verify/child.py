@@ -616,6 +616,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             guard.get("fields", {}),
             guard.get("vars", ()),
             guard.get("words", ()),
+            bool(guard.get("near")),
         )
     del stubs.NOTES[noted:]  # the watch's own look must not make the run undecided
     return out

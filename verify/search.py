@@ -235,10 +235,22 @@ class Search:
             want = g.holds != (flip_all and r.role in ("direct", "enclosing"))
             test = self._steps("inline", site.file, site.function, g.test, g.line)
             item = self._item(g.line, test, want, site.file)
+            if flip_all:
+                item["near"] = True  # a fix: values one edit away from the launch's first
             if words and not out:
                 item["words"] = words  # once per run: the child shares them with every guard
             out.append(item)
         if not flip_all:
+            # The sibling tests of an if/elif chain that the words leave out (`rule == "tse"`
+            # must be false to reach the `elif rule == "custom"` branch) still decide the path.
+            seen = {w["line"] for w in out}
+            for g in site.guards:
+                if g.kind in ("elif", "else", "if") and g.line not in seen:
+                    if candidates._parse(g.test) is None:
+                        continue
+                    test = self._steps("inline", site.file, site.function, g.test, g.line)
+                    out.append(self._item(g.line, test, g.holds, site.file))
+                    seen.add(g.line)
             caller, readings = self.callers(f)
             for r in readings:
                 test = self._steps("inline", site.file, caller, r.guard.test, r.guard.line)
@@ -420,6 +432,8 @@ def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, st
     if isinstance(value, bool):
         return ("set", flag, str(value).lower())
     if isinstance(value, (list, tuple)):
+        if not value:
+            return ("drop", flag, None)  # an empty list is the option left out
         return ("set", flag, tuple(str(v) for v in value))  # type: ignore[return-value]
     return ("set", flag, str(value))
 

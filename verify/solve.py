@@ -30,6 +30,7 @@ def solve(
     fields: Mapping[str, dict[str, Any]],
     extra: Sequence[str] = (),
     words: Sequence[str] = (),
+    near: bool = False,
 ) -> list[list[list[Any]]]:
     """Assignments [[option, value], ...] under which the guard evaluates to `want`.
 
@@ -42,7 +43,7 @@ def solve(
     variables = [a for a in dict.fromkeys(found_attrs) if a in fields and hasattr(obj, a)]
     constants = _constants(tree, scope, obj)
     strings = list(dict.fromkeys([*_strings(tree), *words]))  # words: the function's own
-    domains = {a: _domain(getattr(obj, a), fields[a], constants, strings) for a in variables}
+    domains = {a: _domain(getattr(obj, a), fields[a], constants, strings, near) for a in variables}
     code = compile(tree, "<guard>", "eval")
     found: list[list[list[Any]]] = []
     tries = 0
@@ -107,7 +108,11 @@ def _strings(tree: ast.AST) -> list[str]:
 
 
 def _domain(
-    current: Any, field: Mapping[str, Any], constants: list[int], strings: list[str]
+    current: Any,
+    field: Mapping[str, Any],
+    constants: list[int],
+    strings: list[str],
+    near: bool = False,
 ) -> list[Any]:
     """Values worth trying for one attribute: the other truth value of a switch, the other
     choices, a few numbers around the guard's own (ints and floats), the guard's strings and
@@ -115,7 +120,7 @@ def _domain(
     if field.get("switch"):
         return [not current] if type(current) is bool else [True, False]
     if field.get("list"):
-        return _lists(current, strings)
+        return _lists(current, strings, near)
     if field.get("choices"):
         return [c for c in field["choices"] if c != current]
     if field.get("int") or type(current) is int:
@@ -132,19 +137,27 @@ def _domain(
 _WORDS = ("1", "2", "0", "-1", "0.5", "x")
 
 
-def _lists(current: Any, strings: list[str]) -> list[list[str]]:
+def _lists(current: Any, strings: list[str], near: bool = False) -> list[list[str]]:
     """Lists one edit away from the current one (an item replaced, added or dropped), and
-    fresh ones that start with a word the guard tests (`["tse", "1", "2", "3"]`)."""
+    fresh ones that start with a word the guard tests (`["tse", "1", "2", "3"]`); with
+    `near` (a fix, not a way in) the one-edit ones first."""
     base = [str(v) for v in current] if isinstance(current, (list, tuple)) else []
     words = [*strings, *_WORDS]
-    out: list[list[str]] = [[]]
-    for s in strings:
-        out += [[s], [s, "1"], [s, "1", "2", "3"]]
+    edits: list[list[str]] = []
     for i in range(len(base)):
-        out += [[*base[:i], w, *base[i + 1 :]] for w in words]
-    out += [[*base, w] for w in words]
+        edits += [[*base[:i], w, *base[i + 1 :]] for w in words]
+    edits += [[*base, w] for w in words]
     if base:
-        out.append(base[:-1])
+        edits.append(base[:-1])
+    out: list[list[str]] = [*edits] if near else []
+    out.append([])
+    # Shortest first across words: a guard that wants "not tse" tries every other word before
+    # longer lists of one word, so two chained guards settle in a step or two.
+    out += [[s] for s in strings]
+    out += [[s, "1"] for s in strings]
+    out += [[s, "1", "2", "3"] for s in strings]
+    if not near:
+        out += edits
     unique: dict[tuple[str, ...], list[str]] = {}
     for v in out:
         if v != base:
