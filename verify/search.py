@@ -89,33 +89,40 @@ class Search:
         self.neighbour, self.source, self.args_class = neighbour, source, args_class
         self.models = list(models)  # model profiles after the default, tried in this order
         self._memo: dict[tuple[str, ...], Any] = {}
+        self._site = 0  # which call site of the record's function the search goes through
         self.attrs = {d.dest: name for name, d in self.decls.items()}
 
     def _steps(self, what: str, file: str, function: str | None, *rest: Any) -> Any:
         """steps.<what> over the file's source, memoised per function."""
-        key = (what, file, function or "", *map(str, rest))
+        key = (what, file, function or "", str(self._site), *map(str, rest))
         if key not in self._memo:
             text = self.source(file)
             if what == "resets":
                 self._memo[key] = steps.resets(text, function)
-            elif what == "calls":
-                self._memo[key] = steps.call_guards(text, self.args_class, function)
+            elif what == "sites":
+                self._memo[key] = steps.call_sites(text, self.args_class, function)
             elif what == "words":
                 self._memo[key] = steps.words_of(text, function)
             elif what == "params":
-                self._memo[key] = steps.parameters(text, self.args_class, function)
+                sites = steps.call_sites(text, self.args_class, function)
+                if sites:
+                    self._memo[key] = sites[min(int(rest[0]), len(sites) - 1)][2]
+                else:
+                    self._memo[key] = steps.parameters(text, self.args_class, function)
             else:
-                params = tuple(sorted(self._steps("params", file, function).items()))
-                self._memo[key] = steps.inline_locals(text, function, *rest, params)
+                params = self._steps("params", file, function, self._site)
+                self._memo[key] = steps.inline_locals(
+                    text, function, *rest, tuple(sorted(params.items()))
+                )
         return self._memo[key]
 
     def callers(self, f: Facts) -> tuple[str | None, list[Reading]]:
-        """The caller of the record's function and the guards on the way to that call, read
-        as atoms like the site's own (conditions.atoms_of)."""
-        found = self._steps("calls", f.site.file, f.site.function)
-        if not found:
+        """The caller of the record's function (at the call site being tried) and the guards
+        on the way to that call, read as atoms like the site's own (conditions.atoms_of)."""
+        sites = self._steps("sites", f.site.file, f.site.function)
+        if not sites:
             return None, []
-        caller, guards = found
+        caller, guards, _ = sites[min(self._site, len(sites) - 1)]
         attrs = {d.dest: name for name, d in self.decls.items()}
         out = []
         for line, test, holds in guards:
@@ -135,6 +142,7 @@ class Search:
         """Reach the check, then fix it; on another platform profile when the first one cannot
         reach it (a check about ROCm is reached on a ROCm profile)."""
         self.runs = 0
+        self._site = 0
         site = f.site
         target = Target(site.file, site.function, site.line, site.end_line)
         first: Found | None = None
@@ -276,6 +284,22 @@ class Search:
         return {"line": line, "test": test, "want": want, "vars": extra}
 
     def reach(
+        self, f: Facts, expect: Expect, target: Target
+    ) -> tuple[Launch | None, Outcome | None]:
+        """A launch that fires the record, through each call site of its function in turn
+        (a helper may be reached with the arguments that matter from one branch only)."""
+        sites = max(1, len(self._steps("sites", f.site.file, f.site.function)))
+        first: Outcome | None = None
+        for k in range(sites):
+            self._site = k
+            launch, out = self._reach_one(f, expect, target)
+            first = first or out
+            if launch is not None:
+                return launch, out
+        self._site = 0
+        return None, first
+
+    def _reach_one(
         self, f: Facts, expect: Expect, target: Target
     ) -> tuple[Launch | None, Outcome | None]:
         launch = Launch()

@@ -304,6 +304,69 @@ def _call_site(
     return _call_index(text).get((name, is_method))
 
 
+@functools.lru_cache(maxsize=1024)
+def call_sites(
+    text: str, args_class: str, function: str | None, limit: int = 3
+) -> list[tuple[str, list[tuple[int, str, bool]], dict[str, str]]]:
+    """Up to `limit` call sites of `function`: (caller, the ifs on the way, parameter ->
+    argument expression). A helper called with different arguments from different branches
+    (`support_mamba_cache=False` for one model, True for another) is reached through one."""
+    if not function:
+        return []
+    name = function.rsplit(".", 1)[-1]
+    is_method = function.startswith(f"{args_class}.")
+    fn = _function(text, function)
+    return [
+        (caller, ifs, _bind(fn, call, is_method))
+        for caller, ifs, call in _all_calls(text).get((name, is_method), [])[:limit]
+    ]
+
+
+def _bind(fn: ast.AST | None, call: ast.Call | None, is_method: bool) -> dict[str, str]:
+    """parameter -> the argument expression the call passes, else its default."""
+    if fn is None:
+        return {}
+    args = fn.args  # type: ignore[attr-defined]
+    names = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if names and names[0] == "self" and is_method:
+        names = names[1:]
+    out = {
+        n: ast.unparse(d)
+        for n, d in zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True)
+    }
+    if call is not None:
+        for n, a in zip(names, call.args, strict=False):
+            out[n] = ast.unparse(a)
+        for kw in call.keywords:
+            if kw.arg in names:
+                out[kw.arg] = ast.unparse(kw.value)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _all_calls(
+    text: str,
+) -> dict[tuple[str, bool], list[tuple[str, list[tuple[int, str, bool]], ast.Call]]]:
+    """(callee name, called on self) -> every (caller, ifs on the way, call), in file order."""
+    out: dict[tuple[str, bool], list[tuple[str, list[tuple[int, str, bool]], ast.Call]]] = {}
+    for (_, caller), fn in _defs_of(text).items():
+        for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
+            f = call.func
+            if (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "self"
+            ):
+                key = (f.attr, True)
+            elif isinstance(f, ast.Name):
+                key = (f.id, False)
+            else:
+                continue
+            if not caller.endswith(f".{key[0]}") and caller != key[0]:
+                out.setdefault(key, []).append((caller, list(ifs), call))
+    return out
+
+
 @functools.lru_cache(maxsize=8)
 def _call_index(
     text: str,
