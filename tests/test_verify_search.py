@@ -47,8 +47,7 @@ CASES = [
     # A warning: the before logs it, the after chooses explicitly and it goes away.
     ("Attention backend not set", "verified", "--model-path MODEL_PATH\n", "--attention-backend fa3"),
     # The earlier check (--ssl-keyfile needs --ssl-certfile) is carried into the before.
-    ("SSL key file not found", "verified", "--ssl-keyfile /no/such/ssl-keyfile --ssl-certfile",
-     "--ssl-keyfile ssl-keyfile.pem"),
+    ("SSL key file not found", "verified", "--ssl-certfile", "--ssl-keyfile ssl-keyfile.pem"),
     # Not part of validation: nothing to verify, said so.
     ("ports are chosen at launch", "not-applicable", None, None),
     # A stub decides the branch: never called verified.

@@ -409,8 +409,12 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
 
     def key(c: FixChange) -> tuple:
         names = {name for _, name, _ in c.edits}
+        # Emptying an option the launch sets (`--x ''`) gives it up as much as removing it.
+        gives_up = any(
+            (op == "drop" or (op == "set" and v == "")) and before.has(n) for op, n, v in c.edits
+        )
         return (
-            c.source == "remove" or any(op == "drop" and before.has(n) for op, n, _ in c.edits),
+            c.source == "remove" or gives_up,
             c.source == "feature",
             any(before.has(n) for n in names),
             len(c.edits),
