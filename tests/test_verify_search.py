@@ -48,6 +48,11 @@ CASES = [
     ("Attention backend not set", "verified", "--model-path MODEL_PATH\n", "--attention-backend fa3"),
     # The earlier check (--ssl-keyfile needs --ssl-certfile) is carried into the before.
     ("SSL key file not found", "verified", "--ssl-certfile", "--ssl-keyfile ssl-keyfile.pem"),
+    # The platform profile answers the file system (its InfiniBand devices), and the error's
+    # own list of available devices gives the value.
+    ("Invalid IB device", "verified", "--ib-device", "--ib-device mlx5_0"),
+    # Reached on the profile without InfiniBand; the fix gives the device flag up.
+    ("InfiniBand sysfs path not found", "verified", "--ib-device", "MODEL_PATH\n"),
     # Not part of validation: nothing to verify, said so.
     ("ports are chosen at launch", "not-applicable", None, None),
     # A stub decides the branch: never called verified.
@@ -60,7 +65,8 @@ def test_each_record_gets_the_verdict_its_check_gives(built, prefix, status, bef
     record, verdict = verdict_for(built, prefix)
     v = verdict.verification
     assert v["status"] == status, v
-    assert v["platform"] == "sm90" and v["revision"] and set(v) == {
+    assert v["platform"] == ("noib" if "sysfs" in prefix else "sm90")
+    assert v["revision"] and set(v) == {
         "status", "platform", "revision", "reason"
     }  # fmt: skip
     if status != "verified":
@@ -70,7 +76,7 @@ def test_each_record_gets_the_verdict_its_check_gives(built, prefix, status, bef
     fix = verdict.example_fix
     head, _, tail = fix.partition("# after\n")
     assert before in head + "\n", fix
-    assert after in tail, fix
+    assert after in tail + "\n", fix
     assert verdict.solution and not v["reason"]
 
 

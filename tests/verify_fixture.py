@@ -50,6 +50,7 @@ class ServerArgs:
     phone_home: bool = False
     write_outside: bool = False
     lora_paths: Optional[list] = None
+    ib_device: Optional[str] = None
 
     def __post_init__(self):
         """Runs every step in order."""
@@ -103,6 +104,16 @@ class ServerArgs:
             open("/tmp/kverr-verify-must-not-exist", "w")
         if self.enable_foo and not envs.FAKE_ALLOW_FOO.get():
             raise ValueError("--enable-foo needs FAKE_ALLOW_FOO=1.")
+        self._check_ib(self.ib_device)
+
+    def _check_ib(self, device):
+        if device is None:
+            return
+        if not os.path.isdir("/sys/class/infiniband"):
+            raise RuntimeError("InfiniBand sysfs path not found: /sys/class/infiniband")
+        available = sorted(os.listdir("/sys/class/infiniband"))
+        if device not in available:
+            raise ValueError(f"Invalid IB device '{device}'. Available devices: {available}")
 
     def check_server_args(self):
         assert self.tp_size <= 8, "tp_size must be at most 8"
@@ -124,6 +135,7 @@ class ServerArgs:
         parser.add_argument("--phone-home", action="store_true")
         parser.add_argument("--write-outside", action="store_true")
         parser.add_argument("--lora-paths", nargs="*", action=LoRAPathAction)
+        parser.add_argument("--ib-device", type=str)
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):
@@ -231,6 +243,12 @@ TABLE = {
         "sm90": {
             "description": "one SM90 GPU with flashinfer",
             "probes": {"get_device_sm()": 90, "is_flashinfer_available()": True},
+            "paths": {"/sys/class/infiniband": ["mlx5_0", "mlx5_1"]},
+        },
+        "noib": {
+            "description": "one SM90 GPU, no InfiniBand",
+            "inherits": "sm90",
+            "paths": {"/sys/class/infiniband": False},
         },
         "sm100": {
             "description": "one SM100 GPU with flashinfer",

@@ -174,6 +174,7 @@ class World:
         )
         sys.meta_path.insert(0, self.finder)
         self._answer(setup["platform"], setup["model"])
+        self._fake_paths(setup["platform"].get("paths", {}))
         self._model_dir(Path(setup["workdir"]), setup["model"], setup.get("model_path", ""))
         self.logs: list[dict[str, Any]] = []
         self._capture_logs()
@@ -200,6 +201,52 @@ class World:
         self.parsers: dict[tuple, argparse.ArgumentParser] = {}
         self.main_tree = self.tree.tree(self.main_path)
 
+    def _fake_paths(self, paths: dict[str, Any]) -> None:
+        """The platform's answers for the paths it declares (os.path.isdir/exists/isfile and
+        os.listdir); every other path is the real one. Undone by close()."""
+        self._real_os = (os.path.isdir, os.path.exists, os.path.isfile, os.listdir)
+        if not paths:
+            return
+        isdir, exists, isfile, listdir = self._real_os
+
+        def declared(path: Any) -> Any:
+            try:
+                p = os.path.normpath(os.fspath(path))
+            except TypeError:
+                return None
+            for root, entries in paths.items():
+                if p == root:
+                    return ("dir", entries) if entries is not False else ("absent", None)
+                if p.startswith(root + os.sep):
+                    if entries is False:
+                        return ("absent", None)
+                    rest = p[len(root) + 1 :].split(os.sep)[0]
+                    return ("dir", []) if rest in entries else ("absent", None)
+            return None
+
+        def fake_isdir(path: Any) -> bool:
+            d = declared(path)
+            return isdir(path) if d is None else d[0] == "dir"
+
+        def fake_exists(path: Any) -> bool:
+            d = declared(path)
+            return exists(path) if d is None else d[0] == "dir"
+
+        def fake_isfile(path: Any) -> bool:
+            d = declared(path)
+            return isfile(path) if d is None else False
+
+        def fake_listdir(path: Any = ".") -> list[str]:
+            d = declared(path)
+            if d is None:
+                return listdir(path)
+            if d[0] == "absent":
+                raise FileNotFoundError(2, "No such file or directory", str(path))
+            return list(d[1])
+
+        os.path.isdir, os.path.exists, os.path.isfile = fake_isdir, fake_exists, fake_isfile
+        os.listdir = fake_listdir  # type: ignore[assignment]
+
     def close(self, baseline: set[str]) -> None:
         """Forget this revision: its finder, every module imported since `baseline` (the
         sandbox's own and the revision's), the profile's answers."""
@@ -210,6 +257,7 @@ class World:
         stubs.ANSWERS.clear()
         stubs.NOTES.clear()
         logging.getLogger().handlers[:] = []
+        os.path.isdir, os.path.exists, os.path.isfile, os.listdir = self._real_os
 
     def _loaded_modules(self) -> dict[str, str]:
         """Module name -> path of the modules run for real, in the spec's order; a missing one

@@ -150,7 +150,7 @@ class Search:
             self._run, self.platform = run, platform
             before, out = self.reach(f, expect, target)
             if before is not None:
-                return self._fix(f, expect, target, before)
+                return self._fix(f, expect, target, before, out)
             found = self._not_reached(out)
             first = first or found
             if found.status == "not-applicable" or not _about_platform(f, out):
@@ -158,9 +158,12 @@ class Search:
         assert first is not None
         return Found(first.status, first.reason, runs=self.runs, platform=self.default_platform)
 
-    def _fix(self, f: Facts, expect: Expect, target: Target, before: Launch) -> Found:
+    def _fix(
+        self, f: Facts, expect: Expect, target: Target, before: Launch, fired: Outcome | None = None
+    ) -> Found:
         tried: list[tuple[FixChange, Outcome]] = []
-        for change in self.fixes(f, expect, target, before):
+        said = _told(fired, before) if fired is not None else []
+        for change in [*said, *self.fixes(f, expect, target, before)]:
             after = candidates.apply(before, change, self.decls)
             result = self.run(after, target)
             for _ in range(MAX_AFTER_REPAIRS):
@@ -191,6 +194,17 @@ class Search:
     def _after_repair(
         self, f: Facts, before: Launch, change: FixChange, after: Launch, result: Outcome
     ) -> tuple[FixChange, Launch] | None:
+        # What the new error itself lists ("Available devices: ['mlx5_0', ...]") refines the
+        # option the fix set.
+        for told in _told(result, after):
+            if {n for _, n, _ in told.edits} <= {n for _, n, _ in change.edits}:
+                merged = FixChange(
+                    tuple(e for e in change.edits if e[1] not in {n for _, n, _ in told.edits})
+                    + told.edits,
+                    change.source,
+                    change.note,
+                )
+                return merged, candidates.apply(after, told, self.decls)
         other = self.neighbour(result.file, result.line)
         if other is None or other.site.line == f.site.line:
             return None
@@ -239,8 +253,10 @@ class Search:
             g = r.guard
             if g.kind not in _WATCHED or candidates._parse(g.test) is None:
                 continue
-            # Earlier checks stay passed: turning one around only moves the failure there.
-            want = g.holds != (flip_all and r.role in ("direct", "enclosing"))
+            # Earlier checks stay passed: turning one around only moves the failure there. An
+            # early exit (`if x is None: return`) turned around skips the check: a feature fix.
+            turn = r.role in ("direct", "enclosing") or g.kind == "early-exit"
+            want = g.holds != (flip_all and turn)
             test = self._steps("inline", site.file, site.function, g.test, g.line)
             item = self._item(g.line, test, want, site.file)
             if flip_all:
@@ -335,8 +351,12 @@ class Search:
         options: list[FixChange] = []
         if out.status == "raised":
             # An earlier check fired first: carry its requirement into the launch. The run's
-            # own values (the watched guards) first, then that check's candidate fixes.
-            options = self._guard_repairs(out)
+            # own values (the watched guards) first, then that check's candidate fixes; either
+            # way adding an option before changing one the launch needs.
+            options = sorted(
+                self._guard_repairs(out),
+                key=lambda c: (any(launch.has(n) for _, n, _ in c.edits), len(c.edits)),
+            )
             other = self.neighbour(out.file, out.line)
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
@@ -444,11 +464,33 @@ def _about_model(out: Outcome, watch: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
+_QUOTED = re.compile(r"'([\w.:/@+-]{1,64})'")
+
+
+def _told(out: Outcome, launch: Launch) -> list[FixChange]:
+    """Values the run's own error message offers for an option the launch set to a value it
+    quotes back ("Invalid IB devices specified: ['x']. Available devices: ['mlx5_0']"): the
+    runtime counterpart of the message's advice."""
+    if out.status != "raised" or not out.message:
+        return []
+    quoted = list(dict.fromkeys(_QUOTED.findall(out.message)))
+    out_: list[FixChange] = []
+    for option, value in launch.args:
+        shown = value if isinstance(value, str) else None
+        if not shown or f"'{shown}'" not in out.message:
+            continue
+        for word in quoted:
+            if word != shown and word not in shown:
+                out_.append(FixChange(((("set", option, word)),), "advice", out.message[:120]))
+    return out_[:4]
+
+
 def _about_platform(f: Facts, out: Outcome | None) -> bool:
     """The path tests the platform, the GPU or a package, so another profile may reach it."""
     del out  # another profile is tried only for a check whose own path reads a probe
     topics = {a.topic for r in f.readings for a in r.atoms}
-    return bool(topics & {"platform", "hardware", "package"})
+    files = any(re.search(r"\bos\.(path\.\w+|listdir)\(", r.guard.test) for r in f.readings)
+    return bool(topics & {"platform", "hardware", "package"}) or files
 
 
 def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:

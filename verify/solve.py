@@ -129,8 +129,9 @@ def _domain(
         values = [0.5, 1.0, 0.0, 2.0, -1.0, 0.25, *map(float, constants)]
         return [v for v in dict.fromkeys(values) if v != current]
     if current is None or type(current) is str:
-        # "" is how a command line empties a string option that has a default.
-        values = [*strings, *(f"x{s}x" for s in strings if s), "x", ""]
+        # "" is how a command line empties a string option that has a default; None leaves
+        # the option out (tried as a removal, last).
+        values = [*strings, *(f"x{s}x" for s in strings if s), "x", "", None]
         return [v for v in dict.fromkeys(values) if v != current]
     return []
 

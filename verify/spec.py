@@ -44,6 +44,7 @@ class Profile:
     # the config and what they return).
     objects: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     files: tuple[str, ...] = ()  # a model profile: files of the model directory
+    paths: Mapping[str, Any] = field(default_factory=dict)  # path -> [entries] | False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +54,7 @@ class Profile:
             "absent_packages": list(self.absent_packages),
             "objects": {k: dict(v) for k, v in self.objects.items()},
             "files": list(self.files),
+            "paths": dict(self.paths),
         }
 
 
@@ -147,15 +149,18 @@ def _profiles(tables: Mapping[str, Any]) -> dict[str, Profile]:
         probes: dict[str, Any] = {}
         absent: list[str] = []
         objects: dict[str, dict[str, Any]] = {}
+        paths: dict[str, Any] = {}
         if "inherits" in t:
             base = build(t["inherits"], (*seen, name))
             probes.update(base.probes)
+            paths.update(base.paths)
             absent.extend(base.absent_packages)
             objects = {k: dict(v) for k, v in base.objects.items()}
         probes.update(t.get("probes", {}))
         absent.extend(t.get("absent_packages", ()))
+        paths.update(t.get("paths", {}))
         for k, v in t.items():
-            if isinstance(v, dict) and k != "probes":
+            if isinstance(v, dict) and k not in ("probes", "paths"):
                 objects.setdefault(k, {}).update(v)
         out[name] = Profile(
             name,
@@ -164,6 +169,7 @@ def _profiles(tables: Mapping[str, Any]) -> dict[str, Profile]:
             tuple(dict.fromkeys(absent)),
             objects,
             tuple(t.get("files", ())),
+            paths,
         )
         return out[name]
 
