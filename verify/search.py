@@ -350,16 +350,23 @@ class Search:
         """The next launch to try after `out`, or None when there is nothing left to try."""
         options: list[FixChange] = []
         if out.status == "raised":
-            # An earlier check fired first: carry its requirement into the launch. The run's
-            # own values (the watched guards) first, then that check's candidate fixes; either
-            # way adding an option before changing one the launch needs.
-            options = sorted(
-                self._guard_repairs(out),
-                key=lambda c: (any(launch.has(n) for _, n, _ in c.edits), len(c.edits)),
-            )
+            # An earlier check fired first: carry its requirement into the launch, from the
+            # run's own values (the watched guards) or that check's candidate fixes; adding
+            # an option before changing one the launch set, and undoing one (dropping it,
+            # emptying it) last.
+            options = self._guard_repairs(out)
             other = self.neighbour(out.file, out.line)
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
+
+            def undoes(c: FixChange) -> bool:
+                return any(
+                    launch.has(n) and (op == "drop" or v in ("", None)) for op, n, v in c.edits
+                )
+
+            options.sort(
+                key=lambda c: (undoes(c), any(launch.has(n) for _, n, _ in c.edits), len(c.edits))
+            )
         elif out.status == "parse-error":
             options = self._parse_repairs(out.reason)
         elif out.status == "passed":
