@@ -220,12 +220,21 @@ def inline_locals(
                         defs.setdefault(t.id, []).extend([None, None])  # type: ignore[list-item]
             continue
         target = sub.targets[0]
-        if isinstance(target, ast.Name):
-            defs.setdefault(target.id, []).append(sub.value)
-        elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+        # An attribute of self counts only when set unconditionally (a statement of the
+        # function's own body): set in a branch, it keeps its earlier value on other paths.
+        top = any(sub is stmt for stmt in fn.body)  # type: ignore[attr-defined]
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        if any(not _key(e) or (isinstance(e, ast.Attribute) and not top) for e in names):
+            for e in names:
+                if _key(e):
+                    defs.setdefault(_key(e), []).extend([None, None])  # type: ignore[list-item]
+            continue
+        if isinstance(target, ast.Tuple):
             for i, e in enumerate(target.elts):
                 index = ast.Subscript(value=sub.value, slice=ast.Constant(i), ctx=ast.Load())
-                defs.setdefault(e.id, []).append(index)  # type: ignore[union-attr]
+                defs.setdefault(_key(e), []).append(index)
+        else:
+            defs.setdefault(_key(target), []).append(sub.value)
     once = {
         name: exprs[0] for name, exprs in defs.items() if len(exprs) == 1 and exprs[0] is not None
     }
@@ -245,10 +254,29 @@ def inline_locals(
                     return copy.deepcopy(once[n.id])  # never edit the cached function's tree
                 return n
 
+            def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
+                # `self.x_str` set once earlier in the function from options (`self.a_str,
+                # self.b_str = self.get_attention_backends()`) reads as that expression.
+                nonlocal changed
+                key = _key(n)
+                if isinstance(n.ctx, ast.Load) and key and key in once:
+                    changed = True
+                    return copy.deepcopy(once[key])
+                return self.generic_visit(n)
+
         node = Inline().visit(node)
         if not changed:
             break
     return ast.unparse(node)
+
+
+def _key(node: ast.expr) -> str:
+    """A local's name, or "self.x" for an attribute of self; "" for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"self.{node.attr}" if node.value.id == "self" else ""
+    return ""
 
 
 def _parse_expr(test: str) -> ast.expr | None:
