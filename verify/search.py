@@ -285,11 +285,17 @@ class Search:
             # (`if self.dp_size == 1: self.enable_dp_lm_head = False`): watch those ifs too,
             # wanting them not to fire.
             read = {a for w in out for a in re.findall(r"\bself\.(\w+)", w["test"])}
-            resets = self._steps("resets", f.site.file, f.site.function)
+            read &= set(self.fields)  # options a launch sets; derived values are not reset
+            resets = steps.class_resets(self.source(site.file), self.args_class)
+            seen = {(w.get("function"), w["line"]) for w in out}
             for attr in sorted(read & set(resets)):
-                for line, test, holds in resets[attr]:
-                    if line < f.site.line:
-                        out.append(self._item(line, test, not holds, site.file))
+                for method, line, test, holds in resets[attr][:6]:
+                    same = method == site.function
+                    if (same and line >= site.line) or (None if same else method, line) in seen:
+                        continue
+                    item = self._item(line, test, not holds, site.file)
+                    out.append(item if same else dict(item, function=method))
+                    seen.add((None if same else method, line))
         return out
 
     def _item(self, line: int, test: str, want: bool, file: str) -> dict[str, Any]:
@@ -358,6 +364,10 @@ class Search:
             other = self.neighbour(out.file, out.line)
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
+                if not any(not _undoes(c, launch) for c in options):
+                    # Nothing short of undoing the launch: ask that check's own guards, where
+                    # they run, for values that turn it around (one more run).
+                    options += self._solve_neighbour(other, launch)
 
             def undoes(c: FixChange) -> bool:
                 return any(
@@ -385,6 +395,21 @@ class Search:
             if nxt not in seen:
                 return nxt
         return None
+
+    def _solve_neighbour(self, other: Facts, launch: Launch) -> list[FixChange]:
+        site = other.site
+        watch = []
+        for r in other.readings:
+            g = r.guard
+            if r.role not in ("direct", "enclosing") or candidates._parse(g.test) is None:
+                continue
+            test = self._steps("inline", site.file, site.function, g.test, g.line)
+            want = (not g.holds) if r.role == "direct" else g.holds
+            watch.append(dict(self._item(g.line, test, want, site.file), function=site.function))
+        if not watch:
+            return []
+        target = Target(site.file, site.function, site.line, site.end_line)
+        return self._guard_repairs(self.run(launch, target, watch))
 
     def _guard_repairs(self, out: Outcome) -> list[FixChange]:
         """Watched guards that came out wrong, in path order, as the changes that right them."""
@@ -454,6 +479,11 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
 _MODEL_WORDS = re.compile(
     r"hf_config|model_arch|model_config|architectures|is_multimodal|get_model_config|nsa"
 )
+
+
+def _undoes(c: FixChange, launch: Launch) -> bool:
+    """Drops or empties an option the launch set."""
+    return any(launch.has(n) and (op == "drop" or v in ("", None)) for op, n, v in c.edits)
 
 
 def _about_model(out: Outcome, watch: Sequence[Mapping[str, Any]]) -> bool:

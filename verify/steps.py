@@ -510,3 +510,17 @@ def words_of(text: str, function: str | None) -> tuple[str, ...]:
         and "{" not in n.value
     ]
     return tuple(dict.fromkeys(out))
+
+
+@functools.lru_cache(maxsize=8)
+def class_resets(text: str, args_class: str) -> dict[str, list[tuple[str, int, str, bool]]]:
+    """attribute -> [(method, line, test, holds)]: every `if` under which a method of the args
+    class assigns `self.attribute` (`_handle_data_parallelism` turns enable_dp_attention off
+    when dp_size == 1, whichever check reads it later)."""
+    out: dict[str, list[tuple[str, int, str, bool]]] = {}
+    for (_, qual), _fn in _defs_of(text).items():
+        if not qual.startswith(f"{args_class}."):
+            continue
+        for attr, found in resets(text, qual).items():
+            out.setdefault(attr, []).extend((qual, *f) for f in found)
+    return out
