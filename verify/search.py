@@ -289,7 +289,7 @@ class Search:
             resets = steps.class_resets(self.source(site.file), self.args_class)
             seen = {(w.get("function"), w["line"]) for w in out}
             for attr in sorted(read & set(resets)):
-                for method, line, test, holds in resets[attr][:6]:
+                for method, line, test, holds in resets[attr][:12]:
                     same = method == site.function
                     if (same and line >= site.line) or (None if same else method, line) in seen:
                         continue
@@ -412,12 +412,24 @@ class Search:
         return self._guard_repairs(self.run(launch, target, watch))
 
     def _guard_repairs(self, out: Outcome) -> list[FixChange]:
-        """Watched guards that came out wrong, in path order, as the changes that right them."""
-        return [
+        """Watched guards that came out wrong, in path order, as the changes that right them;
+        a change that leaves alone every option a guard that came out right reads first
+        (tp_size % (dp_size * cp_size) wants --dp-size 2, not a --tp-size that breaks the
+        tp_size % cp_size check just passed)."""
+        guards = out.trace.get("guards", {})
+        right = {
+            self.fields[attr]["flag"]
+            for g in guards.values()
+            if g.get("value") is not None and "solutions" not in g
+            for name in g.get("names", {})
+            if name.startswith("self.") and (attr := name[5:]) in self.fields
+        }
+        found = [
             FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
-            for g in out.trace.get("guards", {}).values()
+            for g in guards.values()
             for solution in g.get("solutions", [])
         ]
+        return sorted(found, key=lambda c: any(n in right for _, n, _ in c.edits))
 
     def _parse_repairs(self, reason: str) -> list[FixChange]:
         """argparse rejected a value: its own message names the argument and the choices."""
@@ -526,8 +538,10 @@ def _about_platform(f: Facts, out: Outcome | None) -> bool:
     """The path tests the platform, the GPU or a package, so another profile may reach it."""
     del out  # another profile is tried only for a check whose own path reads a probe
     topics = {a.topic for r in f.readings for a in r.atoms}
-    files = any(re.search(r"\bos\.(path\.\w+|listdir)\(", r.guard.test) for r in f.readings)
-    return bool(topics & {"platform", "hardware", "package"}) or files
+    machine = re.compile(r"\bos\.(path\.\w+|listdir)\(|\btorch\.(cuda|version)\b|get_device_\w+\(")
+    return bool(topics & {"platform", "hardware", "package"}) or any(
+        machine.search(r.guard.test) for r in f.readings
+    )
 
 
 def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:

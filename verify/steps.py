@@ -508,6 +508,7 @@ def words_of(text: str, function: str | None) -> tuple[str, ...]:
         and 0 < len(n.value) <= 24
         and " " not in n.value
         and "{" not in n.value
+        and not n.value.startswith("-")  # a flag's name, never a value on a command line
     ]
     return tuple(dict.fromkeys(out))
 
