@@ -34,7 +34,7 @@ Neighbour = Callable[[str, int], Facts | None]  # (file, line) -> the facts of t
 
 MAX_REACH = 8  # runs spent getting the before to fire
 MAX_AFTERS = 12  # candidate fixes tried
-MAX_AFTER_REPAIRS = 2  # further checks a fix may have to satisfy
+MAX_AFTER_REPAIRS = 3  # further checks a fix may have to satisfy
 _WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed")
 
 
@@ -211,11 +211,15 @@ class Search:
         own = {name for _, name, _ in change.edits}
         for rep in rank(candidates.changes(other, self.decls, after), after):
             names = {name for _, name, _ in rep.edits}
-            if names & own or rep.source == "remove":
+            # The fix's own options may be refined (a path that exists), never undone.
+            if rep.source == "remove" or _undoes(rep, after):
+                continue
+            if names & own and any(op not in ("set", "file") for op, _, _ in rep.edits):
                 continue
             if any(op == "drop" and before.has(n) for op, n, _ in rep.edits):
                 continue
-            merged = FixChange(change.edits + rep.edits, change.source, change.note)
+            kept = tuple(e for e in change.edits if e[1] not in names)
+            merged = FixChange(kept + rep.edits, change.source, change.note)
             return merged, candidates.apply(after, rep, self.decls)
         return None
 

@@ -33,6 +33,7 @@ _ENV_NAME = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
 # "please use --x y", "set --x to y", "--x=y": an option and the value right after it.
 _OPTION_VALUE = re.compile(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:[ =]|\s+to\s+)['\"`]?([\w.:/-]+)")
 _DROP_VERBS = re.compile(r"\b(remove|disable|drop|unset|do not (use|set|pass)|don't (use|set))\b")
+_NEEDS = re.compile(r"\b(requires?|needs?|without|together with|along with)\b", re.I)
 _LIST = re.compile(
     r"(?:one of|among|choose from|supports? only|only supports?)\s*[\[{(]([^\]})]*)[\]})]"
 )
@@ -340,6 +341,18 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
                 out.append(
                     FixChange((("set", flag, sample_value(flag, decls)),), "advice", sentence)
                 )
+        # "requires --a and --b", "has no effect without --a and --b": both, in one change.
+        needed = [
+            fl
+            for fl in _FLAG.findall(sentence.partition(_NEEDS.search(sentence).group(0))[2])
+            if fl in decls and not before.has(fl)
+        ] if _NEEDS.search(sentence) else []  # fmt: skip
+        if len(needed) > 1 and not drop:
+            edits = tuple(
+                ("set", fl, None if is_switch(fl, decls) else sample_value(fl, decls))
+                for fl in needed
+            )
+            out.append(FixChange(edits, "advice", sentence))
         for name in _ENV_NAME.findall(sentence):
             if name.startswith(("SGLANG_", "SGL_")) and re.search(
                 rf"{name}\s*=\s*(1|true)", sentence, re.I
