@@ -54,6 +54,9 @@ class ModuleContext:
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
     args_classes: set[str] = field(default_factory=set)
     flags: tuple[FlagDecl, ...] = ()
+    params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
+    actions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Action class -> flags
+    imports: dict[str, str] = field(default_factory=dict)  # UPPER_CASE name -> "module:NAME"
 
     def fingerprint(self, names: set[str]) -> str:
         """Hash of the context entries a unit can see, restricted to the names it mentions, so
@@ -70,6 +73,9 @@ class ModuleContext:
             ("sm", dict.fromkeys(self.sys_mods, "")),
             ("sf", dict.fromkeys(self.exit_funcs, "")),
             ("a", dict.fromkeys(self.args_classes, "")),
+            ("p", {k: repr(v) for k, v in self.params.items()}),
+            ("ac", {k: repr(v) for k, v in self.actions.items()}),
+            ("im", self.imports),
         ):
             for k in sorted(set(table) & names):
                 parts.append(f"{label}:{k}={table[k]}")
@@ -330,7 +336,9 @@ def is_args_class(node: ast.ClassDef) -> bool:
 
 
 def module_context(tree: ast.Module, text: str, path: str = "") -> ModuleContext:
-    from kverr.extractor.flags import flag_decls  # local: flags imports this module
+    # local: both import this module (bindings through templates)
+    from kverr.extractor.bindings import action_flags, imported_constants, param_sources
+    from kverr.extractor.flags import flag_decls
 
     ctx = ModuleContext()
     stmts = list(tree.body)
@@ -350,6 +358,9 @@ def module_context(tree: ast.Module, text: str, path: str = "") -> ModuleContext
         elif isinstance(node, ast.ClassDef) and is_args_class(node):
             ctx.args_classes.add(node.name)
     ctx.flags = flag_decls(tree, ctx, path)
+    ctx.params = param_sources(tree)
+    ctx.actions = action_flags(ctx.flags)
+    ctx.imports = imported_constants(flat)
     return ctx
 
 

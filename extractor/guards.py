@@ -28,7 +28,7 @@ class RawGuard:
 def guards_on_path(path: Sequence[cst.CSTNode]) -> list[RawGuard]:
     """Clauses entered on the way to the site, plus early exits before it, in program order."""
     out: list[RawGuard] = []
-    start = _function_start(path)
+    start = function_start(path)
     for i in range(start, len(path) - 1):
         node, child = path[i], path[i + 1]
         if isinstance(node, cst.If):
@@ -49,7 +49,7 @@ def guards_on_path(path: Sequence[cst.CSTNode]) -> list[RawGuard]:
     return out
 
 
-def _function_start(path: Sequence[cst.CSTNode]) -> int:
+def function_start(path: Sequence[cst.CSTNode]) -> int:
     for i in range(len(path) - 1, -1, -1):
         if isinstance(path[i], _FUNCS):
             return i

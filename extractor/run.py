@@ -8,15 +8,17 @@ import ast
 import dataclasses
 import hashlib
 import re
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
+from kverr.extractor.bindings import guess_flags
 from kverr.extractor.context import LOG_LEVELS, ModuleContext, is_args_class, module_context
 from kverr.extractor.visitor import SiteCollector
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kverr.ftypes import (
+    Binding,
     FileExtraction,
     FlagDecl,
     ParseFailure,
@@ -26,7 +28,7 @@ from kverr.ftypes import (
     to_json,
 )
 
-EXTRACTOR_VERSION = "1"  # part of every cache key: bump when the extraction output changes
+EXTRACTOR_VERSION = "2"  # part of every cache key: bump when the extraction output changes
 _SITE_ATTRS = set(LOG_LEVELS) | {"log", "warn", "exit"}
 
 
@@ -76,15 +78,36 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
         dests = (f[2:].replace("-", "_") for f in flags)
         return tuple(dict.fromkeys(by_dest[d] for d in dests if d in by_dest))
 
-    sites = tuple(
-        dataclasses.replace(
-            s,
-            flags=keep(s.flags),
-            guards=tuple(dataclasses.replace(g, flags=keep(g.flags)) for g in s.guards),
+    dests = list(dict.fromkeys(d.dest for d in decls))
+    sites = []
+    for s in fx.sites:
+        bindings = _kept_bindings(s.bindings, keep, dests)
+        named = [f for b in bindings if b.kind in ("local", "param", "action") for f in b.flags]
+        sites.append(
+            dataclasses.replace(
+                s,
+                flags=tuple(dict.fromkeys((*keep(s.flags), *named))),
+                guards=tuple(dataclasses.replace(g, flags=keep(g.flags)) for g in s.guards),
+                bindings=bindings,
+            )
         )
-        for s in fx.sites
-    )
-    return dataclasses.replace(fx, sites=sites)
+    return dataclasses.replace(fx, sites=tuple(sites))
+
+
+def _kept_bindings(
+    bindings: Sequence[Binding], keep: Callable[[tuple[str, ...]], tuple[str, ...]], dests
+) -> tuple[Binding, ...]:
+    """Bindings whose flags are declared; a local unpacked from a helper call gets the flags its
+    name points at (bindings.guess_flags) now that every declared flag is known."""
+    out = []
+    for b in bindings:
+        flags = keep(b.flags)
+        if b.kind == "local" and not b.flags and (b.value or "").endswith("]"):
+            guessed = guess_flags(b.name, b.value or "", dests)
+            flags = keep(tuple("--" + d.replace("_", "-") for d in guessed))
+        if flags or b.kind in ("constant", "import"):
+            out.append(dataclasses.replace(b, flags=flags))
+    return tuple(out)
 
 
 _FLAG_IN_TEXT = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*[a-z0-9])")
@@ -237,7 +260,9 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
     text = "\n".join(lines[unit.start - 1 : unit.end])
-    names = set(_WORD.findall(text))  # a superset of the names the unit reads: cheap and safe
+    # A superset of the names the unit reads (its class names too: an Action's flags are keyed
+    # by its class): cheap and safe.
+    names = set(_WORD.findall(text)) | set(unit.prefix)
     h = hashlib.sha256()
     for piece in (
         EXTRACTOR_VERSION,

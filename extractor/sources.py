@@ -427,6 +427,35 @@ def _rev_list(
     return git(repo, *cmd).decode().split()
 
 
+def touching_commits(repo: str | os.PathLike[str], tip: str, globs: Sequence[str]) -> list[str]:
+    """Every commit up to `tip` that changed a file of `globs`, in the order `--touching`
+    builds them (parents first, date order between branches): one rev-list walk."""
+    cmd = ["rev-list", "--date-order", "--reverse", tip, "--", *pathspecs(globs)]
+    return git(repo, *cmd).decode().split()
+
+
+def commit_messages(
+    repo: str | os.PathLike[str], shas: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """sha -> (subject, body) of each commit; one git call."""
+    if not shas:
+        return {}
+    out = git(
+        repo,
+        "log",
+        "--no-walk=unsorted",
+        "--format=%H%x00%s%x00%b%x01",
+        "--stdin",
+        stdin="\n".join(shas).encode() + b"\n",
+    )
+    found = {}
+    for chunk in out.decode("utf-8", "replace").split("\x01"):
+        if chunk.strip():
+            sha, subject, body = chunk.lstrip("\n").split("\0", 2)
+            found[sha] = (subject, body)
+    return found
+
+
 def _oldest_first(repo: str | os.PathLike[str], shas: set[str]) -> list[str]:
     """Parents before children (date order breaks ties between branches): one rev-list walk."""
     order = git(

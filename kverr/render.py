@@ -109,6 +109,18 @@ def message_text(m: Match):
     return out
 
 
+def fill(text: str, m: Match) -> str:
+    """A record's prose with each `{placeholder}` it names (as errorMessage does) replaced by
+    the value captured from the pasted line: "--schedule={self.schedule}" -> "--schedule=lpm".
+    A value's own quotes go (`'lpm'` from a `!r`); a placeholder not captured stays as is."""
+    for expr in m.record.get("placeholders") or []:
+        value = m.values.get(expr)
+        if value is not None:
+            bare = value[1:-1] if len(value) > 1 and value[0] == value[-1] in "'\"" else value
+            text = text.replace("{" + expr + "}", bare)
+    return text
+
+
 def _statement(rec: dict[str, Any]) -> str:
     src = (rec.get("sourceCode") or "").splitlines()
     i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
@@ -126,13 +138,13 @@ def _full(m: Match):
     grid.add_column(style="bold cyan", no_wrap=True)
     grid.add_column()
     if rec.get("documentation"):
-        grid.add_row("What it means", rec["documentation"])
-    why = Text(rec.get("triggerScenarios") or "")
+        grid.add_row("What it means", fill(rec["documentation"], m))
+    why = Text(fill(rec.get("triggerScenarios") or "", m))
     if rec.get("flags"):
         why.append(("\n" if why else "") + "flags: " + ", ".join(rec["flags"]), style="green")
     if why:
         grid.add_row("Why it fired", why)
-    fixes = [f"• {s}" for s in rec.get("solutions") or []]
+    fixes = [f"• {fill(s, m)}" for s in rec.get("solutions") or []]
     if fixes:
         grid.add_row("How to fix", "\n".join(fixes))
     if rec.get("exampleFix"):

@@ -27,6 +27,8 @@ class Plan:
     close: Callable[[], None]
     # --snapshot files: {"path", "repoPath", "blob", "label", "date"} (the manifest's provenance)
     snapshots: tuple[dict, ...] = ()
+    # git builds: any object by name (`sha:path`), for modules outside the file set (imports.py)
+    read_object: Callable[[str], bytes] | None = None
 
 
 def plan_directory(path: Path, globs: Sequence[str]) -> Plan:
@@ -62,7 +64,7 @@ def plan_git(
     if not any(files):
         raise SourceError(sources._no_match(f"{repo} at the selected revisions", globs))
     reader = sources.BlobReader(repo)
-    return Plan(revisions, files, reader.source, repo_name, reader.close)
+    return Plan(revisions, files, reader.source, repo_name, reader.close, read_object=reader.read)
 
 
 def add_snapshot(
@@ -110,6 +112,7 @@ def add_snapshot(
         repository=plan.repository,
         close=plan.close,
         snapshots=plan.snapshots + provenance,
+        read_object=plan.read_object,
     )
 
 

@@ -12,8 +12,10 @@ import ast
 import copy
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from kverr.records.names import name_flags, notes, resolve, value_flags
 
 from kverr.ftypes import Guard, Site
 
@@ -45,6 +47,8 @@ class Atom:
     # Not part of equality: two atoms with the same text are the same fact.
     says: tuple[str, str] = field(default=("", ""), compare=False)
     topic: str = field(default="", compare=False)
+    # How the code reaches `flag` when it reads it through a local: "falling back to --kernel".
+    via: str = field(default="", compare=False)
 
     @property
     def positive(self) -> bool:
@@ -61,7 +65,7 @@ class Atom:
                 says=self.says,
                 topic=self.topic,
             )
-        return Atom(self.flag, _NEGATE[self.op], self.value)
+        return Atom(self.flag, _NEGATE[self.op], self.value, via=self.via)
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,12 @@ def dest_of(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def flag_attrs(flags: tuple[str, ...]) -> dict[str, str]:
-    """attribute name -> flag, for the flags the extractor saw."""
-    return {dest_of(f): f for f in flags}
+def flag_attrs(flags: tuple[str, ...], names: dict[str, str] | None = None) -> dict[str, str]:
+    """attribute name -> flag, for the flags the extractor saw; `names` adds bare names that
+    hold a flag (a local, a parameter: records/names.py), keyed "=name"."""
+    out = {dest_of(f): f for f in flags}
+    out.update({"=" + k: v for k, v in (names or {}).items()})
+    return out
 
 
 def parse(test: str) -> ast.expr | None:
@@ -142,7 +149,31 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
 def _flag_of(node: ast.expr, attrs: dict[str, str]) -> str | None:
     if isinstance(node, ast.Attribute) and node.attr in attrs:
         return attrs[node.attr]
-    return None
+    if isinstance(node, ast.Name) and "=" + node.id in attrs:
+        return attrs["=" + node.id]
+    chain = _fallback(node, attrs)
+    return chain[0] if chain else None
+
+
+def _fallback(node: ast.expr, attrs: dict[str, str]) -> list[str]:
+    """`a or b` / `a if a is not None else b` / `a if a else b` over flags: [a, b] (the flag
+    that decides when set comes first); [] for anything else."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        parts = [_flag_of(v, attrs) for v in node.values]
+    elif isinstance(node, ast.IfExp):
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            ok = isinstance(test.ops[0], ast.IsNot) and _is_none_node(test.comparators[0])
+            test = test.left if ok else test
+        same = ast.dump(test) == ast.dump(node.body)
+        parts = [_flag_of(node.body, attrs), _flag_of(node.orelse, attrs)] if same else [None]
+    else:
+        return []
+    return [p for p in parts if p] if all(parts) else []
+
+
+def _is_none_node(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _literal(node: ast.expr) -> Any:
@@ -162,7 +193,10 @@ def _literal(node: ast.expr) -> Any:
 
 def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
     seen = [
-        attrs[n.attr] for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in attrs
+        attrs[n.attr] if isinstance(n, ast.Attribute) else attrs["=" + n.id]
+        for n in ast.walk(node)
+        if (isinstance(n, ast.Attribute) and n.attr in attrs)
+        or (isinstance(n, ast.Name) and "=" + n.id in attrs)
     ]
     said = describe(node, attrs)
     shown = _AsFlags(attrs).visit(copy.deepcopy(node))  # the caller's tree stays as parsed
@@ -388,6 +422,10 @@ class _AsFlags(ast.NodeTransformer):
             return ast.Name(id=self.attrs[node.attr], ctx=ast.Load())
         return self.generic_visit(node)
 
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        flag = self.attrs.get("=" + node.id)
+        return ast.Name(id=flag, ctx=ast.Load()) if flag else node
+
 
 # ------------------------------------------------------------------ the site's path
 
@@ -472,21 +510,67 @@ def readings(site: Site, passed: Sequence[Guard] = ()) -> list[Reading]:
             g.kind == "else" and not g.flags and any(h.kind != "early-exit" for h in own[i + 1 :])
         )
     ]
+    # In an argparse Action every site runs because its flag was given.
+    given = [b.flags for b in site.bindings if b.kind == "action" and b.flags]
+    own = [
+        Guard(" or ".join(f"args.{dest_of(f)}" for f in fl), True, "action", 0, fl) for fl in given
+    ] + own
     all_guards = sorted((*own, *passed), key=lambda g: g.line)
     names = list(site.flags) + [f for g in all_guards for f in g.flags]
-    attrs = flag_attrs(tuple(dict.fromkeys(names + list(direct.flags if direct else ()))))
+    flags = tuple(dict.fromkeys(names + list(direct.flags if direct else ())))
+    attrs = flag_attrs(flags, name_flags(site))
     out: list[Reading] = []
     for g in all_guards:
         role = "gate" if g.kind in ("early-exit", "try", "passed") else "enclosing"
-        out.append(Reading(g, atoms_of(g.test, g.holds, attrs), role))
+        g = _resolved(g, site)
+        out.append(Reading(g, _noted(atoms_of(g.test, g.holds, attrs), site, g), role))
     if direct is not None:
-        out.append(Reading(direct, atoms_of(direct.test, False, attrs), "direct"))
+        direct = _resolved(direct, site)
+        atoms = _noted(atoms_of(direct.test, False, attrs), site, direct)
+        out.append(Reading(direct, atoms, "direct"))
     else:
         for i in range(len(out) - 1, -1, -1):
             if out[i].role == "enclosing":
                 out[i] = Reading(out[i].guard, out[i].atoms, "direct")
                 break
     return out
+
+
+def _resolved(g: Guard, site: Site) -> Guard:
+    """The guard with the names its site's bindings know for sure replaced (records/names.py)."""
+    test = resolve(g.test, g.line, site)
+    if test == g.test:
+        return g
+    return replace(g, test=test, flags=tuple(dict.fromkeys(g.flags + value_flags(g.test, site))))
+
+
+def _noted(atoms: tuple[Atom, ...], site: Site, g: Guard) -> tuple[Atom, ...]:
+    said = {**_chain_notes(g.test), **notes(site, g.test)}
+    return tuple(replace(a, via=said[a.flag]) if a.flag in said else a for a in atoms)
+
+
+def _chain_notes(test: str) -> dict[str, str]:
+    """flag -> "falling back to --b" for each `a or b`-style fallback chain in the test."""
+    node = parse(test)
+    out: dict[str, str] = {}
+    for n in ast.walk(node) if node is not None else ():
+        chain = _fallback(n, _ANY_ATTR) if isinstance(n, (ast.BoolOp, ast.IfExp)) else []
+        if len(chain) > 1:
+            out.setdefault(chain[0], "falling back to " + " and ".join(chain[1:]))
+    return out
+
+
+class _AnyAttr(dict):
+    """Every attribute read counts as a flag (for spotting fallback chains in resolved tests)."""
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and not key.startswith("=")
+
+    def __getitem__(self, key: str) -> str:
+        return "--" + key.replace("_", "-")
+
+
+_ANY_ATTR = _AnyAttr()
 
 
 # ------------------------------------------------------------------ rendering
@@ -535,6 +619,8 @@ def phrase(atom: Atom) -> str:
     if atom.flag is None:
         words = atom.says[0 if atom.holds else 1]
         return words or f"`{atom.text}` is {'true' if atom.holds else 'false'}"
+    if atom.via:
+        return f"{phrase(replace(atom, via=''))} ({atom.via})"
     f, v = atom.flag, atom.value
     if atom.op == "set":
         return f
