@@ -33,7 +33,7 @@ Runner = Callable[[Launch, Target, Sequence[Mapping[str, Any]]], Outcome]
 Neighbour = Callable[[str, int], Facts | None]  # (file, line) -> the facts of the site there
 
 MAX_REACH = 8  # runs spent getting the before to fire
-MAX_AFTERS = 12  # candidate fixes tried
+MAX_AFTERS = 16  # candidate fixes tried
 MAX_AFTER_REPAIRS = 3  # further checks a fix may have to satisfy
 _WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed")
 

@@ -273,7 +273,7 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
 
 # "feature": turns an enclosing condition around, i.e. launches without the feature the
 # check is about, by another value than removing its flag.
-_RANK = {"advice": 0, "allowed": 1, "solve": 1, "env": 2, "model": 3, "feature": 4, "remove": 5}
+_RANK = {"advice": 0, "solve": 1, "allowed": 2, "env": 3, "model": 4, "feature": 5, "remove": 6}
 
 
 def _ranked(found: list[FixChange]) -> list[FixChange]:
@@ -282,12 +282,14 @@ def _ranked(found: list[FixChange]) -> list[FixChange]:
 
 
 def _unique(found: Iterable[FixChange]) -> list[FixChange]:
-    seen, out = set(), []
+    """Each change once, in the order first found, under its most trusted source (a value
+    the advice and the solver both give counts as advice)."""
+    best: dict[tuple, FixChange] = {}
     for c in found:
-        if c.edits not in seen:
-            seen.add(c.edits)
-            out.append(c)
-    return out
+        kept = best.get(c.edits)
+        if kept is None or _RANK.get(c.source, 9) < _RANK.get(kept.source, 9):
+            best[c.edits] = c if kept is None else FixChange(c.edits, c.source, kept.note)
+    return list(best.values())
 
 
 def _changes_something(change: FixChange, before: Launch, decls: dict[str, FlagDecl]) -> bool:
@@ -358,7 +360,10 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
                 rf"{name}\s*=\s*(1|true)", sentence, re.I
             ):
                 out.append(FixChange((("env", name, "1"),), "advice", sentence))
-    # Values the message lists ("one of [...]", "(fa3/fa4)") for a flag the check is about.
+    # Values the message lists ("one of [...]", "(fa3/fa4)") for a flag the check is about,
+    # the flags the launch itself sets first (changing the user's own choice), each value for
+    # every flag before the next value.
+    involved = sorted(involved, key=lambda fl: not before.has(fl))
     for value in _listed_values(f.message):
         for flag in involved:
             if _value_ok(flag, value, decls) and before.value(flag) != value:
