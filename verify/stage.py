@@ -5,8 +5,8 @@
 `Session` holds what one build shares: the spec, the platform, the repository, the run cache
 and one Harness per revision (started only when a run misses the cache). A verdict carries the
 record's `verification` field and, when verified, the example fix and the first solution;
-`apply_verdict` writes them into the record. A record the harness cannot run keeps its derived
-fix, marked not verified; a record whose check rejected every candidate shows no command.
+`apply_verdict` writes them into the record. A record shows a command only when its check
+passed it; every other record keeps its advice (solutions), marked not verified.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Verdict:
     verification: dict[str, Any]  # {"status", "platform", "revision", "reason"}
     example_fix: str | None = None  # the verified before/after; None: see `keep_fix`
     solution: str | None = None  # the verified change in words
-    keep_fix: bool = True  # False: the record's derived fix was rejected; show none
+    keep_fix: bool = True  # False: show no command (only a verified one is shown)
     runs: int = 0
 
 
@@ -386,11 +386,10 @@ def _from_found(found: Found, base: Mapping[str, str], spec: VerifySpec) -> Verd
             keep_fix=False,
             runs=found.runs,
         )
-    # The harness ran the check and it rejected the derived fix, or no launch reached it:
-    # the record shows advice only. Where it could not run the check at all, the derived fix
-    # stays, marked not verified.
-    ran = found.fired or "no launch built" in found.reason
-    return _verdict(found.status, found.reason, base, keep_fix=not ran, runs=found.runs)
+    # A command is shown only when the check passed it: a fix the check rejected, or one it
+    # could not judge (a stub decided a branch, the code is not part of validation, like
+    # PortArgs.init_new's "please provide --dist-init-addr"), is advice only.
+    return _verdict(found.status, found.reason, base, keep_fix=False, runs=found.runs)
 
 
 def solution_text(change: Any) -> str:
