@@ -163,6 +163,8 @@ class Search:
     ) -> Found:
         tried: list[tuple[FixChange, Outcome]] = []
         said = _told(fired, before) if fired is not None else []
+        if fired is not None and expect.logs:
+            said += self._chosen(fired, expect, before)
         for change in [*said, *self.fixes(f, expect, target, before)]:
             after = candidates.apply(before, change, self.decls)
             result = self.run(after, target)
@@ -400,6 +402,20 @@ class Search:
                 return nxt
         return None
 
+    def _chosen(self, out: Outcome, expect: Expect, before: Launch) -> list[FixChange]:
+        """What a notice says SGLang chose ("change page_size to 64", "deepep_mode=`normal`",
+        "reset to 48"), as the option set to that value explicitly: the warning's own fix."""
+        by_dest = {d.dest: name for name, d in self.decls.items()}
+        found: list[FixChange] = []
+        for log in out.logs:
+            if log.file != expect.file or not (expect.line <= log.line <= expect.end_line):
+                continue
+            for attr, value in _CHOSEN.findall(log.message):
+                flag = by_dest.get(attr) or by_dest.get(attr.replace("-", "_").lstrip("_"))
+                if flag and candidates._value_ok(flag, value, self.decls):
+                    found.append(FixChange((("set", flag, value),), "advice", log.message[:120]))
+        return found[:4]
+
     def _solve_neighbour(self, other: Facts, launch: Launch) -> list[FixChange]:
         site = other.site
         watch = []
@@ -517,6 +533,8 @@ def _about_model(out: Outcome, watch: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
+# "<option> to <value>", "<option>=<value>", "<option> of <value>" in a notice's own words.
+_CHOSEN = re.compile(r"\b([a-z][a-z0-9_-]{2,})`?\s*(?:=|\bto\b|\bof\b|\bis\b)\s*[`'\"]?([\w.-]+)")
 _QUOTED = re.compile(r"'([\w.:/@+-]{1,64})'")
 
 
