@@ -656,6 +656,16 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
     except BaseException:  # noqa: BLE001 - a guard the watch cannot evaluate stays None
         out["value"] = None
     want = guard.get("want")
+    if guard.get("flip") and want is not None and out["value"] is not None and out["value"] == want:
+        out["flipped"] = solve.solve(
+            tree,
+            scope,
+            not want,
+            guard.get("fields", {}),
+            guard.get("vars", ()),
+            guard.get("words", ()),
+            True,
+        )
     if want is not None and out["value"] is not None and out["value"] != want:
         out["solutions"] = solve.solve(
             tree,

@@ -35,6 +35,13 @@ Neighbour = Callable[[str, int], Facts | None]  # (file, line) -> the facts of t
 MAX_REACH = 8  # runs spent getting the before to fire
 MAX_AFTERS = 16  # candidate fixes tried
 MAX_AFTER_REPAIRS = 3  # further checks a fix may have to satisfy
+MAX_RUNS = 60  # runs of the check per record, whatever the search still has to try
+
+
+class _OutOfRuns(Exception):  # noqa: N818 - control flow inside the search
+    """The record's run budget is spent."""
+
+
 _WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed")
 
 
@@ -133,16 +140,31 @@ class Search:
     def run(
         self, launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]] = ()
     ) -> Outcome:
+        if self.runs >= MAX_RUNS:
+            raise _OutOfRuns()
         self.runs += 1
         return self._run(launch, target, watch)
 
     # ------------------------------------------------------------ the whole search
 
     def find(self, f: Facts, expect: Expect) -> Found:
-        """Reach the check, then fix it; on another platform profile when the first one cannot
-        reach it (a check about ROCm is reached on a ROCm profile)."""
+        """Reach the check, then fix it, within MAX_RUNS runs of the check (the same for every
+        build, so the result is too)."""
         self.runs = 0
         self._site = 0
+        try:
+            return self._find(f, expect)
+        except _OutOfRuns:
+            return Found(
+                "unverified",
+                f"no verified fix within {MAX_RUNS} runs of the check",
+                runs=self.runs,
+                platform=self.platform,
+            )
+
+    def _find(self, f: Facts, expect: Expect) -> Found:
+        """On another platform profile when the first one cannot reach the check (a check
+        about ROCm is reached on a ROCm profile)."""
         site = f.site
         target = Target(site.file, site.function, site.line, site.end_line)
         first: Found | None = None
@@ -165,7 +187,7 @@ class Search:
         said = _told(fired, before) if fired is not None else []
         if fired is not None and expect.logs:
             said += self._chosen(fired, expect, before)
-        for change in [*said, *self.fixes(f, expect, target, before)]:
+        for change in [*said, *self.fixes(f, expect, target, before, fired)]:
             after = candidates.apply(before, change, self.decls)
             result = self.run(after, target)
             for _ in range(MAX_AFTER_REPAIRS):
@@ -267,6 +289,10 @@ class Search:
             item = self._item(g.line, test, want, site.file)
             if flip_all:
                 item["near"] = True  # a fix: values one edit away from the launch's first
+            elif turn:
+                # Where it already holds the way that reaches the site, the same run also
+                # finds the values that turn it around: the fix's candidates, no extra run.
+                item["flip"] = True
             if words and not out:
                 item["words"] = words  # once per run: the child shares them with every guard
             out.append(item)
@@ -466,15 +492,27 @@ class Search:
 
     # ------------------------------------------------------------ 2. fix it
 
-    def fixes(self, f: Facts, expect: Expect, target: Target, before: Launch) -> list[FixChange]:
+    def fixes(
+        self,
+        f: Facts,
+        expect: Expect,
+        target: Target,
+        before: Launch,
+        fired: Outcome | None = None,
+    ) -> list[FixChange]:
         """Candidate changes in the order tried (see rank)."""
         found = candidates.changes(f, self.decls, before)
-        # One more run of the before, asking every guard on the path for the values that turn
-        # it around: the direct one first, then the enclosing ones (giving the feature up).
-        flipped = self.run(before, target, self.watch(f, flip_all=True))
+        # The values that turn each guard on the path around, the direct one first, then the
+        # enclosing ones (giving the feature up): the firing run asked for them already
+        # ("flip"); a run answered from an older cache is asked once more.
+        flipped = fired
+        if fired is None or not any("flipped" in g for g in fired.trace.get("guards", {}).values()):
+            flipped = self.run(before, target, self.watch(f, flip_all=True))
         solved: list[FixChange] = []
         for r in sorted(f.readings, key=lambda r: r.role != "direct"):
-            g = flipped.guard(r.guard.line)
+            g = dict(flipped.guard(r.guard.line) or {})
+            if "flipped" in g:
+                g["solutions"] = g["flipped"]
             source = "solve" if r.role == "direct" else "feature"
             for solution in (g or {}).get("solutions", []):
                 edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
