@@ -219,11 +219,40 @@ def flag_assignments(
         if idx is None:
             continue
         for stmt in node.body[:idx]:
+            # A later assignment the path may or may not run (in a branch, a loop, `+=`)
+            # makes an earlier unconditional one no longer the value the check reads.
+            maybe = _maybe_assigned(stmt, is_args)
+            before = [b for b in before if b[0] not in maybe]
             before.extend(_simple_assignments(stmt, is_args, line_of))
         if node is own:
             for stmt in node.body[idx + 1 :]:
                 after.extend(_simple_assignments(stmt, is_args, line_of))
     return before, after
+
+
+def _maybe_assigned(stmt: cst.CSTNode, is_args: Callable[[cst.BaseExpression], bool]) -> set[str]:
+    """Attributes of the launch arguments a compound statement may assign, or a simple one
+    changes in place (`+=`)."""
+    found: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._target(node.target)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                self._target(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                self._target(node.target)
+
+        def _target(self, t: cst.BaseExpression) -> None:
+            if isinstance(t, cst.Attribute) and is_args(t.value):
+                found.add(t.attr.value)
+
+    stmt.visit(_Find())
+    return found
 
 
 def _own_block(path: Sequence[cst.CSTNode]) -> cst.CSTNode | None:

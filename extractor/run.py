@@ -101,6 +101,8 @@ def _kept_bindings(
     name points at (bindings.guess_flags) now that every declared flag is known."""
     out = []
     for b in bindings:
+        if b.kind in ("assigned", "sets") and not keep(b.flags[:1]):
+            continue  # the attribute assigned is no flag
         flags = keep(b.flags)
         if b.kind == "local" and not b.flags and (b.value or "").endswith("]"):
             guessed = guess_flags(b.name, b.value or "", dests)

@@ -401,8 +401,15 @@ class SiteCollector(cst.CSTVisitor):
             self.stack, function_start(self.stack), is_args, line_of
         )
         inner = max(guard_lines, default=0)
+        # flags: the one assigned, then those its value reads (`self.x = self.y` -> x, y)
         out = [
-            Binding(attr, "assigned", bind.source(value), ("--" + attr.replace("_", "-"),), line)
+            Binding(
+                attr,
+                "assigned",
+                bind.source(value),
+                tuple(dict.fromkeys(["--" + attr.replace("_", "-"), *self._flags(value, scope)])),
+                line,
+            )
             for attr, value, line in before
             if "--" + attr.replace("_", "-") in read or line > inner
         ]

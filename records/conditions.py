@@ -515,17 +515,16 @@ def readings(site: Site, passed: Sequence[Guard] = ()) -> list[Reading]:
     own = [
         Guard(" or ".join(f"args.{dest_of(f)}" for f in fl), True, "action", 0, fl) for fl in given
     ] + own
-    all_guards = sorted((*own, *passed), key=lambda g: g.line)
+    all_guards = [_resolved(g, site) for g in sorted((*own, *passed), key=lambda g: g.line)]
+    direct = _resolved(direct, site) if direct is not None else None
     names = list(site.flags) + [f for g in all_guards for f in g.flags]
     flags = tuple(dict.fromkeys(names + list(direct.flags if direct else ())))
     attrs = flag_attrs(flags, name_flags(site))
     out: list[Reading] = []
     for g in all_guards:
         role = "gate" if g.kind in ("early-exit", "try", "passed") else "enclosing"
-        g = _resolved(g, site)
         out.append(Reading(g, _noted(atoms_of(g.test, g.holds, attrs), site, g), role))
     if direct is not None:
-        direct = _resolved(direct, site)
         atoms = _noted(atoms_of(direct.test, False, attrs), site, direct)
         out.append(Reading(direct, atoms, "direct"))
     else:
@@ -541,7 +540,8 @@ def _resolved(g: Guard, site: Site) -> Guard:
     test = resolve(g.test, g.line, site)
     if test == g.test:
         return g
-    return replace(g, test=test, flags=tuple(dict.fromkeys(g.flags + value_flags(g.test, site))))
+    flags = tuple(dict.fromkeys(g.flags + value_flags(g.test, g.line, site)))
+    return replace(g, test=test, flags=flags)
 
 
 def _noted(atoms: tuple[Atom, ...], site: Site, g: Guard) -> tuple[Atom, ...]:

@@ -80,7 +80,10 @@ def resolve(test: str, line: int, site: Site) -> str:
     assigned = {
         b.name: b.value
         for b in site.bindings
-        if b.kind == "assigned" and b.line < line and b.value is not None and _literal(b.value)
+        if b.kind == "assigned"
+        and b.line < line
+        and b.value is not None
+        and (_literal(b.value) or _flag_read(b.value))
     }
     if not exact and not assigned:
         return test
@@ -88,21 +91,36 @@ def resolve(test: str, line: int, site: Site) -> str:
     if node is None:
         return test
     sub = _Substitute(exact, assigned)
-    new = sub.visit(node)
+    new = _Fold().visit(sub.visit(node))
     return ast.unparse(new) if sub.done else test
 
 
-def value_flags(test: str, site: Site) -> tuple[str, ...]:
-    """Flags the exactly known names in `test` stand for (their values read them)."""
+def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
+    """Flags the exactly known names in `test` stand for (their values read them), and those
+    the values of earlier assignments it reads through read."""
     node = parse(test)
     if node is None:
         return ()
     read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
     exact = exact_values(site)
-    return tuple(
-        dict.fromkeys(
-            f for b in site.bindings if b.name in read and b.name in exact for f in b.flags
-        )
+    named = [f for b in site.bindings if b.name in read and b.name in exact for f in b.flags]
+    through = [
+        f
+        for b in site.bindings
+        if b.kind == "assigned" and b.name in attrs and b.line < line
+        for f in b.flags[1:]
+    ]
+    return tuple(dict.fromkeys(named + through))
+
+
+def _flag_read(text: str) -> bool:
+    """`self.other_flag`: the check then reads that flag (SGLang copied it over)."""
+    node = parse(text)
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("self", "server_args", "args", "cfg")
     )
 
 
@@ -135,3 +153,43 @@ class _Substitute(ast.NodeTransformer):
         if node.attr in self.attrs and isinstance(node.ctx, ast.Load):
             return self._value(self.attrs[node.attr], node)
         return self.generic_visit(node)
+
+
+class _Fold(ast.NodeTransformer):
+    """A comparison over constants (`32 > 16` once a value is known) becomes its result, and so
+    does small arithmetic feeding it, so the words drop a condition the code already decided.
+    Only cheap operations on numbers and short strings: the source may be hostile too."""
+
+    def _fold(self, node: ast.expr) -> ast.AST:
+        self.generic_visit(node)
+        kids = [n for n in ast.iter_child_nodes(node) if isinstance(n, ast.expr)]
+        if not all(isinstance(n, ast.Constant) and _small(n.value) for n in kids):
+            return node
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, _CHEAP):
+            return node  # `9 ** 9 ** 9`, `"a" * 10**9`: not worth the risk
+        if isinstance(node, ast.BinOp) and not all(
+            isinstance(n.value, (int, float)) and not isinstance(n.value, bool) for n in kids
+        ):
+            return node
+        try:
+            value = eval(compile(ast.Expression(node), "<fold>", "eval"), {"__builtins__": {}})
+        except Exception:  # 1 / 0, "a" < 1: leave it as written
+            return node
+        return ast.copy_location(ast.Constant(value), node) if _small(value) else node
+
+    visit_Compare = visit_BinOp = visit_UnaryOp = visit_BoolOp = _fold
+
+
+_CHEAP = (ast.Add, ast.Sub, ast.Mult, ast.Mod, ast.FloorDiv, ast.Div)
+
+
+def _small(value: object) -> bool:
+    if isinstance(value, bool) or value is None:
+        return True
+    if isinstance(value, (int, float)):
+        return abs(value) < 1e15
+    if isinstance(value, str):
+        return len(value) <= 200
+    if isinstance(value, tuple):
+        return len(value) <= 64 and all(_small(v) for v in value)
+    return False

@@ -181,3 +181,15 @@ def test_defaults_decide_what_the_launch_needs_to_say():
     )
     # the earlier `--pipeline-size != 1` check passes with the default: no word about it
     assert "--pipeline-size" not in _words("priority scheduling")["triggerScenarios"]
+
+
+def test_a_check_reads_what_the_function_assigned_before_it():
+    # `self.draft_width = self.lookahead_width` just before: the check is about --lookahead-width
+    assert _words("A draft wider than 1")["triggerScenarios"] == (
+        "Launching with --speculative-mode=lookahead, --lookahead-width > 1 and --page-width > 1 "
+        "(the default)."
+    )
+    # `self.window = 8`, then maybe 16: no value is certain, the flag stays
+    assert _words("The window must fit")["triggerScenarios"] == (
+        "Launching when `--window > --page-width` is true."
+    )

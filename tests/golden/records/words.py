@@ -37,6 +37,10 @@ class ServeArgs:
     allowed_labels: Optional[List[str]] = None
     mamba_kernel: str = "triton"
     adapter_paths: Optional[List[str]] = None
+    draft_width: int = 1
+    lookahead_width: int = 1
+    window: int = 4
+    enable_wide: bool = False
 
     def __post_init__(self):
         self._handle_parallel()
@@ -93,6 +97,18 @@ class ServeArgs:
         if self.enable_cache_log and self.speculative_mode is not None:
             logger.warning("Cache logging is disabled because of speculative decoding.")
             self.enable_cache_log = False
+
+    def _handle_draft(self):
+        if self.speculative_mode == "lookahead":
+            # reassigned before the check: the check reads --lookahead-width, not --draft-width
+            self.draft_width = self.lookahead_width
+            if self.draft_width > 1 and self.page_width > 1:
+                raise ValueError("A draft wider than 1 needs --page-width 1.")
+        self.window = 8
+        if self.enable_wide:
+            self.window = 16  # maybe reassigned: the value 8 is no longer certain below
+        if self.window > self.page_width:
+            raise ValueError("The window must fit in a page.")
 
     def _handle_scheduling(self):
         if self.pipeline_size != 1:
@@ -167,6 +183,10 @@ def add_cli_args(parser: argparse.ArgumentParser) -> None:
         "--mamba-kernel", type=str, default="triton", choices=["triton", "fastlib"], help="Mamba kernels."
     )
     parser.add_argument("--prefill-only", action="store_true", help="Serve prefill only.")
+    parser.add_argument("--draft-width", type=int, default=1, help="The draft tree width.")
+    parser.add_argument("--lookahead-width", type=int, default=1, help="The lookahead width.")
+    parser.add_argument("--window", type=int, default=4, help="The attention window.")
+    parser.add_argument("--enable-wide", action="store_true", help="Use a wide window.")
     parser.add_argument(
         "--adapter-paths", type=str, nargs="*", action=PathListAction, help="The adapters to load."
     )
