@@ -53,6 +53,8 @@ CASES = [
     ("Invalid IB device", "verified", "--ib-device", "--ib-device mlx5_0"),
     # Reached on the profile without InfiniBand; the fix gives the device flag up.
     ("InfiniBand sysfs path not found", "verified", "--ib-device", "MODEL_PATH\n"),
+    # A notice only giving the feature up would silence: no fix, said so.
+    ("Slow mode is on", "unverified", None, None),
     # Not part of validation: nothing to verify, said so.
     ("ports are chosen at launch", "not-applicable", None, None),
     # A stub decides the branch: never called verified.
@@ -81,6 +83,8 @@ def test_each_record_gets_the_verdict_its_check_gives(built, prefix, status, bef
 
 
 def test_unverified_reasons_say_what_the_check_did(built) -> None:
+    _, v = verdict_for(built, "Slow mode is on")
+    assert v.verification["reason"].startswith("only giving the feature up would silence")
     _, v = verdict_for(built, "not enough free memory")
     assert "could not be decided" in v.verification["reason"]
     assert "torch.cuda.mem_get_info()" in v.verification["reason"]

@@ -51,6 +51,7 @@ class ServerArgs:
     write_outside: bool = False
     lora_paths: Optional[list] = None
     ib_device: Optional[str] = None
+    slow_mode: bool = False
 
     def __post_init__(self):
         """Runs every step in order."""
@@ -105,6 +106,8 @@ class ServerArgs:
         if self.enable_foo and not envs.FAKE_ALLOW_FOO.get():
             raise ValueError("--enable-foo needs FAKE_ALLOW_FOO=1.")
         self._check_ib(self.ib_device)
+        if self.slow_mode:
+            logger.warning("Slow mode is on; requests are served one at a time.")
 
     def _check_ib(self, device):
         if device is None:
@@ -136,6 +139,7 @@ class ServerArgs:
         parser.add_argument("--write-outside", action="store_true")
         parser.add_argument("--lora-paths", nargs="*", action=LoRAPathAction)
         parser.add_argument("--ib-device", type=str)
+        parser.add_argument("--slow-mode", action="store_true")
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):
