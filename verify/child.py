@@ -17,15 +17,11 @@ from __future__ import annotations
 
 import argparse
 import ast
-import builtins
 import importlib
-import io
 import json
 import logging
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
 import traceback
@@ -35,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from kverr.extractor.sources import BlobReader, decode_source
-from kverr.verify import sandbox, solve, steps, stubs
+from kverr.verify import sandbox, steps, stubs
+from kverr.verify.walls import close_walls
+from kverr.verify.watch import Watch, plain
 
 MESSAGE_LIMIT = 4000  # characters of an exception or log message sent back
 
@@ -54,49 +52,6 @@ class _Parser(argparse.ArgumentParser):
 
     def exit(self, status: int = 0, message: str | None = None) -> Any:  # type: ignore[override]
         raise ParseFailed(message or f"exit status {status}")
-
-
-# ---------------------------------------------------------------- the sandbox's walls
-
-
-def _refuse(what: str):
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise PermissionError(f"kverr verify sandbox: {what} is disabled")
-
-    return refuse
-
-
-def close_walls(workdir: Path) -> None:
-    """No network, no programs, no writes outside `workdir` (the build cache's temp dir)."""
-    for name in ("socket", "create_connection", "getaddrinfo", "socketpair", "create_server"):
-        setattr(socket, name, _refuse("network access"))
-    subprocess.Popen = _refuse("running programs")  # type: ignore[misc,assignment]
-    for name in ("system", "popen", "execv", "execve", "execvp", "spawnv", "fork", "forkpty"):
-        if hasattr(os, name):
-            setattr(os, name, _refuse("running programs"))
-    root = str(workdir.resolve())
-    real_open, real_mkdir = builtins.open, os.mkdir
-
-    def inside(path: Any) -> bool:
-        try:
-            full = os.path.realpath(os.fspath(path))
-        except TypeError:
-            return True  # a file descriptor: already open
-        return full == root or full.startswith(root + os.sep)
-
-    def guarded_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if any(c in mode for c in "wax+") and not inside(file):
-            raise PermissionError(f"kverr verify sandbox: writing {file} is disabled")
-        return real_open(file, mode, *args, **kwargs)
-
-    def guarded_mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
-        if not inside(path):
-            raise PermissionError(f"kverr verify sandbox: creating {path} is disabled")
-        real_mkdir(path, *args, **kwargs)
-
-    builtins.open = io.open = guarded_open  # type: ignore[assignment]
-    os.mkdir = guarded_mkdir  # type: ignore[assignment]
-    os.chdir(workdir)
 
 
 # ---------------------------------------------------------------- profile values
@@ -413,10 +368,10 @@ class World:
             }
             if action.choices is not None:
                 try:
-                    info["choices"] = [c for c in action.choices if _plain(c)]
+                    info["choices"] = [c for c in action.choices if plain(c)]
                 except BaseException:  # noqa: BLE001 - choices made of stubs
                     pass
-            if _plain(action.default):
+            if plain(action.default):
                 info["default"] = action.default
             for name in action.option_strings:
                 out[name] = info
@@ -481,7 +436,7 @@ class World:
         words = next((w["words"] for w in job.get("watch", ()) if "words" in w), ())
         shared = {"fields": self.fields, "words": words}
         guards = [{**shared, **w} for w in job.get("watch", ())]
-        watch = _Watch({n: self._code_of(n) for n in names}, main, guards)
+        watch = Watch({n: self._code_of(n) for n in names}, main, guards)
         signal.setitimer(signal.ITIMER_REAL, float(job.get("timeout", 5.0)))
         if watch.by_place and watch.guards:
             sys.settrace(watch.global_trace)  # only when asked: tracing costs every call
@@ -572,123 +527,6 @@ class World:
             want = ", ".join(self.spec["phases"])
             return f"this revision's {self.spec['args_class']} has none of {want}"
         return f"{target['function'] or 'module-level code'} is not reached from {phases}"
-
-
-class _Watch:
-    """Lines the record's function ran, and each watched guard evaluated right where the code
-    evaluates it: its truth value and the plain values of the names and `self.x` it reads.
-
-    A guard may belong to another function (`"function"`: the caller on the way to the record's
-    function). The search reads this to tell which guard came out wrong and what the values
-    were (after every earlier step ran), instead of guessing them from the source."""
-
-    def __init__(self, codes: dict[str, Any], main: str, watch: Any) -> None:
-        self.guards = [dict(w) for w in watch]
-        self.main = codes.get(main)
-        self.code = self.main  # tracing is on when there is something to watch
-        self.by_place: dict[tuple[str, int, str], list[int]] = {}
-        for i, g in enumerate(self.guards):
-            code = codes.get(g.get("function") or main)
-            if code is not None:
-                key = (code.co_filename, code.co_firstlineno, code.co_name)
-                self.by_place.setdefault(key, []).append(i)
-        self.entered = False
-        self.lines: set[int] = set()
-        self.seen: dict[int, dict[str, Any]] = {}
-
-    def global_trace(self, frame: Any, event: str, arg: Any) -> Any:
-        code = frame.f_code
-        # By place, not identity: a phase cut short is a new code object of the same function.
-        indices = self.by_place.get((code.co_filename, code.co_firstlineno, code.co_name))
-        if indices is None:
-            return None
-        is_main = self.main is not None and code.co_firstlineno == self.main.co_firstlineno
-        if is_main:
-            self.entered = True
-
-        def local_trace(frame: Any, event: str, arg: Any) -> Any:
-            if event == "line":
-                line = frame.f_lineno
-                if is_main:
-                    self.lines.add(line)
-                for i in indices:
-                    g = self.guards[i]
-                    if i not in self.seen and g["line"] <= line <= g["line"] + 10:
-                        self.seen[i] = _evaluate(g, frame)
-            return local_trace
-
-        return local_trace
-
-    def report(self) -> dict[str, Any]:
-        return {
-            "entered": self.entered,
-            "guards": {str(self.guards[i]["line"]): v for i, v in self.seen.items()},
-        }
-
-
-def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
-    """A watched guard in the frame's scope: {"value": bool or None, "names": {name: plain
-    value}}, and "solutions" when the search wants the other value (see solve.py)."""
-    noted = len(stubs.NOTES)
-    out: dict[str, Any] = {"value": None, "names": {}}
-    try:
-        tree = ast.parse(guard["test"], mode="eval")
-    except SyntaxError:
-        return out
-    scope = {**frame.f_globals, **frame.f_locals}
-    for node in ast.walk(tree):
-        name = value = None
-        if isinstance(node, ast.Name) and node.id in scope:
-            name, value = node.id, scope[node.id]
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-            and "self" in scope
-        ):
-            name = f"self.{node.attr}"
-            value = getattr(scope["self"], "__dict__", {}).get(node.attr, _ABSENT)
-        if name is not None and _plain(value):
-            plain = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-            out["names"][name] = plain
-    try:
-        out["value"] = bool(eval(compile(tree, "<guard>", "eval"), scope))  # noqa: S307
-    except BaseException:  # noqa: BLE001 - a guard the watch cannot evaluate stays None
-        out["value"] = None
-    want = guard.get("want")
-    if guard.get("flip") and want is not None and out["value"] is not None and out["value"] == want:
-        out["flipped"] = solve.solve(
-            tree,
-            scope,
-            not want,
-            guard.get("fields", {}),
-            guard.get("vars", ()),
-            guard.get("words", ()),
-            True,
-        )
-    if want is not None and out["value"] is not None and out["value"] != want:
-        out["solutions"] = solve.solve(
-            tree,
-            scope,
-            want,
-            guard.get("fields", {}),
-            guard.get("vars", ()),
-            guard.get("words", ()),
-            bool(guard.get("near")),
-        )
-    del stubs.NOTES[noted:]  # the watch's own look must not make the run undecided
-    return out
-
-
-_ABSENT = object()
-
-
-def _plain(value: Any) -> bool:
-    if type(value) in (str, int, float, bool, type(None)):
-        return True
-    if type(value) in (list, tuple, set, frozenset):
-        return all(_plain(v) for v in value)
-    return False
 
 
 def main() -> int:
