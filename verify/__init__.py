@@ -2,7 +2,7 @@
 a fix's command lines, in a sandbox, and says whether the fix is verified.
 
     spec.py     VerifySpec: what a project's validation looks like, as data (sglang.toml)
-    harness.py  Harness: one sandboxed child process per revision; run(argv, env, target)
+    harness.py  Harness: one sandboxed child per platform, revision after revision; run()
     child.py    the child: loads the revision's modules from git objects, runs one job a line
     walls.py    the child's walls: no network, no programs, no writes outside its work dir
     watch.py    the child's watch: each guard evaluated where the code evaluates it
