@@ -137,12 +137,20 @@ class _NameReads(cst.CSTVisitor):
             self.names.append(node.value)
 
 
-def names_read(nodes: Sequence[cst.CSTNode | None]) -> list[str]:
-    reads = _NameReads()
+def names_read(nodes: Sequence[cst.CSTNode | None], memo: dict[int, list[str]]) -> list[str]:
+    """The plain names `nodes` read, first-seen order; `memo` (per node) because the guard
+    tests of a block are shared by all its sites."""
+    out: list[str] = []
     for node in nodes:
-        if node is not None:
+        if node is None:
+            continue
+        names = memo.get(id(node))
+        if names is None:
+            reads = _NameReads()
             node.visit(reads)
-    return reads.names
+            names = memo[id(node)] = reads.names
+        out.extend(n for n in names if n not in out)
+    return out
 
 
 def constant(name: str, value: object) -> Binding | None:
@@ -158,12 +166,14 @@ def constant(name: str, value: object) -> Binding | None:
     return Binding(name, "constant", text) if len(text) <= 200 else None
 
 
-def unpacked(fn: cst.FunctionDef, name: str, is_args: Callable[[cst.BaseExpression], bool]):
+def unpacked(
+    assigns: Sequence[cst.Assign], name: str, is_args: Callable[[cst.BaseExpression], bool]
+):
     """`a, b = <call on the launch arguments>`: (call, index of `name`) when that is the only
-    assignment to `name` in the function; else None."""
+    assignment to `name` among the function's `assigns` (function_assignments); else None."""
     found: list[tuple[cst.Call, int]] = []
     others = 0
-    for node in _assignments(fn):
+    for node in assigns:
         for target in node.targets:
             t = target.target
             if isinstance(t, cst.Name) and t.value == name:
@@ -180,13 +190,43 @@ def unpacked(fn: cst.FunctionDef, name: str, is_args: Callable[[cst.BaseExpressi
     return found[0] if len(found) == 1 and not others else None
 
 
+def ast_unpacked(fn: ast.AST, name: str, is_args: Callable[[ast.AST], bool]):
+    """`unpacked` on the function's stdlib tree: (call source, index) or None."""
+    found: list[tuple[ast.Call, int]] = []
+    others = 0
+    for node in ast.walk(fn):
+        if node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue  # ast.walk still descends; a nested def's names are rare enough here
+        if not isinstance(node, ast.Assign):
+            continue
+        for t in node.targets:
+            if isinstance(t, ast.Name) and t.id == name:
+                others += 1
+            elif isinstance(t, (ast.Tuple, ast.List)):
+                names = [e.id if isinstance(e, ast.Name) else None for e in t.elts]
+                if name not in names:
+                    continue
+                call = node.value
+                on_args = isinstance(call, ast.Call) and (
+                    (isinstance(call.func, ast.Attribute) and is_args(call.func.value))
+                    or any(is_args(a) for a in call.args)
+                )
+                if on_args:
+                    found.append((call, names.index(name)))
+                else:
+                    others += 1
+    if len(found) == 1 and not others:
+        return ast.unparse(found[0][0]), found[0][1]
+    return None
+
+
 def _on_args(call: cst.Call, is_args: Callable[[cst.BaseExpression], bool]) -> bool:
     if isinstance(call.func, cst.Attribute) and is_args(call.func.value):
         return True
     return any(is_args(a.value) for a in call.args)
 
 
-def _assignments(fn: cst.FunctionDef) -> list[cst.Assign]:
+def function_assignments(fn: cst.FunctionDef) -> list[cst.Assign]:
     out: list[cst.Assign] = []
 
     class _Find(cst.CSTVisitor):
@@ -205,9 +245,13 @@ def flag_assignments(
     start: int,
     is_args: Callable[[cst.BaseExpression], bool],
     line_of: Callable[[cst.CSTNode], int],
+    memo: dict[int, set[str]],
+    may_assign: Callable[[cst.CSTNode], set[str] | None] = lambda stmt: None,
 ) -> tuple[list[tuple[str, cst.BaseExpression, int]], list[tuple[str, cst.BaseExpression, int]]]:
     """Assignments `<args>.attr = value` around the site, as (attr, value, line):
-    (unconditional ones on the path before the site, ones after it in its own block)."""
+    (unconditional ones on the path before the site, ones after it in its own block).
+    `memo` keeps what each statement may assign: the sites of a function share it, so each
+    statement is walked once, not once per site after it."""
     before: list[tuple[str, cst.BaseExpression, int]] = []
     after: list[tuple[str, cst.BaseExpression, int]] = []
     own = _own_block(path)
@@ -221,7 +265,13 @@ def flag_assignments(
         for stmt in node.body[:idx]:
             # A later assignment the path may or may not run (in a branch, a loop, `+=`)
             # makes an earlier unconditional one no longer the value the check reads.
-            maybe = _maybe_assigned(stmt, is_args)
+            maybe = memo.get(id(stmt))
+            if maybe is None:
+                # the stdlib tree of the statement when the caller has it (cheap), else libcst
+                maybe = may_assign(stmt)
+                maybe = memo[id(stmt)] = (
+                    maybe if maybe is not None else _maybe_assigned(stmt, is_args)
+                )
             before = [b for b in before if b[0] not in maybe]
             before.extend(_simple_assignments(stmt, is_args, line_of))
         if node is own:
@@ -253,6 +303,25 @@ def _maybe_assigned(stmt: cst.CSTNode, is_args: Callable[[cst.BaseExpression], b
 
     stmt.visit(_Find())
     return found
+
+
+def ast_maybe_assigned(stmt: ast.AST, args_names: set[str]) -> set[str]:
+    """_maybe_assigned on the stdlib tree of the same statement (keep the two in step)."""
+    simple = not isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.Match))
+    out = set()
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.AugAssign) or (
+            not simple and isinstance(n, (ast.Assign, ast.AnnAssign))
+        ):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id in args_names
+                ):
+                    out.add(t.attr)
+    return out
 
 
 def _own_block(path: Sequence[cst.CSTNode]) -> cst.CSTNode | None:

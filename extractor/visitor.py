@@ -58,6 +58,8 @@ class _Scope:
     constants: dict[str, object] | None = None
     assign_index: dict[str, set[int]] | None = None
     index_opaque: set[str] | None = None  # names _index_function cannot follow
+    assigns: list[cst.Assign] | None = None  # every `x = ...` of the function (bindings.py)
+    maybe_assigned: dict[int, set[str]] = field(default_factory=dict)  # statement -> attrs
     opaque: set[str] = field(default_factory=set)
     loggers: set[str] = field(default_factory=set)
     bound: set[str] = field(default_factory=set)
@@ -92,6 +94,7 @@ class SiteCollector(cst.CSTVisitor):
         self.scopes: list[_Scope] = []
         self.sites: list[Site] = []
         self.flag_memo: dict[int, list[str]] = {}
+        self.name_memo: dict[int, list[str]] = {}
 
     # ------------------------------------------------------------ traversal bookkeeping
 
@@ -342,7 +345,7 @@ class SiteCollector(cst.CSTVisitor):
             action = self.mctx.actions.get(self.names[-2])
         if action:
             out.append(Binding("values", "action", None, action))
-        for name in bind.names_read(nodes):
+        for name in bind.names_read(nodes, self.name_memo):
             if name not in scope.args_names and not (action and name == "values"):
                 found = self._binding(scope, name)
                 if found is not None:
@@ -366,10 +369,17 @@ class SiteCollector(cst.CSTVisitor):
             imported = self.mctx.imports.get(name)  # its value: the build reads that module
             return Binding(name, "import", imported) if imported else None
         if name in opaque:
-            got = bind.unpacked(fn, name, lambda n: _is_args_expr(n, scope.args_names))
-            if got is None:
-                return None
-            return Binding(name, "local", f"{bind.source(got[0])}[{got[1]}]")
+            if isinstance(scope.ast_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = bind.ast_unpacked(
+                    scope.ast_node, name, lambda n: _ast_is_args_expr(n, scope.args_names)
+                )
+            else:  # only libcst parses this function
+                if scope.assigns is None:
+                    scope.assigns = bind.function_assignments(fn)
+                is_args = lambda n: _is_args_expr(n, scope.args_names)  # noqa: E731
+                got = bind.unpacked(scope.assigns, name, is_args)
+                found = (bind.source(got[0]), got[1]) if got else None
+            return Binding(name, "local", f"{found[0]}[{found[1]}]") if found else None
         alts = reaching(name, self.stack, lambda stmt: id(stmt) in index[name])
         if not alts or any(augs for _, augs in alts):
             return None
@@ -397,8 +407,18 @@ class SiteCollector(cst.CSTVisitor):
         def is_args(node: cst.BaseExpression) -> bool:
             return _is_args_expr(node, scope.args_names)
 
+        def may_assign(stmt: cst.CSTNode) -> set[str] | None:
+            ordinal = self.ordinal.get(id(stmt))
+            node = self.ast_stmt(ordinal) if ordinal is not None else None
+            return bind.ast_maybe_assigned(node, scope.args_names) if node is not None else None
+
         before, after = bind.flag_assignments(
-            self.stack, function_start(self.stack), is_args, line_of
+            self.stack,
+            function_start(self.stack),
+            is_args,
+            line_of,
+            scope.maybe_assigned,
+            may_assign,
         )
         inner = max(guard_lines, default=0)
         # flags: the one assigned, then those its value reads (`self.x = self.y` -> x, y)
