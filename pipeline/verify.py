@@ -97,11 +97,21 @@ def verify_step(
 ) -> tuple[list[dict], VerifyReport]:
     """`records` with their verification (and verified fixes), and the build's report."""
     from kverr.verify.spec import load_spec
-    from kverr.verify.stage import Session, apply_verdict, files_key, verify_revision
+    from kverr.verify.stage import Session, Verdict, apply_verdict, files_key, verify_revision
 
     spec = load_spec()
     progress = progress or (lambda phase, done, total: None)
     report = VerifyReport(platform=spec.platform(platform).name)
+    if not any(path == spec.main_path for files in plan.files for path, _ in files):
+        # Another project (vLLM): no spec says how to run its validation yet, so nothing is
+        # verified, and each record says why rather than a harness error.
+        reason = f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
+        out = [
+            apply_verdict(r, Verdict(_not_run(reason, spec, platform), keep_fix=False))
+            for r in records
+        ]
+        _count(report, out, plan)
+        return out, report
     by_sha = {r.sha: i for i, r in enumerate(plan.revisions) if r.sha}
     at = pin_to_commits(plan, scan)
     owed: dict[int, list[dict]] = {}
@@ -157,6 +167,15 @@ def verify_step(
     result = [out[r["id"]] for r in records]
     _count(report, result, plan)
     return result, report
+
+
+def _not_run(reason: str, spec: Any, platform: str | None) -> dict:
+    return {
+        "status": "unverified",
+        "platform": spec.platform(platform).name,
+        "revision": None,
+        "reason": reason,
+    }
 
 
 def _where(plan: Plan, ord_: int, by_sha: dict[str, int]) -> tuple[Revision, Revision, dict]:

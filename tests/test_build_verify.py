@@ -82,3 +82,19 @@ def test_verify_needs_git_and_a_known_platform(repo: Git, tmp_path: Path) -> Non
     with pytest.raises(SourceError, match="unknown platform profile 'tpu'"):
         build(out=tmp_path / "o", git_repo=repo.root, revs=["HEAD"], repo_name="o/r",
               verify=True, platform="tpu")  # fmt: skip
+
+
+def test_another_project_is_not_verified_and_says_why(tmp_path: Path) -> None:
+    g = Git(tmp_path / "other")
+    g.commit(
+        "x",
+        {
+            "pkg/config.py": "def check(x):\n    if x:\n        raise ValueError('x is not allowed here')\n"
+        },
+    )
+    result = build(out=tmp_path / "ds", git_repo=g.root, revs=["HEAD"], globs=["pkg/*.py"],
+                   repo_name="o/r", verify=True)  # fmt: skip
+    (rec,) = records(tmp_path / "ds").values()
+    assert rec["verification"]["status"] == "unverified"
+    assert rec["verification"]["reason"].startswith("kverr has no verify spec for this project")
+    assert result.verify.runs == 0
