@@ -314,6 +314,20 @@ def build(
             help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).",
         ),
     ] = None,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="With --git: run each record's fix through its revision's own check (sandboxed) and keep only fixes that pass.",
+        ),
+    ] = False,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform",
+            help="Platform profile --verify runs under: cuda-sm90 (default), cuda-sm100, rocm-mi300.",
+        ),
+    ] = None,
 ) -> None:
     """Extract every error from a directory or git revisions into a dataset directory (and a catalog).
 
@@ -343,6 +357,8 @@ def build(
             snapshot_date=snapshot_date,
             command=["kverr", *sys.argv[1:]],
             on_progress=on_progress,
+            verify=verify,
+            platform=platform,
         )
     typer.echo(render.build_summary(result))
 

@@ -203,6 +203,9 @@ def build_summary(result: Any) -> str:
         f"  blobs: {s.get('blobs', 0)} ({s.get('blobs_parsed', 0)} parsed, {s.get('blob_cache_hits', 0)} cached); "
         f"functions: {s.get('units_parsed', 0)} parsed, {s.get('unit_cache_hits', 0)} cached",
     ]
+    v = getattr(result, "verify", None)
+    if v is not None:
+        lines.append(verify_summary(v))
     if result.failures:
         lines.append(f"{len(result.failures)} file(s) could not be parsed:")
         lines += [f"  {f.path}:{f.line}:{f.col}: {f.message}" for f in result.failures]
@@ -241,6 +244,18 @@ def collision_lines(collisions: Sequence[Any], show: int = 20) -> list[str]:
     if len(pairs) > show:
         out.append(f"  ... and {len(pairs) - show} more")
     return out
+
+
+def verify_summary(v: Any) -> str:
+    """`kverr build --verify`: the verified rate that matters (raise/assert records of the
+    newest commit), every status, and what it cost in runs of the check."""
+    rate = f"{100 * v.verified_newest / v.errors_newest:.0f}%" if v.errors_newest else "n/a"
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(v.counts.items()))
+    return (
+        f"  verified fixes: {v.verified_newest} of {v.errors_newest} raise/assert records at "
+        f"{v.newest or 'the newest revision'} ({rate}) on {v.platform}; all records: {counts}; "
+        f"runs of the check: {v.runs} ({v.cached} cached)"
+    )
 
 
 def _h_severities(counts: dict[str, int]) -> str:

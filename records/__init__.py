@@ -147,9 +147,19 @@ def record_for(
         "flags": list(dict.fromkeys(site.flags)),
         "placeholders": placeholders_of(site.template),
         "previousId": None,
+        # verify/ replaces this when the build runs the revision's own check (--verify).
+        "verification": dict(NOT_VERIFIED),
     }
     rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings), repo))
     return rec
+
+
+NOT_VERIFIED = {
+    "status": "unverified",
+    "platform": None,
+    "revision": None,
+    "reason": "the build did not run the revision's own check (kverr build --verify)",
+}
 
 
 def source_window(text: str, line: int, radius: int = WINDOW) -> tuple[int, int, str]:

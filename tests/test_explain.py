@@ -36,7 +36,9 @@ def test_json_contract(run):
     out = json.loads(res.stdout)
     assert sorted(out) == ["matches", "query"] and out["query"] == TP_LINE
     (m,) = out["matches"]
-    assert sorted(m) == ["line", "match", "record", "releases", "score", "values"]
+    assert sorted(m) == ["fixStatus", "line", "match", "record", "releases", "score", "values"]
+    # The fixture dataset was not verified, and says so in one sentence.
+    assert m["fixStatus"].startswith("Fix not verified: ")
     assert m["record"] == FIXTURE_RECORDS[2]
     assert (m["match"], m["line"], m["releases"]) == ("pattern", 1, ["v0.4.0", "v0.5.0"])
     assert m["values"] == {"self.tp_size": "3", "self.pp_size": "2"}
