@@ -11,7 +11,10 @@ def fix_status(record: dict[str, Any]) -> str:
     v = record.get("verification") or {}
     status = v.get("status")
     if status == "verified":
-        return f"Fix verified against {v.get('revision')}'s own check on {v.get('platform')}."
+        model = f" with model profile {v['model']}" if v.get("model") else ""
+        return (
+            f"Fix verified against {v.get('revision')}'s own check on {v.get('platform')}{model}."
+        )
     reason = (v.get("reason") or "this dataset was built without verification").rstrip(".")
     return f"Fix not verified: {reason}."
 

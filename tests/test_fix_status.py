@@ -24,6 +24,10 @@ FIX = "# before\npython -m sglang.launch_server --model-path MODEL_PATH --page-s
     [
         (VERIFIED, "Fix verified against 3d3a32c0b9f5's own check on cuda-sm90."),
         (
+            {**VERIFIED, "model": "exaone4"},
+            "Fix verified against 3d3a32c0b9f5's own check on cuda-sm90 with model profile exaone4.",
+        ),
+        (
             {"status": "unverified", "platform": "cuda-sm90", "revision": "3d3a32c0b9f5",
              "reason": "none of 3 candidate fixes passed."},
             "Fix not verified: none of 3 candidate fixes passed.",

@@ -28,12 +28,12 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, 
     session = Session(load_spec(), str(MIRROR), tmp_path_factory.mktemp("up"), cache={})
     out = verify_revision(exts, wanted, session, rev, files=[(f.path, f.blob) for f in files])
     session.close()
-    return {r["errorMessage"]: (r, out[r["id"]]) for r in wanted}
+    return {r["id"]: (r, out[r["id"]]) for r in wanted}
 
 
 def find(verdicts, prefix: str):
-    (hit,) = [v for m, v in verdicts.items() if m.startswith(prefix)]
-    return hit[1]
+    (hit,) = [v for r, v in verdicts.values() if r["errorMessage"].startswith(prefix)]
+    return hit
 
 
 @pytest.mark.parametrize(
@@ -44,6 +44,8 @@ def find(verdicts, prefix: str):
         # "The fix should add --ssl-certfile."
         ("--ssl-keyfile requires --ssl-certfile", "--ssl-certfile ssl-certfile.pem"),
         ("tp_size must be divisible by number of nodes", "--nnodes 2 --tp-size 2"),
+        # An environment variable's value the check reads, solved where it reads it.
+        ("When fuse_mode is set to 2", "--quantization modelslim"),
     ],
 )
 def test_the_issues_examples_are_verified(verdicts, prefix, after) -> None:
@@ -58,7 +60,26 @@ def test_most_raise_and_assert_records_are_verified_and_none_shows_a_rejected_co
 ) -> None:
     server_args = [v for (r, v) in verdicts.values() if r["filePath"].endswith("server_args.py")]
     verified = sum(v.verification["status"] == "verified" for v in server_args)
-    assert verified / len(server_args) >= 0.8, (verified, len(server_args))
+    assert verified / len(server_args) >= 0.9, (verified, len(server_args))
     for v in server_args:
         assert (v.example_fix is not None) == (v.verification["status"] == "verified")
         assert v.verification["status"] == "verified" or not v.keep_fix
+
+
+def test_every_profile_verifies_a_check_of_its_own(verdicts) -> None:
+    """Each further platform and model profile of verify/sglang.toml is there for checks the
+    default box and model cannot reach; each verifies at least one at the newest revision."""
+    used_platforms = {v.verification["platform"] for _, v in verdicts.values()
+                      if v.verification["status"] == "verified"}  # fmt: skip
+    used_models = {v.verification.get("model") for _, v in verdicts.values()
+                   if v.verification["status"] == "verified"}  # fmt: skip
+    assert {"cuda-sm90-ib-empty", "cuda-sm90-flashinfer-no-mamba"} <= used_platforms
+    assert {"qwen-1m", "exaone4", "deepseek-v32"} <= used_models
+
+
+def test_what_no_command_line_reaches_is_not_applicable_and_says_why(verdicts) -> None:
+    v = find(verdicts, "Invalid disaggregation_mode")
+    assert v.verification["status"] == "not-applicable"
+    assert v.verification["reason"].startswith(
+        "no command line reaches it: every value --disaggregation-mode can hold"
+    )

@@ -366,6 +366,8 @@ class World:
                 "list": action.nargs in ("+", "*")
                 or (type(action.nargs) is int and action.nargs > 1),
             }
+            if getattr(action.type, "__name__", "") == "loads":
+                info["json"] = True  # type=json.loads: the value is JSON text
             if action.choices is not None:
                 try:
                     info["choices"] = [c for c in action.choices if plain(c)]

@@ -281,7 +281,9 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.tree, self.package = tree, package
         self.loaded = dict(loaded)  # module name -> repository path, executed for real
         self.substitutes = dict(substitutes)
-        self.absent = absent  # packages the platform profile says are not installed
+        # packages (or a package's module: "flashinfer.mamba") the platform profile says are
+        # not installed
+        self.absent = absent
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         top = fullname.partition(".")[0]
@@ -289,7 +291,7 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return importlib.machinery.ModuleSpec(
                 fullname, self, origin=self.loaded[fullname], is_package=False
             )
-        if top in self.absent:
+        if any(fullname == a or fullname.startswith(a + ".") for a in self.absent):
             raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         if top != self.package and top in self.substitutes:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=False)

@@ -15,6 +15,8 @@ Every run goes through `runner`, so a cache can answer repeats (a rebuild starts
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,10 +24,11 @@ from typing import Any
 
 from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge import candidates
-from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge.facts import Facts, is_json
 from kverr.verify import steps
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.judge import Expect, fires, passes, what_happened
+from kverr.verify.solve import ENV
 
 from kverr.ftypes import FixChange, FlagDecl, Guard, Launch
 
@@ -42,7 +45,7 @@ class _OutOfRuns(Exception):  # noqa: N818 - control flow inside the search
     """The record's run budget is spent."""
 
 
-_WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed")
+_WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed", "try")
 
 
 @dataclass(frozen=True)
@@ -57,24 +60,74 @@ class Found:
     runs: int = 0
     fired: bool = False  # the before raised (or logged) exactly this record
     platform: str = ""  # the platform profile it was verified (or last tried) on
+    # The model the verified launches ran with when not the default profile as it is
+    # ("deepseek-v32", "the default model with architectures Qwen2VLForConditionalGeneration").
+    model: str = ""
 
 
-def fields_of(decls: Mapping[str, FlagDecl]) -> dict[str, dict[str, Any]]:
-    """attribute -> what the child's solver needs about the option that sets it."""
+def model_label(launch: Launch, profiles: Mapping[str, Mapping[str, Any]]) -> str:
+    """How a launch's model differs from the default profile, in a few words ("" if not);
+    `profiles`: name -> its hf_config, so that an attribute the profile has anyway is not
+    named again."""
+    model = dict(launch.model)
+    profile = model.pop("profile", None)
+    own = profiles.get(profile or "", {})
+    extra = ", ".join(
+        f"{k} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+        for k, v in sorted(model.items())
+        if not (isinstance(v, (list, tuple)) and list(v) == list(own.get(k, ())) or own.get(k) == v)
+    )
+    if profile and extra:
+        return f"{profile} with {extra}"
+    return profile or (f"the default model with {extra}" if extra else "")
+
+
+def fields_of(
+    decls: Mapping[str, FlagDecl], assigned: Mapping[str, list[Any] | None] | None = None
+) -> dict[str, dict[str, Any]]:
+    """attribute -> what the child's solver needs about the option that sets it; `assigned`:
+    attribute -> the literal values the validation code assigns it (None: some other value;
+    steps.assigned_values), so that the solver can tell when it has tried every value."""
     out: dict[str, dict[str, Any]] = {}
+    assigned = assigned or {}
     for name, d in decls.items():
         out.setdefault(
             d.dest,
             {
                 "flag": name,
                 "switch": candidates.is_switch(name, dict(decls)),
-                "choices": list(d.choices or ()),
+                "choices": _typed(d.choices or (), d.type),
+                "assigned": assigned.get(d.dest, []),
+                # the value when the option is left out ([] when not plain data)
+                "default": _literal_default(d.default),
                 "list": (d.type or "").startswith("list["),
                 "int": "int" in (d.type or "") and not (d.type or "").startswith("list["),
                 "float": "float" in (d.type or "") and not (d.type or "").startswith("list["),
+                "json": is_json(d),  # JSON text: the solver tries objects
+                # a list's items: "list[int]" -> "int" (numbers to try, not words)
+                "item": (d.type or "")[5:-1] if (d.type or "").startswith("list[") else None,
             },
         )
     return out
+
+
+def _literal_default(text: str | None) -> list[Any]:
+    """[the default] when it is plain data, [] when it is not known."""
+    if text is None:
+        return [None]
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError):
+        return []
+    return [value] if type(value) in (str, int, float, bool) or value is None else []
+
+
+def _typed(choices: Sequence[str], kind: str | None) -> list[Any]:
+    """Choices as the parsed attribute holds them: numbers for an int option (`choices=[16,
+    32]` arrive here as text)."""
+    if kind == "int" and all(re.fullmatch(r"-?\d+", c) for c in choices):
+        return [int(c) for c in choices]
+    return list(choices)
 
 
 class Search:
@@ -85,7 +138,7 @@ class Search:
         neighbour: Neighbour = lambda file, line: None,
         source: Callable[[str], str] = lambda file: "",
         args_class: str = "",
-        models: Sequence[str] = (),
+        models: Sequence[str] | Mapping[str, Mapping[str, Any]] = (),
     ) -> None:
         # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
         self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
@@ -95,6 +148,11 @@ class Search:
         self.fields = fields_of(self.decls)
         self.neighbour, self.source, self.args_class = neighbour, source, args_class
         self.models = list(models)  # model profiles after the default, tried in this order
+        # Each profile's hf_config (and "config.x": its model config): a check that reads an
+        # attribute the default model lacks is tried on a model that declares it.
+        self.profiles: dict[str, Mapping[str, Any]] = {
+            name: models[name] if isinstance(models, Mapping) else {} for name in self.models
+        }
         self._memo: dict[tuple[str, ...], Any] = {}
         self._site = 0  # which call site of the record's function the search goes through
         self.attrs = {d.dest: name for name, d in self.decls.items()}
@@ -110,6 +168,8 @@ class Search:
                 self._memo[key] = steps.call_sites(text, self.args_class, function)
             elif what == "words":
                 self._memo[key] = steps.words_of(text, function)
+            elif what == "try":
+                self._memo[key] = steps.try_test(text, function, *rest)
             elif what == "params":
                 sites = steps.call_sites(text, self.args_class, function)
                 if sites:
@@ -173,7 +233,7 @@ class Search:
             before, out = self.reach(f, expect, target)
             if before is not None:
                 return self._fix(f, expect, target, before, out)
-            found = self._not_reached(out)
+            found = self._unreachable(f, out) or self._not_reached(out)
             first = first or found
             if found.status == "not-applicable" or not _about_platform(f, out):
                 break
@@ -197,6 +257,8 @@ class Search:
                 if c.source not in ("remove", "feature") and not _undoes(c, before)
             ]
         for change in changes:
+            if all(op == "model" for op, _, _ in change.edits):
+                continue  # the model is what MODEL_PATH names, not a change of the command line
             after = candidates.apply(before, change, self.decls)
             result = self.run(after, target)
             for _ in range(MAX_AFTER_REPAIRS):
@@ -210,7 +272,9 @@ class Search:
                 change, after = repaired
                 result = self.run(after, target)
             if passes(result, expect):
-                return Found("verified", "", before, after, change, self.runs, True, self.platform)
+                found = self._same_model(expect, target, before, after, change)
+                if found is not None:
+                    return found
             tried.append((change, result))
             if len(tried) >= MAX_AFTERS:
                 break
@@ -225,6 +289,24 @@ class Search:
                 f"{describe(change)}, {what_happened(result)}"
             )
         return Found("unverified", reason, before, None, None, self.runs, True, self.platform)
+
+    def _same_model(
+        self, expect: Expect, target: Target, before: Launch, after: Launch, change: FixChange
+    ) -> Found | None:
+        """The verified fix, with before and after on the same model: a model the after had
+        to switch to (a check further on wants a Qwen model) is the model of the before too,
+        which must still fire there; None when it does not."""
+        model = tuple(e for e in change.edits if e[0] == "model")
+        if model:
+            change = FixChange(tuple(e for e in change.edits if e[0] != "model"), change.source,
+                               change.note)  # fmt: skip
+            if not change.edits:
+                return None
+            before = candidates.apply(before, FixChange(model, "model"), self.decls)
+            if not fires(self.run(before, target), expect):
+                return None
+        label = model_label(before, self.profiles)
+        return Found("verified", "", before, after, change, self.runs, True, self.platform, label)
 
     def _after_repair(
         self, f: Facts, before: Launch, change: FixChange, after: Launch, result: Outcome
@@ -258,6 +340,42 @@ class Search:
             return merged, candidates.apply(after, rep, self.decls)
         return None
 
+    def _unreachable(self, f: Facts, out: Outcome | None) -> Found | None:
+        """Not applicable when the check's own condition cannot come out the way that fires
+        it for any value a command line can give: the run reached it, and the solver tried
+        every value of the options it reads (their choices, and what the validation code
+        assigns them) without one that turns it (watch.py's "exhausted")."""
+        if out is None or out.status != "passed":
+            return None
+        for r in f.readings:
+            if r.role != "direct":
+                continue
+            g = out.guard(r.guard.line)
+            if g and g.get("exhausted") and g.get("value") is not None:
+                attrs = dict.fromkeys(
+                    a for a in re.findall(r"\bself\.(\w+)", r.guard.test) if a in self.fields
+                )
+                held = "; ".join(self._values_held(a) for a in attrs)
+                return Found(
+                    "not-applicable",
+                    f"no command line reaches it: every value {held} leaves "
+                    f"`{r.guard.test}` {'false' if r.guard.holds else 'true'}",
+                    runs=self.runs,
+                )
+        return None
+
+    def _values_held(self, attr: str) -> str:
+        """ "--x can hold (the parser's choices a, b; validation sets c)"."""
+        f = self.fields[attr]
+        if f.get("switch"):
+            return f"{f['flag']} can hold (on or off)"
+        text = f"{f['flag']} can hold (the parser's choices {', '.join(map(str, f['choices']))}"
+        extra = [v for v in [*f.get("default", ()), *(f.get("assigned") or ())]
+                 if v not in f["choices"]]  # fmt: skip
+        if extra:
+            text += f"; otherwise {', '.join(map(repr, dict.fromkeys(extra)))}"
+        return text + ")"
+
     def _not_reached(self, out: Outcome | None) -> Found:
         if out is None:
             return Found("unverified", "no launch was tried", runs=self.runs)
@@ -288,16 +406,21 @@ class Search:
         out = []
         site = f.site
         words = list(self._steps("words", site.file, site.function))
+        path: list[str] = []  # the guards so far, each as it holds on the way to the site
         for r in f.readings:
             g = r.guard
-            if g.kind not in _WATCHED or candidates._parse(g.test) is None:
+            test = self._test(site.file, site.function, g)
+            if test is None:
                 continue
             # Earlier checks stay passed: turning one around only moves the failure there. An
-            # early exit (`if x is None: return`) turned around skips the check: a feature fix.
-            turn = r.role in ("direct", "enclosing") or g.kind == "early-exit"
+            # early exit (`if x is None: return`) turned around skips the check: a feature fix;
+            # so does a try body that no longer raises (the except clause's condition).
+            turn = r.role in ("direct", "enclosing") or g.kind in ("early-exit", "try")
             want = g.holds != (flip_all and turn)
-            test = self._steps("inline", site.file, site.function, g.test, g.line)
             item = self._item(g.line, test, want, site.file)
+            if path:
+                item["keep"] = list(path)  # a value that turns an earlier guard is no answer
+            path.append(test if g.holds else f"not ({test})")
             if flip_all:
                 item["near"] = True  # a fix: values one edit away from the launch's first
             elif turn:
@@ -340,6 +463,20 @@ class Search:
                     out.append(item if same else dict(item, function=method))
                     seen.add((None if same else method, line))
         return out
+
+    def _test(self, file: str, function: str | None, g: Guard) -> str | None:
+        """A guard's test as the watch evaluates it: locals replaced by what they were
+        assigned; an except clause as "its try body raises" (steps.try_test); None when the
+        watch cannot evaluate it."""
+        if g.kind == "try":
+            raw = self._steps("try", file, function, g.line, g.test)
+        elif g.kind in _WATCHED and candidates._parse(g.test) is not None:
+            raw = g.test
+        else:
+            return None
+        if raw is None:
+            return None
+        return self._steps("inline", file, function, raw, g.line)
 
     def _item(self, line: int, test: str, want: bool, file: str) -> dict[str, Any]:
         """One watched guard; `vars`: attributes that methods it calls on self read."""
@@ -411,6 +548,10 @@ class Search:
                     # Nothing short of undoing the launch: ask that check's own guards, where
                     # they run, for values that turn it around (one more run).
                     options += self._solve_neighbour(other, launch)
+                if _reads_model(other):
+                    # The earlier check is about the model (`is_deepseek_nsa(hf_config)`):
+                    # the record's check may be about another kind of model too.
+                    options += self._other_models(launch)
 
             def undoes(c: FixChange) -> bool:
                 return any(
@@ -424,20 +565,28 @@ class Search:
             options = self._parse_repairs(out.reason)
         elif out.status == "passed":
             options = self._guard_repairs(out)
+        elif out.status == "undecidable" and (m := _MISSING_FACT.search(out.reason)):
+            # The check read what the model profile does not declare (an Exaone config's
+            # sliding_window_pattern): a profile that declares it describes that model.
+            options = self._other_models(launch, ("config." if m.group(1) else "") + m.group(2))
         if out.status == "passed" and _about_model(out, watch):
             # No option makes the path hold and a guard reads the model: the check may be
             # about another kind of model.
-            current = dict(launch.model).get("profile")
-            options += [
-                FixChange((("model", "profile", name),), "model")
-                for name in self.models
-                if name != current
-            ]
+            options += self._other_models(launch)
         for change in options:
             nxt = candidates.apply(launch, change, self.decls)
             if nxt not in seen:
                 return nxt
         return None
+
+    def _other_models(self, launch: Launch, attribute: str = "") -> list[FixChange]:
+        """Switches to the other model profiles (those declaring `attribute`, when given)."""
+        current = dict(launch.model).get("profile")
+        return [
+            FixChange((("model", "profile", name),), "model")
+            for name in self.models
+            if name != current and (not attribute or attribute in self.profiles[name])
+        ]
 
     def _chosen(self, out: Outcome, expect: Expect, before: Launch) -> list[FixChange]:
         """What a notice says SGLang chose ("change page_size to 64", "deepep_mode=`normal`",
@@ -524,7 +673,9 @@ class Search:
             g = dict(flipped.guard(r.guard.line) or {})
             if "flipped" in g:
                 g["solutions"] = g["flipped"]
-            source = "solve" if r.role == "direct" else "feature"
+            # The direct guard turned around is the fix; so is a try body that stops raising
+            # (the except clause the check sits in); an enclosing one gives the feature up.
+            source = "solve" if r.role == "direct" or r.guard.kind == "try" else "feature"
             for solution in (g or {}).get("solutions", []):
                 edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
                 solved.append(FixChange(edits, source, r.guard.test))
@@ -560,6 +711,18 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
 _MODEL_WORDS = re.compile(
     r"hf_config|model_arch|model_config|architectures|is_multimodal|get_model_config|nsa"
 )
+# stubs.MissingFact's message, as the run's reason reports it
+_MISSING_FACT = re.compile(
+    r"the profile's model(?:'s hf_config|( config)) does not declare '(\w+)'"
+)
+
+
+def _reads_model(f: Facts) -> bool:
+    """The check's own path reads the model (its config, its architecture)."""
+    return any(
+        _MODEL_WORDS.search(r.guard.test) or any(a.topic == "model" for a in r.atoms)
+        for r in f.readings
+    )
 
 
 def _undoes(c: FixChange, launch: Launch) -> bool:
@@ -594,7 +757,7 @@ def _told(out: Outcome, launch: Launch) -> list[FixChange]:
     if out.status != "raised" or not out.message:
         return []
     quoted = list(dict.fromkeys(_QUOTED.findall(out.message)))
-    out_: list[FixChange] = []
+    out_: list[FixChange] = _told_json(out.message, quoted, launch)
     for option, value in launch.args:
         shown = value if isinstance(value, str) else None
         if not shown or f"'{shown}'" not in out.message:
@@ -603,6 +766,43 @@ def _told(out: Outcome, launch: Launch) -> list[FixChange]:
             if word != shown and word not in shown:
                 out_.append(FixChange(((("set", option, word)),), "advice", out.message[:120]))
     return out_[:4]
+
+
+def _told_json(message: str, quoted: Sequence[str], launch: Launch) -> list[FixChange]:
+    """The same for a JSON object the launch set: a key the error quotes back replaced by
+    each other word it quotes ("Invalid modality 'x' ... Allowed: ['image', ...]"), or the
+    words it says are missing added as keys ("does not contain 'lora_name' and 'lora_path'
+    keys")."""
+    out: list[FixChange] = []
+    for option, value in launch.args:
+        items = list(value) if isinstance(value, tuple) else [value]
+        for i, item in enumerate(items):
+            obj = _json_object(item)
+            if obj is None:
+                continue
+            bad = [k for k in obj if f"'{k}'" in message]
+            others = [w for w in quoted if w not in obj]
+            fixed = []
+            if bad:
+                fixed = [{**{k: v for k, v in obj.items() if k != bad[0]}, w: obj[bad[0]]}
+                         for w in others]  # fmt: skip
+            elif others and re.search(r"\b(contain|missing|requires?|keys?)\b", message):
+                fixed = [{**obj, **dict.fromkeys(others, "x")}]
+            for new in fixed[:3]:
+                words = [*items[:i], json.dumps(new), *items[i + 1 :]]
+                shown = tuple(words) if isinstance(value, tuple) else words[0]
+                out.append(FixChange((("set", option, shown),), "advice", message[:120]))  # type: ignore[arg-type]
+    return out
+
+
+def _json_object(text: Any) -> dict | None:
+    if not isinstance(text, str) or not text.strip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _about_platform(f: Facts, out: Outcome | None) -> bool:
@@ -616,6 +816,10 @@ def _about_platform(f: Facts, out: Outcome | None) -> bool:
 
 
 def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:
+    if flag.startswith(ENV):  # an environment variable the guard reads (solve.py)
+        return ("env", flag[len(ENV) :], None if value is None else str(value))
+    if isinstance(value, dict) or (isinstance(value, list) and is_json(decls.get(flag))):
+        return ("set", flag, json.dumps(value))  # a JSON option's value, as JSON text
     switch = candidates.is_switch(flag, dict(decls))
     if value is True and switch:
         return ("set", flag, None)

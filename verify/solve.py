@@ -1,18 +1,21 @@
 """Values that make a guard come out the way the search needs (runs in the child).
 
 When the run reaches a watched guard, the child evaluates it where the code does. If the
-search asked for another truth value, the guard is evaluated again on copies of the args
-object with some launch options' attributes replaced, one option at a time, then two; the
-first assignments that give the wanted value go back as candidate changes (`--tp-size 2
---moe-dp-size 2`, `--page-size 64`). The revision's own state is used throughout (values set by
-earlier steps, FLA_CHUNK_SIZE, locals), and the harness still runs every candidate: nothing
-found here is trusted by itself.
+search asked for another truth value, the guard is evaluated again with some launch options'
+attributes (or environment variables it reads) replaced, one at a time, then two; the first
+assignments that give the wanted value, and keep every guard of the path that holds now
+holding (`keep`), go back as candidate changes (`--tp-size 2 --moe-dp-size 2`, `--page-size
+64`, `SGLANG_X=2`). The revision's own state is used throughout (values set by earlier steps,
+FLA_CHUNK_SIZE, locals), and the harness still runs every candidate: nothing found here is
+trusted by itself.
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
+import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +23,22 @@ from kverr.verify import stubs
 
 _NUMBERS = (1, 2, 4, 8, 3, 16, 32, 64, 0, -1)
 MAX_FOUND = 4
+MAX_PER_NAME = 2  # solutions per option: a guard over two options offers both
 MAX_TRIES = 1500  # evaluations per guard: a bound on time whatever the domains
+ENV = "env:"  # an environment variable in a solution: ["env:SGLANG_X", "2"]
+LOCAL = "local:"  # a local of the frame that holds an option's words (an Action's `values`)
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_UNSET = object()
+
+
+def raises(thunk: Any, caught: Any) -> bool:
+    """Whether `thunk()` raises one of `caught`: the guard of an `except` clause, "the try
+    body raises" (search.py writes it as `__kverr_raises__(lambda: (...), (E, ...))`)."""
+    try:
+        thunk()
+    except caught:
+        return True
+    return False
 
 
 def solve(
@@ -31,37 +49,126 @@ def solve(
     extra: Sequence[str] = (),
     words: Sequence[str] = (),
     near: bool = False,
+    keep: Sequence[ast.Expression] = (),
 ) -> list[list[list[Any]]]:
     """Assignments [[option, value], ...] under which the guard evaluates to `want`.
 
     scope: the frame's globals and locals (with `self`); fields: attribute -> {"flag",
-    "switch", "choices", "int"} for the attributes a launch option sets."""
+    "switch", "choices", "int", "list", "item"} for the attributes a launch option sets;
+    keep: guards of the path (compiled to hold) that an assignment must not turn around."""
     obj = scope.get("self")
-    if obj is None or not hasattr(obj, "__dict__"):
-        return []
+    has_obj = obj is not None and hasattr(obj, "__dict__")
     found_attrs = [*_self_attrs(tree), *extra]  # extra: what methods the guard calls read
-    variables = [a for a in dict.fromkeys(found_attrs) if a in fields and hasattr(obj, a)]
-    constants = _constants(tree, scope, obj)
+    variables: list[tuple[str, list[Any]]] = []
+    constants = _constants(tree, scope, obj if has_obj else None)
     strings = list(dict.fromkeys([*_strings(tree), *words]))  # words: the function's own
-    domains = {a: _domain(getattr(obj, a), fields[a], constants, strings, near) for a in variables}
+    if has_obj:
+        for a in dict.fromkeys(found_attrs):
+            if a in fields and hasattr(obj, a):
+                variables.append((a, _domain(getattr(obj, a), fields[a], constants, strings, near)))
+    action = _action_option(scope, fields)
+    if action is not None and _reads(tree, "values"):
+        # An argparse Action's __call__: its option's words arrive as `values`.
+        attr, field = action
+        variables.append(
+            (LOCAL + "values", _domain(scope["values"], field, constants, strings, near))
+        )
+        fields = {**fields, LOCAL + "values": field}
+    for name in _env_names(tree):
+        variables.append((ENV + name, _env_domain(name, _strings(tree))))
+    if not variables:
+        return []
     code = compile(tree, "<guard>", "eval")
+    keeps = [(k, compile(k, "<keep>", "eval")) for k in keep]
+    keeps = [(k, c) for k, c in keeps if _value(c, scope, obj, {}) is True]  # what holds now
+    # Options only a kept guard reads may change along with one the guard reads, so that
+    # the earlier check still passes (`--page-size 3` wants `--mamba-track-interval 3` too).
+    seen = {name for name, _ in variables}
+    partners: list[tuple[str, list[Any]]] = []
+    if has_obj:
+        for k, _ in keeps:
+            for a in _self_attrs(k):
+                if a in fields and a not in seen and hasattr(obj, a):
+                    seen.add(a)
+                    partners.append(
+                        (a, _domain(getattr(obj, a), fields[a], constants, strings, near))
+                    )
     found: list[list[list[Any]]] = []
     tries = 0
+    per_option = MAX_PER_NAME if len(variables) > 1 else MAX_FOUND
     for size in (1, 2):
-        for combo in itertools.combinations(variables, size):
-            for values in itertools.product(*(domains[a] for a in combo)):
+        combos = list(itertools.combinations(variables, size))
+        if size == 2:
+            combos += [(v, p) for v in variables for p in partners]
+        for combo in combos:
+            per_name = 0
+            for values in itertools.product(*(domain for _, domain in combo)):
                 tries += 1
                 if tries > MAX_TRIES:
                     return found
-                if _value(code, scope, obj, dict(zip(combo, values, strict=True))) is want:
-                    found.append(
-                        [[fields[a]["flag"], v] for a, v in zip(combo, values, strict=True)]
-                    )
-                    if len(found) >= MAX_FOUND:
-                        return found
+                changed = {name: v for (name, _), v in zip(combo, values, strict=True)}
+                if _value(code, scope, obj, changed) is not want:
+                    continue
+                if any(_value(c, scope, obj, changed) is not True for _, c in keeps):
+                    continue
+                found.append([[_flag(name, fields), v] for name, v in changed.items()])
+                per_name += 1
+                if len(found) >= MAX_FOUND:
+                    return found
+                if size == 1 and per_name >= per_option:
+                    break
         if found:
             return found  # changing one option beats changing two
     return found
+
+
+def exhausted(
+    tree: ast.Expression,
+    fields: Mapping[str, dict[str, Any]],
+    frame_locals: Sequence[str],
+    extra: Sequence[str] = (),
+) -> bool:
+    """Whether `solve` tried every value the guard can see: it reads options only through
+    `self.x` (no local, no method of the object, no environment variable), each a switch or an
+    option with choices whose every value, and every literal the validation code assigns it,
+    were tried. An answer of no assignment then means no command line gives the guard the
+    wanted value."""
+    attrs = _self_attrs(tree)
+    if not attrs or extra or _env_names(tree):
+        return False
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    if names & (set(frame_locals) - {"self"}):
+        return False  # a local may hold anything another path gives it
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) for n in ast.walk(tree)):
+        return False  # `self.m()` or `x.get()`: values the solver does not vary
+    size = 1
+    for a in attrs:
+        f = fields.get(a)
+        if f is None or f.get("list") or f.get("assigned") is None or not f.get("default"):
+            return False
+        if not (f.get("switch") or f.get("choices")):
+            return False
+        size *= 2 if f.get("switch") else len(f["choices"]) + len(f.get("assigned") or ()) + 2
+    return len(attrs) <= 2 and size <= MAX_TRIES
+
+
+def _flag(name: str, fields: Mapping[str, dict[str, Any]]) -> str:
+    return name if name.startswith(ENV) else fields[name]["flag"]
+
+
+def _action_option(
+    scope: dict[str, Any], fields: Mapping[str, dict[str, Any]]
+) -> tuple[str, dict[str, Any]] | None:
+    """(attribute, field) of the option whose argparse Action is running in this frame."""
+    obj = scope.get("self")
+    dest = getattr(obj, "dest", None) if "values" in scope and "namespace" in scope else None
+    if not isinstance(dest, str) or dest not in fields:
+        return None
+    return dest, {**fields[dest], "list": isinstance(scope["values"], list)}
+
+
+def _reads(tree: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
 
 
 def _self_attrs(tree: ast.AST) -> list[str]:
@@ -70,6 +177,34 @@ def _self_attrs(tree: ast.AST) -> list[str]:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
             out.append(n.attr)
     return list(dict.fromkeys(out))
+
+
+def _env_names(tree: ast.AST) -> list[str]:
+    """Environment variables the guard reads: `os.environ.get("X")`, `os.getenv("X")`,
+    `get_bool_env_var("X")`, `envs.X.get()`: a name in capitals with an underscore, as a
+    string argument of a call or subscript, or an attribute that is called through."""
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            for arg in n.args[:1]:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    out.append(arg.value)
+            f = n.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute):
+                out.append(f.value.attr)  # envs.X.get()
+        elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant):
+            if isinstance(n.slice.value, str):
+                out.append(n.slice.value)  # os.environ["X"]
+    return [x for x in dict.fromkeys(out) if _ENV_NAME.fullmatch(x)]
+
+
+def _env_domain(name: str, strings: list[str]) -> list[Any]:
+    """Values worth trying for an environment variable: the guard's own short strings ("1",
+    "2"), then the usual switches, then unset (None)."""
+    values = [s for s in strings if 0 < len(s) <= 16 and not _ENV_NAME.fullmatch(s)]
+    values += ["1", "true", "0", "false", None]
+    current = os.environ.get(name)
+    return [v for v in dict.fromkeys(values) if v != current]
 
 
 def _constants(tree: ast.AST, scope: dict[str, Any], obj: Any) -> list[int]:
@@ -83,7 +218,10 @@ def _constants(tree: ast.AST, scope: dict[str, Any], obj: Any) -> list[int]:
         elif isinstance(n, ast.Name):
             value = scope.get(n.id)
         elif (
-            isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+            isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "self"
+            and obj is not None
         ):
             value = obj.__dict__.get(n.attr)
         if type(value) is int:
@@ -119,10 +257,15 @@ def _domain(
     a name containing each (`":" not in name` wants "name:x")."""
     if field.get("switch"):
         return [not current] if type(current) is bool else [True, False]
+    if field.get("json"):
+        return _objects(current, strings)
     if field.get("list"):
-        return _lists(current, strings, near)
+        return _lists(current, strings, near, field.get("choices") or (), field.get("item"),
+                      constants)  # fmt: skip
     if field.get("choices"):
-        return [c for c in field["choices"] if c != current]
+        # The parser's choices, then what the validation code itself assigns the attribute.
+        values = [*field["choices"], *field.get("default", ()), *(field.get("assigned") or ())]
+        return [c for c in dict.fromkeys(values) if c != current and plain_value(c)]
     if field.get("int") or type(current) is int:
         return _numbers(current, constants)
     if type(current) is float or field.get("float"):
@@ -139,12 +282,52 @@ def _domain(
 _WORDS = ("1", "2", "0", "-1", "0.5", "x")
 
 
-def _lists(current: Any, strings: list[str], near: bool = False) -> list[list[str]]:
+def plain_value(value: Any) -> bool:
+    return type(value) in (str, int, float, bool) or value is None
+
+
+def _objects(current: Any, strings: list[str]) -> list[Any]:
+    """JSON objects for an option parsed as JSON: one with a key nothing expects, the empty
+    one, one per word of the guard, the current one with a key added or removed."""
+    base = dict(current) if isinstance(current, dict) else {}
+    words = [w for w in strings if w and w.isidentifier()][:6]
+    out: list[Any] = [{"x": 1}, {}, *({w: 1} for w in words)]
+    out += [{**base, "x": 1}, *({k: v for k, v in base.items() if k != drop} for drop in base)]
+    unique: dict[str, Any] = {}
+    for v in out:
+        if v != current:
+            unique.setdefault(repr(v), v)
+    return list(unique.values())
+
+
+def _items(strings: list[str], choices: Sequence[Any], item: str | None) -> list[str]:
+    """Words a list option's items can be: its choices (the guard's own first), numbers for
+    a list of numbers, else the guard's words and a few plain ones."""
+    if choices:
+        named = [s for s in strings if s in choices]
+        return list(dict.fromkeys([*named, *(str(c) for c in choices)]))
+    if item in ("int", "float"):
+        numeric = [s for s in strings if re.fullmatch(r"-?\d+(\.\d+)?", s)]
+        return list(dict.fromkeys([*numeric, "1", "2", "3", "4", "0", "-1"]))
+    joined = [a + b for a in strings for b in strings if 0 < len(a) <= 2 and 0 < len(b) <= 2]
+    return list(dict.fromkeys([*strings, *joined[:4], *_WORDS]))
+
+
+def _lists(
+    current: Any,
+    strings: list[str],
+    near: bool = False,
+    choices: Sequence[Any] = (),
+    item: str | None = None,
+    constants: Sequence[int] = (),
+) -> list[list[str]]:
     """Lists one edit away from the current one (an item replaced, added or dropped), and
-    fresh ones that start with a word the guard tests (`["tse", "1", "2", "3"]`); with
-    `near` (a fix, not a way in) the one-edit ones first."""
+    fresh ones that start with a word the guard tests (`["tse", "1", "2", "3"]`), two different
+    items, and lists as long as a number the guard reads, plus one (`len(x) <= 8`); with `near`
+    (a fix, not a way in) the one-edit ones first."""
     base = [str(v) for v in current] if isinstance(current, (list, tuple)) else []
-    words = [*strings, *_WORDS]
+    words = _items(strings, choices, item)
+    heads = [s for s in strings if s in words] if choices else list(strings)
     edits: list[list[str]] = []
     for i in range(len(base)):
         edits += [[*base[:i], w, *base[i + 1 :]] for w in words]
@@ -155,9 +338,15 @@ def _lists(current: Any, strings: list[str], near: bool = False) -> list[list[st
     out.append([])
     # Shortest first across words: a guard that wants "not tse" tries every other word before
     # longer lists of one word, so two chained guards settle in a step or two.
-    out += [[s] for s in strings]
-    out += [[s, "1"] for s in strings]
-    out += [[s, "1", "2", "3"] for s in strings]
+    out += [[s] for s in heads]
+    if choices or item in ("int", "float"):
+        out += [[w] for w in words]
+        out += [[a, b] for a in (heads or words)[:3] for b in words if b != a]
+    else:
+        out += [[s, "1"] for s in heads]
+        out += [[s, "1", "2", "3"] for s in heads]
+    for n in sorted({c + k for c in constants if 0 < c <= 16 for k in (0, 1)} | {4}):
+        out.append([words[i % len(words)] if choices else _nth(i, item) for i in range(n)])
     if not near:
         out += edits
     unique: dict[tuple[str, ...], list[str]] = {}
@@ -167,18 +356,47 @@ def _lists(current: Any, strings: list[str], near: bool = False) -> list[list[st
     return list(unique.values())
 
 
+def _nth(i: int, item: str | None) -> str:
+    """The i-th item of a long list: distinct numbers, or distinct names."""
+    return str(i + 1) if item in ("int", "float") else f"x{i + 1}"
+
+
 def _value(code: Any, scope: dict[str, Any], obj: Any, changed: dict[str, Any]) -> bool | None:
-    """The guard with some attributes changed in place, then put back (cheaper than a copy
-    of an object with hundreds of fields, and methods of the object see the change)."""
-    saved = {attr: obj.__dict__[attr] for attr in changed if attr in obj.__dict__}
+    """The guard with some attributes (and environment variables) changed in place, then put
+    back (cheaper than a copy of an object with hundreds of fields, and methods of the object
+    see the change)."""
+    attrs = {k: v for k, v in changed.items() if not k.startswith((ENV, LOCAL))}
+    env = {k[len(ENV) :]: v for k, v in changed.items() if k.startswith(ENV)}
+    local = {k[len(LOCAL) :]: v for k, v in changed.items() if k.startswith(LOCAL)}
+    saved_local = {name: scope.get(name, _UNSET) for name in local}
+    scope.update(local)
+    saved = {attr: obj.__dict__[attr] for attr in attrs if attr in obj.__dict__} if attrs else {}
+    saved_env = {name: os.environ.get(name, _UNSET) for name in env}
     noted = len(stubs.NOTES)
     try:
-        obj.__dict__.update(changed)
+        if attrs:
+            obj.__dict__.update(attrs)
+        for name, v in env.items():
+            if v is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = str(v)
         return bool(eval(code, scope))  # noqa: S307 - the revision's guard, in the sandbox
     except BaseException:  # noqa: BLE001 - an assignment the guard cannot take offers nothing
         return None
     finally:
-        for attr in changed:
+        for attr in attrs:
             obj.__dict__.pop(attr, None)
-        obj.__dict__.update(saved)
+        if saved:
+            obj.__dict__.update(saved)
+        for name, v in saved_env.items():
+            if v is _UNSET:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = v
+        for name, v in saved_local.items():
+            if v is _UNSET:
+                scope.pop(name, None)
+            else:
+                scope[name] = v
         del stubs.NOTES[noted:]

@@ -25,6 +25,7 @@ from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
 from kverr.records.pattern import pattern_for
+from kverr.verify import steps
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.judge import Expect
 from kverr.verify.search import Found, Search, describe, fields_of
@@ -205,7 +206,7 @@ def parser_decls(decls: Mapping[str, FlagDecl], options: Mapping[str, Any]) -> d
             dest = known.dest if known else opt.get("dest", name.lstrip("-").replace("-", "_"))
             d = known or FlagDecl(name=name, dest=dest)
             d = replace(d, name=name)
-        kind = d.type or _kind(opt.get("default"))
+        kind = "json" if opt.get("json") else (d.type or _kind(opt.get("default")))
         if opt.get("list") and not (kind or "").startswith("list["):
             kind = f"list[{kind or 'str'}]"  # takes several words: `--x tse 1 2 3`
         out[name] = replace(
@@ -271,7 +272,8 @@ def verify_revision(
     by_line = _by_line(sites, facts)
     loaded = set(info["loaded"].values())
     texts = {ex.source.path: ex.source.text for ex in exts}
-    fields = fields_of(decls)
+    main = texts.get(session.spec.main_path, "")
+    fields = fields_of(decls, steps.assigned_values(main, session.spec.args_class))
 
     def searcher(worker: int) -> Search:
         runners = {
@@ -286,7 +288,14 @@ def verify_revision(
             by_line,
             lambda file: texts.get(file, ""),
             session.spec.args_class,
-            [m for m in session.spec.models if m != session.spec.default_model],
+            {
+                name: {
+                    **m.objects.get("hf_config", {}),
+                    **{f"config.{k}": v for k, v in m.objects.get("config", {}).items()},
+                }
+                for name, m in session.spec.models.items()
+                if name != session.spec.default_model
+            },
         )
 
     out: dict[str, Verdict] = {}
@@ -373,6 +382,8 @@ def _verdict(status: str, reason: str, base: Mapping[str, str], **kw: Any) -> Ve
 
 def _from_found(found: Found, base: Mapping[str, str], spec: VerifySpec) -> Verdict:
     base = {**base, "platform": found.platform or base["platform"]}
+    if found.status == "verified" and found.model:
+        base["model"] = found.model  # the model profile the check ran with, when not the default
     if found.status == "verified" and found.before is not None and found.after is not None:
         before = found.before.command(spec.launch, spec.base_args)
         after = found.after.command(spec.launch, spec.base_args)

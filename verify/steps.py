@@ -19,6 +19,7 @@ import copy
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 Node = tuple[str, str]  # (file path, qualified function name: "ServerArgs._handle_x", "handle_y")
 
@@ -212,7 +213,23 @@ def inline_locals(
     if fn is None or node is None:
         return test
     defs: dict[str, list[ast.expr]] = {}
+    looped: dict[str, ast.For] = {}
     for sub in ast.walk(fn):
+        first = _first_item(sub, line)
+        if first is not None:
+            # A loop, the test in its body: the watch evaluates the test in the first
+            # iteration, where the loop's names hold the first item's values.
+            for name, value in first.items():
+                defs.setdefault(name, []).append(value)
+                looped[name] = sub  # type: ignore[assignment]
+            continue
+        step = _refines(sub, looped, line)
+        if step is not None:
+            # `x = x.strip()` in that loop's body, before the test: x is the first item,
+            # stripped.
+            name, value = step
+            defs[name] = [_substitute(value, name, defs[name][-1])]
+            continue
         if not isinstance(sub, ast.Assign) or sub.lineno >= line or len(sub.targets) != 1:
             if isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
                 for t in ast.walk(sub.target if not isinstance(sub, ast.With) else sub):
@@ -254,6 +271,22 @@ def inline_locals(
                     return copy.deepcopy(once[n.id])  # never edit the cached function's tree
                 return n
 
+            def visit_Call(self, n: ast.Call) -> ast.AST:
+                # `getattr(self, "x")` (after the loop names are in) reads as `self.x`.
+                n = self.generic_visit(n)  # type: ignore[assignment]
+                if (
+                    isinstance(n.func, ast.Name)
+                    and n.func.id == "getattr"
+                    and len(n.args) == 2
+                    and isinstance(n.args[0], ast.Name)
+                    and n.args[0].id == "self"
+                    and isinstance(n.args[1], ast.Constant)
+                    and isinstance(n.args[1].value, str)
+                    and n.args[1].value.isidentifier()
+                ):
+                    return ast.Attribute(value=n.args[0], attr=n.args[1].value, ctx=ast.Load())
+                return n
+
             def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
                 # `self.x_str` set once earlier in the function from options (`self.a_str,
                 # self.b_str = self.get_attention_backends()`) reads as that expression.
@@ -268,6 +301,54 @@ def inline_locals(
         if not changed:
             break
     return ast.unparse(node)
+
+
+def _refines(node: ast.AST, looped: dict[str, ast.For], line: int) -> tuple[str, ast.expr] | None:
+    """(name, value) for `name = f(name)`, a statement of the body of the loop binding `name`,
+    before `line`."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return None
+    target = node.targets[0]
+    if not isinstance(target, ast.Name) or target.id not in looped or node.lineno >= line:
+        return None
+    if not any(node is stmt for stmt in looped[target.id].body):
+        return None
+    reads = any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(node.value))
+    return (target.id, node.value) if reads else None
+
+
+def _substitute(expr: ast.expr, name: str, value: ast.expr) -> ast.expr:
+    class Put(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
+            return copy.deepcopy(value) if n.id == name and isinstance(n.ctx, ast.Load) else n
+
+    return Put().visit(copy.deepcopy(expr))
+
+
+def _first_item(node: ast.AST, line: int) -> dict[str, ast.expr] | None:
+    """name -> value in the first iteration of `for a, b in [(x, y), ...]` (literal items)
+    when `line` lies in the loop's body; None otherwise."""
+    if not isinstance(node, ast.For) or not (node.lineno < line <= (node.end_lineno or 0)):
+        return None
+    if isinstance(node.target, ast.Name) and not isinstance(node.iter, (ast.List, ast.Tuple)):
+        # Any other iterable: its first item, `next(iter(self.x.keys()))`.
+        first = ast.Call(
+            func=ast.Name("next", ast.Load()),
+            args=[ast.Call(func=ast.Name("iter", ast.Load()), args=[node.iter], keywords=[])],
+            keywords=[],
+        )
+        return {node.target.id: first}
+    if not isinstance(node.iter, (ast.List, ast.Tuple)) or not node.iter.elts:
+        return None
+    item = node.iter.elts[0]
+    if isinstance(node.target, ast.Name):
+        return {node.target.id: item} if isinstance(item, ast.Constant) else None
+    if isinstance(node.target, ast.Tuple) and isinstance(item, (ast.Tuple, ast.List)):
+        names = node.target.elts
+        if len(names) == len(item.elts) and all(isinstance(e, ast.Name) for e in names):
+            if all(isinstance(v, ast.Constant) for v in item.elts):
+                return {e.id: v for e, v in zip(names, item.elts, strict=True)}  # type: ignore[union-attr]
+    return None
 
 
 def _key(node: ast.expr) -> str:
@@ -525,3 +606,79 @@ def class_resets(text: str, args_class: str) -> dict[str, list[tuple[str, int, s
         for attr, found in resets(text, qual).items():
             out.setdefault(attr, []).extend((qual, *f) for f in found)
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def try_test(text: str, function: str | None, line: int, caught: str) -> str | None:
+    """The condition of an except clause as an expression the watch can evaluate: "the try
+    body at `line` raises what the clause catches" (`caught`: the guard's text, "except
+    (ValueError, IndexError)"). The body's assignments and calls become a tuple evaluated in a
+    lambda (a name the body assigned reads as its expression), so that the solver can ask
+    which option values make `float(buckets_rule[1])` raise. None for a body with other
+    statements (loops, branches), or a clause that catches everything."""
+    fn = _function(text, function)
+    types = caught.removeprefix("except ").strip()
+    if fn is None or types in ("", "BaseException", "Exception"):
+        return None
+    node = next((n for n in ast.walk(fn) if isinstance(n, ast.Try) and n.lineno == line), None)
+    if node is None:
+        return None
+    assigned: dict[str, ast.expr] = {}
+    values: list[ast.expr] = []
+
+    class Inline(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
+            if isinstance(n.ctx, ast.Load) and n.id in assigned:
+                return copy.deepcopy(assigned[n.id])
+            return n
+
+    for stmt in node.body:
+        if isinstance(stmt, ast.Expr):
+            values.append(Inline().visit(copy.deepcopy(stmt.value)))
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            value = Inline().visit(copy.deepcopy(stmt.value))
+            values.append(value)
+            if isinstance(stmt.targets[0], ast.Name):
+                assigned[stmt.targets[0].id] = value
+        else:
+            return None
+    if not values:
+        return None
+    body = ast.unparse(ast.Tuple(elts=values, ctx=ast.Load()))
+    return f"__kverr_raises__(lambda: {body}, {types})"
+
+
+@functools.lru_cache(maxsize=8)
+def assigned_values(text: str, args_class: str) -> dict[str, list[Any] | None]:
+    """attribute -> every literal the args class's methods assign to `self.attribute` (None
+    when one assignment is not a literal): with the parser's choices, every value the
+    attribute can hold during validation."""
+    out: dict[str, list[Any] | None] = {}
+    for (_, qual), fn in _defs_of(text).items():
+        if not qual.startswith(f"{args_class}.") or qual.endswith(".__init__"):
+            continue
+        for node in ast.walk(fn):
+            targets: list[ast.expr] = []
+            value: ast.expr | None = None
+            if isinstance(node, ast.Assign):
+                targets, value = list(node.targets), node.value
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets, value = [node.target], None
+            for t in targets:
+                if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)):
+                    continue
+                if t.value.id != "self":
+                    continue
+                try:
+                    literal = ast.literal_eval(value) if value is not None else _NOT_LITERAL
+                except (ValueError, SyntaxError, TypeError):
+                    literal = _NOT_LITERAL
+                known = out.setdefault(t.attr, [])
+                if literal is _NOT_LITERAL or known is None:
+                    out[t.attr] = None
+                elif literal not in known:
+                    known.append(literal)
+    return out
+
+
+_NOT_LITERAL = object()

@@ -71,7 +71,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
         tree = ast.parse(guard["test"], mode="eval")
     except SyntaxError:
         return out
-    scope = {**frame.f_globals, **frame.f_locals}
+    scope = {**frame.f_globals, **frame.f_locals, "__kverr_raises__": solve.raises}
     for node in ast.walk(tree):
         name = value = None
         if isinstance(node, ast.Name) and node.id in scope:
@@ -92,6 +92,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
     except BaseException:  # noqa: BLE001 - a guard the watch cannot evaluate stays None
         out["value"] = None
     want = guard.get("want")
+    keep = [k for k in map(_parse, guard.get("keep", ())) if k is not None]
     if guard.get("flip") and want is not None and out["value"] is not None and out["value"] == want:
         out["flipped"] = solve.solve(
             tree,
@@ -101,6 +102,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             guard.get("vars", ()),
             guard.get("words", ()),
             True,
+            keep,
         )
     if want is not None and out["value"] is not None and out["value"] != want:
         out["solutions"] = solve.solve(
@@ -111,12 +113,27 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             guard.get("vars", ()),
             guard.get("words", ()),
             bool(guard.get("near")),
+            keep,
         )
+        fields = guard.get("fields", {})
+        if not out["solutions"] and solve.exhausted(
+            tree, fields, list(frame.f_locals), guard.get("vars", ())
+        ):
+            # Every value it can see was tried: if none turns it even without the path's
+            # other guards, no command line does (the parser's choices rule it out).
+            out["exhausted"] = not keep or not solve.solve(tree, scope, want, fields)
     del stubs.NOTES[noted:]  # the watch's own look must not make the run undecided
     return out
 
 
 _ABSENT = object()
+
+
+def _parse(test: str) -> ast.Expression | None:
+    try:
+        return ast.parse(test, mode="eval")
+    except SyntaxError:
+        return None
 
 
 def plain(value: Any) -> bool:

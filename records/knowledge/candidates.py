@@ -200,13 +200,20 @@ def env_name(text: str) -> str | None:
 def _architecture(text: str, want: bool) -> str | None:
     """An architecture name under which `model_arch in [...]` (or `"X" in model_arch`) is
     `want`: the first one listed, or a name containing the fragment tested."""
-    if not want:
-        return None  # the model profile's own architecture is listed nowhere
     node = _parse(text)
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     left, right = node.left, node.comparators[0]
-    if isinstance(node.ops[0], ast.In):
+    op = node.ops[0]
+    if not want:
+        # `model_arch not in [...]` failing is `model_arch in [...]` holding; any other
+        # condition failing wants an architecture listed nowhere, which the profile has.
+        if isinstance(op, (ast.NotIn, ast.NotEq)):
+            flipped = ast.Compare(left, [ast.In() if isinstance(op, ast.NotIn) else ast.Eq()],
+                                  [right])  # fmt: skip
+            return _architecture(ast.unparse(flipped), True)
+        return None
+    if isinstance(op, ast.In):
         values = _literal(right)
         if isinstance(values, (list, tuple, set, frozenset)) and values:
             first = sorted(values)[0] if isinstance(values, (set, frozenset)) else values[0]
@@ -218,7 +225,7 @@ def _architecture(text: str, want: bool) -> str | None:
                 if fragment.endswith(("ForCausalLM", "Model"))
                 else f"{fragment}ForCausalLM"
             )
-    if isinstance(node.ops[0], ast.Eq):
+    if isinstance(op, ast.Eq):
         value = _literal(right)
         return value if isinstance(value, str) else None
     return None

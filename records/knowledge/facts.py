@@ -5,6 +5,7 @@ declared choices and defaults.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -154,6 +155,27 @@ def _takes_value(decl: FlagDecl | None) -> bool:
     return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
 
 
+def is_json(decl: FlagDecl | None) -> bool:
+    """A flag whose value is JSON text (`type=json.loads`): `--x '{"image": 1}'`."""
+    kind = ((decl.type if decl else "") or "").lower()
+    return "json" in kind or kind.endswith("loads")
+
+
+_BRACES = re.compile(r"\{[^{}]{0,200}\}")
+
+
+def json_example(helptext: str | None) -> str | None:
+    """The first JSON object the help text shows (`e.g. '{"image": 1, "video": 1}'`)."""
+    for m in _BRACES.finditer(helptext or ""):
+        try:
+            value = json.loads(m.group(0))
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return json.dumps(value)
+    return None
+
+
 def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
     """A realistic value for a flag that takes one: a declared choice, the default or 1 for
     numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
@@ -162,6 +184,8 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
         return d.choices[0]
     kind = (d.type if d else "") or ""
     default = _default(flag, decls)
+    if is_json(d):
+        return json_example(d.help if d else None) or "{}"
     if "int" in kind or "float" in kind:
         ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
         return show_value(default) if ok else "1"

@@ -1,0 +1,76 @@
+"""How the search reads a check's guards before the watch evaluates them (verify/steps.py):
+locals replaced by what they hold, an except clause as "its try body raises", the values the
+validation code assigns an attribute. Table tests on a fixture of our own."""
+
+from __future__ import annotations
+
+import pytest
+from kverr.verify import solve, steps
+
+SOURCE = """\
+class Args:
+    def check(self, rule):
+        for attr, label in [("prefill", "p"), ("decode", "d")]:
+            backend = getattr(self, attr)
+            if backend is not None and backend != "sparse":
+                raise ValueError(label)
+        for item in self.items.keys():
+            item = item.strip()
+            if item.startswith("{"):
+                raise ValueError(item)
+        try:
+            first = float(rule[1])
+            count = int(first)
+        except (ValueError, IndexError):
+            assert False, "numbers"
+        try:
+            import thing
+        except ImportError:
+            pass
+
+    def reset(self):
+        self.mode = "null"
+        if self.other:
+            self.mode = "lru"
+        self.size = self.size * 2
+"""
+
+
+def line(needle: str) -> int:
+    return next(i for i, x in enumerate(SOURCE.splitlines(), 1) if needle in x)
+
+
+@pytest.mark.parametrize(
+    ("test", "at", "expected"),
+    [
+        # A loop over literal items reads as its first item; getattr(self, "x") as self.x.
+        ('backend is not None and backend != "sparse"', "backend is not None",
+         "self.prefill is not None and self.prefill != 'sparse'"),
+        # Any other loop: its first item; `x = x.strip()` in its body refines it.
+        ('item.startswith("{")', "item.startswith",
+         "next(iter(self.items.keys())).strip().startswith('{')"),
+    ],
+)  # fmt: skip
+def test_locals_read_as_what_they_hold(test: str, at: str, expected: str) -> None:
+    assert steps.inline_locals(SOURCE, "Args.check", test, line(at)) == expected
+
+
+def test_an_except_clause_reads_as_its_try_body_raising() -> None:
+    first_try = line("first = float") - 1
+    assert steps.try_test(SOURCE, "Args.check", first_try, "except (ValueError, IndexError)") == (
+        "__kverr_raises__(lambda: (float(rule[1]), int(float(rule[1]))), (ValueError, IndexError))"
+    )
+    # An import (not an expression) in the body, or a bare except: nothing to evaluate.
+    assert (
+        steps.try_test(SOURCE, "Args.check", line("import thing") - 1, "except ImportError") is None
+    )
+    assert steps.try_test(SOURCE, "Args.check", first_try, "except BaseException") is None
+    assert solve.raises(lambda: float("x"), ValueError)
+    assert not solve.raises(lambda: float("1"), ValueError)
+
+
+def test_the_values_the_validation_code_assigns() -> None:
+    assigned = steps.assigned_values(SOURCE, "Args")
+    assert assigned["mode"] == ["null", "lru"]
+    assert assigned["size"] is None  # `self.size * 2` is no literal: any value may come
+    assert "other" not in assigned
