@@ -98,3 +98,79 @@ def test_another_project_is_not_verified_and_says_why(tmp_path: Path) -> None:
     assert rec["verification"]["status"] == "unverified"
     assert rec["verification"]["reason"].startswith("kverr has no verify spec for this project")
     assert result.verify.runs == 0
+
+
+# Wired the way newer upstream revisions wire arg-groups hooks: __post_init__ calls a
+# dispatcher in arg_groups/pipeline.py, which imports each hook where it calls it.
+PIPELINE = """\
+def run_pipeline(server_args):
+    from sglang.srt.arg_groups.cache_hook import handle_cache
+
+    handle_cache(server_args)
+"""
+
+WIRED_HOOK = """\
+def handle_cache(server_args):
+    if server_args.prefill_only and server_args.page_size != 1:
+        raise ValueError("--prefill-only needs --page-size 1 in this hook.")
+"""
+
+# A hook newer than the revision it is placed over: nothing there calls it, it imports a
+# module the revision lacks and reads an option its parser does not have (the seed's case).
+NEWER_HOOK = """\
+from sglang.srt.arg_groups.overrides import resolving_view
+
+
+def handle_new(server_args):
+    cfg = resolving_view(server_args)
+    if cfg.enable_new_cache and cfg.page_size > 1:
+        raise ValueError("--enable-new-cache is incompatible with --page-size > 1.")
+"""
+
+
+def test_a_hook_is_verified_where_the_revision_calls_it_and_a_newer_one_says_why_not(
+    tmp_path: Path,
+) -> None:
+    files = sglang_files()
+    files[SA] = (
+        files[SA]
+        .replace(
+            "from sglang.srt.environ import envs\n",
+            "from sglang.srt.environ import envs\n"
+            "from sglang.srt.arg_groups.pipeline import run_pipeline\n",
+        )
+        .replace(
+            "        self._handle_misc()\n",
+            "        self._handle_misc()\n        run_pipeline(self)\n",
+        )
+    )
+    files["python/sglang/srt/arg_groups/pipeline.py"] = PIPELINE
+    files["python/sglang/srt/arg_groups/__init__.py"] = ""
+    files["python/sglang/srt/arg_groups/cache_hook.py"] = WIRED_HOOK
+    g = Git(tmp_path / "repo")
+    g.commit("fixture with a hook", files)
+    (tmp_path / "new_hook.py").write_text(NEWER_HOOK, encoding="utf-8")
+    build(
+        out=tmp_path / "ds",
+        git_repo=g.root,
+        revs=["HEAD"],
+        repo_name="o/r",
+        cache_path=tmp_path / "c.sqlite",
+        snapshots=[f"{tmp_path / 'new_hook.py'}=python/sglang/srt/arg_groups/new_hook.py"],
+        snapshot_label="seed",
+        snapshot_date="2026-08-28T05:10:05Z",
+        verify=True,
+    )
+    recs = records(tmp_path / "ds")
+    wired = recs["--prefill-only needs --page-size 1 in this hook."]
+    assert wired["verification"]["status"] == "verified", wired["verification"]
+    newer = recs["--enable-new-cache is incompatible with --page-size > 1."]
+    assert newer["verification"] == {
+        "status": "not-applicable",
+        "platform": "cuda-sm90",
+        "revision": "seed",
+        "reason": "handle_new is not reached from ServerArgs.__post_init__ and "
+        "ServerArgs.check_server_args: nothing calls it; its module imports "
+        "sglang.srt.arg_groups.overrides, which this revision lacks; it reads options this "
+        "revision's parser lacks (--enable-new-cache)",
+    }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gc
 import importlib
 import json
 import logging
@@ -524,11 +525,70 @@ class World:
         return isinstance(obj, type) and issubclass(obj, argparse.Action)
 
     def _unreachable(self, target: dict[str, Any]) -> str:
+        """Why no validation step reaches the record's function, as precisely as the
+        revision's own code says: whether anything calls it, which modules of the package it
+        imports that this revision lacks, which options it reads that its parser lacks (a hook
+        module newer than the revision it is placed over, say)."""
         phases = " and ".join(f"{self.spec['args_class']}.{p}" for p in self.plan.phases)
         if not phases:
             want = ", ".join(self.spec["phases"])
             return f"this revision's {self.spec['args_class']} has none of {want}"
-        return f"{target['function'] or 'module-level code'} is not reached from {phases}"
+        function = target["function"] or ""
+        text = f"{function or 'module-level code'} is not reached from {phases}"
+        if not function:
+            return text
+        callers = sorted(q for _, q in self.plan.callers.get((target["file"], function), ()))
+        why = [f"only {', '.join(callers[:3])} calls it" if callers else "nothing calls it"]
+        missing = self._missing_imports(target["file"])
+        if missing:
+            why.append(f"its module imports {', '.join(missing[:3])}, which this revision lacks")
+        unknown = self._unknown_options(target["file"], function)
+        if unknown:
+            why.append(f"it reads options this revision's parser lacks ({', '.join(unknown[:4])})")
+        return f"{text}: " + "; ".join(why)
+
+    def _missing_imports(self, path: str) -> list[str]:
+        """Modules of the package the file imports that are in no file of this revision."""
+        package = self.spec["package"]
+        out = []
+        for node in ast.walk(self.tree.tree(path)):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                name = node.module
+                if name.partition(".")[0] == package and self.tree.locate(name) is None:
+                    out.append(name)
+        return list(dict.fromkeys(out))
+
+    def _unknown_options(self, path: str, function: str) -> list[str]:
+        """Attributes the function reads on its first parameter (or on what it derives from it,
+        `cfg = resolving_view(server_args)`) that are no option of this revision's parser."""
+        fn = steps._definitions({path: self.tree.tree(path)}).get((path, function))
+        args = getattr(fn, "args", None)
+        if fn is None or args is None or not args.args:
+            return []
+        holders = {args.args[0].arg}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                if any(isinstance(a, ast.Name) and a.id in holders for a in node.value.args):
+                    # a view of the args (`cfg`), not what they describe (`model_config`)
+                    holders |= {
+                        t.id
+                        for t in node.targets
+                        if isinstance(t, ast.Name) and "model" not in t.id
+                    }
+        try:
+            dests = {o["dest"] for o in self.options().values()}
+        except BaseException:  # noqa: BLE001 - a parser that cannot be built names nothing
+            return []
+        found = [
+            node.attr
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in holders
+            and node.attr not in dests
+            and not hasattr(self.cls, node.attr)
+        ]
+        return ["--" + a.replace("_", "-") for a in dict.fromkeys(found)]
 
 
 def main() -> int:
@@ -537,6 +597,10 @@ def main() -> int:
     os.dup2(devnull, 1)  # the revision's prints must not corrupt the protocol
     sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     signal.signal(signal.SIGALRM, _on_alarm)
+    # A revision's load makes a few hundred thousand AST nodes and the child keeps the parses
+    # of unchanged modules across revisions: with the default threshold, full collections
+    # walking them tripled the time of some loads (as in pipeline/run.py).
+    gc.set_threshold(50_000, *gc.get_threshold()[1:])
     first = json.loads(sys.stdin.readline())
     # git runs before the walls close, once: every later revision is read through it.
     reader = BlobReader(first["repo"])

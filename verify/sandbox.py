@@ -26,6 +26,7 @@ import importlib.machinery
 import os
 import sys
 import types
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -67,14 +68,49 @@ class SourceTree:
 
     def text(self, path: str) -> str:
         if path not in self._texts:
-            self._texts[path] = self._read(path)
+            hit = _PARSED.get(self._blob(path))
+            self._texts[path] = hit[0] if hit else self._read(path)
         return self._texts[path]
 
     def tree(self, path: str) -> ast.Module:
         """The parsed module, once: the loader compiles it and the step planner reads it."""
         if path not in self._trees:
-            self._trees[path] = ast.parse(self.text(path), path)
+            blob = self._blob(path)
+            hit = _PARSED.get(blob)
+            if hit is not None and hit[1] is not None:
+                _PARSED.move_to_end(blob)
+                self._trees[path] = hit[1]
+            else:
+                self._trees[path] = ast.parse(self.text(path), path)
+                _remember(blob, self.text(path), self._trees[path])
         return self._trees[path]
+
+    def _blob(self, path: str) -> str:
+        """The file's blob id, the key of the parses a child keeps across revisions ("" for a
+        file from disk, which is never shared)."""
+        blob = self.files.get(path)
+        return blob if isinstance(blob, str) and blob != "override" else ""
+
+
+# blob -> (text, tree), across the revisions one child serves: most of a package's modules are
+# the same blob from one commit to the next, and parsing them again was most of a load. The
+# trees are never changed (compile and the step planner only read them). Bounded: a build over
+# the whole history reads a thousand server_args.py blobs.
+_PARSED: OrderedDict[str, tuple[str, ast.Module | None]] = OrderedDict()
+PARSED_LIMIT = 96
+
+
+_CODES: dict[tuple[str, str], Any] = {}  # (blob, name) -> a lazy definition's code
+CODES_LIMIT = 4096
+
+
+def _remember(blob: str, text: str, tree: ast.Module | None) -> None:
+    if not blob:
+        return
+    _PARSED[blob] = (text, tree)
+    _PARSED.move_to_end(blob)
+    while len(_PARSED) > PARSED_LIMIT:
+        _PARSED.popitem(last=False)
 
 
 class StubModule(types.ModuleType):
@@ -159,7 +195,7 @@ class LazyModule(types.ModuleType):
             self._index = {}
             if self._path is not None:
                 try:
-                    tree = ast.parse(self._tree.text(self._path))
+                    tree = self._tree.tree(self._path)
                 except (SyntaxError, ValueError):
                     tree = ast.Module(body=[], type_ignores=[])
                 for stmt in tree.body:
@@ -192,8 +228,7 @@ class LazyModule(types.ModuleType):
                 if needed != name and needed in self._indexed():
                     self._define(needed)
             # Annotations stay strings: `x: Type[StubbedBase] = ...` must not evaluate a stub.
-            module = ast.Module(body=[stmt], type_ignores=[])
-            code = compile(module, self._path or "?", "exec", flags=_LAZY_ANNOTATIONS)
+            code = self._code(name, stmt)
             exec(code, self._ns)  # noqa: S102 - the revision's own definition, in the sandbox
         except (Exception, stubs.Undecidable) as exc:
             if _DEBUG:
@@ -209,6 +244,19 @@ class LazyModule(types.ModuleType):
         if name not in dict.keys(self._ns):
             dict.__setitem__(self._ns, name, stubs.Stub(f"{self.__name__}.{name}"))
         return dict.__getitem__(self._ns, name)
+
+    def _code(self, name: str, stmt: ast.stmt) -> Any:
+        """The defining statement compiled, once per blob and name across revisions."""
+        key = (self._tree._blob(self._path), name) if self._path else ("", name)
+        code = _CODES.get(key) if key[0] else None
+        if code is None:
+            module = ast.Module(body=[stmt], type_ignores=[])
+            code = compile(module, self._path or "?", "exec", flags=_LAZY_ANNOTATIONS)
+            if key[0]:
+                _CODES[key] = code
+                while len(_CODES) > CODES_LIMIT:
+                    _CODES.pop(next(iter(_CODES)))
+        return code
 
     def _from_stars(self, name: str) -> Any:
         for stmt in self._stars:

@@ -139,6 +139,7 @@ class Search:
         source: Callable[[str], str] = lambda file: "",
         args_class: str = "",
         models: Sequence[str] | Mapping[str, Mapping[str, Any]] = (),
+        differs: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
         self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
@@ -152,6 +153,11 @@ class Search:
         # attribute the default model lacks is tried on a model that declares it.
         self.profiles: dict[str, Mapping[str, Any]] = {
             name: models[name] if isinstance(models, Mapping) else {} for name in self.models
+        }
+        # Platform -> what it answers differently from the default one (probe names, paths,
+        # packages): another profile is tried only for a check whose code reads one of them.
+        self.differs = {
+            name: _words_pattern(words) for name, words in (differs or {}).items() if words
         }
         self._memo: dict[tuple[str, ...], Any] = {}
         self._site = 0  # which call site of the record's function the search goes through
@@ -170,6 +176,8 @@ class Search:
                 self._memo[key] = steps.words_of(text, function)
             elif what == "try":
                 self._memo[key] = steps.try_test(text, function, *rest)
+            elif what == "text":
+                self._memo[key] = steps.function_text(text, function)
             elif what == "params":
                 sites = steps.call_sites(text, self.args_class, function)
                 if sites:
@@ -182,6 +190,17 @@ class Search:
                     text, function, *rest, tuple(sorted(params.items()))
                 )
         return self._memo[key]
+
+    def _reads_any(self, f: Facts, platform: str) -> bool:
+        """The record's function, or the guards on the way to it, read something `platform`
+        answers differently (always, when the search was given no such list)."""
+        pattern = self.differs.get(platform)
+        if pattern is None:
+            return not self.differs
+        site = f.site
+        text = self._steps("text", site.file, site.function)
+        guards = " ".join(r.guard.test for r in (*f.readings, *self.callers(f)[1]))
+        return bool(pattern.search(text) or pattern.search(guards))
 
     def callers(self, f: Facts) -> tuple[str | None, list[Reading]]:
         """The caller of the record's function (at the call site being tried) and the guards
@@ -229,6 +248,8 @@ class Search:
         target = Target(site.file, site.function, site.line, site.end_line)
         first: Found | None = None
         for platform, run in self.runners.items():
+            if platform != self.default_platform and not self._reads_any(f, platform):
+                continue  # the code never reads what this profile answers differently
             self._run, self.platform = run, platform
             before, out = self.reach(f, expect, target)
             if before is not None:
@@ -803,6 +824,15 @@ def _json_object(text: Any) -> dict | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _words_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    """Any of `words`: an identifier as a whole word, a path or dotted name as it is."""
+    parts = [
+        rf"\b{re.escape(w)}\b" if w.isidentifier() else re.escape(w)
+        for w in sorted(set(words), key=len, reverse=True)
+    ]
+    return re.compile("|".join(parts))
 
 
 def _about_platform(f: Facts, out: Outcome | None) -> bool:

@@ -10,6 +10,7 @@ the same table as `[verify]` and hand it to `VerifySpec.from_table`. A project w
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ else:  # pragma: no cover - Python 3.10 (pyproject pulls in tomli there)
 from kverr.errors import SourceError
 
 HERE = Path(__file__).resolve().parent
+_UNSET = object()
 SGLANG_SPEC = HERE / "sglang.toml"
 
 
@@ -95,6 +97,26 @@ class VerifySpec:
             known = ", ".join(sorted(self.platforms))
             raise SourceError(f"unknown platform profile {key!r}; pass one of: {known}.")
         return self.platforms[key]
+
+    def differences(self, base: str | None = None) -> dict[str, list[str]]:
+        """Platform -> what it answers differently from `base` (the default): the probes'
+        names (`is_cuda`, `hip`), the paths it declares, the packages one of them lacks."""
+        first = self.platform(base)
+        out: dict[str, list[str]] = {}
+        for name, other in self.platforms.items():
+            if name == first.name:
+                continue
+            words: list[str] = []
+            for key in set(first.probes) | set(other.probes):
+                if first.probes.get(key, _UNSET) != other.probes.get(key, _UNSET):
+                    names = re.findall(r"[A-Za-z_]\w*", key)
+                    words += names[-1:]
+            for path in set(first.paths) | set(other.paths):
+                if first.paths.get(path, _UNSET) != other.paths.get(path, _UNSET):
+                    words.append(path)
+            words += sorted(set(first.absent_packages) ^ set(other.absent_packages))
+            out[name] = sorted(set(words))
+        return out
 
     def model(self, name: str | None = None) -> Profile:
         return self.models[name or self.default_model]

@@ -296,6 +296,7 @@ def verify_revision(
                 for name, m in session.spec.models.items()
                 if name != session.spec.default_model
             },
+            session.spec.differences(session.platform),
         )
 
     out: dict[str, Verdict] = {}
@@ -333,14 +334,30 @@ def verify_revision(
     return out
 
 
+class _Facts(dict):
+    """Site id -> its Facts, each computed on first use: the search asks for the records it
+    verifies and the earlier checks they run into, not for every site of the revision. Workers
+    share it; a site computed twice at once gives equal Facts."""
+
+    def __init__(self, sites: Sequence[Site], decls: dict[str, FlagDecl]) -> None:
+        super().__init__()
+        self.sites = {id(s): s for s in sites}
+        self.decls = decls
+        self.by_function: dict[tuple[str, str | None], list[Site]] = {}
+        for s in sites:
+            self.by_function.setdefault((s.file, s.function), []).append(s)
+
+    def __missing__(self, key: int) -> Facts:
+        s = self.sites[key]
+        value = facts_for(
+            s, self.decls, pattern_for(s.template), self.by_function[(s.file, s.function)]
+        )
+        self[key] = value
+        return value
+
+
 def _facts(sites: Sequence[Site], decls: dict[str, FlagDecl]) -> dict[int, Facts]:
-    by_function: dict[tuple[str, str | None], list[Site]] = {}
-    for s in sites:
-        by_function.setdefault((s.file, s.function), []).append(s)
-    return {
-        id(s): facts_for(s, decls, pattern_for(s.template), by_function[(s.file, s.function)])
-        for s in sites
-    }
+    return _Facts(sites, decls)
 
 
 def _by_line(

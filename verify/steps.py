@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,9 @@ class StepPlan:
     main_file: str = ""
     args_class: str = ""
     missing: tuple[str, ...] = ()  # phase methods the spec names that this revision lacks
+    # function -> the functions of the loaded modules that call it (why a function is not
+    # reached: nothing calls it, or only what no step reaches)
+    callers: Mapping[Node, frozenset[Node]] = dataclasses.field(default_factory=dict, compare=False)
 
     def stop_for(self, node: Node, line: int = 0) -> Step | None:
         """The first step that reaches `node` (its function or a nested one), or None. A site
@@ -75,6 +79,7 @@ def plan_steps(
         by_name.setdefault(n[1], []).append(n)
     graph = {node: _callees(node, fn, by_name, args_class) for node, fn in defs.items()}
     steps, reach, found, missing = [], [], [], []
+    lines = sources[main_file].splitlines()
     for phase in phases:
         fn = defs.get((main_file, f"{args_class}.{phase}"))
         if fn is None:
@@ -86,9 +91,22 @@ def plan_steps(
                 continue
             start = _callees((main_file, f"{args_class}.{phase}"), stmt, by_name, args_class)
             end = stmt.end_lineno or stmt.lineno
-            steps.append(Step(phase, i, stmt.lineno, end, _first_line(sources[main_file], stmt)))
+            steps.append(Step(phase, i, stmt.lineno, end, _first_line(lines, stmt)))
             reach.append(_closure(start, graph))
-    return StepPlan(tuple(steps), tuple(reach), tuple(found), main_file, args_class, tuple(missing))
+    callers: dict[Node, set[Node]] = {}
+    for caller, callees in graph.items():
+        for callee in callees:
+            if callee != caller:
+                callers.setdefault(callee, set()).add(caller)
+    return StepPlan(
+        tuple(steps),
+        tuple(reach),
+        tuple(found),
+        main_file,
+        args_class,
+        tuple(missing),
+        {k: frozenset(v) for k, v in callers.items()},
+    )
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
@@ -99,8 +117,7 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
-def _first_line(text: str, stmt: ast.stmt) -> str:
-    lines = text.splitlines()
+def _first_line(lines: Sequence[str], stmt: ast.stmt) -> str:
     return lines[stmt.lineno - 1].strip() if 0 < stmt.lineno <= len(lines) else ""
 
 
@@ -214,7 +231,8 @@ def inline_locals(
         return test
     defs: dict[str, list[ast.expr]] = {}
     looped: dict[str, ast.For] = {}
-    for sub in ast.walk(fn):
+    binders, top_ids = _binders(text, function)
+    for sub in binders:
         first = _first_item(sub, line)
         if first is not None:
             # A loop, the test in its body: the watch evaluates the test in the first
@@ -239,7 +257,7 @@ def inline_locals(
         target = sub.targets[0]
         # An attribute of self counts only when set unconditionally (a statement of the
         # function's own body): set in a branch, it keeps its earlier value on other paths.
-        top = any(sub is stmt for stmt in fn.body)  # type: ignore[attr-defined]
+        top = id(sub) in top_ids
         names = target.elts if isinstance(target, ast.Tuple) else [target]
         if any(not _key(e) or (isinstance(e, ast.Attribute) and not top) for e in names):
             for e in names:
@@ -301,6 +319,21 @@ def inline_locals(
         if not changed:
             break
     return ast.unparse(node)
+
+
+_BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)
+
+
+@functools.lru_cache(maxsize=256)
+def _binders(text: str, function: str | None) -> tuple[tuple[ast.AST, ...], frozenset[int]]:
+    """The statements of `function` that bind names, in ast.walk order, and the ids of its
+    own top-level statements: inline_locals asks once per guard, and walking a function of a
+    thousand lines each time is most of its cost."""
+    fn = _function(text, function)
+    if fn is None:
+        return (), frozenset()
+    nodes = tuple(n for n in ast.walk(fn) if isinstance(n, _BINDERS))
+    return nodes, frozenset(id(stmt) for stmt in fn.body)  # type: ignore[attr-defined]
 
 
 def _refines(node: ast.AST, looped: dict[str, ast.For], line: int) -> tuple[str, ast.expr] | None:
@@ -682,3 +715,13 @@ def assigned_values(text: str, args_class: str) -> dict[str, list[Any] | None]:
 
 
 _NOT_LITERAL = object()
+
+
+@functools.lru_cache(maxsize=1024)
+def function_text(text: str, function: str | None) -> str:
+    """The source of `function` (a method or a module-level function), "" when not found."""
+    fn = _function(text, function)
+    if fn is None:
+        return ""
+    lines = text.splitlines()
+    return "\n".join(lines[fn.lineno - 1 : fn.end_lineno])  # type: ignore[attr-defined]
