@@ -193,3 +193,27 @@ def test_a_check_reads_what_the_function_assigned_before_it():
     assert _words("The window must fit")["triggerScenarios"] == (
         "Launching when `--window > --page-width` is true."
     )
+
+
+def test_a_comparison_by_identity_with_a_literal_is_left_as_written_and_warns_nothing():
+    # Folding `"fast" is "fast"` (a local's known value substituted) compiled an `is` with a
+    # literal, and Python printed a SyntaxWarning into every build's output.
+    import ast
+    import warnings
+
+    from kverr.records.names import _Fold
+
+    src = (
+        "class ServerArgs:\n"
+        "    def _handle_mode(self):\n"
+        '        mode = "fast"\n'
+        '        if mode is "fast" and self.tp_size > 1:\n'
+        '            raise ValueError("fast mode needs one GPU")\n'
+    )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        rec = _by_message(_records(src), "fast mode needs one GPU")
+        folded = ast.unparse(_Fold().visit(ast.parse('"fast" is "fast" and 2 > 1', mode="eval")))
+    assert rec["errorMessage"] == "fast mode needs one GPU"
+    assert folded == "'fast' is 'fast' and True"
+    assert [w for w in seen if issubclass(w.category, SyntaxWarning)] == []
