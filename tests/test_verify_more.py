@@ -106,3 +106,16 @@ def test_a_check_the_parsers_choices_rule_out_is_not_applicable(verdicts) -> Non
         'lru, fifo) leaves `self.cache_mode not in ("lru", "fifo")` false'
     )
     assert v.example_fix is None and not v.keep_fix
+
+
+def test_a_notice_is_never_fixed_by_switching_off_the_variable_the_launch_set(verdicts) -> None:
+    v = verdict(verdicts, "Turbo mode is on")
+    assert v.verification["status"] == "unverified"
+    assert v.verification["reason"].startswith("only giving the feature up would silence")
+
+
+def test_a_fix_that_adds_and_removes_says_both(verdicts) -> None:
+    v = verdict(verdicts, "Cannot set --encoder-only and --language-only")
+    assert v.solution.startswith("Launch with ") or v.solution.startswith("Remove "), v.solution
+    if ", without " in v.solution:
+        assert v.solution.startswith("Launch with ")

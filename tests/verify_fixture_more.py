@@ -150,6 +150,8 @@ class ServerArgs:
     def _handle_cache_mode(self):
         if self.cache_mode not in ("lru", "fifo"):
             raise ValueError(f"Invalid cache_mode={self.cache_mode!r}")
+        if os.environ.get("FAKE_TURBO") == "1":
+            logger.warning("Turbo mode is on; outputs are not deterministic.")
 
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser):

@@ -575,9 +575,7 @@ class Search:
                     options += self._other_models(launch)
 
             def undoes(c: FixChange) -> bool:
-                return any(
-                    launch.has(n) and (op == "drop" or v in ("", None)) for op, n, v in c.edits
-                )
+                return _undoes(c, launch)
 
             options.sort(
                 key=lambda c: (undoes(c), any(launch.has(n) for _, n, _ in c.edits), len(c.edits))
@@ -717,7 +715,7 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
         # Emptying an option the launch sets (`--x ''`) gives it up as much as removing it.
         gives_up = any(
             (op == "drop" or (op == "set" and v == "")) and before.has(n) for op, n, v in c.edits
-        )
+        ) or _undoes(FixChange(tuple(e for e in c.edits if e[0] == "env"), c.source), before)
         return (
             c.source == "remove" or gives_up,
             c.source == "feature",
@@ -747,8 +745,14 @@ def _reads_model(f: Facts) -> bool:
 
 
 def _undoes(c: FixChange, launch: Launch) -> bool:
-    """Drops or empties an option the launch set."""
-    return any(launch.has(n) and (op == "drop" or v in ("", None)) for op, n, v in c.edits)
+    """Drops or empties an option the launch set, or unsets or changes an environment
+    variable it set (`FAKE_TURBO=true` where the code wants "1" gives turbo up as surely as
+    unsetting it)."""
+    return any(
+        (op == "env" and any(k == n and old != v for k, old in launch.env))
+        or (op != "env" and launch.has(n) and (op == "drop" or v in ("", None)))
+        for op, n, v in c.edits
+    )
 
 
 def _about_model(out: Outcome, watch: Sequence[Mapping[str, Any]]) -> bool:

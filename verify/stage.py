@@ -28,7 +28,7 @@ from kverr.records.pattern import pattern_for
 from kverr.verify import steps
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.judge import Expect
-from kverr.verify.search import Found, Search, describe, fields_of
+from kverr.verify.search import Found, Search, fields_of
 from kverr.verify.spec import VerifySpec
 
 from kverr.ftypes import FileExtraction, FlagDecl, Launch, Revision, Site
@@ -421,11 +421,25 @@ def _from_found(found: Found, base: Mapping[str, str], spec: VerifySpec) -> Verd
 
 
 def solution_text(change: Any) -> str:
-    """The verified change as an instruction: "Set --tp-size 2 and --moe-dp-size 2"."""
-    text = describe(change)
-    if text.startswith("removing "):
-        return "Remove " + text[len("removing ") :]
-    return f"Launch with {text}"
+    """The verified change as an instruction: "Launch with --tp-size 2 and --moe-dp-size 2",
+    "Remove --x", "Launch with --language-only, without --encoder-only"."""
+    adds, drops, unsets = [], [], []
+    for op, name, value in change.edits:
+        if op == "set":
+            adds.append(f"{name} {value}" if value is not None else name)
+        elif op == "env" and value is not None:
+            adds.append(f"{name}={value}")
+        elif op == "env":
+            unsets.append(name)
+        elif op == "drop":
+            drops.append(name)
+    if not adds:
+        parts = [f"Remove {' and '.join(drops)}"] if drops else []
+        parts += [f"unset {' and '.join(unsets)}"] if unsets else []
+        text = "; ".join(parts)
+        return text[:1].upper() + text[1:]
+    text = "Launch with " + " and ".join(adds)
+    return text + (", without " + " and ".join(drops + unsets) if drops + unsets else "")
 
 
 def apply_verdict(record: dict, verdict: Verdict) -> dict:
