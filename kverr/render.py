@@ -251,10 +251,16 @@ def verify_summary(v: Any) -> str:
     newest commit), every status, and what it cost in runs of the check."""
     rate = f"{100 * v.verified_newest / v.errors_newest:.0f}%" if v.errors_newest else "n/a"
     counts = ", ".join(f"{n} {k}" for k, n in sorted(v.counts.items()))
+    main = ""
+    if v.main_errors_newest and v.main_errors_newest != v.errors_newest:
+        share = 100 * v.main_verified_newest / v.main_errors_newest
+        name = v.main_file.rsplit("/", 1)[-1]
+        main = f"; {name}: {v.main_verified_newest} of {v.main_errors_newest}, {share:.0f}%"
+    na = f"; {v.na_newest} not applicable" if v.na_newest else ""
     return (
         f"  verified fixes: {v.verified_newest} of {v.errors_newest} raise/assert records at "
-        f"{v.newest or 'the newest revision'} ({rate}) on {v.platform}; all records: {counts}; "
-        f"runs of the check: {v.runs} ({v.cached} cached)"
+        f"{v.newest or 'the newest revision'} ({rate}{main}{na}) on {v.platform}; all records: "
+        f"{counts}; runs of the check: {v.runs} ({v.cached} cached)"
     )
 
 

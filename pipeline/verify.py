@@ -40,6 +40,10 @@ class VerifyReport:
     runs: int = 0  # runs of the check this build (cache misses)
     cached: int = 0  # runs answered by the cache
     platform: str = ""
+    main_file: str = ""  # the args class's file (server_args.py): the 151 records
+    main_errors_newest: int = 0
+    main_verified_newest: int = 0
+    na_newest: int = 0  # raise/assert records at the newest commit that are not applicable
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +51,10 @@ class VerifyReport:
             "newest": self.newest,
             "errorsNewest": self.errors_newest,
             "verifiedNewest": self.verified_newest,
+            "notApplicableNewest": self.na_newest,
+            "mainFile": self.main_file,
+            "mainErrorsNewest": self.main_errors_newest,
+            "mainVerifiedNewest": self.main_verified_newest,
             "platform": self.platform,
         }
 
@@ -101,7 +109,7 @@ def verify_step(
 
     spec = load_spec()
     progress = progress or (lambda phase, done, total: None)
-    report = VerifyReport(platform=spec.platform(platform).name)
+    report = VerifyReport(platform=spec.platform(platform).name, main_file=spec.main_path)
     if not any(path == spec.main_path for files in plan.files for path, _ in files):
         # Another project (vLLM): no spec says how to run its validation yet, so nothing is
         # verified, and each record says why rather than a harness error.
@@ -233,3 +241,7 @@ def _count(report: VerifyReport, records: list[dict], plan: Plan) -> None:
     ]
     report.errors_newest = len(errors)
     report.verified_newest = sum(r["verification"]["status"] == "verified" for r in errors)
+    report.na_newest = sum(r["verification"]["status"] == "not-applicable" for r in errors)
+    main = [r for r in errors if r["filePath"] == report.main_file]
+    report.main_errors_newest = len(main)
+    report.main_verified_newest = sum(r["verification"]["status"] == "verified" for r in main)
