@@ -12,11 +12,13 @@ from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from kverr.extractor.context import LOG_LEVELS, ModuleContext, is_args_class, module_context
+from kverr.extractor.context import ModuleContext, class_prefix, module_context, rules_key
+from kverr.extractor.flags import FlagTable
 from kverr.extractor.visitor import SiteCollector
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kverr.ftypes import (
+    ExtractRules,
     FileExtraction,
     FlagDecl,
     ParseFailure,
@@ -27,7 +29,7 @@ from kverr.ftypes import (
 )
 
 EXTRACTOR_VERSION = "1"  # part of every cache key: bump when the extraction output changes
-_SITE_ATTRS = set(LOG_LEVELS) | {"log", "warn", "exit"}
+_SITE_CALLS = {"log", "warn", "exit"}  # besides the profile's logger methods
 
 
 @dataclass
@@ -36,24 +38,31 @@ class Unit:
     start: int  # first line, decorators included (1-based)
     end: int
     prefix: tuple[str, ...]
-    in_args_class: bool
+    in_args_class: str | None  # see context.class_prefix
     wrapped: bool  # a method: parsed inside a stand-in `class _K:` so its indentation is legal
 
 
 # ---------------------------------------------------------------- public
 
 
-def extract_file(src: SourceFile, cache: MutableMapping[str, str] | None = None) -> FileExtraction:
-    """Sites, flag declarations and parse failures of one file (flags filtered by its own decls)."""
-    raw = extract_raw(src, cache)
+def extract_file(
+    src: SourceFile,
+    cache: MutableMapping[str, str] | None = None,
+    rules: ExtractRules | None = None,
+) -> FileExtraction:
+    """Sites, flag declarations and parse failures of one file (flags filtered by its own decls).
+    `rules`: the project profile's extraction rules (default: the default project's)."""
+    raw = extract_raw(src, cache, rules)
     return filter_flags(raw, raw.flags)
 
 
 def extract_files(
-    sources: Iterable[SourceFile], cache: MutableMapping[str, str] | None = None
+    sources: Iterable[SourceFile],
+    cache: MutableMapping[str, str] | None = None,
+    rules: ExtractRules | None = None,
 ) -> list[FileExtraction]:
     """Every file; a site's flags keep only attributes the whole file set declares as flags."""
-    raws = [extract_raw(s, cache) for s in sources]
+    raws = [extract_raw(s, cache, rules) for s in sources]
     decls = tuple(d for r in raws for d in r.flags)
     return [filter_flags(r, decls) for r in raws]
 
@@ -63,18 +72,19 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
 
     A flag the file's own messages name literally (`"--foo-bar requires ..."`) is kept too: an
     arg-groups module can be newer than the server_args.py it is read with (a snapshot), and its
-    message text is then the best evidence that `cfg.foo_bar` is a launch flag."""
+    message text is then the best evidence that `cfg.foo_bar` is a launch flag. A read on a
+    config object (`--cache-config.enable-prefix-caching`) becomes the flag that fills that
+    field, or the field of the config's JSON option (flags.FlagTable)."""
     if not decls:
         return fx
-    by_dest: dict[str, str] = {}
-    for d in decls:
-        by_dest.setdefault(d.dest, d.name)
+    table = FlagTable.of(decls)
+    by_dest = table.by_dest
     for dest in _named_in_messages(fx):
         by_dest.setdefault(dest, "--" + dest.replace("_", "-"))
 
     def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
-        dests = (f[2:].replace("-", "_") for f in flags)
-        return tuple(dict.fromkeys(by_dest[d] for d in dests if d in by_dest))
+        names = (table.resolve(f[2:].replace("-", "_")) for f in flags)
+        return tuple(dict.fromkeys(n for n in names if n))
 
     sites = tuple(
         dataclasses.replace(
@@ -84,7 +94,7 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
         )
         for s in fx.sites
     )
-    return dataclasses.replace(fx, sites=sites)
+    return dataclasses.replace(fx, sites=sites, flags=table.reachable(fx.flags))
 
 
 _FLAG_IN_TEXT = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*[a-z0-9])")
@@ -104,7 +114,11 @@ def _named_in_messages(fx: FileExtraction) -> set[str]:
 # ---------------------------------------------------------------- one file
 
 
-def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) -> FileExtraction:
+def extract_raw(
+    src: SourceFile,
+    cache: MutableMapping[str, str] | None = None,
+    rules: ExtractRules | None = None,
+) -> FileExtraction:
     text = src.text
     bad = _not_text(src)
     if bad is not None:
@@ -112,11 +126,11 @@ def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) 
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
-        return _newer_syntax(src, exc)
+        return _newer_syntax(src, exc, rules)
     lines = _lines(text)
-    ctx = module_context(tree, text, src.path)
+    ctx = module_context(tree, text, src.path, rules)
     sites: list[Site] = []
-    units = list(_units(tree.body, lines, (), False, False))
+    units = list(_units(tree.body, lines, (), None, False, ctx))
     site_re = _site_regex(ctx)
     parsed = hits = 0
     failures: list[ParseFailure] = []
@@ -178,7 +192,12 @@ def _lines(text: str) -> list[str]:
 
 
 def _units(
-    body: list[ast.stmt], lines: list[str], prefix: tuple[str, ...], in_args: bool, wrapped: bool
+    body: list[ast.stmt],
+    lines: list[str],
+    prefix: tuple[str, ...],
+    in_args: str | None,
+    wrapped: bool,
+    ctx: ModuleContext,
 ):
     pending: Unit | None = None
     for node in body:
@@ -186,7 +205,8 @@ def _units(
             if pending:
                 yield pending
                 pending = None
-            yield from _units(node.body, lines, (*prefix, node.name), is_args_class(node), True)
+            args = class_prefix(node.name, ctx.rules)
+            yield from _units(node.body, lines, (*prefix, node.name), args, True, ctx)
             continue
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         end = node.end_lineno or node.lineno
@@ -209,7 +229,7 @@ def _units(
 def _site_regex(ctx: ModuleContext) -> re.Pattern[str]:
     """A text test that is a superset of what the libcst pass reports: running it over a unit
     (in C) is much cheaper than walking the unit's stdlib tree."""
-    calls = "|".join(sorted(_SITE_ATTRS))
+    calls = "|".join(sorted(_SITE_CALLS | set(ctx.rules.severity())))
     names = "|".join(sorted(map(re.escape, ctx.warn_funcs | ctx.exit_funcs)))
     named = rf"|\b(?:{names})\s*\(" if names else ""
     return re.compile(rf"\b(?:raise|assert)\b|\.\s*(?:{calls})\s*\({named}")
@@ -243,6 +263,7 @@ def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
         EXTRACTOR_VERSION,
         text,
         ctx.fingerprint(names),
+        rules_key(ctx.rules),
         ".".join(unit.prefix),
         f"{unit.in_args_class}:{unit.wrapped}",
     ):
@@ -325,7 +346,9 @@ def _char_col(line: str, byte_col: int) -> int:
 # ---------------------------------------------------------------- slow path
 
 
-def _newer_syntax(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtraction:
+def _newer_syntax(
+    src: SourceFile, exc: SyntaxError | ValueError, rules: ExtractRules | None
+) -> FileExtraction:
     """This interpreter's `ast` refused the file. If libcst parses it (syntax newer than the
     running Python), extract it whole with libcst positions; else report the failure."""
     try:
@@ -335,7 +358,7 @@ def _newer_syntax(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtract
     lines = _lines(src.text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ranges = wrapper.resolve(PositionProvider)
-    ctx = module_context(_parsable_statements(module, ranges), src.text, src.path)
+    ctx = module_context(_parsable_statements(module, ranges), src.text, src.path, rules)
 
     def position(ordinal: int, node: cst.CSTNode) -> tuple[int, int, int, int]:
         r = ranges[node]

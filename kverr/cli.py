@@ -143,7 +143,7 @@ def build(
         list[str] | None,
         typer.Option(
             "--files",
-            help="File glob relative to the root; repeatable (default: the SGLang server-args files).",
+            help="File glob relative to the root; repeatable (default: the profile's file set).",
         ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Dataset directory to write.")] = Path(
@@ -158,7 +158,7 @@ def build(
         str | None,
         typer.Option(
             "--repo-name",
-            help="GitHub owner/name for githubUrl links (default: the origin remote, else sgl-project/sglang for the SGLang file set).",
+            help="GitHub owner/name for githubUrl links (default: the origin remote, else the profile's repository for its file set).",
         ),
     ] = None,
     overlay: Annotated[
@@ -197,10 +197,19 @@ def build(
             help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).",
         ),
     ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            metavar="NAME|FILE",
+            help="Project profile: a shipped one (sglang, vllm) or a TOML file; sets the file set, repository, launch command and wording (default: sglang).",
+        ),
+    ] = None,
 ) -> None:
     """Extract every error from a directory or git revisions into a dataset directory (and a catalog).
 
     Example: kverr build --git ~/sglang --tags 'v0.5.*' --rev HEAD --out dist/sglang --catalog sglang.duckdb
+    Example: kverr build --profile vllm --git ~/vllm --rev HEAD --out dist/vllm
     """
     import sys
 
@@ -226,6 +235,7 @@ def build(
             snapshot_date=snapshot_date,
             command=["kverr", *sys.argv[1:]],
             on_progress=on_progress,
+            profile=profile,
         )
     typer.echo(render.build_summary(result))
 

@@ -32,3 +32,7 @@ class NotFound(KverrError):
     """An id, flag or revision that the catalog does not know."""
 
     exit_code = 1
+
+
+class ProfileError(KverrError):
+    """A project profile (profiles/<name>.toml or --profile FILE) is missing or malformed."""

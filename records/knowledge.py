@@ -9,6 +9,8 @@ empty ("" / [] / None): no boilerplate.
 from __future__ import annotations
 
 import ast
+import fnmatch
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from kverr.records.conditions import (
     show_value,
 )
 
-from kverr.ftypes import FlagDecl, Site
+from kverr.ftypes import FlagDecl, Profile, Site
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Facts:
     readings: tuple[Reading, ...]
     decls: dict[str, FlagDecl] = field(default_factory=dict)
     pattern: str = ""
+    profile: Profile = field(default=None)  # type: ignore[assignment]  # facts_for sets it
 
     @property
     def direct(self) -> tuple[Atom, ...]:
@@ -58,13 +61,21 @@ class Facts:
 
     @property
     def passed(self) -> tuple[Atom, ...]:
-        """Earlier checks the launch already passed, as the positive flag facts they imply."""
+        """Earlier checks the launch already passed, as the positive flag facts they imply.
+        With the profile's `earlier_checks = "related"` (validators that check unrelated
+        features one after another), only checks about a flag this site's own conditions read."""
+        own: set[str] | None = None
+        if self.profile.earlier_checks == "related":
+            mine = self.direct + self.context
+            own = {a.flag for a in mine if a.flag} | {fl for a in mine for fl in a.flags}
         return tuple(
             a
             for r in self.readings
             if r.role == "gate"
             for a in r.atoms
-            if a.positive and not _named(a.flag, self.literal)
+            if a.positive
+            and not _named(a.flag, self.literal)
+            and (own is None or r.guard.kind != "passed" or a.flag in own)
         )
 
 
@@ -77,16 +88,26 @@ def facts_for(
     decls: dict[str, FlagDecl] | None = None,
     pattern: str = "",
     siblings: Sequence[Site] = (),
+    profile: Profile | None = None,
 ) -> Facts:
+    if profile is None:
+        from kverr.profile import default_profile
+
+        profile = default_profile()
     literal = " ".join(p.text or "" for p in site.template.parts if p.is_literal)
     return Facts(
         site=site,
         message=site.template.display(),
         literal=" ".join(literal.split()),
-        readings=tuple(readings(site, earlier_checks(site, siblings))),
+        readings=tuple(readings(site, earlier_checks(site, siblings), profile)),
         decls=decls or {},  # shared, read-only: one map per build
         pattern=pattern,
+        profile=profile,
     )
+
+
+def _in_files(path: str, globs: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(path, g) for g in globs)
 
 
 # ------------------------------------------------------------------ prose helpers
@@ -415,10 +436,6 @@ def _list(values: tuple) -> str:
     return ", ".join(show_value(x) for x in values)
 
 
-LAUNCH = "python -m sglang.launch_server"
-MODEL_ARG = "--model-path MODEL_PATH"
-
-
 def example_fix(f: Facts) -> str:
     """`# before` a launch command that reaches the site, `# after` the same command with the
     direct condition negated (else an enclosing one); empty when no flag-level fix is known."""
@@ -433,7 +450,8 @@ def example_fix(f: Facts) -> str:
         flag, what = missing
         chosen.pop(flag, None)
         before = [*chosen.values(), f"{flag}=/no/such/{what}"]
-        return _fix_text(before, [*chosen.values(), f"{flag}=/path/to/existing/{what}"])
+        after = [*chosen.values(), f"{flag}=/path/to/existing/{what}"]
+        return _fix_text(before, after, f.profile)
     before = list(chosen.values())
     if not before:
         return ""
@@ -456,14 +474,24 @@ def example_fix(f: Facts) -> str:
         elif not _dropping_works(target.negated(), f.decls):
             continue
         if after != before:
-            return _fix_text(before, after)
+            return _fix_text(before, after, f.profile)
     return ""
 
 
-def _fix_text(before: list[str], after: list[str]) -> str:
-    """Two full launch commands, so the fix can be pasted as is."""
-    head = LAUNCH if any(_is_arg_of(a, "--model-path") for a in before) else f"{LAUNCH} {MODEL_ARG}"
+def _fix_text(before: list[str], after: list[str], profile: Profile) -> str:
+    """Two full launch commands (the profile's launch template), so the fix can be pasted as
+    is; a fix that sets the model's own flag (`--model-path`) drops the template's."""
+    head = _launch_head(profile.launch, profile.model, tuple(before))
     return f"# before\n{' '.join([head, *before])}\n# after\n{' '.join([head, *after])}"
+
+
+def _launch_head(launch: str, model: str, before: tuple[str, ...]) -> str:
+    words = launch.split()
+    at = words.index("{model}") if "{model}" in words else -1
+    flag = words[at - 1] if at > 0 and words[at - 1].startswith("-") else None
+    if flag and any(_is_arg_of(a, flag) for a in before):
+        words = words[: at - 1] + words[at + 1 :]
+    return " ".join(words).replace("{model}", model)
 
 
 def _missing_path(f: Facts) -> tuple[str, str] | None:
@@ -490,8 +518,11 @@ def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) ->
     if atom.op in ("unset", "is None"):
         return None  # achieved by leaving the flag out
     if atom.op in ("set", "is not None"):
-        # `x is not None` is how code tests a flag that takes a value, even when undeclared here.
-        takes = _takes_value(decls.get(flag)) or (atom.op == "is not None" and flag not in decls)
+        # `x is not None` is how code tests a flag that takes a value, even when undeclared here;
+        # so is a config field (`--speculative-config.method`): it is always given a value.
+        takes = _takes_value(decls.get(flag)) or (
+            (atom.op == "is not None" or "." in flag) and flag not in decls
+        )
         return f"{flag}={sample_value(flag, decls)}" if takes else flag
     if atom.op in ("!=", "not in"):
         banned = atom.value if atom.op == "not in" else (atom.value,)
@@ -525,7 +556,12 @@ def _takes_value(decl: FlagDecl | None) -> bool:
     if decl.action and "BooleanOptional" in decl.action:
         return False
     kind = (decl.type or "").replace("Optional[", "").strip("]")
+    if _BOOL_OR_NONE.fullmatch(kind):
+        return False  # `bool | None`: a switch (`--x` / `--no-x`), never `--x=X`
     return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
+
+
+_BOOL_OR_NONE = re.compile(r"['\"]?(?:bool \| None|None \| bool|Union\[bool, None\])['\"]?")
 
 
 def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
@@ -546,7 +582,7 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
         is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
         # Named after the flag, so two path flags in one command stay apart.
         return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
-    return dest_of(flag).upper()
+    return dest_of(flag).rpartition(".")[2].upper()
 
 
 def handling_strategy(f: Facts, background: str, validation: str | None) -> str:
@@ -593,7 +629,7 @@ def validation_code(f: Facts) -> str | None:
 
 def _check_message(f: Facts) -> str:
     """The message as a Python literal; an f-string over `args` when every runtime value in it
-    is a flag, so the check prints what SGLang would."""
+    is a flag, so the check prints what the program would."""
     if not f.message:
         return repr(f"{f.site.error_class or 'error'} at {f.site.file}")
     dests = {dest_of(fl) for fl in f.site.flags}
@@ -732,18 +768,18 @@ def type_guard(f: Facts) -> str | None:
 
 
 def try_catch_pattern(f: Facts) -> str | None:
-    """How a program launching SGLang catches this error, for raises in the server-args code."""
-    site = f.site
-    if site.kind != "raise" or not site.error_class or not f.pattern:
+    """How a program launching the project catches this error: the profile's import and the
+    call that runs the checks (`[knowledge.catch]`), for raises in the files that call reaches."""
+    site, profile = f.site, f.profile
+    if site.kind != "raise" or not site.error_class or not f.pattern or not profile.catch_call:
         return None
-    if not re.search(r"(server_args[^/]*\.py|/arg_groups/)", site.file):
+    if not _in_files(site.file, profile.catch_files):
         return None
     handle = next(iter(solutions(f)), "adjust the launch arguments")
+    head = f"import re\n\n{profile.catch_import}\n\n" if profile.catch_import else "import re\n\n"
+    call = "".join(f"    {line}\n" for line in profile.catch_call.splitlines())
     return (
-        "import re\n\n"
-        "from sglang.srt.server_args import ServerArgs\n\n"
-        "try:\n"
-        "    server_args = ServerArgs(**kwargs)\n"
+        f"{head}try:\n{call}"
         f"except {site.error_class} as exc:\n"
         f"    if not re.search({f.pattern!r}, str(exc)):\n"
         "        raise\n"
@@ -762,7 +798,8 @@ def prevention_tips(f: Facts, background: str, validation: str | None = None) ->
             tips.append(f"Only pass declared values to {a.flag}: {', '.join(ch)}")
     if background == "deprecated-option":
         tips.append(
-            "Update launch scripts when upgrading SGLang; deprecated options are removed later"
+            f"Update launch scripts when upgrading {f.profile.product}; deprecated options are "
+            "removed later"
         )
     if f.site.kind != "assert" and validation:
         tips.append("Run the validationCode check over your arguments before launching")
@@ -804,8 +841,7 @@ def tags(f: Facts, repo: str) -> list[str]:
     if re.fullmatch(r"[a-z0-9][a-z0-9.+_-]*", name):
         out.append(name)
     out.extend(tag for tag, rx in _TOPICS if re.search(rx, text))
-    if re.search(r"(server_args|/arg_groups/)", f.site.file):
-        out.append("server-args")
+    out.extend(tag for tag, globs in f.profile.file_tags if _in_files(f.site.file, globs))
     return list(dict.fromkeys(out))
 
 
@@ -854,9 +890,16 @@ _BACKGROUND = (
 _MISSING_FILE = re.compile(
     r"(file|path|directory|dir)\b[^.]{0,40}\b(not found|does not exist|not exist)", re.I
 )
-_ENV = re.compile(
-    r"\b(SGLANG|CUDA|NCCL|HF|TORCH|PYTORCH|NVSHMEM|ROCM|HIP|TRITON|MC)_[A-Z0-9_]+\b|environment variable"
-)
+
+
+@functools.lru_cache(maxsize=16)
+def _env_re(prefixes: tuple[str, ...]) -> re.Pattern[str]:
+    """A message naming one of the profile's environment variables (`APP_X`) is about the
+    environment."""
+    names = "|".join(re.escape(p) for p in prefixes)
+    return re.compile((rf"\b({names})_[A-Z0-9_]+\b|" if names else "") + "environment variable")
+
+
 _INTERNAL = re.compile(
     r"must (run|be called) (after|before)|should not happen|unreachable|\bbug\b|internal error",
     re.I,
@@ -917,7 +960,7 @@ def background_tag(f: Facts) -> str:
             r"\{model_arch\}[^{]* not (yet )?supported|\{model_arch\} does not support", f.message
         ):
             return tag  # the architecture is the runtime value: only the template shows it
-    if _ENV.search(f.literal):
+    if _env_re(f.profile.env_prefixes).search(f.literal):
         return "environment"
     topic = _guard_topic(f)
     if topic in ("package", "file"):
