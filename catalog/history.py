@@ -85,10 +85,11 @@ def summary(cat: Any, record_id: str, where: dict | None = None) -> dict:
     }
 
 
-def diff(cat: Any, rev_a: str, rev_b: str) -> Diff:
+def diff(cat: Any, rev_a: str, rev_b: str, *, project: str | None = None) -> Diff:
     """Errors added, removed, changed (edited message / class / guard, via lineage) and moved
-    (same id, another file or function) from `rev_a` to `rev_b`."""
-    ra, rb = cat.resolve_version(rev_a), cat.resolve_version(rev_b)
+    (same id, another file or function) from `rev_a` to `rev_b`, two revisions of one project."""
+    ra = cat.resolve_version(rev_a, project=project)
+    rb = cat.resolve_version(rev_b, project=project or ra.get("project"))
     occ_a, occ_b = occurrences_at(cat, ra["ord"]), occurrences_at(cat, rb["ord"])
     removed = set(occ_a) - set(occ_b)
     added = set(occ_b) - set(occ_a)
@@ -187,7 +188,9 @@ def history(cat: Any, id_or_text: str) -> History:
     """Where a record exists, when it was introduced and when it disappeared (commit, date and
     the first release tag at or after that point)."""
     rid = resolve_record(cat, id_or_text)
-    revisions = cat.revisions()
+    # the revisions of the record's own project: another project's are neither before nor after
+    project = next((r.get("project") for r in cat.revisions_of(rid)), None)
+    revisions = cat.revisions(project=project) if project else cat.revisions()
     present = ords_of(cat, rid)
     rows = [r for r in revisions if r["ord"] in present]
     introduced = disappeared = None

@@ -46,18 +46,21 @@ class Hit:
 class Index:
     """The in-memory side of a catalog: ids, anchors and (lazily) compiled patterns."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    def __init__(self, con: duckdb.DuckDBPyConnection, forms: normalize.LogForms | None = None):
         self.con = con
         rows = con.execute(
-            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token FROM records r LEFT JOIN anchors a USING (id)"
-            " ORDER BY r.id"
+            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project, r.file, r.line"
+            " FROM records r LEFT JOIN anchors a USING (id) ORDER BY r.id"
         ).fetchall()
         self.ids: list[str] = []
         self.pattern: list[str] = []
         self.severity: list[str] = []
         self.by_token: dict[str, list[int]] = {}
         self.last_ord: list[int] = []
-        for rid, pat, sev, last, tok in rows:
+        self.project: list[str] = []
+        self.file: list[str] = []
+        self.line: list[int] = []
+        for rid, pat, sev, last, tok, project, file, line in rows:
             if self.ids and self.ids[-1] == rid:
                 continue
             i = len(self.ids)
@@ -65,10 +68,16 @@ class Index:
             self.pattern.append(pat)
             self.severity.append(sev or "error")
             self.last_ord.append(last if last is not None else -1)
+            self.project.append(project or "")
+            self.file.append(file or "")
+            self.line.append(line or 0)
             if tok:
                 self.by_token.setdefault(tok, []).append(i)
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
         self._compiled: dict[int, tuple[re.Pattern, tuple[str, ...], int] | None] = {}
+        # the projects' log forms: stripped from every line, and a hint of who printed it
+        self.forms = forms or normalize.NO_FORMS
+        self.multi = len(set(self.project)) > 1
 
     def compiled(self, i: int) -> tuple[re.Pattern, tuple[str, ...], int] | None:
         """(regex, literal runs every match contains, literal char count); compiled on first use."""
@@ -383,12 +392,20 @@ def _paragraphs(numbered: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     return out
 
 
-def explain_text(idx: Index, text: str, *, allowed: set[str] | None = None) -> list[Hit]:
-    """All hits for a paste, merged per record, best first (callers cut to their limit)."""
+def explain_text(
+    idx: Index,
+    text: str,
+    *,
+    allowed: set[str] | None = None,
+    hints: dict[int, normalize.Hint] | None = None,
+) -> list[Hit]:
+    """All hits for a paste, merged per record, best first (callers cut to their limit).
+    `hints`: filled with what the projects' log forms said about each line (see `projects`)."""
     raw = text.replace("\r\n", "\n").split("\n")
+    hints = {} if hints is None else hints
     if len(raw) > PASTE_LINES or len(text) > PASTE_CHARS:
-        return scan_lines(idx, raw, allowed=allowed)
-    numbered = list(normalize.clean_lines(raw))
+        return scan_lines(idx, raw, allowed=allowed, hints=hints)
+    numbered = list(normalize.clean_lines(raw, idx.forms, hints))
     hits: list[Hit] = []
     for no, line in numbered:
         for h in pattern_hits(idx, line, allowed=allowed):
@@ -418,7 +435,7 @@ def explain_text(idx: Index, text: str, *, allowed: set[str] | None = None) -> l
         for no, t in numbered[:PASTE_LINES]:
             if no not in seen and normalize.truncated(t) is not None:
                 hits += partial_hits(idx, t, no, allowed=allowed)
-    return merge(idx, hits)
+    return merge(idx, hits, hints)
 
 
 def log_order(idx: Index, hits: list[Hit]) -> list[Hit]:
@@ -444,8 +461,10 @@ def _fallbacks(idx, numbered, paragraphs, allowed) -> list[Hit]:
     return cut or [h for no, t in tail for h in fuzzy_hits(idx, t, no, allowed=allowed)]
 
 
-def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
-    """One hit per record: the best score, values from the pattern hit, the earliest line."""
+def merge(idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint] | None = None) -> list[Hit]:
+    """One hit per record: the best score, values from the pattern hit, the earliest line.
+    Records that tie (one message raised at several sites) are told apart by the place the
+    logger printed (`[arg_utils.py:123]`), when the line carried it."""
     best: dict[int, Hit] = {}
     for h in hits:
         old = best.get(h.index)
@@ -464,6 +483,7 @@ def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
     out.sort(
         key=lambda h: (
             -h.score,
+            _distance(idx, h, hints),
             -idx.last_ord[h.index],
             SEVERITY_RANK.get(idx.severity[h.index], 9),
             h.line or 0,
@@ -472,14 +492,40 @@ def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def scan_lines(idx: Index, lines: Iterable[str], *, allowed: set[str] | None = None) -> list[Hit]:
+def _distance(idx: Index, h: Hit, hints: dict[int, normalize.Hint] | None) -> tuple[int, int]:
+    """How far the record's site is from where the log line says it was printed: (0, lines
+    apart) in the file the logger named, (1, 0) elsewhere or when the line named no file."""
+    hint = hints.get(h.line) if hints and h.line is not None else None
+    if hint is None or not hint.file:
+        return (1, 0)
+    if not same_file(hint.file, idx.file[h.index]):
+        return (1, 0)
+    return (0, abs((hint.line or 0) - idx.line[h.index]))
+
+
+def same_file(logged: str, path: str) -> bool:
+    """`arg_utils.py`, `engine/arg_utils.py` or `model_executor/.../quant.py` (a logger's
+    shortened path) names `pkg/engine/arg_utils.py`: its known parts end the path."""
+    tail = logged.rsplit("/.../", 1)[-1].lstrip("./")
+    return bool(tail) and (path == tail or path.endswith("/" + tail))
+
+
+def scan_lines(
+    idx: Index,
+    lines: Iterable[str],
+    *,
+    allowed: set[str] | None = None,
+    hints: dict[int, normalize.Hint] | None = None,
+) -> list[Hit]:
     """Every known error in a log, streaming: memory is bounded by the hits kept, not the log.
 
-    The same record with the same values is reported once, at its first line; most severe first."""
+    The same record with the same values is reported once, at its first line; most severe first.
+    `hints` (bounded like the hits: only lines that hit keep theirs) as in explain_text."""
     seen: set[tuple] = set()
     hits: list[Hit] = []
     tb: list[str] | None = None
-    for no, text in normalize.clean_lines(lines):
+    line_hints: dict[int, normalize.Hint] | None = {} if idx.forms.prefixes else None
+    for no, text in normalize.clean_lines(lines, idx.forms, line_hints):
         found = pattern_hits(idx, text, allowed=allowed)
         if tb is not None or "Traceback (most recent call last)" in text:
             tb, found_tb = _feed_traceback(idx, tb, text, no, allowed)
@@ -491,6 +537,10 @@ def scan_lines(idx: Index, lines: Iterable[str], *, allowed: set[str] | None = N
             seen.add(key)
             h.line = h.line or no
             hits.append(h)
+            if hints is not None and line_hints and no in line_hints:
+                hints[no] = line_hints[no]
+        if line_hints:
+            line_hints.clear()  # memory stays bounded by the hits, not the log
     return log_order(idx, hits)
 
 
@@ -504,3 +554,35 @@ def _feed_traceback(idx, buf, text, no, allowed):
         return buf, []
     tbs = normalize.parse_tracebacks(buf)
     return None, [h for t in tbs for h in frame_hits(idx, t, no, allowed=allowed)]
+
+
+# ---------------------------------------------------------------- which project
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The project a paste came from, and what told: "--project" (asked for), "log form" (a
+    prefix or suffix only that project's logger writes), "message" (only its records match)."""
+
+    project: str
+    how: str
+
+
+def pick_project(
+    idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint]
+) -> tuple[list[Hit], Detection | None]:
+    """In a catalog of several projects: when the paste's log forms name a project and some of
+    its records matched, only those answer; otherwise the best match's project does."""
+    votes: dict[str, int] = {}
+    for hint in hints.values():
+        votes[hint.project] = votes.get(hint.project, 0) + 1
+    if votes and idx.multi:
+        best = max(sorted(votes), key=votes.__getitem__)
+        kept = [h for h in hits if idx.project[h.index] == best]
+        if kept:
+            return kept, Detection(best, "log form")
+    if hits:
+        project = idx.project[hits[0].index]
+        how = "log form" if votes.get(project) else "message"
+        return hits, Detection(project, how)
+    return hits, None

@@ -1,11 +1,15 @@
-"""Turn what a user pastes into the messages SGLang printed: plain functions, no state.
+"""Turn what a user pastes into the messages the program printed: plain functions, no state.
 
 Real pastes carry log prefixes, colour codes, CRLF, terminal wrapping, truncation and whole
-tracebacks. Each function here removes one of those layers.
+tracebacks. Each function here removes one of those layers. Generic forms (container runtime,
+root logger, rank, Ray actor, quotes) are here; each project's own log forms come from its
+profile (`[explain]`, through the catalog: `LogForms`), and stripping one says which project
+printed the line, and for a logger that prints `[file.py:123]`, where.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -21,8 +25,8 @@ CRI_RE = re.compile(
 # One layer of prefix each; stacked prefixes are stripped in a loop.
 PREFIX_RE = re.compile(
     r"""(?:
-      \[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?[^\]\n]{0,80}\]\ ?     # SGLang: [2026-04-07 10:05:08 TP0]
-    | (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):[\w.\-]{0,200}:\ ?  # root logger: WARNING:sglang.srt.server_args:
+      \[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?[^\]\n]{0,80}\]\ ?     # timestamp: [2026-04-07 10:05:08 TP0]
+    | (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):[\w.\-]{0,200}:\ ?  # root logger: WARNING:pkg.module:
     | \[rank\d{1,6}\]:\ ?                                                   # torchrun: [rank0]:
     | \(\w{1,80}\ pid=\d+[^)\n]{0,80}\)\ ?                                  # Ray: (WorkerDict pid=123, ip=...)
     | >\ ?                                                                 # quoted in an issue or e-mail
@@ -41,27 +45,98 @@ EXC_RE = re.compile(
 CARETS_RE = re.compile(r"\s*[\^~]+\s*$")
 
 
-def strip_prefixes(line: str) -> str:
-    """Remove log prefixes (SGLang, root logger, container runtime, rank, Ray, quotes)."""
+@dataclass(frozen=True)
+class Hint:
+    """What a project's log form around a line said: who printed it and, when the logger
+    prints it (`[arg_utils.py:123]`), where."""
+
+    project: str
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class LogForms:
+    """The log forms of a catalog's projects: (project, regex) prefixes and suffixes, as their
+    profiles declare them (bounded repeats, checked by kverr.regexsafe.line_form_problem)."""
+
+    prefixes: tuple[tuple[str, str], ...] = ()
+    suffixes: tuple[tuple[str, str], ...] = ()
+
+    @functools.cached_property
+    def prefix_re(self) -> re.Pattern[str]:
+        """The projects' prefixes (first: they are more specific) and the generic ones, as one
+        regex: one `match` per layer, as before. Group `pN` says which project form matched."""
+        alts = []
+        for n, (_, form) in enumerate(self.prefixes):
+            form = re.sub(r"\(\?P<(file|line)>", rf"(?P<p{n}_\1>", form)
+            alts.append(f"(?P<p{n}>{form})")
+        return re.compile("|".join([*alts, f"(?x:{PREFIX_RE.pattern})"]))
+
+    @functools.cached_property
+    def suffix_forms(self) -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+        """(project, leading literal, regex): found with `rfind`, then matched from there."""
+        from kverr.regexsafe import leading_literal
+
+        return tuple((p, leading_literal(f), re.compile(f)) for p, f in self.suffixes)
+
+
+NO_FORMS = LogForms()
+
+
+def strip_prefixes(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = None) -> str:
+    """Remove log prefixes (the projects' own, root logger, container runtime, rank, Ray,
+    quotes); a project form that matched is appended to `hint`."""
+    rx = forms.prefix_re if forms.prefixes else PREFIX_RE
     for _ in range(8):
-        m = CRI_RE.match(line) or PREFIX_RE.match(line) or WARN_RE.match(line)
+        m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
         if not m or not m.end():
             return line
+        if hint is not None and m.re is rx and (m.lastgroup or "").startswith("p"):
+            hint.append(_hint(forms, m))
         line = line[m.end() :]
     return line
 
 
-def clean_line(line: str) -> str:
-    """One physical line -> the text SGLang wrote (no ANSI, no prefixes, no trailing blanks)."""
+def _hint(forms: LogForms, m: re.Match[str]) -> Hint:
+    n = m.lastgroup or ""
+    where, at = m.group(f"{n}_file") if f"{n}_file" in m.re.groupindex else None, None
+    if f"{n}_line" in m.re.groupindex and m.group(f"{n}_line"):
+        at = int(m.group(f"{n}_line"))
+    return Hint(forms.prefixes[int(n[1:])][0], where, at)
+
+
+def strip_suffixes(line: str, forms: LogForms, hint: list[Hint] | None = None) -> str:
+    """Remove what a project's logger writes after the message (pydantic's `[type=...]`)."""
+    for project, lead, rx in forms.suffix_forms:
+        at = line.rfind(lead)
+        if at >= 0 and rx.fullmatch(line, at):
+            line = line[:at]
+            if hint is not None:
+                hint.append(Hint(project))
+    return line
+
+
+def clean_line(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = None) -> str:
+    """One physical line -> the text the program wrote (no ANSI, no prefixes, no trailing blanks)."""
     if "\r" in line:  # a progress bar redraws over itself: the last redraw is what was seen
         line = line.rstrip("\r").rsplit("\r", 1)[-1]
     if "\x1b" in line:
         line = ANSI_RE.sub("", line)
-    return strip_prefixes(line).rstrip()
+    line = strip_prefixes(line, forms, hint)
+    if forms.suffixes:
+        line = strip_suffixes(line, forms, hint)
+    return line.rstrip()
 
 
-def clean_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """(1-based line number, cleaned text), re-joining lines a container runtime split ("P")."""
+def clean_lines(
+    lines: Iterable[str], forms: LogForms = NO_FORMS, hints: dict[int, Hint] | None = None
+) -> Iterator[tuple[int, str]]:
+    """(1-based line number, cleaned text), re-joining lines a container runtime split ("P").
+    `hints`: filled with line number -> what a project's log form said about that line."""
+    if hints is not None or forms is not NO_FORMS:
+        yield from _clean_lines_with(lines, forms, hints)
+        return
     pending: tuple[int, str] | None = None
     for no, raw in enumerate(lines, 1):
         raw = raw.rstrip("\n")
@@ -78,6 +153,38 @@ def clean_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
         yield no, clean_line(raw)
     if pending:
         yield pending[0], clean_line(pending[1])
+
+
+def _clean_lines_with(
+    lines: Iterable[str], forms: LogForms, hints: dict[int, Hint] | None
+) -> Iterator[tuple[int, str]]:
+    """clean_lines with a catalog's project forms (the same walk; kept apart so the plain walk
+    pays nothing for them)."""
+    pending: tuple[int, str] | None = None
+    seen: list[Hint] = []
+
+    def cleaned(no: int, text: str) -> tuple[int, str]:
+        seen.clear()
+        out = clean_line(text, forms, seen if hints is not None else None)
+        if seen and hints is not None:
+            hints[no] = next((h for h in seen if h.file), seen[0])
+        return no, out
+
+    for no, raw in enumerate(lines, 1):
+        raw = raw.rstrip("\n")
+        m = CRI_RE.match(raw)
+        if m and m.group(2) == "P":
+            body = raw[m.end() :]
+            pending = (pending[0], pending[1] + body) if pending else (no, body)
+            continue
+        if pending:
+            start, head = pending
+            pending = None
+            yield cleaned(start, head + (raw[m.end() :] if m else raw))
+            continue
+        yield cleaned(no, raw)
+    if pending:
+        yield cleaned(*pending)
 
 
 def truncated(text: str) -> str | None:

@@ -15,22 +15,30 @@ USAGE = "pass a log line, --file PATH, or pipe text on stdin"
 
 
 def explain_query(
-    cat: Catalog, text: str | None, file: Path | None, *, version: str | None = None
+    cat: Catalog,
+    text: str | None,
+    file: Path | None,
+    *,
+    version: str | None = None,
+    project: str | None = None,
 ) -> tuple[str, list[Match]]:
     """(query label, matches) for the explain command: the text itself, the file path, or "-"."""
     if text is not None and file is not None:
         raise QueryError(f"both a text and --file {file} were given; {USAGE}, not both.")
-    if version is not None:
-        try:
-            cat.resolve_version(version)
-        except NotFound as exc:  # a bad --version is bad usage (exit 2), not "nothing matched"
-            raise QueryError(str(exc)) from None
+    try:  # a bad --version or --project is bad usage (exit 2), not "nothing matched"
+        if project is not None:
+            cat.project(project)
+        if version is not None:
+            cat.resolve_version(version, project=project)
+    except NotFound as exc:
+        raise QueryError(str(exc)) from None
+    kw = {"version": version, "project": project}
     if text is not None and text != "-":
-        return text, cat.explain(text, version=version)
+        return text, cat.explain(text, **kw)
     if file is not None and str(file) != "-":
         try:
             with Path(file).open(encoding="utf-8", errors="replace", newline="") as fh:
-                return str(file), cat.explain_stream(fh, version=version)
+                return str(file), cat.explain_stream(fh, **kw)
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
             raise QueryError(f"cannot read {file} ({exc.strerror}); {USAGE}.") from None
     if sys.stdin is None or sys.stdin.isatty():
@@ -41,4 +49,4 @@ def explain_query(
         if stream
         else sys.stdin
     )
-    return "-", cat.explain_stream(fh, version=version)
+    return "-", cat.explain_stream(fh, **kw)

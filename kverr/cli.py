@@ -16,7 +16,7 @@ from kverr.errors import KverrError
 
 app = typer.Typer(
     name="kverr",
-    help="Explain SGLang server-args errors: extract them from the source, look them up from a log line.",
+    help="Explain LLM servers' launch-argument errors (SGLang, vLLM): extract them from the source, look them up from a log line.",
     no_args_is_help=True,
     # Log text can carry secrets (tokens, paths): never print locals in a traceback.
     pretty_exceptions_show_locals=False,
@@ -28,14 +28,21 @@ CatalogOpt = Annotated[
     typer.Option(
         "--catalog",
         envvar="KVERR_CATALOG",
-        help="DuckDB catalog file (default: the packaged SGLang catalog).",
+        help="DuckDB catalog file (default: the packaged catalog of every shipped project).",
+    ),
+]
+ProjectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--project",
+        help="Only this project's errors (sglang, vllm); default: the paste's log format or message decides.",
     ),
 ]
 
 
 @app.callback()
 def _root() -> None:
-    """Explain SGLang server-args errors: extract them from the source, look them up from a log line."""
+    """Explain LLM servers' launch-argument errors (SGLang, vLLM): extract them from the source, look them up from a log line."""
 
 
 def command(fn=None, **settings):
@@ -307,23 +314,27 @@ def history(
 
 @command
 def load(
-    dataset_dir: Annotated[
-        Path,
-        typer.Argument(metavar="DATASET_DIR", help="Dataset directory written by `kverr build`."),
+    dataset_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="DATASET_DIR...",
+            help="Dataset directories written by `kverr build`, one per project.",
+        ),
     ],
     catalog: Annotated[
         Path,
         typer.Option("--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write."),
     ],
 ) -> None:
-    """Load a dataset directory into a DuckDB catalog file (temp file + rename: never half-written).
+    """Load dataset directories (one per project) into a DuckDB catalog file (temp file + rename: never half-written).
 
     Example: kverr load dist/sglang --catalog sglang.duckdb
+    Example: kverr load data/sglang data/vllm --catalog all.duckdb
     """
     from kverr import render
-    from kverr.catalog import load_dataset
+    from kverr.catalog import load_datasets
 
-    report = load_dataset(dataset_dir, catalog)
+    report = load_datasets(dataset_dirs, catalog)
     for warning in report.warnings:
         typer.echo(f"kverr: warning: {warning}", err=True)
     typer.echo(render.load_summary(catalog, report))
@@ -347,27 +358,33 @@ def explain(
         bool, typer.Option("--json", help='Print {"query": ..., "matches": [...]} instead.')
     ] = False,
     catalog: CatalogOpt = None,
+    project: ProjectOpt = None,
 ) -> None:
-    """Explain an SGLang error from a log line, a traceback or a whole log: meaning, cause, fix.
+    """Explain a launch error from a log line, a traceback or a whole log: meaning, cause, fix,
+    and which project (SGLang, vLLM) it comes from.
 
     Exit status: 0 when a known error matched, 1 when none did, 2 on bad usage.
     Example: kverr explain "ValueError: --ssl-keyfile requires --ssl-certfile to be specified as well."
+    Example: kverr explain "(APIServer pid=1) ValueError: Chunked prefill must be enabled to set max_num_partial_prefills > 1."
     """
     from kverr import render
     from kverr.catalog import open_catalog
     from kverr.catalog.query import explain_query
 
     with open_catalog(catalog) as cat:
-        query, matches = explain_query(cat, text, file, version=version)
+        query, matches = explain_query(cat, text, file, version=version, project=project)
         # Nothing in that release: say whether the error is known elsewhere (added later, or
         # removed) rather than only "unknown" - that is what the user must act on.
         elsewhere = (
-            cat.explain(query) if version and not matches and text not in (None, "-") else []
+            cat.explain(query, project=project)
+            if version and not matches and text not in (None, "-")
+            else []
         )
+        products = [p["product"] for p in cat.projects if project in (None, p["name"])]
     if json_out:
         typer.echo(render.explain_json(query, matches))
     else:
-        render.explain_view(matches, version=version, elsewhere=elsewhere)
+        render.explain_view(matches, version=version, elsewhere=elsewhere, products=products)
     raise typer.Exit(0 if matches else 1)
 
 

@@ -202,6 +202,8 @@ class Match:
     values: dict[str, str] = field(default_factory=dict)  # placeholder expr -> captured text
     line: int | None = None  # 1-based line in the input where the message starts
     revisions: tuple[str, ...] = ()  # release tags (or short shas) containing the record
+    # {"name", "product", "detectedBy": "--project" | "log form" | "message", "verified"}
+    project: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -211,6 +213,7 @@ class Match:
             "values": dict(self.values),
             "line": self.line,
             "revisions": list(self.revisions),
+            "project": dict(self.project),
         }
 
 

@@ -34,9 +34,11 @@ def explain_view(
     file=None,
     version: str | None = None,
     elsewhere: Sequence[Match] = (),
+    products: Sequence[str] = (),
 ) -> None:
     """Print each match for a person: message with values, meaning, cause, fix, source, releases.
-    `elsewhere`: with --version and no match there, the records other revisions have."""
+    `elsewhere`: with --version and no match there, the records other revisions have.
+    `products`: the catalog's projects, named when nothing matched."""
     if not matches:  # plain print: no reason to load Rich (~50 ms) to say "nothing"
         if elsewhere:
             print(
@@ -50,7 +52,8 @@ def explain_view(
                 )
             print("Run without --version for the full explanation.", file=file)
             return
-        print("No known SGLang server-args error matches this text.", file=file)
+        names = " or ".join(products) if products else "launch-argument"
+        print(f"No known {names} error matches this text.", file=file)
         return
     from rich.console import Console
 
@@ -143,8 +146,30 @@ def _full(m: Match):
     )
     if m.revisions:
         grid.add_row("Releases", ", ".join(m.revisions))
+    if m.project:
+        grid.add_row("Project", project_text(m))
     grid.add_row("Id", f"{rec.get('id')}  ({rec.get('slug')})")
     return Panel(Group(message_text(m), Text(""), grid), title=_header(m), title_align="left")
+
+
+_DETECTED = {
+    "--project": "as asked (--project)",
+    "log form": "its log format",
+    "message": "the message",
+}
+
+
+def project_text(m: Match) -> str:
+    """Which project answered and what told (`kverr explain` says it), and whether its fixes
+    were run through the project's own checks."""
+    p = m.project
+    how = _DETECTED.get(p.get("detectedBy", ""), p.get("detectedBy", ""))
+    verified = (
+        ""
+        if p.get("verified")
+        else f"; fixes not verified ({p.get('product')} has no verification harness yet)"
+    )
+    return f"{p.get('product', p.get('name'))}, matched by {how}{verified}"
 
 
 def _also_at(m: Match):

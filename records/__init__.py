@@ -169,6 +169,7 @@ def record_for(
         "flags": list(dict.fromkeys(site.flags)),
         "placeholders": placeholders_of(site.template),
         "previousId": None,
+        "project": profile.name,
     }
     rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile), repo))
     return rec

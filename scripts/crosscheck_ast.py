@@ -2,14 +2,16 @@
 
 Usage:
     python scripts/crosscheck_ast.py MIRROR [--profile NAME] [--tags GLOB] [--rev REV ...]
-                                     [--seed PATH] [--verbose]
+                                     [--touching] [--seed PATH] [--verbose]
 
 For every release tag of the git repository MIRROR (bare is fine) matching --tags (default
 `v*`), and every --rev, reads the profile's file set at that revision (`git show REV:path`),
 extracts it with kverr (with that profile's rules) and counts sites with `ast_sites` below
 (every raise with an exception, every assert, every logging call including the `*_once`
 variants some loggers add, warnings.warn, sys.exit with a message), then prints per-revision
-counts and any (line, kind) present on one side only. The last line is the summary:
+counts and any (line, kind) present on one side only. With --touching, every commit up to the
+--rev revisions that changed the file set is checked, each distinct file version once (a
+backfill's whole input). The last line is the summary:
 `crosscheck: N revisions, F files, M sites, K mismatches, recall R%` (recall: the ast-counted
 sites the extractor also found).
 """
@@ -180,6 +182,22 @@ def _rev_files(repo: Path, rev: str, globs: tuple[str, ...]) -> list[str]:
     return [n for n in names if any(fnmatch.fnmatch(n, g) for g in globs)]
 
 
+def _touching_blobs(
+    repo: Path, revs: list[str], files: tuple[str, ...], globs: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """Distinct (path, blob) of every commit up to `revs` that changed the file set (`files`:
+    git glob pathspecs; `globs`: the same as fnmatch patterns)."""
+    commits = _git(repo, "rev-list", *revs, "--", *(f":(glob){g}" for g in files)).split()
+    seen: dict[tuple[str, str], None] = {}
+    for sha in commits:
+        for row in _git(repo, "ls-tree", "-r", sha).splitlines():
+            meta, path = row.split("\t", 1)
+            if any(fnmatch.fnmatch(path, g) for g in globs):
+                seen.setdefault((path, meta.split()[2]), None)
+    print(f"{len(commits)} commits touch the file set: {len(seen)} distinct file versions")
+    return list(seen)
+
+
 def main(argv: list[str] | None = None) -> int:
     from kverr.profile import load_profile
 
@@ -191,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=Path, help="an extra module to check, e.g. the seed")
     parser.add_argument("--tags", default="v*", help="tag glob (default v*; '' for none)")
     parser.add_argument("--rev", action="append", default=[], help="a revision; repeatable")
+    parser.add_argument("--touching", action="store_true", help="every commit up to --rev")
     parser.add_argument("--verbose", action="store_true", help="print every mismatch")
     args = parser.parse_args(argv)
     os.environ["KVERR_STRICT"] = "0"  # real history has messages we cannot resolve: tolerate
@@ -201,6 +220,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     revs = tags + args.rev
     files = sites = hits = mismatches = 0
+    if args.touching:
+        problems_all: list[str] = []
+        for path, blob in _touching_blobs(args.mirror, revs, profile.files, globs):
+            text = _git(args.mirror, "cat-file", "blob", blob)
+            n, problems = compare(text, f"{path}@{blob[:10]}", profile.extract)
+            hits += found(text, path, profile.extract)
+            files, sites = files + 1, sites + n
+            problems_all += problems
+        mismatches = len(problems_all)
+        for p in problems_all if args.verbose else problems_all[:10]:
+            print("   ", p)
+        revs = []  # counted above, blob by blob
     for rev in revs:
         rev_sites, rev_problems = 0, []
         for path in _rev_files(args.mirror, rev, globs):
