@@ -1,9 +1,9 @@
 """`kverr serve`: a read-only JSON API over a Catalog, for support bots and docs sites.
 
-    POST /explain            body: the pasted text (or JSON {"text", "version", "limit"})
+    POST /explain            body: the pasted text (or JSON {"text", "version", "limit", "project"})
     GET  /errors/{id}        id (16 hex) or slug
-    GET  /search?q=&version=&limit=
-    GET  /flags/{flag}       --flag-name or flag-name
+    GET  /search?q=&version=&limit=&project=
+    GET  /flags/{flag}       --flag-name or flag-name; ?project= picks one project's flag
     GET  /healthz
     GET  /openapi.json
 
@@ -45,6 +45,7 @@ _DIGITS = re.compile(r"[0-9]{1,18}")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,159}")
 _FLAG = re.compile(r"-{0,2}([A-Za-z0-9][A-Za-z0-9_-]{0,99})")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+_PROJECT = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 _HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 
@@ -128,7 +129,7 @@ def explain_input(raw: bytes, content_type: str) -> tuple[str, dict[str, str]]:
             raise ApiError(
                 400, "The text contains unpaired \\ud800-style escapes; send valid Unicode."
             ) from None
-        opts = {k: str(doc[k]) for k in ("version", "limit") if doc.get(k) is not None}
+        opts = {k: str(doc[k]) for k in ("version", "limit", "project") if doc.get(k) is not None}
     if not text.strip():
         raise ApiError(400, "The body is empty; POST the error message or log lines as the body.")
     if len(text) > MAX_EXPLAIN:
@@ -146,6 +147,15 @@ def check_version(value: str | None) -> str | None:
         raise ApiError(
             400, "version must be a release tag or a commit sha such as v0.5.0 or 0132848."
         )
+    return value
+
+
+def check_project(value: str | None) -> str | None:
+    """A project name (sglang, vllm) or None: every project of the catalog."""
+    if value in (None, ""):
+        return None
+    if not _PROJECT.fullmatch(value):
+        raise ApiError(400, "project must be a project name such as sglang or vllm.")
     return value
 
 
@@ -182,7 +192,10 @@ class Api:
         text, opts = explain_input(raw, request.headers.get("content-type", "text/plain"))
         version = check_version(opts.get("version", request.query_params.get("version")))
         limit = check_limit(opts.get("limit", request.query_params.get("limit")), 5)
-        matches = await self.call(self.cat.explain, text, version=version, limit=limit)
+        project = check_project(opts.get("project", request.query_params.get("project")))
+        matches = await self.call(
+            self.cat.explain, text, version=version, limit=limit, project=project
+        )
         return _json({"query": text, "matches": [m.to_dict() for m in matches]})
 
     async def error(self, request: Request) -> JSONResponse:
@@ -213,7 +226,8 @@ class Api:
             )
         version = check_version(request.query_params.get("version"))
         limit = check_limit(request.query_params.get("limit"), 20)
-        matches = await self.call(self.cat.search, q, version=version, limit=limit)
+        project = check_project(request.query_params.get("project"))
+        matches = await self.call(self.cat.search, q, version=version, limit=limit, project=project)
         return _json({"query": q, "matches": [m.to_dict() for m in matches]})
 
     async def flag(self, request: Request) -> JSONResponse:
@@ -223,7 +237,8 @@ class Api:
                 400, "A flag name looks like --page-size (letters, digits, '-' and '_')."
             )
         name = "--" + m.group(1)
-        decl = await self.call(self.cat.flag, name)
+        project = check_project(request.query_params.get("project"))
+        decl = await self.call(self.cat.flag, name, project=project)
         if decl is None:
             raise ApiError(
                 404, f"No flag {name} in this catalog; GET /search?q={m.group(1)} to look around."

@@ -90,14 +90,16 @@ def export(
         typer.Argument(metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet."),
     ],
     catalog: CatalogOpt = None,
+    project: ProjectOpt = None,
 ) -> None:
     """Export the catalog: a static offline error site, JSONL, Parquet, or Markdown for MkDocs/Docusaurus.
 
     Example: kverr export site ./sglang-errors  (then open ./sglang-errors/index.html)
+    Example: kverr export site ./vllm-errors --project vllm  (one project's site)
     """
     from kverr.feeds.exports import export as run_export
 
-    typer.echo(run_export(fmt, out, catalog))
+    typer.echo(run_export(fmt, out, catalog, project))
 
 
 @command

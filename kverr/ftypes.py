@@ -280,7 +280,8 @@ class Profile:
     # at the start / end of a line); named groups `file` and `line` say where it was logged
     log_prefixes: tuple[str, ...] = ()
     log_suffixes: tuple[str, ...] = ()
-    # the verify step's spec (the `[verify]` table as canonical JSON); None: not verifiable yet
+    # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
+    # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
 
     def launch_command(self) -> str:

@@ -60,8 +60,13 @@ _KEYS: dict[str, dict[str, str]] = {
     },
     "knowledge.catch": {"import": "str", "call": "str", "files": "list"},
     "explain": {"log_prefixes": "list", "log_suffixes": "list"},
-    "verify": {},  # free-form: the verify step's own spec
+    # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
+    # profiles that answer the probes its checks make)
+    "verify": {},
+    "platform": {},
+    "model": {},
 }
+_VERIFY_TABLES = ("verify", "platform", "model")
 _REQUIRED = {
     "": ("name", "product", "repository", "files"),
     "launch": ("command", "model"),
@@ -136,7 +141,11 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
     if not _REPO.fullmatch(repo):
         raise ProfileError(f"{where}: repository {repo!r} must be a GitHub owner/name.")
     catch = get.table("knowledge", "catch")
-    verify = doc.get("verify")
+    if ("platform" in doc or "model" in doc) and "verify" not in doc:
+        raise ProfileError(
+            f"{where}: [platform] and [model] tables belong to a [verify] table; add it."
+        )
+    verify = {t: doc[t] for t in _VERIFY_TABLES if t in doc} if "verify" in doc else None
     return Profile(
         name=name,
         product=get.text("", "product"),
@@ -187,7 +196,7 @@ def _check_tables(doc: dict[str, Any], where: str) -> None:
 
 
 def _check_keys(table: dict[str, Any], prefix: str, where: str) -> None:
-    if prefix == "verify":
+    if prefix in _VERIFY_TABLES:
         return  # the verify step's own spec
     allowed = _KEYS[prefix]
     for key, value in table.items():
@@ -306,5 +315,5 @@ def as_tables(profile: Profile) -> dict[str, Any]:
         },
     }
     if profile.verify is not None:
-        out["verify"] = json.loads(profile.verify)
+        out.update(json.loads(profile.verify))  # [verify], [platform.*], [model.*] as written
     return out

@@ -51,9 +51,17 @@ def test_a_profile_file_by_path(tmp_path: Path) -> None:
     assert parse_profile(_toml(as_tables(p))) == p
 
 
-def test_verify_table_is_kept_as_data() -> None:
-    p = parse_profile(MINIMAL + '\n[verify]\nmodule = "engine.args"\nplatforms = ["cuda-sm90"]\n')
-    assert as_tables(p)["verify"] == {"module": "engine.args", "platforms": ["cuda-sm90"]}
+def test_verify_tables_are_kept_as_data() -> None:
+    """The verify step's spec rides along: [verify] and its named platform / model profiles."""
+    text = MINIMAL + (
+        '\n[verify]\nmain_module = "engine.args"\ndefault_platform = "cuda-sm90"\n'
+        "\n[platform.cuda-sm90.probes]\nis_cuda = true\n"
+    )
+    tables = as_tables(parse_profile(text))
+    assert tables["verify"] == {"main_module": "engine.args", "default_platform": "cuda-sm90"}
+    assert tables["platform"] == {"cuda-sm90": {"probes": {"is_cuda": True}}}
+    with pytest.raises(ProfileError, match=r"belong to a \[verify\] table"):
+        parse_profile(MINIMAL + "\n[platform.x]\ny = 1\n")
 
 
 @pytest.mark.parametrize(

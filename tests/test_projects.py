@@ -323,3 +323,62 @@ def test_cleaning_is_linear_on_adversarial_lines(shape) -> None:
 
     small, large = cost(50_000), cost(400_000)
     assert large < 8 * small * 3 + 0.01  # 8x the input: linear is ~8x, quadratic ~64x
+
+
+# ---------------------------------------------------------------- the API and the site
+
+
+@pytest.fixture(scope="module")
+def api(built: dict):
+    import threading
+
+    import httpx
+    from kverr.feeds.api import bind, create_app, server_for
+
+    with open_catalog(built["catalog"]) as c:
+        sock = bind("127.0.0.1", 0)
+        server = server_for(create_app(c, body_timeout=1.0), sock)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
+            time.sleep(0.01)
+        with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=15) as h:
+            yield h
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_api_filters_by_project(api) -> None:
+    paste = f"[2026-04-07 10:05:08 TP0] {SHARED}"
+    top = api.post("/explain", content=paste).json()["matches"][0]
+    assert top["project"]["name"] == "sglang"
+    top = api.post("/explain", json={"text": paste, "project": "vllm"}).json()["matches"][0]
+    assert top["project"] == {
+        "name": "vllm",
+        "product": "vLLM",
+        "detectedBy": "--project",
+        "verified": False,
+    }
+    found = api.get("/search", params={"q": "batch budget", "project": "vllm"}).json()["matches"]
+    assert found and {m["record"]["project"] for m in found} == {"vllm"}
+    assert api.get("/flags/--max-num-seqs", params={"project": "vllm"}).json()["project"] == "vllm"
+    assert api.get("/flags/--max-num-seqs", params={"project": "sglang"}).status_code == 404
+    bad = api.get("/search", params={"q": "x", "project": "NOT A NAME"})
+    assert bad.status_code == 400 and "project must be a project name" in bad.json()["error"]
+    assert api.post("/explain?project=tgi", content="x").status_code == 404
+
+
+def test_export_one_project(built: dict, tmp_path: Path) -> None:
+    from kverr.feeds.exports import export
+
+    msg = export("site", tmp_path / "site", built["catalog"], "vllm")
+    assert msg.startswith("wrote ")
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "vLLM launch errors" in index and "max-loras-per-batch" not in index
+    export("jsonl", tmp_path / "v.jsonl", built["catalog"], "vllm")
+    rows = [json.loads(line) for line in (tmp_path / "v.jsonl").open()]
+    assert rows and {r["record"]["project"] for r in rows} == {"vllm"}
+    with pytest.raises(QueryError, match="parquet holds every project"):
+        export("parquet", tmp_path / "p.parquet", built["catalog"], "vllm")
