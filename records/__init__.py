@@ -4,7 +4,7 @@
     record_for(site, source, revision, ...)             one site
 
 Source fields come straight from the Site and the file; `id` from identity.py; the
-messagePattern from pattern.py; the knowledge fields from knowledge.py; curated text from
+messagePattern from pattern.py; the knowledge fields from knowledge/; curated text from
 overlay.py last. `httpStatus` is always null: server-argument checks run at launch, before any
 request, so no HTTP status is involved.
 """

@@ -6,7 +6,7 @@ Prints, over the records of DATASET_DIR/records.jsonl: how many records leave ea
 field empty, the backgroundTag distribution, the average and longest triggerScenarios length,
 and a few smells a reader would notice (a "..." cut in the trigger, "<value>" or
 "(no extra flags)" placeholders in exampleFix, validationCode that does not compile).
-Run it before and after a change to records/knowledge.py and compare.
+Run it before and after a change to records/knowledge/ and compare.
 """
 
 from __future__ import annotations

@@ -87,6 +87,22 @@ def test_only_catalog_imports_duckdb():
     assert not offenders, f"only catalog/ may import duckdb: {offenders}"
 
 
+def test_every_package_folder_ships_in_the_wheel():
+    """A sub-package missing from pyproject's explicit list would import in the editable
+    install and be absent from the wheel."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    listed = set(conf["setuptools"]["packages"])
+    missing = []
+    for name, folder in conf["setuptools"]["package-dir"].items():
+        for init in sorted((ROOT / folder).rglob("__init__.py")):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            if ".venv" not in rel and ".".join((name, *rel)) not in listed:
+                missing.append(".".join((name, *rel)))
+    assert not missing, f"add {missing} to [tool.setuptools] packages in pyproject.toml"
+
+
 def test_only_the_build_entry_point_loads_the_catalog():
     """pipeline/ steps hand data to each other; only run.py, after writing, loads a catalog."""
     offenders = [

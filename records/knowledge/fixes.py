@@ -1,0 +1,269 @@
+"""Fixes: the advice in words (`solutions`, `preventionTips`) and two full launch commands
+(`exampleFix`), before and after.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kverr.records.conditions import (
+    Atom,
+    cli_arg,
+    dest_of,
+    join_words,
+    phrase,
+    show_value,
+)
+from kverr.records.knowledge.facts import Facts, _choices, _default
+from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
+
+from kverr.ftypes import FlagDecl, Profile
+
+
+def solutions(f: Facts) -> list[str]:
+    """Fixes: imperative sentences of the message, then the negation of the direct condition,
+    then giving up the validator's own feature."""
+    out: list[str] = []
+    notice = f.site.severity in ("warning", "info") and "deprecat" not in f.literal.lower()
+    for s in _advice_sentences(f.message):
+        # A notice often says what the code itself does ("Disable X for model Y"): only a
+        # sentence that names a flag or asks the user ("Please ...") is advice there.
+        if notice and not (
+            re.search(r"(^|\s)--\w", s) or re.match(r"(please|consider|try)\b", s, re.I)
+        ):
+            continue
+        if _IMPERATIVE.match(s) and "{" not in s:  # "set it to one of {CHOICES}" shows no values
+            s = re.sub(r"^(please|you can|you should|you need to)\s+", "", s, flags=re.I).rstrip(
+                ". "
+            )
+            out.append(s[0].upper() + s[1:])
+    missing = _missing_path(f)
+    if missing:
+        out.append(f"Point {missing[0]} at an existing {missing[1]}")
+    using = [phrase(a) for a in f.context if a.positive]
+    for atom in f.direct:
+        fix = _fix_words(atom, f.decls)
+        if notice and atom.flag is None and atom.topic:
+            continue  # "Run on ROCm" is no advice for a notice that merely says what it picked
+        if fix and missing and atom.op == "set":
+            continue  # removing the path flag is not the fix for a wrong path
+        if fix:
+            if atom.op == "set" and using:
+                fix += " when using " + join_words(using)
+            out.append(fix)
+    for atom in f.context:
+        if atom.op == "set":
+            out.append(f"Remove {atom.flag} if the deployment can do without it")
+        elif atom.positive:
+            out.append(_fix_words(atom, f.decls))
+    return list(dict.fromkeys(out))
+
+
+def _fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
+    flag, v = atom.flag, atom.value
+    if flag is None:
+        return _probe_fix(atom)
+    choices = _choices(flag, decls)
+    # A long choice list is noise in a sentence; preventionTips lists it in full.
+    allowed = f" (declared choices: {', '.join(choices)})" if choices and len(choices) <= 6 else ""
+    words = {
+        "set": lambda: f"Remove {flag}",
+        "unset": lambda: f"Add {flag}",
+        "==": lambda: f"Use a {flag} value other than {show_value(v)}{allowed}",
+        "!=": lambda: f"Set {flag}={show_value(v)}",
+        "in": lambda: f"Set {flag} to a value other than {_list(v)}{allowed}",
+        "not in": lambda: f"Set {flag} to one of {_list(v)}",
+        ">": lambda: f"Set {flag} to {show_value(v)} or less",
+        ">=": lambda: f"Set {flag} below {show_value(v)}",
+        "<": lambda: f"Set {flag} to {show_value(v)} or more",
+        "<=": lambda: f"Set {flag} above {show_value(v)}",
+        "is None": lambda: f"Set {flag}",
+        "is not None": lambda: f"Leave {flag} unset",
+    }.get(atom.op)
+    return words() if words else ""
+
+
+def _probe_fix(atom: Atom) -> str:
+    """The fix for a condition that is not one flag fact: make its negation true, in words."""
+    goal = phrase(atom.negated())
+    if atom.topic == "flags":
+        return f"Launch with {goal}"
+    if atom.topic in ("platform", "hardware"):
+        return f"Run {goal}" if goal.startswith("on ") else ""
+    if atom.topic in ("package", "env"):
+        return f"Make sure {goal}"
+    if atom.topic or not atom.flags:
+        return ""  # the model, a file (handled apart) or code that reads no flag
+    return f"Change {join_words(list(atom.flags))} so that {goal}"
+
+
+def _list(values: tuple) -> str:
+    return ", ".join(show_value(x) for x in values)
+
+
+def example_fix(f: Facts) -> str:
+    """`# before` a launch command that reaches the site, `# after` the same command with the
+    direct condition negated (else an enclosing one); empty when no flag-level fix is known."""
+    chosen: dict[str, str] = {}  # flag -> fragment; a later fact about a flag refines it
+    for atom in f.context + f.passed + f.direct:
+        arg = _arg_for(atom, f.decls) if atom.flag else None
+        if arg and atom.flag:
+            chosen.pop(atom.flag, None)
+            chosen[atom.flag] = arg
+    missing = _missing_path(f)
+    if missing:
+        flag, what = missing
+        chosen.pop(flag, None)
+        before = [*chosen.values(), f"{flag}=/no/such/{what}"]
+        after = [*chosen.values(), f"{flag}=/path/to/existing/{what}"]
+        return _fix_text(before, after, f.profile)
+    before = list(chosen.values())
+    if not before:
+        return ""
+    targets = [a for a in reversed(f.direct) if a.flag] + [a for a in reversed(f.context) if a.flag]
+    # The message's own advice picks the flag to change ("Please set --x when ..."); a fix
+    # that must invent a value for a flag with many choices comes last.
+    advice = [s for s in _advice_sentences(f.message) if _IMPERATIVE.match(s)]
+    first = re.search(r"--[a-z0-9][\w-]*", advice[0]) if advice else None  # the verb's object
+    targets.sort(
+        key=lambda a: (
+            not (first and a.flag == first.group(0).rstrip("-")),
+            a.op in ("unset", "is None") and len(_choices(a.flag, f.decls) or ()) > 3,
+        )
+    )
+    for target in targets:
+        after = [a for a in before if not _is_arg_of(a, target.flag)]
+        fixed = _arg_for(target.negated(), f.decls, fixing=True)
+        if fixed:
+            after.append(fixed)
+        elif not _dropping_works(target.negated(), f.decls):
+            continue
+        if after != before:
+            return _fix_text(before, after, f.profile)
+    return ""
+
+
+def _fix_text(before: list[str], after: list[str], profile: Profile) -> str:
+    """Two full launch commands (the profile's launch template), so the fix can be pasted as
+    is; a fix that sets the model's own flag (`--model-path`) drops the template's."""
+    head = _launch_head(profile.launch, profile.model, tuple(before))
+    return f"# before\n{' '.join([head, *before])}\n# after\n{' '.join([head, *after])}"
+
+
+def _launch_head(launch: str, model: str, before: tuple[str, ...]) -> str:
+    words = launch.split()
+    at = words.index("{model}") if "{model}" in words else -1
+    flag = words[at - 1] if at > 0 and words[at - 1].startswith("-") else None
+    if flag and any(_is_arg_of(a, flag) for a in before):
+        words = words[: at - 1] + words[at + 1 :]
+    return " ".join(words).replace("{model}", model)
+
+
+def _missing_path(f: Facts) -> tuple[str, str] | None:
+    """(flag, "file" | "directory" | "path") when the direct guard is a failed existence check
+    of the path a flag names (`not os.path.isfile(self.ssl_keyfile)`)."""
+    for a in f.direct:
+        if a.flag is None and a.topic == "file" and not a.holds and len(a.flags) == 1:
+            what = a.says[0].rsplit(" ", 1)[-1]
+            return a.flags[0], what
+    return None
+
+
+def _is_arg_of(arg: str, flag: str | None) -> bool:
+    return arg == flag or arg.startswith(f"{flag}=")
+
+
+def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) -> str | None:
+    """A command-line fragment making the atom true (None: leave the flag out)."""
+    flag = atom.flag
+    if flag is None:
+        return None
+    choices = _choices(flag, decls)
+    default = _default(flag, decls)
+    if atom.op in ("unset", "is None"):
+        return None  # achieved by leaving the flag out
+    if atom.op in ("set", "is not None"):
+        # `x is not None` is how code tests a flag that takes a value, even when undeclared here;
+        # so is a config field (`--speculative-config.method`): it is always given a value.
+        takes = _takes_value(decls.get(flag)) or (
+            (atom.op == "is not None" or "." in flag) and flag not in decls
+        )
+        return f"{flag}={sample_value(flag, decls)}" if takes else flag
+    if atom.op in ("!=", "not in"):
+        banned = atom.value if atom.op == "not in" else (atom.value,)
+        if default is not None and default not in banned and not isinstance(default, bool):
+            # Spelled out even when it is the default: the reader sees the value that works.
+            return f"{flag}={show_value(default)}"
+        return cli_arg(flag, atom.op, atom.value, choices=choices)
+    return cli_arg(flag, atom.op, atom.value, choices=choices)
+
+
+def _dropping_works(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
+    """Whether leaving the flag out makes `atom` (a negated condition) true: its default must."""
+    if atom.op in ("unset", "is None"):
+        return True
+    if atom.op in ("!=", "not in"):
+        d = decls.get(atom.flag or "")
+        if d is None:
+            return True  # undeclared here: assume the default is harmless
+        default = _default(atom.flag or "", decls)
+        if default is None and d.default != "None":
+            return False  # a computed default may well be the banned value
+        banned = atom.value if atom.op == "not in" else (atom.value,)
+        return default not in banned
+    return False
+
+
+def _takes_value(decl: FlagDecl | None) -> bool:
+    """A flag declared with a value (not a store_true switch), so `--x` alone is not enough."""
+    if decl is None or (decl.action or "").startswith(("store_", "argparse.BooleanOptional")):
+        return False
+    if decl.action and "BooleanOptional" in decl.action:
+        return False
+    kind = (decl.type or "").replace("Optional[", "").strip("]")
+    if _BOOL_OR_NONE.fullmatch(kind):
+        return False  # `bool | None`: a switch (`--x` / `--no-x`), never `--x=X`
+    return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
+
+
+_BOOL_OR_NONE = re.compile(r"['\"]?(?:bool \| None|None \| bool|Union\[bool, None\])['\"]?")
+
+
+def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
+    """A realistic value for a flag that takes one: a declared choice, the default or 1 for
+    numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
+    d = decls.get(flag)
+    if d and d.choices:
+        return d.choices[0]
+    kind = (d.type if d else "") or ""
+    default = _default(flag, decls)
+    if "int" in kind or "float" in kind:
+        ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
+        return show_value(default) if ok else "1"
+    helptext = ((d.help if d else "") or "").lower()
+    if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
+        r"\b(path (to|of)|file path)\b", helptext
+    ):
+        is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
+        # Named after the flag, so two path flags in one command stay apart.
+        return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
+    return dest_of(flag).rpartition(".")[2].upper()
+
+
+def prevention_tips(f: Facts, background: str, validation: str | None = None) -> list[str]:
+    tips = []
+    flags_on = [a.flag for a in f.context + f.direct if a.flag and a.positive]
+    if background == "unsupported-config-combination" and len(flags_on) >= 2:
+        tips.append(f"Do not put {join_words(list(dict.fromkeys(flags_on)))} in one launch profile")
+    for a in f.direct:
+        ch = _choices(a.flag, f.decls)
+        if ch:
+            tips.append(f"Only pass declared values to {a.flag}: {', '.join(ch)}")
+    if background == "deprecated-option":
+        tips.append(
+            f"Update launch scripts when upgrading {f.profile.product}; deprecated options are "
+            "removed later"
+        )
+    if f.site.kind != "assert" and validation:
+        tips.append("Run the validationCode check over your arguments before launching")
+    return list(dict.fromkeys(tips))

@@ -1,0 +1,198 @@
+"""Code over parsed `args`: the pre-flight check (`validationCode`), the isinstance check
+(`typeGuard`) and how a launching program catches the error (`tryCatchPattern`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kverr.records.conditions import (
+    Reading,
+    dest_of,
+    parse,
+)
+from kverr.records.knowledge.facts import Facts, in_files
+from kverr.records.knowledge.fixes import solutions
+
+
+def validation_code(f: Facts) -> str | None:
+    """A pre-flight check over parsed `args` reproducing the guards, when they only read flags."""
+    if f.site.severity not in ("error", "critical"):
+        return None
+    terms = []
+    for r in f.readings:
+        if r.guard.kind == "passed":
+            # An earlier check of the validator is an alternative, not a path condition: had it
+            # failed, the launch would have stopped there with its own error. The pre-flight
+            # check of this error tests only this error's own path (the trigger text still
+            # mentions the earlier checks).
+            continue
+        expr = _args_expr(r.guard.test, r)
+        if expr is None:
+            return None
+        terms.append(expr if r.guard.holds else _negate(expr))
+    if not terms:
+        return None
+    cond = terms[0] if len(terms) == 1 else "(\n    " + "\n    and ".join(terms) + "\n)"
+    head = "import os\n\n" if "os.path." in cond else ""
+    return f"{head}if {cond}:\n    raise SystemExit({_check_message(f)})"
+
+
+def _check_message(f: Facts) -> str:
+    """The message as a Python literal; an f-string over `args` when every runtime value in it
+    is a flag, so the check prints what the program would."""
+    if not f.message:
+        return repr(f"{f.site.error_class or 'error'} at {f.site.file}")
+    dests = {dest_of(fl) for fl in f.site.flags}
+    out = []
+    for part in f.site.template.parts:
+        if part.is_literal:
+            out.append((part.text or "").replace("{", "{{").replace("}", "}}"))
+            continue
+        node = parse(part.expr or "")
+        if node is None:
+            return repr(f.message)
+        expr = ast.unparse(_ToArgs(dests).visit(node))
+        if not all(
+            _is_args_attr(n) or isinstance(n, ast.Name) and n.id == "args"
+            for n in ast.walk(parse(expr))
+            if isinstance(n, (ast.Name, ast.Attribute))
+        ):
+            return repr(f.message)
+        conv = f"!{part.conversion}" if part.conversion in ("r", "s", "a") else ""
+        spec = (
+            f":{part.format_spec}"
+            if part.format_spec and not part.format_spec.startswith("%")
+            else ""
+        )
+        out.append("{" + expr + conv + spec + "}")
+    body = "".join(out)
+    if body == f.message.replace("{", "{{").replace("}", "}}"):
+        return repr(f.message)
+    literal = repr(body)
+    return "f" + literal
+
+
+_SAFE_CALLS = {"len", "isinstance", "min", "max", "abs"}
+_SAFE_NAMES = {"args", "list", "dict", "str", "int", "float", "tuple", "bool", "set", "os"}
+_SAFE_METHODS = {"startswith", "endswith", "lower", "upper", "strip"}
+_OS_PATH = {"isfile", "isdir", "exists"}
+
+
+def _args_expr(test: str, r: Reading) -> str | None:
+    """The guard over parsed `args`, or None when it reads anything but flags (a platform
+    probe, a model attribute, a local variable). Calls are limited to a few pure builtins,
+    string methods on a flag and `os.path` existence checks, so the check runs anywhere."""
+    node = parse(test)
+    if node is None:
+        return None
+    dests = {dest_of(a.flag) for a in r.atoms if a.flag} | {
+        dest_of(fl) for a in r.atoms for fl in a.flags
+    }
+    dests |= {dest_of(fl) for fl in r.guard.flags}
+    node = _ToArgs(dests).visit(node)
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id not in _SAFE_NAMES:
+            return None
+        if isinstance(n, ast.Call) and not _safe_call(n.func):
+            return None
+        if isinstance(n, (ast.Subscript, ast.Lambda, ast.NamedExpr, ast.Await)):
+            return None
+        if isinstance(n, ast.Attribute) and not (_is_args_attr(n) or _safe_call_target(n)):
+            return None
+    return ast.unparse(node)
+
+
+def _is_args_attr(n: ast.expr) -> bool:
+    return isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "args"
+
+
+def _safe_call(func: ast.expr) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id in _SAFE_CALLS
+    return _safe_call_target(func)
+
+
+def _safe_call_target(n: ast.expr) -> bool:
+    """`args.x.startswith`, `os.path.isfile` (and the `os.path` in it)."""
+    if not isinstance(n, ast.Attribute):
+        return False
+    if n.attr in _SAFE_METHODS and _is_args_attr(n.value):
+        return True
+    if n.attr == "path" and isinstance(n.value, ast.Name) and n.value.id == "os":
+        return True
+    return (
+        n.attr in _OS_PATH
+        and isinstance(n.value, ast.Attribute)
+        and n.value.attr == "path"
+        and isinstance(n.value.value, ast.Name)
+        and n.value.value.id == "os"
+    )
+
+
+class _ToArgs(ast.NodeTransformer):
+    def __init__(self, dests: set[str]) -> None:
+        self.dests = dests
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if node.attr in self.dests:
+            return ast.Attribute(
+                value=ast.Name(id="args", ctx=ast.Load()), attr=node.attr, ctx=ast.Load()
+            )
+        return self.generic_visit(node)
+
+
+_INVERSE = {
+    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
+}  # fmt: skip
+
+
+def _negate(expr: str) -> str:
+    """`not expr`, written the way a person would: `x == 1` -> `x != 1`, `not x` -> `x`."""
+    node = parse(expr)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return ast.unparse(node.operand)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        node.ops = [_INVERSE[type(node.ops[0])]()]
+        return ast.unparse(node)
+    if isinstance(node, (ast.Attribute, ast.Name)):
+        return f"not {expr}"
+    return f"not ({expr})"
+
+
+def type_guard(f: Facts) -> str | None:
+    """The isinstance check the direct condition performs, over parsed `args`."""
+    for r in f.readings:
+        if r.role != "direct" or "isinstance(" not in r.guard.test:
+            continue
+        node = parse(r.guard.test)
+        for n in ast.walk(node) if node is not None else ():
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Name)
+                and n.func.id == "isinstance"
+            ):
+                dests = {dest_of(fl) for fl in (*r.guard.flags, *f.site.flags)}
+                return ast.unparse(_ToArgs(dests).visit(n))
+    return None
+
+
+def try_catch_pattern(f: Facts) -> str | None:
+    """How a program launching the project catches this error: the profile's import and the
+    call that runs the checks (`[knowledge.catch]`), for raises in the files that call reaches."""
+    site, profile = f.site, f.profile
+    if site.kind != "raise" or not site.error_class or not f.pattern or not profile.catch_call:
+        return None
+    if not in_files(site.file, profile.catch_files):
+        return None
+    handle = next(iter(solutions(f)), "adjust the launch arguments")
+    head = f"import re\n\n{profile.catch_import}\n\n" if profile.catch_import else "import re\n\n"
+    call = "".join(f"    {line}\n" for line in profile.catch_call.splitlines())
+    return (
+        f"{head}try:\n{call}"
+        f"except {site.error_class} as exc:\n"
+        f"    if not re.search({f.pattern!r}, str(exc)):\n"
+        "        raise\n"
+        f"    ...  # {handle}"
+    )
