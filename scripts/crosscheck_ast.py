@@ -220,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     revs = tags + args.rev
     files = sites = hits = mismatches = 0
+    checked = len(revs)
     if args.touching:
         problems_all: list[str] = []
         for path, blob in _touching_blobs(args.mirror, revs, profile.files, globs):
@@ -231,6 +232,11 @@ def main(argv: list[str] | None = None) -> int:
         mismatches = len(problems_all)
         for p in problems_all if args.verbose else problems_all[:10]:
             print("   ", p)
+        checked = len(
+            _git(
+                args.mirror, "rev-list", *revs, "--", *(f":(glob){g}" for g in profile.files)
+            ).split()
+        )
         revs = []  # counted above, blob by blob
     for rev in revs:
         rev_sites, rev_problems = 0, []
@@ -254,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             print("   ", p)
     recall = 100.0 * hits / sites if sites else 100.0
     print(
-        f"crosscheck: {len(revs)} revisions, {files} files, {sites} sites, "
+        f"crosscheck: {checked} revisions, {files} files, {sites} sites, "
         f"{mismatches} mismatches, recall {recall:.2f}%"
     )
     return 1 if mismatches else 0
