@@ -37,7 +37,10 @@ class Catalog:
     @property
     def index(self) -> matcher.Index:
         if self._index is None:  # built on first lookup: `get`/`flags` callers never pay for it
-            self._index = matcher.Index(self.con, self.forms)
+            forms = self.forms
+            self._index = matcher.Index(
+                self.con, forms if forms.prefixes or forms.suffixes else None
+            )
         return self._index
 
     @property

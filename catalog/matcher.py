@@ -49,7 +49,7 @@ class Index:
     def __init__(self, con: duckdb.DuckDBPyConnection, forms: normalize.LogForms | None = None):
         self.con = con
         rows = con.execute(
-            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project, r.file, r.line"
+            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project"
             " FROM records r LEFT JOIN anchors a USING (id) ORDER BY r.id"
         ).fetchall()
         self.ids: list[str] = []
@@ -58,9 +58,7 @@ class Index:
         self.by_token: dict[str, list[int]] = {}
         self.last_ord: list[int] = []
         self.project: list[str] = []
-        self.file: list[str] = []
-        self.line: list[int] = []
-        for rid, pat, sev, last, tok, project, file, line in rows:
+        for rid, pat, sev, last, tok, project in rows:
             if self.ids and self.ids[-1] == rid:
                 continue
             i = len(self.ids)
@@ -69,8 +67,6 @@ class Index:
             self.severity.append(sev or "error")
             self.last_ord.append(last if last is not None else -1)
             self.project.append(project or "")
-            self.file.append(file or "")
-            self.line.append(line or 0)
             if tok:
                 self.by_token.setdefault(tok, []).append(i)
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
@@ -78,6 +74,14 @@ class Index:
         # the projects' log forms: stripped from every line, and a hint of who printed it
         self.forms = forms or normalize.NO_FORMS
         self.multi = len(set(self.project)) > 1
+        self._places: dict[int, tuple[str, int]] | None = None
+
+    def place(self, i: int) -> tuple[str, int]:
+        """(file, line) of record `i`: read on first use (only a logged `[file.py:N]` asks)."""
+        if self._places is None:
+            rows = self.con.execute("SELECT id, file, line FROM records").fetchall()
+            self._places = {self.pos[r]: (f or "", n or 0) for r, f, n in rows if r in self.pos}
+        return self._places.get(i, ("", 0))
 
     def compiled(self, i: int) -> tuple[re.Pattern, tuple[str, ...], int] | None:
         """(regex, literal runs every match contains, literal char count); compiled on first use."""
@@ -498,9 +502,10 @@ def _distance(idx: Index, h: Hit, hints: dict[int, normalize.Hint] | None) -> tu
     hint = hints.get(h.line) if hints and h.line is not None else None
     if hint is None or not hint.file:
         return (1, 0)
-    if not same_file(hint.file, idx.file[h.index]):
+    file, line = idx.place(h.index)
+    if not same_file(hint.file, file):
         return (1, 0)
-    return (0, abs((hint.line or 0) - idx.line[h.index]))
+    return (0, abs((hint.line or 0) - line))
 
 
 def same_file(logged: str, path: str) -> bool:
@@ -524,8 +529,9 @@ def scan_lines(
     seen: set[tuple] = set()
     hits: list[Hit] = []
     tb: list[str] | None = None
-    line_hints: dict[int, normalize.Hint] | None = {} if idx.forms.prefixes else None
-    for no, text in normalize.clean_lines(lines, idx.forms, line_hints):
+    forms = idx.forms
+    raw = _Last(lines) if hints is not None and (forms.prefixes or forms.suffixes) else None
+    for no, text in normalize.clean_lines(raw if raw is not None else lines, forms):
         found = pattern_hits(idx, text, allowed=allowed)
         if tb is not None or "Traceback (most recent call last)" in text:
             tb, found_tb = _feed_traceback(idx, tb, text, no, allowed)
@@ -537,11 +543,23 @@ def scan_lines(
             seen.add(key)
             h.line = h.line or no
             hits.append(h)
-            if hints is not None and line_hints and no in line_hints:
-                hints[no] = line_hints[no]
-        if line_hints:
-            line_hints.clear()  # memory stays bounded by the hits, not the log
+            # only the few lines that hit are asked what their log form says
+            hint = normalize.line_hint(raw.last, forms) if raw is not None else None
+            if hint is not None:
+                hints[no] = hint
     return log_order(idx, hits)
+
+
+class _Last:
+    """The lines of a log, remembering the last one read (a scan asks about it on a hit)."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines, self.last = lines, ""
+
+    def __iter__(self):
+        for line in self.lines:
+            self.last = line
+            yield line
 
 
 def _feed_traceback(idx, buf, text, no, allowed):

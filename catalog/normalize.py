@@ -133,10 +133,8 @@ def clean_lines(
     lines: Iterable[str], forms: LogForms = NO_FORMS, hints: dict[int, Hint] | None = None
 ) -> Iterator[tuple[int, str]]:
     """(1-based line number, cleaned text), re-joining lines a container runtime split ("P").
-    `hints`: filled with line number -> what a project's log form said about that line."""
-    if hints is not None or forms is not NO_FORMS:
-        yield from _clean_lines_with(lines, forms, hints)
-        return
+    `hints`: filled with line number -> what a project's log form said about that line (a scan
+    of a long log passes None and asks `line_hint` about the few lines that matched)."""
     pending: tuple[int, str] | None = None
     for no, raw in enumerate(lines, 1):
         raw = raw.rstrip("\n")
@@ -146,45 +144,33 @@ def clean_lines(
             pending = (pending[0], pending[1] + body) if pending else (no, body)
             continue
         if pending:
-            start, head = pending
+            no, raw = pending[0], pending[1] + (raw[m.end() :] if m else raw)
             pending = None
-            yield start, clean_line(head + (raw[m.end() :] if m else raw))
-            continue
-        yield no, clean_line(raw)
+        if hints is None:
+            yield no, clean_line(raw, forms)
+        else:
+            yield no, _clean_and_hint(raw, forms, hints, no)
     if pending:
-        yield pending[0], clean_line(pending[1])
+        no, raw = pending
+        yield (
+            no,
+            clean_line(raw, forms) if hints is None else _clean_and_hint(raw, forms, hints, no),
+        )
 
 
-def _clean_lines_with(
-    lines: Iterable[str], forms: LogForms, hints: dict[int, Hint] | None
-) -> Iterator[tuple[int, str]]:
-    """clean_lines with a catalog's project forms (the same walk; kept apart so the plain walk
-    pays nothing for them)."""
-    pending: tuple[int, str] | None = None
+def _clean_and_hint(raw: str, forms: LogForms, hints: dict[int, Hint], no: int) -> str:
     seen: list[Hint] = []
+    out = clean_line(raw, forms, seen)
+    if seen:
+        hints[no] = next((h for h in seen if h.file), seen[0])
+    return out
 
-    def cleaned(no: int, text: str) -> tuple[int, str]:
-        seen.clear()
-        out = clean_line(text, forms, seen if hints is not None else None)
-        if seen and hints is not None:
-            hints[no] = next((h for h in seen if h.file), seen[0])
-        return no, out
 
-    for no, raw in enumerate(lines, 1):
-        raw = raw.rstrip("\n")
-        m = CRI_RE.match(raw)
-        if m and m.group(2) == "P":
-            body = raw[m.end() :]
-            pending = (pending[0], pending[1] + body) if pending else (no, body)
-            continue
-        if pending:
-            start, head = pending
-            pending = None
-            yield cleaned(start, head + (raw[m.end() :] if m else raw))
-            continue
-        yield cleaned(no, raw)
-    if pending:
-        yield cleaned(*pending)
+def line_hint(raw: str, forms: LogForms) -> Hint | None:
+    """What a project's log form says about one raw line (None: no project form)."""
+    seen: list[Hint] = []
+    clean_line(raw, forms, seen)
+    return next((h for h in seen if h.file), seen[0]) if seen else None
 
 
 def truncated(text: str) -> str | None:

@@ -378,8 +378,8 @@ def _write(con, sets: list[_Set], shapes) -> None:
     _insert(con, "meta", ["key", "value"], [
         ("format", FORMAT), ("kverr", __version__), ("schemaVersion", str(manifest.get("schemaVersion", 2))),
         ("datasetVersion", str(manifest.get("datasetVersion", ""))), ("manifest", _j(manifest)),
-        ("projects", _j([{**d.project, "datasetVersion": d.manifest.get("datasetVersion", ""),
-                          "manifest": d.manifest} for d in sets])),
+        ("projects", _j([{**d.project, "datasetVersion": d.manifest.get("datasetVersion", "")}
+                         for d in sets])),
     ])  # fmt: skip
     _insert(con, "records", [
         "id", "slug", "kind", "severity", "error_class", "message", "pattern", "file", "line",
