@@ -10,7 +10,7 @@ from typing import IO, Any
 
 from kverr.catalog import matcher, normalize, store
 
-from kverr.errors import NotFound, QueryError
+from kverr.errors import CatalogError, KverrWarning, NotFound, QueryError
 from kverr.ftypes import Match
 
 HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs. log
@@ -26,9 +26,10 @@ RECORD_CACHE = 4096  # records kept as JSON text per open catalog (about 4 KB ea
 class Catalog:
     """Records, flags and revisions of one catalog; `explain` / `scan` find records in text."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, cached: bool = False):
         self.path = Path(path)
-        self.con = store.connect_read_only(self.path)
+        # Every query goes through this door: a cursor per thread, DuckDB errors as CatalogError.
+        self.con = store.connect_read_only(self.path, cached=cached)
         self._index: matcher.Index | None = None
         self._revs: dict[str, tuple[str, ...]] = {}
         self._record_json: dict[str, str] = {}
@@ -324,6 +325,15 @@ class Catalog:
             f"version {rev!r} {why}; list revisions with `kverr history` or pass a release tag like v0.5.0."
         )
 
+    def verify(self) -> int:
+        """Read the whole catalog once (CatalogError if any of it is damaged); the record count.
+        `serve` runs it before listening: a damaged catalog must not answer half the requests."""
+        return store.verify(self.con)
+
+    def ping(self) -> int:
+        """One cheap query (the record count): does the catalog still answer?"""
+        return int(self.con.execute("SELECT count(*) FROM records").fetchone()[0])
+
     def close(self) -> None:
         self.con.close()
 
@@ -350,5 +360,25 @@ def open_catalog(path: Path | str | None = None) -> Catalog:
 
     if path is None:
         env = os.environ.get("KVERR_CATALOG")
-        path = Path(env) if env else store.default_catalog_path()
+        if not env:
+            return _open_default()
+        path = Path(env)
     return Catalog(Path(path))
+
+
+def _open_default() -> Catalog:
+    """The packaged catalog, from the user cache. kverr built that file and can build it again,
+    so a damaged one is rebuilt here, with a warning, instead of failing every later run."""
+    import warnings
+
+    path = store.default_catalog_path()
+    try:
+        return Catalog(path, cached=True)
+    except CatalogError as exc:
+        warnings.warn(
+            f"the cached catalog {path} was damaged ({exc.reason}); rebuilding it from the packaged dataset.",
+            KverrWarning,
+            stacklevel=3,
+        )
+    # connect_read_only removed the damaged file; this builds it again.
+    return Catalog(store.default_catalog_path(), cached=True)

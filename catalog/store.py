@@ -6,11 +6,15 @@ catalog and two processes building the packaged default at once both end with a 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+import stat
+import tempfile
 import uuid
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +22,13 @@ from typing import Any
 
 import duckdb
 from kverr.catalog import patterns, profiles
+from kverr.catalog.connection import Connection, first_line
 
 from kverr import __version__, jsonl
-from kverr.errors import CatalogError, DatasetError
+from kverr.errors import CatalogError, DatasetError, KverrWarning
 
 FORMAT = "kverr-catalog-4"  # bump when the tables change: old catalogs are then rebuilt
+SCHEMA_VERSIONS = (2,)  # record schema versions this loader reads (manifest `schemaVersion`)
 BM25_K1, BM25_B = 1.2, 0.75
 STOP_SHARE, STOP_MIN = 0.02, 50
 DATASET_FILES = (
@@ -66,11 +72,20 @@ def _read_manifest(dataset_dir: Path) -> dict[str, Any]:
             f"{path} is missing; point at a dataset directory written by `kverr build`."
         )
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DatasetError(
             f"{path} is not valid JSON ({exc}); rebuild the dataset with `kverr build`."
         ) from None
+    # A manifest without one predates the field (hand-made datasets): it is read as schema 2.
+    version = manifest.get("schemaVersion", 2) if isinstance(manifest, dict) else None
+    if type(version) is not int or version not in SCHEMA_VERSIONS:
+        raise DatasetError(
+            f"{path} has schemaVersion {version!r}, which kverr {__version__} cannot read (it reads"
+            f" {', '.join(map(str, SCHEMA_VERSIONS))}); rebuild the dataset with this kverr's"
+            " `kverr build`, or upgrade kverr."
+        )
+    return manifest
 
 
 def _records(dataset_dir: Path) -> list[dict[str, Any]]:
@@ -267,15 +282,22 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
     revision ord names one revision of one project; a record id must be unique across them
     (profiles hash their project into ids)."""
     catalog_path = Path(catalog_path)
-    sets = [_dataset(Path(d)) for d in dataset_dirs]
-    if not sets:
+    if not dataset_dirs:
         raise DatasetError("no dataset to load; pass at least one dataset directory.")
+    for d in dataset_dirs:
+        if not Path(d).is_dir():
+            raise DatasetError(
+                f"{d} is not a directory; pass a dataset directory written by `kverr build`."
+            )
+    _check_target(catalog_path)
+    sets = [_dataset(Path(d)) for d in dataset_dirs]
     _check_projects(sets)
     recs = [r for d in sets for r in d.records]
     shapes, warnings = _analyse(recs)
-    catalog_path.parent.mkdir(parents=True, exist_ok=True)
+    where = ", ".join(str(d.path) for d in sets)
     tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
+        catalog_path.parent.mkdir(parents=True, exist_ok=True)
         con = duckdb.connect(str(tmp))
         try:
             _write(con, sets, shapes)
@@ -284,15 +306,64 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
             con.close()
         os.replace(tmp, catalog_path)
     except duckdb.Error as exc:
-        where = ", ".join(str(d.path) for d in sets)
         raise CatalogError(
-            f"could not write catalog {catalog_path} ({exc}); check the dataset(s) in {where}."
+            f"could not write catalog {catalog_path} ({exc}); check the dataset(s) in {where}.",
+            first_line(exc),
+        ) from None
+    except OSError as exc:  # the folder is a file, read-only, full...
+        raise CatalogError(
+            f"could not write catalog {catalog_path} ({exc.strerror}: {exc.filename});"
+            " pass a --catalog path in a writable directory.",
+            f"{exc.strerror}: {exc.filename}",
         ) from None
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
-            leftover.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                leftover.unlink(missing_ok=True)
     usable = sum(1 for sh in shapes.values() if sh is not None)
     return LoadReport(len(recs), usable, tuple(warnings + [w for d in sets for w in d.warnings]))
+
+
+def _check_target(path: Path) -> None:
+    """Refuse a --catalog path that `load` must not replace: a directory, or a file that is
+    not a catalog (an `errors.jsonl` passed by mistake would be lost). An empty file, a damaged
+    catalog or an older kverr's catalog is fine to replace: that is what rebuilding means."""
+    if path.is_dir():
+        raise CatalogError(
+            f"{path} is a directory; pass a catalog file path such as {path / 'kverr.duckdb'}."
+        )
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    kind = _file_kind(path)
+    if kind not in ("catalog", "damaged"):
+        raise CatalogError(
+            f"{path} exists and is not a kverr catalog ({kind}); `kverr load` does not replace"
+            " other files: pass a new --catalog path."
+        )
+
+
+def _file_kind(path: Path) -> str:
+    """ "catalog", "damaged" (DuckDB's header, yet unreadable), or what else the file is."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(12)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+    if head[8:12] != b"DUCK":  # DuckDB's magic bytes follow an 8-byte header checksum
+        return "not a DuckDB file"
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return "damaged"
+    try:
+        con.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        return "catalog"
+    except duckdb.CatalogException:
+        return "a DuckDB database without kverr's tables"
+    except duckdb.Error:
+        return "damaged"
+    finally:
+        con.close()
 
 
 @dataclass
@@ -438,6 +509,8 @@ def packaged_datasets() -> list[Path]:
     from kverr.profile import DEFAULT
 
     root = packaged_dataset_dir()
+    if not root.is_dir():
+        return []
     found = [d for d in sorted(root.iterdir()) if (d / "manifest.json").is_file()]
     return sorted(found, key=lambda d: d.name != DEFAULT)
 
@@ -448,49 +521,192 @@ def cache_dir() -> Path:
 
 
 def default_catalog_path() -> Path:
-    """The catalog built from the packaged dataset, built on first use into the user cache.
+    """The catalog built from the packaged datasets, built on first use into the user cache.
 
     Keyed by the manifest's hash, so a new dataset gets a new catalog; racing builders each
-    write their own temp file and rename, so whoever renames last leaves a complete file."""
-    root = packaged_dataset_dir()
-    datasets = packaged_datasets() if root.is_dir() else []
+    write their own temp file and rename, so whoever renames last leaves a complete file.
+    A cache that cannot be written (read-only, not a directory, full) is not fatal: the
+    catalog is built in a private temp directory instead, with a warning."""
+    datasets = packaged_datasets()
     if not datasets:
         raise CatalogError(
-            f"no packaged dataset at {root}; pass --catalog FILE (build one with `kverr load DATASET_DIR --catalog FILE`)."
+            f"no packaged dataset at {packaged_dataset_dir()}; pass --catalog FILE (build one with `kverr load DATASET_DIR --catalog FILE`)."
         )
     # The loader's own source is in the key too: a kverr that derives a column differently
     # (releases, anchors) must not answer from a catalog an older loader wrote.
     loader = Path(__file__).read_bytes()
     manifests = b"".join((d / "manifest.json").read_bytes() for d in datasets)
     key = hashlib.sha256(manifests + FORMAT.encode() + loader).hexdigest()[:16]
-    target = cache_dir() / f"packaged-{key}.duckdb"
-    if not target.is_file():
-        load_datasets(datasets, target)
-        # Catalogs of older datasets or loaders are never used again; a reader that still has
-        # one open keeps its inode, so removing them is safe (and best effort).
-        for old in cache_dir().glob("packaged-*.duckdb"):
+    name = f"packaged-{key}.duckdb"
+    target = cache_dir() / name
+    if target.is_file():
+        return target
+    try:
+        _build_default(datasets, target)
+        return target
+    except CatalogError as exc:
+        why = exc.reason
+    fallback = private_temp_dir() / name
+    warnings.warn(
+        f"cannot write the catalog cache {cache_dir()} ({why}); using {fallback} instead:"
+        " set XDG_CACHE_HOME to a writable directory to keep it.",
+        KverrWarning,
+        stacklevel=2,
+    )
+    if not fallback.is_file():
+        _build_default(datasets, fallback)
+    return fallback
+
+
+def _build_default(datasets: list[Path], target: Path) -> None:
+    load_datasets(datasets, target)
+    # Catalogs of older datasets or loaders are never used again; a reader that still has
+    # one open keeps its inode, so removing them is safe (and best effort).
+    with contextlib.suppress(OSError):
+        for old in target.parent.glob("packaged-*.duckdb"):
             if old != target:
                 old.unlink(missing_ok=True)
-    return target
 
 
-def connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
-    """Open a catalog file read-only (many readers at once); CatalogError names the fix."""
-    fix = f"rebuild it with `kverr load DATASET_DIR --catalog {path}`"
+def private_temp_dir() -> Path:
+    """This user's own folder in the system temp dir, for a catalog the cache cannot hold.
+    Made 0700 and checked to be a real directory owned by this user, so another local user
+    cannot plant a catalog (or a symlink) there."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    path = Path(tempfile.gettempdir()) / f"kverr-{uid if uid is not None else 'user'}"
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    except OSError as exc:
+        raise CatalogError(
+            f"cannot build the packaged catalog: neither the cache {cache_dir()} nor {path} is"
+            f" writable ({exc.strerror}); set XDG_CACHE_HOME to a writable directory or pass"
+            " --catalog FILE."
+        ) from None
+    if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid) or st.st_mode & 0o077:
+        raise CatalogError(
+            f"cannot build the packaged catalog: the cache {cache_dir()} is not writable and {path}"
+            " is not a private directory of this user; set XDG_CACHE_HOME to a writable directory."
+        )
+    return path
+
+
+def rebuild_hint(path: Path) -> str:
+    return f"rebuild it with `kverr load DATASET_DIR --catalog {path}`"
+
+
+def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
+    """Open a catalog file read-only (many readers at once); CatalogError names the fix.
+
+    `cached`: the file is kverr's own cached default catalog, so a damaged one is removed
+    (the next open rebuilds it) instead of sending the user to `kverr load`. A file that is
+    not a catalog at all never gets a `kverr load` hint: that command would replace it."""
+    if path.is_dir():
+        raise CatalogError(
+            f"{path} is a directory, not a catalog; pass --catalog FILE.duckdb (build one with"
+            " `kverr load DATASET_DIR --catalog FILE.duckdb`)."
+        )
     if not path.is_file():
         raise CatalogError(
             f"catalog {path} does not exist; build it with `kverr load DATASET_DIR --catalog {path}`."
         )
+    identity = _identity(path)
+
+    def damaged(why: str) -> CatalogError:
+        if not cached:
+            return CatalogError(f"catalog {path} is damaged ({why}); {rebuild_hint(path)}.", why)
+        if _discard(path, identity):
+            return CatalogError(
+                f"the cached catalog {path} is damaged ({why}); it has been removed, and the"
+                " next run rebuilds it from the packaged dataset: run the command again.",
+                why,
+            )
+        return CatalogError(
+            f"the cached catalog {path} is damaged ({why}) and cannot be removed; delete it,"
+            " or set XDG_CACHE_HOME to a writable directory.",
+            why,
+        )
+
     try:
-        con = duckdb.connect(str(path), read_only=True)
-        row = con.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-    except duckdb.Error:
+        with path.open("rb") as fh:
+            head = fh.read(12)
+    except OSError as exc:
         raise CatalogError(
-            f"{path} is not a readable kverr catalog (corrupt or not DuckDB); {fix}."
+            f"cannot read catalog {path} ({exc.strerror}); check its permissions."
         ) from None
+    if len(head) == 12 and head[8:12] != b"DUCK":  # DuckDB's magic, after a header checksum
+        raise CatalogError(
+            f"{path} is not a kverr catalog (not a DuckDB file); pass --catalog a file written"
+            " by `kverr load` or `kverr build --catalog`.",
+            "not a DuckDB file",
+        )
+    try:
+        raw = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise damaged(first_line(exc)) from None
+    try:
+        row = raw.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    except duckdb.CatalogException:
+        raw.close()
+        if cached:
+            raise damaged("no meta table") from None
+        raise CatalogError(
+            f"{path} is not a kverr catalog (a DuckDB database without kverr's tables); pass"
+            " --catalog a file written by `kverr load` or `kverr build --catalog`.",
+            "a DuckDB database without kverr's tables",
+        ) from None
+    except duckdb.Error as exc:
+        raw.close()
+        raise damaged(first_line(exc)) from None
+    con = Connection(raw, path, damaged)
+    try:
+        # A copy cut short opens and reads its first blocks; the block count in the header
+        # tells that the rest is missing before any query trips over it.
+        blocks, size = con.execute(
+            "SELECT total_blocks, block_size FROM pragma_database_size()"
+        ).fetchone()
+        have = path.stat().st_size
+        if blocks * size > have:
+            raise damaged(f"truncated: {have} bytes, its header lists {blocks * size} in blocks")
+    except CatalogError:
+        con.close()
+        raise
     if not row or row[0] != FORMAT:
         con.close()
+        found = row[0] if row else "unknown"
         raise CatalogError(
-            f"{path} was built by an incompatible kverr ({row[0] if row else 'unknown'}); {fix}."
+            f"{path} was built by an incompatible kverr ({found}); {rebuild_hint(path)}.",
+            f"built by an incompatible kverr ({found})",
         )
     return con
+
+
+def _discard(path: Path, identity: tuple[int, int] | None) -> bool:
+    """Remove the damaged file that was opened; True when it is gone (or already replaced by
+    a racing process's rebuild, which must not be removed)."""
+    if _identity(path) != identity:
+        return True
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def verify(con: Connection) -> int:
+    """Read every block of every table (a few ms per MB), so damage shows now, not on the
+    query that happens to touch it; returns the number of records."""
+    names = SCHEMA_SQL.split("CREATE TABLE ")[1:]
+    for table in (n.split("(", 1)[0] for n in names):
+        con.execute(f"SELECT count(*), max(hash(COLUMNS(*))) FROM {table}").fetchall()
+    return int(con.execute("SELECT count(*) FROM records").fetchone()[0])

@@ -259,3 +259,45 @@ def pick_catalog(arg: str | None, work: Path) -> tuple[Path, str]:
         ds = write_files(work / "ds", synthetic_records(600))
         load_dataset(ds, work / "synthetic.duckdb")
         return work / "synthetic.duckdb", "synthetic, 600 records (no packaged dataset yet)"
+
+
+def damage(path: Path, how: str, table: str = "records") -> Path:
+    """Damage a catalog file the ways disks and interrupted copies do, for tests and probes:
+    "truncate" keeps the first half (the header and `meta` still read, later blocks do not);
+    "blocks" overwrites the data blocks that hold only `table`, so the file opens and its
+    format row reads, and the damage surfaces late, on the first query that reads `table`."""
+    path = Path(path)
+    if how == "truncate":
+        with path.open("r+b") as fh:
+            fh.truncate(path.stat().st_size // 2)
+        return path
+    if how != "blocks":
+        raise ValueError(f"unknown damage {how!r}; use 'truncate' or 'blocks'")
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+        names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        used = {
+            name: {
+                r[0]
+                for r in con.execute(
+                    f"SELECT block_id FROM pragma_storage_info('{name}') WHERE block_id >= 0"
+                ).fetchall()
+            }
+            for name in names
+        }
+    finally:
+        con.close()
+    blocks = sorted(
+        used.get(table, set()) - set().union(*(b for n, b in used.items() if n != table))
+    )
+    if not blocks:
+        raise ValueError(f"{path}: no data block holds {table} alone; use a larger catalog")
+    with path.open("r+b") as fh:
+        for block in blocks:
+            # DuckDB's data blocks start after three 4 KiB headers; each begins with a checksum.
+            fh.seek(3 * 4096 + block * size + 8)
+            fh.write(b"\xff" * 4096)
+    return path

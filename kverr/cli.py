@@ -7,12 +7,13 @@ modules are imported inside the commands so `kverr explain` never pays for libcs
 from __future__ import annotations
 
 import functools
+import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from kverr.errors import KverrError
+from kverr.errors import KverrError, KverrWarning
 
 app = typer.Typer(
     name="kverr",
@@ -56,7 +57,11 @@ def command(fn=None, **settings):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with warnings.catch_warnings():
+                # What the library worked around (a rebuilt cache, ...): one line, every time.
+                warnings.simplefilter("always", KverrWarning)
+                warnings.showwarning = _show_warning
+                return fn(*args, **kwargs)
         except KverrError as exc:
             typer.echo(f"kverr: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
@@ -65,6 +70,16 @@ def command(fn=None, **settings):
             raise typer.Exit(130) from None
 
     return app.command(**settings)(wrapper)
+
+
+_python_showwarning = warnings.showwarning
+
+
+def _show_warning(message, category, *args, **kwargs) -> None:
+    if issubclass(category, KverrWarning):
+        typer.echo(f"kverr: warning: {message}", err=True)
+    else:
+        _python_showwarning(message, category, *args, **kwargs)
 
 
 # ---------------------------------------------------------------- commands
@@ -110,15 +125,21 @@ def serve(
     port: Annotated[
         int, typer.Option(help="TCP port; 0 picks a free one (the URL is printed).")
     ] = 8000,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", min=1, help="Processes answering on the port; one per core uses them all."
+        ),
+    ] = 1,
     catalog: CatalogOpt = None,
 ) -> None:
     """Serve the read-only JSON API: POST /explain, GET /errors/{id}, /search, /flags/{flag}, /healthz, /openapi.json.
 
-    Example: kverr serve --port 8765  (then: curl --data-binary @server.log http://127.0.0.1:8765/explain)
+    Example: kverr serve --port 8765 --workers 2  (then: curl --data-binary @server.log http://127.0.0.1:8765/explain)
     """
-    from kverr.feeds.api import serve as run_server
+    from kverr.feeds.server import serve as run_server
 
-    run_server(catalog, host, port)
+    run_server(catalog, host, port, workers)
 
 
 @command

@@ -23,6 +23,10 @@ class DatasetError(KverrError):
 class CatalogError(KverrError):
     """A catalog file is missing, corrupt or from an incompatible kverr."""
 
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message  # what was wrong, without the fix: for a warning
+
 
 class QueryError(KverrError):
     """Input to explain/scan/search that cannot be used (empty, unreadable file, ...)."""
@@ -36,3 +40,7 @@ class NotFound(KverrError):
 
 class ProfileError(KverrError):
     """A project profile (profiles/<name>.toml or --profile FILE) is missing or malformed."""
+
+
+class KverrWarning(UserWarning):
+    """A problem kverr worked around; the message says what it did and how to avoid it."""

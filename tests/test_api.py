@@ -175,13 +175,11 @@ def test_hostile_input_gets_a_clear_4xx(client, name, method, url, kwargs, statu
     except httpx.RemoteProtocolError:
         pytest.fail(f"{name}: the server dropped the connection instead of answering")
     assert r.status_code == status, r.text
-    if r.headers.get("content-type", "").startswith("application/json"):
-        body = r.json()
-        assert body["status"] == status and body["error"].endswith(".")
-        if fragment:
-            assert fragment in body["error"]
-    else:  # only uvicorn itself answers in plain text (malformed framing), never our handlers
-        assert fragment is None
+    assert r.headers["content-type"] == "application/json"  # the server's own answers too
+    body = r.json()
+    assert body["status"] == status and body["error"].endswith(".")
+    if fragment:
+        assert fragment in body["error"]
 
 
 @pytest.mark.parametrize(
@@ -204,6 +202,7 @@ def test_malformed_http_gets_4xx_or_close(base_url, raw):
                 break
     status = int(reply.split(b" ", 2)[1]) if reply.startswith(b"HTTP/1.1 ") else None
     assert status is None or 400 <= status < 500, reply[:200]
+    assert status is None or b"\r\ncontent-type: application/json\r\n" in reply.lower()
 
 
 def test_slow_body_gets_408(base_url):

@@ -166,7 +166,7 @@ def test_missing_and_corrupt_catalog(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["explain", "x", "--catalog", str(tmp_path / "bad.duckdb")])
     assert (
         res.exit_code == 2
-        and "is not a readable kverr catalog" in res.stderr
+        and "is not a kverr catalog (not a DuckDB file)" in res.stderr
         and "Traceback" not in res.output
     )
 
