@@ -577,13 +577,14 @@ def _feed_traceback(idx, buf, text, no, allowed):
 # ---------------------------------------------------------------- which project
 
 
-@dataclass(frozen=True)
 class Detection:
     """The project a paste came from, and what told: "--project" (asked for), "log form" (a
     prefix or suffix only that project's logger writes), "message" (only its records match)."""
 
-    project: str
-    how: str
+    __slots__ = ("project", "how")
+
+    def __init__(self, project: str, how: str) -> None:
+        self.project, self.how = project, how
 
 
 def pick_project(

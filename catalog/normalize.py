@@ -9,7 +9,6 @@ printed the line, and for a logger that prints `[file.py:123]`, where.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -45,40 +44,63 @@ EXC_RE = re.compile(
 CARETS_RE = re.compile(r"\s*[\^~]+\s*$")
 
 
-@dataclass(frozen=True)
+# Plain classes, not dataclasses: these sit on explain's start-up path, where generating a
+# dataclass's methods costs more than the whole lookup.
 class Hint:
     """What a project's log form around a line said: who printed it and, when the logger
     prints it (`[arg_utils.py:123]`), where."""
 
-    project: str
-    file: str | None = None
-    line: int | None = None
+    __slots__ = ("project", "file", "line")
+
+    def __init__(self, project: str, file: str | None = None, line: int | None = None) -> None:
+        self.project, self.file, self.line = project, file, line
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hint) and (self.project, self.file, self.line) == (
+            other.project,
+            other.file,
+            other.line,
+        )
+
+    def __repr__(self) -> str:
+        return f"Hint({self.project!r}, {self.file!r}, {self.line!r})"
 
 
-@dataclass(frozen=True)
 class LogForms:
     """The log forms of a catalog's projects: (project, regex) prefixes and suffixes, as their
     profiles declare them (bounded repeats, checked by kverr.regexsafe.line_form_problem)."""
 
-    prefixes: tuple[tuple[str, str], ...] = ()
-    suffixes: tuple[tuple[str, str], ...] = ()
+    __slots__ = ("prefixes", "suffixes", "_prefix_re", "_suffix_forms")
 
-    @functools.cached_property
+    def __init__(
+        self, prefixes: tuple[tuple[str, str], ...] = (), suffixes: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        self.prefixes, self.suffixes = tuple(prefixes), tuple(suffixes)
+        self._prefix_re: re.Pattern[str] | None = None
+        self._suffix_forms: tuple[tuple[str, str, re.Pattern[str]], ...] | None = None
+
+    @property
     def prefix_re(self) -> re.Pattern[str]:
         """The projects' prefixes (first: they are more specific) and the generic ones, as one
         regex: one `match` per layer, as before. Group `pN` says which project form matched."""
-        alts = []
-        for n, (_, form) in enumerate(self.prefixes):
-            form = re.sub(r"\(\?P<(file|line)>", rf"(?P<p{n}_\1>", form)
-            alts.append(f"(?P<p{n}>{form})")
-        return re.compile("|".join([*alts, f"(?x:{PREFIX_RE.pattern})"]))
+        if self._prefix_re is None:
+            alts = []
+            for n, (_, form) in enumerate(self.prefixes):
+                form = re.sub(r"\(\?P<(file|line)>", rf"(?P<p{n}_\1>", form)
+                alts.append(f"(?P<p{n}>{form})")
+            self._prefix_re = re.compile("|".join([*alts, f"(?x:{PREFIX_RE.pattern})"]))
+        return self._prefix_re
 
-    @functools.cached_property
+    @property
     def suffix_forms(self) -> tuple[tuple[str, str, re.Pattern[str]], ...]:
         """(project, leading literal, regex): found with `rfind`, then matched from there."""
-        from kverr.regexsafe import leading_literal
+        if self._suffix_forms is None:
+            from kverr.regexsafe import leading_literal
 
-        return tuple((p, leading_literal(f), re.compile(f)) for p, f in self.suffixes)
+            self._suffix_forms = tuple(
+                (p, leading_literal(f), re.compile(f)) for p, f in self.suffixes
+            )
+        return self._suffix_forms
 
 
 NO_FORMS = LogForms()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from kverr.catalog import patterns, profiles
+from kverr.catalog import patterns
 from kverr.catalog.connection import Connection, first_line
 
 from kverr import __version__, jsonl
@@ -366,17 +366,18 @@ def _file_kind(path: Path) -> str:
         con.close()
 
 
-@dataclass
 class _Set:
-    """One dataset directory as the loader uses it: its project and where its ords start."""
+    """One dataset directory as the loader uses it: its project and where its ords start.
+    (A plain class: this module is on explain's start-up path, a dataclass costs there.)"""
 
-    path: Path
-    manifest: dict[str, Any]
-    project: dict[str, Any]  # profiles.project_info: name, product, log forms, ...
-    records: list[dict[str, Any]]
-    side: dict[str, list[dict[str, Any]]]
-    warnings: list[str]
-    offset: int = 0  # added to every revision ord of this dataset
+    def __init__(self, path, manifest, project, records, side, warnings) -> None:
+        self.path: Path = path
+        self.manifest: dict[str, Any] = manifest
+        self.project: dict[str, Any] = project  # profiles.project_info: name, product, forms
+        self.records: list[dict[str, Any]] = records
+        self.side: dict[str, list[dict[str, Any]]] = side
+        self.warnings: list[str] = warnings
+        self.offset = 0  # added to every revision ord of this dataset
 
 
 def _dataset(path: Path) -> _Set:
@@ -385,6 +386,8 @@ def _dataset(path: Path) -> _Set:
             f"{path} is not a directory; pass a dataset directory written by `kverr build`."
         )
     manifest = _read_manifest(path)
+    from kverr.catalog import profiles  # loading only, never on explain's path
+
     project, warnings = profiles.project_info(manifest, str(path))
     recs = _records(path)
     side = {name: _read_jsonl(path / name) for name in DATASET_FILES[1:]}

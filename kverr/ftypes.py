@@ -220,80 +220,15 @@ class Match:
 # ---------------------------------------------------------------- project profile
 
 
-@dataclass(frozen=True)
-class ExtractRules:
-    """How the extractor reads one project's source: its `[extract]` profile table.
+def __getattr__(name: str) -> Any:
+    """`Profile` and `ExtractRules` live with their loader, kverr/profile.py, and are importable
+    from here too: `kverr explain` imports this module at start-up and never reads a profile,
+    so it does not pay for generating those two classes."""
+    if name in ("Profile", "ExtractRules"):
+        from kverr import profile
 
-    Name lists are globs (fnmatch, case-sensitive) over Python identifiers."""
-
-    log_methods: tuple[
-        tuple[str, str], ...
-    ]  # logger method -> severity ("warning_once" -> "warning")
-    flag_classes: tuple[str, ...]  # classes whose fields are CLI flags (`--field-name`)
-    # Classes whose fields reach the CLI through a flag class's field (whose default names them,
-    # `x: int = SchedulerConfig.x`) or through the class's own JSON option (`--speculative-config`,
-    # written `--speculative-config.field=value`).
-    config_classes: tuple[str, ...] = ()
-    config_views: tuple[
-        str, ...
-    ] = ()  # attributes holding such a config object (`self.cache_config`)
-    args_names: tuple[str, ...] = ()  # parameters that hold the args object
-    view_calls: tuple[
-        str, ...
-    ] = ()  # calls returning a view of the args object (`resolved_view(a)`)
-    args_getters: tuple[
-        str, ...
-    ] = ()  # argument-less calls returning it (`get_global_server_args()`)
-
-    def severity(self) -> dict[str, str]:
-        return dict(self.log_methods)
-
-
-@dataclass(frozen=True)
-class Profile:
-    """One project, declared in `profiles/<name>.toml` (kverr.profile loads it); every stage
-    reads what it needs from here instead of naming a product. See docs/CONTRACTS.md."""
-
-    name: str  # "vllm": the `project` of its records
-    product: str  # "vLLM": the name used in wording
-    repository: str  # GitHub owner/name that githubUrl links point into
-    files: tuple[str, ...]  # the file set (globs, repository-relative)
-    launch: str  # launch command template with `{model}`: "vllm serve {model}"
-    model: str  # what `{model}` shows in example commands: "MODEL"
-    extract: ExtractRules
-    # identity: SGLang's ids predate profiles and are hashed without a namespace
-    id_namespace: str = ""
-    id_receivers: tuple[str, ...] = ()  # receivers dropped from flag reads (`self.`, `cfg.`)
-    id_call_receivers: tuple[str, ...] = ()  # ... and from calls on them (`resolved(cfg).`)
-    # knowledge fields
-    env_prefixes: tuple[
-        str, ...
-    ] = ()  # `VLLM` in VLLM_X: a message naming one is about the environment
-    platforms: tuple[tuple[str, str], ...] = ()  # probe -> where it holds ("is_rocm" -> "ROCm")
-    hardware: tuple[tuple[str, str], ...] = ()  # probe -> what it needs ("{0}": its first argument)
-    earlier_checks: str = "all"  # "all" | "related": which passed checks feed the trigger and fix
-    catch_import: str = ""  # tryCatchPattern: the import, the call that runs the checks, and the
-    catch_call: str = ""  # files whose raises that call reaches
-    catch_files: tuple[str, ...] = ()
-    file_tags: tuple[tuple[str, tuple[str, ...]], ...] = ()  # tag -> file globs
-    # explain: log-line forms this project prints around a message (regexes, bounded, matched
-    # at the start / end of a line); named groups `file` and `line` say where it was logged
-    log_prefixes: tuple[str, ...] = ()
-    log_suffixes: tuple[str, ...] = ()
-    # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
-    # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
-    verify: str | None = None
-
-    def launch_command(self) -> str:
-        return self.launch.replace("{model}", self.model)
-
-    def fingerprint(self, part: str = "") -> str:
-        """16 hex over the profile (`part="extract"`: over its extraction rules only), for the
-        build's cache keys: what a profile changes must be rebuilt, nothing else."""
-        import hashlib
-
-        value = self.extract if part == "extract" else self
-        return hashlib.sha256(to_json(value).encode()).hexdigest()[:16]
+        return getattr(profile, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- serialiser
@@ -310,8 +245,6 @@ _TYPES = {
         Site,
         ParseFailure,
         FileExtraction,
-        ExtractRules,
-        Profile,
     )
 }
 

@@ -14,8 +14,10 @@ never silently falls back to a default.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -23,12 +25,7 @@ from typing import Any
 
 from kverr import regexsafe
 from kverr.errors import ProfileError
-from kverr.ftypes import ExtractRules, Profile
-
-try:  # Python 3.11+
-    import tomllib
-except ImportError:  # pragma: no cover - Python 3.10 (pyproject pulls in tomli there)
-    import tomli as tomllib  # type: ignore[no-redef]
+from kverr.ftypes import to_json
 
 DEFAULT = "sglang"  # the project a build or catalog without a profile belongs to
 SEVERITIES = ("critical", "error", "warning", "info")
@@ -74,6 +71,80 @@ _REQUIRED = {
 }
 
 
+@dataclass(frozen=True)
+class ExtractRules:
+    """How the extractor reads one project's source: its `[extract]` profile table.
+
+    Name lists are globs (fnmatch, case-sensitive) over Python identifiers."""
+
+    log_methods: tuple[
+        tuple[str, str], ...
+    ]  # logger method -> severity ("warning_once" -> "warning")
+    flag_classes: tuple[str, ...]  # classes whose fields are CLI flags (`--field-name`)
+    # Classes whose fields reach the CLI through a flag class's field (whose default names them,
+    # `x: int = SchedulerConfig.x`) or through the class's own JSON option (`--speculative-config`,
+    # written `--speculative-config.field=value`).
+    config_classes: tuple[str, ...] = ()
+    config_views: tuple[
+        str, ...
+    ] = ()  # attributes holding such a config object (`self.cache_config`)
+    args_names: tuple[str, ...] = ()  # parameters that hold the args object
+    view_calls: tuple[
+        str, ...
+    ] = ()  # calls returning a view of the args object (`resolved_view(a)`)
+    args_getters: tuple[
+        str, ...
+    ] = ()  # argument-less calls returning it (`get_global_server_args()`)
+
+    def severity(self) -> dict[str, str]:
+        return dict(self.log_methods)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One project, declared in `profiles/<name>.toml` (kverr.profile loads it); every stage
+    reads what it needs from here instead of naming a product. See docs/CONTRACTS.md."""
+
+    name: str  # "vllm": the `project` of its records
+    product: str  # "vLLM": the name used in wording
+    repository: str  # GitHub owner/name that githubUrl links point into
+    files: tuple[str, ...]  # the file set (globs, repository-relative)
+    launch: str  # launch command template with `{model}`: "vllm serve {model}"
+    model: str  # what `{model}` shows in example commands: "MODEL"
+    extract: ExtractRules
+    # identity: SGLang's ids predate profiles and are hashed without a namespace
+    id_namespace: str = ""
+    id_receivers: tuple[str, ...] = ()  # receivers dropped from flag reads (`self.`, `cfg.`)
+    id_call_receivers: tuple[str, ...] = ()  # ... and from calls on them (`resolved(cfg).`)
+    # knowledge fields
+    env_prefixes: tuple[
+        str, ...
+    ] = ()  # `VLLM` in VLLM_X: a message naming one is about the environment
+    platforms: tuple[tuple[str, str], ...] = ()  # probe -> where it holds ("is_rocm" -> "ROCm")
+    hardware: tuple[tuple[str, str], ...] = ()  # probe -> what it needs ("{0}": its first argument)
+    earlier_checks: str = "all"  # "all" | "related": which passed checks feed the trigger and fix
+    catch_import: str = ""  # tryCatchPattern: the import, the call that runs the checks, and the
+    catch_call: str = ""  # files whose raises that call reaches
+    catch_files: tuple[str, ...] = ()
+    file_tags: tuple[tuple[str, tuple[str, ...]], ...] = ()  # tag -> file globs
+    # explain: log-line forms this project prints around a message (regexes, bounded, matched
+    # at the start / end of a line); named groups `file` and `line` say where it was logged
+    log_prefixes: tuple[str, ...] = ()
+    log_suffixes: tuple[str, ...] = ()
+    # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
+    # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
+    verify: str | None = None
+
+    def launch_command(self) -> str:
+        return self.launch.replace("{model}", self.model)
+
+    def fingerprint(self, part: str = "") -> str:
+        """16 hex over the profile (`part="extract"`: over its extraction rules only), for the
+        build's cache keys: what a profile changes must be rebuilt, nothing else."""
+        value = self.extract if part == "extract" else self
+        return hashlib.sha256(to_json(value).encode()).hexdigest()[:16]
+
+
 def builtin_names() -> list[str]:
     """Profiles shipped with kverr, by name."""
     return sorted(
@@ -114,6 +185,10 @@ def default_profile() -> Profile:
 
 def parse_profile(text: str, where: str = "profile") -> Profile:
     """A Profile from TOML text; ProfileError names the file, the key and what is wrong."""
+    try:  # Python 3.11+
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10 (pyproject pulls in tomli there)
+        import tomli as tomllib  # type: ignore[no-redef]
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
