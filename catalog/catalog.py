@@ -320,7 +320,8 @@ class Catalog:
             found = [r for r in revs if r["sha"] and r["sha"].startswith(rev.lower())]
         if len(found) == 1 or (found and all(f["ord"] == found[0]["ord"] for f in found)):
             return found[0]
-        why = "is ambiguous" if found else "is not a revision in this catalog"
+        where = f"of project {project!r} " if project else ""
+        why = "is ambiguous" if found else f"is not a revision {where}in this catalog"
         raise NotFound(
             f"version {rev!r} {why}; list revisions with `kverr history` or pass a release tag like v0.5.0."
         )

@@ -280,6 +280,7 @@ def diff(
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
     catalog: CatalogOpt = None,
+    project: ProjectOpt = None,
 ) -> None:
     """Errors added, removed, changed (message, class, guard) and moved between two revisions.
 
@@ -292,7 +293,7 @@ def diff(
     from kverr.catalog.history import diff as run_diff
 
     with open_catalog(catalog) as cat:
-        d = run_diff(cat, rev_a, rev_b)
+        d = run_diff(cat, rev_a, rev_b, project=project)
     typer.echo(
         json.dumps(d.to_dict(), indent=2, sort_keys=True) if json_out else render.diff_text(d)
     )

@@ -353,10 +353,12 @@ def diff_text(d: Any) -> str:
 def revisions_text(revisions: list[dict]) -> str:
     """One line per revision a catalog holds, oldest first: what `--version` accepts."""
     out = []
+    several = len({r.get("project") for r in revisions}) > 1
     for r in revisions:
         sha = (r.get("sha") or "")[:10] or "(no commit)"
         tags = ", ".join(r.get("tags") or [])
-        out.append(f"{sha:<12} {r.get('date') or '':<25} {tags}".rstrip())
+        project = f"{r.get('project') or '':<8} " if several else ""
+        out.append(f"{project}{sha:<12} {r.get('date') or '':<25} {tags}".rstrip())
     out.append(f"{len(revisions)} revision(s); pass a tag, a snapshot label or a sha to --version.")
     return "\n".join(out)
 
