@@ -129,6 +129,9 @@ def test_fixes_use_the_syntax_the_cli_accepts(built: dict) -> None:
     assert (
         "--speculative-config.method=ngram --speculative-config.num_speculative_tokens=1" in fixes
     )
+    # a JSON option's bool field takes a value: a bare `--speculative-config.disable_padding`
+    # would swallow the next argument as its value
+    assert "--speculative-config.disable_padding=true --speculative-config.method=eagle" in fixes
 
 
 def test_earlier_checks_add_only_related_flags(built: dict, tmp_path: Path) -> None:

@@ -147,7 +147,15 @@ def _fix_text(before: list[str], after: list[str], profile: Profile) -> str:
     """Two full launch commands (the profile's launch template), so the fix can be pasted as
     is; a fix that sets the model's own flag (`--model-path`) drops the template's."""
     head = _launch_head(profile.launch, profile.model, tuple(before))
+    before, after = _implied(before), _implied(after)
     return f"# before\n{' '.join([head, *before])}\n# after\n{' '.join([head, *after])}"
+
+
+def _implied(args: list[str]) -> list[str]:
+    """Drop `--x-config=X_CONFIG` when `--x-config.field=v` is there: a field sets the option
+    (a placeholder beside it would be read as the option's JSON and fail)."""
+    fields = {a.split(".", 1)[0] for a in args if a.startswith("--") and "." in a.split("=", 1)[0]}
+    return [a for a in args if a.split("=", 1)[0] not in fields]
 
 
 def _launch_head(launch: str, model: str, before: tuple[str, ...]) -> str:
@@ -175,6 +183,13 @@ def _is_arg_of(arg: str, flag: str | None) -> bool:
 
 def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) -> str | None:
     """A command-line fragment making the atom true (None: leave the flag out)."""
+    arg = _arg(atom, decls)
+    if arg is not None and atom.flag and "." in atom.flag and arg == atom.flag:
+        return f"{arg}=true"  # a JSON option's field is never a bare switch: it takes a value
+    return arg
+
+
+def _arg(atom: Atom, decls: dict[str, FlagDecl]) -> str | None:
     flag = atom.flag
     if flag is None:
         return None
@@ -188,6 +203,8 @@ def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) ->
         takes = _takes_value(decls.get(flag)) or (
             (atom.op == "is not None" or "." in flag) and flag not in decls
         )
+        if "." in flag and _is_switch(decls.get(flag)):
+            return f"{flag}=true"
         return f"{flag}={sample_value(flag, decls)}" if takes else flag
     if atom.op in ("!=", "not in"):
         banned = atom.value if atom.op == "not in" else (atom.value,)
@@ -221,11 +238,18 @@ def _takes_value(decl: FlagDecl | None) -> bool:
     if decl.action and "BooleanOptional" in decl.action:
         return False
     kind = (decl.type or "").replace("Optional[", "").strip("]")
-    if _BOOL_OR_NONE.fullmatch(kind):
+    if _BOOL_OR_NONE.fullmatch(kind) or _is_switch(decl):
         return False  # `bool | None`: a switch (`--x` / `--no-x`), never `--x=X`
     return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
 
 
+def _is_switch(decl: FlagDecl | None) -> bool:
+    """A field typed bool under wrappers (`SkipValidation[bool]`, `Optional[bool]`)."""
+    words = set(_WORDS.findall(decl.type or "")) if decl else set()
+    return words - {"None", "Optional", "Union", "SkipValidation"} == {"bool"}
+
+
+_WORDS = re.compile(r"[A-Za-z_]\w*")
 _BOOL_OR_NONE = re.compile(r"['\"]?(?:bool \| None|None \| bool|Union\[bool, None\])['\"]?")
 
 

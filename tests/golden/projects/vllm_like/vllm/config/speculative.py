@@ -12,12 +12,16 @@ class SpeculativeConfig:
     """How many tokens to propose per step."""
     model: str | None = None
     """The draft model."""
+    disable_padding: bool = False
+    """Run the drafter without padded batches."""
 
     def __post_init__(self):
         if self.method == "ngram" and self.num_speculative_tokens is None:
             raise ValueError("ngram speculation needs num_speculative_tokens.")
         if self.model is not None and self.method is None:
             raise ValueError("A draft model needs a speculative method.")
+        if self.disable_padding and self.method == "eagle":
+            raise ValueError("eagle drafting needs padded batches.")
 
 
 @dataclass
