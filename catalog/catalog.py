@@ -128,7 +128,7 @@ class Catalog:
 
     def _detect(self, hits, hints, project: str | None):
         if project is not None:
-            return hits, matcher.Detection(project, "--project")
+            return hits, matcher.Detection(project, {}, None)
         return matcher.pick_project(self.index, hits, hints)
 
     def search(
@@ -170,7 +170,7 @@ class Catalog:
             i = int(group[1:]) if group[:1] == "v" and group[1:].isdigit() else -1
             values[names[i] if 0 <= i < len(names) else group] = text
         name = self.index.project[h.index]
-        how = found.how if found and found.project == name else "message"
+        how = found.how(name, h.line) if found else "message"
         facts = next((p for p in self.projects if p["name"] == name), {"name": name})
         project = {
             "name": name,

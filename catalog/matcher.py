@@ -530,8 +530,8 @@ def scan_lines(
     hits: list[Hit] = []
     tb: list[str] | None = None
     forms = idx.forms
-    raw = _Last(lines) if hints is not None and (forms.prefixes or forms.suffixes) else None
-    for no, text in normalize.clean_lines(raw if raw is not None else lines, forms):
+    raw = normalize.RawLine() if hints is not None and (forms.prefixes or forms.suffixes) else None
+    for no, text in normalize.clean_lines(lines, forms, None, raw):
         found = pattern_hits(idx, text, allowed=allowed)
         if tb is not None or "Traceback (most recent call last)" in text:
             tb, found_tb = _feed_traceback(idx, tb, text, no, allowed)
@@ -544,22 +544,10 @@ def scan_lines(
             h.line = h.line or no
             hits.append(h)
             # only the few lines that hit are asked what their log form says
-            hint = normalize.line_hint(raw.last, forms) if raw is not None else None
+            hint = normalize.line_hint(raw.text, forms) if raw is not None else None
             if hint is not None:
                 hints[no] = hint
     return log_order(idx, hits)
-
-
-class _Last:
-    """The lines of a log, remembering the last one read (a scan asks about it on a hit)."""
-
-    def __init__(self, lines: Iterable[str]) -> None:
-        self.lines, self.last = lines, ""
-
-    def __iter__(self):
-        for line in self.lines:
-            self.last = line
-            yield line
 
 
 def _feed_traceback(idx, buf, text, no, allowed):
@@ -578,30 +566,44 @@ def _feed_traceback(idx, buf, text, no, allowed):
 
 
 class Detection:
-    """The project a paste came from, and what told: "--project" (asked for), "log form" (a
-    prefix or suffix only that project's logger writes), "message" (only its records match)."""
+    """Which project each match is from, and what told: "--project" (asked for), "log form" (a
+    prefix or suffix only that project's logger writes, on the match's line or, for a match
+    without a line, on most lines of the paste), else "message" (only its records match)."""
 
-    __slots__ = ("project", "how")
+    __slots__ = ("asked", "lines", "vote")
 
-    def __init__(self, project: str, how: str) -> None:
-        self.project, self.how = project, how
+    def __init__(self, asked: str | None, lines: dict[int, str], vote: str | None) -> None:
+        self.asked, self.lines, self.vote = asked, lines, vote
+
+    def how(self, project: str, line: int | None) -> str:
+        if self.asked is not None:
+            return "--project"
+        named = self.lines.get(line, self.vote) if line is not None else self.vote
+        return "log form" if named == project else "message"
 
 
 def pick_project(
     idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint]
-) -> tuple[list[Hit], Detection | None]:
-    """In a catalog of several projects: when the paste's log forms name a project and some of
-    its records matched, only those answer; otherwise the best match's project does."""
+) -> tuple[list[Hit], Detection]:
+    """In a catalog of several projects, the log form of a line decides between records of
+    different projects matching that line (the same text in both); a message only one project
+    has is kept whatever the line looks like: it is that project's."""
+    lines = {no: h.project for no, h in hints.items()}
     votes: dict[str, int] = {}
-    for hint in hints.values():
-        votes[hint.project] = votes.get(hint.project, 0) + 1
-    if votes and idx.multi:
-        best = max(sorted(votes), key=votes.__getitem__)
-        kept = [h for h in hits if idx.project[h.index] == best]
-        if kept:
-            return kept, Detection(best, "log form")
-    if hits:
-        project = idx.project[hits[0].index]
-        how = "log form" if votes.get(project) else "message"
-        return hits, Detection(project, how)
-    return hits, None
+    for project in lines.values():
+        votes[project] = votes.get(project, 0) + 1
+    vote = max(sorted(votes), key=votes.__getitem__) if votes else None
+    found = Detection(None, lines, vote)
+    if not idx.multi or not votes:
+        return hits, found
+    by_line: dict[int | None, set[str]] = {}
+    for h in hits:
+        by_line.setdefault(h.line, set()).add(idx.project[h.index])
+    kept = []
+    for h in hits:
+        named = lines.get(h.line, vote) if h.line is not None else vote
+        rivals = by_line[h.line]
+        if len(rivals) > 1 and named in rivals and idx.project[h.index] != named:
+            continue  # the same line matched another project's record too: its log form decides
+        kept.append(h)
+    return kept, found

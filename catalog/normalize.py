@@ -68,39 +68,42 @@ class Hint:
 
 class LogForms:
     """The log forms of a catalog's projects: (project, regex) prefixes and suffixes, as their
-    profiles declare them (bounded repeats, checked by kverr.regexsafe.line_form_problem)."""
+    profiles declare them (bounded repeats, checked by kverr.regexsafe.line_form_problem).
 
-    __slots__ = ("prefixes", "suffixes", "_prefix_re", "_suffix_forms")
+    `prefix_re`: the projects' prefixes (first: they are more specific) and the generic ones, as
+    one regex, so a layer costs one `match`, as before; group `pN` says which project form
+    matched. `suffix_forms`: (project, leading literal, regex), found with `rfind`, then
+    matched from there. Both are built here, once: a scan reads them for every line."""
+
+    __slots__ = ("prefixes", "suffixes", "prefix_re", "suffix_forms")
 
     def __init__(
         self, prefixes: tuple[tuple[str, str], ...] = (), suffixes: tuple[tuple[str, str], ...] = ()
     ) -> None:
         self.prefixes, self.suffixes = tuple(prefixes), tuple(suffixes)
-        self._prefix_re: re.Pattern[str] | None = None
-        self._suffix_forms: tuple[tuple[str, str, re.Pattern[str]], ...] | None = None
-
-    @property
-    def prefix_re(self) -> re.Pattern[str]:
-        """The projects' prefixes (first: they are more specific) and the generic ones, as one
-        regex: one `match` per layer, as before. Group `pN` says which project form matched."""
-        if self._prefix_re is None:
+        self.prefix_re = PREFIX_RE
+        if self.prefixes:
             alts = []
             for n, (_, form) in enumerate(self.prefixes):
                 form = re.sub(r"\(\?P<(file|line)>", rf"(?P<p{n}_\1>", form)
                 alts.append(f"(?P<p{n}>{form})")
-            self._prefix_re = re.compile("|".join([*alts, f"(?x:{PREFIX_RE.pattern})"]))
-        return self._prefix_re
-
-    @property
-    def suffix_forms(self) -> tuple[tuple[str, str, re.Pattern[str]], ...]:
-        """(project, leading literal, regex): found with `rfind`, then matched from there."""
-        if self._suffix_forms is None:
+            self.prefix_re = re.compile("|".join([*alts, f"(?x:{PREFIX_RE.pattern})"]))
+        self.suffix_forms: tuple[tuple[str, str, re.Pattern[str]], ...] = ()
+        if self.suffixes:
             from kverr.regexsafe import leading_literal
 
-            self._suffix_forms = tuple(
+            self.suffix_forms = tuple(
                 (p, leading_literal(f), re.compile(f)) for p, f in self.suffixes
             )
-        return self._suffix_forms
+
+
+class RawLine:
+    """The raw line `clean_lines` read last (a scan asks what its log form said, on a hit)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self) -> None:
+        self.text = ""
 
 
 NO_FORMS = LogForms()
@@ -109,12 +112,19 @@ NO_FORMS = LogForms()
 def strip_prefixes(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = None) -> str:
     """Remove log prefixes (the projects' own, root logger, container runtime, rank, Ray,
     quotes); a project form that matched is appended to `hint`."""
-    rx = forms.prefix_re if forms.prefixes else PREFIX_RE
+    rx = forms.prefix_re
+    if hint is None:  # the hot path of a scan: one regex call per layer, nothing else
+        for _ in range(8):
+            m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
+            if not m or not m.end():
+                return line
+            line = line[m.end() :]
+        return line
     for _ in range(8):
         m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
         if not m or not m.end():
             return line
-        if hint is not None and m.re is rx and (m.lastgroup or "").startswith("p"):
+        if m.re is rx and (m.lastgroup or "").startswith("p"):
             hint.append(_hint(forms, m))
         line = line[m.end() :]
     return line
@@ -152,14 +162,20 @@ def clean_line(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = 
 
 
 def clean_lines(
-    lines: Iterable[str], forms: LogForms = NO_FORMS, hints: dict[int, Hint] | None = None
+    lines: Iterable[str],
+    forms: LogForms = NO_FORMS,
+    hints: dict[int, Hint] | None = None,
+    last: RawLine | None = None,
 ) -> Iterator[tuple[int, str]]:
     """(1-based line number, cleaned text), re-joining lines a container runtime split ("P").
     `hints`: filled with line number -> what a project's log form said about that line (a scan
-    of a long log passes None and asks `line_hint` about the few lines that matched)."""
+    of a long log passes None, keeps the raw line in `last` and asks `line_hint` about the few
+    lines that matched)."""
     pending: tuple[int, str] | None = None
     for no, raw in enumerate(lines, 1):
         raw = raw.rstrip("\n")
+        if last is not None:
+            last.text = raw
         m = CRI_RE.match(raw)
         if m and m.group(2) == "P":
             body = raw[m.end() :]

@@ -198,6 +198,12 @@ def test_the_catalog_holds_both_projects(cat) -> None:
             "message",
         ),
         ("ValueError: --max-loras-per-batch needs --enable-lora.", "sglang", "message"),
+        # a message only vLLM has stays vLLM's, whatever log format carries it
+        (
+            "[2026-04-07 10:05:08 TP0] ValueError: LoRA needs max_num_seqs; pass --max-num-seqs.",
+            "vllm",
+            "message",
+        ),
         # both have it: the log format decides
         (f"WARNING 05-19 11:44:32 [scheduler.py:22] {SHARED}", "vllm", "log form"),
         (
@@ -220,6 +226,17 @@ def test_explain_finds_the_project_from_the_paste(cat, paste, project, how) -> N
     matches = cat.explain(paste)
     assert matches and {m.record["project"] for m in matches} == {project}
     assert (matches[0].project["name"], matches[0].project["detectedBy"]) == (project, how)
+
+
+def test_a_log_of_both_projects_reports_each_error(cat) -> None:
+    """A scan keeps every error; where one line matches both projects, its log form decides."""
+    log = [
+        "[2026-04-07 10:05:08 TP0] ValueError: --max-loras-per-batch needs --enable-lora.",
+        "(APIServer pid=1) ValueError: LoRA needs max_num_seqs; pass --max-num-seqs.",
+        f"WARNING 05-19 11:44:32 [scheduler.py:22] {SHARED}",
+    ] * 400  # past the paste size: scanned line by line
+    found = {(m.record["project"], m.project["detectedBy"], m.line) for m in cat.scan(log)}
+    assert found == {("sglang", "log form", 1), ("vllm", "message", 2), ("vllm", "log form", 3)}
 
 
 def test_the_logged_file_and_line_pick_the_site(cat) -> None:
