@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -9,11 +10,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from kverr.catalog import matcher, normalize, store
+from kverr.catalog.reader import BoundedLines
 
 from kverr.errors import CatalogError, KverrWarning, NotFound, QueryError
 from kverr.ftypes import Match
 
 HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs. log
+MAX_FLAG_QUERY = 200  # a search query longer than this is not a flag name
 
 
 # a lone flag name: `page-size`, `--page-size`, `page_size`
@@ -34,6 +37,7 @@ class Catalog:
         self._revs: dict[str, tuple[str, ...]] = {}
         self._record_json: dict[str, str] = {}
         self._projects: list[dict[str, Any]] | None = None
+        self.budget: float | None = matcher.default_budget()  # CPU seconds per explain
 
     @property
     def index(self) -> matcher.Index:
@@ -84,37 +88,45 @@ class Catalog:
     ) -> list[Match]:
         """Records matching pasted text (a line, a wrapped message, a traceback, a log), best
         first. `project`: only that project's records; else the paste's log forms (a profile's
-        `WARNING 05-19 ... [arg_utils.py:123]`) or its message decide, and each match says so."""
+        `WARNING 05-19 ... [arg_utils.py:123]`) or its message decide, and each match says so.
+        TooExpensive when matching needs more than `self.budget` seconds of CPU."""
         if not text or not text.strip():
             raise QueryError(
                 "the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin."
             )
         hints: dict[int, normalize.Hint] = {}
         allowed = self._allowed(version, project)
-        hits = matcher.explain_text(self.index, text, allowed=allowed, hints=hints)
+        with matcher.budget(self.budget):
+            hits = matcher.explain_text(self.index, text, allowed=allowed, hints=hints)
         hits, found = self._detect(hits, hints, project)
         if len({h.line for h in hits}) > 1:
             # Errors on several lines: a log, not one message. Report every one of them,
             # most severe first, as a scan would; `limit` is for ranking candidates of one line.
-            return [self._match(h, found) for h in matcher.log_order(self.index, hits)]
+            return self._matches(matcher.log_order(self.index, hits), found)
         return [self._match(h, found) for h in hits[:limit]]
 
     def explain_stream(
         self,
-        stream: IO[str],
+        stream: IO[str] | BoundedLines,
         *,
         version: str | None = None,
         limit: int = 5,
         project: str | None = None,
     ) -> list[Match]:
         """Like `explain` for a file or stdin: a short paste is read whole; a long log is
-        scanned line by line with bounded memory (every known error, most severe first)."""
-        head = stream.read(HEAD_CHARS)
-        if len(head) < HEAD_CHARS:
-            return self.explain(head, version=version, limit=limit, project=project)
-        first, sep, rest = head.rpartition("\n")
-        lines = _chain_lines(first.split("\n") if sep else [], rest, stream)
-        return self.scan(lines, version=version, project=project)
+        scanned line by line (every known error, most severe first). Memory is bounded
+        whatever the input: lines are read through `BoundedLines` (pass one to learn which
+        lines were cut)."""
+        lines = stream if isinstance(stream, BoundedLines) else BoundedLines(stream, "the input")
+        it = iter(lines)
+        head: list[str] = []
+        size = 0
+        for line in it:
+            head.append(line)
+            size += len(line) + 1
+            if size > HEAD_CHARS:  # a log: scanned, at the cost of its length, with no budget
+                return self.scan(itertools.chain(head, it), version=version, project=project)
+        return self.explain("\n".join(head), version=version, limit=limit, project=project)
 
     def scan(
         self, lines: Iterable[str], *, version: str | None = None, project: str | None = None
@@ -124,7 +136,7 @@ class Catalog:
         allowed = self._allowed(version, project)
         hits = matcher.scan_lines(self.index, lines, allowed=allowed, hints=hints)
         hits, found = self._detect(hits, hints, project)
-        return [self._match(h, found) for h in hits]
+        return self._matches(hits, found)
 
     def _detect(self, hits, hints, project: str | None):
         if project is not None:
@@ -145,7 +157,7 @@ class Catalog:
         allowed = self._allowed(version, project)
         idx = self.index
         flagged = []
-        if _FLAG_QUERY.fullmatch(q.strip()):
+        if len(q) <= MAX_FLAG_QUERY and _FLAG_QUERY.fullmatch(q.strip()):
             name = "--" + q.strip().lstrip("-").replace("_", "-").lower()
             rows = self.con.execute(
                 "SELECT id FROM record_flags WHERE flag = ? ORDER BY id", [name]
@@ -161,9 +173,25 @@ class Catalog:
             hits.append(matcher.Hit(idx.pos[rid], min(score, 1.0), "fuzzy", None))
         return [self._match(h) for h in hits[:limit]]
 
-    def _match(self, h: matcher.Hit, found: matcher.Detection | None = None) -> Match:
+    def _matches(
+        self, hits: list[matcher.Hit], found: matcher.Detection | None = None
+    ) -> list[Match]:
+        """Matches of a log: the record of each id is loaded once and shared by its matches
+        (10,000 findings of one message must not hold 10,000 copies of its record)."""
+        records: dict[str, dict[str, Any]] = {}
+        return [self._match(h, found, records) for h in hits]
+
+    def _match(
+        self,
+        h: matcher.Hit,
+        found: matcher.Detection | None = None,
+        records: dict[str, dict[str, Any]] | None = None,
+    ) -> Match:
         rid = self.index.ids[h.index]
-        rec = self.get(rid) or {}
+        if records is None:
+            rec = self.get(rid) or {}
+        else:
+            rec = records.get(rid) or records.setdefault(rid, self.get(rid) or {})
         names = rec.get("placeholders") or []
         values = {}
         for group, text in h.values.items():
@@ -343,16 +371,6 @@ class Catalog:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _chain_lines(lines: list[str], partial: str, stream: IO[str]) -> Iterator[str]:
-    yield from lines
-    first = True
-    for line in stream:
-        yield (partial + line) if first else line
-        first = False
-    if first and partial:
-        yield partial
 
 
 def open_catalog(path: Path | str | None = None) -> Catalog:

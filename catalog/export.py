@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kverr.catalog.store import connect_read_only
 
+from kverr import leftovers
 from kverr.errors import KverrError
 
 # One row per record: the flat columns for filtering plus the whole schema-v2 record as JSON.
@@ -27,6 +28,7 @@ def export_parquet(catalog_path: Path, out: Path) -> int:
             f"{out} is a directory; pass a file path such as {out / 'errors.parquet'}."
         )
     out.parent.mkdir(parents=True, exist_ok=True)
+    leftovers.sweep(out)  # temp files of exports killed before their cleanup
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     con = connect_read_only(Path(catalog_path))
     try:

@@ -9,12 +9,18 @@ nothing exact matched, because bags of words cannot tell "--a requires --b" from
 from __future__ import annotations
 
 import bisect
+import os
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import duckdb
 from kverr.catalog import normalize, patterns
+
+from kverr.errors import TooExpensive
 
 MIN_SCORE = 0.35
 FUZZY_MIN = 0.8  # normalised BM25 (harmonic mean of recall and precision) a fuzzy hit needs
@@ -23,6 +29,8 @@ PASTE_LINES, PASTE_CHARS = 400, 256_000  # larger input is a log: scanned line b
 WHOLE_LINES = 60  # a paste this short is also searched as one joined text
 PARAGRAPH_LINES = 40  # wrapped-message rejoining looks at most this many lines at once
 SCAN_MAX_HITS = 10_000  # memory bound for a scan of a huge log
+PARTIAL_CHARS = 8192  # a message cut with "..." ends the text: its prefix is in this tail
+TRACEBACK_LINE_CHARS = 4096  # a traceback line kept for parsing (frames and code are short)
 NEGATIONS = frozenset(
     "not no cannot never without nor neither isn doesn don aren won unsupported".split()
 )
@@ -70,7 +78,8 @@ class Index:
             if tok:
                 self.by_token.setdefault(tok, []).append(i)
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
-        self._compiled: dict[int, tuple[re.Pattern, tuple[str, ...], int] | None] = {}
+        self._compiled: dict[int, tuple[patterns.Searcher, tuple[str, ...], int]] = {}
+        self._by_code: dict[str, list[tuple]] | None = None
         # the projects' log forms: stripped from every line, and a hint of who printed it
         self.forms = forms or normalize.NO_FORMS
         self.multi = len(set(self.project)) > 1
@@ -83,13 +92,26 @@ class Index:
             self._places = {self.pos[r]: (f or "", n or 0) for r, f, n in rows if r in self.pos}
         return self._places.get(i, ("", 0))
 
-    def compiled(self, i: int) -> tuple[re.Pattern, tuple[str, ...], int] | None:
-        """(regex, literal runs every match contains, literal char count); compiled on first use."""
+    def compiled(self, i: int) -> tuple[patterns.Searcher, tuple[str, ...], int]:
+        """(searcher, literal runs every match contains, literal char count); compiled on first use."""
         if i not in self._compiled:
             sh = patterns.shape(self.pattern[i])
             required = tuple(sorted((r for r in sh.runs if len(r) >= 4), key=len, reverse=True)[:3])
-            self._compiled[i] = (re.compile(self.pattern[i]), required, sh.literal_chars)
+            self._compiled[i] = (patterns.searcher(self.pattern[i]), required, sh.literal_chars)
         return self._compiled[i]
+
+    def by_code_line(self, code: str) -> list[tuple[str, str | None, str | None, int, str | None]]:
+        """(id, file, function, line, error class) of the records whose statement starts with
+        `code`. Loaded whole on first use: a paste of 2,000 tracebacks asks 2,000 times."""
+        if self._by_code is None:
+            self._by_code = {}
+            rows = self.con.execute(
+                "SELECT code_line, id, file, function, line, error_class FROM records"
+                " WHERE code_line IS NOT NULL ORDER BY id"
+            ).fetchall()
+            for code_line, *row in rows:
+                self._by_code.setdefault(code_line, []).append(tuple(row))
+        return self._by_code.get(code, [])
 
     def candidates(self, text: str) -> set[int]:
         out: set[int] = set()
@@ -99,6 +121,50 @@ class Index:
             if hit:
                 out.update(hit)
         return out
+
+
+# ---------------------------------------------------------------- cost
+
+# The CPU one explain may spend. Every loop here is linear in the text, so the largest paste the
+# API takes needs well under a second; the budget is the guard for what is still expensive
+# (a hand-edited catalog's pattern, a slow machine), so one request cannot hold the others up.
+EXPLAIN_BUDGET = 5.0
+
+
+def default_budget() -> float:
+    """EXPLAIN_BUDGET, or $KVERR_EXPLAIN_BUDGET (seconds) when it is set to a number: an operator
+    on a slow machine may allow more, a busy public server less."""
+    try:
+        return float(os.environ.get("KVERR_EXPLAIN_BUDGET", EXPLAIN_BUDGET))
+    except ValueError:
+        return EXPLAIN_BUDGET
+
+
+# (deadline in thread CPU seconds, budget) of the explain running in this thread. A context
+# variable, not a parameter: every matcher loop checks it, and threading it through each
+# function would change signatures the tests and the feeds call.
+_deadline: ContextVar[tuple[float, float] | None] = ContextVar("kverr_deadline", default=None)
+
+
+@contextmanager
+def budget(seconds: float | None) -> Iterator[None]:
+    """Inside the block, the matcher raises TooExpensive once this thread has spent `seconds`
+    of CPU (None: no limit, for a whole log the user asked to scan)."""
+    token = _deadline.set(None if seconds is None else (time.thread_time() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def spend() -> None:
+    """Raise TooExpensive when the current explain is past its CPU budget."""
+    limit = _deadline.get()
+    if limit is not None and time.thread_time() > limit[0]:
+        raise TooExpensive(
+            f"too expensive to explain: matching this text took more than {limit[1]:g} s of CPU;"
+            " send only the lines around the error."
+        )
 
 
 # ---------------------------------------------------------------- exact patterns
@@ -123,21 +189,23 @@ def pattern_hits(
     # Patterns spell a whitespace run as one space (records/pattern.py): collapse to match.
     text = " ".join(text.split())
     hits = []
+    seen: set[tuple[int, int]] = set()
     for base, win in _windows(text):
+        spend()
         for i in idx.candidates(win):
             if allowed is not None and idx.ids[i] not in allowed:
                 continue
-            rx, required, lit = idx.compiled(i)
+            found, required, lit = idx.compiled(i)
             if any(r not in win for r in required):  # cheap necessary condition first
                 continue
-            m = rx.search(win)
-            if not m:
+            m = found.find(win)
+            if not m or (i, base + m[0]) in seen:  # (seen through two overlapping windows)
                 continue
-            length = max(m.end() - m.start(), 1)
-            score = 0.9 + 0.1 * min(1.0, lit / length)
-            values = {k: v for k, v in m.groupdict().items() if v is not None}
-            span = (variant, base + m.start(), base + m.end())
-            hits.append(Hit(i, score, "pattern", None, values, span, lit, m.group(0)))
+            seen.add((i, base + m[0]))
+            start, end, values = m
+            score = 0.9 + 0.1 * min(1.0, lit / max(end - start, 1))
+            span = (variant, base + start, base + end)
+            hits.append(Hit(i, score, "pattern", None, values, span, lit, win[start:end]))
     return _drop_shadowed(hits)
 
 
@@ -145,30 +213,60 @@ def _drop_shadowed(hits: list[Hit]) -> list[Hit]:
     """Where two patterns match overlapping text, keep the one that explains more of it with
     literal words ("X must be positive" over "X must be {v}"; "X, but got {v}" over "X"): the
     weaker is not a second answer. Equal patterns (one message raised from two sites) are
-    both kept: each is a true answer."""
+    both kept: each is a true answer.
+
+    Hits are taken most literal words first; each is checked against the union of the spans
+    kept with strictly more, held as sorted disjoint intervals: O(h log h), where comparing
+    every pair was quadratic in the hits of a long paste."""
     hits.sort(key=lambda h: (-h.covered, -h.score))
     kept: list[Hit] = []
+    stronger: dict[int, _Spans] = {}  # variant -> spans of kept hits with more literal words
+    level: list[Hit] = []  # kept hits of the coverage being looked at
     for h in hits:
+        if level and level[0].covered != h.covered:
+            for k in level:
+                stronger.setdefault(k.span[0], _Spans()).add(k.span[1], k.span[2])
+            level = []
         v, a, b = h.span
-        if any(
-            k.span[0] == v and k.covered > h.covered and min(b, k.span[2]) > max(a, k.span[1])
-            for k in kept
-        ):
+        if v in stronger and stronger[v].overlaps(a, b):
             continue
         kept.append(h)
+        level.append(h)
     return kept
+
+
+class _Spans:
+    """A union of half-open intervals as sorted, disjoint [start, end) pairs."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def overlaps(self, a: int, b: int) -> bool:
+        """True when [a, b) shares a position with the union."""
+        i = bisect.bisect_left(self.starts, b) - 1  # the last interval starting before b
+        return a < b and i >= 0 and self.ends[i] > a
+
+    def add(self, a: int, b: int) -> None:
+        if a >= b:
+            return  # an empty span covers nothing
+        lo = bisect.bisect_left(self.ends, a)  # first interval that ends at or after a
+        hi = bisect.bisect_right(self.starts, b)  # past the last one starting at or before b
+        if lo < hi:
+            a, b = min(a, self.starts[lo]), max(b, self.ends[hi - 1])
+        self.starts[lo:hi] = [a]
+        self.ends[lo:hi] = [b]
 
 
 def _drop_contained(hits: list[Hit]) -> list[Hit]:
     """`_drop_shadowed` across the lines of a paste: a pattern that matched one line of a
     wrapped message ("X.") gives way to one that matched the whole joined message ("X. Y.")
-    with more literal words."""
-    longest = sorted((h for h in hits if h.text), key=lambda h: -h.covered)
-    return [
-        h
-        for h in hits
-        if not h.text or not any(k.covered > h.covered and h.text in k.text for k in longest[:50])
-    ]
+    with more literal words. Each distinct (text, coverage) is judged once: the join variants
+    of a paste repeat the same matches."""
+    texts = {(h.text, h.covered): h for h in hits if h.text}
+    longest = sorted(texts.values(), key=lambda h: -h.covered)[:50]
+    gone = {key for key in texts if any(k.covered > key[1] and key[0] in k.text for k in longest)}
+    return [h for h in hits if not h.text or (h.text, h.covered) not in gone]
 
 
 # ---------------------------------------------------------------- tracebacks
@@ -192,9 +290,8 @@ def frame_hits(
     records still left with nothing to tell them apart are dropped, not guessed between."""
     if not tb.code:
         return []
-    rows = idx.con.execute(
-        "SELECT id, file, function, line, error_class FROM records WHERE code_line = ?", [tb.code]
-    ).fetchall()
+    spend()
+    rows = idx.by_code_line(tb.code)
     generic = tb.code.endswith(("(", "\\")) or len(tb.code) < 16
     scored = []
     for rid, file, func, rline, cls in rows:
@@ -252,8 +349,10 @@ def prefix_cover(sh: patterns.Shape, text: str, *, strict_end: bool = False) -> 
 
 
 def _cut_inside(run: str, text: str) -> int | None:
+    # Only the last len(run) characters can be a prefix of `run`: searching the whole text for
+    # the seed, slicing the rest at every hit, was quadratic in a paste that repeats it.
     seed = run[: min(len(run), 4)]
-    j = text.find(seed)
+    j = text.find(seed, max(0, len(text) - len(run)))
     while j >= 0:
         if run.startswith(text[j:]):
             return len(text) - j
@@ -284,13 +383,16 @@ def partial_hits(
         if not implicit:
             return []
         body = text.rstrip()
+    strict_end = implicit and body == text.rstrip()
+    body = body[-PARTIAL_CHARS:]  # the cut message ends the text: bounded work on a long one
+    spend()
     hits = []
     for rid, _ in bm25(idx, body, limit=25):
         i = idx.pos[rid]
         if allowed is not None and rid not in allowed or not idx.pattern[i]:
             continue
         sh = patterns.shape(idx.pattern[i])
-        covered = prefix_cover(sh, body, strict_end=implicit and body == text.rstrip())
+        covered = prefix_cover(sh, body, strict_end=strict_end)
         if covered is not None and covered >= 15:
             hits.append(
                 Hit(
@@ -314,7 +416,21 @@ def partial_hits(
 # ---------------------------------------------------------------- fuzzy
 
 
-VALUE_RE = re.compile(r"'[^']{0,300}'|\"[^\"]{0,300}\"|\S*/\S*|\S*\d\S*")
+# Values are quoted text, paths and anything with a digit. Matched as whole pieces (a quoted
+# string, or a run of non-blank, non-quote characters) and judged in Python: a `\S*/\S*`
+# search restarts inside every long word, which made 20 long words take 83 s.
+_PIECE_RE = re.compile(r"'[^']{0,300}'|\"[^\"]{0,300}\"|[^\s'\"]+")
+_VALUE_CHAR_RE = re.compile(r"[/\d]")
+
+
+def _without_values(text: str) -> str:
+    """`text` with each value (quoted, a path, anything with a digit) replaced by a separator."""
+
+    def one(m: re.Match[str]) -> str:
+        piece = m.group()
+        return " \x00 " if piece[0] in "'\"" or _VALUE_CHAR_RE.search(piece) else piece
+
+    return _PIECE_RE.sub(one, text)
 
 
 def bm25(idx: Index, text: str, *, limit: int = 20) -> list[tuple[str, float]]:
@@ -337,7 +453,7 @@ def bm25(idx: Index, text: str, *, limit: int = 20) -> list[tuple[str, float]]:
     hit = [r[1] for r in rows if not r[4]]
     if not hit:
         return []
-    unknown = set(patterns.terms(VALUE_RE.sub(" \x00 ", text))) - known
+    unknown = set(patterns.terms(_without_values(text))) - known
     total = sum(hit) * (1 + len(unknown) / len(hit))  # an unknown term weighs an average known one
     acc: dict[str, list[float]] = {}
     for _, idf, ids, recalls, stop in rows:
@@ -418,8 +534,9 @@ def explain_text(
     paragraphs = [
         [(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered) if len(p) > 1
     ]
-    if 1 < len(numbered) <= WHOLE_LINES:  # one message may span blank lines (a banner)
-        paragraphs.append([(no, " ".join(t.split())) for no, t in numbered if t.strip()])
+    whole = [(no, " ".join(t.split())) for no, t in numbered[: WHOLE_LINES + 1] if t.strip()]
+    if 1 < len(numbered) <= WHOLE_LINES and whole:  # one message may span blank lines (a banner)
+        paragraphs.append(whole)  # (a paste of bare log prefixes has no line left to join)
     for p in paragraphs:
         for variant, (joined, offsets) in enumerate(normalize.joins([t for _, t in p]), 1):
             for h in pattern_hits(idx, joined, variant=variant, allowed=allowed):
@@ -532,6 +649,8 @@ def scan_lines(
     forms = idx.forms
     raw = normalize.RawLine() if hints is not None and (forms.prefixes or forms.suffixes) else None
     for no, text in normalize.clean_lines(lines, forms, None, raw):
+        if not no % 64:
+            spend()
         found = pattern_hits(idx, text, allowed=allowed)
         if tb is not None or "Traceback (most recent call last)" in text:
             tb, found_tb = _feed_traceback(idx, tb, text, no, allowed)
@@ -553,8 +672,8 @@ def scan_lines(
 def _feed_traceback(idx, buf, text, no, allowed):
     """Collect a traceback line by line; parse it when its exception line arrives."""
     if buf is None or text.lstrip().startswith("Traceback (most recent call last)"):
-        return [text], []
-    buf.append(text)
+        return [text[:TRACEBACK_LINE_CHARS]], []
+    buf.append(text[:TRACEBACK_LINE_CHARS])  # 2,000 long lines must not hold the log in memory
     ended = text and not text.startswith((" ", "\t")) and not normalize.FRAME_RE.match(text)
     if not ended and len(buf) < 2000:
         return buf, []

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from kverr.catalog.catalog import Catalog
+from kverr.catalog.reader import BoundedLines
 
 from kverr.errors import NotFound, QueryError
-from kverr.ftypes import Match
+from kverr.ftypes import CutLines, Match
 
 USAGE = "pass a log line, --file PATH, or pipe text on stdin"
 
@@ -21,8 +22,9 @@ def explain_query(
     *,
     version: str | None = None,
     project: str | None = None,
-) -> tuple[str, list[Match]]:
-    """(query label, matches) for the explain command: the text itself, the file path, or "-"."""
+) -> tuple[str, list[Match], CutLines | None]:
+    """(query label, matches, lines cut at reader.MAX_LINE characters or None) for the explain
+    command; the label is the text itself, the file path, or "-"."""
     if text is not None and file is not None:
         raise QueryError(f"both a text and --file {file} were given; {USAGE}, not both.")
     try:  # a bad --version or --project is bad usage (exit 2), not "nothing matched"
@@ -34,11 +36,12 @@ def explain_query(
         raise QueryError(str(exc)) from None
     kw = {"version": version, "project": project}
     if text is not None and text != "-":
-        return text, cat.explain(text, **kw)
+        return text, cat.explain(text, **kw), None
     if file is not None and str(file) != "-":
         try:
             with Path(file).open(encoding="utf-8", errors="replace", newline="") as fh:
-                return str(file), cat.explain_stream(fh, **kw)
+                lines = BoundedLines(fh, str(file))
+                return str(file), cat.explain_stream(lines, **kw), lines.cut_lines()
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
             raise QueryError(f"cannot read {file} ({exc.strerror}); {USAGE}.") from None
     if sys.stdin is None or sys.stdin.isatty():
@@ -49,4 +52,5 @@ def explain_query(
         if stream
         else sys.stdin
     )
-    return "-", cat.explain_stream(fh, **kw)
+    lines = BoundedLines(fh, "stdin")
+    return "-", cat.explain_stream(lines, **kw), lines.cut_lines()

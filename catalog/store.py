@@ -24,7 +24,7 @@ import duckdb
 from kverr.catalog import patterns
 from kverr.catalog.connection import Connection, first_line
 
-from kverr import __version__, jsonl
+from kverr import __version__, jsonl, leftovers
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 
 FORMAT = "kverr-catalog-4"  # bump when the tables change: old catalogs are then rebuilt
@@ -298,6 +298,7 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
     tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         catalog_path.parent.mkdir(parents=True, exist_ok=True)
+        leftovers.sweep(catalog_path)  # temp files of loads killed before their cleanup
         con = duckdb.connect(str(tmp))
         try:
             _write(con, sets, shapes)

@@ -62,6 +62,9 @@ class ModuleContext:
     args_classes: dict[str, str] = field(default_factory=dict)
     flags: tuple[FlagDecl, ...] = ()
     rules: ExtractRules | None = None
+    params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
+    actions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Action class -> flags
+    imports: dict[str, str] = field(default_factory=dict)  # UPPER_CASE name -> "module:NAME"
 
     def fingerprint(self, names: set[str]) -> str:
         """Hash of the context entries a unit can see, restricted to the names it mentions, so
@@ -78,6 +81,9 @@ class ModuleContext:
             ("sm", dict.fromkeys(self.sys_mods, "")),
             ("sf", dict.fromkeys(self.exit_funcs, "")),
             ("a", self.args_classes),
+            ("p", {k: repr(v) for k, v in self.params.items()}),
+            ("ac", {k: repr(v) for k, v in self.actions.items()}),
+            ("im", self.imports),
         ):
             for k in sorted(set(table) & names):
                 parts.append(f"{label}:{k}={table[k]}")
@@ -372,7 +378,9 @@ def rules_key(rules: ExtractRules) -> str:
 def module_context(
     tree: ast.Module, text: str, path: str = "", rules: ExtractRules | None = None
 ) -> ModuleContext:
-    from kverr.extractor.flags import flag_decls  # local: flags imports this module
+    # local: both import this module (bindings through templates)
+    from kverr.extractor.bindings import action_flags, imported_constants, param_sources
+    from kverr.extractor.flags import flag_decls
 
     ctx = ModuleContext(rules=rules or default_rules())
     stmts = list(tree.body)
@@ -394,6 +402,9 @@ def module_context(
             if prefix is not None:
                 ctx.args_classes[node.name] = prefix
     ctx.flags = flag_decls(tree, ctx, path)
+    ctx.params = param_sources(tree, frozenset(n for n in ctx.rules.args_names if n.isidentifier()))
+    ctx.actions = action_flags(ctx.flags)
+    ctx.imports = imported_constants(flat)
     return ctx
 
 

@@ -46,7 +46,9 @@ def flag_decls(tree: ast.Module, ctx: ModuleContext, path: str) -> tuple[FlagDec
     for dest in fields:
         if dest not in args and dest in aliases and aliases[dest][0] not in fields:
             arg_dest, option = aliases[dest]
-            args[dest] = dataclasses.replace(args[arg_dest], name=option, dest=dest)
+            args[dest] = dataclasses.replace(
+                args[arg_dest], name=option, dest=dest, arg_dest=arg_dest
+            )
             merged_into[arg_dest] = dest
     order = list(fields) + [d for d in args if d not in fields and d not in merged_into]
     return tuple(_merge(fields.get(d), args.get(d)) for d in order) + tuple(config)

@@ -4,6 +4,7 @@ function, the comment block above it and the local message assignments that reac
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -28,7 +29,7 @@ class RawGuard:
 def guards_on_path(path: Sequence[cst.CSTNode]) -> list[RawGuard]:
     """Clauses entered on the way to the site, plus early exits before it, in program order."""
     out: list[RawGuard] = []
-    start = _function_start(path)
+    start = function_start(path)
     for i in range(start, len(path) - 1):
         node, child = path[i], path[i + 1]
         if isinstance(node, cst.If):
@@ -49,7 +50,7 @@ def guards_on_path(path: Sequence[cst.CSTNode]) -> list[RawGuard]:
     return out
 
 
-def _function_start(path: Sequence[cst.CSTNode]) -> int:
+def function_start(path: Sequence[cst.CSTNode]) -> int:
     for i in range(len(path) - 1, -1, -1):
         if isinstance(path[i], _FUNCS):
             return i
@@ -104,15 +105,33 @@ def _stmt_above(path: Sequence[cst.CSTNode], i: int) -> cst.CSTNode:
     return path[i]
 
 
+# Early exits kept per site (the nearest): the shipped projects have at most a handful before any
+# site; a block of thousands must not give each site thousands of guards.
+MAX_EARLY_EXITS = 64
+
+# The early exits of each block, found once per block: every site in the block asks for the ones
+# above it, and scanning the block again for each site was quadratic in its statements.
+# (Keyed by id, with the block kept so the id cannot be reused while the entry lives.)
+_EXITS_MEMO: dict[int, tuple[Sequence[cst.CSTNode], dict[int, int], list[int], list[RawGuard]]] = {}
+
+
 def _early_exits(body: Sequence[cst.CSTNode], child: cst.CSTNode) -> list[RawGuard]:
     """`if not cfg.x: return` before the site: the site runs only when the test is falsy."""
-    out = []
-    for stmt in body:
-        if stmt is child:
-            break
-        if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
-            out.append(RawGuard(stmt.test, _text(stmt.test), False, "early-exit", stmt))
-    return out
+    hit = _EXITS_MEMO.get(id(body)) if len(body) > 16 else None  # a short block: just scan it
+    if hit is None or hit[0] is not body:
+        at, found = [], []
+        for k, stmt in enumerate(body):
+            if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
+                at.append(k)
+                found.append(RawGuard(stmt.test, _text(stmt.test), False, "early-exit", stmt))
+        hit = (body, {id(stmt): k for k, stmt in enumerate(body)}, at, found)
+        if len(body) > 16:
+            if len(_EXITS_MEMO) > 256:
+                _EXITS_MEMO.clear()
+            _EXITS_MEMO[id(body)] = hit
+    _, index, at, found = hit
+    n = bisect.bisect_left(at, index.get(id(child), len(body)))
+    return found[max(0, n - MAX_EARLY_EXITS) : n]
 
 
 def _exits(block: cst.BaseSuite) -> bool:

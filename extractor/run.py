@@ -8,16 +8,19 @@ import ast
 import dataclasses
 import hashlib
 import re
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
+from kverr.extractor import depth
+from kverr.extractor.bindings import guess_flags
 from kverr.extractor.context import ModuleContext, class_prefix, module_context, rules_key
 from kverr.extractor.flags import FlagTable
 from kverr.extractor.visitor import SiteCollector
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kverr.ftypes import (
+    Binding,
     ExtractRules,
     FileExtraction,
     FlagDecl,
@@ -28,7 +31,7 @@ from kverr.ftypes import (
     to_json,
 )
 
-EXTRACTOR_VERSION = "1"  # part of every cache key: bump when the extraction output changes
+EXTRACTOR_VERSION = "2"  # part of every cache key: bump when the extraction output changes
 _SITE_CALLS = {"log", "warn", "exit"}  # besides the profile's logger methods
 
 
@@ -86,15 +89,38 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
         names = (table.resolve(f[2:].replace("-", "_")) for f in flags)
         return tuple(dict.fromkeys(n for n in names if n))
 
-    sites = tuple(
-        dataclasses.replace(
-            s,
-            flags=keep(s.flags),
-            guards=tuple(dataclasses.replace(g, flags=keep(g.flags)) for g in s.guards),
+    dests = list(dict.fromkeys(d.dest for d in decls if "." not in d.dest))
+    sites = []
+    for s in fx.sites:
+        bindings = _kept_bindings(s.bindings, keep, dests)
+        named = [f for b in bindings if b.kind in ("local", "param", "action") for f in b.flags]
+        sites.append(
+            dataclasses.replace(
+                s,
+                flags=tuple(dict.fromkeys((*keep(s.flags), *named))),
+                guards=tuple(dataclasses.replace(g, flags=keep(g.flags)) for g in s.guards),
+                bindings=bindings,
+            )
         )
-        for s in fx.sites
-    )
-    return dataclasses.replace(fx, sites=sites, flags=table.reachable(fx.flags))
+    return dataclasses.replace(fx, sites=tuple(sites), flags=table.reachable(fx.flags))
+
+
+def _kept_bindings(
+    bindings: Sequence[Binding], keep: Callable[[tuple[str, ...]], tuple[str, ...]], dests
+) -> tuple[Binding, ...]:
+    """Bindings whose flags are declared; a local unpacked from a helper call gets the flags its
+    name points at (bindings.guess_flags) now that every declared flag is known."""
+    out = []
+    for b in bindings:
+        if b.kind in ("assigned", "sets") and not keep(b.flags[:1]):
+            continue  # the attribute assigned is no flag
+        flags = keep(b.flags)
+        if b.kind == "local" and not b.flags and (b.value or "").endswith("]"):
+            guessed = guess_flags(b.name, b.value or "", dests)
+            flags = keep(tuple("--" + d.replace("_", "-") for d in guessed))
+        if flags or b.kind in ("constant", "import"):
+            out.append(dataclasses.replace(b, flags=flags))
+    return tuple(out)
 
 
 _FLAG_IN_TEXT = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*[a-z0-9])")
@@ -127,6 +153,21 @@ def extract_raw(
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
         return _newer_syntax(src, exc, rules)
+    except (RecursionError, MemoryError):  # e.g. a 20,000-term concatenation
+        return _too_deep(src)
+    try:
+        return _extract_tree(src, tree, cache, rules)
+    except RecursionError:  # a stdlib-ast walk deeper than the interpreter's stack allows
+        return _too_deep(src)
+
+
+def _extract_tree(
+    src: SourceFile,
+    tree: ast.Module,
+    cache: MutableMapping[str, str] | None,
+    rules: ExtractRules | None,
+) -> FileExtraction:
+    text = src.text
     lines = _lines(text)
     ctx = module_context(tree, text, src.path, rules)
     sites: list[Site] = []
@@ -135,7 +176,8 @@ def extract_raw(
     parsed = hits = 0
     failures: list[ParseFailure] = []
     for unit in units:
-        if not site_re.search("\n".join(lines[unit.start - 1 : unit.end])):
+        unit_text = "\n".join(lines[unit.start - 1 : unit.end])
+        if not site_re.search(unit_text):
             continue
         key = _cache_key(unit, lines, ctx)
         cached = cache.get(key) if cache is not None else None
@@ -144,10 +186,17 @@ def extract_raw(
             sites.extend(_restamp(s, src.path, unit.start) for s in from_json(cached))
             continue
         parsed += 1
+        deep = depth.too_deep(unit_text)  # before libcst, which can segfault on deep trees
+        if deep is not None:
+            failures.append(_deep_failure(src.path, unit.start + deep - 1, lines))
+            continue
         try:
             found = _extract_unit(unit, src.path, lines, ctx, site_re)
         except cst.ParserSyntaxError as exc:  # this Python's ast took it, libcst did not
             failures.append(_unit_failure(src.path, unit, lines, exc))
+            continue
+        except RecursionError:
+            failures.append(_deep_failure(src.path, unit.start, lines))
             continue
         if cache is not None:
             cache[key] = to_json([_restamp(s, "", -unit.start) for s in found])
@@ -162,6 +211,19 @@ def _unit_failure(path: str, unit: Unit, lines: list[str], exc: cst.ParserSyntax
     source_line = lines[line - 1].rstrip() if 0 < line <= len(lines) else ""
     message = f"libcst cannot parse this (its sites are skipped): {exc.message}"
     return ParseFailure(path, line, exc.raw_column + 1, message, source_line)
+
+
+def _deep_failure(path: str, line: int, lines: list[str]) -> ParseFailure:
+    source_line = lines[line - 1].rstrip() if 0 < line <= len(lines) else ""
+    message = f"{depth.TOO_DEEP} to parse safely (its sites are skipped); split the expression"
+    return ParseFailure(path, line, 1, message, source_line)
+
+
+def _too_deep(src: SourceFile) -> FileExtraction:
+    """The whole file is too deep for a parser: one failure, at the first line past the limit."""
+    line = depth.too_deep(src.text) or 1
+    failure = _deep_failure(src.path, line, _lines(src.text))
+    return FileExtraction(src, failures=(failure,), stats=_stats(0, 0, 0))
 
 
 def _stats(units: int, parsed: int, hits: int) -> dict[str, int]:
@@ -257,7 +319,9 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
     text = "\n".join(lines[unit.start - 1 : unit.end])
-    names = set(_WORD.findall(text))  # a superset of the names the unit reads: cheap and safe
+    # A superset of the names the unit reads (its class names too: an Action's flags are keyed
+    # by its class): cheap and safe.
+    names = set(_WORD.findall(text)) | set(unit.prefix)
     h = hashlib.sha256()
     for piece in (
         EXTRACTOR_VERSION,
@@ -350,10 +414,22 @@ def _newer_syntax(
     src: SourceFile, exc: SyntaxError | ValueError, rules: ExtractRules | None
 ) -> FileExtraction:
     """This interpreter's `ast` refused the file. If libcst parses it (syntax newer than the
-    running Python), extract it whole with libcst positions; else report the failure."""
+    running Python), extract it whole with libcst positions; else report the failure.
+    A file nested past depth.MAX_DEPTH (ast refuses 200 nested brackets) never reaches libcst."""
+    if depth.too_deep(src.text) is not None:
+        return _too_deep(src)
+    try:
+        return _newer_syntax_tree(src, exc, rules)
+    except RecursionError:
+        return _too_deep(src)
+
+
+def _newer_syntax_tree(
+    src: SourceFile, exc: SyntaxError | ValueError, rules: ExtractRules | None
+) -> FileExtraction:
     try:
         module = cst.parse_module(src.text)
-    except cst.ParserSyntaxError:
+    except (cst.ParserSyntaxError, cst.CSTValidationError):  # e.g. "a" b"b": bytes and str
         return FileExtraction(src, failures=(_failure(src, exc),), stats=_stats(0, 0, 0))
     lines = _lines(src.text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)

@@ -8,9 +8,11 @@ same whichever source it came from (a SourceFile with `error` set, reported as a
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
@@ -122,10 +124,29 @@ def read_directory(
     files = []
     for rel in sorted(_walk(root)):
         if matches_any(rel, globs):
-            files.append(decode_source(rel, (root / rel).read_bytes()))
+            files.append(read_disk_file(root / rel, rel))
     if not files:
         raise SourceError(_no_match(str(root), globs))
     return Revision(), files
+
+
+def read_disk_file(path: Path, rel: str) -> SourceFile:
+    """One file of a directory as a SourceFile at `rel`. A file that cannot be read (a symlink
+    loop, a dangling link, no permission) or is no regular file (a FIFO would block the read
+    forever) comes back with `error` set, so the build reports it as a ParseFailure and goes on."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # stat follows links: ELOOP for a loop
+            return _unreadable(rel, "it is not a regular file (a FIFO, socket or device)")
+        return decode_source(rel, path.read_bytes())
+    except OSError as exc:
+        why = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        return _unreadable(rel, f"it cannot be read ({why})")
+
+
+def _unreadable(rel: str, why: str) -> SourceFile:
+    return SourceFile(
+        rel, "", blob_sha(b""), error=f"1:1:{why}; fix it or leave it out of --files, skipped"
+    )
 
 
 def _walk(root: Path) -> Iterator[str]:
@@ -424,6 +445,35 @@ def _rev_list(
     return git(repo, *cmd).decode().split()
 
 
+def touching_commits(repo: str | os.PathLike[str], tip: str, globs: Sequence[str]) -> list[str]:
+    """Every commit up to `tip` that changed a file of `globs`, in the order `--touching`
+    builds them (parents first, date order between branches): one rev-list walk."""
+    cmd = ["rev-list", "--date-order", "--reverse", tip, "--", *pathspecs(globs)]
+    return git(repo, *cmd).decode().split()
+
+
+def commit_messages(
+    repo: str | os.PathLike[str], shas: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """sha -> (subject, body) of each commit; one git call."""
+    if not shas:
+        return {}
+    out = git(
+        repo,
+        "log",
+        "--no-walk=unsorted",
+        "--format=%H%x00%s%x00%b%x01",
+        "--stdin",
+        stdin="\n".join(shas).encode() + b"\n",
+    )
+    found = {}
+    for chunk in out.decode("utf-8", "replace").split("\x01"):
+        if chunk.strip():
+            sha, subject, body = chunk.lstrip("\n").split("\0", 2)
+            found[sha] = (subject, body)
+    return found
+
+
 def _oldest_first(repo: str | os.PathLike[str], shas: set[str]) -> list[str]:
     """Parents before children (date order breaks ties between branches): one rev-list walk."""
     order = git(
@@ -468,7 +518,7 @@ def read_snapshot(spec: str, globs: Sequence[str]) -> list[tuple[str, SourceFile
     for rel in sorted(_walk(disk)):
         placed = f"{repo_path}/{rel}"
         if matches_any(placed, globs):
-            out.append((str(disk / rel), decode_source(placed, (disk / rel).read_bytes())))
+            out.append((str(disk / rel), read_disk_file(disk / rel, placed)))
     if not out:
         raise SourceError(_no_match(f"--snapshot {spec}", globs))
     return out

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
+from kverr.extractor import bindings as bind
 from kverr.extractor.context import (
     LOG_LEVELS,
     ModuleContext,
@@ -24,7 +25,14 @@ from kverr.extractor.context import (
     snake_case,
 )
 from kverr.extractor.context import mutated_names as _mutated
-from kverr.extractor.guards import RawGuard, comment_above, guards_on_path, reaching, test_text
+from kverr.extractor.guards import (
+    RawGuard,
+    comment_above,
+    function_start,
+    guards_on_path,
+    reaching,
+    test_text,
+)
 from kverr.extractor.templates import (
     TemplateContext,
     TemplateError,
@@ -35,7 +43,7 @@ from kverr.extractor.templates import (
     templates_for,
 )
 
-from kverr.ftypes import Guard, Site, Template
+from kverr.ftypes import Binding, Guard, Site, Template
 
 Position = tuple[int, int, int, int]  # line, end_line, col, end_col (file coordinates)
 # Names holding the launch-arguments object map to its path: "" for the object itself, a dotted
@@ -60,6 +68,9 @@ class _Scope:
     args_names: ArgsNames = field(default_factory=dict)
     constants: dict[str, object] | None = None
     assign_index: dict[str, set[int]] | None = None
+    index_opaque: set[str] | None = None  # names _index_function cannot follow
+    assigns: list[cst.Assign] | None = None  # every `x = ...` of the function (bindings.py)
+    maybe_assigned: dict[int, set[str]] = field(default_factory=dict)  # statement -> attrs
     opaque: set[str] = field(default_factory=set)
     loggers: set[str] = field(default_factory=set)
     bound: set[str] = field(default_factory=set)
@@ -94,6 +105,7 @@ class SiteCollector(cst.CSTVisitor):
         self.scopes: list[_Scope] = []
         self.sites: list[Site] = []
         self.flag_memo: dict[int, list[str]] = {}
+        self.name_memo: dict[int, list[str]] = {}
         self.log_methods = mctx.rules.severity()
         self.args = _ArgsRules(mctx)
 
@@ -240,10 +252,14 @@ class SiteCollector(cst.CSTVisitor):
             templates = self._templates(message, lazy, tctx)
         except TemplateError as exc:  # strict mode: say where
             raise TemplateError(f"{self.path}:{line}: {exc}") from None
+        bindings = self._bindings(
+            scope, [g.test for g in raw] + [test, message, *(lazy or [])], guards
+        )
         flags = _ordered(
             [f for g in guards for f in g.flags]
             + (self._flags(message, scope) if message is not None else [])
             + [f for a in lazy or [] for f in self._flags(a, scope)]
+            + [f for b in bindings if b.kind in ("local", "param", "action") for f in b.flags]
         )
         fn = scope.qualname if scope else (".".join(self.names) or None)
         snippet = _snippet(self.lines, line, end_line, col, end_col)
@@ -270,6 +286,7 @@ class SiteCollector(cst.CSTVisitor):
                     variant=variant,
                     condition=condition,
                     logger_call=call_name,
+                    bindings=bindings,
                 )
             )
 
@@ -305,6 +322,7 @@ class SiteCollector(cst.CSTVisitor):
             scope.args_names.update(_ast_aliases(node, scope.args_names, self.args))
         else:  # not even the function parses with this Python's ast: index with libcst
             scope.assign_index, scope.opaque = _index_function(scope.node)
+            scope.index_opaque = set(scope.opaque)
             scope.bound = set(scope.assign_index)
 
     def _template_context(self, scope: _Scope | None) -> TemplateContext:
@@ -315,17 +333,127 @@ class SiteCollector(cst.CSTVisitor):
         def resolve(name: str):
             if name not in scope.bound:
                 return None  # never assigned here: a parameter, global or builtin
-            if scope.assign_index is None:
-                scope.assign_index, opaque = _index_function(scope.node)
-                scope.opaque |= opaque
-            if name in scope.opaque or name not in scope.assign_index:
+            index, _ = self._index(scope)
+            if name in scope.opaque or name not in index:
                 return None
-            ids = scope.assign_index[name]
+            ids = index[name]
             return reaching(name, path, lambda stmt: id(stmt) in ids)
 
         return TemplateContext(
             constants=scope.constants or {}, wrappers=self.mctx.wrappers, resolve_local=resolve
         )
+
+    # ------------------------------------------------------------ what names stand for
+
+    def _bindings(
+        self, scope: _Scope | None, nodes: list, guards: list[Guard]
+    ) -> tuple[Binding, ...]:
+        """Bindings (kverr/ftypes.py) of the plain names the guards and message read, and the
+        flags the function assigns around the site."""
+        if scope is None:
+            return ()
+        out: list[Binding] = []
+        fn = scope.node
+        action = None
+        if fn.name.value == "__call__" and len(self.names) > 1:
+            action = self.mctx.actions.get(self.names[-2])
+        if action:
+            out.append(Binding("values", "action", None, action))
+        for name in bind.names_read(nodes, self.name_memo):
+            if name not in scope.args_names and not (action and name == "values"):
+                found = self._binding(scope, name)
+                if found is not None:
+                    out.append(found)
+        out += self._assignments(scope, guards)
+        return tuple(out)
+
+    def _binding(self, scope: _Scope, name: str) -> Binding | None:
+        consts = scope.constants or {}
+        if name in consts:
+            return bind.constant(name, consts[name])
+        fn = scope.node
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        if name in params or name in [p.name.value for p in fn.params.kwonly_params]:
+            sources = self.mctx.params.get(fn.name.value, {}).get(name, ())
+            flags = tuple(dict.fromkeys(f for _, fl in sources for f in fl))
+            value = sources[0][0] if len(sources) == 1 else None
+            return Binding(name, "param", value, flags) if flags else None
+        index, opaque = self._index(scope)
+        if name not in index:
+            imported = self.mctx.imports.get(name)  # its value: the build reads that module
+            return Binding(name, "import", imported) if imported else None
+        if name in opaque:
+            if isinstance(scope.ast_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = bind.ast_unpacked(
+                    scope.ast_node,
+                    name,
+                    lambda n: _ast_args_path(n, scope.args_names, self.args) is not None,
+                )
+            else:  # only libcst parses this function
+                if scope.assigns is None:
+                    scope.assigns = bind.function_assignments(fn)
+                is_args = lambda n: _args_path(n, scope.args_names, self.args) is not None  # noqa: E731
+                got = bind.unpacked(scope.assigns, name, is_args)
+                found = (bind.source(got[0]), got[1]) if got else None
+            return Binding(name, "local", f"{found[0]}[{found[1]}]") if found else None
+        alts = reaching(name, self.stack, lambda stmt: id(stmt) in index[name])
+        if not alts or any(augs for _, augs in alts):
+            return None
+        flags = _ordered([f for value, _ in alts for f in self._flags(value, scope)])
+        if not flags:
+            return None
+        texts = {bind.source(value) for value, _ in alts}
+        return Binding(name, "local", texts.pop() if len(texts) == 1 else None, tuple(flags))
+
+    def _index(self, scope: _Scope) -> tuple[dict[str, set[int]], set[str]]:
+        if scope.assign_index is None or scope.index_opaque is None:
+            scope.assign_index, scope.index_opaque = _index_function(scope.node)
+            scope.opaque |= scope.index_opaque
+        return scope.assign_index, scope.index_opaque
+
+    def _assignments(self, scope: _Scope, guards: list[Guard]) -> list[Binding]:
+        """`self.x = ...` on the path before the site (kept when a guard reads x, or when it
+        sits inside the site's branch) and after the site in its own block."""
+        guard_lines = [g.line for g in guards if g.kind not in ("early-exit", "assert")]
+        read = {f for g in guards for f in g.flags}
+
+        def line_of(stmt: cst.CSTNode) -> int:
+            return self.position(self.ordinal.get(id(stmt), -1), stmt)[0]
+
+        def is_args(node: cst.BaseExpression) -> bool:
+            return _args_path(node, scope.args_names, self.args) is not None
+
+        def may_assign(stmt: cst.CSTNode) -> set[str] | None:
+            ordinal = self.ordinal.get(id(stmt))
+            node = self.ast_stmt(ordinal) if ordinal is not None else None
+            return bind.ast_maybe_assigned(node, scope.args_names) if node is not None else None
+
+        before, after = bind.flag_assignments(
+            self.stack,
+            function_start(self.stack),
+            is_args,
+            line_of,
+            scope.maybe_assigned,
+            may_assign,
+        )
+        inner = max(guard_lines, default=0)
+        # flags: the one assigned, then those its value reads (`self.x = self.y` -> x, y)
+        out = [
+            Binding(
+                attr,
+                "assigned",
+                bind.source(value),
+                tuple(dict.fromkeys(["--" + attr.replace("_", "-"), *self._flags(value, scope)])),
+                line,
+            )
+            for attr, value, line in before
+            if "--" + attr.replace("_", "-") in read or line > inner
+        ]
+        out += [
+            Binding(attr, "sets", bind.source(value), ("--" + attr.replace("_", "-"),))
+            for attr, value, _ in after
+        ]
+        return out
 
     def _flags(self, node: cst.CSTNode | None, scope: _Scope | None) -> list[str]:
         if node is None:

@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kverr.errors import CatalogError, KverrError, NotFound
+from kverr.errors import CatalogError, KverrError, NotFound, TooExpensive
 
 MAX_BODY = 1 << 20  # whole request body, bytes
 MAX_EXPLAIN = 256 * 1024  # text handed to the matcher, characters: bounds the work per request
@@ -306,9 +306,11 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _kverr_error(request: Request, exc: Exception) -> JSONResponse:
-    # NotFound: an unknown version/id; CatalogError: our file, not the client's fault; the rest
-    # (QueryError, ...) is input the catalog could not use.
+    # NotFound: an unknown version/id; CatalogError: our file, not the client's fault;
+    # TooExpensive: well-formed text past the CPU budget (422: resending it will not help); the
+    # rest (QueryError, ...) is input the catalog could not use.
     status = 404 if isinstance(exc, NotFound) else 503 if isinstance(exc, CatalogError) else 400
+    status = 422 if isinstance(exc, TooExpensive) else status
     return _json({"error": str(exc), "status": status}, status)
 
 

@@ -396,7 +396,7 @@ def explain(
     from kverr.catalog.query import explain_query
 
     with open_catalog(catalog) as cat:
-        query, matches = explain_query(cat, text, file, version=version, project=project)
+        query, matches, cut = explain_query(cat, text, file, version=version, project=project)
         # Nothing in that release: say whether the error is known elsewhere (added later, or
         # removed) rather than only "unknown" - that is what the user must act on.
         elsewhere = (
@@ -406,8 +406,12 @@ def explain(
         )
         products = [p["product"] for p in cat.projects if project in (None, p["name"])]
     if json_out:
-        typer.echo(render.explain_json(query, matches))
+        for chunk in render.explain_json_chunks(query, matches, cut):
+            typer.echo(chunk, nl=False)
+        typer.echo()
     else:
+        if cut:
+            typer.echo(f"kverr: note: {render.cut_note(cut)}", err=True)
         render.explain_view(matches, version=version, elsewhere=elsewhere, products=products)
     raise typer.Exit(0 if matches else 1)
 

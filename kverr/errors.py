@@ -42,5 +42,9 @@ class ProfileError(KverrError):
     """A project profile (profiles/<name>.toml or --profile FILE) is missing or malformed."""
 
 
+class TooExpensive(QueryError):
+    """Text whose matching went past the per-request CPU budget (the API answers 422)."""
+
+
 class KverrWarning(UserWarning):
     """A problem kverr worked around; the message says what it did and how to avoid it."""

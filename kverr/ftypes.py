@@ -104,6 +104,34 @@ class Guard:
 
 
 @dataclass(frozen=True)
+class Binding:
+    """What a plain name in a site's guards or message stands for, or what the function assigns
+    to a flag around the site; the records read conditions over locals as facts about flags.
+
+    kind:
+      "constant"  a name bound once to a literal; `value` is its source (`64`, `('a', 'b')`)
+      "local"     a local variable; `value` is the source of the one assignment that reaches the
+                  site (None when several do), `flags` the flags those assignments read. A name
+                  unpacked from a call on the launch arguments has the value `<call>[i]` and the
+                  flags its name points at (`prefill_backend, _ = backends_of(args)`)
+      "param"     a parameter; `flags` are what the callers in the file pass, `value` the source
+                  of the argument when there is one caller
+      "action"    `values` in an argparse Action: `flags` are the flags declared with it
+      "import"    a constant imported from another module: `value` is "module:NAME" (leading
+                  dots for a relative import); a build over git turns it into a "constant"
+      "assigned"  `self.<name> = value` on the path before the site, unconditionally: a guard
+                  after `line` reads this value, not the user's; `flags` is the flag assigned
+      "sets"      `self.<name> = value` after the site in its own block: what a notice did
+    """
+
+    name: str
+    kind: str
+    value: str | None = None
+    flags: tuple[str, ...] = ()
+    line: int = 0  # "assigned" / "sets": the line of the assignment
+
+
+@dataclass(frozen=True)
 class FlagDecl:
     """A CLI flag as the source declares it (dataclass field and/or add_argument)."""
 
@@ -116,6 +144,10 @@ class FlagDecl:
     action: str | None = None  # "store_true", ...
     file: str = ""
     line: int = 0
+    # The attribute the real parser's Namespace holds, when it is not `dest`: `--moe-dp-size`
+    # is the field moe_dp_size, but add_argument("--moe-data-parallel-size", "--moe-dp-size")
+    # stores into moe_data_parallel_size. None: the Namespace uses `dest`.
+    arg_dest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +174,7 @@ class Site:
     variant: int = 0  # >0 when one statement can print several texts (msg assigned in branches)
     condition: str | None = None  # assert: its own test source (what failed)
     logger_call: str | None = None  # "logger.warning", "warnings.warn", ...
+    bindings: tuple[Binding, ...] = ()  # what the names in the guards/message stand for
 
 
 @dataclass(frozen=True)
@@ -217,6 +250,19 @@ class Match:
         }
 
 
+@dataclass(frozen=True)
+class CutLines:
+    """Input lines longer than `max_chars`: only their first and last `max_chars // 2`
+    characters were read."""
+
+    max_chars: int
+    count: int  # how many lines were cut
+    lines: tuple[int, ...] = ()  # 1-based numbers of the first of them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"maxChars": self.max_chars, "count": self.count, "lines": list(self.lines)}
+
+
 # ---------------------------------------------------------------- project profile
 
 
@@ -241,6 +287,7 @@ _TYPES = {
         Part,
         Template,
         Guard,
+        Binding,
         FlagDecl,
         Site,
         ParseFailure,

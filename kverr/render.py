@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from kverr.ftypes import Match
+from kverr.ftypes import CutLines, Match
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each
 SEVERITY_STYLE = {
@@ -21,11 +21,37 @@ SEVERITY_STYLE = {
 }
 
 
-def explain_json(query: str, matches: Sequence[Match]) -> str:
-    """The `--json` contract: {"query": ..., "matches": [Match.to_dict(), ...]}, best first."""
-    return json.dumps(
-        {"query": query, "matches": [m.to_dict() for m in matches]}, indent=2, ensure_ascii=False
-    )
+def explain_json(query: str, matches: Sequence[Match], cut: CutLines | None = None) -> str:
+    """The `--json` contract: {"query": ..., "matches": [Match.to_dict(), ...]}, best first,
+    and "cutLines" ({"maxChars", "count", "lines"}) when input lines were too long to read whole."""
+    return "".join(explain_json_chunks(query, matches, cut))
+
+
+def explain_json_chunks(
+    query: str, matches: Sequence[Match], cut: CutLines | None = None
+) -> Iterator[str]:
+    """`explain_json` a match at a time, the same bytes as `json.dumps(doc, indent=2)`: a scan
+    can report 10,000 findings, and one string of all of them took 250 MB."""
+
+    def dump(value: Any, depth: int) -> str:
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+        return text.replace("\n", "\n" + "  " * depth)
+
+    yield '{\n  "query": ' + dump(query, 1) + ',\n  "matches": ['
+    for i, m in enumerate(matches):
+        yield ("," if i else "") + "\n    " + dump(m.to_dict(), 2)
+    yield "\n  ]" if matches else "]"
+    if cut:
+        yield ',\n  "cutLines": ' + dump(cut.to_dict(), 1)
+    yield "\n}"
+
+
+def cut_note(cut: CutLines) -> str:
+    """One sentence saying which input lines were cut, and that the rest of them was not read."""
+    shown = ", ".join(map(str, cut.lines[:5])) + (", ..." if cut.count > 5 else "")
+    which = f"line {shown} is" if cut.count == 1 else f"{cut.count} lines ({shown}) are"
+    half = cut.max_chars // 2
+    return f"{which} longer than {cut.max_chars:,} characters; only the first and last {half:,} of each were read."
 
 
 def explain_view(
@@ -112,6 +138,18 @@ def message_text(m: Match):
     return out
 
 
+def fill(text: str, m: Match) -> str:
+    """A record's prose with each `{placeholder}` it names (as errorMessage does) replaced by
+    the value captured from the pasted line: "--schedule={self.schedule}" -> "--schedule=lpm".
+    A value's own quotes go (`'lpm'` from a `!r`); a placeholder not captured stays as is."""
+    for expr in m.record.get("placeholders") or []:
+        value = m.values.get(expr)
+        if value is not None:
+            bare = value[1:-1] if len(value) > 1 and value[0] == value[-1] in "'\"" else value
+            text = text.replace("{" + expr + "}", bare)
+    return text
+
+
 def _statement(rec: dict[str, Any]) -> str:
     src = (rec.get("sourceCode") or "").splitlines()
     i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
@@ -129,13 +167,13 @@ def _full(m: Match):
     grid.add_column(style="bold cyan", no_wrap=True)
     grid.add_column()
     if rec.get("documentation"):
-        grid.add_row("What it means", rec["documentation"])
-    why = Text(rec.get("triggerScenarios") or "")
+        grid.add_row("What it means", fill(rec["documentation"], m))
+    why = Text(fill(rec.get("triggerScenarios") or "", m))
     if rec.get("flags"):
         why.append(("\n" if why else "") + "flags: " + ", ".join(rec["flags"]), style="green")
     if why:
         grid.add_row("Why it fired", why)
-    fixes = [f"• {s}" for s in rec.get("solutions") or []]
+    fixes = [f"• {fill(s, m)}" for s in rec.get("solutions") or []]
     if fixes:
         grid.add_row("How to fix", "\n".join(fixes))
     if rec.get("exampleFix"):

@@ -164,7 +164,11 @@ def _newest_forms(
         rev = plan.revisions[ord_]
         # Where history decided the ids, which site holds `rid` depends on the revisions before.
         history = f":{scan.chain[ord_]}" if ord_ in scan.settled else ""
-        return f"{records_fp}:{scan.keys[ord_]}:{rev.sha}:{rev.repo}:{rev.date}:{rid}{history}"
+        # A snapshot's imported constants come from the commit under it (imports.py).
+        base = f":{_base_sha(plan)}" if rev.sha is None else ""
+        return (
+            f"{records_fp}:{scan.keys[ord_]}:{rev.sha}{base}:{rev.repo}:{rev.date}:{rid}{history}"
+        )
 
     for rid, ord_ in last_ord.items():
         hit = cache.get("record", rkey(ord_, rid))
@@ -173,7 +177,7 @@ def _newest_forms(
         else:
             missing.setdefault(ord_, []).append(rid)
     for ord_, ids in sorted(missing.items()):
-        exts = scan.loader.load(plan.files[ord_], text=True)
+        exts = with_imports(plan, ord_, scan.loader.load(plan.files[ord_], text=True))
         rev, previous = plan.revisions[ord_], scan.previous_at(ord_)
         # Only the ids this revision owes the dataset are built (and validated): ~100x less
         # work, while build_records still sees every site for ids and earlier checks.
@@ -191,6 +195,20 @@ def _newest_forms(
         cache.commit()
         out.update({rid: by_id[rid] for rid in ids})
     return [out[rid] for rid in sorted(out)]
+
+
+def _base_sha(plan: Plan) -> str | None:
+    return next((r.sha for r in reversed(plan.revisions) if r.sha), None)
+
+
+def with_imports(plan: Plan, ord_: int, exts: list) -> list:
+    """Imported constants resolved at the revision (a snapshot reads the commit under it)."""
+    sha = plan.revisions[ord_].sha or _base_sha(plan)
+    if plan.read_object is None or sha is None:
+        return exts  # a directory build has no commit to read other modules from
+    from kverr.pipeline.imports import git_reader, resolve_imports
+
+    return resolve_imports(exts, git_reader(plan.read_object, sha))
 
 
 def _collisions(records: list[dict]) -> list[tuple[str, str, str]]:

@@ -82,6 +82,12 @@ class Cache:
         self.db.close()
 
 
+def unit_ns() -> str:
+    """The unit cache's namespace: the extractor's code is part of it, so an edit that changes
+    what a function extracts to never reads an entry an older extractor wrote."""
+    return "unit:" + code_fingerprint("extractor")
+
+
 class UnitCache(MutableMapping[str, str]):
     """The extractor's per-unit cache: reads through to sqlite, collects new entries in memory
     so the parent process can persist them (workers never write the sqlite file)."""
@@ -94,7 +100,7 @@ class UnitCache(MutableMapping[str, str]):
     def __getitem__(self, key: str) -> str:
         if key in self.local:
             return self.local[key]
-        value = self.cache.get("unit", key) if self.cache else None
+        value = self.cache.get(unit_ns(), key) if self.cache else None
         if value is None:
             raise KeyError(key)
         self.local[key] = value

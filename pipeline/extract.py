@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kverr.pipeline.cache import Cache, UnitCache, code_fingerprint
+from kverr.pipeline.cache import Cache, UnitCache, code_fingerprint, unit_ns
 from kverr.pipeline.plan import Plan
 
 from kverr.errors import DatasetError
@@ -87,7 +87,7 @@ def run_extraction(
         ext: FileExtraction | None = None,
     ) -> None:
         nonlocal last
-        cache.put_many("unit", new_units)
+        cache.put_many(unit_ns(), new_units)
         on_done(src, ext_json, file_stats, ext)
         if time.monotonic() - last > 2:
             cache.commit()

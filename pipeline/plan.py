@@ -28,6 +28,8 @@ class Plan:
     close: Callable[[], None]
     # --snapshot files: {"path", "repoPath", "blob", "label", "date"} (the manifest's provenance)
     snapshots: tuple[dict, ...] = ()
+    # git builds: any object by name (`sha:path`), for modules outside the file set (imports.py)
+    read_object: Callable[[str], bytes] | None = None
     profile: Profile | None = None  # the project: every later step reads its rules from here
 
 
@@ -85,7 +87,15 @@ def plan_git(
     if not any(files):
         raise SourceError(sources._no_match(f"{repo} at the selected revisions", globs))
     reader = sources.BlobReader(repo)
-    return Plan(revisions, files, reader.source, repo_name, reader.close, profile=profile)
+    return Plan(
+        revisions,
+        files,
+        reader.source,
+        repo_name,
+        reader.close,
+        read_object=reader.read,
+        profile=profile,
+    )
 
 
 def add_snapshot(
@@ -133,6 +143,7 @@ def add_snapshot(
         repository=plan.repository,
         close=plan.close,
         snapshots=plan.snapshots + provenance,
+        read_object=plan.read_object,
         profile=plan.profile,
     )
 

@@ -16,6 +16,8 @@ from kverr.pipeline.assemble import assemble, load_overlay
 from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
 from kverr.pipeline.extract import Progress, run_extraction
 from kverr.pipeline.history import Scan, Scanner
+from kverr.pipeline.introduce import apply as introduce
+from kverr.pipeline.introduce import introducing_commits
 from kverr.pipeline.plan import Plan, add_snapshot, link_repo, plan_directory_default, plan_git
 from kverr.pipeline.write import check_out, make_manifest, write_out
 
@@ -125,6 +127,9 @@ def build(
         stats, scan = _extract_and_scan(plan, cache, jobs, progress)
         clock.lap("extract+ids")
         assembled = assemble(plan, cache, scan, loaded_overlay, dataset_version, clock)
+        commits = introducing_commits(git_repo, plan, globs, scan.spans, assembled.lineage)
+        assembled.records = introduce(assembled.records, commits)
+        clock.lap("introduce")
     finally:
         plan.close()
         cache.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 from kverr.pipeline.assemble import Assembled
 from kverr.pipeline.plan import Plan
 
+from kverr import leftovers
 from kverr.errors import DatasetError
 from kverr.ftypes import Revision
 
@@ -94,6 +95,7 @@ def write_out(out: Path, revisions: list[Revision], a: Assembled, manifest: dict
 
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
+    leftovers.sweep(out)  # what builds killed before their cleanup left here
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     old = out.parent / f".{out.name}.old-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)

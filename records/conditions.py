@@ -9,12 +9,15 @@ site; its receiver does not matter (`self.x`, `cfg.x`, `resolved_view(args).x`).
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from kverr.records.names import name_flags, notes, resolve, value_flags
 
 from kverr.ftypes import Guard, Profile, Site
 
@@ -46,6 +49,8 @@ class Atom:
     # Not part of equality: two atoms with the same text are the same fact.
     says: tuple[str, str] = field(default=("", ""), compare=False)
     topic: str = field(default="", compare=False)
+    # How the code reaches `flag` when it reads it through a local: "falling back to --kernel".
+    via: str = field(default="", compare=False)
 
     @property
     def positive(self) -> bool:
@@ -62,7 +67,7 @@ class Atom:
                 says=self.says,
                 topic=self.topic,
             )
-        return Atom(self.flag, _NEGATE[self.op], self.value)
+        return Atom(self.flag, _NEGATE[self.op], self.value, via=self.via)
 
 
 @dataclass(frozen=True)
@@ -79,15 +84,20 @@ def dest_of(flag: str) -> str:
 
 
 class Attrs(dict):
-    """attribute name -> flag, for the flags the extractor saw; with the project profile whose
+    """attribute name -> flag, for the flags the extractor saw, with the project profile whose
     probe words describe the other conditions. A config field's flag
     (`--speculative-config.method`) is read as its last attribute (`method`)."""
 
     profile: Profile | None = None
 
 
-def flag_attrs(flags: tuple[str, ...], profile: Profile | None = None) -> Attrs:
+def flag_attrs(
+    flags: tuple[str, ...], names: dict[str, str] | None = None, profile: Profile | None = None
+) -> Attrs:
+    """attribute name -> flag; `names` adds bare names that hold a flag (a local, a parameter:
+    records/names.py), keyed "=name"."""
     out = Attrs((dest_of(f).rpartition(".")[2], f) for f in flags)
+    out.update({"=" + k: v for k, v in (names or {}).items()})
     out.profile = profile
     return out
 
@@ -152,7 +162,31 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
 def _flag_of(node: ast.expr, attrs: dict[str, str]) -> str | None:
     if isinstance(node, ast.Attribute) and node.attr in attrs:
         return attrs[node.attr]
-    return None
+    if isinstance(node, ast.Name) and "=" + node.id in attrs:
+        return attrs["=" + node.id]
+    chain = _fallback(node, attrs)
+    return chain[0] if chain else None
+
+
+def _fallback(node: ast.expr, attrs: dict[str, str]) -> list[str]:
+    """`a or b` / `a if a is not None else b` / `a if a else b` over flags: [a, b] (the flag
+    that decides when set comes first); [] for anything else."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        parts = [_flag_of(v, attrs) for v in node.values]
+    elif isinstance(node, ast.IfExp):
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            ok = isinstance(test.ops[0], ast.IsNot) and _is_none_node(test.comparators[0])
+            test = test.left if ok else test
+        same = ast.dump(test) == ast.dump(node.body)
+        parts = [_flag_of(node.body, attrs), _flag_of(node.orelse, attrs)] if same else [None]
+    else:
+        return []
+    return [p for p in parts if p] if all(parts) else []
+
+
+def _is_none_node(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _literal(node: ast.expr) -> Any:
@@ -172,7 +206,10 @@ def _literal(node: ast.expr) -> Any:
 
 def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
     seen = [
-        attrs[n.attr] for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in attrs
+        attrs[n.attr] if isinstance(n, ast.Attribute) else attrs["=" + n.id]
+        for n in ast.walk(node)
+        if (isinstance(n, ast.Attribute) and n.attr in attrs)
+        or (isinstance(n, ast.Name) and "=" + n.id in attrs)
     ]
     said = describe(node, attrs)
     shown = _AsFlags(attrs).visit(copy.deepcopy(node))  # the caller's tree stays as parsed
@@ -407,8 +444,20 @@ class _AsFlags(ast.NodeTransformer):
             return ast.Name(id=self.attrs[node.attr], ctx=ast.Load())
         return self.generic_visit(node)
 
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        flag = self.attrs.get("=" + node.id)
+        return ast.Name(id=flag, ctx=ast.Load()) if flag else node
+
 
 # ------------------------------------------------------------------ the site's path
+
+
+# Earlier checks are looked for among the MAX_LOOKBACK sites just before a site, and at most
+# MAX_EARLIER are kept. Without a bound the work is quadratic in the checks of one function
+# (800 raises on one flag took 26 s). The shipped projects' launch-argument code needs at most 11
+# checks within the 57 sites before any site, so real records are the same with the bound.
+MAX_EARLIER = 64
+MAX_LOOKBACK = 256
 
 
 def earlier_checks(site: Site, siblings: Sequence[Site]) -> tuple[Guard, ...]:
@@ -417,26 +466,54 @@ def earlier_checks(site: Site, siblings: Sequence[Site]) -> tuple[Guard, ...]:
     An earlier `if <test>: raise ...` on the same path (its other guards are a prefix of
     ours) means `<test>` was false here; an earlier `assert <cond>` means `<cond>` held. The
     extractor reports only `return`-style early exits as guards, so these come from siblings.
+    Bounded per site (MAX_LOOKBACK, MAX_EARLIER), so a function's cost is linear in its sites.
     """
     own = {(g.test, g.holds) for g in site.guards}
+    ordered = _in_line_order(siblings)
+    end = bisect.bisect_left(ordered, site.line, key=lambda t: t.line)
+    picked: list[tuple[int, Guard]] = []  # (position in `ordered`, check), nearest first
+    looked = 0
+    for k in range(end - 1, -1, -1):
+        if looked >= MAX_LOOKBACK or len(picked) >= MAX_EARLIER:
+            break
+        t = ordered[k]
+        if t.file != site.file or t.function != site.function:
+            continue
+        looked += 1
+        g = _check_passed(t, site, own)
+        if g is not None and (g.test, g.holds) not in own:
+            picked.append((k, g))
     out: dict[tuple[str, bool], Guard] = {}
-    for t in siblings:
-        if t.file != site.file or t.function != site.function or t.line >= site.line:
-            continue
-        theirs = tuple(g for g in t.guards if g.kind != "assert")
-        if t.kind == "assert" and t.condition and _is_prefix(theirs, site.guards):
-            flags = tuple(f for g in t.guards if g.kind == "assert" for f in g.flags)
-            g = Guard(test=t.condition, holds=True, kind="passed", line=t.line, flags=flags)
-        elif t.kind in ("raise", "exit") and theirs and theirs[-1].kind in ("if", "elif"):
-            d = theirs[-1]
-            if not d.holds or (d.test, True) in own or not _is_prefix(theirs[:-1], site.guards):
-                continue
-            g = Guard(test=d.test, holds=False, kind="passed", line=d.line, flags=tuple(d.flags))
-        else:
-            continue
-        if (g.test, g.holds) not in own:
-            out.setdefault((g.test, g.holds), g)
+    for _, g in sorted(picked, key=lambda p: p[0]):  # source order: the first of equal tests wins
+        out.setdefault((g.test, g.holds), g)
     return tuple(out.values())
+
+
+def _check_passed(t: Site, site: Site, own: set[tuple[str, bool]]) -> Guard | None:
+    """What the earlier site `t` says held on the way to `site`, or None."""
+    theirs = tuple(g for g in t.guards if g.kind != "assert")
+    if t.kind == "assert" and t.condition and _is_prefix(theirs, site.guards):
+        flags = tuple(f for g in t.guards if g.kind == "assert" for f in g.flags)
+        return Guard(test=t.condition, holds=True, kind="passed", line=t.line, flags=flags)
+    if t.kind in ("raise", "exit") and theirs and theirs[-1].kind in ("if", "elif"):
+        d = theirs[-1]
+        if not d.holds or (d.test, True) in own or not _is_prefix(theirs[:-1], site.guards):
+            return None
+        return Guard(test=d.test, holds=False, kind="passed", line=d.line, flags=tuple(d.flags))
+    return None
+
+
+# The sites of the function last asked about, sorted by line. build_records asks once per site
+# with the same list object for every site of a function: sorting once per function keeps the
+# whole pass O(n log n), where sorting per site would be quadratic again.
+_sorted_for: tuple[Sequence[Site], list[Site]] | None = None
+
+
+def _in_line_order(siblings: Sequence[Site]) -> list[Site]:
+    global _sorted_for
+    if _sorted_for is None or _sorted_for[0] is not siblings:
+        _sorted_for = (siblings, sorted(siblings, key=lambda t: t.line))
+    return _sorted_for[1]
 
 
 def _is_prefix(short: Sequence[Guard], long: Sequence[Guard]) -> bool:
@@ -493,21 +570,67 @@ def readings(
             g.kind == "else" and not g.flags and any(h.kind != "early-exit" for h in own[i + 1 :])
         )
     ]
-    all_guards = sorted((*own, *passed), key=lambda g: g.line)
+    # In an argparse Action every site runs because its flag was given.
+    given = [b.flags for b in site.bindings if b.kind == "action" and b.flags]
+    own = [
+        Guard(" or ".join(f"args.{dest_of(f)}" for f in fl), True, "action", 0, fl) for fl in given
+    ] + own
+    all_guards = [_resolved(g, site) for g in sorted((*own, *passed), key=lambda g: g.line)]
+    direct = _resolved(direct, site) if direct is not None else None
     names = list(site.flags) + [f for g in all_guards for f in g.flags]
-    attrs = flag_attrs(tuple(dict.fromkeys(names + list(direct.flags if direct else ()))), profile)
+    flags = tuple(dict.fromkeys(names + list(direct.flags if direct else ())))
+    attrs = flag_attrs(flags, name_flags(site), profile)
     out: list[Reading] = []
     for g in all_guards:
         role = "gate" if g.kind in ("early-exit", "try", "passed") else "enclosing"
-        out.append(Reading(g, atoms_of(g.test, g.holds, attrs), role))
+        out.append(Reading(g, _noted(atoms_of(g.test, g.holds, attrs), site, g), role))
     if direct is not None:
-        out.append(Reading(direct, atoms_of(direct.test, False, attrs), "direct"))
+        atoms = _noted(atoms_of(direct.test, False, attrs), site, direct)
+        out.append(Reading(direct, atoms, "direct"))
     else:
         for i in range(len(out) - 1, -1, -1):
             if out[i].role == "enclosing":
                 out[i] = Reading(out[i].guard, out[i].atoms, "direct")
                 break
     return out
+
+
+def _resolved(g: Guard, site: Site) -> Guard:
+    """The guard with the names its site's bindings know for sure replaced (records/names.py)."""
+    test = resolve(g.test, g.line, site)
+    if test == g.test:
+        return g
+    flags = tuple(dict.fromkeys(g.flags + value_flags(g.test, g.line, site)))
+    return replace(g, test=test, flags=flags)
+
+
+def _noted(atoms: tuple[Atom, ...], site: Site, g: Guard) -> tuple[Atom, ...]:
+    said = {**_chain_notes(g.test), **notes(site, g.test)}
+    return tuple(replace(a, via=said[a.flag]) if a.flag in said else a for a in atoms)
+
+
+def _chain_notes(test: str) -> dict[str, str]:
+    """flag -> "falling back to --b" for each `a or b`-style fallback chain in the test."""
+    node = parse(test)
+    out: dict[str, str] = {}
+    for n in ast.walk(node) if node is not None else ():
+        chain = _fallback(n, _ANY_ATTR) if isinstance(n, (ast.BoolOp, ast.IfExp)) else []
+        if len(chain) > 1:
+            out.setdefault(chain[0], "falling back to " + " and ".join(chain[1:]))
+    return out
+
+
+class _AnyAttr(dict):
+    """Every attribute read counts as a flag (for spotting fallback chains in resolved tests)."""
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and not key.startswith("=")
+
+    def __getitem__(self, key: str) -> str:
+        return "--" + key.replace("_", "-")
+
+
+_ANY_ATTR = _AnyAttr()
 
 
 # ------------------------------------------------------------------ rendering
@@ -556,6 +679,8 @@ def phrase(atom: Atom) -> str:
     if atom.flag is None:
         words = atom.says[0 if atom.holds else 1]
         return words or f"`{atom.text}` is {'true' if atom.holds else 'false'}"
+    if atom.via:
+        return f"{phrase(replace(atom, via=''))} ({atom.via})"
     f, v = atom.flag, atom.value
     if atom.op == "set":
         return f

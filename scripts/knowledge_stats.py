@@ -1,12 +1,19 @@
 """Quality figures for the knowledge fields of a built dataset.
 
     python scripts/knowledge_stats.py DATASET_DIR [--json]
+    python scripts/knowledge_stats.py --steps LABEL=DIR LABEL=DIR ... [--json]
 
 Prints, over the records of DATASET_DIR/records.jsonl: how many records leave each knowledge
-field empty, the backgroundTag distribution, the average and longest triggerScenarios length,
-and a few smells a reader would notice (a "..." cut in the trigger, "<value>" or
-"(no extra flags)" placeholders in exampleFix, validationCode that does not compile).
+field empty (documentation is "What it means"), the backgroundTag distribution, the average and
+longest triggerScenarios length, and a few smells a reader would notice (a "..." cut in the
+trigger, "<value>" or "(no extra flags)" placeholders in exampleFix, validationCode that does not
+compile, an exampleFix that only deletes a flag, a notice "fixed" by giving up a feature).
 Run it before and after a change to records/knowledge/ and compare.
+
+`--steps` compares builds of the same source made by successive versions of kverr (one per
+change): for each step, how many records its change touched (any knowledge field differs from
+the step before, by record id), per field, next to the headline figures. Build each step
+with the same command, e.g. `kverr build --git MIRROR --rev 3d3a32c0b --out /tmp/k-<label>`.
 """
 
 from __future__ import annotations
@@ -48,6 +55,31 @@ def _compiles(code: str) -> bool:
     return True
 
 
+KNOWLEDGE = (*FIELDS, "flags", "backgroundTag", "errorType", "handlingStrategy")
+
+
+def _fix_flags(line: str) -> list[str]:
+    return [t for t in line.split() if t.startswith("--") and not t.startswith("--model-path")]
+
+
+def deletes_only(fix: str | None) -> bool:
+    """An exampleFix whose after line is the before line minus flags: it gives a feature up."""
+    lines = (fix or "").splitlines()
+    if len(lines) != 4:
+        return False
+    before, after = _fix_flags(lines[1]), _fix_flags(lines[3])
+    return len(after) < len(before) and set(after) <= set(before)
+
+
+def _gives_up(rec: dict) -> bool:
+    """A notice (expected behaviour) whose fix is to remove or avoid what the launch asked for."""
+    if rec["severity"] not in ("warning", "info") or rec["backgroundTag"] == "deprecated-option":
+        return False
+    return any(
+        s.startswith(("Remove ", "Use a ")) or "value other than" in s for s in rec["solutions"]
+    )
+
+
 def stats(records: list[dict]) -> dict:
     n = len(records)
     empty = {f: sum(1 for r in records if not r.get(f)) for f in FIELDS}
@@ -64,6 +96,8 @@ def stats(records: list[dict]) -> dict:
         "validationCode not compiling": sum(
             1 for r in records if r["validationCode"] and not _compiles(r["validationCode"])
         ),
+        "exampleFix only deleting flags": sum(deletes_only(r["exampleFix"]) for r in records),
+        "notice fixed by giving up": sum(_gives_up(r) for r in records),
         "errors without solutions": sum(1 for r in errors if not r["solutions"]),
         "errors without validationCode": sum(1 for r in errors if not r["validationCode"]),
     }
@@ -89,8 +123,70 @@ def show(s: dict) -> str:
     return "\n".join(out)
 
 
+HEADLINE = (
+    ("no 'What it means'", lambda s: s["empty"]["documentation"]),
+    ("no exampleFix", lambda s: s["empty"]["exampleFix"]),
+    ("fix only deletes flags", lambda s: s["smells"]["exampleFix only deleting flags"]),
+    ("notice gives up", lambda s: s["smells"]["notice fixed by giving up"]),
+    ("errors w/o validationCode", lambda s: s["smells"]["errors without validationCode"]),
+)
+
+
+def steps(labelled: list[tuple[str, list[dict]]]) -> list[dict]:
+    """Per step: records changed against the step before (any knowledge field), per field, and
+    the headline figures of the step's own build."""
+    out = []
+    prev: dict[str, dict] = {}
+    for i, (label, recs) in enumerate(labelled):
+        by_id = {r["id"]: r for r in recs}
+        fields: Counter = Counter()
+        changed = 0
+        for rid, rec in by_id.items():
+            old = prev.get(rid)
+            diff = [f for f in KNOWLEDGE if old is not None and rec.get(f) != old.get(f)]
+            fields.update(diff)
+            changed += bool(diff)
+        s = stats(recs)
+        out.append(
+            {
+                "step": label,
+                "records": len(recs),
+                "changed": changed if i else None,
+                "fields": dict(fields.most_common()),
+                **{name: get(s) for name, get in HEADLINE},
+            }
+        )
+        prev = by_id
+    return out
+
+
+def show_steps(rows: list[dict]) -> str:
+    head = ["step", "records", "changed", *(name for name, _ in HEADLINE)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["step"], r["records"], "-" if r["changed"] is None else r["changed"]]
+        cells += [r[name] for name, _ in HEADLINE]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    lines.append("")
+    for r in rows[1:]:
+        detail = ", ".join(f"{k} {v}" for k, v in r["fields"].items()) or "nothing"
+        lines.append(f"{r['step']}: {detail}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     args = [a for a in argv if not a.startswith("--")]
+    if "--steps" in argv:
+        pairs = [a.partition("=") for a in args]
+        if len(pairs) < 2 or any(not sep for _, sep, _ in pairs):
+            print(
+                "usage: knowledge_stats.py --steps LABEL=DIR LABEL=DIR ... [--json]",
+                file=sys.stderr,
+            )
+            return 2
+        rows = steps([(label, load(Path(d))) for label, _, d in pairs])
+        print(json.dumps(rows, indent=2) if "--json" in argv else show_steps(rows))
+        return 0
     if len(args) != 1:
         print("usage: knowledge_stats.py DATASET_DIR [--json]", file=sys.stderr)
         return 2

@@ -258,3 +258,26 @@ def test_one_message_from_several_sites_is_one_panel(tmp_path, monkeypatch):
     assert res.exit_code == 0
     assert res.stdout.count("What it means") == 1
     assert "same message also raised at python/sglang/srt/server_args.py:" in res.stdout
+
+
+def test_the_explanation_shows_the_captured_value():
+    """A record's words may name a message placeholder; the view puts in what was pasted."""
+    import io
+
+    from kverr.ftypes import Match
+    from kverr.render import explain_view
+
+    rec = {
+        "id": "5c0000000000001a",
+        "errorMessage": "'{self.schedule}' is not supported.",
+        "placeholders": ["self.schedule"],
+        "severity": "error",
+        "triggerScenarios": "Launching with --schedule={self.schedule} (not fifo or lof).",
+        "solutions": ["Set --schedule to one of fifo, lof"],
+    }
+    out = io.StringIO()
+    explain_view([Match(rec, 1.0, "pattern", {"self.schedule": "'dfs-weight'"})], file=out)
+    assert "--schedule=dfs-weight (not fifo or lof)" in out.getvalue()
+    out = io.StringIO()
+    explain_view([Match(rec, 1.0, "pattern", {})], file=out)  # nothing captured: as written
+    assert "--schedule={self.schedule}" in out.getvalue()

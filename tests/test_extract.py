@@ -21,7 +21,16 @@ from kverr.extractor import (
 )
 from kverr.extractor.run import extract_raw
 
-from kverr.ftypes import FileExtraction, Guard, Part, SourceFile, Template, from_json, to_json
+from kverr.ftypes import (
+    Binding,
+    FileExtraction,
+    Guard,
+    Part,
+    SourceFile,
+    Template,
+    from_json,
+    to_json,
+)
 from kverr.profile import load_profile
 
 
@@ -545,7 +554,9 @@ def test_flag_alias_joins_field_and_mutable_choices_keep_first_value():
     decls = {d.dest: d for d in fx.flags}
     assert sorted(decls) == ["backend", "pp_size"]
     assert (decls["pp_size"].name, decls["pp_size"].help) == ("--pp-size", "PP.")
-    assert decls["backend"].choices == ("a", "b")
+    # argparse stores --pp-size under the first long option's name, not the field's
+    assert decls["pp_size"].arg_dest == "pipeline_parallel_size"
+    assert decls["backend"].arg_dest is None and decls["backend"].choices == ("a", "b")
     (site,) = fx.sites
     assert site.flags == ("--pp-size", "--backend")
     assert site.template.display() == "bad {self.backend} not in {BACKENDS}"  # mutable: not baked
@@ -625,3 +636,98 @@ def test_flags_named_in_a_newer_modules_messages_are_kept():
     (site,) = fx.sites
     assert site.flags == ("--new-mode", "--is-embedding")
     assert [g.flags for g in site.guards] == [("--new-mode",), ("--is-embedding",)]
+
+
+BINDINGS = """
+import argparse
+import dataclasses
+import logging
+from launcher.kernels import kernels_of
+
+logger = logging.getLogger(__name__)
+
+TILE = 64
+
+@dataclasses.dataclass
+class ServerArgs:
+    kernel: str = None
+    prefill_kernel: str = None
+    page_width: int = 16
+    rdma_device: str = None
+    backup_device: str = None
+    max_requests: int = None
+
+    def check(self):
+        prefill = self.prefill_kernel or self.kernel
+        if prefill == "tiled" and TILE % self.page_width:
+            raise ValueError("tiled")
+        prefill_kernel, _ = kernels_of(self)
+        if prefill_kernel == "paged":
+            raise ValueError("paged")
+        if self.max_requests is None:
+            self.max_requests = 48
+            logger.warning("reset to 48")
+            self.page_width = 32
+
+    def devices(self):
+        self._check(self.rdma_device)
+        self._check(self.backup_device)
+
+    def _check(self, device):
+        if device is None:
+            raise ValueError("no device")
+
+class PathsAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        raise ValueError("bad paths")
+
+def add_cli_args(parser):
+    parser.add_argument("--adapter-paths", nargs="*", action=PathsAction)
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (
+            "tiled",
+            [
+                Binding(
+                    "prefill",
+                    "local",
+                    "self.prefill_kernel or self.kernel",
+                    ("--prefill-kernel", "--kernel"),
+                ),
+                Binding("TILE", "constant", "64"),
+            ],
+        ),
+        # unpacked from a helper over the launch arguments: the name's words pick the flags
+        (
+            "paged",
+            [
+                Binding(
+                    "prefill_kernel",
+                    "local",
+                    "kernels_of(self)[0]",
+                    ("--prefill-kernel", "--kernel"),
+                )
+            ],
+        ),
+        (
+            "reset to 48",
+            [
+                Binding("max_requests", "assigned", "48", ("--max-requests",), 27),
+                Binding("page_width", "sets", "32", ("--page-width",)),
+            ],
+        ),
+        ("no device", [Binding("device", "param", None, ("--rdma-device", "--backup-device"))]),
+        ("bad paths", [Binding("values", "action", None, ("--adapter-paths",))]),
+    ],
+)
+def test_bindings_say_what_names_stand_for(message, expected):
+    (fx,) = extract_files([sf(textwrap.dedent(BINDINGS))])
+    (site,) = [s for s in fx.sites if s.template.display() == message]
+    assert list(site.bindings) == expected
+    assert {f for b in expected if b.kind in ("local", "param", "action") for f in b.flags} <= set(
+        site.flags
+    )

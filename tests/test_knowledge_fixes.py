@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+import pytest
 from test_records_knowledge import PROBES, _by_message, _fix_lines, _records, _run_check
 
 
@@ -39,3 +41,103 @@ def test_a_missing_file_fix_points_at_an_existing_file(tmp_path):
     assert _run_check(code, argparse.Namespace(key_file=str(tmp_path / "missing.pem")))
     assert not _run_check(code, argparse.Namespace(key_file=str(key)))
     assert not _run_check(code, argparse.Namespace(key_file=None))
+
+
+WORDS = Path(__file__).resolve().parent / "golden" / "records" / "words.py"
+
+
+@pytest.mark.parametrize(
+    ("message", "fix"),
+    [
+        ("tiled prefill kernel", "Needs an SM100 (Blackwell) GPU"),
+        ("fastlib mamba module", "Install fastlib"),
+    ],
+)
+def test_a_probe_says_what_the_launch_needs(message, fix):
+    rec = _by_message(_records(WORDS.read_text(encoding="utf-8")), message)
+    assert fix in rec["solutions"]
+
+
+def test_a_working_package_is_never_to_be_uninstalled():
+    src = """
+class ServerArgs:
+    def f(self):
+        if self.kernel == "fastlib":
+            if is_fastlib_available():
+                try:
+                    import fastlib.mamba
+                except ImportError:
+                    raise ValueError("fastlib mamba module not available, please check fastlib installation.")
+        if envs.SGLANG_STAGING.get() and self.transfer != "mooncake":
+            raise ValueError("SGLANG_STAGING requires --transfer mooncake.")
+"""
+    recs = _records(src)
+    for rec in recs:
+        assert not any("not installed" in s for s in rec["solutions"]), rec["solutions"]
+    assert "Unset SGLANG_STAGING" in _by_message(recs, "SGLANG_STAGING")["solutions"]
+
+
+def test_a_condition_the_default_meets_adds_no_flag():
+    recs = _records(WORDS.read_text(encoding="utf-8"))
+    labels = _by_message(recs, "Please set --labels-header")
+    assert _fix_lines(labels["exampleFix"]) == (
+        "--labels-header='' --allowed-labels=ALLOWED_LABELS",
+        "--allowed-labels=ALLOWED_LABELS",
+    )
+    assert _fix_lines(_by_message(recs, "priority scheduling")["exampleFix"]) == (
+        "--enable-priority --schedule=random",
+        "--enable-priority --schedule=fifo",
+    )
+
+
+def test_a_default_of_none_is_no_promise():
+    """`quantization=None` means "not given": the code may pick one before the check, so a
+    `not in` fact on it is spelled out rather than left to the default."""
+    src = """
+class ServerArgs:
+    quantization: str = None
+
+    def f(self):
+        if self.quantization not in ("fp8", "mxfp8"):
+            raise ValueError("cutlass MoE is only supported with fp8/mxfp8 quantization")
+
+def add_cli_args(parser):
+    parser.add_argument("--quantization", type=str, choices=["awq", "fp8", "mxfp8"])
+"""
+    (rec,) = _records(src)
+    assert _fix_lines(rec["exampleFix"]) == ("--quantization=awq", "--quantization=fp8")
+
+
+def test_a_notice_says_what_the_code_chose_and_how_to_choose_it_yourself():
+    recs = _records(WORDS.read_text(encoding="utf-8"))
+    reset = _by_message(recs, "Max requests is reset to 48")
+    assert reset["documentation"] == "SGLang sets --max-requests to 48 for this launch."
+    assert reset["solutions"] == [
+        "Override this by explicitly setting --max-requests",
+        "Pass --max-requests yourself to choose its value (SGLang uses 48 otherwise)",
+    ]
+    # the launch keeps speculative decoding; choosing the value silences the notice
+    assert _fix_lines(reset["exampleFix"]) == (
+        "--speculative-mode=draft",
+        "--speculative-mode=draft --max-requests=48",
+    )
+    off = _by_message(recs, "Cache logging is disabled")
+    assert off["documentation"] == "SGLang turns --enable-cache-log off for this launch."
+    assert _fix_lines(off["exampleFix"]) == (
+        "--enable-cache-log --speculative-mode=draft",
+        "--speculative-mode=draft",
+    )
+
+
+def test_no_notice_is_fixed_by_giving_up_a_feature(seed_module):
+    from test_records_knowledge import _all_fixture_records
+
+    for rec in _all_fixture_records(seed_module):
+        if (
+            rec["severity"] not in ("warning", "info")
+            or rec["backgroundTag"] == "deprecated-option"
+        ):
+            continue
+        for s in rec["solutions"]:
+            assert not s.startswith(("Remove ", "Use a ", "Leave --")), (rec["errorMessage"], s)
+            assert "value other than" not in s, (rec["errorMessage"], s)

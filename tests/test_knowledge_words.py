@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from test_records_knowledge import FLAGS_ONLY, PROBES, _by_message, _records
 
@@ -38,7 +40,7 @@ PROBE_CASES = [
         "solutions",
         [
             "Check fastlib installation",
-            "Make sure fastlib is installed",
+            "Install fastlib",
             "Use a --kernel-backend value other than fastlib (declared choices: native, fastlib)",
         ],
     ),
@@ -57,7 +59,7 @@ PROBE_CASES = [
     ("need ROCm", "backgroundTag", "platform-unsupported"),
     ("need ROCm", "triggerScenarios", "Launching with --enable-turbo not on ROCm."),
     ("need ROCm", "documentation", "They are written in HIP assembly only."),
-    ("need ROCm", "solutions", ["Remove --enable-turbo", "Run on ROCm"]),
+    ("need ROCm", "solutions", ["Remove --enable-turbo", "Needs ROCm"]),
     ("for this family", "backgroundTag", "auto-adjusted"),
     (
         "for this family",
@@ -80,7 +82,16 @@ PROBE_CASES = [
     ),
     ("does not support the triton", "documentation", "Its first layer has no attention."),
     ("fa3 as attention backend", "backgroundTag", "auto-adjusted"),
-    ("fa3 as attention backend", "solutions", ["Set --attention-backend"]),
+    (
+        "fa3 as attention backend",
+        "solutions",
+        ["Pass --attention-backend yourself to choose its value (SGLang uses fa3 otherwise)"],
+    ),
+    (
+        "fa3 as attention backend",
+        "documentation",
+        "SGLang sets --attention-backend to fa3 for this launch.",
+    ),
     (
         "fa3 as attention backend",
         "commonSituations",
@@ -100,3 +111,85 @@ def test_elif_chain_keeps_only_the_selecting_branch():
     # The failed sibling tests (Epsilon, Zeta with --device) do not appear, nor do cut-off lists.
     for gone in ("Epsilon", "Zeta", "--device", "...", "is false", "is true"):
         assert gone not in rec["triggerScenarios"]
+
+
+WORDS = Path(__file__).resolve().parent / "golden" / "records" / "words.py"
+
+
+def _words(message: str) -> dict:
+    return _by_message(_records(WORDS.read_text(encoding="utf-8")), message)
+
+
+# The "words a user understands" rules on the words.py fixture (its golden shows every field).
+# message words -> field -> the exact text, or the words it must contain
+LOCALS_CASES = [
+    # a local: `prefill = self.prefill_kernel if ... else self.kernel`
+    (
+        "tiled prefill kernel",
+        "triggerScenarios",
+        "Launching with --prefill-kernel=tiled (falling back to --kernel) not on an SM100 "
+        "(Blackwell) GPU.",
+    ),
+    # a local unpacked from a helper over the launch arguments, named by its words
+    ("FA prefill kernel", "solutions", "Set --prefill-kernel to one of fa3, fa4"),
+    # the message prints the value: the words name its placeholder, explain fills it in
+    (
+        "FA prefill kernel",
+        "triggerScenarios",
+        "--prefill-kernel={prefill_kernel} (not fa3 or fa4, falling back to --kernel)",
+    ),
+    # a parameter: what the callers pass
+    (
+        "No devices given",
+        "triggerScenarios",
+        "Launching without --rdma-device (or --backup-device, whichever the caller passes).",
+    ),
+    # an argparse Action: the flag declared with it
+    ("looks like a JSON object", "triggerScenarios", "Launching with --adapter-paths, when"),
+    # constants by value: TILE is 64, PRIORITY_SCHEDULES is ['fifo', 'lof']
+    ("needs --page-width to divide", "triggerScenarios", "`64 % --page-width != 0` is true"),
+    ("priority scheduling", "triggerScenarios", "--schedule={self.schedule} (not fifo or lof)"),
+]
+
+
+@pytest.mark.parametrize(("message", "field", "expected"), LOCALS_CASES)
+def test_names_read_as_the_flags_they_hold(message, field, expected):
+    got = _words(message)[field]
+    text = got if isinstance(got, str) else "\n".join(got)
+    assert expected in text
+
+
+def test_a_local_with_a_known_value_gives_a_runnable_check():
+    rec = _words("needs --page-width to divide")
+    assert rec["flags"] == ["--page-width", "--prefill-kernel", "--kernel"]
+    assert rec["validationCode"].startswith(
+        "if (args.prefill_kernel if args.prefill_kernel is not None else args.kernel) == 'paged'"
+        " and 64 % args.page_width != 0:"
+    )
+
+
+def test_a_guessed_flag_never_makes_a_check():
+    """The unpacked local's flags come from its name: words may use them, code may not."""
+    assert _words("FA prefill kernel")["validationCode"] is None
+
+
+def test_defaults_decide_what_the_launch_needs_to_say():
+    # --labels-header defaults to "x-labels": only an explicitly empty value gets here
+    labels = _words("Please set --labels-header")
+    assert labels["triggerScenarios"] == (
+        "Launching with --labels-header set to an empty value and --allowed-labels."
+    )
+    # the earlier `--pipeline-size != 1` check passes with the default: no word about it
+    assert "--pipeline-size" not in _words("priority scheduling")["triggerScenarios"]
+
+
+def test_a_check_reads_what_the_function_assigned_before_it():
+    # `self.draft_width = self.lookahead_width` just before: the check is about --lookahead-width
+    assert _words("A draft wider than 1")["triggerScenarios"] == (
+        "Launching with --speculative-mode=lookahead, --lookahead-width > 1 and --page-width > 1 "
+        "(the default)."
+    )
+    # `self.window = 8`, then maybe 16: no value is certain, the flag stays
+    assert _words("The window must fit")["triggerScenarios"] == (
+        "Launching when `--window > --page-width` is true."
+    )

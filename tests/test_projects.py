@@ -135,14 +135,15 @@ def test_fixes_use_the_syntax_the_cli_accepts(built: dict) -> None:
 
 
 def test_earlier_checks_add_only_related_flags(built: dict, tmp_path: Path) -> None:
-    """`tensor_parallel_size must be a positive number` passed before the max_num_seqs warning:
-    with vLLM's `earlier_checks = "related"` that says nothing about the warning's launch."""
-    (warn,) = _by_message(_records(built["vllm"]), "max_num_seqs is very large")
-    assert warn["exampleFix"].split("\n")[1] == "vllm serve MODEL --max-num-seqs=4097"
+    """`max_num_batched_tokens must be known here` passed before the fp8/LoRA check: with
+    vLLM's `earlier_checks = "related"` that says nothing about this launch."""
+    (err,) = _by_message(_records(built["vllm"]), "An fp8 KV cache")
+    before = err["exampleFix"].split("\n")[1]
+    assert before == "vllm serve MODEL --kv-cache-dtype=fp8 --enable-lora"
     every = dataclasses.replace(load_profile("vllm"), earlier_checks="all")
     res = pipeline.build(out=tmp_path / "all", source=VLLM_LIKE, profile=every)
-    (warn,) = _by_message(_records(res.out), "max_num_seqs is very large")
-    assert "--tensor-parallel-size" in warn["exampleFix"].split("\n")[1]
+    (err,) = _by_message(_records(res.out), "An fp8 KV cache")
+    assert "--max-num-batched-tokens" in err["exampleFix"].split("\n")[1]
 
 
 def test_ids_carry_the_project(built: dict, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from kverr.records.knowledge.fixes import (
     sample_value,
     solutions,
 )
-from kverr.records.knowledge.text import documentation, message_reasons
+from kverr.records.knowledge.text import documentation, introduced, message_reasons
 from kverr.records.knowledge.validation import try_catch_pattern, type_guard, validation_code
 from kverr.records.knowledge.words import common_situations, trigger_scenarios
 
@@ -38,6 +38,7 @@ __all__ = [
     "example_fix",
     "facts_for",
     "handling_strategy",
+    "introduced",
     "knowledge_fields",
     "message_reasons",
     "prevention_tips",

@@ -7,13 +7,15 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kverr.records.conditions import (
     Atom,
     Reading,
+    dest_of,
     earlier_checks,
     readings,
+    show_value,
 )
 
 from kverr.ftypes import FlagDecl, Profile, Site
@@ -88,7 +90,7 @@ def facts_for(
         message=site.template.display(),
         literal=" ".join(literal.split()),
         readings=tuple(readings(site, earlier_checks(site, siblings), profile)),
-        decls=decls or {},  # shared, read-only: one map per build
+        decls=_without_reassigned(decls or {}, site),  # shared, read-only: one map per build
         pattern=pattern,
         profile=profile,
     )
@@ -99,6 +101,54 @@ def in_files(path: str, globs: Sequence[str]) -> bool:
     import fnmatch
 
     return any(fnmatch.fnmatchcase(path, g) for g in globs)
+
+
+def _without_reassigned(decls: dict[str, FlagDecl], site: Site) -> dict[str, FlagDecl]:
+    """A flag the function assigns before the site holds the value the code gave it, not its
+    declared default: forget that default for this site (copying the map only then)."""
+    again = [f for b in site.bindings if b.kind == "assigned" for f in b.flags if f in decls]
+    if not again:
+        return decls
+    return {**decls, **{f: replace(decls[f], default=None) for f in again}}
+
+
+def meets_default(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
+    """The flag's declared default already makes `atom` true: a launch gets there without
+    passing the flag, so a command line needs no fragment for it."""
+    d = decls.get(atom.flag or "")
+    if d is None or d.default is None or atom.via:
+        return False  # unknown, or read through a fallback chain: spell the value out
+    try:
+        value = ast.literal_eval(d.default)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    if value is None and atom.op not in ("is None", "unset"):
+        # None is "not given": the server-args code often picks a value for it before the
+        # check runs (an attention backend, a quantization read off the model).
+        return False
+    return holds_for(atom, value)
+
+
+def holds_for(atom: Atom, value: object) -> bool:
+    """Whether the flag fact `atom` is true when its flag has `value`."""
+    v = atom.value
+    try:
+        return {
+            "set": lambda: bool(value),
+            "unset": lambda: not value,
+            "is None": lambda: value is None,
+            "is not None": lambda: value is not None,
+            "==": lambda: value == v,
+            "!=": lambda: value != v,
+            "in": lambda: value in v,
+            "not in": lambda: value not in v,
+            ">": lambda: value > v,
+            ">=": lambda: value >= v,
+            "<": lambda: value < v,
+            "<=": lambda: value <= v,
+        }.get(atom.op, lambda: False)()
+    except TypeError:  # None > 1: the comparison itself would fail, so it does not hold
+        return False
 
 
 def _choices(flag: str | None, decls: dict[str, FlagDecl]) -> tuple[str, ...] | None:
@@ -114,3 +164,46 @@ def _default(flag: str, decls: dict[str, FlagDecl]) -> object:
         return ast.literal_eval(d.default)
     except (ValueError, SyntaxError):
         return None
+
+
+def _takes_value(decl: FlagDecl | None) -> bool:
+    """A flag declared with a value (not a store_true switch), so `--x` alone is not enough."""
+    if decl is None or (decl.action or "").startswith(("store_", "argparse.BooleanOptional")):
+        return False
+    if decl.action and "BooleanOptional" in decl.action:
+        return False
+    kind = (decl.type or "").replace("Optional[", "").strip("]")
+    if _BOOL_OR_NONE.fullmatch(kind) or is_switch(decl):
+        return False  # `bool | None`: a switch (`--x` / `--no-x`), never `--x=X`
+    return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
+
+
+def is_switch(decl: FlagDecl | None) -> bool:
+    """A field typed bool under wrappers (`SkipValidation[bool]`, `Optional[bool]`)."""
+    words = set(_WORDS.findall(decl.type or "")) if decl else set()
+    return words - {"None", "Optional", "Union", "SkipValidation"} == {"bool"}
+
+
+_WORDS = re.compile(r"[A-Za-z_]\w*")
+_BOOL_OR_NONE = re.compile(r"['\"]?(?:bool \| None|None \| bool|Union\[bool, None\])['\"]?")
+
+
+def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
+    """A realistic value for a flag that takes one: a declared choice, the default or 1 for
+    numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
+    d = decls.get(flag)
+    if d and d.choices:
+        return d.choices[0]
+    kind = (d.type if d else "") or ""
+    default = _default(flag, decls)
+    if "int" in kind or "float" in kind:
+        ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
+        return show_value(default) if ok else "1"
+    helptext = ((d.help if d else "") or "").lower()
+    if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
+        r"\b(path (to|of)|file path)\b", helptext
+    ):
+        is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
+        # Named after the flag, so two path flags in one command stay apart.
+        return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
+    return dest_of(flag).rpartition(".")[2].upper()

@@ -9,12 +9,20 @@ import re
 from kverr.records.conditions import (
     Atom,
     cli_arg,
-    dest_of,
     join_words,
     phrase,
     show_value,
 )
-from kverr.records.knowledge.facts import Facts, _choices, _default
+from kverr.records.knowledge import notices
+from kverr.records.knowledge.facts import (
+    Facts,
+    _choices,
+    _default,
+    _takes_value,
+    is_switch,
+    meets_default,
+    sample_value,
+)
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
 
 from kverr.ftypes import FlagDecl, Profile
@@ -24,7 +32,7 @@ def solutions(f: Facts) -> list[str]:
     """Fixes: imperative sentences of the message, then the negation of the direct condition,
     then giving up the validator's own feature."""
     out: list[str] = []
-    notice = f.site.severity in ("warning", "info") and "deprecat" not in f.literal.lower()
+    notice = notices.is_notice(f)
     for s in _advice_sentences(f.message):
         # A notice often says what the code itself does ("Disable X for model Y"): only a
         # sentence that names a flag or asks the user ("Please ...") is advice there.
@@ -37,14 +45,16 @@ def solutions(f: Facts) -> list[str]:
                 ". "
             )
             out.append(s[0].upper() + s[1:])
+    if notice:
+        # Expected behaviour: only the message's advice and making the code's choice yourself;
+        # never giving up a flag the launch asked for.
+        return list(dict.fromkeys(out + notices.solutions(f)))
     missing = _missing_path(f)
     if missing:
         out.append(f"Point {missing[0]} at an existing {missing[1]}")
     using = [phrase(a) for a in f.context if a.positive]
     for atom in f.direct:
         fix = _fix_words(atom, f.decls)
-        if notice and atom.flag is None and atom.topic:
-            continue  # "Run on ROCm" is no advice for a notice that merely says what it picked
         if fix and missing and atom.op == "set":
             continue  # removing the path flag is not the fix for a wrong path
         if fix:
@@ -66,6 +76,9 @@ def _fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
     choices = _choices(flag, decls)
     # A long choice list is noise in a sentence; preventionTips lists it in full.
     allowed = f" (declared choices: {', '.join(choices)})" if choices and len(choices) <= 6 else ""
+    if atom.op == "unset" and _truthy_default(flag, decls):
+        default = show_value(_default(flag, decls))
+        return f"Give {flag} a non-empty value, or leave it out for its default ({default})"
     words = {
         "set": lambda: f"Remove {flag}",
         "unset": lambda: f"Add {flag}",
@@ -89,12 +102,28 @@ def _probe_fix(atom: Atom) -> str:
     if atom.topic == "flags":
         return f"Launch with {goal}"
     if atom.topic in ("platform", "hardware"):
-        return f"Run {goal}" if goal.startswith("on ") else ""
-    if atom.topic in ("package", "env"):
-        return f"Make sure {goal}"
-    if atom.topic or not atom.flags:
-        return ""  # the model, a file (handled apart) or code that reads no flag
+        # What the launch needs; "not on ROCm" is no advice (the other platforms are many).
+        return f"Needs {goal.removeprefix('on ')}" if goal.startswith("on ") else ""
+    if atom.topic == "package":
+        # Installing is advice; uninstalling a package that works never is.
+        pkg = re.fullmatch(r"(\S+) is installed", goal)
+        return f"Install {pkg.group(1)}" if pkg else ""
+    if atom.topic == "env":
+        return _env_fix(goal)
+    if atom.topic or not atom.flags or "{" in goal:
+        return ""  # the model, a file (handled apart), code that reads no flag, or a set literal
     return f"Change {join_words(list(atom.flags))} so that {goal}"
+
+
+def _env_fix(goal: str) -> str:
+    """`APP_X is enabled` -> Set APP_X=1; `... is not enabled` / `is not set` -> Unset it."""
+    m = re.fullmatch(r"(\w+) is (not )?(enabled|set)", goal)
+    if m is None:
+        return f"Make sure {goal}"
+    name, negative, how = m.groups()
+    if negative:
+        return f"Unset {name}"
+    return f"Set {name}=1" if how == "enabled" else f"Set {name}"
 
 
 def _list(values: tuple) -> str:
@@ -105,11 +134,20 @@ def example_fix(f: Facts) -> str:
     """`# before` a launch command that reaches the site, `# after` the same command with the
     direct condition negated (else an enclosing one); empty when no flag-level fix is known."""
     chosen: dict[str, str] = {}  # flag -> fragment; a later fact about a flag refines it
+    reached = False  # some flag fact holds at its default: a bare launch gets there
     for atom in f.context + f.passed + f.direct:
+        if atom.flag and meets_default(atom, f.decls):
+            chosen.pop(atom.flag, None)  # the default already does it: no fragment
+            reached = True
+            continue
         arg = _arg_for(atom, f.decls) if atom.flag else None
         if arg and atom.flag:
             chosen.pop(atom.flag, None)
             chosen[atom.flag] = arg
+    if notices.is_notice(f):
+        before = list(chosen.values())
+        after = notices.example_after(f, before)
+        return _fix_text(before, after, f.profile) if after is not None else ""
     missing = _missing_path(f)
     if missing:
         flag, what = missing
@@ -118,7 +156,7 @@ def example_fix(f: Facts) -> str:
         after = [*chosen.values(), f"{flag}=/path/to/existing/{what}"]
         return _fix_text(before, after, f.profile)
     before = list(chosen.values())
-    if not before:
+    if not before and not reached:
         return ""
     targets = [a for a in reversed(f.direct) if a.flag] + [a for a in reversed(f.context) if a.flag]
     # The message's own advice picks the flag to change ("Please set --x when ..."); a fix
@@ -183,27 +221,31 @@ def _is_arg_of(arg: str, flag: str | None) -> bool:
 
 def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) -> str | None:
     """A command-line fragment making the atom true (None: leave the flag out)."""
-    arg = _arg(atom, decls)
+    arg = _arg(atom, decls, fixing)
     if arg is not None and atom.flag and "." in atom.flag and arg == atom.flag:
         return f"{arg}=true"  # a JSON option's field is never a bare switch: it takes a value
     return arg
 
 
-def _arg(atom: Atom, decls: dict[str, FlagDecl]) -> str | None:
+def _arg(atom: Atom, decls: dict[str, FlagDecl], fixing: bool) -> str | None:
     flag = atom.flag
     if flag is None:
         return None
     choices = _choices(flag, decls)
     default = _default(flag, decls)
     if atom.op in ("unset", "is None"):
+        if atom.op == "unset" and _truthy_default(flag, decls):
+            return _falsy_arg(flag, decls)  # leaving it out keeps the default, which is truthy
         return None  # achieved by leaving the flag out
+    if fixing and meets_default(atom, decls) and atom.op in ("set", "is not None"):
+        return None  # the default already does it: drop the flag
     if atom.op in ("set", "is not None"):
         # `x is not None` is how code tests a flag that takes a value, even when undeclared here;
         # so is a config field (`--speculative-config.method`): it is always given a value.
         takes = _takes_value(decls.get(flag)) or (
             (atom.op == "is not None" or "." in flag) and flag not in decls
         )
-        if "." in flag and _is_switch(decls.get(flag)):
+        if "." in flag and is_switch(decls.get(flag)):
             return f"{flag}=true"
         return f"{flag}={sample_value(flag, decls)}" if takes else flag
     if atom.op in ("!=", "not in"):
@@ -217,6 +259,10 @@ def _arg(atom: Atom, decls: dict[str, FlagDecl]) -> str | None:
 
 def _dropping_works(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
     """Whether leaving the flag out makes `atom` (a negated condition) true: its default must."""
+    if meets_default(atom, decls):
+        return True
+    if atom.op == "unset" and _truthy_default(atom.flag or "", decls):
+        return False
     if atom.op in ("unset", "is None"):
         return True
     if atom.op in ("!=", "not in"):
@@ -231,47 +277,21 @@ def _dropping_works(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
     return False
 
 
-def _takes_value(decl: FlagDecl | None) -> bool:
-    """A flag declared with a value (not a store_true switch), so `--x` alone is not enough."""
-    if decl is None or (decl.action or "").startswith(("store_", "argparse.BooleanOptional")):
-        return False
-    if decl.action and "BooleanOptional" in decl.action:
-        return False
-    kind = (decl.type or "").replace("Optional[", "").strip("]")
-    if _BOOL_OR_NONE.fullmatch(kind) or _is_switch(decl):
-        return False  # `bool | None`: a switch (`--x` / `--no-x`), never `--x=X`
-    return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
+def _truthy_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
+    return bool(_default(flag, decls))
 
 
-def _is_switch(decl: FlagDecl | None) -> bool:
-    """A field typed bool under wrappers (`SkipValidation[bool]`, `Optional[bool]`)."""
-    words = set(_WORDS.findall(decl.type or "")) if decl else set()
-    return words - {"None", "Optional", "Union", "SkipValidation"} == {"bool"}
-
-
-_WORDS = re.compile(r"[A-Za-z_]\w*")
-_BOOL_OR_NONE = re.compile(r"['\"]?(?:bool \| None|None \| bool|Union\[bool, None\])['\"]?")
-
-
-def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
-    """A realistic value for a flag that takes one: a declared choice, the default or 1 for
-    numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
-    d = decls.get(flag)
-    if d and d.choices:
-        return d.choices[0]
-    kind = (d.type if d else "") or ""
-    default = _default(flag, decls)
-    if "int" in kind or "float" in kind:
-        ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
-        return show_value(default) if ok else "1"
-    helptext = ((d.help if d else "") or "").lower()
-    if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
-        r"\b(path (to|of)|file path)\b", helptext
-    ):
-        is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
-        # Named after the flag, so two path flags in one command stay apart.
-        return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
-    return dest_of(flag).rpartition(".")[2].upper()
+def _falsy_arg(flag: str, decls: dict[str, FlagDecl]) -> str | None:
+    """The fragment that gives a flag with a truthy default a falsy value: `--no-x` for a
+    BooleanOptionalAction, an empty string, a zero; None when the command line cannot."""
+    d, default = decls.get(flag), _default(flag, decls)
+    if d is not None and "BooleanOptional" in (d.action or ""):
+        return "--no-" + flag.removeprefix("--")
+    if isinstance(default, str):
+        return f"{flag}=''"
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        return f"{flag}=0"
+    return None
 
 
 def prevention_tips(f: Facts, background: str, validation: str | None = None) -> list[str]:

@@ -5,14 +5,13 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
-from kverr.records.conditions import (
-    Reading,
-    dest_of,
-    parse,
-)
+from kverr.records.conditions import Reading, dest_of, parse
 from kverr.records.knowledge.facts import Facts, in_files
 from kverr.records.knowledge.fixes import solutions
+
+from kverr.ftypes import FlagDecl
 
 
 def validation_code(f: Facts) -> str | None:
@@ -27,7 +26,7 @@ def validation_code(f: Facts) -> str | None:
             # check of this error tests only this error's own path (the trigger text still
             # mentions the earlier checks).
             continue
-        expr = _args_expr(r.guard.test, r)
+        expr = _args_expr(r.guard.test, r, f.decls)
         if expr is None:
             return None
         terms.append(expr if r.guard.holds else _negate(expr))
@@ -43,7 +42,7 @@ def _check_message(f: Facts) -> str:
     is a flag, so the check prints what the program would."""
     if not f.message:
         return repr(f"{f.site.error_class or 'error'} at {f.site.file}")
-    dests = {dest_of(fl) for fl in f.site.flags}
+    dests = _namespace(f.site.flags, f.decls)
     out = []
     for part in f.site.template.parts:
         if part.is_literal:
@@ -79,18 +78,15 @@ _SAFE_METHODS = {"startswith", "endswith", "lower", "upper", "strip"}
 _OS_PATH = {"isfile", "isdir", "exists"}
 
 
-def _args_expr(test: str, r: Reading) -> str | None:
+def _args_expr(test: str, r: Reading, decls: dict[str, FlagDecl]) -> str | None:
     """The guard over parsed `args`, or None when it reads anything but flags (a platform
     probe, a model attribute, a local variable). Calls are limited to a few pure builtins,
     string methods on a flag and `os.path` existence checks, so the check runs anywhere."""
     node = parse(test)
     if node is None:
         return None
-    dests = {dest_of(a.flag) for a in r.atoms if a.flag} | {
-        dest_of(fl) for a in r.atoms for fl in a.flags
-    }
-    dests |= {dest_of(fl) for fl in r.guard.flags}
-    node = _ToArgs(dests).visit(node)
+    flags = [a.flag for a in r.atoms if a.flag] + [fl for a in r.atoms for fl in a.flags]
+    node = _ToArgs(_namespace((*flags, *r.guard.flags), decls)).visit(node)
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and n.id not in _SAFE_NAMES:
             return None
@@ -130,14 +126,27 @@ def _safe_call_target(n: ast.expr) -> bool:
     )
 
 
+def _namespace(flags: Sequence[str | None], decls: dict[str, FlagDecl]) -> dict[str, str]:
+    """attribute read in the code -> the name the real parser's Namespace holds it under
+    (`moe_dp_size` -> `moe_data_parallel_size`), so the check runs on `parser.parse_args()`."""
+    out = {}
+    for fl in flags:
+        if fl:
+            d = decls.get(fl)
+            out[dest_of(fl)] = (d.arg_dest if d else None) or dest_of(fl)
+    return out
+
+
 class _ToArgs(ast.NodeTransformer):
-    def __init__(self, dests: set[str]) -> None:
+    def __init__(self, dests: dict[str, str]) -> None:
         self.dests = dests
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if node.attr in self.dests:
             return ast.Attribute(
-                value=ast.Name(id="args", ctx=ast.Load()), attr=node.attr, ctx=ast.Load()
+                value=ast.Name(id="args", ctx=ast.Load()),
+                attr=self.dests[node.attr],
+                ctx=ast.Load(),
             )
         return self.generic_visit(node)
 
@@ -173,7 +182,7 @@ def type_guard(f: Facts) -> str | None:
                 and isinstance(n.func, ast.Name)
                 and n.func.id == "isinstance"
             ):
-                dests = {dest_of(fl) for fl in (*r.guard.flags, *f.site.flags)}
+                dests = _namespace((*r.guard.flags, *f.site.flags), f.decls)
                 return ast.unparse(_ToArgs(dests).visit(n))
     return None
 

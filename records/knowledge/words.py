@@ -4,27 +4,31 @@ flag involved is for (`commonSituations`).
 
 from __future__ import annotations
 
-import re
+import ast
+from dataclasses import replace
 
 from kverr.records.conditions import (
     Atom,
+    dest_of,
     join_words,
+    parse,
     phrase,
+    show_value,
 )
-from kverr.records.knowledge.facts import Facts
-from kverr.records.knowledge.text import _prose
-
-from kverr.ftypes import FlagDecl
+from kverr.records.knowledge.facts import Facts, _default, meets_default
+from kverr.records.knowledge.text import _help, _with_help
+from kverr.records.names import exact_values, name_flags
 
 
 def trigger_scenarios(f: Facts) -> str:
     """The launch that reaches the site, in words: the model, the flags, the platform, then
     any other condition; and the earlier checks of the validator it already passed."""
     atoms = _last_per_flag(list(dict.fromkeys(f.context + f.direct)))
-    with_ = [
-        phrase(a) for a in atoms if a.positive or (a.flag and a.op not in ("unset", "is None"))
-    ]
-    without = [a.flag for a in atoms if a.flag and a.op in ("unset", "is None")]
+    shown = captured(f)
+    with_ = _with_values(
+        [a for a in atoms if a.flag and not _without(a, f) and a.op != "is None"], f, shown
+    )
+    without = [_noted(a) for a in atoms if _without(a, f) or (a.flag and a.op == "is None")]
     exprs = [a for a in atoms if a.flag is None]
     # An inner architecture test refines the outer one ("a NemotronH model" within "a hybrid
     # model"): the innermost that holds says it best.
@@ -51,13 +55,73 @@ def trigger_scenarios(f: Facts) -> str:
     if when:
         text += (", when " if flags or model or where else " when ") + join_words(when)
     text += "."
-    passed = [phrase(a) for a in dict.fromkeys(f.passed)]
+    # An earlier check the defaults pass says nothing about this launch.
+    passed = [phrase(a) for a in dict.fromkeys(f.passed) if not meets_default(a, f.decls)]
     if passed:
         text += (
             " The earlier checks of this validator already passed, so the launch also has "
             f"{join_words(passed)}."
         )
     return text
+
+
+def captured(f: Facts) -> dict[str, str]:
+    """flag -> the message placeholder that prints its value (`self.schedule` in "'{self.schedule}'
+    is not supported"), so the words can show what the user passed: the record says
+    `--schedule={self.schedule}` and `kverr explain` fills in the value it captured."""
+    names = {**name_flags(f.site), **{k: "" for k in exact_values(f.site)}}
+    by_dest = {dest_of(fl): fl for fl in f.site.flags}
+    out: dict[str, str] = {}
+    for part in f.site.template.placeholders:
+        node = parse(part.expr or "")
+        if isinstance(node, ast.Attribute) and node.attr in by_dest:
+            out.setdefault(by_dest[node.attr], part.expr or "")
+        elif isinstance(node, ast.Name) and names.get(node.id):
+            out.setdefault(names[node.id], part.expr or "")
+    return out
+
+
+_NOT = ("!=", "not in", ">", ">=", "<", "<=")
+
+
+def _with_values(atoms: list[Atom], f: Facts, shown: dict[str, str]) -> list[str]:
+    """Each fact in words; the facts that say what a captured flag's value is not become one
+    `--x={expr} (other than a or b)` (the explain view puts the value in)."""
+    out: list[str] = []
+    done: set[str] = set()
+    for a in atoms:
+        if a.flag in done:
+            continue
+        if a.flag not in shown or a.op not in _NOT:
+            out.append(_at_default(a, f))
+            continue
+        done.add(a.flag)
+        same = [b for b in atoms if b.flag == a.flag and b.op in _NOT]
+        if all(b.op == "!=" for b in same):
+            rest = "other than " + " or ".join(show_value(b.value) for b in same)
+        else:
+            rest = ", ".join(phrase(replace(b, via="")).removeprefix(f"{a.flag} ") for b in same)
+        via = f", {a.via}" if a.via else ""
+        out.append(f"{a.flag}={{{shown[a.flag]}}} ({rest}{via})")
+    return out
+
+
+def _without(a: Atom, f: Facts) -> bool:
+    """`not cfg.x` reads "without --x", unless x defaults to something truthy: then only an
+    explicitly empty value gets here."""
+    return bool(a.flag) and a.op == "unset" and not _default(a.flag or "", f.decls)
+
+
+def _at_default(a: Atom, f: Facts) -> str:
+    if a.op == "unset":  # a truthy default (see _without)
+        return f"{a.flag} set to an empty value"
+    if meets_default(a, f.decls) and a.op in ("==", "in", ">", ">=", "<", "<="):
+        return f"{phrase(a)} (the default)"
+    return phrase(a)
+
+
+def _noted(a: Atom) -> str:
+    return f"{a.flag} ({a.via})" if a.via else a.flag or ""
 
 
 def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
@@ -97,20 +161,3 @@ def common_situations(f: Facts) -> str:
             + join_words([_with_help(fl, f.decls) for fl in dict.fromkeys(without)])
         )
     return text + "."
-
-
-def _help(flag: str, decls: dict[str, FlagDecl]) -> str:
-    """The first sentence of a flag's help, as a lower-case clause."""
-    d = decls.get(flag)
-    if not d or not d.help:
-        return ""
-    text = re.sub(r"^[fr]?['\"]", "", d.help.strip())  # an f-string help kept its prefix
-    text = _prose(re.split(r"(?<=[\w)])\.\s+(?=[A-Z])", text, maxsplit=1)[0]).rstrip(".")
-    if text[:1].isupper() and not text[1:2].isupper():
-        text = text[0].lower() + text[1:]
-    return text
-
-
-def _with_help(flag: str, decls: dict[str, FlagDecl]) -> str:
-    text = _help(flag, decls)
-    return f"{flag} ({text})" if text else flag

@@ -40,14 +40,16 @@ class EngineArgs:
         return parser
 
     def create_engine_config(self):
-        if not self.tensor_parallel_size:
-            raise ValueError("tensor_parallel_size must be a positive number.")
+        if self.max_num_batched_tokens is None:
+            raise ValueError("max_num_batched_tokens must be known here.")
         if not self.enable_lora and self.max_num_seqs is None:
             raise ValueError("LoRA needs max_num_seqs; pass --max-num-seqs.")
         if self.enable_prefix_caching and self.tensor_parallel_size > 8:
             raise ValueError(
                 f"Prefix caching cannot be used with tensor_parallel_size={self.tensor_parallel_size}."
             )
+        if self.kv_cache_dtype == "fp8" and self.enable_lora:
+            raise ValueError("An fp8 KV cache cannot be combined with LoRA.")
         if self.max_num_seqs is not None and self.max_num_seqs > 4096:
             logger.warning_once("max_num_seqs is very large; memory may run out.")
         if self.enable_chunked_prefill is False:

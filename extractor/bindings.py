@@ -1,0 +1,391 @@
+"""What the plain names in a site's conditions stand for (see `Binding` in kverr/ftypes.py).
+
+A check often tests a local, not the flag: `prefill = self.prefill_kernel or self.kernel`,
+then `if prefill == "tiled"`. The records can only name the flag when the extractor says where
+the local came from. Four sources, each read where it is cheap:
+  - module-wide, with the stdlib `ast` (once per file, in module_context): what the callers in
+    the file pass to each parameter, and which flags are declared with each argparse Action;
+  - per site, on the libcst path: the reaching assignment of a local, the constants in scope,
+    and what the function assigns to flags around the site.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Sequence
+
+import libcst as cst
+from kverr.extractor.templates import code, normalise
+
+from kverr.ftypes import Binding, FlagDecl
+
+_LITERALS = (int, float, str, bool, type(None))
+
+# ---------------------------------------------------------------- module-wide (stdlib ast)
+
+# function name -> parameter -> ((argument source, flags it reads), ...) over the file's calls
+ParamSources = dict[str, dict[str, tuple[tuple[str, tuple[str, ...]], ...]]]
+
+
+def param_sources(tree: ast.Module, args_names: frozenset[str] = frozenset()) -> ParamSources:
+    """What each call in the file passes to each parameter of a function or method it defines:
+    `self._check(self.rdma_device)` makes `device` of `_check(self, device)` stand for
+    --rdma-device. Calls through `self.` bind methods (their first parameter is skipped).
+    `args_names`: the profile's names of the args object, besides `self`."""
+    defs: dict[str, list[str]] = {}
+    methods: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault(node.name, _params(node))
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs.setdefault(item.name, _params(item)[1:])
+                    methods.add(item.name)
+    out: ParamSources = {}
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            name = func.attr if func.value.id in ("self", "cls") and func.attr in methods else None
+        elif isinstance(func, ast.Name) and func.id not in methods:
+            name = func.id
+        else:
+            name = None
+        if name not in defs or any(isinstance(a, ast.Starred) for a in call.args):
+            continue
+        params = defs[name]
+        given = list(zip(params, call.args, strict=False))
+        given += [(k.arg, k.value) for k in call.keywords if k.arg in params]
+        table = out.setdefault(name, {})
+        for param, arg in given:
+            src = ast.unparse(arg)
+            if all(s != src for s, _ in table.get(param, ())):
+                table[param] = (*table.get(param, ()), (src, _ast_flags(arg, args_names)))
+    return out
+
+
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+
+
+def _ast_flags(node: ast.AST, args_names: frozenset[str]) -> tuple[str, ...]:
+    """`self.x` / `args.x` reads in an argument, as `--x` (undeclared ones are dropped later by
+    filter_flags, like every other flag read)."""
+    found = [
+        "--" + n.attr.replace("_", "-")
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and (n.value.id == "self" or n.value.id in args_names)
+        and not n.attr.startswith("_")
+    ]
+    return tuple(dict.fromkeys(found))
+
+
+def action_flags(decls: Sequence[FlagDecl]) -> dict[str, tuple[str, ...]]:
+    """argparse Action class name -> the flags declared with `action=` that class."""
+    out: dict[str, tuple[str, ...]] = {}
+    for d in decls:
+        if d.action and d.action.isidentifier():
+            out[d.action] = (*out.get(d.action, ()), d.name)
+    return out
+
+
+def imported_constants(stmts: Sequence[ast.stmt]) -> dict[str, str]:
+    """`from pkg.mod import CHUNK_SIZE as FLA_CHUNK_SIZE` -> {"FLA_CHUNK_SIZE":
+    "pkg.mod:CHUNK_SIZE"} for UPPER_CASE names (constants by convention); a relative import
+    keeps its dots ("..mod:NAME"). The build reads the value from the module at the same
+    revision (pipeline/imports.py); the extractor sees one file at a time."""
+    out: dict[str, str] = {}
+    for node in stmts:
+        if isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            module = "." * node.level + (node.module or "")
+            for a in node.names:
+                bound = a.asname or a.name
+                if a.name != "*" and a.name.isupper() and bound.isupper():
+                    out[bound] = f"{module}:{a.name}"
+    return out
+
+
+# ---------------------------------------------------------------- per site (libcst)
+
+
+class _NameReads(cst.CSTVisitor):
+    """Plain names an expression reads, first-seen order: not attribute names, not the called
+    function's own name, not keyword names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if not isinstance(node.func, cst.Name):
+            node.func.visit(self)
+        for arg in node.args:
+            arg.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value not in ("True", "False", "None") and node.value not in self.names:
+            self.names.append(node.value)
+
+
+def names_read(nodes: Sequence[cst.CSTNode | None], memo: dict[int, list[str]]) -> list[str]:
+    """The plain names `nodes` read, first-seen order; `memo` (per node) because the guard
+    tests of a block are shared by all its sites."""
+    out: list[str] = []
+    for node in nodes:
+        if node is None:
+            continue
+        names = memo.get(id(node))
+        if names is None:
+            reads = _NameReads()
+            node.visit(reads)
+            names = memo[id(node)] = reads.names
+        out.extend(n for n in names if n not in out)
+    return out
+
+
+def constant(name: str, value: object) -> Binding | None:
+    """A constant worth showing by value: a literal or a short list of literals."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        if not all(isinstance(v, _LITERALS) for v in value):
+            return None
+        if isinstance(value, (set, frozenset)):
+            value = sorted(value, key=repr)
+    elif not isinstance(value, _LITERALS):
+        return None
+    text = repr(value)
+    return Binding(name, "constant", text) if len(text) <= 200 else None
+
+
+def unpacked(
+    assigns: Sequence[cst.Assign], name: str, is_args: Callable[[cst.BaseExpression], bool]
+):
+    """`a, b = <call on the launch arguments>`: (call, index of `name`) when that is the only
+    assignment to `name` among the function's `assigns` (function_assignments); else None."""
+    found: list[tuple[cst.Call, int]] = []
+    others = 0
+    for node in assigns:
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Name) and t.value == name:
+                others += 1
+            elif isinstance(t, (cst.Tuple, cst.List)):
+                names = [
+                    e.value.value if isinstance(e.value, cst.Name) else None for e in t.elements
+                ]
+                if name in names:
+                    if isinstance(node.value, cst.Call) and _on_args(node.value, is_args):
+                        found.append((node.value, names.index(name)))
+                    else:
+                        others += 1
+    return found[0] if len(found) == 1 and not others else None
+
+
+def ast_unpacked(fn: ast.AST, name: str, is_args: Callable[[ast.AST], bool]):
+    """`unpacked` on the function's stdlib tree: (call source, index) or None."""
+    found: list[tuple[ast.Call, int]] = []
+    others = 0
+    for node in ast.walk(fn):
+        if node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue  # ast.walk still descends; a nested def's names are rare enough here
+        if not isinstance(node, ast.Assign):
+            continue
+        for t in node.targets:
+            if isinstance(t, ast.Name) and t.id == name:
+                others += 1
+            elif isinstance(t, (ast.Tuple, ast.List)):
+                names = [e.id if isinstance(e, ast.Name) else None for e in t.elts]
+                if name not in names:
+                    continue
+                call = node.value
+                on_args = isinstance(call, ast.Call) and (
+                    (isinstance(call.func, ast.Attribute) and is_args(call.func.value))
+                    or any(is_args(a) for a in call.args)
+                )
+                if on_args:
+                    found.append((call, names.index(name)))
+                else:
+                    others += 1
+    if len(found) == 1 and not others:
+        return ast.unparse(found[0][0]), found[0][1]
+    return None
+
+
+def _on_args(call: cst.Call, is_args: Callable[[cst.BaseExpression], bool]) -> bool:
+    if isinstance(call.func, cst.Attribute) and is_args(call.func.value):
+        return True
+    return any(is_args(a.value) for a in call.args)
+
+
+def function_assignments(fn: cst.FunctionDef) -> list[cst.Assign]:
+    out: list[cst.Assign] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            out.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn  # a nested def has its own locals
+
+    fn.visit(_Find())
+    return out
+
+
+def flag_assignments(
+    path: Sequence[cst.CSTNode],
+    start: int,
+    is_args: Callable[[cst.BaseExpression], bool],
+    line_of: Callable[[cst.CSTNode], int],
+    memo: dict[int, set[str]],
+    may_assign: Callable[[cst.CSTNode], set[str] | None] = lambda stmt: None,
+) -> tuple[list[tuple[str, cst.BaseExpression, int]], list[tuple[str, cst.BaseExpression, int]]]:
+    """Assignments `<args>.attr = value` around the site, as (attr, value, line):
+    (unconditional ones on the path before the site, ones after it in its own block).
+    `memo` keeps what each statement may assign: the sites of a function share it, so each
+    statement is walked once, not once per site after it."""
+    before: list[tuple[str, cst.BaseExpression, int]] = []
+    after: list[tuple[str, cst.BaseExpression, int]] = []
+    own = _own_block(path)
+    for i in range(start, len(path) - 1):
+        node, child = path[i], path[i + 1]
+        if not isinstance(node, cst.IndentedBlock):
+            continue
+        idx = next((k for k, s in enumerate(node.body) if s is child), None)
+        if idx is None:
+            continue
+        for stmt in node.body[:idx]:
+            # A later assignment the path may or may not run (in a branch, a loop, `+=`)
+            # makes an earlier unconditional one no longer the value the check reads.
+            maybe = memo.get(id(stmt))
+            if maybe is None:
+                # the stdlib tree of the statement when the caller has it (cheap), else libcst
+                maybe = may_assign(stmt)
+                maybe = memo[id(stmt)] = (
+                    maybe if maybe is not None else _maybe_assigned(stmt, is_args)
+                )
+            before = [b for b in before if b[0] not in maybe]
+            before.extend(_simple_assignments(stmt, is_args, line_of))
+        if node is own:
+            for stmt in node.body[idx + 1 :]:
+                after.extend(_simple_assignments(stmt, is_args, line_of))
+    return before, after
+
+
+def _maybe_assigned(stmt: cst.CSTNode, is_args: Callable[[cst.BaseExpression], bool]) -> set[str]:
+    """Attributes of the launch arguments a compound statement may assign, or a simple one
+    changes in place (`+=`)."""
+    found: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._target(node.target)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                self._target(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                self._target(node.target)
+
+        def _target(self, t: cst.BaseExpression) -> None:
+            if isinstance(t, cst.Attribute) and is_args(t.value):
+                found.add(t.attr.value)
+
+    stmt.visit(_Find())
+    return found
+
+
+def ast_maybe_assigned(stmt: ast.AST, args_names: set[str]) -> set[str]:
+    """_maybe_assigned on the stdlib tree of the same statement (keep the two in step)."""
+    simple = not isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.Match))
+    out = set()
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.AugAssign) or (
+            not simple and isinstance(n, (ast.Assign, ast.AnnAssign))
+        ):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id in args_names
+                ):
+                    out.add(t.attr)
+    return out
+
+
+def _own_block(path: Sequence[cst.CSTNode]) -> cst.CSTNode | None:
+    for node in reversed(path):
+        if isinstance(node, cst.IndentedBlock):
+            return node
+    return None
+
+
+def _simple_assignments(stmt, is_args, line_of) -> list[tuple[str, cst.BaseExpression, int]]:
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return []
+    out = []
+    for small in stmt.body:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            targets = (
+                [t.target for t in small.targets]
+                if isinstance(small, cst.Assign)
+                else [small.target]
+            )
+            for t in targets:
+                if (
+                    isinstance(t, cst.Attribute)
+                    and is_args(t.value)
+                    and small.value is not None
+                    and not t.attr.value.startswith("_")
+                ):
+                    out.append((t.attr.value, small.value, line_of(small)))
+    return out
+
+
+def source(node: cst.CSTNode) -> str:
+    return normalise(code(node))
+
+
+# ---------------------------------------------------------------- a name's flags, by its words
+
+_WORD = re.compile(r"[a-z0-9]+")
+_SHORT = {"attn": "attention", "tp": "tensor", "dp": "data", "pp": "pipeline", "ep": "expert"}
+
+
+def _words(name: str) -> set[str]:
+    out = set()
+    for w in _WORD.findall(name.lower()):
+        w = _SHORT.get(w, w)
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
+    return out
+
+
+def guess_flags(name: str, call: str, dests: Sequence[str]) -> tuple[str, ...]:
+    """Flags a local unpacked from a helper call over the launch arguments most likely holds,
+    by the words of its name and the helper's: `prefill_backend` from
+    `attention_backends_of(args)` -> (prefill_attention_backend, attention_backend), the
+    best match first. Only flags all of whose words appear there, and at least one of the
+    local's own words; nothing when no flag shares the local's words."""
+    own = _words(name) - {"get", "of", "str"}
+    callee = re.match(r"[\w.]+", call)
+    pool = own | _words(callee.group(0) if callee else "")
+    scored = []
+    for dest in dests:
+        words = _words(dest)
+        if words and words <= pool and words & own:
+            scored.append((-len(words & own), len(words), dest))
+    scored.sort()
+    if not scored or -scored[0][0] < min(2, len(own)):
+        return ()
+    return tuple(d for _, _, d in scored)

@@ -1,0 +1,85 @@
+"""introduce: the commit that introduced each check, for a build that holds it.
+
+A check's meaning is often only in the commit that added it: its subject, its PR number and
+the first paragraph of its body. That commit is the first revision built where the record,
+or an older wording of its message (lineage), exists, and only when the build leaves no
+commit out there: the revision before it is the previous commit touching the file set
+(`kverr build --touching` builds all of them). A release-only build knows the first release,
+not the commit, so it says nothing. The sentence goes in front of the documentation of the
+records the code says nothing about (records.knowledge.introduced).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kverr.extractor import sources
+from kverr.pipeline.plan import Plan
+
+
+def introducing_commits(
+    git_repo: Path | None,
+    plan: Plan,
+    globs: Sequence[str],
+    spans: Sequence[dict],
+    lineage: Sequence[dict],
+) -> dict[str, dict]:
+    """record id -> {"sha", "subject", "body"} of the commit that introduced it, for the
+    records whose introduction this build pins down exactly."""
+    shas = [r.sha for r in plan.revisions]
+    known = [s for s in shas if s]
+    if git_repo is None or not known:
+        return {}
+    first: dict[str, int] = {}
+    for span in spans:
+        first[span["id"]] = min(first.get(span["id"], span["from"]), span["from"])
+    previous = {line["id"]: line["previousId"] for line in lineage}
+    touching = sources.touching_commits(git_repo, known[-1], globs)
+    place = {sha: i for i, sha in enumerate(touching)}
+    found: dict[str, int] = {}
+    for rid in first:
+        ord_, seen, cur = first[rid], {rid}, rid
+        while cur in previous and previous[cur] not in seen:  # the oldest wording
+            cur = previous[cur]
+            seen.add(cur)
+            ord_ = min(ord_, first.get(cur, ord_))
+        if _exact(ord_, shas, place):
+            found[rid] = ord_
+    messages = sources.commit_messages(git_repo, sorted({shas[o] or "" for o in found.values()}))
+    out = {}
+    for rid, ord_ in found.items():
+        sha = shas[ord_] or ""
+        if sha in messages:
+            subject, body = messages[sha]
+            out[rid] = {"sha": sha, "subject": subject, "body": body}
+    return out
+
+
+def _exact(ord_: int, shas: Sequence[str | None], place: dict[str, int]) -> bool:
+    """The revision at `ord_` is the commit that introduced what first shows up there: no
+    commit touching the file set lies between it and the revision built before it."""
+    sha = shas[ord_]
+    if sha not in place:
+        return False
+    # The nearest revision built before it that touched the file set (a release tag on a
+    # version bump touches nothing); none: it must be the first commit that touched it at all.
+    before = next((place[s] for s in reversed(shas[:ord_]) if s in place), -1)
+    return before == place[sha] - 1
+
+
+def apply(records: list[dict], commits: dict[str, dict]) -> list[dict]:
+    """Records with the introducing commit in front of the documentation the code left empty."""
+    if not commits:
+        return records
+    from kverr.records.knowledge import introduced
+
+    out = []
+    for rec in records:
+        commit = commits.get(rec["id"])
+        if commit is not None:
+            doc = introduced(rec.get("documentation") or "", commit)
+            if doc != rec.get("documentation"):
+                rec = {**rec, "documentation": doc}
+        out.append(rec)
+    return out

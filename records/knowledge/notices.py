@@ -1,0 +1,146 @@
+"""Notices: a warning or an info line is expected behaviour, not an error to fix.
+
+What helps is what the code did instead ("<product> sets --max-requests to 48 for this launch",
+the product named by the profile) and how to make that choice yourself so the notice goes away ("Pass --max-requests yourself").
+Giving up the feature the launch asked for (dropping speculative decoding because it reset
+--max-requests) is never the answer. What the code did comes from the flags it assigns in
+the notice's own branch (Binding "assigned" after the innermost guard, and "sets").
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from kverr.records.conditions import Atom, dest_of, join_words, show_value
+from kverr.records.knowledge.facts import Facts, _takes_value, holds_for, sample_value
+
+
+def is_notice(f: Facts) -> bool:
+    """A warning or info line that is not a deprecation (those carry their own advice)."""
+    return f.site.severity in ("warning", "info") and "deprecat" not in f.literal.lower()
+
+
+def chosen(f: Facts) -> list[tuple[str, str]]:
+    """(flag, value source) the code assigns in the site's branch, in program order."""
+    guards = [g.line for g in f.site.guards if g.kind not in ("early-exit", "assert")]
+    inner = max(guards, default=0)
+    out: dict[str, str] = {}
+    for b in f.site.bindings:
+        if b.flags and b.value and (b.kind == "sets" or (b.kind == "assigned" and b.line > inner)):
+            out.pop(b.flags[0], None)
+            out[b.flags[0]] = b.value
+    return list(out.items())
+
+
+def did(f: Facts) -> str:
+    """What the code did, as one sentence; "" when it assigned no flag."""
+    parts = [_did(flag, value, f) for flag, value in chosen(f)]
+    parts = [p for p in parts if p]
+    return f"{f.profile.product} {join_words(parts)} for this launch." if parts else ""
+
+
+def _did(flag: str, value: str, f: Facts) -> str:
+    lit = _literal(value)
+    if lit is True:
+        return f"turns {flag} on"
+    if lit is False:
+        return f"turns {flag} off"
+    if lit is None and value.strip() == "None":
+        return f"clears {flag}"
+    if lit is not _UNKNOWN:
+        return f"sets {flag} to {show_value(lit)}"
+    other = _flag_read(value, f)
+    return f"sets {flag} to the value of {other}" if other else f"picks {flag} itself"
+
+
+def solutions(f: Facts) -> list[str]:
+    """How to make the code's choice yourself, for each flag it assigns that the notice's
+    conditions test (choosing one the conditions do not test would not silence it), and for
+    each value-taking flag whose absence is the condition ("falling back to auto discovery")."""
+    out = [f"Pass {flag} yourself to choose its value" for flag in _unset(f)]
+    for flag, value, atom in _choosable(f):
+        lit = _literal(value)
+        if atom.op in ("unset", "is None") and lit is True:
+            out.append(
+                f"Pass {flag} yourself: {f.profile.product} turns it on for this launch anyway"
+            )
+        elif atom.op in ("unset", "is None"):
+            used = f" ({f.profile.product} uses {show_value(lit)} otherwise)" if _shown(lit) else ""
+            out.append(f"Pass {flag} yourself to choose its value{used}")
+        elif lit in (False, None) and atom.positive:
+            out.append(f"Leave out {flag}: {f.profile.product} turns it off for this launch anyway")
+        elif _shown(lit):
+            out.append(
+                f"Pass {flag}={show_value(lit)} yourself: the value {f.profile.product} uses here"
+            )
+    return out
+
+
+def example_after(f: Facts, before: list[str]) -> list[str] | None:
+    """`before` with the code's choices made explicit; None when no choice silences it."""
+    after = list(before) + [f"{flag}={sample_value(flag, f.decls)}" for flag in _unset(f)]
+    for flag, value, atom in _choosable(f):
+        lit = _literal(value)
+        mine = [a for a in after if a == flag or a.startswith(flag + "=")]
+        if lit in (False, None) and atom.positive:
+            after = [a for a in after if a not in mine]
+        elif lit is True and atom.op in ("unset", "is None"):
+            after.append(flag)
+        elif _shown(lit) and lit is not True:
+            after = [a for a in after if a not in mine] + [f"{flag}={show_value(lit)}"]
+    return after if after != before else None
+
+
+def _unset(f: Facts) -> list[str]:
+    """Value-taking flags the notice fires without (`if self.x is None: <pick one>`) whose
+    assignment the extractor does not see; switches are left alone (turning a feature on to
+    silence a notice is no fix)."""
+    if chosen(f):
+        return []  # the code's own choice is what to make explicit
+    return list(
+        dict.fromkeys(
+            a.flag
+            for a in f.direct
+            if a.flag and a.op in ("unset", "is None") and _takes_value(f.decls.get(a.flag))
+        )
+    )
+
+
+def _choosable(f: Facts) -> list[tuple[str, str, Atom]]:
+    """(flag, value, the condition on it) for each flag the code assigns that a condition of
+    the notice tests, when choosing that value yourself makes the condition false (setting
+    `--x=auto` yourself does not silence a notice that fires on `--x == "auto"`)."""
+    tested = {a.flag: a for a in (*f.context, *f.direct) if a.flag}
+    out = []
+    for flag, value in chosen(f):
+        atom, lit = tested.get(flag), _literal(value)
+        if atom is not None and (lit is _UNKNOWN or not holds_for(atom, lit)):
+            out.append((flag, value, atom))
+    return out
+
+
+_UNKNOWN = object()
+
+
+def _literal(text: str) -> object:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _UNKNOWN
+
+
+def _shown(value: object) -> bool:
+    """A value worth writing on a command line."""
+    return value is not _UNKNOWN and value is not None and not isinstance(value, (dict, set))
+
+
+def _flag_read(value: str, f: Facts) -> str | None:
+    """`self.tp_size` -> "--tp-size" when the value is a plain read of a declared flag."""
+    m = re.fullmatch(r"\w+\.(\w+)", value.strip())
+    if not m:
+        return None
+    for flag in f.decls:
+        if dest_of(flag) == m.group(1):
+            return flag
+    return None

@@ -1,0 +1,196 @@
+"""The names in a site's guards, read through its bindings (kverr/ftypes.py `Binding`).
+
+Two uses, kept apart because only one is exact:
+  - `resolve` rewrites a guard's test with what is known for sure: a constant by its value
+    (`TILE % x` -> `64 % x`), a local or a parameter with one known value by that value
+    (`prefill == "a"` -> `(self.prefill_kernel or self.kernel) == "a"`), and a flag the
+    function assigned a literal before the guard by that literal. The rewritten test is what
+    the words and the validationCode read.
+  - `name_flags` maps the other names to the flag they most likely hold, for the words only:
+    a parameter several callers pass different flags to, `values` in an argparse Action, a
+    local unpacked from a helper call. A validationCode never reads them (a bare name is not a
+    flag of the parsed arguments), so no check is built on a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kverr.ftypes import Binding, Site
+
+
+def parse(test: str) -> ast.expr | None:
+    try:
+        return ast.parse(test.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def exact_values(site: Site) -> dict[str, str]:
+    """name -> the source it stands for, when that is known for sure."""
+    out = {}
+    for b in site.bindings:
+        if b.kind == "constant" and b.value is not None:
+            out[b.name] = b.value
+        elif b.kind in ("local", "param") and b.value and b.flags and not _unpacked(b):
+            out[b.name] = b.value
+    return out
+
+
+def name_flags(site: Site) -> dict[str, str]:
+    """name -> its most likely flag, for the names `exact_values` cannot resolve."""
+    exact = exact_values(site)
+    return {
+        b.name: b.flags[0]
+        for b in site.bindings
+        if b.kind in ("local", "param", "action") and b.flags and b.name not in exact
+    }
+
+
+def notes(site: Site, test: str) -> dict[str, str]:
+    """flag -> how a name in `test` reaches it, for the words: "falling back to --kernel" (a
+    fallback chain, or what a helper's name says), "or --backup-device" (callers differ)."""
+    node = parse(test)
+    if node is None:
+        return {}
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    out: dict[str, str] = {}
+    for b in site.bindings:
+        if b.name not in read or len(b.flags) < 2 or b.kind not in ("local", "param"):
+            continue
+        rest = " and ".join(b.flags[1:])
+        if b.kind == "param" and b.value is None:
+            out.setdefault(b.flags[0], f"or {rest}, whichever the caller passes")
+        else:
+            out.setdefault(b.flags[0], f"falling back to {rest}")
+    return out
+
+
+def _unpacked(b: Binding) -> bool:
+    """`<call>[i]`: a local unpacked from a helper whose body is not read here."""
+    node = parse(b.value or "")
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
+
+
+def resolve(test: str, line: int, site: Site) -> str:
+    """`test` (a guard at `line`) with exactly known names and earlier literal assignments to
+    flags replaced by their values; unchanged when nothing applies or it does not parse.
+    (`value_flags` lists the flags the substituted values read.)"""
+    exact = exact_values(site)
+    assigned = {
+        b.name: b.value
+        for b in site.bindings
+        if b.kind == "assigned"
+        and b.line < line
+        and b.value is not None
+        and (_literal(b.value) or _flag_read(b.value))
+    }
+    if not exact and not assigned:
+        return test
+    node = parse(test)
+    if node is None:
+        return test
+    sub = _Substitute(exact, assigned)
+    new = _Fold().visit(sub.visit(node))
+    return ast.unparse(new) if sub.done else test
+
+
+def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
+    """Flags the exactly known names in `test` stand for (their values read them), and those
+    the values of earlier assignments it reads through read."""
+    node = parse(test)
+    if node is None:
+        return ()
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    exact = exact_values(site)
+    named = [f for b in site.bindings if b.name in read and b.name in exact for f in b.flags]
+    through = [
+        f
+        for b in site.bindings
+        if b.kind == "assigned" and b.name in attrs and b.line < line
+        for f in b.flags[1:]
+    ]
+    return tuple(dict.fromkeys(named + through))
+
+
+def _flag_read(text: str) -> bool:
+    """`self.other_flag`: the check then reads that flag (the code copied it over). The
+    receiver is named as args objects are (`self`, `cfg`, `args`, `*_args`)."""
+    node = parse(text)
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and (node.value.id in ("self", "args", "cfg") or node.value.id.endswith("_args"))
+    )
+
+
+def _literal(text: str) -> bool:
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str], attrs: dict[str, str]) -> None:
+        self.names, self.attrs = names, attrs
+        self.done = False
+
+    def _value(self, text: str, node: ast.AST) -> ast.AST:
+        new = parse(text)
+        if new is None:
+            return node
+        self.done = True
+        return new
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.names and isinstance(node.ctx, ast.Load):
+            return self._value(self.names[node.id], node)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if node.attr in self.attrs and isinstance(node.ctx, ast.Load):
+            return self._value(self.attrs[node.attr], node)
+        return self.generic_visit(node)
+
+
+class _Fold(ast.NodeTransformer):
+    """A comparison over constants (`32 > 16` once a value is known) becomes its result, and so
+    does small arithmetic feeding it, so the words drop a condition the code already decided.
+    Only cheap operations on numbers and short strings: the source may be hostile too."""
+
+    def _fold(self, node: ast.expr) -> ast.AST:
+        self.generic_visit(node)
+        kids = [n for n in ast.iter_child_nodes(node) if isinstance(n, ast.expr)]
+        if not all(isinstance(n, ast.Constant) and _small(n.value) for n in kids):
+            return node
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, _CHEAP):
+            return node  # `9 ** 9 ** 9`, `"a" * 10**9`: not worth the risk
+        if isinstance(node, ast.BinOp) and not all(
+            isinstance(n.value, (int, float)) and not isinstance(n.value, bool) for n in kids
+        ):
+            return node
+        try:
+            value = eval(compile(ast.Expression(node), "<fold>", "eval"), {"__builtins__": {}})
+        except Exception:  # 1 / 0, "a" < 1: leave it as written
+            return node
+        return ast.copy_location(ast.Constant(value), node) if _small(value) else node
+
+    visit_Compare = visit_BinOp = visit_UnaryOp = visit_BoolOp = _fold
+
+
+_CHEAP = (ast.Add, ast.Sub, ast.Mult, ast.Mod, ast.FloorDiv, ast.Div)
+
+
+def _small(value: object) -> bool:
+    if isinstance(value, bool) or value is None:
+        return True
+    if isinstance(value, (int, float)):
+        return abs(value) < 1e15
+    if isinstance(value, str):
+        return len(value) <= 200
+    if isinstance(value, tuple):
+        return len(value) <= 64 and all(_small(v) for v in value)
+    return False

@@ -1,0 +1,321 @@
+"""Hostile pastes: time linear in the text, a CPU budget past which explain refuses, and the
+rewritten text helpers agreeing with the regexes they replaced.
+
+Timing is judged by ratios against a baseline measured in the same test (CPU time of this
+thread, best of three), never by an absolute time: a quadratic step multiplies the cost by
+100 for 10x the text, a linear one by about 10, and the bound sits between the two.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+
+import httpx
+import pytest
+from kverr.catalog import normalize, open_catalog, patterns, synth
+from kverr.catalog.matcher import Hit, _drop_shadowed, _Spans, _without_values, budget, spend
+from kverr.feeds.api import create_app
+from kverr.feeds.server import bind, server_for
+from test_catalog import FIXTURE_RECORDS, build_catalog
+from typer.testing import CliRunner
+
+from kverr.cli import app
+from kverr.errors import TooExpensive
+
+R = synth.make_record
+# Shapes of the shipped catalog, in our own words: a message that opens with a value (the
+# pattern starts with a lazy wildcard) and one with many values between short literals.
+EXTRA_RECORDS = [
+    R("1ead000000000101", "{name} is not a known rope scaling type.",
+      r"(?P<v0>.{0,256}?) is not a known rope scaling type\.", placeholders=["name"]),
+    R("1ead000000000102", "{path} looks like a JSON str, but it has no 'adapter' key.",
+      r"(?P<v0>.{1,256}?) looks like a JSON str, but it has no 'adapter' key\.",
+      placeholders=["path"]),
+    R("3a17000000000103", "Ports are taken. http={a} rpc={b} metrics={c} nccl={d}",
+      r"Ports are taken\. http=(?P<v0>.{1,256}?) rpc=(?P<v1>.{1,256}?) metrics=(?P<v2>.{1,256}?) nccl=(?P<v3>.{1,256})",
+      placeholders=["a", "b", "c", "d"]),
+]  # fmt: skip
+
+KB = 1024
+RATIO = 30  # linear: ~10 per tenfold; quadratic: ~100
+
+
+@pytest.fixture(scope="module")
+def catalog_path(tmp_path_factory):
+    return build_catalog(tmp_path_factory.mktemp("hostile"), FIXTURE_RECORDS + EXTRA_RECORDS)
+
+
+@pytest.fixture
+def cat(catalog_path):
+    with open_catalog(catalog_path) as c:
+        c.budget = 60.0  # a regression shows as a failed ratio, not as a refusal
+        c.explain("warm up: --ssl-keyfile requires --ssl-certfile.")
+        yield c
+
+
+def _fill(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+LONG = FIXTURE_RECORDS[9]["errorMessage"]
+SHAPES = {
+    "run of spaces": lambda n: "a" + " " * (n - 2) + "b",
+    "run of spaces then a cut": lambda n: "--ssl-keyfile requires" + " " * n + "...",
+    "repeated prefix": lambda n: _fill("[rank0]: ", n),
+    "repeated prefix, one line each": lambda n: _fill("[2026-04-07 10:05:08 TP0] WARNING:x:\n", n),
+    "long word": lambda n: "x" * n,
+    "long words after a known word": lambda n: _fill("requires " + "x" * 8000 + "\n", n),
+    "( x N": lambda n: "(" * n,
+    "pattern literals repeated": lambda n: _fill("--ssl-keyfile requires ", n),
+    "values between literals": lambda n: _fill("Ports are taken. http=1 rpc=", n),
+    "value then a literal, spread out": lambda n: _fill("y" * 300 + " is not a known rope", n),
+    "one endless line": lambda n: _fill(LONG + " ", n),
+    "a message per line": lambda n: _fill(LONG + "\n", n),
+    "traceback flood": lambda n: _fill(
+        'Traceback (most recent call last):\n  File "/x/server_args.py", line 1, in f\n'
+        "    raise ValueError(\nValueError: x\n",
+        n,
+    ),
+    "cut messages": lambda n: _fill(LONG[:60] + "...\n", n),
+}
+
+
+def _cpu(fn, *args) -> float:
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.thread_time()
+        fn(*args)
+        best = min(best, time.thread_time() - t0)
+    return best
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_explain_time_grows_linearly(cat, shape):
+    """1 KB -> 10 KB -> 100 KB: each tenfold step costs well under the hundredfold of a
+    quadratic loop. The floor is plain prose of the same size, explained in the same test."""
+    make = SHAPES[shape]
+    prose = "the quick brown fox jumps over the lazy dog and "
+    costs, floors = [], []
+    for n in (1 * KB, 10 * KB, 100 * KB):
+        costs.append(_cpu(cat.explain, make(n)))
+        floors.append(_cpu(cat.explain, _fill(prose, n)))
+    for small, big, floor in zip(costs, costs[1:], floors, strict=False):
+        assert big <= RATIO * max(small, floor), (shape, costs, floors)
+
+
+def test_the_issue_probes_are_fast_now(cat):
+    """The two probes of issue 14, against plain prose of the same size (was 16 s and 83 s)."""
+    spaces = "a" + " " * 20_000 + "b"
+    words = "\n".join(["requires " + "x" * 8192] * 20)
+    for text in (spaces, words):
+        prose = _fill("the quick brown fox jumps over the lazy dog ", len(text))
+        assert _cpu(cat.explain, text) <= RATIO * _cpu(cat.explain, prose)
+
+
+# Each regex or loop that reads pasted text, on its own worst shape (n characters).
+HELPERS = {
+    "strip_prefixes, stacked prefixes": (normalize.strip_prefixes, lambda n: _fill("[rank0]: ", n)),
+    "clean_line, logger name": (normalize.clean_line, lambda n: "WARNING:" + "a" * n),
+    "clean_line, warnings path": (normalize.clean_line, lambda n: "x.py:1: " + "W" * n),
+    "clean_line, colour codes": (normalize.clean_line, lambda n: _fill("\x1b[" + "0" * 50, n)),
+    "clean_line, redraws": (normalize.clean_line, lambda n: _fill("50%\r", n)),
+    "strip_exception, long class": (normalize.strip_exception, lambda n: "A" * n + "Errorx"),
+    "strip_exception, dotted": (normalize.strip_exception, lambda n: _fill("a.", n) + "Error x"),
+    "truncated, spaces": (normalize.truncated, lambda n: "a" + " " * n + "b"),
+    "truncated, brackets": (normalize.truncated, lambda n: "a" + ") " * (n // 2)),
+    "frame line": (normalize.FRAME_RE.match, lambda n: " " * n + 'File "x'),
+    "carets": (normalize.CARETS_RE.match, lambda n: " " * n + "^" * n + "x"),
+    "values, one long word": (_without_values, lambda n: "requires " + "x" * n),
+    "values, quotes": (_without_values, lambda n: _fill("'" + "q" * 400, n)),
+    "tokens": (patterns.tokens, lambda n: _fill("a-", n)),
+    "joins": (normalize.joins, lambda n: ["x" * 100] * (n // 100)),
+    "tracebacks": (
+        normalize.parse_tracebacks,
+        lambda n: ["  Traceback (most recent call last):", "    x"] * (n // 40),
+    ),
+}
+
+
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_each_text_helper_is_linear(helper):
+    fn, make = HELPERS[helper]
+    costs = [_cpu(fn, make(n)) for n in (10 * KB, 100 * KB)]
+    floors = [_cpu(lambda t: str(t).split(), make(n)) for n in (10 * KB, 100 * KB)]
+    assert costs[1] <= RATIO * max(costs[0], floors[0]), (helper, costs, floors)
+
+
+# ---------------------------------------------------------------- the CPU budget
+
+
+def test_budget_raises_a_named_error(cat):
+    cat.budget = -1.0  # spent before the first window is searched
+    with pytest.raises(TooExpensive, match="too expensive to explain"):
+        cat.explain("--ssl-keyfile requires --ssl-certfile.")
+    cat.budget = None  # no limit
+    assert cat.explain("--ssl-keyfile requires --ssl-certfile.")
+
+
+def test_budget_is_per_block_and_per_thread():
+    with budget(-1.0):
+        with pytest.raises(TooExpensive):
+            spend()
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(spend()))  # another request: no limit
+        t.start()
+        t.join()
+        assert seen == [None]
+    spend()  # outside the block: no limit
+
+
+def test_cli_reports_too_expensive_in_one_line(catalog_path, monkeypatch):
+    monkeypatch.setenv("KVERR_CATALOG", str(catalog_path))
+    monkeypatch.setenv("KVERR_EXPLAIN_BUDGET", "-1")
+    res = CliRunner().invoke(app, ["explain", "--ssl-keyfile requires --ssl-certfile."])
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert res.stderr.startswith("kverr: too expensive to explain: ")
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+
+
+def test_api_answers_422_as_json(catalog_path):
+    with open_catalog(catalog_path) as c:
+        c.budget = -1.0
+        sock = bind("127.0.0.1", 0)
+        server = server_for(create_app(c, body_timeout=1.0), sock)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        try:
+            deadline = time.monotonic() + 10
+            while not server.started:
+                assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
+                time.sleep(0.01)
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+            with httpx.Client(base_url=url, timeout=15) as client:
+                r = client.post("/explain", content=b"--ssl-keyfile requires --ssl-certfile.")
+                assert r.status_code == 422
+                assert r.headers["content-type"].startswith("application/json")
+                body = r.json()
+                assert body["status"] == 422 and "too expensive to explain" in body["error"]
+                assert client.get("/healthz").status_code == 200  # the server is still up
+        finally:
+            server.should_exit = True
+            thread.join(timeout=10)
+
+
+# ---------------------------------------------------------------- rewritten helpers agree
+
+OLD_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…|\[\.\.\.\]|\(truncated\)|\[truncated\])[\s'\")\]]*$")
+OLD_VALUE = re.compile(r"'[^']{0,300}'|\"[^\"]{0,300}\"|\S*/\S*|\S*\d\S*")
+
+
+def _old_truncated(text: str) -> str | None:
+    m = OLD_ELLIPSIS.search(text)
+    return None if not m or m.start() == 0 else text[: m.start()]
+
+
+def test_truncated_agrees_with_the_regex_it_replaced():
+    pieces = ["a", " ", ".", "…", "[", "]", "(", ")", "'", '"', "truncated", "\n", "\u00a0",
+              "...", "[...]", "(truncated)", "\u3000", "\t"]  # fmt: skip
+    rnd = random.Random(14)
+    for _ in range(50_000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(0, 12)))
+        assert normalize.truncated(text) == _old_truncated(text), repr(text)
+
+
+def test_blanks_are_pythons_whitespace():
+    import sys
+
+    space = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
+    assert set(normalize.BLANKS) == space
+
+
+def test_values_are_still_removed():
+    """The piecewise rewrite drops what the old regex dropped: the terms left are the same on
+    text without quotes glued to words (where the old regex's reading was arbitrary)."""
+    pieces = ["a", "bc", " ", "/", "1", "x9", "'q r'", '"s t"', "--tp-size", "path/to", "\t"]
+    rnd = random.Random(7)
+    for _ in range(20_000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(0, 10)))
+        old = set(patterns.terms(OLD_VALUE.sub(" \x00 ", text)))
+        if "'" in text or '"' in text:
+            continue
+        assert set(patterns.terms(_without_values(text))) == old, repr(text)
+
+
+def test_searcher_finds_what_re_finds():
+    """A leading lazy wildcard is searched from the literal after it: same span, same values."""
+    for rec in EXTRA_RECORDS + FIXTURE_RECORDS:
+        pattern = patterns.matchable(rec["messagePattern"])
+        if not pattern:
+            continue
+        s = patterns.searcher(pattern)
+        pieces = [*patterns.shape(pattern).runs, "x", "y z", " ", "1.5", "ab" * 70, "\n"]
+        rnd = random.Random(rec["id"])
+        for _ in range(2000):
+            text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(0, 10)))
+            m = s.rx.search(text)
+            want = m and (m.start(), m.end(), {k: v for k, v in m.groupdict().items() if v})
+            got = s.find(text)
+            got = got and (got[0], got[1], {k: v for k, v in got[2].items() if v})
+            assert got == (want or None), (pattern, text)
+    assert patterns.searcher(EXTRA_RECORDS[0]["messagePattern"]).rest is not None
+
+
+def test_spans_union_agrees_with_pairwise_overlap():
+    rnd = random.Random(3)
+    for _ in range(5000):
+        spans, kept = _Spans(), []
+        for _ in range(rnd.randrange(0, 15)):
+            a = rnd.randrange(0, 60)
+            b = a + rnd.randrange(0, 12)
+            if rnd.random() < 0.5:
+                spans.add(a, b)
+                kept.append((a, b))
+            else:
+                want = any(min(b, e) > max(a, s) for s, e in kept)
+                assert spans.overlaps(a, b) == want, (kept, a, b)
+
+
+def _old_drop_shadowed(hits: list[Hit]) -> list[Hit]:
+    hits = sorted(hits, key=lambda h: (-h.covered, -h.score))
+    kept: list[Hit] = []
+    for h in hits:
+        v, a, b = h.span
+        if any(
+            k.span[0] == v and k.covered > h.covered and min(b, k.span[2]) > max(a, k.span[1])
+            for k in kept
+        ):
+            continue
+        kept.append(h)
+    return kept
+
+
+def test_drop_shadowed_keeps_what_the_pairwise_loop_kept():
+    rnd = random.Random(5)
+    for _ in range(3000):
+        hits = []
+        for i in range(rnd.randrange(0, 20)):
+            a = rnd.randrange(0, 80)
+            span = (rnd.randrange(0, 2), a, a + rnd.randrange(1, 20))
+            hits.append(
+                Hit(i, rnd.choice([0.9, 0.95]), "pattern", None, {}, span, rnd.randrange(5))
+            )
+        want = [h.index for h in _old_drop_shadowed(list(hits))]
+        assert [h.index for h in _drop_shadowed(list(hits))] == want
+
+
+def test_a_long_cut_paste_still_matches_its_prefix(cat):
+    """A `...` cut after a long preamble: the partial matcher reads the text's tail only."""
+    text = "x " * 50_000 + "\n" + LONG[:80] + "..."
+    (m,) = cat.explain(text)
+    assert (m.record["id"], m.how) == ("0ff1000000000010", "partial")
+
+
+def test_leading_wildcard_record_is_found_with_its_value(cat):
+    (m,) = cat.explain("ValueError: yarn-v9 is not a known rope scaling type.")
+    assert m.record["id"] == "1ead000000000101" and m.values == {"name": "ValueError: yarn-v9"}
+    assert json.loads(json.dumps(m.to_dict()))["match"] == "pattern"

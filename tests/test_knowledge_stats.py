@@ -1,0 +1,62 @@
+"""scripts/knowledge_stats.py: the quality figures and the per-step comparison."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from test_records_knowledge import _records
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = ROOT / "tests" / "golden" / "records" / "words.py"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location(
+        "knowledge_stats", ROOT / "scripts" / "knowledge_stats.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.mkdir()
+    lines = "".join(json.dumps({"record": r}) + "\n" for r in records)
+    (path / "records.jsonl").write_text(lines, encoding="utf-8")
+    return path
+
+
+FIX = "# before\n{head} {before}\n# after\n{head} {after}"
+HEAD = "python -m sglang.launch_server --model-path MODEL_PATH"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "deletes"),
+    [
+        ("--enable-x --tp-size=2", "--tp-size=2", True),
+        ("--enable-x", "--enable-x --mem=48", False),
+        ("--backend=a", "--backend=b", False),
+    ],
+)
+def test_a_fix_that_only_deletes_flags(before, after, deletes):
+    fix = FIX.format(head=HEAD, before=before, after=after)
+    assert _script().deletes_only(fix) is deletes
+
+
+def test_steps_count_the_records_each_change_touched(tmp_path):
+    ks = _script()
+    recs = _records(WORDS.read_text(encoding="utf-8"))
+    edited = [dict(r) for r in recs]
+    edited[0]["documentation"] = ""
+    edited[1]["solutions"] = ["Remove --speculative-mode"]
+    a, b = _write(tmp_path / "a", recs), _write(tmp_path / "b", edited)
+    rows = ks.steps([("a", ks.load(a)), ("b", ks.load(b))])
+    assert [r["changed"] for r in rows] == [None, 2]
+    assert rows[1]["fields"] == {"documentation": 1, "solutions": 1}
+    assert rows[1]["no 'What it means'"] == rows[0]["no 'What it means'"] + 1
+    table = ks.show_steps(rows)
+    assert table.splitlines()[0].startswith("| step | records | changed |")
+    assert "b: documentation 1, solutions 1" in table

@@ -1,0 +1,55 @@
+"""Prose (records/knowledge/text.py): documentation where the code has no comment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_records_knowledge import _by_message, _records
+
+WORDS = Path(__file__).resolve().parent / "golden" / "records" / "words.py"
+
+
+def test_the_flags_help_texts_make_a_sentence():
+    recs = _records(WORDS.read_text(encoding="utf-8"))
+    assert _by_message(recs, "divisible by expert_shards")["documentation"] == (
+        "It checks --expert-shards (the expert data parallelism size) and --shard-size "
+        "(the tensor shard count)."
+    )
+    # a parameter two callers fill: both flags
+    assert _by_message(recs, "must not contain spaces")["documentation"] == (
+        "It checks --rdma-device (the RDMA devices for transfers) and --backup-device "
+        "(the RDMA devices for backups)."
+    )
+
+
+HELPERS = '''
+class ServerArgs:
+    def _handle_memory(self):
+        """Configure memory-dependent settings such as --symm-mem-size."""
+        if self.enable_symm_mem and self.symm_mem_size > 4:
+            raise ValueError("Symmetric memory above 4GB is not supported.")
+
+    def _handle_mxfp8(self):
+        """MXFP8 KV cache uses operands available only on Blackwell."""
+        if self.kv_cache_dtype == "mxfp8" and not is_blackwell():
+            raise ValueError("--kv-cache-dtype mxfp8 requires a Blackwell GPU.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--enable-symm-mem", action="store_true", help="Enable symmetric memory.")
+    parser.add_argument("--symm-mem-size", type=int, default=1, help="Symmetric memory in GB.")
+    parser.add_argument("--kv-cache-dtype", type=str, default="auto", help="The KV cache data type.")
+'''
+
+
+def test_a_helpers_docstring_that_only_says_its_job_is_not_the_meaning():
+    recs = _records(HELPERS)
+    # "Configure ..." describes what the function does, not why this check exists
+    assert _by_message(recs, "Symmetric memory above")["documentation"] == (
+        "It checks --enable-symm-mem (enable symmetric memory) and --symm-mem-size "
+        "(symmetric memory in GB)."
+    )
+    # a docstring that explains, about this check's own subject, stays
+    assert _by_message(recs, "mxfp8 requires")["documentation"] == (
+        "MXFP8 KV cache uses operands available only on Blackwell."
+    )
