@@ -66,7 +66,7 @@ def main() -> None:
     print(f"line: {line[:100]}{'...' if len(line) > 100 else ''}")
     print(f"baseline python -c 'import duckdb': median {floor:.0f} ms ({args.runs} runs)")
     for name, ms in (
-        ("explain (Rich view)", human),
+        ("explain (card view)", human),
         ("explain --json", as_json),
         ("explain, no match", miss),
     ):

@@ -154,6 +154,48 @@ class Catalog:
         """Records whose message words resemble `q` (BM25), with no threshold: for browsing.
         A query that is a flag (`page-size`, `--page-size`) lists the records involving that
         flag first: their messages often spell it differently (`page_size`, "page size")."""
+        return self.search_page(q, version=version, limit=limit, project=project)[0]
+
+    def search_page(
+        self,
+        q: str,
+        *,
+        version: str | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        project: str | None = None,
+    ) -> tuple[list[Match], int]:
+        """One page of `search` (`limit` matches from `offset`) and how many matched in all."""
+        ids = self._search_ids(q, version, project)
+        return [self._match(h) for h in ids[offset : offset + limit]], len(ids)
+
+    def search_flag(
+        self,
+        flag: str,
+        *,
+        version: str | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        project: str | None = None,
+    ) -> tuple[list[Match], int]:
+        """The records whose check involves `flag` (`--page-size`, `page-size`, `page_size`),
+        in id order, one page of them and how many in all."""
+        name = "--" + flag.strip().lstrip("-").replace("_", "-").lower()
+        rows = self.con.execute(
+            "SELECT id FROM record_flags WHERE flag = ? ORDER BY id", [name]
+        ).fetchall()
+        allowed = self._allowed(version, project)
+        idx = self.index
+        hits = [
+            matcher.Hit(idx.pos[r[0]], 1.0, "flag", None)
+            for r in rows
+            if r[0] in idx.pos and (allowed is None or r[0] in allowed)
+        ]
+        return [self._match(h) for h in hits[offset : offset + limit]], len(hits)
+
+    def _search_ids(
+        self, q: str, version: str | None, project: str | None = None
+    ) -> list[matcher.Hit]:
         allowed = self._allowed(version, project)
         idx = self.index
         flagged = []
@@ -163,7 +205,7 @@ class Catalog:
                 "SELECT id FROM record_flags WHERE flag = ? ORDER BY id", [name]
             ).fetchall()
             flagged = [r[0] for r in rows if r[0] in idx.pos]
-        ranked = matcher.bm25(idx, q, limit=limit * 3 if allowed is not None else limit)
+        ranked = matcher.bm25(idx, q, limit=None)
         seen: set[str] = set()
         hits = []
         for rid, score in [(r, 1.0) for r in flagged] + ranked:
@@ -171,7 +213,7 @@ class Catalog:
                 continue
             seen.add(rid)
             hits.append(matcher.Hit(idx.pos[rid], min(score, 1.0), "fuzzy", None))
-        return [self._match(h) for h in hits[:limit]]
+        return hits
 
     def _matches(
         self, hits: list[matcher.Hit], found: matcher.Detection | None = None
@@ -199,14 +241,17 @@ class Catalog:
             values[names[i] if 0 <= i < len(names) else group] = text
         name = self.index.project[h.index]
         how = found.how(name, h.line) if found else "message"
-        facts = next((p for p in self.projects if p["name"] == name), {"name": name})
-        project = {
-            "name": name,
-            "product": facts.get("product", name),
-            "detectedBy": how,
-            "verified": bool(facts.get("verify")),
-        }
+        project = self._project_of(name, how)
         return Match(rec, h.score, h.how, values, h.line, self._release_names(rid), project)
+
+    def _project_of(self, name: str, how: str) -> dict[str, Any]:
+        facts = next((p for p in self.projects if p["name"] == name), {"name": name})
+        return {"name": name, "product": facts.get("product", name), "detectedBy": how}
+
+    def releases_of(self, record_id: str) -> list[str]:
+        """The releases containing a record, oldest first: the `releases` list of a match, of
+        /errors/{id}, of `kverr show --json` and of the JSONL export alike."""
+        return list(self._release_names(record_id))
 
     def _release_names(self, rid: str) -> tuple[str, ...]:
         """Release tags containing the record (precomputed at load, see store._releases)."""
@@ -243,6 +288,16 @@ class Catalog:
             [key, key, key, key, key],
         ).fetchall()
         return rows[0][0] if len(rows) == 1 else None
+
+    def record_match(self, key: str) -> Match | None:
+        """The record `key` names (id, slug or id prefix, see find_id) as a Match of kind "id",
+        with its releases: what `kverr show` prints. None when `key` names none."""
+        rid = self.find_id(key)
+        rec = self.get(rid) if rid else None
+        if rec is None:
+            return None
+        project = self._project_of(self.index.project[self.index.pos[rid]], "id")
+        return Match(rec, 1.0, "id", {}, None, self._release_names(rid), project)
 
     def get(self, record_id: str) -> dict[str, Any] | None:
         # The JSON text is kept (bounded), not the dict: every caller gets its own copy to change,
@@ -315,6 +370,26 @@ class Catalog:
             [record_id],
         )
 
+    def dataset_version(self) -> str:
+        """The loaded dataset's version (its manifest's datasetVersion; "" when unknown)."""
+        row = self.con.execute("SELECT value FROM meta WHERE key = 'datasetVersion'").fetchone()
+        return row[0] if row and row[0] else ""
+
+    def release_order(self, *, tags_only: bool = False) -> list[str]:
+        """Every name a match's `releases` can hold, oldest first: each revision's tags (and
+        snapshot labels) and the short sha of the newest commit when it is untagged, as
+        store._releases names them. `tags_only`: the tags of commits alone, the releases
+        proper, which views group into ranges (a sha or a snapshot label stands alone)."""
+        revs = self.revisions()
+        newest_git = max((r["ord"] for r in revs if r["sha"]), default=None)
+        out: list[str] = []
+        for r in revs:
+            if r["tags"] and (r["sha"] or not tags_only):
+                out += r["tags"]
+            elif r["ord"] == newest_git and not tags_only:
+                out.append(r["sha"][:10])
+        return out
+
     def _rev_rows(self, sql: str, params: list) -> list[dict[str, Any]]:
         rows = self.con.execute(sql, params).fetchall()
         return [
@@ -336,6 +411,9 @@ class Catalog:
         HEAD needs `project`."""
         revs = self.revisions(project=project)
         found = [r for r in revs if rev in r["tags"]]
+        if not found:  # `0.5.9` is what a package's __version__ prints; the tag is `v0.5.9`
+            other = rev[1:] if rev[:1] in "vV" and rev[1:2].isdigit() else f"v{rev}"
+            found = [r for r in revs if other in r["tags"]]
         if not found and rev == "HEAD":
             newest = {r["project"]: r for r in revs if r["sha"]}
             if len(newest) > 1:

@@ -22,12 +22,15 @@ def _con(cat: Any) -> Any:
 
 
 def occurrences_at(cat: Any, ord_: int) -> dict[str, dict]:
-    """id -> {file, line, function, guard} for every record present at revision `ord_`."""
-    sql = """SELECT id, file, lines[$1 - from_ord + 1] AS line, function, guard FROM occurrences
-             WHERE $1 BETWEEN from_ord AND to_ord ORDER BY id, file, line"""
+    """id -> {file, line, function, guard, guard_text} for every record present at `ord_`."""
+    sql = """SELECT id, file, lines[$1 - from_ord + 1] AS line, function, guard, guard_text
+             FROM occurrences WHERE $1 BETWEEN from_ord AND to_ord ORDER BY id, file, line"""
     out: dict[str, dict] = {}
-    for rid, file, line, function, guard in _con(cat).execute(sql, [ord_]).fetchall():
-        out.setdefault(rid, {"file": file, "line": line, "function": function, "guard": guard})
+    for rid, file, line, function, guard, text in _con(cat).execute(sql, [ord_]).fetchall():
+        out.setdefault(
+            rid,
+            {"file": file, "line": line, "function": function, "guard": guard, "guard_text": text},
+        )
     return out
 
 
@@ -53,9 +56,9 @@ class Diff:
     rev_b: dict
     added: list[dict] = field(default_factory=list)
     removed: list[dict] = field(default_factory=list)
-    changed: list[dict] = field(
-        default_factory=list
-    )  # {"old", "new", "what": [message|class|guard]}
+    # {"old", "new", "what": [message|class|guard|id]}, and "guard": {"old", "new"} (each
+    # {"hash", "text"}) when the guard changed
+    changed: list[dict] = field(default_factory=list)
     moved: list[dict] = field(default_factory=list)  # {"record", "from", "to"}
 
     def to_dict(self) -> dict:
@@ -87,9 +90,21 @@ def summary(cat: Any, record_id: str, where: dict | None = None) -> dict:
 
 def diff(cat: Any, rev_a: str, rev_b: str, *, project: str | None = None) -> Diff:
     """Errors added, removed, changed (edited message / class / guard, via lineage) and moved
-    (same id, another file or function) from `rev_a` to `rev_b`, two revisions of one project."""
+    (same id, another file or function) from `rev_a` to `rev_b`, two revisions of one project,
+    each list in file and line order. Symmetric: B->A is A->B with added and removed, old and
+    new, from and to swapped (lineage points from a newer id to the one it replaced, so the
+    pairs are always found from the older revision to the newer one, whichever way round they
+    were asked)."""
     ra = cat.resolve_version(rev_a, project=project)
-    rb = cat.resolve_version(rev_b, project=project or ra.get("project"))
+    several = len(cat.projects) > 1  # then REV_B must be a revision of REV_A's project
+    rb = cat.resolve_version(rev_b, project=project or (ra.get("project") if several else None))
+    if ra["ord"] > rb["ord"]:
+        return _reversed(_diff(cat, rb, ra))
+    return _diff(cat, ra, rb)
+
+
+def _diff(cat: Any, ra: dict, rb: dict) -> Diff:
+    """diff() from the older revision `ra` to the newer `rb`."""
     occ_a, occ_b = occurrences_at(cat, ra["ord"]), occurrences_at(cat, rb["ord"])
     removed = set(occ_a) - set(occ_b)
     added = set(occ_b) - set(occ_a)
@@ -106,23 +121,63 @@ def diff(cat: Any, rev_a: str, rev_b: str, *, project: str | None = None) -> Dif
         if occ_a[old_id].get("guard") != occ_b[new_id].get("guard"):
             what.append("guard")
         # Same text, class and guards under a new id: identity changed (e.g. a duplicate appeared).
-        changed.append({"old": old, "new": new, "what": what or ["id"]})
+        changed.append(_change(old, new, what or ["id"], occ_a[old_id], occ_b[new_id]))
     moved = []
     for rid in sorted(set(occ_a) & set(occ_b)):
         a, b = occ_a[rid], occ_b[rid]
         if a.get("guard") != b.get("guard"):
-            changed.append(
-                {"old": summary(cat, rid, a), "new": summary(cat, rid, b), "what": ["guard"]}
-            )
+            changed.append(_change(summary(cat, rid, a), summary(cat, rid, b), ["guard"], a, b))
         if (a["file"], a.get("function")) != (b["file"], b.get("function")):
             moved.append({"record": summary(cat, rid, b), "from": _place(a), "to": _place(b)})
     return Diff(
         rev_a=ra,
         rev_b=rb,
-        added=[summary(cat, i, occ_b[i]) for i in sorted(added)],
-        removed=[summary(cat, i, occ_a[i]) for i in sorted(removed)],
-        changed=sorted(changed, key=lambda c: c["new"]["id"]),
-        moved=moved,
+        added=sorted((summary(cat, i, occ_b[i]) for i in added), key=_where),
+        removed=sorted((summary(cat, i, occ_a[i]) for i in removed), key=_where),
+        changed=sorted(changed, key=lambda c: _where(c["new"])),
+        moved=sorted(moved, key=lambda mv: _where(mv["to"]) + (mv["record"]["id"],)),
+    )
+
+
+def _change(old: dict, new: dict, what: list[str], occ_old: dict, occ_new: dict) -> dict:
+    out = {"old": old, "new": new, "what": what}
+    if "guard" in what:
+        # The guard tests themselves, old -> new; a dataset built before they were kept has
+        # only their hashes (the text is then null).
+        out["guard"] = {"old": _guard(occ_old), "new": _guard(occ_new)}
+    return out
+
+
+def _guard(occ: dict) -> dict:
+    return {"hash": occ.get("guard") or "", "text": occ.get("guard_text")}
+
+
+def _where(item: dict) -> tuple:
+    return (item.get("file") or "", item.get("line") or 0, item.get("id") or "")
+
+
+def _reversed(d: Diff) -> Diff:
+    """The same diff read the other way round (see diff)."""
+
+    def flip(ch: dict) -> dict:
+        out = {"old": ch["new"], "new": ch["old"], "what": ch["what"]}
+        if "guard" in ch:
+            out["guard"] = {"old": ch["guard"]["new"], "new": ch["guard"]["old"]}
+        return out
+
+    return Diff(
+        rev_a=d.rev_b,
+        rev_b=d.rev_a,
+        added=d.removed,
+        removed=d.added,
+        changed=sorted((flip(c) for c in d.changed), key=lambda c: _where(c["new"])),
+        moved=sorted(
+            (
+                {"record": {**mv["record"], **mv["from"]}, "from": mv["to"], "to": mv["from"]}
+                for mv in d.moved
+            ),
+            key=lambda mv: _where(mv["to"]) + (mv["record"]["id"],),
+        ),
     )
 
 

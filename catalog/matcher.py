@@ -433,7 +433,7 @@ def _without_values(text: str) -> str:
     return _PIECE_RE.sub(one, text)
 
 
-def bm25(idx: Index, text: str, *, limit: int = 20) -> list[tuple[str, float]]:
+def bm25(idx: Index, text: str, *, limit: int | None = 20) -> list[tuple[str, float]]:
     """(id, normalised score) by BM25 over literal message terms, best first.
 
     The score is the harmonic mean of recall (share of the record's own BM25 mass the text
@@ -471,7 +471,7 @@ def bm25(idx: Index, text: str, *, limit: int = 20) -> list[tuple[str, float]]:
         prec = hit_idf / total
         scored.append((rid, 2 * recall * prec / (recall + prec)))
     scored.sort(key=lambda x: (-x[1], x[0]))
-    return scored[:limit]
+    return scored if limit is None else scored[:limit]
 
 
 def _negations(con: duckdb.DuckDBPyConnection, rid: str) -> set[str]:

@@ -1,8 +1,10 @@
-"""Where the text to explain comes from: an argument, a file, or stdin (`-`)."""
+"""Where the text to explain comes from (an argument, a file, or stdin `-`), and the record a
+key names."""
 
 from __future__ import annotations
 
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -54,3 +56,54 @@ def explain_query(
     )
     lines = BoundedLines(fh, "stdin")
     return "-", cat.explain_stream(lines, **kw), lines.cut_lines()
+
+
+# An id (16 hex), an id prefix (6+ hex) or a slug (`words-words-1a2b3c`): what `kverr explain`
+# prints and a user pastes back. No log line has this shape, so explain shows the record.
+_KEY = re.compile(r"[0-9a-fA-F]{6,16}|[a-z0-9]+(?:-[a-z0-9]+)*-[0-9a-f]{6}")
+
+
+def looks_like_key(text: str | None) -> bool:
+    return bool(text) and _KEY.fullmatch(text.strip()) is not None
+
+
+def record_match_or_raise(cat: Catalog, key: str) -> Match:
+    """The record `key` names (Catalog.record_match), or NotFound saying how to find one."""
+    m = cat.record_match(key)
+    if m is None:
+        raise NotFound(
+            f"no record has the id, slug or id prefix {key.strip()[:80]!r} in this catalog;"
+            ' find one with `kverr search WORDS` or `kverr explain "LOG LINE"`.'
+        )
+    return m
+
+
+def search_query(
+    cat: Catalog,
+    words: str,
+    flag: str | None,
+    *,
+    version: str | None = None,
+    limit: int = 20,
+    offset: int = 0,
+    project: str | None = None,
+) -> tuple[dict, list[Match], int]:
+    """({"query"} or {"flag"}, one page of matches, total) for `kverr search`."""
+    if bool(words.strip()) == bool(flag):
+        raise QueryError(
+            "pass the words to look for or --flag NAME (one of them); e.g. `kverr search radix cache`."
+        )
+    try:  # a bad --version or --project is bad usage (exit 2)
+        if project is not None:
+            cat.project(project)
+        if version is not None:
+            cat.resolve_version(version, project=project)
+    except NotFound as exc:
+        raise QueryError(str(exc)) from None
+    page = {"version": version, "limit": limit, "offset": offset, "project": project}
+    if flag:
+        name = "--" + flag.strip().lstrip("-").replace("_", "-").lower()
+        matches, total = cat.search_flag(name, **page)
+        return {"flag": name}, matches, total
+    matches, total = cat.search_page(words, **page)
+    return {"query": words}, matches, total

@@ -53,7 +53,7 @@ CREATE TABLE flags(name VARCHAR, dest VARCHAR, help VARCHAR, "default" VARCHAR,
 CREATE TABLE record_flags(id VARCHAR, flag VARCHAR);
 CREATE TABLE revisions(ord INTEGER, sha VARCHAR, date VARCHAR, tags JSON, subject VARCHAR, project VARCHAR);
 CREATE TABLE occurrences(id VARCHAR, file VARCHAR, function VARCHAR, guard VARCHAR,
-    from_ord INTEGER, to_ord INTEGER, lines INTEGER[]);
+    from_ord INTEGER, to_ord INTEGER, lines INTEGER[], guard_text VARCHAR);
 CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
 """
 
@@ -486,8 +486,9 @@ def _write(con, sets: list[_Set], shapes) -> None:
         (row["ord"], row.get("sha"), row.get("date"), _j(row.get("tags") or []), row.get("subject"), row["project"])
         for row in revisions
     ])  # fmt: skip
-    _insert(con, "occurrences", ["id", "file", "function", "guard", "from_ord", "to_ord", "lines"], [
-        (o.get("id"), o.get("file"), o.get("function"), o.get("guard"), o["from"], o["to"], o.get("lines") or [])
+    _insert(con, "occurrences", ["id", "file", "function", "guard", "from_ord", "to_ord", "lines", "guard_text"], [
+        (o.get("id"), o.get("file"), o.get("function"), o.get("guard"), o["from"], o["to"], o.get("lines") or [],
+         o.get("guardText"))
         for o in occs
     ])  # fmt: skip
     # point lookups: where a record exists (history, versions), and traceback frames
@@ -638,7 +639,9 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
         raise CatalogError(
             f"cannot read catalog {path} ({exc.strerror}); check its permissions."
         ) from None
-    if len(head) == 12 and head[8:12] != b"DUCK":  # DuckDB's magic, after a header checksum
+    # DuckDB's magic, after a header checksum; a shorter non-empty file is no catalog either
+    # (an empty one is: a copy cut short, which `kverr load` may replace).
+    if head and head[8:12] != b"DUCK":
         raise CatalogError(
             f"{path} is not a kverr catalog (not a DuckDB file); pass --catalog a file written"
             " by `kverr load` or `kverr build --catalog`.",

@@ -9,6 +9,7 @@ same whichever source it came from (a SourceFile with `error` set, reported as a
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -29,6 +30,7 @@ _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cac
 # ---------------------------------------------------------------- globs
 
 
+@functools.lru_cache(maxsize=256)
 def glob_regex(glob: str) -> re.Pattern[str]:
     """Compile a repo-relative glob: `*` and `?` stay inside one path segment, `**/` spans any
     number of directories (zero included), `[...]` is a character class. Python 3.10 has no

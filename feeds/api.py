@@ -1,11 +1,20 @@
 """`kverr serve`: a read-only JSON API over a Catalog, for support bots and docs sites.
 
-    POST /explain            body: the pasted text (or JSON {"text", "version", "limit", "project"})
-    GET  /errors/{id}        id (16 hex) or slug
-    GET  /search?q=&version=&limit=&project=
+    GET  /                   a short index of the endpoints
+    POST /explain            body: the pasted text (or JSON {"text", "version", "limit", "offset",
+                             "project"}); ?project= answers from one project (sglang, vllm)
+                             ?format=markdown answers with Markdown a bot can post as it is
+    POST /explain/batch      JSON {"texts": [...]} (at most MAX_BATCH), one result per text
+    GET  /errors/{id}        id (16 hex) or slug; ETag, and immutable with ?dataset=<version>
+    GET  /search?q=&version=&limit=&offset=&project=
     GET  /flags/{flag}       --flag-name or flag-name; ?project= picks one project's flag
+    GET  /versions           the releases (and revisions) the catalog holds
     GET  /healthz
     GET  /openapi.json
+
+Lists are pages: `limit` (default 5 for explain, 20 for search) matches from `offset`, with
+`total`. Cross-origin calls (a docs-site widget) are refused unless `kverr serve
+--cors-origin ORIGIN` allows that origin.
 
 Hostile input is expected: every parameter is checked against a tight shape before it reaches the
 catalog (which only runs parameterised SQL), bodies are capped while they stream in, and every
@@ -30,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import json
 import logging
 import re
@@ -40,16 +50,20 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kverr.errors import CatalogError, KverrError, NotFound, TooExpensive
+from kverr.errors import CatalogError, KverrError, NotFound, QueryError, TooExpensive
 
 MAX_BODY = 1 << 20  # whole request body, bytes
 MAX_EXPLAIN = 256 * 1024  # text handed to the matcher, characters: bounds the work per request
 MAX_QUERY = 500  # /search q, characters
 MAX_LIMIT = 50
+MAX_OFFSET = 10_000
+MAX_BATCH = 20  # texts per POST /explain/batch; together at most MAX_EXPLAIN characters
 BODY_TIMEOUT = 10.0  # seconds to receive a whole body
 INLINE_CHARS = 1024  # longer pastes are explained in the thread pool (module doc)
 EXPLAIN_THREADS = 2  # the pool's size: long pastes at once per worker process
@@ -63,6 +77,11 @@ _FLAG = re.compile(r"-{0,2}([A-Za-z0-9][A-Za-z0-9_-]{0,99})")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
 _PROJECT = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 _HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+_ORIGIN = re.compile(r"\*|https?://[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?")
+# A record changes only with the dataset: a client may keep it a while and revalidate by ETag;
+# at its versioned URL (?dataset=<version>) it never changes at all.
+ERROR_CACHE = "public, max-age=300"
+ERROR_CACHE_VERSIONED = "public, max-age=31536000, immutable"
 log = logging.getLogger("uvicorn.error")  # uvicorn configures its handler and level
 
 
@@ -122,31 +141,22 @@ def decode_text(raw: bytes) -> str:
     return text
 
 
+_OPTIONS = ("version", "limit", "offset", "format", "project")
+
+
 def explain_input(raw: bytes, content_type: str) -> tuple[str, dict[str, str]]:
-    """(text, options) from a text/plain body or a JSON object {"text", "version", "limit"}."""
+    """(text, options) from a text/plain body or a JSON object {"text", "version", "limit",
+    "offset", "format"}."""
     text = decode_text(raw)
     opts: dict[str, str] = {}
     if content_type.split(";")[0].strip().lower() == "application/json":
-        try:
-            doc = json.loads(text)
-        except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
-            raise ApiError(
-                400, 'The JSON body does not parse; send {"text": "<pasted log>"}.'
-            ) from None
-        if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
+        doc = _json_object(text, '{"text": "<pasted log>"}')
+        if not isinstance(doc.get("text"), str):
             raise ApiError(
                 400, 'The JSON body needs a string "text" field: {"text": "<pasted log>"}.'
             )
-        text = doc["text"]
-        if "\x00" in text:
-            raise ApiError(400, "The text contains NUL characters; paste the log as text.")
-        try:  # JSON may spell lone surrogates ("\\ud800"), which no UTF-8 reply can echo back
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ApiError(
-                400, "The text contains unpaired \\ud800-style escapes; send valid Unicode."
-            ) from None
-        opts = {k: str(doc[k]) for k in ("version", "limit", "project") if doc.get(k) is not None}
+        text = check_text(doc["text"])
+        opts = {k: str(doc[k]) for k in _OPTIONS if doc.get(k) is not None}
     if not text.strip():
         raise ApiError(400, "The body is empty; POST the error message or log lines as the body.")
     if len(text) > MAX_EXPLAIN:
@@ -155,6 +165,81 @@ def explain_input(raw: bytes, content_type: str) -> tuple[str, dict[str, str]]:
             f"The text is longer than {MAX_EXPLAIN} characters; send only the lines around the error.",
         )
     return text, opts
+
+
+def _json_object(text: str, shape: str) -> dict:
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
+        raise ApiError(400, f"The JSON body does not parse; send {shape}.") from None
+    if not isinstance(doc, dict):
+        raise ApiError(400, f"The JSON body must be an object: {shape}.")
+    return doc
+
+
+def check_text(text: str) -> str:
+    """A text from a JSON body, refused when no log line could hold it."""
+    if "\x00" in text:
+        raise ApiError(400, "The text contains NUL characters; paste the log as text.")
+    try:  # JSON may spell lone surrogates ("\\ud800"), which no UTF-8 reply can echo back
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(
+            400, "The text contains unpaired \\ud800-style escapes; send valid Unicode."
+        ) from None
+    return text
+
+
+def batch_input(raw: bytes) -> tuple[list[str], dict[str, str]]:
+    """(texts, options) from a JSON object {"texts": [...], "version", "limit"}: at most
+    MAX_BATCH texts, MAX_EXPLAIN characters in all."""
+    shape = '{"texts": ["<pasted log>", ...]}'
+    doc = _json_object(decode_text(raw), shape)
+    texts = doc.get("texts")
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        raise ApiError(400, f'The JSON body needs a non-empty list of strings "texts": {shape}.')
+    if len(texts) > MAX_BATCH:
+        raise ApiError(
+            413, f"At most {MAX_BATCH} texts per batch; split the {len(texts)} into batches."
+        )
+    if sum(len(t) for t in texts) > MAX_EXPLAIN:
+        raise ApiError(
+            413,
+            f"The texts are longer than {MAX_EXPLAIN} characters together; send fewer per batch.",
+        )
+    for i, t in enumerate(texts):
+        if not check_text(t).strip():
+            raise ApiError(400, f"Text {i} is empty; send the error message or log lines.")
+    return texts, {
+        k: str(doc[k]) for k in ("version", "limit", "project") if doc.get(k) is not None
+    }
+
+
+def check_format(value: str | None) -> str:
+    if value in (None, "", "json"):
+        return "json"
+    if value != "markdown":
+        raise ApiError(400, "format must be json (the default) or markdown.")
+    return value
+
+
+def check_offset(value: str | None) -> int:
+    if value in (None, ""):
+        return 0
+    if not _DIGITS.fullmatch(value) or int(value) > MAX_OFFSET:
+        raise ApiError(400, f"offset must be a whole number from 0 to {MAX_OFFSET}.")
+    return int(value)
+
+
+def check_origins(origins: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """`--cors-origin` values: `*`, or a scheme and host such as https://docs.example.com."""
+    for o in origins:
+        if not _ORIGIN.fullmatch(o):
+            raise QueryError(
+                f"--cors-origin {o!r} is not an origin; pass a scheme and host such as"
+                " https://docs.example.com (no path), or * for any site."
+            )
+    return tuple(origins)
 
 
 def check_version(value: str | None) -> str | None:
@@ -199,22 +284,50 @@ class Api:
         self.pool = ThreadPoolExecutor(EXPLAIN_THREADS, thread_name_prefix="kverr-explain")
         self.checked = time.monotonic()
         self.damaged: str | None = None  # the CatalogError that showed the catalog is damaged
+        self.dataset_version = cat.dataset_version()
+        self.releases = cat.release_order()  # what /versions lists and `version=` accepts
+        self.release_tags = cat.release_order(tags_only=True)  # Markdown shows them as ranges
 
-    async def explain(self, request: Request) -> JSONResponse:
+    async def explain(self, request: Request) -> Response:
         raw = await read_body(request, timeout=self.body_timeout)
         text, opts = explain_input(raw, request.headers.get("content-type", "text/plain"))
-        version = check_version(opts.get("version", request.query_params.get("version")))
-        limit = check_limit(opts.get("limit", request.query_params.get("limit")), 5)
-        project = check_project(opts.get("project", request.query_params.get("project")))
-        kw = {"version": version, "limit": limit, "project": project}
-        if len(text) <= INLINE_CHARS:
-            matches = self.cat.explain(text, **kw)
-        else:
-            run = functools.partial(self.cat.explain, text, **kw)
-            matches = await asyncio.get_running_loop().run_in_executor(self.pool, run)
-        return _json({"query": text, "matches": [m.to_dict() for m in matches]})
+        q = request.query_params
+        version = check_version(opts.get("version", q.get("version")))
+        limit = check_limit(opts.get("limit", q.get("limit")), 5)
+        offset = check_offset(opts.get("offset", q.get("offset")))
+        fmt = check_format(opts.get("format", q.get("format")))
+        project = check_project(opts.get("project", q.get("project")))
+        matches = await self._explain(text, version, project)
+        if fmt == "markdown":  # the whole answer, as a bot posts it (card.markdown_answer)
+            from kverr import card
 
-    async def error(self, request: Request) -> JSONResponse:
+            body = card.markdown_answer(matches[offset:], self.release_tags, limit)
+            return Response(body, media_type="text/markdown; charset=utf-8", headers=_HEADERS)
+        return _json({"query": text, **_page(matches, limit, offset)})
+
+    async def explain_batch(self, request: Request) -> JSONResponse:
+        raw = await read_body(request, timeout=self.body_timeout)
+        texts, opts = batch_input(raw)
+        version = check_version(opts.get("version"))
+        limit = check_limit(opts.get("limit"), 5)
+        project = check_project(opts.get("project"))
+        results = []
+        for text in texts:
+            matches = await self._explain(text, version, project)
+            results.append({"query": text, **_page(matches, limit, 0)})
+        return _json({"results": results})
+
+    async def _explain(self, text: str, version: str | None, project: str | None = None) -> list:
+        """Every match (the page is cut by the caller): a short paste on the loop, a long one
+        in the pool (module doc)."""
+        run = functools.partial(
+            self.cat.explain, text, version=version, limit=MAX_OFFSET, project=project
+        )
+        if len(text) <= INLINE_CHARS:
+            return run()
+        return await asyncio.get_running_loop().run_in_executor(self.pool, run)
+
+    async def error(self, request: Request) -> Response:
         key = request.path_params["record_id"]
         if _ID.fullmatch(key) or _SLUG.fullmatch(key):
             rid = self.cat.find_id(key)
@@ -227,9 +340,25 @@ class Api:
             raise ApiError(
                 404, f"No error with id {key!r} in this catalog; use /search?q= to find one."
             )
-        revs = self.cat.revisions_of(rec["id"])
-        releases = [t for r in revs for t in r.get("tags") or []]
-        return _json({"record": rec, "releases": releases})
+        pinned = request.query_params.get("dataset")
+        if pinned is not None and pinned != self.dataset_version:
+            raise ApiError(
+                404,
+                f"This server holds dataset {self.dataset_version!r}, not {pinned[:40]!r};"
+                f" GET /errors/{rec['id']} for the current record.",
+            )
+        releases = self.cat.releases_of(rec["id"])
+        doc = {"record": rec, "releases": releases, "datasetVersion": self.dataset_version}
+        body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        headers = {
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": ERROR_CACHE_VERSIONED if pinned else ERROR_CACHE,
+            "ETag": etag,
+        }
+        if etag in _etags(request.headers.get("if-none-match", "")):
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type="application/json", headers=headers)
 
     async def search(self, request: Request) -> JSONResponse:
         q = request.query_params.get("q", "")
@@ -242,9 +371,40 @@ class Api:
             )
         version = check_version(request.query_params.get("version"))
         limit = check_limit(request.query_params.get("limit"), 20)
+        offset = check_offset(request.query_params.get("offset"))
         project = check_project(request.query_params.get("project"))
-        matches = self.cat.search(q, version=version, limit=limit, project=project)
-        return _json({"query": q, "matches": [m.to_dict() for m in matches]})
+        matches, total = self.cat.search_page(
+            q, version=version, limit=limit, offset=offset, project=project
+        )
+        page = {"total": total, "offset": offset, "limit": limit}
+        return _json({"query": q, **page, "matches": [m.to_dict() for m in matches]})
+
+    async def versions(self, request: Request) -> JSONResponse:
+        """The releases `version=` accepts, oldest first, and every revision built."""
+        revisions = [
+            {k: r[k] for k in ("sha", "date", "tags", "subject")} for r in self.cat.revisions()
+        ]
+        return _json(
+            {
+                "datasetVersion": self.dataset_version,
+                "releases": self.releases,
+                "revisions": revisions,
+            }
+        )
+
+    async def home(self, request: Request) -> JSONResponse:
+        from kverr import __version__
+
+        return _json(
+            {
+                "name": "kverr error API",
+                "kverr": __version__,
+                "datasetVersion": self.dataset_version,
+                "records": self.count,
+                "endpoints": ENDPOINTS,
+                "openapi": "/openapi.json",
+            }
+        )
 
     async def flag(self, request: Request) -> JSONResponse:
         m = _FLAG.fullmatch(request.path_params["flag"])
@@ -288,9 +448,44 @@ class Api:
         return Response(OPENAPI, media_type="application/json", headers=_HEADERS)
 
 
-OPENAPI = (
-    resources.files("kverr.feeds").joinpath("static", "openapi.json").read_text(encoding="utf-8")
-)
+def _page(matches: list, limit: int, offset: int) -> dict:
+    return {
+        "total": len(matches),
+        "offset": offset,
+        "limit": limit,
+        "matches": [m.to_dict() for m in matches[offset : offset + limit]],
+    }
+
+
+def _etags(header: str) -> set[str]:
+    """The entity tags of an If-None-Match header (weak ones compare equal, RFC 9110 §13.1.2)."""
+    if header.strip() == "*":
+        return {"*"}
+    return {t.strip().removeprefix("W/") for t in header.split(",") if t.strip()}
+
+
+def openapi_document() -> dict:
+    """feeds/static/openapi.json with its Record schema generated from the record schema
+    (schema/record.schema.json), so the API's contract never drifts from the records'."""
+    doc = json.loads(
+        resources.files("kverr.feeds").joinpath("static", "openapi.json").read_text("utf-8")
+    )
+    record = json.loads(
+        resources.files("kverr.schema").joinpath("record.schema.json").read_text("utf-8")
+    )
+    doc["components"]["schemas"]["Record"] = {
+        k: v for k, v in record.items() if k not in ("$schema", "$id")
+    }
+    return doc
+
+
+OPENAPI = json.dumps(openapi_document(), indent=1, ensure_ascii=False)
+# GET /: each endpoint and its summary, from the OpenAPI document (one source for both).
+ENDPOINTS = [
+    {"method": method.upper(), "path": path, "summary": op.get("summary", "")}
+    for path, ops in json.loads(OPENAPI)["paths"].items()
+    for method, op in ops.items()
+]
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -319,14 +514,21 @@ async def _crash(request: Request, exc: Exception) -> JSONResponse:
     return _json({"error": "Internal error; the server log has details.", "status": 500}, 500)
 
 
-def create_app(cat, *, body_timeout: float = BODY_TIMEOUT) -> Starlette:
-    """The Starlette app over an open Catalog (read-only use; the caller owns and closes it)."""
+def create_app(
+    cat, *, body_timeout: float = BODY_TIMEOUT, cors_origins: tuple[str, ...] = ()
+) -> Starlette:
+    """The Starlette app over an open Catalog (read-only use; the caller owns and closes it).
+    `cors_origins`: sites whose pages may call the API from a browser (`*`: any); none by
+    default, so a page elsewhere cannot make its visitors' browsers use this server."""
     api = Api(cat, body_timeout)
     routes = [
+        Route("/", api.home, methods=["GET"]),
         Route("/explain", api.explain, methods=["POST"]),
+        Route("/explain/batch", api.explain_batch, methods=["POST"]),
         Route("/errors/{record_id}", api.error, methods=["GET"]),
         Route("/search", api.search, methods=["GET"]),
         Route("/flags/{flag}", api.flag, methods=["GET"]),
+        Route("/versions", api.versions, methods=["GET"]),
         Route("/healthz", api.healthz, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
     ]
@@ -336,7 +538,19 @@ def create_app(cat, *, body_timeout: float = BODY_TIMEOUT) -> Starlette:
         KverrError: _kverr_error,
         Exception: _crash,
     }
-    app = Starlette(routes=routes, exception_handlers=handlers)
+    middleware = []
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(check_origins(cors_origins)),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Content-Type", "If-None-Match"],
+                expose_headers=["ETag"],
+                max_age=600,
+            )
+        )
+    app = Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
     # A trailing slash gets a JSON 404 rather than a 307 to elsewhere: one answer shape for bots.
     app.router.redirect_slashes = False
     return app

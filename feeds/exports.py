@@ -19,7 +19,7 @@ from kverr.feeds.site import file_token
 
 
 def releases_of(cat, record_id: str) -> list[str]:
-    return [t for r in cat.revisions_of(record_id) for t in r.get("tags") or []]
+    return cat.releases_of(record_id)  # the same list as a match's and the API's `releases`
 
 
 def export_jsonl(cat, out: Path, project: str | None = None) -> int:
@@ -154,14 +154,27 @@ def site_meta(cat, project: str | None = None) -> dict:
     }
 
 
-def export(fmt: str, out: Path, catalog_path: Path | None, project: str | None = None) -> str:
-    """Run one export from the catalog at `catalog_path`; return a one-line summary for the user."""
+def export(
+    fmt: str,
+    out: Path,
+    catalog_path: Path | None,
+    base_url: str | None = None,
+    project: str | None = None,
+) -> str:
+    """Run one export from the catalog at `catalog_path`; return a one-line summary for the user.
+    `base_url` (site only): where the site will be served, for canonical URLs and a sitemap.
+    `project`: one project's pages or records (site, jsonl, markdown)."""
     from kverr.catalog import open_catalog
 
     from kverr.errors import QueryError
 
     if fmt not in FORMATS:
         raise QueryError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    if base_url is not None and fmt != "site":
+        raise QueryError(f"--base-url is for `kverr export site`, not {fmt}; drop it.")
+    from kverr.feeds.site import base_url as check_base_url
+
+    base = check_base_url(base_url)  # a bad URL fails before the catalog is read
     cat = open_catalog(catalog_path)
     try:
         if project is not None:
@@ -173,8 +186,14 @@ def export(fmt: str, out: Path, catalog_path: Path | None, project: str | None =
         if fmt == "site":
             from kverr.feeds.site import export_site
 
-            n = export_site(cat, out, meta=site_meta(cat, project), project=project)
-            return f"wrote {n} pages to {out}; open {Path(out) / 'index.html'} in a browser."
+            meta = {**site_meta(cat, project), **({"baseUrl": base} if base else {})}
+            n = export_site(cat, out, meta=meta, project=project)
+            extra = (
+                f"; sitemap {Path(out) / 'sitemap.xml'}"
+                if base
+                else " (pass --base-url for canonical URLs and a sitemap)"
+            )
+            return f"wrote {n} pages to {out}{extra}; open {Path(out) / 'index.html'} in a browser."
         if fmt == "markdown":
             return f"wrote {export_markdown(cat, out, project)} error pages and index.md to {out}."
         if fmt == "jsonl":

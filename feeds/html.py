@@ -11,6 +11,8 @@ import html
 import re
 from collections.abc import Iterable
 
+from kverr import display
+
 _SAFE_URL = re.compile(r"^https://[A-Za-z0-9.-]+/[^\s\"'<>]*$")
 
 
@@ -41,6 +43,40 @@ def title_of(rec: dict) -> str:
     return line.strip() if line else f"{rec.get('errorClass') or 'Error'} ({rec['id']})"
 
 
+def label_of(rec: dict) -> str:
+    """title_of as a reader sees it: `{self.page_size}` shown as ‹page_size›."""
+    if not plain(rec.get("errorMessage") or "").strip():
+        return title_of(rec)
+    return "".join(
+        display.placeholder_label(expr) if expr else text
+        for text, expr in display.placeholder_spans(title_of(rec), rec.get("placeholders") or [])
+    )
+
+
+def message_html(rec: dict) -> str:
+    """The message, escaped, with each placeholder as a styled ‹label› (the raw `{expr}` in
+    its title attribute)."""
+    if not plain(rec.get("errorMessage") or "").strip():
+        return esc(title_of(rec))
+    return "".join(
+        f'<var class="ph" title="{esc("{" + expr + "}")}">{esc(display.placeholder_label(expr))}</var>'
+        if expr
+        else esc(text)
+        for text, expr in display.placeholder_spans(title_of(rec), rec.get("placeholders") or [])
+    )
+
+
+def prose(text: str | None) -> str:
+    """Knowledge prose as HTML: `backticks` and bare --flags as code, `{expr}` as ‹label›."""
+    out = []
+    for part, is_code in display.code_spans(plain(text or ""), flags=True):
+        if is_code:
+            out.append(f"<code>{esc(part)}</code>")
+        else:
+            out.append(esc(display.label_placeholders(part)))
+    return "".join(out)
+
+
 def source_line(rec: dict) -> str:
     lines = (rec.get("sourceCode") or "").splitlines()
     i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
@@ -62,9 +98,14 @@ def layout(
     meta: dict,
     scripts: Iterable[str] = (),
     description: str | None = None,
+    path: str | None = None,
 ) -> str:
-    """The frame every page shares. `depth` is how many folders below the site root the page is."""
+    """The frame every page shares. `depth` is how many folders below the site root the page is;
+    `path`, its place under the site root, makes its canonical URL when meta has a baseUrl."""
     root = "../" * depth
+    canonical = ""
+    if meta.get("baseUrl") and path is not None:
+        canonical = f'\n<link rel="canonical" href="{esc(meta["baseUrl"] + path)}">'
     nav = "".join(
         f'<a href="{root}{path}"{" aria-current=page" if label == active else ""}>{label}</a>'
         for path, label in NAV
@@ -78,7 +119,7 @@ def layout(
 <meta name="generator" content="kverr {esc(meta.get("toolVersion", ""))}">
 <title>{esc(title)} · {esc(meta.get("siteTitle", "kverr"))}</title>
 <meta name="description" content="{esc(" ".join((description or title).split())[:200])}">
-<link rel="stylesheet" href="{root}assets/style.css">
+<link rel="stylesheet" href="{root}assets/style.css">{canonical}
 </head>
 <body>
 <header class="top">
@@ -145,15 +186,35 @@ def source_block(rec: dict) -> str:
 
 
 def before_after(fix: str) -> str:
-    """`# before ... # after ...` becomes two panes; anything else stays one block."""
-    m = re.match(r"\s*#\s*before\s*\n(.*?)\n\s*#\s*after\s*\n(.*)", fix, re.S | re.I)
-    if not m:
+    """`# before ... # after ...` becomes two commands stacked at full width, wrapped, with the
+    arguments the fix changes marked and a copy button each; anything else stays one block."""
+    example = display.example_fix(fix)
+    if example is None:
         return code(fix)
     return (
         '<div class="fix">'
-        f'<div><div class="pane-label bad">Before</div>{code(m.group(1).strip(), "before")}</div>'
-        f'<div><div class="pane-label good">After</div>{code(m.group(2).strip(), "after")}</div>'
-        "</div>"
+        + _pane("Before", "bad", "before", example.before, example.removed(), "del")
+        + _pane("After", "good", "after", example.after, example.added(), "ins")
+        + "</div>"
+    )
+
+
+def _pane(label: str, tone: str, cls: str, command: str, changed: set[str], tag: str) -> str:
+    # Each argument is one inline block: a narrow screen wraps between arguments, never at
+    # the hyphens inside one (`--model-` / `path`), and the text copies unchanged.
+    marked = "".join(
+        esc(text)
+        if text.isspace()
+        else f'<{tag} class="a chg">{esc(text)}</{tag}>'
+        if hit
+        else f'<span class="a">{esc(text)}</span>'
+        for text, hit in display.changed_spans(command, changed)
+    )
+    # The button is hidden until assets/copy.js shows it: without script it could do nothing.
+    return (
+        f'<div class="pane"><div class="pane-head"><span class="pane-label {tone}">{label}</span>'
+        f'<button type="button" class="copy" hidden aria-label="Copy the {label.lower()} command">Copy</button></div>'
+        f'<pre class="code cmd {cls}"><code>{marked}</code></pre></div>'
     )
 
 
@@ -165,22 +226,23 @@ def section(title: str, inner: str, ident: str = "") -> str:
 
 
 def para(text: str | None) -> str:
-    return f"<p>{esc(text)}</p>" if text else ""
+    return f"<p>{prose(text)}</p>" if text else ""
 
 
 def bullets(items: Iterable[str] | None) -> str:
-    li = "".join(f"<li>{esc(i)}</li>" for i in items or [] if i)
+    li = "".join(f"<li>{prose(i)}</li>" for i in items or [] if i)
     return f"<ul>{li}</ul>" if li else ""
 
 
-def error_row(rec: dict, link: str, *, rank_data: bool = False) -> str:
+def error_row(rec: dict, link: str, *, rank_data: bool = False, note: str | None = None) -> str:
     """One error in a list: message in code font, badges, flags. Index rows carry data-id for search."""
     data = f' data-id="{esc(rec["id"])}"' if rank_data else ""
     flags = " ".join(f"<code>{esc(f)}</code>" for f in rec.get("flags") or [])
+    extra = f'<span class="note">{esc(note)}</span>' if note else ""
     return (
         f'<li class="err-row"{data}><a href="{esc(link)}">'
-        f'<span class="msg">{esc(title_of(rec))}</span>'
+        f'<span class="msg">{message_html(rec)}</span>'
         f'<span class="meta">{badge(rec.get("severity"), rec.get("severity") or "")}'
-        f"{badge(rec.get('errorClass') or rec.get('kind'), 'cls')}"
+        f"{badge(rec.get('errorClass') or rec.get('kind'), 'cls')}{extra}"
         f'<span class="flags">{flags}</span></span></a></li>'
     )

@@ -278,12 +278,20 @@ def _announce(path: Path, host: str, port: int, detail: str = "") -> None:
 
 
 def serve(
-    catalog_path: Path | None, host: str, port: int, workers: int = 1, limits: Limits = Limits()
+    catalog_path: Path | None,
+    host: str,
+    port: int,
+    workers: int = 1,
+    limits: Limits = Limits(),
+    cors_origins: tuple[str, ...] = (),
 ) -> None:
     """Run the API until interrupted; prints the URL (with the real port when port is 0).
-    The catalog is read whole first: a damaged one stops here with one line (exit 2)."""
+    The catalog is read whole first: a damaged one stops here with one line (exit 2).
+    `cors_origins`: sites whose pages may call it (feeds/api.py create_app)."""
     from kverr.catalog import open_catalog
-    from kverr.feeds.api import create_app
+    from kverr.feeds.api import check_origins, create_app
+
+    cors_origins = check_origins(cors_origins)  # a bad one fails before anything starts
 
     cat = open_catalog(catalog_path)
     try:
@@ -292,19 +300,21 @@ def serve(
             sock = bind(host, port)
             sock.listen(2048)  # before the URL is printed: a client may connect at once
             _announce(cat.path, host, sock.getsockname()[1])
-            app = create_app(cat, body_timeout=limits.body_timeout)
+            app = create_app(cat, body_timeout=limits.body_timeout, cors_origins=cors_origins)
             server_for(app, sock, limits=limits).run(sockets=[sock])
             return
         path = cat.path
     finally:
         cat.close()
-    Workers(path, host, port, workers, limits).run()
+    Workers(path, host, port, workers, limits, cors_origins).run()
 
 
 # ---------------------------------------------------------------- N processes
 
 
-def _worker(path: str, host: str, port: int, limits: Limits, ready) -> None:
+def _worker(
+    path: str, host: str, port: int, limits: Limits, ready, cors_origins: tuple[str, ...] = ()
+) -> None:
     """One worker process: its own catalog connection and listening socket, then uvicorn."""
     from kverr.catalog import Catalog
     from kverr.feeds.api import create_app
@@ -314,7 +324,8 @@ def _worker(path: str, host: str, port: int, limits: Limits, ready) -> None:
         cat.verify()
         sock = bind(host, port, reuse_port=True)
         sock.listen(2048)
-        server = server_for(create_app(cat, body_timeout=limits.body_timeout), sock, limits=limits)
+        app = create_app(cat, body_timeout=limits.body_timeout, cors_origins=cors_origins)
+        server = server_for(app, sock, limits=limits)
     except KverrError as exc:
         ready.send(("error", str(exc)))
         return
@@ -353,10 +364,19 @@ class Workers:
 
     START_TIMEOUT = 60.0
 
-    def __init__(self, path: Path, host: str, port: int, n: int, limits: Limits) -> None:
+    def __init__(
+        self,
+        path: Path,
+        host: str,
+        port: int,
+        n: int,
+        limits: Limits,
+        cors_origins: tuple[str, ...] = (),
+    ) -> None:
         if not hasattr(socket, "SO_REUSEPORT"):
             raise QueryError("--workers needs SO_REUSEPORT (Linux, BSD, macOS); run one worker.")
         self.path, self.host, self.limits, self.n = path, host, limits, n
+        self.cors_origins = cors_origins
         self.ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no DuckDB state
         self.procs: list = []
         self.stopping: int | None = None  # the signal that asked us to stop
@@ -396,7 +416,7 @@ class Workers:
             recv, send = self.ctx.Pipe(duplex=False)
             proc = self.ctx.Process(
                 target=_worker,
-                args=(str(self.path), self.host, self.port, self.limits, send),
+                args=(str(self.path), self.host, self.port, self.limits, send, self.cors_origins),
                 name="kverr-worker",
             )
             proc.start()

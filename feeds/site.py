@@ -6,8 +6,12 @@ Layout (all links relative, so file:// works):
     flags/index.html, flags/<flag>.html
     tags/index.html, tags/<tag>.html
     releases/index.html, releases/<tag>.html
-    assets/style.css, assets/search.js, assets/search-index.js
+    assets/style.css, assets/search.js, assets/search-index.js, assets/copy.js
+    sitemap.xml, robots.txt    with --base-url (a sitemap needs absolute URLs), which also gives
+                               every page its canonical URL
 The search index is a .js file loaded by <script src>: browsers block fetch() of file:// URLs.
+A release page lists what `kverr diff PREVIOUS RELEASE` lists (catalog.history.diff), so the
+two always agree: new, changed, removed, moved, and what was carried over unchanged.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class SiteData:
     by_flag: dict[str, list[dict]] = field(default_factory=dict)
     by_tag: dict[str, list[dict]] = field(default_factory=dict)
     by_release: dict[str, list[dict]] = field(default_factory=dict)
+    # release tag -> catalog.history.Diff from the release before it (None: the first one)
+    release_diffs: dict[str, Any] = field(default_factory=dict)
 
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}")
@@ -73,11 +79,45 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
         for rev in data.releases_of[rec["id"]]:
             for tag in rev.get("tags") or []:
                 data.by_release.setdefault(tag, []).append(rec)
+    data.release_diffs = _release_diffs(cat, data)
     return data
 
 
+def _release_diffs(cat, data: SiteData) -> dict[str, Any]:
+    """Each release's diff from the release before it, in revision order (a snapshot label
+    counts as a release: `kverr diff v0.5.10rc0 seed` is what its page shows)."""
+    from kverr.catalog.history import diff
+
+    tags = [t for r in data.revisions for t in r.get("tags") or [] if t in data.by_release]
+    out: dict[str, Any] = {}
+    for prev, tag in zip([None, *tags], tags, strict=False):
+        out[tag] = diff(cat, prev, tag) if prev else None
+    return out
+
+
+_BASE_URL = re.compile(
+    r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?"
+)
+
+
+def base_url(value: str | None) -> str | None:
+    """A --base-url as the prefix of every page's URL (ending in /), or None."""
+    if value is None:
+        return None
+    if not _BASE_URL.fullmatch(value):
+        from kverr.errors import QueryError
+
+        raise QueryError(
+            f"--base-url {value!r} is not an http(s) URL; pass where the site will be served,"
+            " e.g. https://example.com/sglang-errors/."
+        )
+    return value if value.endswith("/") else value + "/"
+
+
 def export_site(cat, out_dir: Path, *, meta: dict | None = None, project: str | None = None) -> int:
-    """Write the whole site to `out_dir` (replaced atomically); return the number of HTML pages."""
+    """Write the whole site to `out_dir` (replaced atomically); return the number of HTML pages.
+    With meta["baseUrl"], every page names its canonical URL and sitemap.xml lists them.
+    `project`: one project's site (default: every project the catalog holds)."""
     data = gather(cat, meta, project)
     with replace_dir(Path(out_dir)) as tmp:
         pages = render_all(data)
@@ -86,7 +126,24 @@ def export_site(cat, out_dir: Path, *, meta: dict | None = None, project: str | 
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         _write_assets(tmp / "assets", data)
+        if data.meta.get("baseUrl"):
+            (tmp / "sitemap.xml").write_text(sitemap(data, pages), encoding="utf-8")
+            robots = f"User-agent: *\nAllow: /\nSitemap: {data.meta['baseUrl']}sitemap.xml\n"
+            (tmp / "robots.txt").write_text(robots, encoding="utf-8")
     return len(pages)
+
+
+def sitemap(data: SiteData, pages: dict[str, str]) -> str:
+    """sitemap.xml (sitemaps.org 0.9): every page at its canonical URL, dated by the dataset."""
+    base = data.meta["baseUrl"]
+    when = str(data.meta.get("datasetVersion") or "")[:10]
+    lastmod = f"<lastmod>{h.esc(when)}</lastmod>" if re.fullmatch(r"\d{4}-\d\d-\d\d", when) else ""
+    urls = "".join(f"<url><loc>{h.esc(base + rel)}</loc>{lastmod}</url>\n" for rel in sorted(pages))
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"{urls}</urlset>\n"
+    )
 
 
 def render_all(data: SiteData) -> dict[str, str]:
@@ -103,7 +160,7 @@ def render_all(data: SiteData) -> dict[str, str]:
 def _write_assets(assets: Path, data: SiteData) -> None:
     assets.mkdir(parents=True, exist_ok=True)
     static = resources.files("kverr.feeds") / "static"
-    for name in ("style.css", "search.js"):
+    for name in ("style.css", "search.js", "copy.js"):
         (assets / name).write_text(
             static.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8"
         )
@@ -133,8 +190,20 @@ def search_index_js(data: SiteData) -> str:
         }
         for r in data.records
     ]
+    # Flag and release pages, so a search for `--page-size` or `0.5.9` offers the page itself.
+    groups = [
+        {"k": "flag", "n": name, "u": f"flags/{file_token(name)}.html", "c": len(recs)}
+        for name, recs in sorted(data.by_flag.items())
+    ] + [
+        {"k": "release", "n": tag, "u": f"releases/{file_token(tag)}.html", "c": len(recs)}
+        for tag, recs in data.by_release.items()
+    ]
     body = json.dumps(rows, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
-    return "window.KVERR_INDEX = " + body.replace("<", "\\u003c") + ";\n"
+    pages = json.dumps(groups, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+    return (
+        "window.KVERR_INDEX = " + body.replace("<", "\\u003c") + ";\n"
+        "window.KVERR_PAGES = " + pages.replace("<", "\\u003c") + ";\n"
+    )
 
 
 # ---------------------------------------------------------------- pages
@@ -161,21 +230,22 @@ def index_page(data: SiteData) -> str:
     <textarea id="q" name="q" rows="2" placeholder="Paste an error message or a log line, or type words like page-size" aria-label="Search errors"></textarea>
   </form>
   <p id="search-status" class="status" aria-live="polite"></p>
+  <ul id="page-hits" class="page-hits" hidden></ul>
   <div class="stats">{stats}</div>
 </section>
 <ol id="errors" class="err-list">{rows}</ol>
 """
-    return h.layout("Errors", body, depth=0, active="Errors", meta=data.meta,
+    return h.layout("Errors", body, depth=0, active="Errors", meta=data.meta, path="index.html",
                     scripts=("assets/search-index.js", "assets/search.js"))  # fmt: skip
 
 
 def error_page(data: SiteData, rec: dict) -> str:
     up = "../"
-    title = h.title_of(rec)
+    title = h.label_of(rec)
     badges = (h.badge(rec.get("severity"), rec.get("severity") or "") + h.badge(rec.get("errorClass"), "cls")
               + h.badge(rec.get("kind"), "kind") + h.badge(rec.get("errorType"), "type"))  # fmt: skip
     message = (
-        h.code(h.plain(rec["errorMessage"]), "message")
+        f'<pre class="code message"><code>{h.message_html(rec)}</code></pre>'
         if rec.get("errorMessage")
         else (
             '<p class="muted">This check prints no message: it shows up as a bare '
@@ -186,11 +256,7 @@ def error_page(data: SiteData, rec: dict) -> str:
     pattern = ""
     if rec.get("messagePattern"):
         pattern = f"<details><summary>Pattern that matches it in logs</summary>{h.code(rec['messagePattern'])}</details>"
-    parts = [
-        f'<nav class="crumbs"><a href="{up}index.html">Errors</a> / <span>{h.esc(rec["id"])}</span></nav>',
-        f'<h1 class="err-title">{h.esc(title)}</h1><div class="badges">{badges}</div>',
-        _facts(data, rec),
-        h.section("Message", message + pattern, "message"),
+    sections = [
         h.section("What it means", h.para(rec.get("documentation")), "meaning"),
         h.section(
             "When it happens",
@@ -214,13 +280,23 @@ def error_page(data: SiteData, rec: dict) -> str:
         ),
         h.section("Related errors", _related(data, rec, up), "related"),
     ]
+    sections = [p for p in sections if p]
+    parts = [
+        f'<nav class="crumbs"><a href="{up}index.html">Errors</a> / <span>{h.esc(rec["id"])}</span></nav>',
+        f'<h1 class="err-title">{h.message_html(rec)}</h1><div class="badges">{badges}</div>',
+        _facts(data, rec, sections),
+        h.section("Message", message + pattern, "message"),
+        *sections,
+    ]
     # Search engines show the description: the meaning says more than the message repeated.
     return h.layout(title[:80], "\n".join(p for p in parts if p), depth=1, active="Errors",
-                    meta=data.meta, description=rec.get("documentation") or title)  # fmt: skip
+                    meta=data.meta, description=rec.get("documentation") or title,
+                    path=page_of(rec), scripts=("assets/copy.js",))  # fmt: skip
 
 
-def _facts(data: SiteData, rec: dict) -> str:
-    """One line of at-a-glance facts under the title, linking to the sections below."""
+def _facts(data: SiteData, rec: dict, sections: list[str]) -> str:
+    """One line of at-a-glance facts under the title, each linking to its section below when
+    the page has that section (a record without flags has no Flags section to link to)."""
     tags = [t for r in data.releases_of.get(rec["id"], []) for t in r.get("tags") or []]
     span = f"{tags[0]} … {tags[-1]}" if len(tags) > 1 else (tags[0] if tags else "unreleased")
     facts = [
@@ -236,7 +312,13 @@ def _facts(data: SiteData, rec: dict) -> str:
             "#source",
         ),
     ]
-    cells = "".join(f'<a class="fact" href="{ref}"><span>{k}</span>{v}</a>' for k, v, ref in facts)
+    present = {m.group(1) for s in sections if (m := re.match(r'<section id="([^"]+)"', s))}
+    cells = "".join(
+        f'<a class="fact" href="{ref}"><span>{k}</span>{v}</a>'
+        if ref[1:] in present
+        else f'<div class="fact"><span>{k}</span>{v}</div>'
+        for k, v, ref in facts
+    )
     return f'<div class="facts">{cells}</div>'
 
 
@@ -254,9 +336,14 @@ def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
 
 
 def _fixes(rec: dict) -> str:
+    from kverr.verification import fix_status, is_verified
+
     out = h.bullets(rec.get("solutions"))
     if rec.get("exampleFix"):
         out += h.before_after(rec["exampleFix"])
+    if out:
+        cls = "verified" if is_verified(rec) else "unverified"
+        out += f'<p class="fix-status {cls}">{h.esc(fix_status(rec))}</p>'
     return out
 
 
@@ -299,7 +386,7 @@ def _releases(data: SiteData, rec: dict, up: str) -> str:
     if rec.get("previousId"):
         prev = next((r for r in data.records if r["id"] == rec["previousId"]), None)
         target = (
-            f'<a href="{up}{page_of(prev)}">{h.esc(h.title_of(prev))}</a>'
+            f'<a href="{up}{page_of(prev)}">{h.esc(h.label_of(prev))}</a>'
             if prev
             else h.esc(rec["previousId"])
         )
@@ -359,20 +446,17 @@ def _group_pages(
         depth=1,
         active=label,
         meta=data.meta,
+        path=f"{folder}/index.html",
     )
     for n in names:
         head = (f'<nav class="crumbs"><a href="index.html">{h.esc(label)}</a></nav><h1><code>{h.esc(n)}</code></h1>'
                 + (intro(data, n) if intro else ""))  # fmt: skip
-        parts = _release_sections(data, n, groups[n]) if folder == "releases" else [("", groups[n])]
-        body = "".join(
-            f"<h2>{_count(len(recs))}{h.esc(title)}</h2>"
-            + f'<ol class="err-list">{"".join(h.error_row(r, f"../{page_of(r)}") for r in recs)}</ol>'
-            for title, recs in parts
-            if recs
-        )
-        pages[f"{folder}/{file_token(n)}.html"] = h.layout(
-            n, head + body, depth=1, active=label, meta=data.meta
-        )
+        if folder == "releases":
+            body = _release_body(data, n, groups[n])
+        else:
+            body = f"<h2>{_count(len(groups[n]))}</h2>" + _rows(groups[n])
+        path = f"{folder}/{file_token(n)}.html"
+        pages[path] = h.layout(n, head + body, depth=1, active=label, meta=data.meta, path=path)
     return pages
 
 
@@ -380,13 +464,39 @@ def _count(n: int) -> str:
     return f"{n} error{'s' if n != 1 else ''}"
 
 
-def _release_sections(data: SiteData, tag: str, recs: list[dict]) -> list[tuple[str, list[dict]]]:
-    """Split a release's errors into those it introduced and those carried over from earlier."""
+def _rows(recs: list[dict], note=None) -> str:
+    rows = "".join(h.error_row(r, f"../{page_of(r)}", note=note(r) if note else None) for r in recs)
+    return f'<ol class="err-list">{rows}</ol>'
 
-    def first_tag(rec: dict) -> str | None:
-        tags = [t for r in data.releases_of.get(rec["id"], []) for t in r.get("tags") or []]
-        return tags[0] if tags else None
 
-    new = [r for r in recs if first_tag(r) == tag]
-    old = [r for r in recs if first_tag(r) != tag]
-    return [(f" new in {tag}", new), (" carried over from earlier releases", old)]
+def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
+    """What `kverr diff PREVIOUS TAG` says, as sections with the same counts, then the errors
+    carried over unchanged. The first release built has no previous one: all of it is listed."""
+    d = data.release_diffs.get(tag)
+    if d is None:
+        return f"<h2>{_count(len(recs))} in the first release built</h2>" + _rows(recs)
+    by_id = {r["id"]: r for r in data.records}
+    prev = (d.rev_a.get("tags") or [d.rev_a.get("sha") or ""])[0]
+    summary = (
+        f'<p class="diff-summary">Since <a href="{file_token(prev)}.html"><code>{h.esc(prev)}</code></a>: '
+        f"<b>{len(d.added)}</b> new, <b>{len(d.removed)}</b> removed, <b>{len(d.changed)}</b> changed, "
+        f"<b>{len(d.moved)}</b> moved — the same as <code>kverr diff {h.esc(prev)} {h.esc(tag)}</code>.</p>"
+    )
+    changed_ids = {c["new"]["id"] for c in d.changed}
+    what = {c["new"]["id"]: ", ".join(c["what"]) for c in d.changed}
+    touched = {r["id"] for r in d.added} | changed_ids | {m["record"]["id"] for m in d.moved}
+    carried = [r for r in recs if r["id"] not in touched]
+    sections = [
+        (f"{_count(len(d.added))} new in {tag}", "new", [by_id[r["id"]] for r in d.added], None),
+        (f"{_count(len(d.changed))} changed", "changed",
+         [by_id[c["new"]["id"]] for c in d.changed], lambda r: "changed: " + what[r["id"]]),
+        (f"{_count(len(d.removed))} removed since {prev}", "removed",
+         [by_id[r["id"]] for r in d.removed], None),
+        (f"{_count(len(d.moved))} moved", "moved", [by_id[m["record"]["id"]] for m in d.moved], None),
+        (f"{_count(len(carried))} carried over unchanged", "carried", carried, None),
+    ]  # fmt: skip
+    return summary + "".join(
+        f'<section id="{ident}"><h2>{h.esc(title)}</h2>{_rows(items, note)}</section>'
+        for title, ident, items, note in sections
+        if items
+    )

@@ -6,22 +6,43 @@ modules are imported inside the commands so `kverr explain` never pays for libcs
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
+import typer.core
 
 from kverr.errors import KverrError, KverrWarning
 
+
+class _Commands(typer.core.TyperGroup):
+    """`kverr -h` lists the everyday commands first, the maintainers' after."""
+
+    FIRST = ("explain", "show", "search", "history", "diff", "export", "serve")
+
+    def list_commands(self, ctx):
+        names = super().list_commands(ctx)
+        rank = {n: i for i, n in enumerate(self.FIRST)}
+        return sorted(names, key=lambda n: (rank.get(n, len(rank)), names.index(n)))
+
+
 app = typer.Typer(
     name="kverr",
+    cls=_Commands,
     help="Explain LLM servers' launch-argument errors (SGLang, vLLM): extract them from the source, look them up from a log line.",
     no_args_is_help=True,
     # Log text can carry secrets (tokens, paths): never print locals in a traceback.
     pretty_exceptions_show_locals=False,
-    add_completion=False,
+    # `kverr --install-completion` / `--show-completion` (bash, zsh, fish, PowerShell)
+    add_completion=True,
+    # Plain Click help: options as `--json` (not `--json <bool>`), no boxes to copy around.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 CatalogOpt = Annotated[
@@ -29,6 +50,7 @@ CatalogOpt = Annotated[
     typer.Option(
         "--catalog",
         envvar="KVERR_CATALOG",
+        metavar="FILE",
         help="DuckDB catalog file (default: the packaged catalog of every shipped project).",
     ),
 ]
@@ -41,9 +63,57 @@ ProjectOpt = Annotated[
 ]
 
 
+PlainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--plain",
+        help="Plain text: no colour, links or wrapping (the default when piped or NO_COLOR is set).",
+    ),
+]
+NoPagerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-pager",
+        help="Never page long output (default on a terminal: $KVERR_PAGER, $PAGER or less).",
+    ),
+]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from kverr import __version__
+
+        typer.echo(f"kverr {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_print_version,
+            is_eager=True,
+            help="Print kverr's own version and exit.",
+        ),
+    ] = False,
+) -> None:
     """Explain LLM servers' launch-argument errors (SGLang, vLLM): extract them from the source, look them up from a log line."""
+
+
+def _emit(text: str, plain: bool, no_pager: bool) -> None:
+    """Print a view for a person: styled on a terminal, paged when long (kverr.term)."""
+    from kverr import term
+
+    term.emit(text, term.detect(plain=plain), pager=not no_pager)
+
+
+def _term(plain: bool):
+    from kverr import term
+
+    return term.detect(plain=plain)
 
 
 def command(fn=None, **settings):
@@ -68,6 +138,12 @@ def command(fn=None, **settings):
         except KeyboardInterrupt:
             typer.echo("kverr: interrupted; run the same command again to resume.", err=True)
             raise typer.Exit(130) from None
+        except BrokenPipeError:
+            # The reader went away (`kverr diff ... | head`): stop quietly, as git does, and
+            # keep Python's exit-time flush from failing on the closed pipe again.
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
 
     return app.command(**settings)(wrapper)
 
@@ -104,17 +180,27 @@ def export(
         Path,
         typer.Argument(metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet."),
     ],
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            metavar="URL",
+            help="Site only: the URL it will be served at, for canonical links and sitemap.xml.",
+        ),
+    ] = None,
     catalog: CatalogOpt = None,
     project: ProjectOpt = None,
 ) -> None:
     """Export the catalog: a static offline error site, JSONL, Parquet, or Markdown for MkDocs/Docusaurus.
 
+    \b
     Example: kverr export site ./sglang-errors  (then open ./sglang-errors/index.html)
+    Example: kverr export site ./public --base-url https://example.com/sglang-errors/
     Example: kverr export site ./vllm-errors --project vllm  (one project's site)
     """
     from kverr.feeds.exports import export as run_export
 
-    typer.echo(run_export(fmt, out, catalog, project))
+    typer.echo(run_export(fmt, out, catalog, base_url, project))
 
 
 @command
@@ -131,15 +217,25 @@ def serve(
             "--workers", min=1, help="Processes answering on the port; one per core uses them all."
         ),
     ] = 1,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cors-origin",
+            metavar="ORIGIN",
+            help="A site whose pages may call the API from the browser, e.g. https://docs.example.com (* for any); repeatable. Default: none.",
+        ),
+    ] = None,
     catalog: CatalogOpt = None,
 ) -> None:
-    """Serve the read-only JSON API: POST /explain, GET /errors/{id}, /search, /flags/{flag}, /healthz, /openapi.json.
+    """Serve the read-only JSON API: POST /explain (and /explain/batch), GET /errors/{id}, /search, /flags/{flag}, /versions, /healthz, /openapi.json; GET / lists them.
 
+    \b
     Example: kverr serve --port 8765 --workers 2  (then: curl --data-binary @server.log http://127.0.0.1:8765/explain)
+    Example: kverr serve --cors-origin https://docs.example.com
     """
     from kverr.feeds.server import serve as run_server
 
-    run_server(catalog, host, port, workers)
+    run_server(catalog, host, port, workers, cors_origins=tuple(cors_origin or ()))
 
 
 @command
@@ -227,6 +323,20 @@ def build(
             help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).",
         ),
     ] = None,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="With --git: run each record's fix through its revision's own check (sandboxed) and keep only fixes that pass.",
+        ),
+    ] = False,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform",
+            help="Platform profile --verify runs under: cuda-sm90 (default), cuda-sm100, rocm-mi300.",
+        ),
+    ] = None,
     profile: Annotated[
         str | None,
         typer.Option(
@@ -265,6 +375,8 @@ def build(
             snapshot_date=snapshot_date,
             command=["kverr", *sys.argv[1:]],
             on_progress=on_progress,
+            verify=verify,
+            platform=platform,
             profile=profile,
         )
     typer.echo(render.build_summary(result))
@@ -273,18 +385,27 @@ def build(
 @command
 def diff(
     rev_a: Annotated[
-        str, typer.Argument(metavar="REV_A", help="Older revision: release tag or sha prefix.")
+        str,
+        typer.Argument(
+            metavar="REV_A", help="A revision: release tag (v0.5.9 or 0.5.9) or sha prefix."
+        ),
     ],
     rev_b: Annotated[
-        str, typer.Argument(metavar="REV_B", help="Newer revision: release tag or sha prefix.")
+        str,
+        typer.Argument(
+            metavar="REV_B", help="The revision to compare it with (usually the newer one)."
+        ),
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+    plain: PlainOpt = False,
+    no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
     project: ProjectOpt = None,
 ) -> None:
-    """Errors added, removed, changed (message, class, guard) and moved between two revisions.
+    """Errors added, removed, changed (message, class, guard old -> new) and moved between two
+    revisions, in file and line order. B A is A B with added and removed swapped.
 
-    Example: kverr diff v0.4.6 v0.5.0 --catalog sglang.duckdb
+    Example: kverr diff v0.5.9 v0.5.10rc0
     """
     import json
 
@@ -294,9 +415,10 @@ def diff(
 
     with open_catalog(catalog) as cat:
         d = run_diff(cat, rev_a, rev_b, project=project)
-    typer.echo(
-        json.dumps(d.to_dict(), indent=2, sort_keys=True) if json_out else render.diff_text(d)
-    )
+    if json_out:
+        typer.echo(json.dumps(d.to_dict(), indent=2, sort_keys=True))
+    else:
+        _emit(render.diff_text(d, _term(plain)), plain, no_pager)
 
 
 # Unknown options are text here too: a message may start with "--flag ...".
@@ -310,6 +432,8 @@ def history(
         ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+    plain: PlainOpt = False,
+    no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
 ) -> None:
     """Where an error exists across the revisions built: introduced (commit, date, first release) and gone.
@@ -327,13 +451,17 @@ def history(
     with open_catalog(catalog) as cat:
         if query is None:
             revs = cat.revisions()
-            out = {"revisions": revs}
-            typer.echo(json.dumps(out, indent=2) if json_out else render.revisions_text(revs))
+            if json_out:
+                typer.echo(json.dumps({"revisions": revs}, indent=2))
+            else:
+                _emit(render.revisions_text(revs), plain, no_pager)
             return
         h = run_history(cat, query)
-    typer.echo(
-        json.dumps(h.to_dict(), indent=2, sort_keys=True) if json_out else render.history_text(h)
-    )
+        order = cat.release_order(tags_only=True)
+    if json_out:
+        typer.echo(json.dumps(h.to_dict(), indent=2, sort_keys=True))
+    else:
+        _emit(render.history_text(h, order), plain, no_pager)
 
 
 @command
@@ -364,39 +492,71 @@ def load(
     typer.echo(render.load_summary(catalog, report))
 
 
+ReleaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--release",
+        "-r",
+        metavar="REV",
+        help="Only errors this release can raise: v0.5.9 or 0.5.9 (what __version__ prints), a snapshot label or a commit sha.",
+    ),
+]
+
+
 # A pasted line often starts with "--flag ...": take it as the text, not as an unknown option.
 @command(context_settings={"ignore_unknown_options": True})
 def explain(
     text: Annotated[
         str | None,
-        typer.Argument(metavar='"LOG LINE"', help="Pasted text; '-' or nothing reads stdin."),
+        typer.Argument(
+            metavar='"LOG LINE"|ID',
+            help="Pasted text ('-' or nothing reads stdin), or a record id or slug to show it.",
+        ),
     ] = None,
     file: Annotated[
         Path | None,
-        typer.Option("--file", help="Read a paste or a whole log from this file ('-': stdin)."),
+        typer.Option(
+            "--file",
+            metavar="PATH",
+            help="Read a paste or a whole log from this file ('-': stdin).",
+        ),
     ] = None,
-    version: Annotated[
-        str | None, typer.Option("--version", help="Only errors this release tag or sha can raise.")
+    release: ReleaseOpt = None,
+    old_release: Annotated[
+        str | None,
+        typer.Option("--version", hidden=True, help="The former name of --release."),
     ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help='Print {"query": ..., "matches": [...]} instead.')
     ] = False,
+    plain: PlainOpt = False,
+    no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
     project: ProjectOpt = None,
 ) -> None:
-    """Explain a launch error from a log line, a traceback or a whole log: meaning, cause, fix,
+    """Explain a launch error from a log line, a traceback or a whole log: fix, meaning, cause,
     and which project (SGLang, vLLM) it comes from.
 
     Exit status: 0 when a known error matched, 1 when none did, 2 on bad usage.
+
+    \b
     Example: kverr explain "ValueError: --ssl-keyfile requires --ssl-certfile to be specified as well."
+    Example: kverr explain --release 0.5.9 --file launch.log
+    Example: kverr explain f7fd0f125c8c79be   (a record id: the same as kverr show)
     Example: kverr explain "(APIServer pid=1) ValueError: Chunked prefill must be enabled to set max_num_partial_prefills > 1."
     """
     from kverr import render
     from kverr.catalog import open_catalog
-    from kverr.catalog.query import explain_query
+    from kverr.catalog.query import explain_query, looks_like_key
 
+    version = release or old_release
     with open_catalog(catalog) as cat:
-        query, matches, cut = explain_query(cat, text, file, version=version, project=project)
+        shown = cat.record_match(text) if looks_like_key(text) and not file else None
+        cut = None
+        if shown is not None:  # the id a card prints, pasted back
+            query, matches = text, [shown]
+        else:
+            query, matches, cut = explain_query(cat, text, file, version=version, project=project)
         # Nothing in that release: say whether the error is known elsewhere (added later, or
         # removed) rather than only "unknown" - that is what the user must act on.
         elsewhere = (
@@ -404,6 +564,7 @@ def explain(
             if version and not matches and text not in (None, "-")
             else []
         )
+        order = [] if json_out else cat.release_order(tags_only=True)
         products = [p["product"] for p in cat.projects if project in (None, p["name"])]
     if json_out:
         for chunk in render.explain_json_chunks(query, matches, cut):
@@ -412,8 +573,111 @@ def explain(
     else:
         if cut:
             typer.echo(f"kverr: note: {render.cut_note(cut)}", err=True)
-        render.explain_view(matches, version=version, elsewhere=elsewhere, products=products)
+        view = render.explain_text(
+            matches,
+            version=version,
+            elsewhere=elsewhere,
+            term=_term(plain),
+            order=order,
+            products=products,
+        )
+        _emit(view, plain, no_pager)
     raise typer.Exit(0 if matches else 1)
+
+
+@command
+def show(
+    key: Annotated[
+        str,
+        typer.Argument(
+            metavar="ID|SLUG|PREFIX", help="A record id, its slug, or an id prefix (6+ hex)."
+        ),
+    ],
+    json_out: Annotated[
+        bool, typer.Option("--json", help='Print {"record": ..., "releases": [...]} instead.')
+    ] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print a Markdown answer to post as it is.")
+    ] = False,
+    plain: PlainOpt = False,
+    no_pager: NoPagerOpt = False,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Print one record: the card `kverr explain` shows, its JSON, or a Markdown answer.
+
+    \b
+    Example: kverr show f7fd0f125c8c79be
+    Example: kverr show ssl-keyfile-requires-ssl-certfile-to-be-specifie-f7fd0f --markdown
+    """
+    import json
+
+    from kverr import card, render
+    from kverr.catalog import open_catalog
+    from kverr.catalog.query import record_match_or_raise
+
+    with open_catalog(catalog) as cat:
+        m = record_match_or_raise(cat, key)
+        order = cat.release_order(tags_only=True)
+    if json_out:
+        out = {"record": m.record, "releases": list(m.revisions)}
+        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+    elif markdown:
+        typer.echo(card.markdown(m, order))
+    else:
+        _emit(render.show_text(m, term=_term(plain), order=order), plain, no_pager)
+
+
+@command
+def search(
+    words: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[WORDS]...", help="Words of the message, e.g. radix cache."),
+    ] = None,
+    flag: Annotated[
+        str | None,
+        typer.Option("--flag", "-f", help="List the records whose check involves this flag."),
+    ] = None,
+    release: ReleaseOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Records per page.")] = 20,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Records to skip.")] = 0,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json", help='Print {"total", "offset", "limit", "matches": [...]} instead.'
+        ),
+    ] = False,
+    plain: PlainOpt = False,
+    no_pager: NoPagerOpt = False,
+    catalog: CatalogOpt = None,
+    project: ProjectOpt = None,
+) -> None:
+    """List records by the words of their message, or by a flag their check involves.
+
+    \b
+    Example: kverr search radix cache
+    Example: kverr search --flag page-size --release v0.5.9
+    """
+    from kverr import render
+    from kverr.catalog import open_catalog
+    from kverr.catalog.query import search_query
+
+    with open_catalog(catalog) as cat:
+        query, matches, total = search_query(
+            cat,
+            " ".join(words or []),
+            flag,
+            version=release,
+            limit=limit,
+            offset=offset,
+            project=project,
+        )
+    if json_out:
+        typer.echo(render.search_json(query, matches, total, offset, limit))
+    else:
+        what = f"involving {query['flag']}" if "flag" in query else f"for {query['query']!r}"
+        view = render.search_text(matches, total, offset=offset, term=_term(plain), what=what)
+        _emit(view, plain, no_pager)
+    raise typer.Exit(0 if total else 1)
 
 
 def main() -> None:

@@ -203,6 +203,70 @@ class FileExtraction:
     stats: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
 
 
+# ---------------------------------------------------------------- fix search (records -> verify)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A command line as the fix search handles it: options in order, the environment, and
+    what the run's model must be (hf_config overrides, e.g. its architectures)."""
+
+    # (option, value); None: a switch; a tuple: several words (`--buckets tse 1 2 3`)
+    args: tuple[tuple[str, str | tuple[str, ...] | None], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    model: tuple[tuple[str, Any], ...] = ()
+    files: tuple[str, ...] = ()  # relative paths the launch expects to exist (a key file)
+
+    def value(self, option: str, default: Any = None) -> Any:
+        return next((v for o, v in self.args if o == option), default)
+
+    def has(self, option: str) -> bool:
+        return any(o == option for o, _ in self.args)
+
+    def argv(self) -> list[str]:
+        out: list[str] = []
+        for option, value in self.args:
+            out.append(option)
+            if isinstance(value, tuple):
+                out.extend(value)
+            elif value is not None:
+                out.append(value)
+        return out
+
+    def command(self, launch: str, base: tuple[str, ...] = ()) -> str:
+        """`SGLANG_X=1 python -m pkg --a 1 --b`: the line a user pastes."""
+        env = [f"{k}={v}" for k, v in self.env]
+        words = [*env, launch, *base]
+        for option, value in self.args:
+            words.append(option)
+            if isinstance(value, tuple):
+                words.extend(_shell_word(v) for v in value)
+            elif value is not None:
+                words.append(_shell_word(value))
+        return " ".join(words)
+
+
+def _shell_word(value: str) -> str:
+    """A value as one shell word: quoted only when it must be."""
+    if value and re.fullmatch(r"[\w@%+=:,./-]+", value) and not value.startswith("-"):
+        return value
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+@dataclass(frozen=True)
+class FixChange:
+    """A candidate fix: edits that turn the failing launch into one that may pass.
+
+    edits: ("set", option, value | None) | ("drop", option, None) | ("env", NAME, value | None)
+    source: where it came from, which also ranks it: advice (the message says so), allowed
+    (a value the check accepts), solve (a value found by solving the guard), env, remove (drop
+    a feature flag: tried last)."""
+
+    edits: tuple[tuple[str, str, str | None], ...]
+    source: str
+    note: str = ""  # the advice or condition it was derived from, for the reason text
+
+
 # ---------------------------------------------------------------- dataset
 
 
@@ -231,21 +295,25 @@ class Dataset:
 class Match:
     record: dict[str, Any]  # the full schema-v2 record
     score: float  # [0, 1]
-    how: str  # "pattern" | "traceback" | "partial" | "fuzzy"
+    how: str  # "pattern" | "traceback" | "partial" | "fuzzy"; "flag" | "id" (search, show)
     values: dict[str, str] = field(default_factory=dict)  # placeholder expr -> captured text
     line: int | None = None  # 1-based line in the input where the message starts
-    revisions: tuple[str, ...] = ()  # release tags (or short shas) containing the record
-    # {"name", "product", "detectedBy": "--project" | "log form" | "message", "verified"}
+    # release tags (or short shas) containing the record; "releases" in JSON, as everywhere
+    revisions: tuple[str, ...] = ()
+    # {"name", "product", "detectedBy": "--project" | "log form" | "message"}
     project: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from kverr.verification import fix_status
+
         return {
             "record": self.record,
             "score": round(self.score, 4),
             "match": self.how,
             "values": dict(self.values),
             "line": self.line,
-            "revisions": list(self.revisions),
+            "releases": list(self.revisions),
+            "fixStatus": fix_status(self.record),  # the verification in one sentence
             "project": dict(self.project),
         }
 
@@ -292,6 +360,8 @@ _TYPES = {
         Site,
         ParseFailure,
         FileExtraction,
+        Launch,
+        FixChange,
     )
 }
 

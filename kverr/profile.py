@@ -49,6 +49,7 @@ _KEYS: dict[str, dict[str, str]] = {
     "identity": {"namespace": "str", "receivers": "list", "call_receivers": "list"},
     "knowledge": {
         "env_prefixes": "list",
+        "own_env_prefixes": "list",
         "earlier_checks": "str",
         "file_tags": "table",
         "catch": "table",
@@ -117,9 +118,9 @@ class Profile:
     id_receivers: tuple[str, ...] = ()  # receivers dropped from flag reads (`self.`, `cfg.`)
     id_call_receivers: tuple[str, ...] = ()  # ... and from calls on them (`resolved(cfg).`)
     # knowledge fields
-    env_prefixes: tuple[
-        str, ...
-    ] = ()  # `VLLM` in VLLM_X: a message naming one is about the environment
+    # `VLLM` in VLLM_X: a message naming one of these variables is about the environment
+    env_prefixes: tuple[str, ...] = ()
+    own_env_prefixes: tuple[str, ...] = ()  # the project's own: a fix may set one (`APP_X=1`)
     platforms: tuple[tuple[str, str], ...] = ()  # probe -> where it holds ("is_rocm" -> "ROCm")
     hardware: tuple[tuple[str, str], ...] = ()  # probe -> what it needs ("{0}": its first argument)
     earlier_checks: str = "all"  # "all" | "related": which passed checks feed the trigger and fix
@@ -241,6 +242,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         id_receivers=get.idents("identity", "receivers"),
         id_call_receivers=get.idents("identity", "call_receivers"),
         env_prefixes=get.idents("knowledge", "env_prefixes"),
+        own_env_prefixes=get.idents("knowledge", "own_env_prefixes"),
         platforms=get.words("knowledge", "platforms"),
         hardware=get.words("knowledge", "hardware"),
         earlier_checks=earlier,
@@ -374,6 +376,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
         },
         "knowledge": {
             "env_prefixes": list(profile.env_prefixes),
+            "own_env_prefixes": list(profile.own_env_prefixes),
             "earlier_checks": profile.earlier_checks,
             "file_tags": {tag: list(globs) for tag, globs in profile.file_tags},
             "catch": {

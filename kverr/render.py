@@ -1,6 +1,7 @@
-"""How results look: Rich views for people, JSON for programs. No library logic here.
+"""How results look: text views for people, JSON for programs. No library logic here.
 
-Rich is imported inside the functions that draw, so `--json` output never pays for it.
+A view builds its lines and styles them through a kverr.term.Term (colour, links and wrapping
+on a terminal; plain, unwrapped text in a pipe); the explain card itself is kverr/card.py.
 """
 
 from __future__ import annotations
@@ -10,15 +11,12 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from kverr import card, display
+from kverr.card import fill  # noqa: F401 - i10-words' helper, now beside the card that uses it
 from kverr.ftypes import CutLines, Match
+from kverr.term import PLAIN, Term
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each
-SEVERITY_STYLE = {
-    "critical": "bold white on red",
-    "error": "bold red",
-    "warning": "yellow",
-    "info": "cyan",
-}
 
 
 def explain_json(query: str, matches: Sequence[Match], cut: CutLines | None = None) -> str:
@@ -60,176 +58,88 @@ def explain_view(
     file=None,
     version: str | None = None,
     elsewhere: Sequence[Match] = (),
+    term: Term = PLAIN,
+    order: Sequence[str] = (),
     products: Sequence[str] = (),
 ) -> None:
-    """Print each match for a person: message with values, meaning, cause, fix, source, releases.
-    `elsewhere`: with --version and no match there, the records other revisions have.
-    `products`: the catalog's projects, named when nothing matched."""
-    if not matches:  # plain print: no reason to load Rich (~50 ms) to say "nothing"
-        if elsewhere:
-            print(
-                f"No error that {version} can raise matches this text. Other revisions have it:",
-                file=file,
-            )
-            for m in elsewhere[:3]:
-                where = ", ".join(m.revisions) or "revisions without a release tag"
-                print(
-                    f"  {m.record['id']}  {m.record['errorMessage'][:90]}  (in: {where})", file=file
-                )
-            print("Run without --version for the full explanation.", file=file)
-            return
-        names = " or ".join(products) if products else "launch-argument"
-        print(f"No known {names} error matches this text.", file=file)
-        return
-    from rich.console import Console
+    """Print each match for a person (explain_text) to `file` (stdout), no pager."""
+    print(
+        explain_text(
+            matches, version=version, elsewhere=elsewhere, term=term, order=order, products=products
+        ),
+        file=file,
+    )
 
-    console = Console(file=file, highlight=False, soft_wrap=False)
+
+def explain_text(
+    matches: Sequence[Match],
+    *,
+    version: str | None = None,
+    elsewhere: Sequence[Match] = (),
+    term: Term = PLAIN,
+    order: Sequence[str] = (),
+    products: Sequence[str] = (),
+) -> str:
+    """Each match as a card (kverr/card.py), a line each past FULL_VIEWS, one card per message.
+    `elsewhere`: with --release and no match there, the records other revisions have.
+    `order`: every release of the catalog, oldest first (releases print as ranges).
+    `products`: the catalog's projects, named when nothing matched."""
+    if not matches:
+        if elsewhere:
+            out = [f"No error that {version} can raise matches this text. Other revisions have it:"]
+            for m in elsewhere[:3]:
+                where = (
+                    display.release_span(m.revisions, order) or "revisions without a release tag"
+                )
+                out.append(f"  {m.record['id']}  {m.record['errorMessage'][:90]}  (in: {where})")
+            out.append("Run without --release for the full explanation.")
+            return "\n".join(out)
+        names = " or ".join(products) if products else "launch-argument"
+        return f"No known {names} error matches this text."
     shown: set[str] = set()
+    out: list[str] = []
     full = 0
     for m in matches:
         msg = m.record.get("errorMessage") or ""
-        if msg and msg in shown:  # one message raised at several sites: one panel is enough
-            console.print(_also_at(m))
+        if msg and msg in shown:  # one message raised at several sites: one card is enough
+            out.append(card.also_at(m, term, order))
         elif full < FULL_VIEWS:
-            console.print(_full(m))
+            out += ([""] if out else []) + card.card(m, term, order)
             full += 1
         else:
-            console.print(_one_line(m))
+            out.append(card.one_line(m, term))
         shown.add(msg)
+    return "\n".join(out)
 
 
-def _header(m: Match):
-    from rich.text import Text
-
-    rec = m.record
-    sev = rec.get("severity") or "error"
-    head = Text()
-    head.append(f" {sev.upper()} ", style=SEVERITY_STYLE.get(sev, "bold"))
-    head.append(f" {rec.get('errorClass') or rec.get('kind') or ''}", style="bold")
-    head.append(f"  {m.how} match {m.score:.2f}", style="dim")
-    if m.line is not None:
-        head.append(f"  input line {m.line}", style="dim")
-    return head
+def show_text(m: Match, *, term: Term = PLAIN, order: Sequence[str] = ()) -> str:
+    """`kverr show`: one record's card."""
+    return "\n".join(card.card(m, term, order))
 
 
-def message_text(m: Match):
-    """The record's message with each placeholder replaced by the captured value, highlighted."""
-    from rich.text import Text
-
-    rec = m.record
-    msg = rec.get("errorMessage") or ""
-    out = Text()
-    if not msg:
-        out.append(f"(assert without a message) {_statement(rec)}", style="italic")
-        return out
-    pos = 0
-    for expr in rec.get("placeholders") or []:
-        # errorMessage shows a placeholder as {expr}; tolerate {expr!r} / {expr:.2f} too
-        found = re.compile(r"\{" + re.escape(expr) + r"(?:![rsa])?(?::[^{}]*)?\}").search(msg, pos)
-        if not found:
-            continue
-        out.append(msg[pos : found.start()])
-        if expr in m.values:
-            out.append(m.values[expr], style="bold magenta")
-        else:
-            out.append(found.group(), style="magenta")
-        pos = found.end()
-    out.append(msg[pos:])
-    return out
+def search_text(
+    matches: Sequence[Match], total: int, *, offset: int = 0, term: Term = PLAIN, what: str = ""
+) -> str:
+    """`kverr search`: a line per record, then how many there are and how to see more."""
+    if not matches:
+        return (
+            f"No record matches {what}."
+            if total == 0
+            else f"No records past {offset} ({total} in all)."
+        )
+    out = [card.list_line(m, term) for m in matches]
+    last = offset + len(matches)
+    tail = f"{offset + 1}-{last} of {total}" if offset or last < total else f"{total}"
+    more = f"; --offset {last} for more" if last < total else ""
+    out.append(term.style(f"{tail} record(s) {what}{more}; `kverr show ID` prints one.", "dim"))
+    return "\n".join(out)
 
 
-def fill(text: str, m: Match) -> str:
-    """A record's prose with each `{placeholder}` it names (as errorMessage does) replaced by
-    the value captured from the pasted line: "--schedule={self.schedule}" -> "--schedule=lpm".
-    A value's own quotes go (`'lpm'` from a `!r`); a placeholder not captured stays as is."""
-    for expr in m.record.get("placeholders") or []:
-        value = m.values.get(expr)
-        if value is not None:
-            bare = value[1:-1] if len(value) > 1 and value[0] == value[-1] in "'\"" else value
-            text = text.replace("{" + expr + "}", bare)
-    return text
-
-
-def _statement(rec: dict[str, Any]) -> str:
-    src = (rec.get("sourceCode") or "").splitlines()
-    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
-    return src[i].strip() if 0 <= i < len(src) else ""
-
-
-def _full(m: Match):
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text
-
-    rec = m.record
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold cyan", no_wrap=True)
-    grid.add_column()
-    if rec.get("documentation"):
-        grid.add_row("What it means", fill(rec["documentation"], m))
-    why = Text(fill(rec.get("triggerScenarios") or "", m))
-    if rec.get("flags"):
-        why.append(("\n" if why else "") + "flags: " + ", ".join(rec["flags"]), style="green")
-    if why:
-        grid.add_row("Why it fired", why)
-    fixes = [f"• {fill(s, m)}" for s in rec.get("solutions") or []]
-    if fixes:
-        grid.add_row("How to fix", "\n".join(fixes))
-    if rec.get("exampleFix"):
-        grid.add_row("", Text(rec["exampleFix"], style="dim"))
-    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
-    grid.add_row(
-        "Source", Text(rec.get("githubUrl") or where, style="underline blue", overflow="fold")
-    )
-    if m.revisions:
-        grid.add_row("Releases", ", ".join(m.revisions))
-    if m.project:
-        grid.add_row("Project", project_text(m))
-    grid.add_row("Id", f"{rec.get('id')}  ({rec.get('slug')})")
-    return Panel(Group(message_text(m), Text(""), grid), title=_header(m), title_align="left")
-
-
-_DETECTED = {
-    "--project": "as asked (--project)",
-    "log form": "its log format",
-    "message": "the message",
-}
-
-
-def project_text(m: Match) -> str:
-    """Which project answered and what told (`kverr explain` says it), and whether its fixes
-    were run through the project's own checks."""
-    p = m.project
-    how = _DETECTED.get(p.get("detectedBy", ""), p.get("detectedBy", ""))
-    verified = (
-        ""
-        if p.get("verified")
-        else f"; fixes not verified ({p.get('product')} has no verification harness yet)"
-    )
-    return f"{p.get('product', p.get('name'))}, matched by {how}{verified}"
-
-
-def _also_at(m: Match):
-    from rich.text import Text
-
-    rec = m.record
-    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
-    releases = f"; releases {', '.join(m.revisions)}" if m.revisions else ""
-    return Text(f"  same message also raised at {where} ({rec.get('id')}{releases})", style="dim")
-
-
-def _one_line(m: Match):
-    from rich.text import Text
-
-    line = Text()
-    line.append(f"line {m.line}: " if m.line is not None else "")
-    line.append(
-        f"[{m.record.get('severity')}] ", style=SEVERITY_STYLE.get(m.record.get("severity"), "")
-    )
-    line.append(message_text(m))
-    line.append(f"  ({m.record.get('id')}, {m.how})", style="dim")
-    return line
+def search_json(query: dict, matches: Sequence[Match], total: int, offset: int, limit: int) -> str:
+    """`kverr search --json`: the page, its place and the total, like the API's /search."""
+    doc = {**query, "total": total, "offset": offset, "limit": limit,
+           "matches": [m.to_dict() for m in matches]}  # fmt: skip
+    return json.dumps(doc, indent=2, ensure_ascii=False)
 
 
 def load_summary(catalog: Any, report: Any) -> str:
@@ -299,33 +209,63 @@ def build_summary(result: Any) -> str:
         f"  blobs: {s.get('blobs', 0)} ({s.get('blobs_parsed', 0)} parsed, {s.get('blob_cache_hits', 0)} cached); "
         f"functions: {s.get('units_parsed', 0)} parsed, {s.get('unit_cache_hits', 0)} cached",
     ]
+    v = getattr(result, "verify", None)
+    if v is not None:
+        lines.append(verify_summary(v))
     if result.failures:
         lines.append(f"{len(result.failures)} file(s) could not be parsed:")
         lines += [f"  {f.path}:{f.line}:{f.col}: {f.message}" for f in result.failures]
     if result.warnings:
         lines.append(f"{len(result.warnings)} overlay warning(s):")
         lines += [f"  {w}" for w in result.warnings]
+    if getattr(result, "cache", None):
+        lines.append(f"  extraction cache: {result.cache} (reused by the next build)")
     if result.collisions:
-        lines.append(
-            f"{len(result.collisions)} pattern collision(s) in the newest revision"
-            " (a record's pattern also matches another record's message):"
-        )
-        lines += [f"  {_h_collision(x)}" for x in result.collisions[:20]]
-        if len(result.collisions) > 20:
-            lines.append(f"  ... and {len(result.collisions) - 20} more")
+        lines += collision_lines(result.collisions)
     return "\n".join(lines)
+
+
+def collision_lines(collisions: Sequence[Any], show: int = 20) -> list[str]:
+    """Pattern collisions once per pair of records: `a <-> b` when each pattern matches the
+    other's message (usually the same text raised in two places), `a -> b` when only a's
+    pattern matches b's. Each line is clipped to fit 100 columns."""
+    pairs: dict[tuple[str, str], dict] = {}
+    for item in collisions:
+        a, b, msg = (tuple(item) + ("",))[:3] if isinstance(item, (tuple, list)) else (item, "", "")
+        key = tuple(sorted((str(a), str(b))))
+        pair = pairs.setdefault(key, {"ways": set(), "msg": msg})
+        pair["ways"].add((a, b))
+        pair["msg"] = pair["msg"] or msg
+    out = [
+        f"{len(collisions)} pattern collision(s) in the newest revision, {len(pairs)} pair(s)"
+        " (A -> B: A's pattern matches B's message):"
+    ]
+    for (x, y), p in sorted(pairs.items())[:show]:
+        if len(p["ways"]) == 2:
+            head = f"  {x} <-> {y}  "
+        else:
+            ((a, b),) = p["ways"]
+            head = f"  {a}  -> {b}  "
+        out.append(head + _h_clip(p["msg"], 100 - len(head)))
+    if len(pairs) > show:
+        out.append(f"  ... and {len(pairs) - show} more")
+    return out
+
+
+def verify_summary(v: Any) -> str:
+    """`kverr build --verify`: the verified rate that matters (raise/assert records of the
+    newest commit), every status, and what it cost in runs of the check."""
+    rate = f"{100 * v.verified_newest / v.errors_newest:.0f}%" if v.errors_newest else "n/a"
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(v.counts.items()))
+    return (
+        f"  verified fixes: {v.verified_newest} of {v.errors_newest} raise/assert records at "
+        f"{v.newest or 'the newest revision'} ({rate}) on {v.platform}; all records: {counts}; "
+        f"runs of the check: {v.runs} ({v.cached} cached)"
+    )
 
 
 def _h_severities(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "none"
-
-
-def _h_collision(item: Any) -> str:
-    if isinstance(item, (tuple, list)) and len(item) == 3:
-        return f"{item[0]} also matches {item[1]}: {_h_clip(item[2], 80)}"
-    if isinstance(item, (tuple, list)):
-        return " <-> ".join(str(x) for x in item)
-    return str(item)
 
 
 def _h_rev(rev: dict) -> str:
@@ -347,36 +287,53 @@ def _h_line(rec: dict) -> str:
     return f"{rec['id']}  {cls:<16} {_h_clip(rec.get('message') or '(no message)')}  [{where}]"
 
 
+def _h_place(rec: dict, width: int | None = None) -> str:
+    """`file:line  id  class  message`: diff lists are in file and line order, so the place leads.
+    On a terminal (`width`) the message is clipped so the line fits the window."""
+    where = f"{rec.get('file')}:{rec.get('line')}"
+    cls = rec.get("errorClass") or rec.get("kind") or ""
+    head = f"{where}  {rec['id']}  {cls:<15} "
+    room = max(30, width - len(head) - 4) if width else 90
+    return head + _h_clip(rec.get("message") or "(no message)", room)
+
+
 def _h_clip(text: str, n: int = 100) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def diff_text(d: Any) -> str:
-    """Human form of catalog.history.Diff."""
+def diff_text(d: Any, term: Term = PLAIN) -> str:
+    """Human form of catalog.history.Diff, every list in file and line order."""
     out = [
-        f"{_h_rev(d.rev_a)} -> {_h_rev(d.rev_b)}: {len(d.added)} added, {len(d.removed)} removed, "
-        f"{len(d.changed)} changed, {len(d.moved)} moved"
+        term.style(
+            f"{_h_rev(d.rev_a)} -> {_h_rev(d.rev_b)}: {len(d.added)} added, {len(d.removed)} removed, "
+            f"{len(d.changed)} changed, {len(d.moved)} moved",
+            "bold",
+        )
     ]
-    for title, items in (("added", d.added), ("removed", d.removed)):
+    for title, items, mark, colour in (
+        ("added", d.added, "+", "green"),
+        ("removed", d.removed, "-", "red"),
+    ):
         if items:
             out.append(f"\n{title}:")
-            out += [f"  {'+' if title == 'added' else '-'} {_h_line(r)}" for r in items]
+            out += [term.style(f"  {mark} {_h_place(r, term.width)}", colour) for r in items]
     if d.changed:
         out.append("\nchanged:")
         for ch in d.changed:
             old, new, what = ch["old"], ch["new"], ", ".join(ch["what"])
-            if old["id"] == new["id"]:  # same error, other guard conditions
-                out.append(f"  ~ {what}: {new['id']}  {_h_clip(new['message'], 80)}")
-            else:
-                out.append(f"  ~ {what}: {old['id']} -> {new['id']}")
-            if ch["old"]["message"] != ch["new"]["message"]:
-                out += [
-                    f"      was: {_h_clip(ch['old']['message'])}",
-                    f"      now: {_h_clip(ch['new']['message'])}",
-                ]
-            if ch["old"]["errorClass"] != ch["new"]["errorClass"]:
-                out.append(f"      class: {ch['old']['errorClass']} -> {ch['new']['errorClass']}")
+            out.append(f"  ~ {_h_place(new, term.width)}")
+            was = f"; was {old['id']}" if old["id"] != new["id"] else ""
+            out.append(f"      changed: {what}{was}")
+            if old["message"] != new["message"]:
+                for label, msg, colour in (("was", old, "red"), ("now", new, "green")):
+                    # whole (the edit may be anywhere), wrapped under itself on a terminal
+                    text = f"      {label}: {' '.join(msg['message'].split())}"
+                    out += [term.style(line, colour) for line in term.wrap(text, indent=11)]
+            if old["errorClass"] != new["errorClass"]:
+                out.append(f"      class: {old['errorClass']} -> {new['errorClass']}")
+            if "guard" in ch:
+                out += _guard_lines(ch["guard"], term)
     if d.moved:
         out.append("\nmoved:")
         for mv in d.moved:
@@ -388,6 +345,30 @@ def diff_text(d: Any) -> str:
     return "\n".join(out)
 
 
+def _guard_lines(guard: dict, term: Term) -> list[str]:
+    """The guard before and after: its tests when the dataset kept them, else their hashes."""
+    old, new = guard["old"], guard["new"]
+    if old.get("text") is None and new.get("text") is None and (old["hash"] or new["hash"]):
+        return [f"      guard: {old['hash'] or '(none)'} -> {new['hash'] or '(none)'}"
+                " (rebuild the dataset to see the tests)"]  # fmt: skip
+    was, now = _tests(old), _tests(new)
+    kept = [t for t in now if t in was]
+    out = [f"      guard: {len(kept)} test(s) kept" if kept else "      guard:"]
+    out += [term.style(f"        - {t}", "red") for t in was if t not in now]
+    out += [term.style(f"        + {t}", "green") for t in now if t not in was]
+    return out
+
+
+_TEST_SEP = re.compile(r"(?<=\)); (?=(?:not )?\()")
+
+
+def _tests(g: dict) -> list[str]:
+    """A guard's tests (records.identity.guard_key joins them with "; ")."""
+    if not g["hash"]:
+        return []
+    return _TEST_SEP.split(g.get("text") or "") if g.get("text") else [f"({g['hash']})"]
+
+
 def revisions_text(revisions: list[dict]) -> str:
     """One line per revision a catalog holds, oldest first: what `--version` accepts."""
     out = []
@@ -397,12 +378,12 @@ def revisions_text(revisions: list[dict]) -> str:
         tags = ", ".join(r.get("tags") or [])
         project = f"{r.get('project') or '':<8} " if several else ""
         out.append(f"{project}{sha:<12} {r.get('date') or '':<25} {tags}".rstrip())
-    out.append(f"{len(revisions)} revision(s); pass a tag, a snapshot label or a sha to --version.")
+    out.append(f"{len(revisions)} revision(s); pass a tag, a snapshot label or a sha to --release.")
     return "\n".join(out)
 
 
-def history_text(h: Any) -> str:
-    """Human form of catalog.history.History."""
+def history_text(h: Any, order: Sequence[str] = ()) -> str:
+    """Human form of catalog.history.History (`order`: the catalog's releases, for ranges)."""
     rec = h.record
     # "first seen" / "first missing", not "introduced": only the revisions built are known, and
     # between two release tags the change may sit on any commit (build --touching to pin it).
@@ -427,5 +408,8 @@ def history_text(h: Any) -> str:
         out.append("replaces " + " <- ".join(h.previous))
     releases = [t for r in h.revisions for t in r.get("tags") or []]
     if releases:
-        out.append("releases: " + ", ".join(releases))
+        gaps = display.release_gaps(releases, order)
+        out.append("releases: " + display.release_span(releases, order))
+        if gaps:
+            out.append("not in: " + ", ".join(gaps))
     return "\n".join(out)

@@ -110,6 +110,9 @@ def _pin_to_commits(plan: Plan, scan: Scan) -> dict[str, int]:
     }
 
 
+pin_to_commits = _pin_to_commits  # the verify step verifies each record where it was built
+
+
 def _repin_to_commit(plan: Plan, records: list[dict]) -> list[dict]:
     """A record first seen at a snapshot revision but sitting in a file the snapshot did not
     touch (e.g. an id whose holder history moved there) shows the newest

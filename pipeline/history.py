@@ -28,7 +28,7 @@ def _entries(exts: list[FileExtraction], profile: Profile) -> list[dict]:
     """One entry per site of a revision: its id without history (records.identity, the same rule
     build_records uses), where it is, what lineage compares, and the claim fields (`bare`, `alt`,
     `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built."""
-    from kverr.records.identity import claim_of, settle
+    from kverr.records.identity import claim_of, guard_key, settle
 
     sites = [site for ext in exts for site in ext.sites]
     claims = [claim_of(site, profile) for site in sites]
@@ -42,6 +42,7 @@ def _entries(exts: list[FileExtraction], profile: Profile) -> list[dict]:
             "variant": site.variant,
             "function": site.function,
             "guard": c.guard,
+            "guardText": guard_key(site),  # what `guard` hashes: diff shows it old -> new
             "kind": site.kind,
             "errorClass": site.error_class,
             "message": site.template.display() or site.condition or "",
@@ -132,8 +133,9 @@ class Scanner:
         from kverr.records.lineage import LineageFold
 
         self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
-        # ids depend on the profile's identity rules as much as on the code
-        self.fp = code_fingerprint("extractor", "records") + plan.profile.fingerprint()
+        # ids depend on the profile's identity rules as much as on the code; ":2": entries carry
+        # guardText since issue 11 (older cached entries lack it)
+        self.fp = code_fingerprint("extractor", "records") + ":2" + plan.profile.fingerprint()
         self.loader = Loader(plan, cache)
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
         self.scan = Scan(loader=self.loader, entries_at=self.entries_at)
@@ -280,5 +282,7 @@ def _fold_spans(scan: Scan, ord_: int, entries: list[dict]) -> None:
             "to": ord_,
             "lines": [e["line"]],
         }
+        if e.get("guardText"):
+            span["guardText"] = e["guardText"]
         scan.open_spans[rid] = span
         scan.spans.append(span)

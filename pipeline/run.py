@@ -38,6 +38,8 @@ class BuildResult:
     collisions: list[Any] = field(default_factory=list)  # pattern collisions, when available
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
+    cache: Path | None = None  # the extraction cache file this build read and wrote
+    verify: Any = None  # pipeline.verify.VerifyReport when the build ran --verify
 
 
 def _fewer_gc_passes(fn: Callable[..., BuildResult]) -> Callable[..., BuildResult]:
@@ -80,12 +82,16 @@ def build(
     command: Sequence[str] = (),
     on_progress: Progress | None = None,
     profile: Profile | str | Path | None = None,
+    verify: bool = False,
+    platform: str | None = None,
 ) -> BuildResult:
     """Build the dataset directory `out` (and the catalog, when given) from a directory or a
     git repository. Idempotent: a second run with nothing new reuses every cached result.
     `snapshots` (`PATH=REPO_PATH`, git builds only) add one revision after the git ones.
     `profile`: the project (a Profile, a shipped profile's name or a TOML path; default: the
-    default project), whose file set applies when `globs` is not given."""
+    default project), whose file set applies when `globs` is not given.
+    `verify` runs each record's fix through its revision's own check (pipeline/verify.py) on
+    the `platform` profile (default: the spec's, one CUDA SM90 GPU)."""
     started = time.monotonic()
     clock = Clock()
     progress = on_progress or (lambda phase, done, total: None)
@@ -95,7 +101,13 @@ def build(
     if snapshots and git_repo is None:
         raise SourceError("--snapshot places files over a git revision; add --git REPO.")
     profile = load_profile(profile)  # a bad profile fails now, not after extraction
-    loaded_overlay = load_overlay(overlay)
+    if verify:
+        if git_repo is None:
+            raise SourceError("--verify runs each revision's own code from git; add --git REPO.")
+        from kverr.pipeline.verify import spec_for
+
+        spec_for(profile).platform(platform)  # an unknown --platform fails now
+    loaded_overlay = load_overlay(overlay)  # a bad overlay fails now, not after extraction
     cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
     try:
         if git_repo is not None:
@@ -130,10 +142,22 @@ def build(
         commits = introducing_commits(git_repo, plan, globs, scan.spans, assembled.lineage)
         assembled.records = introduce(assembled.records, commits)
         clock.lap("introduce")
+        report = None
+        if verify:
+            from kverr.pipeline.verify import verify_step
+
+            # --jobs N: N sandbox children per platform share the records.
+            assembled.records, report = verify_step(
+                plan, cache, scan, assembled.records, repo=Path(git_repo), platform=platform,
+                progress=progress, workers=jobs,
+            )  # fmt: skip
+            clock.lap("verify")
     finally:
         plan.close()
         cache.close()
     manifest = make_manifest(plan, globs, assembled, stats, command)
+    if report is not None:
+        manifest["counts"]["verification"] = report.to_dict()
     write_out(out, plan.revisions, assembled, manifest)
     clock.lap("write")
     if catalog is not None:
@@ -152,6 +176,8 @@ def build(
         collisions=assembled.collisions,
         seconds=time.monotonic() - started,
         timings=clock.laps,
+        cache=cache.path,
+        verify=report,
     )
 
 

@@ -170,9 +170,19 @@ def record_for(
         "placeholders": placeholders_of(site.template),
         "previousId": None,
         "project": profile.name,
+        # verify/ replaces this when the build runs the revision's own check (--verify).
+        "verification": dict(NOT_VERIFIED),
     }
     rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile), repo))
     return rec
+
+
+NOT_VERIFIED = {
+    "status": "unverified",
+    "platform": None,
+    "revision": None,
+    "reason": "the build did not run the revision's own check (kverr build --verify)",
+}
 
 
 def source_window(text: str, line: int, radius: int = WINDOW) -> tuple[int, int, str]:

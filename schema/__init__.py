@@ -18,7 +18,7 @@ SCHEMA_VERSION = 2
 RECORD_SCHEMA = "record.schema.json"
 LINE_SCHEMA = "dataset_line.schema.json"
 # Always written by kverr; optional in the JSON Schema so hand-written v2 records validate.
-KVERR_FIELDS = ("kind", "flags", "placeholders", "previousId")
+KVERR_FIELDS = ("kind", "flags", "placeholders", "previousId", "verification")
 
 
 def load_schema(name: str) -> dict[str, Any]:

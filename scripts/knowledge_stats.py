@@ -3,8 +3,9 @@
     python scripts/knowledge_stats.py DATASET_DIR [--json]
     python scripts/knowledge_stats.py --steps LABEL=DIR LABEL=DIR ... [--json]
 
-Prints, over the records of DATASET_DIR/records.jsonl: how many records leave each knowledge
-field empty (documentation is "What it means"), the backgroundTag distribution, the average and
+Prints, over the records of DATASET_DIR/records.jsonl: the verification figures of a
+`kverr build --verify` (per status; raise/assert records of the newest commit with a verified
+fix; fixes shown though not verified), how many records leave each knowledge field empty (documentation is "What it means"), the backgroundTag distribution, the average and
 longest triggerScenarios length, and a few smells a reader would notice (a "..." cut in the
 trigger, "<value>" or "(no extra flags)" placeholders in exampleFix, validationCode that does not
 compile, an exampleFix that only deletes a flag, a notice "fixed" by giving up a feature).
@@ -55,7 +56,7 @@ def _compiles(code: str) -> bool:
     return True
 
 
-KNOWLEDGE = (*FIELDS, "flags", "backgroundTag", "errorType", "handlingStrategy")
+KNOWLEDGE = (*FIELDS, "flags", "backgroundTag", "errorType", "handlingStrategy", "verification")
 
 
 def _fix_flags(line: str) -> list[str]:
@@ -104,6 +105,7 @@ def stats(records: list[dict]) -> dict:
     return {
         "records": n,
         "errors": len(errors),
+        "verification": verification(records),
         "empty": empty,
         "backgroundTag": dict(Counter(r["backgroundTag"] for r in records).most_common()),
         "triggerAvgChars": round(sum(triggers) / len(triggers), 1) if triggers else 0.0,
@@ -112,8 +114,36 @@ def stats(records: list[dict]) -> dict:
     }
 
 
+def verification(records: list[dict]) -> dict:
+    """What `kverr build --verify` found: records per status; raise/assert records of the
+    newest commit with a verified fix; fixes shown though not verified (only where the check
+    could not run at all, e.g. a stub decided a branch)."""
+    status = Counter((r.get("verification") or {}).get("status", "absent") for r in records)
+    shas = [r["analyzedSha"] for r in records if r.get("analyzedSha")]
+    newest = Counter(shas).most_common(1)[0][0] if shas else None
+    errors = [r for r in records if r["analyzedSha"] == newest and r["kind"] in ("raise", "assert")]
+    ok = sum((r.get("verification") or {}).get("status") == "verified" for r in errors)
+    return {
+        **{k: status.get(k, 0) for k in ("verified", "unverified", "not-applicable", "absent")},
+        "errorsNewest": len(errors),
+        "verifiedErrorsNewest": ok,
+        "fixShownUnverified": sum(
+            bool(r.get("exampleFix")) and (r.get("verification") or {}).get("status") != "verified"
+            for r in records
+        ),
+    }
+
+
 def show(s: dict) -> str:
-    out = [f"records: {s['records']} ({s['errors']} error/critical)", "empty fields:"]
+    v = s["verification"]
+    out = [
+        f"records: {s['records']} ({s['errors']} error/critical)",
+        f"verification: {v['verified']} verified, {v['unverified']} unverified, "
+        f"{v['not-applicable']} not applicable; raise/assert at the newest commit: "
+        f"{v['verifiedErrorsNewest']} of {v['errorsNewest']} verified; "
+        f"{v['fixShownUnverified']} fixes shown unverified",
+        "empty fields:",
+    ]
     out += [f"  {k:<18} {v:4d}" for k, v in s["empty"].items()]
     out.append("backgroundTag:")
     out += [f"  {k:<32} {v:4d}" for k, v in s["backgroundTag"].items()]
@@ -124,6 +154,9 @@ def show(s: dict) -> str:
 
 
 HEADLINE = (
+    ("verified fixes", lambda s: s["verification"]["verified"]),
+    ("newest raise/assert verified", lambda s: s["verification"]["verifiedErrorsNewest"]),
+    ("fix shown unverified", lambda s: s["verification"]["fixShownUnverified"]),
     ("no 'What it means'", lambda s: s["empty"]["documentation"]),
     ("no exampleFix", lambda s: s["empty"]["exampleFix"]),
     ("fix only deletes flags", lambda s: s["smells"]["exampleFix only deleting flags"]),

@@ -15,7 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from kverr.feeds.api import MAX_BODY, MAX_EXPLAIN, bind, create_app, server_for
-from test_feeds_data import BY_KEY, RECORDS, feeds_catalog, feeds_catalog_path  # noqa: F401
+from test_feeds_data import (  # noqa: F401
+    BY_KEY,
+    DATASET_VERSION,
+    RECORDS,
+    feeds_catalog,
+    feeds_catalog_path,
+)
 
 PASTE = "[2026-04-24 10:00:01] ERROR: ValueError: --page-size must be a power of two, got 48."
 
@@ -73,7 +79,11 @@ def test_error_by_id_or_slug(client, key):
     rec = BY_KEY["page-size-power"]
     r = client.get(f"/errors/{rec[key]}")
     assert r.status_code == 200
-    assert r.json() == {"record": rec, "releases": ["v0.5.0"]}
+    assert r.json() == {
+        "record": rec,
+        "releases": ["v0.5.0", "c3c3c3c3c3"],
+        "datasetVersion": DATASET_VERSION,
+    }
 
 
 @pytest.mark.parametrize("name", ["--kv-cache-dtype", "kv-cache-dtype"])
@@ -99,10 +109,13 @@ def test_openapi_lists_every_route(client):
     doc = client.get("/openapi.json").json()
     assert doc["openapi"].startswith("3.1")
     assert set(doc["paths"]) == {
+        "/",
         "/explain",
+        "/explain/batch",
         "/errors/{id}",
         "/search",
         "/flags/{flag}",
+        "/versions",
         "/healthz",
         "/openapi.json",
     }

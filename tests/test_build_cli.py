@@ -145,7 +145,7 @@ def test_history_without_an_argument_lists_the_revisions(built: Path) -> None:
     assert code == 0
     lines = out.splitlines()
     assert [line.split()[-1] for line in lines[:2]] == ["v1.0", "v2.0"]
-    assert lines[-1] == "2 revision(s); pass a tag, a snapshot label or a sha to --version."
+    assert lines[-1] == "2 revision(s); pass a tag, a snapshot label or a sha to --release."
     code, out, _ = run("history", "--json", "--catalog", str(built / "c.duckdb"))
     assert [r["tags"] for r in json.loads(out)["revisions"]] == [["v1.0"], ["v2.0"]]
 

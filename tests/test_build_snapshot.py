@@ -198,7 +198,7 @@ def test_cli_diff_history_and_explain_for_the_snapshot(built: pipeline.BuildResu
     assert "first seen: snapshot, no commit 2024-06-01T12:00:00.000Z" in res.stdout
     res = runner.invoke(app, ["explain", "--version", "seed", "--json", HOOK_MSG, "--catalog", cat])
     assert res.exit_code == 0, res.stderr
-    assert json.loads(res.stdout)["matches"][0]["revisions"] == ["seed"]
+    assert json.loads(res.stdout)["matches"][0]["releases"] == ["seed"]
 
 
 def test_snapshot_rebuild_is_byte_identical(story: dict, built: pipeline.BuildResult) -> None:

@@ -36,17 +36,16 @@ def test_json_contract(run):
     out = json.loads(res.stdout)
     assert sorted(out) == ["matches", "query"] and out["query"] == TP_LINE
     (m,) = out["matches"]
-    assert sorted(m) == ["line", "match", "project", "record", "revisions", "score", "values"]
+    assert sorted(m) == [
+        "fixStatus", "line", "match", "project", "record", "releases", "score", "values"
+    ]  # fmt: skip
+    # The fixture dataset was not verified, and says so in one sentence.
+    assert m["fixStatus"].startswith("Fix not verified: ")
     assert m["record"] == FIXTURE_RECORDS[2]
     # a dataset without a profile in its manifest (older than profiles) is the default project's;
     # the "[date time TP0]" prefix is that project's log form
-    assert m["project"] == {
-        "name": "sglang",
-        "product": "SGLang",
-        "detectedBy": "log form",
-        "verified": False,
-    }
-    assert (m["match"], m["line"], m["revisions"]) == ("pattern", 1, ["v0.4.0", "v0.5.0"])
+    assert m["project"] == {"name": "sglang", "product": "SGLang", "detectedBy": "log form"}
+    assert (m["match"], m["line"], m["releases"]) == ("pattern", 1, ["v0.4.0", "v0.5.0"])
     assert m["values"] == {"self.tp_size": "3", "self.pp_size": "2"}
     assert isinstance(m["score"], float) and 0.9 <= m["score"] <= 1.0
 
@@ -61,8 +60,8 @@ def test_human_view_shows_values_meaning_fix_and_source(run):
     assert res.exit_code == 0
     text = res.stdout
     for piece in ("tp_size=3 must be divisible by pp_size=2", "What it means", "Why it fired", "--tp-size, --pp-size",
-                  "How to fix", "• Remove one of the conflicting flags", "# before", "Source", "server_args.py#L100",
-                  "Releases", "v0.4.0, v0.5.0", "pattern match 0.99", "input line 1"):  # fmt: skip
+                  "How to fix", "• Remove one of the conflicting flags", "Before:", "Source", "server_args.py#L100",
+                  "Releases", "v0.4.0, v0.5.0 · 2 releases", "pattern match 0.99", "input line 1"):  # fmt: skip
         assert piece in text, piece
 
 
@@ -279,5 +278,5 @@ def test_the_explanation_shows_the_captured_value():
     explain_view([Match(rec, 1.0, "pattern", {"self.schedule": "'dfs-weight'"})], file=out)
     assert "--schedule=dfs-weight (not fifo or lof)" in out.getvalue()
     out = io.StringIO()
-    explain_view([Match(rec, 1.0, "pattern", {})], file=out)  # nothing captured: as written
-    assert "--schedule={self.schedule}" in out.getvalue()
+    explain_view([Match(rec, 1.0, "pattern", {})], file=out)  # nothing captured: its label
+    assert "--schedule=‹schedule›" in out.getvalue()

@@ -58,11 +58,30 @@ def test_release_pages_list_the_records_of_that_release(site):
     v04 = (site / "releases" / "v0.4.0.html").read_text(encoding="utf-8")
     v05 = (site / "releases" / "v0.5.0.html").read_text(encoding="utf-8")
     assert BY_KEY["page-size-old"]["slug"] in v04 and BY_KEY["page-size-power"]["slug"] not in v04
+    assert "2 errors in the first release built" in v04
     assert BY_KEY["page-size-power"]["slug"] in v05
     assert BY_KEY["kv-dtype-backend"]["slug"] not in v05
-    new, carried = v05.split("carried over from earlier releases")
-    assert "3 errors new in v0.5.0" in new and BY_KEY["page-size-power"]["slug"] in new
-    assert "1 error carried over" in v05 and BY_KEY["radix-offload"]["slug"] in carried
+    sections = dict(re.findall(r'<section id="(\w+)"><h2>[^<]*</h2>(.*?)</section>', v05))
+    assert list(sections) == ["new", "changed", "carried"]
+    assert "2 errors new in v0.5.0" in v05 and BY_KEY["assert-tp-pp"]["slug"] in sections["new"]
+    # the edited message is one change, as kverr diff says, not one new and one removed error
+    assert "1 error changed" in v05 and BY_KEY["page-size-power"]["slug"] in sections["changed"]
+    assert "changed: message" in sections["changed"]
+    assert (
+        "1 error carried over unchanged" in v05
+        and BY_KEY["radix-offload"]["slug"] in sections["carried"]
+    )
+
+
+def test_release_pages_agree_with_kverr_diff(feeds_catalog, site):  # noqa: F811
+    from kverr.catalog.history import diff
+
+    d = diff(feeds_catalog, "v0.4.0", "v0.5.0")
+    v05 = (site / "releases" / "v0.5.0.html").read_text(encoding="utf-8")
+    summary = re.search(r'<p class="diff-summary">(.*?)</p>', v05).group(1)
+    counts = [int(n) for n in re.findall(r"<b>(\d+)</b>", summary)]
+    assert counts == [len(d.added), len(d.removed), len(d.changed), len(d.moved)]
+    assert "kverr diff v0.4.0 v0.5.0" in summary and 'href="v0.4.0.html"' in summary
 
 
 def test_site_is_self_contained(site):
@@ -87,7 +106,8 @@ def test_every_record_string_is_escaped(site):
 
 def test_error_page_shows_fix_flags_source_and_releases(site):
     text = (site / page_of(BY_KEY["page-size-power"])).read_text(encoding="utf-8")
-    for needle in ["Before", "--page-size 48", "After", "--page-size 64", "Tokens per KV cache page.",
+    for needle in ["Before", '<span class="a">--page-size</span> <del class="a chg">48</del>', "After", '<span class="a">--page-size</span> <ins class="a chg">64</ins>',
+                   "Tokens per KV cache page.", 'class="copy" hidden', "../assets/copy.js",
                    'href="https://github.com/sgl-project/sglang/blob/' + "c3" * 20, 'class="hl" data-n="412"',
                    "../releases/v0.5.0.html", "Earlier wording", BY_KEY["page-size-old"]["slug"]]:  # fmt: skip
         assert needle in text, needle
@@ -109,9 +129,13 @@ def test_message_less_assert_is_named_by_its_condition(site):
 def test_search_index_is_a_script_with_no_raw_angle_brackets(site):
     text = (site / "assets" / "search-index.js").read_text(encoding="utf-8")
     assert text.startswith("window.KVERR_INDEX = ") and "<" not in text
-    rows = json.loads(text[len("window.KVERR_INDEX = ") :].rstrip().rstrip(";"))
+    errors, pages = text.splitlines()
+    rows = json.loads(errors[len("window.KVERR_INDEX = ") :].rstrip(";"))
     assert {r["id"] for r in rows} == {r["id"] for r in RECORDS}
     assert all((site / r["u"]).is_file() for r in rows)
+    groups = json.loads(pages[len("window.KVERR_PAGES = ") :].rstrip(";"))
+    assert {(g["k"], g["n"]) for g in groups} >= {("flag", "--page-size"), ("release", "v0.5.0")}
+    assert all((site / g["u"]).is_file() for g in groups)
 
 
 def test_site_export_is_deterministic(feeds_catalog, site, tmp_path):  # noqa: F811
@@ -157,8 +181,9 @@ def test_jsonl_has_every_record_with_its_releases(feeds_catalog, tmp_path):  # n
     assert [r["record"]["id"] for r in rows] == sorted(r["id"] for r in RECORDS)
     assert lines[0] == json.dumps(rows[0], sort_keys=True, ensure_ascii=False)
     releases = {r["record"]["id"]: r["releases"] for r in rows}
-    assert releases[BY_KEY["page-size-power"]["id"]] == ["v0.5.0"]
-    assert releases[BY_KEY["kv-dtype-backend"]["id"]] == []
+    assert releases[BY_KEY["page-size-power"]["id"]] == ["v0.5.0", "c3c3c3c3c3"]
+    # only in the newest commit, which no tag names: its short sha, as explain and the API say
+    assert releases[BY_KEY["kv-dtype-backend"]["id"]] == ["c3c3c3c3c3"]
     assert {r["record"]["id"]: r["record"] for r in rows}[BY_KEY["radix-offload"]["id"]] == BY_KEY[
         "radix-offload"
     ]

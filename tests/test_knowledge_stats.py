@@ -60,3 +60,21 @@ def test_steps_count_the_records_each_change_touched(tmp_path):
     table = ks.show_steps(rows)
     assert table.splitlines()[0].startswith("| step | records | changed |")
     assert "b: documentation 1, solutions 1" in table
+
+
+def test_verification_figures_count_statuses_and_fixes_shown_unverified():
+    ks = _script()
+    recs = _records(WORDS.read_text(encoding="utf-8"))
+    errors = [r for r in recs if r["kind"] in ("raise", "assert")]
+    assert len(errors) >= 2
+    done = {"status": "verified", "platform": "cuda-sm90", "revision": "x", "reason": ""}
+    marked = [dict(r) for r in recs]
+    for r in marked:
+        if r["id"] == errors[0]["id"]:
+            r["verification"] = done
+    v = ks.verification(marked)
+    assert v["verified"] == 1 and v["unverified"] == len(recs) - 1
+    assert v["errorsNewest"] == len(errors) and v["verifiedErrorsNewest"] == 1
+    shown = sum(bool(r["exampleFix"]) for r in marked if r["verification"] != done)
+    assert v["fixShownUnverified"] == shown
+    assert "verification: 1 verified" in ks.show(ks.stats(marked))

@@ -31,7 +31,26 @@ FORBIDDEN = {
         "kverr.pipeline",
         "kverr.cli",
     },
-    "records": {"duckdb", "typer", "kverr.catalog", "kverr.feeds", "kverr.pipeline", "kverr.cli"},
+    "records": {
+        "duckdb",
+        "typer",
+        "kverr.catalog",
+        "kverr.feeds",
+        "kverr.pipeline",
+        "kverr.cli",
+        "kverr.verify",
+    },
+    # verify/ runs a revision's own checks in a sandbox: it reads sources (extractor) and
+    # records, never the catalog, the feeds, the build or the CLI.
+    "verify": {
+        "duckdb",
+        "typer",
+        "rich",
+        "kverr.catalog",
+        "kverr.feeds",
+        "kverr.pipeline",
+        "kverr.cli",
+    },
     "catalog": {
         "typer",
         "libcst",
@@ -80,7 +99,7 @@ def test_stage_imports_stay_in_their_lane(folder, path):
 def test_only_catalog_imports_duckdb():
     offenders = [
         str(p.relative_to(ROOT))
-        for folder in ("kverr", "extractor", "schema", "records", "pipeline", "feeds")
+        for folder in ("kverr", "extractor", "schema", "records", "pipeline", "feeds", "verify")
         for p in (ROOT / folder).rglob("*.py")
         if any(violates(n, {"duckdb"}) for n in imported_names(p))
     ]

@@ -253,7 +253,6 @@ def test_project_filter(cat) -> None:
         "name": "vllm",
         "product": "vLLM",
         "detectedBy": "--project",
-        "verified": False,
     }
     assert (
         cat.explain("ValueError: --max-loras-per-batch needs --enable-lora.", project="vllm") == []
@@ -273,7 +272,8 @@ def test_cli_explain_answers_with_vllm_serve(built: dict) -> None:
     paste = "(APIServer pid=1) ValueError: LoRA needs max_num_seqs; pass --max-num-seqs."
     res = runner.invoke(app, ["explain", paste], env=env)
     assert res.exit_code == 0, res.output
-    assert "vLLM, matched by the message; fixes not verified" in res.output
+    assert "vLLM, matched by the message" in res.output and "vllm serve MODEL" in res.output
+    assert "Fix not verified" in res.output
     res = runner.invoke(
         app, ["explain", f"WARNING 05-19 11:44:32 [cache.py:19] {SHARED}", "--json"], env=env
     )
@@ -380,7 +380,6 @@ def test_api_filters_by_project(api) -> None:
         "name": "vllm",
         "product": "vLLM",
         "detectedBy": "--project",
-        "verified": False,
     }
     found = api.get("/search", params={"q": "batch budget", "project": "vllm"}).json()["matches"]
     assert found and {m["record"]["project"] for m in found} == {"vllm"}
@@ -394,12 +393,12 @@ def test_api_filters_by_project(api) -> None:
 def test_export_one_project(built: dict, tmp_path: Path) -> None:
     from kverr.feeds.exports import export
 
-    msg = export("site", tmp_path / "site", built["catalog"], "vllm")
+    msg = export("site", tmp_path / "site", built["catalog"], project="vllm")
     assert msg.startswith("wrote ")
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "vLLM launch errors" in index and "max-loras-per-batch" not in index
-    export("jsonl", tmp_path / "v.jsonl", built["catalog"], "vllm")
+    export("jsonl", tmp_path / "v.jsonl", built["catalog"], project="vllm")
     rows = [json.loads(line) for line in (tmp_path / "v.jsonl").open()]
     assert rows and {r["record"]["project"] for r in rows} == {"vllm"}
     with pytest.raises(QueryError, match="parquet holds every project"):
-        export("parquet", tmp_path / "p.parquet", built["catalog"], "vllm")
+        export("parquet", tmp_path / "p.parquet", built["catalog"], project="vllm")

@@ -10,7 +10,18 @@ from kverr.schema import KVERR_FIELDS, enum_of, load_schema, validate_line, vali
 
 from kverr.errors import SchemaError
 
-KVERR = {"kind": "raise", "flags": ["--x"], "placeholders": [], "previousId": None}
+KVERR = {
+    "kind": "raise",
+    "flags": ["--x"],
+    "placeholders": [],
+    "previousId": None,
+    "verification": {
+        "status": "verified",
+        "platform": "cuda-sm90",
+        "revision": "3d3a32c0b9f5",
+        "reason": "",
+    },
+}
 
 
 @pytest.fixture

@@ -103,26 +103,115 @@ def test_error_page_renders_escaped_text(site, profile):
 
 
 @pytest.mark.parametrize(
-    ("name", "page", "query", "size"),
-    [("index", "index.html", None, "1280,1000"),
-     ("search", "index.html", "ValueError: --page-size must be a power of two, got 48.", "1280,800"),
-     ("error-page", "errors/{page-size-power}", None, "1280,1700"),
-     ("error-page-mobile", "errors/{chat-template-missing}", None, "420,1400"),
-     ("flags", "flags/index.html", None, "1280,700"),
-     ("release", "releases/v0.5.0.html", None, "1280,900"),
-     ("error-page-dark", "errors/{kv-dtype-backend}", None, "1280,1500")],
+    ("query", "link"),
+    [("--page-size", "flags/page-size.html"), ("page size", "flags/page-size.html"),
+     ("0.5.0", "releases/v0.5.0.html"),
+     ("ValueError: --kv-cache-dtype 'fp8_e5m2' is not supported with --attention-backend 'triton'.", "flags/kv-cache-dtype.html")],
+    ids=["flag", "flag-words", "release", "flag-in-a-paste"],
 )  # fmt: skip
-def test_screenshots(site, profile, name, page, query, size):
+def test_search_offers_flag_and_release_pages(site, profile, query, link):
+    dom = chromium(
+        (site / "index.html").as_uri() + "?q=" + quote(query), "--dump-dom", profile=profile
+    )
+    hits = re.search(r'<ul id="page-hits" class="page-hits"( hidden="")?>(.*?)</ul>', dom, re.S)
+    assert hits and hits.group(1) is None, "the page suggestions stayed hidden"
+    assert f'href="{link}"' in hits.group(2)
+
+
+def test_copy_buttons_appear_with_script(site, profile):
+    dom = chromium(
+        (site / page_of(BY_KEY["kv-dtype-backend"])).as_uri(), "--dump-dom", profile=profile
+    )
+    buttons = re.findall(r"<button[^>]*class=\"copy\"[^>]*>", dom)
+    assert len(buttons) == 2 and not any("hidden" in b for b in buttons)
+
+
+@pytest.fixture(scope="module")
+def shipped_site(tmp_path_factory) -> Path:
+    """The site of the dataset kverr ships, for screenshots of real pages."""
+    from kverr.catalog import open_catalog
+    from kverr.feeds.exports import site_meta
+
+    out = tmp_path_factory.mktemp("shipped") / "site"
+    with open_catalog(None) as cat:  # the packaged catalog
+        export_site(cat, out, meta=site_meta(cat))
+    return out
+
+
+PAGES = [
+    ("index", "index.html", None, 1000),
+    ("search", "index.html", "ValueError: --page-size must be a power of two, got 48.", 900),
+    ("search-flag", "index.html", "--page-size", 700),
+    ("error-page", "errors/{page-size-power}", None, 1900),
+    ("error-page-hostile", "errors/{chat-template-missing}", None, 1700),
+    ("flags", "flags/index.html", None, 700),
+    ("release", "releases/v0.5.0.html", None, 1000),
+    ("error-page-dark", "errors/{kv-dtype-backend}", None, 1700),
+]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize(("name", "page", "query", "height"), PAGES, ids=[p[0] for p in PAGES])
+def test_screenshots(site, profile, name, page, query, height, width):
     m = re.search(r"\{(.+)\}", page)
     if m:
         page = page_of(BY_KEY[m.group(1)])
-    url = (site / page).as_uri() + ("?q=" + quote(query) if query else "")
+    _shoot(
+        site / page,
+        query,
+        f"site-{name}-{width}",
+        width,
+        height,
+        dark=name.endswith("dark"),
+        profile=profile,
+    )
+
+
+SHIPPED = [
+    (
+        "shipped-error",
+        "errors/chunked-prefill-size-must-be-divisible-by-page-s-38cd82.html",
+        None,
+        2200,
+    ),
+    (
+        "shipped-error-hook",
+        "errors/prefill-only-disable-kv-cache-is-incompatible-wi-90546f.html",
+        None,
+        2200,
+    ),
+    ("shipped-release", "releases/v0.5.10rc0.html", None, 1400),
+    ("shipped-search-flag", "index.html", "--page-size", 900),
+]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize(("name", "page", "query", "height"), SHIPPED, ids=[p[0] for p in SHIPPED])
+def test_screenshots_of_the_shipped_site(shipped_site, profile, name, page, query, height, width):
+    assert (shipped_site / page).is_file(), page
+    _shoot(
+        shipped_site / page,
+        query,
+        f"site-{name}-{width}",
+        width,
+        height,
+        dark=False,
+        profile=profile,
+    )
+
+
+def _shoot(
+    path: Path, query: str | None, stem: str, width: int, height: int, *, dark: bool, profile: Path
+) -> None:
+    url = path.as_uri() + ("?q=" + quote(query) if query else "")
     ARTIFACTS.mkdir(exist_ok=True)
-    shot = ARTIFACTS / f"site-{name}.png"
+    shot = ARTIFACTS / f"{stem}.png"
     shot.unlink(missing_ok=True)
     # Blink's preferredColorScheme 0 is dark: the page follows prefers-color-scheme.
-    scheme = "--blink-settings=preferredColorScheme=" + ("0" if name.endswith("dark") else "1")
-    chromium(url, f"--screenshot={shot}", f"--window-size={size}", scheme, profile=profile)
+    scheme = "--blink-settings=preferredColorScheme=" + ("0" if dark else "1")
+    chromium(
+        url, f"--screenshot={shot}", f"--window-size={width},{height}", scheme, profile=profile
+    )
     assert (
         shot.is_file()
         and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -38,6 +38,7 @@
 
   function run(q) {
     q = q.trim();
+    offerPages(q);
     list.querySelectorAll(".best").forEach(function (li) { li.classList.remove("best"); });
     if (!q) {
       order.forEach(function (li) { li.hidden = false; list.appendChild(li); });
@@ -64,6 +65,44 @@
     status.textContent = found.length
       ? found.length + " matching error" + (found.length === 1 ? "" : "s") + (exact ? " (" + exact + " exact match" + (exact === 1 ? "" : "es") + ")" : "")
       : "No error matches. Try fewer words, or just the flag name.";
+  }
+
+  // Flag and release pages whose name the query names: `--page-size`, `page size`, `0.5.9`.
+  var pages = window.KVERR_PAGES || [];
+  var pageList = document.getElementById("page-hits");
+  function norm(text) { return text.toLowerCase().replace(/^-+/, "").replace(/[\s_]+/g, "-"); }
+  pages.forEach(function (p) { p.key = norm(p.n); });
+  function offerPages(q) {
+    if (!pageList) return;
+    pageList.textContent = "";
+    var key = norm(q.trim());
+    var release = key.replace(/^v(?=\d)/, "");
+    var named = {};  // flags written out in a pasted line: "ValueError: --page-size must ..."
+    (q.match(/--[A-Za-z0-9][A-Za-z0-9_-]*/g) || []).forEach(function (f) { named[f.toLowerCase()] = true; });
+    var hits = key.length < 2 ? [] : pages.filter(function (p) {
+      if (p.k === "release") {
+        var name = p.key.replace(/^v(?=\d)/, "");
+        return name === release || (/^\d/.test(release) && release.length >= 3 && name.indexOf(release) === 0);
+      }
+      return p.key === key || named[p.n] || (key.length >= 4 && p.key.indexOf(key) === 0);
+    }).slice(0, 8);
+    hits.forEach(function (p) {
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = p.u;
+      var kind = document.createElement("span");
+      kind.className = "kind";
+      kind.textContent = p.k === "flag" ? "Flag" : "Release";
+      var name = document.createElement("code");
+      name.textContent = p.n;
+      var count = document.createElement("span");
+      count.className = "count";
+      count.textContent = p.c + " error" + (p.c === 1 ? "" : "s");
+      a.appendChild(kind); a.appendChild(name); a.appendChild(count);
+      li.appendChild(a);
+      pageList.appendChild(li);
+    });
+    pageList.hidden = hits.length === 0;
   }
 
   var timer = null;

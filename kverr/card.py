@@ -1,0 +1,287 @@
+"""One matched record as a card: for a terminal (styled by a kverr.term.Term) and as Markdown
+a bot can post as it is (`kverr show --markdown`, `POST /explain?format=markdown`).
+
+The fix comes first, right under the message: the solutions, then the launch commands before
+and after, each a whole line of its own with nothing around it (no border, no indent, never
+wrapped), so a triple-click or a mouse drag copies exactly the command; then whether that fix
+was verified. The facts follow: meaning, trigger, flags, source (a link), releases as ranges.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from kverr import display
+from kverr.ftypes import Match
+from kverr.term import PLAIN, Term
+from kverr.verification import fix_status, is_verified
+
+LABEL = 15  # width of the fact labels ("What it means  ")
+SEVERITY_STYLE = {
+    "critical": ("bold", "white", "on-red"),
+    "error": ("bold", "red"),
+    "warning": ("bold", "yellow"),
+    "info": ("bold", "cyan"),
+}
+
+
+def header(m: Match, term: Term = PLAIN) -> str:
+    rec = m.record
+    sev = rec.get("severity") or "error"
+    parts = [term.style(sev.upper(), *SEVERITY_STYLE.get(sev, ("bold",)))]
+    what = rec.get("errorClass") or rec.get("kind") or ""
+    if what:
+        parts.append(term.style(what, "bold"))
+    head = " ".join(parts)
+    how = [] if m.how == "id" else [f"{m.how} match {m.score:.2f}"]
+    if m.line is not None:
+        how.append(f"input line {m.line}")
+    return head + (term.style(" · " + " · ".join(how), "dim") if how else "")
+
+
+def message(m: Match, term: Term = PLAIN) -> str:
+    """The record's message with each captured value in place (highlighted) and each other
+    placeholder as a short label, ‹page_size›; a message-less assert shows its statement."""
+    rec = m.record
+    msg = rec.get("errorMessage") or ""
+    if not msg:
+        return term.style(f"(assert without a message) {statement(rec)}", "italic")
+    out = []
+    for text, expr in display.placeholder_spans(msg, rec.get("placeholders") or []):
+        if expr is None:
+            out.append(text)
+        elif expr in m.values:
+            out.append(term.style(m.values[expr], "bold", "magenta"))
+        else:
+            out.append(term.style(display.placeholder_label(expr), "magenta"))
+    return "".join(out)
+
+
+def statement(rec: dict[str, Any]) -> str:
+    src = (rec.get("sourceCode") or "").splitlines()
+    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
+    return src[i].strip() if 0 <= i < len(src) else ""
+
+
+def fill(text: str, m: Match) -> str:
+    """A record's prose with each `{placeholder}` it names (as errorMessage does) replaced by
+    the value captured from the pasted line: "--schedule={self.schedule}" -> "--schedule=lpm".
+    A value's own quotes go (`'lpm'` from a `!r`); a placeholder not captured stays as is."""
+    for expr in m.record.get("placeholders") or []:
+        value = m.values.get(expr)
+        if value is not None:
+            bare = value[1:-1] if len(value) > 1 and value[0] == value[-1] in "'\"" else value
+            text = text.replace("{" + expr + "}", bare)
+    return text
+
+
+def prose(text: str, m: Match, term: Term = PLAIN) -> str:
+    """A knowledge field as shown: the values captured from the paste in place (fill), the
+    other placeholders as ‹labels›, `code` in colour (the backticks stay in plain text, where
+    they are the only mark)."""
+    text = display.label_placeholders(fill(text, m))
+    if not term.color:
+        return text
+    return "".join(
+        term.style(part, "cyan") if code else part for part, code in display.code_spans(text)
+    )
+
+
+# ---------------------------------------------------------------- the terminal card
+
+
+def card(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[str]:
+    """The card's lines. `order`: every release the catalog holds, oldest first, so the
+    record's releases print as ranges."""
+    out = [header(m, term), *term.wrap(message(m, term))]
+    fix = fix_lines(m, term)
+    if fix:
+        out += ["", *fix]
+    out.append("")
+    out += fact_lines(m, term, order)
+    return out
+
+
+def fix_lines(m: Match, term: Term = PLAIN) -> list[str]:
+    rec = m.record
+    solutions = [s for s in rec.get("solutions") or [] if s]
+    example = display.example_fix(rec.get("exampleFix"))
+    if not solutions and not rec.get("exampleFix"):
+        return []
+    out = [term.style("How to fix", "bold", "cyan")]
+    for s in solutions:
+        out += term.wrap("  • " + prose(s, m, term), indent=4)
+    if example:
+        out.append(term.style("  Before:", "dim"))
+        out.append(_command(example.before, example.removed(), term, "red"))
+        out.append(term.style("  After:", "dim"))
+        out.append(_command(example.after, example.added(), term, "green"))
+    elif rec.get("exampleFix"):
+        out += rec["exampleFix"].splitlines()
+    # The slot for kverr build --verify's verdict: verified against which revision's own
+    # check on which platform, or plainly not verified and why.
+    out += term.wrap("  " + term.style(fix_status(rec), "green" if is_verified(rec) else "dim"), 2)
+    return out
+
+
+def _command(cmd: str, changed: set[str], term: Term, colour: str) -> str:
+    """A whole command line, never wrapped or indented: the changed arguments in colour."""
+    return "".join(
+        term.style(text, "bold", colour) if hit else text
+        for text, hit in display.changed_spans(cmd, changed)
+    )
+
+
+def fact_lines(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[str]:
+    rec = m.record
+    out: list[str] = []
+
+    def row(label: str, value: str) -> None:
+        if value:
+            lines = term.wrap(value, indent=LABEL)
+            out.append(term.style(label.ljust(LABEL), "bold") + lines[0])
+            out.extend(lines[1:])
+
+    row("What it means", prose(rec.get("documentation") or "", m, term))
+    row("Why it fired", prose(rec.get("triggerScenarios") or "", m, term))
+    row("Flags", ", ".join(rec.get("flags") or []))
+    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
+    url = rec.get("githubUrl")
+    row("Source", term.link(term.style(where, "underline"), url))
+    if url and not term.links:  # whole, on its own line: most terminals make it clickable
+        out.append(" " * LABEL + url)
+    releases = display.release_span(m.revisions, order)
+    row("Releases", releases)
+    gaps = display.release_gaps(m.revisions, order)
+    if gaps:
+        row("", term.style("not in " + ", ".join(gaps), "dim"))
+    row("Project", project_text(m))
+    row("Id", f"{rec.get('id')}  {term.style(rec.get('slug') or '', 'dim')}".rstrip())
+    return out
+
+
+_DETECTED = {
+    "--project": "as asked (--project)",
+    "log form": "its log format",
+    "message": "the message",
+}
+
+
+def project_text(m: Match) -> str:
+    """Which project answered and what told it (`kverr explain` says so); "" for a record looked
+    up by id."""
+    p = m.project
+    how = _DETECTED.get(p.get("detectedBy", ""))
+    if not p or how is None:
+        return p.get("product", "") if p else ""
+    return f"{p.get('product', p.get('name'))}, matched by {how}"
+
+
+def also_at(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> str:
+    rec = m.record
+    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
+    span = display.release_span(m.revisions, order)
+    releases = f"; releases {span}" if span else ""
+    return term.style(f"  same message also raised at {where} ({rec.get('id')}{releases})", "dim")
+
+
+def one_line(m: Match, term: Term = PLAIN) -> str:
+    rec = m.record
+    sev = rec.get("severity") or ""
+    head = f"line {m.line}: " if m.line is not None else ""
+    badge = term.style(f"[{sev}]", *SEVERITY_STYLE.get(sev, ()))
+    tail = term.style(f"  ({rec.get('id')}, {m.how})", "dim")
+    return f"{head}{badge} {message(m, term)}{tail}"
+
+
+def list_line(m: Match, term: Term = PLAIN) -> str:
+    """One record in a list (`kverr search`): id, severity, class, message."""
+    rec = m.record
+    sev = rec.get("severity") or ""
+    cls = rec.get("errorClass") or rec.get("kind") or ""
+    return (
+        f"{term.style(rec.get('id') or '', 'bold')}  "
+        f"{term.style(sev.ljust(7), *SEVERITY_STYLE.get(sev, ()))} {cls.ljust(15)} {message(m, term)}"
+    )
+
+
+# ---------------------------------------------------------------- Markdown for bots
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
+
+
+def md_escape(text: str) -> str:
+    """Prose safe for CommonMark (GitHub, Discourse, Slack-like renderers)."""
+    return _MD_SPECIAL.sub(r"\\\1", text.replace("\r", ""))
+
+
+def md_code(text: str) -> str:
+    """An inline code span that survives backticks inside it."""
+    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_prose(text: str, m: Match | None = None) -> str:
+    text = display.label_placeholders(fill(text, m) if m else text)
+    spans = display.code_spans(text, flags=True)
+    return "".join(md_code(p) if code else md_escape(p) for p, code in spans)
+
+
+def md_block(text: str, lang: str = "") -> str:
+    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def markdown(m: Match, order: Sequence[str] = ()) -> str:
+    """The answer to one match in Markdown, ready to post: message, fix first, then why."""
+    rec = m.record
+    what = rec.get("errorClass") or rec.get("kind") or "error"
+    out = [f"**{md_escape(what)}**: {md_code(message(m))}", ""]
+    solutions = [s for s in rec.get("solutions") or [] if s]
+    example = display.example_fix(rec.get("exampleFix"))
+    if solutions or example:
+        out.append("**How to fix**")
+        out += [f"- {md_prose(s, m)}" for s in solutions]
+        if example:
+            out += ["", "Before:", md_block(example.before, "bash"), "After:"]
+            out.append(md_block(example.after, "bash"))
+        out += ["", f"_{md_escape(fix_status(rec))}_", ""]
+    if rec.get("documentation"):
+        out += [f"**What it means:** {md_prose(rec['documentation'], m)}", ""]
+    if rec.get("triggerScenarios"):
+        out += [f"**Why it fired:** {md_prose(rec['triggerScenarios'], m)}", ""]
+    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
+    src = f"[{md_escape(where)}]({rec['githubUrl']})" if rec.get("githubUrl") else md_code(where)
+    facts = [f"Source: {src}"]
+    span = display.release_span(m.revisions, order)
+    if span:
+        facts.append(f"releases: {md_escape(span)}")
+    facts.append(f"kverr id {md_code(rec.get('id') or '')}")
+    out.append(" · ".join(facts))
+    return "\n".join(out)
+
+
+def markdown_answer(matches: Sequence[Match], order: Sequence[str] = (), limit: int = 3) -> str:
+    """Every match's answer (at most `limit`, one per message), separated by a rule; a
+    plain sentence when nothing matched."""
+    if not matches:
+        return "No known launch-argument error matches this text.\n"
+    seen: set[str] = set()
+    parts = []
+    for m in matches:
+        key = m.record.get("errorMessage") or m.record.get("id") or ""
+        if key in seen:
+            continue
+        seen.add(key)
+        parts.append(markdown(m, order))
+        if len(parts) == limit:
+            break
+    more = len({m.record.get("errorMessage") or m.record.get("id") for m in matches}) - len(parts)
+    if more > 0:
+        parts.append(f"_…and {more} more known error{'s' if more != 1 else ''} in this text._")
+    return "\n\n---\n\n".join(parts) + "\n"

@@ -1,0 +1,245 @@
+"""verify: every record's fix run through its revision's own check (`kverr build --verify`).
+
+Records are verified at the revision their newest form was built at, one revision at a time
+(verify/stage.py: one sandbox child per revision and platform, started only when a run
+misses the cache). Two caches keep a rebuild cheap: `verdict` (a record's whole verdict, keyed
+by the file set, the record, the harness code, spec and platform) and `verifyrun` (one run of
+the check, keyed the same way plus the launch), so editing the search reruns only what changed.
+Without --verify every record says so in its `verification` field (records/__init__.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kverr.pipeline.assemble import pin_to_commits
+from kverr.pipeline.cache import Cache
+from kverr.pipeline.history import Scan
+from kverr.pipeline.plan import Plan
+
+from kverr.ftypes import Revision
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class VerifyReport:
+    """What the build prints: per status counts, and the rate that matters (raise/assert
+    records of the newest commit with a verified fix)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    newest: str = ""  # short sha of the newest commit built
+    errors_newest: int = 0  # raise/assert records at it
+    verified_newest: int = 0
+    runs: int = 0  # runs of the check this build (cache misses)
+    cached: int = 0  # runs answered by the cache
+    platform: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counts": dict(sorted(self.counts.items())),
+            "newest": self.newest,
+            "errorsNewest": self.errors_newest,
+            "verifiedNewest": self.verified_newest,
+            "platform": self.platform,
+        }
+
+
+class _Runs(MutableMapping[str, str]):
+    """The run cache as a mapping: reads through to sqlite, writes collected and flushed."""
+
+    def __init__(self, cache: Cache, ns: str) -> None:
+        self.cache, self.ns, self.new = cache, ns, {}
+
+    def __getitem__(self, key: str) -> str:
+        if key in self.new:
+            return self.new[key]
+        hit = self.cache.get(self.ns, key)
+        if hit is None:
+            raise KeyError(key)
+        return hit
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.new[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        self.new.pop(key, None)
+
+    def __iter__(self):
+        return iter(self.new)
+
+    def __len__(self) -> int:
+        return len(self.new)
+
+    def flush(self) -> None:
+        if self.new:
+            self.cache.put_many(self.ns, self.new)
+            self.cache.commit()
+            self.new = {}
+
+
+def verify_step(
+    plan: Plan,
+    cache: Cache,
+    scan: Scan,
+    records: list[dict],
+    *,
+    repo: Path,
+    platform: str | None = None,
+    progress: Progress | None = None,
+    workers: int = 1,
+) -> tuple[list[dict], VerifyReport]:
+    """`records` with their verification (and verified fixes), and the build's report."""
+    from kverr.verify.stage import Session, Verdict, apply_verdict, files_key, verify_revision
+
+    spec = spec_for(plan.profile)
+    progress = progress or (lambda phase, done, total: None)
+    report = VerifyReport(platform=spec.platform(platform).name)
+    if not any(path == spec.main_path for files in plan.files for path, _ in files):
+        # Another project: no spec says how to run its validation yet, so nothing is
+        # verified, and each record says why rather than a harness error.
+        reason = f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
+        out = [
+            apply_verdict(r, Verdict(_not_run(reason, spec, platform), keep_fix=False))
+            for r in records
+        ]
+        _count(report, out, plan)
+        return out, report
+    by_sha = {r.sha: i for i, r in enumerate(plan.revisions) if r.sha}
+    at = pin_to_commits(plan, scan)
+    owed: dict[int, list[dict]] = {}
+    for rec in records:
+        owed.setdefault(at.get(rec["id"], len(plan.revisions) - 1), []).append(rec)
+    runs = _Runs(cache, "verifyrun")
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix=".kverr-verify-", dir=cache.path.parent) as tmp:
+        session = Session(
+            spec, str(repo), Path(tmp), platform=platform, cache=runs, workers=workers
+        )
+        try:
+            done = 0
+            for ord_, recs in sorted(owed.items()):
+                revision, base, overrides = _where(plan, ord_, by_sha)
+                files = plan.files[ord_]
+                key = files_key(revision, files)
+                fp = _verdict_fp(session)
+                verdicts: dict[str, Any] = {}
+                todo = []
+                for rec in recs:
+                    hit = cache.get("verdict", _vkey(fp, key, rec))
+                    if hit is None:
+                        todo.append(rec)
+                    else:
+                        verdicts[rec["id"]] = _verdict_from(json.loads(hit))
+                if todo:
+                    exts = scan.loader.load(files, text=True)
+                    fresh = verify_revision(
+                        exts,
+                        todo,
+                        session,
+                        base,
+                        files=files,
+                        overrides=overrides,
+                        previous=scan.previous_at(ord_),
+                        label=revision,
+                    )
+                    verdicts.update(fresh)
+                    cache.put_many(
+                        "verdict",
+                        {_vkey(fp, key, r): json.dumps(_verdict_to(fresh[r["id"]])) for r in todo},
+                    )
+                    runs.flush()
+                for rec in recs:
+                    out[rec["id"]] = apply_verdict(rec, verdicts[rec["id"]])
+                done += len(recs)
+                progress("verify", done, len(records))
+        finally:
+            session.close()
+            runs.flush()
+    report.runs, report.cached = int(session.stats["runs"]), int(session.stats["cached"])
+    result = [out[r["id"]] for r in records]
+    _count(report, result, plan)
+    return result, report
+
+
+def spec_for(profile: Any) -> Any:
+    """The verify spec of the build's project: its profile's [verify] tables when it has them
+    (the place a project's spec lives), else verify/'s own (the default project's). A project whose files
+    lack that spec's main module is then not verified, and its records say so."""
+    from kverr.verify.spec import VerifySpec, load_spec
+
+    if profile is not None and profile.verify is not None:
+        return VerifySpec.from_table(json.loads(profile.verify), where=f"profile {profile.name}")
+    return load_spec()
+
+
+def _not_run(reason: str, spec: Any, platform: str | None) -> dict:
+    return {
+        "status": "unverified",
+        "platform": spec.platform(platform).name,
+        "revision": None,
+        "reason": reason,
+    }
+
+
+def _where(plan: Plan, ord_: int, by_sha: dict[str, int]) -> tuple[Revision, Revision, dict]:
+    """(the revision, the commit to run against, files from disk placed over it). A snapshot
+    revision runs against the newest commit with its snapshot files placed over it."""
+    revision = plan.revisions[ord_]
+    if revision.sha:
+        return revision, revision, {}
+    base = max(i for i, r in enumerate(plan.revisions[:ord_]) if r.sha)
+    files = dict(plan.files[ord_])
+    overrides = {
+        s["repoPath"]: plan.read(s["repoPath"], files[s["repoPath"]]).text
+        for s in plan.snapshots
+        if s["repoPath"] in files
+    }
+    return revision, plan.revisions[base], overrides
+
+
+def _verdict_fp(session: Any) -> str:
+    from kverr.verify.stage import _fingerprint
+
+    return _fingerprint(session.spec, session.platform_name)
+
+
+def _vkey(fp: str, files_key: str, record: dict) -> str:
+    body = json.dumps(record, sort_keys=True).encode()
+    return f"{fp}:{files_key}:{record['id']}:{hashlib.sha256(body).hexdigest()[:16]}"
+
+
+def _verdict_to(v: Any) -> dict:
+    return {
+        "verification": v.verification,
+        "exampleFix": v.example_fix,
+        "solution": v.solution,
+        "keepFix": v.keep_fix,
+    }
+
+
+def _verdict_from(d: dict) -> Any:
+    from kverr.verify.stage import Verdict
+
+    return Verdict(d["verification"], d["exampleFix"], d["solution"], d["keepFix"])
+
+
+def _count(report: VerifyReport, records: list[dict], plan: Plan) -> None:
+    for rec in records:
+        status = rec["verification"]["status"]
+        report.counts[status] = report.counts.get(status, 0) + 1
+    newest = next((r.sha for r in reversed(plan.revisions) if r.sha), None)
+    report.newest = (newest or "")[:12]
+    errors = [
+        r
+        for r in records
+        if r["analyzedSha"] == newest and r["kind"] in ("raise", "assert") and newest
+    ]
+    report.errors_newest = len(errors)
+    report.verified_newest = sum(r["verification"]["status"] == "verified" for r in errors)

@@ -1,0 +1,404 @@
+"""Candidate launches for the fix search: a "before" that reaches the check, and the changes
+that may fix it, most trusted first. Nothing here is shown to a user until verify/ has run the
+revision's own check on it (records never import verify; verify imports this).
+
+Sources of a change, in the order they are tried (FixChange.source):
+
+- advice   the message's own words: "please use --x y", "requires --x", "remove --x",
+           "one of [a, b]", values of an involved flag it names ("(fa3/fa4)")
+- allowed  a value the check accepts: the other values of a membership guard, the flag's
+           declared choices, its default, the boundary of a comparison
+- env      an environment variable the check reads (`APP_X=1`)
+- feature  turning an enclosing condition around (another value of the feature's option)
+- remove   leaving out a feature flag the check is about: last, it gives the feature up
+
+Values come from the flag declarations, which verify/ replaces with what the revision's own
+parser declares (choices, default, switch or not) before asking.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+
+from kverr.records.conditions import Atom, show_value
+from kverr.records.knowledge.facts import Facts, _default
+from kverr.records.knowledge.fixes import sample_value
+
+from kverr.ftypes import FixChange, FlagDecl, Launch
+
+_FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*[a-z0-9]")
+_ENV_NAME = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
+# "please use --x y", "set --x to y", "--x=y": an option and the value right after it.
+_OPTION_VALUE = re.compile(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:[ =]|\s+to\s+)['\"`]?([\w.:/-]+)")
+_DROP_VERBS = re.compile(r"\b(remove|disable|drop|unset|do not (use|set|pass)|don't (use|set))\b")
+_NEEDS = re.compile(r"\b(requires?|needs?|without|together with|along with)\b", re.I)
+_LIST = re.compile(
+    r"(?:one of|among|choose from|supports? only|only supports?)\s*[\[{(]([^\]})]*)[\]})]"
+)
+
+
+def is_switch(flag: str, decls: dict[str, FlagDecl]) -> bool:
+    """A flag given alone (`--x`): declared store_true/store_false/store_const."""
+    d = decls.get(flag)
+    return d is not None and (d.action or "").startswith("store_") and d.action != "store"
+
+
+def _value_ok(flag: str, value: str, decls: dict[str, FlagDecl]) -> bool:
+    """A word the message puts after a flag is its value only when the flag's declaration
+    says so: one of its choices, or a number for a numeric flag ("requires --x is set" has
+    no value in it)."""
+    d = decls.get(flag)
+    if d is None:
+        return False
+    if d.choices:
+        return value in d.choices
+    kind = (d.type or "").lower()
+    if "int" in kind:
+        return re.fullmatch(r"-?\d+", value) is not None
+    if "float" in kind:
+        return re.fullmatch(r"-?\d+(\.\d+)?", value) is not None
+    return False
+
+
+def set_option(launch: Launch, flag: str, value: str | None, decls: dict[str, FlagDecl]) -> Launch:
+    """`launch` with `flag` set, in place when it is there already (its aliases dropped, so
+    `--tp-size` replaces `--tensor-parallel-size`)."""
+    same = _aliases(flag, decls)
+    if any(o in same for o, _ in launch.args):
+        args, done = [], False
+        for o, v in launch.args:
+            if o not in same:
+                args.append((o, v))
+            elif not done:
+                args.append((flag, value))
+                done = True
+        return Launch(tuple(args), launch.env, launch.model, launch.files)
+    return _replace(launch, flag, value)
+
+
+def _replace(launch: Launch, flag: str, value: str | None) -> Launch:
+    return Launch((*launch.args, (flag, value)), launch.env, launch.model, launch.files)
+
+
+def drop_option(launch: Launch, flag: str, decls: dict[str, FlagDecl]) -> Launch:
+    same = _aliases(flag, decls)
+    args = tuple((o, v) for o, v in launch.args if o not in same)
+    return Launch(args, launch.env, launch.model, launch.files)
+
+
+def _aliases(flag: str, decls: dict[str, FlagDecl]) -> set[str]:
+    d = decls.get(flag)
+    if d is None:
+        return {flag}
+    key = d.arg_dest if getattr(d, "arg_dest", None) else d.dest
+    return {flag} | {n for n, o in decls.items() if (getattr(o, "arg_dest", None) or o.dest) == key}
+
+
+def apply(launch: Launch, change: FixChange, decls: dict[str, FlagDecl]) -> Launch:
+    for op, name, value in change.edits:
+        if op == "set":
+            launch = set_option(launch, name, value, decls)
+        elif op == "drop":
+            launch = drop_option(launch, name, decls)
+        elif op == "env":
+            env = tuple((k, v) for k, v in launch.env if k != name)
+            if value is not None:
+                env = (*env, (name, value))
+            launch = Launch(launch.args, env, launch.model, launch.files)
+        elif op == "file":
+            launch = Launch(launch.args, launch.env, launch.model, (*launch.files, name))
+        elif op == "model":  # ("model", "profile", name) or ("model", attribute, value)
+            model = tuple((k, v) for k, v in launch.model if k != name)
+            item = value if name == "profile" else (value,)
+            launch = Launch(launch.args, launch.env, (*model, (name, item)), launch.files)
+    return launch
+
+
+# ---------------------------------------------------------------- the before
+
+
+def before_launch(f: Facts, decls: dict[str, FlagDecl]) -> Launch:
+    """A launch under which every fact on the path to the site holds: the flag facts of the
+    enclosing and direct guards and of the earlier checks it passed, environment variables,
+    the model's architecture and a missing file."""
+    launch = Launch()
+    for atom in (*f.passed, *f.context, *f.direct):
+        launch = make_hold(launch, atom, decls)
+    return launch
+
+
+def make_hold(launch: Launch, atom: Atom, decls: dict[str, FlagDecl]) -> Launch:
+    """`launch` changed so that `atom` holds, when a command line can do it."""
+    for change in _holding(atom, decls, launch):
+        return apply(launch, change, decls)
+    return launch
+
+
+def _holding(atom: Atom, decls: dict[str, FlagDecl], launch: Launch) -> list[FixChange]:
+    """Ways to make `atom` hold, best first."""
+    flag, op, v = atom.flag, atom.op, atom.value
+    if flag is None:
+        return _holding_expr(atom)
+    switch = is_switch(flag, decls)
+    default = _default(flag, decls)
+    out: list[tuple[str, str, str | None]] = []
+    if op in ("unset", "is None"):
+        out.append(("drop", flag, None))
+    elif op in ("set", "is not None"):
+        out.append(("set", flag, None) if switch else ("set", flag, sample_value(flag, decls)))
+    elif op in ("==", "in"):
+        values = (v,) if op == "==" else tuple(v)
+        for x in values:
+            if x is True:
+                out.append(("set", flag, None if switch else "true"))
+            elif x is False or x is None:
+                out.append(("drop", flag, None))
+            else:
+                out.append(("set", flag, show_value(x)))
+    elif op in ("!=", "not in"):
+        banned = {show_value(b) for b in ((v,) if op == "!=" else v)}
+        if default is not None and show_value(default) not in banned and not switch:
+            out.append(("drop", flag, None))  # the default already holds
+        for value in _domain(flag, decls):
+            if value not in banned:
+                out.append(("set", flag, value))
+    elif op in (">", ">=", "<", "<=") and isinstance(v, (int, float)) and not isinstance(v, bool):
+        step = {">": 1, ">=": 0, "<": -1, "<=": 0}[op]
+        out.append(("set", flag, show_value(v + step)))
+    return [FixChange((e,), "allowed") for e in out]
+
+
+def _holding_expr(atom: Atom) -> list[FixChange]:
+    """A condition that is not one flag fact, when a launch can still make it hold: an
+    environment variable, the model's architecture, a path that does (not) exist."""
+    want = atom.holds
+    if atom.topic == "env":
+        name = env_name(atom.text)
+        if name:
+            return [FixChange((("env", name, "1" if want else None),), "env")]
+    if atom.topic == "model":
+        arch = _architecture(atom.text, want)
+        if arch:
+            return [FixChange((("model", "architectures", arch),), "model")]
+    if atom.topic == "file" and len(atom.flags) == 1:
+        flag = atom.flags[0]
+        if want:
+            name = flag.lstrip("-") + (".pem" if "ssl" in flag else "")
+            return [FixChange((("set", flag, name), ("file", name, None)), "allowed")]
+        return [FixChange((("set", flag, f"/no/such/{flag.lstrip('-')}"),), "allowed")]
+    return []
+
+
+def env_name(text: str) -> str | None:
+    """`envs.APP_X.get()` / `get_bool_env_var("APP_X")` -> "APP_X"."""
+    m = _ENV_NAME.search(text)
+    return m.group(1) if m else None
+
+
+def _architecture(text: str, want: bool) -> str | None:
+    """An architecture name under which `model_arch in [...]` (or `"X" in model_arch`) is
+    `want`: the first one listed, or a name containing the fragment tested."""
+    if not want:
+        return None  # the model profile's own architecture is listed nowhere
+    node = _parse(text)
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    left, right = node.left, node.comparators[0]
+    if isinstance(node.ops[0], ast.In):
+        values = _literal(right)
+        if isinstance(values, (list, tuple, set, frozenset)) and values:
+            first = sorted(values)[0] if isinstance(values, (set, frozenset)) else values[0]
+            return first if isinstance(first, str) else None
+        fragment = _literal(left)
+        if isinstance(fragment, str):
+            return (
+                fragment
+                if fragment.endswith(("ForCausalLM", "Model"))
+                else f"{fragment}ForCausalLM"
+            )
+    if isinstance(node.ops[0], ast.Eq):
+        value = _literal(right)
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _parse(text: str) -> ast.expr | None:
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _literal(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+
+
+def _domain(flag: str, decls: dict[str, FlagDecl]) -> list[str]:
+    """Values worth trying for a flag: its choices, else a few numbers, else its default."""
+    d = decls.get(flag)
+    if d is None:
+        return []
+    if d.choices:
+        return [c for c in d.choices if c not in ("None", "")]
+    kind = (d.type or "").lower()
+    if "int" in kind:
+        return ["1", "2", "4", "8", "0"]
+    if "float" in kind:
+        return ["0.5", "1.0", "0.0"]
+    default = _default(flag, decls)
+    return [show_value(default)] if isinstance(default, str) and default else []
+
+
+# ---------------------------------------------------------------- the changes
+
+
+def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChange]:
+    """Changes to `before` that may make the check pass, most trusted first."""
+    out: list[FixChange] = []
+    out += advice(f, decls, before)
+    for atom in f.direct:
+        out += _negations(atom, decls, before)
+    for atom in f.context:
+        out += [
+            c if c.source == "remove" else FixChange(c.edits, "feature", c.note)
+            for c in _negations(atom, decls, before)
+        ]
+    return _ranked(_unique(c for c in out if _changes_something(c, before, decls)))
+
+
+# "feature": turns an enclosing condition around, i.e. launches without the feature the
+# check is about, by another value than removing its flag.
+_RANK = {"advice": 0, "solve": 1, "allowed": 2, "env": 3, "model": 4, "feature": 5, "remove": 6}
+
+
+def _ranked(found: list[FixChange]) -> list[FixChange]:
+    """Removing a feature flag only last; within a source, the order found."""
+    return sorted(found, key=lambda c: (c.source == "remove", _RANK.get(c.source, 5)))
+
+
+def _unique(found: Iterable[FixChange]) -> list[FixChange]:
+    """Each change once, in the order first found, under its most trusted source (a value
+    the advice and the solver both give counts as advice)."""
+    best: dict[tuple, FixChange] = {}
+    for c in found:
+        kept = best.get(c.edits)
+        if kept is None or _RANK.get(c.source, 9) < _RANK.get(kept.source, 9):
+            best[c.edits] = c if kept is None else FixChange(c.edits, c.source, kept.note)
+    return list(best.values())
+
+
+def _changes_something(change: FixChange, before: Launch, decls: dict[str, FlagDecl]) -> bool:
+    return apply(before, change, decls) != before
+
+
+def _negations(atom: Atom, decls: dict[str, FlagDecl], before: Launch) -> list[FixChange]:
+    """Ways to make `atom` fail: the check's own condition turned around."""
+    neg = atom.negated()
+    found = _holding(neg, decls, before)
+    out = []
+    for c in found:
+        (op, name, _), *_ = c.edits
+        # Dropping a flag the launch sets, or unsetting an environment switch it needs,
+        # gives the feature up: tried last.
+        gives_up = (op == "drop" and before.has(name)) or (op == "env" and c.edits[0][2] is None)
+        out.append(FixChange(c.edits, "remove" if gives_up else c.source, _note(atom)))
+    return out
+
+
+def _note(atom: Atom) -> str:
+    from kverr.records.conditions import phrase
+
+    return phrase(atom.negated())
+
+
+def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChange]:
+    """What the message itself tells the user to do, as edits of known options."""
+    out: list[FixChange] = []
+    involved = _involved(f, before)
+    for sentence in _advice_parts(f.message):
+        low = _FLAG.sub("", sentence.lower())  # "--disable-x" is a flag, not a verb
+        drop = _DROP_VERBS.search(low) is not None
+        for m in _OPTION_VALUE.finditer(sentence):
+            flag, value = m.group(1), m.group(2).rstrip(".,;")
+            if (
+                flag in decls
+                and not drop
+                and _value_ok(flag, value, decls)
+                and not is_switch(flag, decls)
+            ):
+                out.append(FixChange((("set", flag, value),), "advice", sentence))
+        for flag in _FLAG.findall(sentence):
+            if flag not in decls:
+                continue
+            if drop:
+                out.append(FixChange((("drop", flag, None),), "remove", sentence))
+            elif is_switch(flag, decls):
+                out.append(FixChange((("set", flag, None),), "advice", sentence))
+            elif not before.has(flag):
+                out.append(
+                    FixChange((("set", flag, sample_value(flag, decls)),), "advice", sentence)
+                )
+        # "requires --a and --b", "has no effect without --a and --b": both, in one change.
+        needed = [
+            fl
+            for fl in _FLAG.findall(sentence.partition(_NEEDS.search(sentence).group(0))[2])
+            if fl in decls and not before.has(fl)
+        ] if _NEEDS.search(sentence) else []  # fmt: skip
+        if len(needed) > 1 and not drop:
+            edits = tuple(
+                ("set", fl, None if is_switch(fl, decls) else sample_value(fl, decls))
+                for fl in needed
+            )
+            out.append(FixChange(edits, "advice", sentence))
+        for name in _ENV_NAME.findall(sentence):
+            if name.startswith(tuple(p + "_" for p in f.profile.own_env_prefixes)) and re.search(
+                rf"{name}\s*=\s*(1|true)", sentence, re.I
+            ):
+                out.append(FixChange((("env", name, "1"),), "advice", sentence))
+    # Values the message lists ("one of [...]", "(fa3/fa4)") for a flag the check is about,
+    # the flags the launch itself sets first (changing the user's own choice), each value for
+    # every flag before the next value.
+    involved = sorted(involved, key=lambda fl: not before.has(fl))
+    for value in _listed_values(f.message):
+        for flag in involved:
+            if _value_ok(flag, value, decls) and before.value(flag) != value:
+                out.append(FixChange((("set", flag, value),), "advice", f"{flag} {value}"))
+    return out
+
+
+def _involved(f: Facts, before: Launch) -> list[str]:
+    """Flags the check reads, direct ones first, then the launch's own."""
+    flags = [a.flag for a in f.direct if a.flag] + [fl for a in f.direct for fl in a.flags]
+    flags += [a.flag for a in f.context if a.flag] + list(f.site.flags)
+    flags += [o for o, _ in before.args]
+    return list(dict.fromkeys(flags))
+
+
+def _listed_values(message: str) -> list[str]:
+    out: list[str] = []
+    for m in _LIST.finditer(message):
+        out += [w.strip(" '\"`") for w in re.split(r"[,|/]| or ", m.group(1))]
+    for m in re.finditer(r"\(([\w.-]+(?:/[\w.-]+)+)\)", message):  # "(fa3/fa4)"
+        out += m.group(1).split("/")
+    for m in re.finditer(
+        r"(?:use|set to|requires?|with)\s+['\"`]?([a-z0-9_.-]+)['\"`]?", message, re.I
+    ):
+        out.append(m.group(1))
+    return [v for v in dict.fromkeys(out) if v and "{" not in v]
+
+
+def _advice_parts(message: str) -> list[str]:
+    text = re.sub(r"\.(?=[A-Z][a-z])", ". ", message)
+    parts = re.split(
+        r"(?<=[.;!?])\s+|,\s*(?=(?:please|try|you can|you should)\b)", text, flags=re.I
+    )
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+def launch_text(launch: Launch, command: str, base: Sequence[str]) -> str:
+    return launch.command(command, tuple(base))

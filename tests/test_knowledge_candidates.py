@@ -1,0 +1,148 @@
+"""Candidate launches for the fix search (records/knowledge/candidates.py): table tests over
+small server_args-like snippets of our own. Nothing here is verified; verify/ runs them."""
+
+from __future__ import annotations
+
+import pytest
+from kverr.extractor import extract_file
+from kverr.records import flag_map
+from kverr.records.knowledge import candidates, facts_for
+from kverr.records.pattern import pattern_for
+
+from kverr.ftypes import FixChange, FlagDecl, Launch, SourceFile
+
+HEAD = """
+import argparse, dataclasses
+@dataclasses.dataclass
+class ServerArgs:
+    attention_backend: str = None
+    kv_cache_dtype: str = "auto"
+    tp_size: int = 1
+    enable_x: bool = False
+    mamba_scheduler_strategy: str = "auto"
+    disable_radix_cache: bool = False
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--attention-backend", choices=["fa3", "fa4", "triton"])
+        parser.add_argument("--kv-cache-dtype", default="auto", choices=["auto", "fp8_e4m3", "bf16"])
+        parser.add_argument("--tp-size", type=int, default=1)
+        parser.add_argument("--enable-x", action="store_true")
+        parser.add_argument("--mamba-scheduler-strategy", default="auto",
+                            choices=["auto", "no_buffer", "extra_buffer"])
+        parser.add_argument("--disable-radix-cache", action="store_true")
+
+    def check(self):
+"""
+
+
+def facts(body: str, words: str):
+    text = HEAD + "\n".join("        " + line for line in body.strip().splitlines()) + "\n"
+    fx = extract_file(SourceFile("python/sglang/srt/server_args.py", text, "0" * 40))
+    decls = flag_map([fx.flags])
+    (site,) = [s for s in fx.sites if words in s.template.display()]
+    siblings = [s for s in fx.sites if s.function == site.function]
+    return facts_for(site, decls, pattern_for(site.template), siblings), decls
+
+
+def test_the_before_makes_every_fact_on_the_path_hold() -> None:
+    f, decls = facts(
+        """
+if self.enable_x and self.tp_size > 2:
+    if self.kv_cache_dtype not in ("auto", "bf16"):
+        raise ValueError("X with a big tp needs an auto or bf16 kv cache")
+""",
+        "X with a big tp",
+    )
+    launch = candidates.before_launch(f, decls)
+    assert launch.argv() == ["--enable-x", "--tp-size", "3", "--kv-cache-dtype", "fp8_e4m3"]
+
+
+CHANGES = [
+    # the message's own advice: an option and a value it accepts
+    ("if self.mamba_scheduler_strategy == 'no_buffer' and self.disable_radix_cache:\n"
+     "    raise ValueError('not supported. Please use --mamba-scheduler-strategy extra_buffer')",
+     "not supported", ("set", "--mamba-scheduler-strategy", "extra_buffer"), "advice"),
+    # values the message lists for the flag the check is about: "(fa3/fa4)"
+    ("if self.enable_x and self.attention_backend not in ('fa3', 'fa4'):\n"
+     "    raise ValueError('--enable-x currently requires the FA backend (fa3/fa4).')",
+     "currently requires", ("set", "--attention-backend", "fa3"), "advice"),
+    # "requires --x": add it
+    ("if self.enable_x and not self.disable_radix_cache:\n"
+     "    raise ValueError('--enable-x requires --disable-radix-cache')",
+     "requires --disable", ("set", "--disable-radix-cache", None), "advice"),
+    # a membership guard: a value it allows
+    ("if self.kv_cache_dtype not in ('auto', 'bf16'):\n    raise ValueError('bad kv cache dtype')",
+     "bad kv cache", ("set", "--kv-cache-dtype", "auto"), "allowed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "words", "edit", "source"), CHANGES, ids=[c[1] for c in CHANGES])
+def test_the_first_change_is_the_most_trusted(body, words, edit, source) -> None:
+    f, decls = facts(body, words)
+    before = candidates.before_launch(f, decls)
+    found = candidates.changes(f, decls, before)
+    assert found, "no candidate"
+    assert found[0].edits[0] == edit and found[0].source == source, found[:3]
+
+
+def test_removing_a_feature_flag_comes_last() -> None:
+    f, decls = facts(
+        "if self.enable_x and self.kv_cache_dtype == 'fp8_e4m3':\n    raise ValueError('X and fp8 clash')",
+        "X and fp8",
+    )
+    before = candidates.before_launch(f, decls)
+    found = candidates.changes(f, decls, before)
+    sources = [c.source for c in found]
+    assert sources[0] != "remove" and "remove" in sources
+    assert sources == sorted(sources, key=lambda s: s == "remove")  # removals only at the end
+    assert FixChange((("drop", "--enable-x", None),), "remove", "--enable-x off") in found
+
+
+def test_words_after_a_flag_are_a_value_only_when_the_flag_takes_that_value() -> None:
+    decls = {"--ssl-certfile": FlagDecl("--ssl-certfile", "ssl_certfile", type="str")}
+    f, _ = facts("if self.enable_x:\n    raise ValueError('x')", "x")
+    message_facts = type(f)(
+        f.site, "--ssl-keyfile requires --ssl-certfile is set", f.literal, f.readings, decls
+    )
+    found = candidates.advice(message_facts, decls, Launch())
+    assert found == [
+        FixChange((("set", "--ssl-certfile", "/path/to/ssl-certfile"),), "advice",
+                  "--ssl-keyfile requires --ssl-certfile is set")
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "holds", "arch"),
+    [
+        ("model_arch in ['DeepseekV3ForCausalLM', 'KimiK25ForConditionalGeneration']", True,
+         "DeepseekV3ForCausalLM"),
+        ("'Llama4' in model_arch", True, "Llama4ForCausalLM"),
+        ("model_arch == 'Gemma4ForConditionalGeneration'", True, "Gemma4ForConditionalGeneration"),
+        ("model_arch in ['GptOssForCausalLM']", False, None),
+    ],
+)  # fmt: skip
+def test_a_model_test_picks_an_architecture(text, holds, arch) -> None:
+    assert candidates._architecture(text, holds) == arch
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("envs.SGLANG_ENABLE_SPEC_V2.get()", "SGLANG_ENABLE_SPEC_V2"),
+        ("get_bool_env_var('SGLANG_CUTLASS_MOE')", "SGLANG_CUTLASS_MOE"),
+        ("self.enable_x", None),
+    ],
+)
+def test_environment_variables_read_by_a_check(text, name) -> None:
+    assert candidates.env_name(text) == name
+
+
+def test_setting_an_option_replaces_its_aliases() -> None:
+    decls = {
+        "--tp-size": FlagDecl("--tp-size", "tp_size"),
+        "--tensor-parallel-size": FlagDecl("--tensor-parallel-size", "tp_size"),
+    }
+    launch = Launch((("--tensor-parallel-size", "4"), ("--enable-x", None)))
+    out = candidates.set_option(launch, "--tp-size", "2", decls)
+    assert out.argv() == ["--tp-size", "2", "--enable-x"]  # in place, the alias replaced

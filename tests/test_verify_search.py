@@ -1,0 +1,132 @@
+"""The fix search on the fixture project, end to end: records built from the fixture's own
+server_args.py, each verified by running that revision's check (table of expected outcomes)."""
+
+from __future__ import annotations
+
+import pytest
+from kverr.extractor import extract_files, sources
+from kverr.records import build_records
+from kverr.verify.stage import Session, apply_verdict, verify_revision
+from verify_fixture import ARGS, fake_repo, fake_spec
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("search")
+    g, sha = fake_repo(root / "repo")
+    rev, files = sources.read_git(g.root, sha, [ARGS])
+    exts = extract_files(files)
+    records = build_records(exts, rev)
+    cache: dict[str, str] = {}
+    session = Session(fake_spec(), str(g.root), root, cache=cache)
+    verdicts = verify_revision(exts, records, session, rev, files=[(f.path, f.blob) for f in files])
+    session.close()
+    by_message = {r["errorMessage"]: (r, verdicts[r["id"]]) for r in records}
+    return by_message, (exts, records, rev, files, g, cache, root)
+
+
+def verdict_for(built, prefix: str):
+    by_message, _ = built
+    hits = [v for m, v in by_message.items() if m.startswith(prefix)]
+    assert len(hits) == 1, f"{prefix!r} names {len(hits)} records"
+    return hits[0]
+
+
+CASES = [
+    # message prefix, status, text the before line has, text the after line has
+    ("tp_size must be divisible", "verified", "--moe-dp-size 2", "--moe-dp-size 2 --tp-size 2"),
+    # An arithmetic guard solved with the constant it names (FLA_CHUNK_SIZE is 64).
+    ("page_size must divide", "verified", "--page-size 3", "--page-size 64"),
+    # The message's own advice, "(fa3/fa4)", names the value of the involved flag.
+    ("--prefill-only currently", "verified", "--prefill-only --attention-backend triton",
+     "--prefill-only --attention-backend fa3"),
+    # An environment variable the check reads becomes a prefix of the command.
+    ("--enable-foo needs", "verified", "--enable-foo", "FAKE_ALLOW_FOO=1 python -m fakesrv.launch"),
+    # A later phase (check_server_args) runs after the whole __post_init__.
+    ("tp_size must be at most 8", "verified", "--tp-size 9", "--tp-size 8"),
+    # A warning: the before logs it, the after chooses explicitly and it goes away.
+    ("Attention backend not set", "verified", "--model-path MODEL_PATH\n", "--attention-backend fa3"),
+    # The earlier check (--ssl-keyfile needs --ssl-certfile) is carried into the before.
+    ("SSL key file not found", "verified", "--ssl-certfile", "--ssl-keyfile ssl-keyfile.pem"),
+    # The platform profile answers the file system (its InfiniBand devices), and the error's
+    # own list of available devices gives the value.
+    ("Invalid IB device", "verified", "--ib-device", "--ib-device mlx5_0"),
+    # Reached on the profile without InfiniBand; the fix gives the device flag up.
+    ("InfiniBand sysfs path not found", "verified", "--ib-device", "MODEL_PATH\n"),
+    # A notice only giving the feature up would silence: no fix, said so.
+    ("Slow mode is on", "unverified", None, None),
+    # Not part of validation: nothing to verify, said so.
+    ("ports are chosen at launch", "not-applicable", None, None),
+    # A stub decides the branch: never called verified.
+    ("not enough free memory", "unverified", None, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("prefix", "status", "before", "after"), CASES, ids=[c[0] for c in CASES])
+def test_each_record_gets_the_verdict_its_check_gives(built, prefix, status, before, after) -> None:
+    record, verdict = verdict_for(built, prefix)
+    v = verdict.verification
+    assert v["status"] == status, v
+    assert v["platform"] == ("noib" if "sysfs" in prefix else "sm90")
+    assert v["revision"] and set(v) == {
+        "status", "platform", "revision", "reason"
+    }  # fmt: skip
+    if status != "verified":
+        assert v["reason"]
+        assert verdict.example_fix is None and verdict.keep_fix is False  # advice only
+        return
+    fix = verdict.example_fix
+    head, _, tail = fix.partition("# after\n")
+    assert before in head + "\n", fix
+    assert after in tail + "\n", fix
+    assert verdict.solution and not v["reason"]
+
+
+def test_unverified_reasons_say_what_the_check_did(built) -> None:
+    _, v = verdict_for(built, "Slow mode is on")
+    assert v.verification["reason"].startswith("only giving the feature up would silence")
+    _, v = verdict_for(built, "not enough free memory")
+    assert "could not be decided" in v.verification["reason"]
+    assert "torch.cuda.mem_get_info()" in v.verification["reason"]
+    _, v = verdict_for(built, "ports are chosen")
+    assert "PortArgs.init_new is not reached" in v.verification["reason"]
+
+
+def test_apply_verdict_replaces_the_fix_and_never_keeps_a_rejected_one(built) -> None:
+    record, verdict = verdict_for(built, "page_size must divide")
+    out = apply_verdict(record, verdict)
+    assert out["exampleFix"] == verdict.example_fix
+    assert out["solutions"][0] == "Launch with --page-size 64"
+    assert out["verification"]["status"] == "verified"
+    rejected = apply_verdict(
+        {**record, "exampleFix": "# before\nx\n# after\ny", "solutions": ["Remove --page-size"]},
+        type(verdict)(
+            {"status": "unverified", "platform": "sm90", "revision": "r", "reason": "no"},
+            keep_fix=False,
+        ),
+    )
+    assert rejected["exampleFix"] == "" and rejected["solutions"] == ["Remove --page-size"]
+
+
+def test_a_rebuild_answers_every_run_from_the_cache(built) -> None:
+    _, (exts, records, rev, files, g, cache, root) = built
+    assert cache
+    session = Session(fake_spec(), str(g.root), root, cache=cache)
+    again = verify_revision(exts, records, session, rev, files=[(f.path, f.blob) for f in files])
+    session.close()
+    assert session.stats["runs"] == 0 and session.stats["cached"] > 0
+    by_message, _ = built
+    assert {r["id"]: v.verification for r, v in by_message.values()} == {
+        rid: v.verification for rid, v in again.items()
+    }
+
+
+def test_two_workers_give_the_same_verdicts(built) -> None:
+    by_message, (exts, records, rev, files, g, cache, root) = built
+    session = Session(fake_spec(), str(g.root), root, cache={}, workers=2)
+    two = verify_revision(exts, records, session, rev, files=[(f.path, f.blob) for f in files])
+    session.close()
+    assert len({key[1] for key in session._harnesses} | {0, 1}) == 2
+    assert {r["id"]: (v.verification, v.example_fix) for r, v in by_message.values()} == {
+        rid: (v.verification, v.example_fix) for rid, v in two.items()
+    }

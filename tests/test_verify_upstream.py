@@ -1,0 +1,66 @@
+"""The harness on the real SGLang history (slow; skipped when the mirror is absent): the
+issue's own examples at the newest upstream commit, each judged by that revision's check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kverr.extractor import extract_files, sources
+from kverr.records import build_records
+from kverr.verify.spec import load_spec
+from kverr.verify.stage import Session, verify_revision
+
+from kverr.profile import load_profile
+
+MIRROR = Path("/work/.mirror/Clarit-AI+Engram/repo")
+NEWEST = "3d3a32c0b9f50962ccdddadda02c52a59e45bbc8"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, object]]:
+    if not (MIRROR / "objects").is_dir():
+        pytest.skip(f"{MIRROR} is not present")
+    rev, files = sources.read_git(MIRROR, NEWEST, load_profile().files)
+    exts = extract_files(files)
+    records = build_records(exts, rev)
+    wanted = [r for r in records if r["kind"] in ("raise", "assert")]
+    session = Session(load_spec(), str(MIRROR), tmp_path_factory.mktemp("up"), cache={})
+    out = verify_revision(exts, wanted, session, rev, files=[(f.path, f.blob) for f in files])
+    session.close()
+    return {r["errorMessage"]: (r, out[r["id"]]) for r in wanted}
+
+
+def find(verdicts, prefix: str):
+    (hit,) = [v for m, v in verdicts.items() if m.startswith(prefix)]
+    return hit[1]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "after"),
+    [
+        # "gives up with --moe-dp-size=1. It should say --tp-size 2 --moe-dp-size 2."
+        ("tp_size must be divisible by moe_dp_size", "--moe-dp-size 2 --tp-size 2"),
+        # "The fix should add --ssl-certfile."
+        ("--ssl-keyfile requires --ssl-certfile", "--ssl-certfile ssl-certfile.pem"),
+        ("tp_size must be divisible by number of nodes", "--nnodes 2 --tp-size 2"),
+    ],
+)
+def test_the_issues_examples_are_verified(verdicts, prefix, after) -> None:
+    v = find(verdicts, prefix)
+    assert v.verification["status"] == "verified", v.verification
+    assert v.verification["platform"] == "cuda-sm90"
+    assert after in v.example_fix.split("# after\n")[1]
+
+
+def test_most_raise_and_assert_records_are_verified_and_none_shows_a_rejected_command(
+    verdicts,
+) -> None:
+    server_args = [v for (r, v) in verdicts.values() if r["filePath"].endswith("server_args.py")]
+    verified = sum(v.verification["status"] == "verified" for v in server_args)
+    assert verified / len(server_args) >= 0.8, (verified, len(server_args))
+    for v in server_args:
+        assert (v.example_fix is not None) == (v.verification["status"] == "verified")
+        assert v.verification["status"] == "verified" or not v.keep_fix

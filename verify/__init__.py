@@ -1,0 +1,19 @@
+"""kverr.verify: the check is the judge. Runs a revision's own launch-argument validation on
+a fix's command lines, in a sandbox, and says whether the fix is verified.
+
+    spec.py     VerifySpec: what a project's validation looks like, as data (sglang.toml)
+    harness.py  Harness: one sandboxed child per platform, revision after revision; run()
+    child.py    the child: loads the revision's modules from git objects, runs one job a line
+    walls.py    the child's walls: no network, no programs, no writes outside its work dir
+    watch.py    the child's watch: each guard evaluated where the code evaluates it
+    solve.py    the child's solver: option values that turn a guard around
+    sandbox.py  the child's import world: loaded / lazily defined / stubbed modules
+    stubs.py    Stub objects that refuse to decide a branch (Undecidable)
+    steps.py    the ordered validation steps and which one reaches a record's function
+    judge.py    did a run report exactly this record?
+    search.py   the fix search: reach the check, then the smallest change that passes it
+    stage.py    a revision's records through the search, with the run cache (the build's step)
+
+Import rules (tests/test_layout.py): stdlib, kverr.extractor, kverr.records, kverr.ftypes and
+kverr.errors only; never duckdb, the catalog, the feeds or the CLI.
+"""

@@ -1,0 +1,598 @@
+"""The verify child: one process per revision, running that revision's own validation.
+
+    python -m kverr.verify.child        (started by verify.harness; speaks JSON lines)
+
+First line in: the setup (repository, commit, snapshot files, spec, platform, model). The child
+reads the package's files from git objects, closes the sandbox (no sockets, no programs, no
+writes outside its working directory), installs the import world of `sandbox.py`, loads the
+revision's modules and answers `{"ready": ...}`. Then one job per line: a command line, its
+environment and the record's function; one outcome per line back.
+
+A run parses the command line with the revision's own parser, builds the args object from the
+Namespace, and runs the validation phases in order, the phase that reaches the record's
+function cut right after the statement that reaches it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import json
+import logging
+import os
+import signal
+import sys
+import time
+import traceback
+import types
+import warnings
+from pathlib import Path
+from typing import Any
+
+from kverr.extractor.sources import BlobReader, decode_source
+from kverr.verify import sandbox, steps, stubs
+from kverr.verify.walls import close_walls
+from kverr.verify.watch import Watch, plain
+
+MESSAGE_LIMIT = 4000  # characters of an exception or log message sent back
+
+
+class ParseFailed(Exception):
+    """argparse rejected the command line (its error(), which would exit)."""
+
+
+class Timeout(BaseException):  # noqa: N818 - an outcome
+    """The run took longer than the job's limit."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        raise ParseFailed(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> Any:  # type: ignore[override]
+        raise ParseFailed(message or f"exit status {status}")
+
+
+# ---------------------------------------------------------------- profile values
+
+
+def decode(value: Any, refs: dict[str, Any]) -> Any:
+    """A TOML profile value as the Python object the code sees (see verify/spec.py)."""
+    if isinstance(value, dict) and set(value) == {"tuple"}:
+        return tuple(decode(v, refs) for v in value["tuple"])
+    if isinstance(value, list):
+        return [decode(v, refs) for v in value]
+    if isinstance(value, dict):
+        return {k: decode(v, refs) for k, v in value.items()}
+    if isinstance(value, str) and value.startswith("@"):
+        if value == "@none":
+            return None
+        if value in refs:
+            return refs[value]
+        if value.startswith("@ref:"):
+            module, _, attr = value[5:].partition(":")
+            obj: Any = importlib.import_module(module)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            return obj
+    return value
+
+
+class _Factory:
+    """The model factory: every method (and a call) returns the model profile's config."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._model
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __repr__(self) -> str:
+        return "<model factory of the model profile>"
+
+
+# ---------------------------------------------------------------- the world of one revision
+
+
+class World:
+    """One revision's import world and its runs. A child serves revision after revision: each
+    setup replaces the World (close() puts the process back as it was before the first)."""
+
+    def __init__(self, setup: dict[str, Any], reader: BlobReader) -> None:
+        self.spec = setup["spec"]
+        spec = self.spec
+        overrides: dict[str, str] = setup.get("overrides", {})
+        files: dict[str, str] = dict(setup.get("files", {}))  # path -> blob, listed by the parent
+        files.update({p: "override" for p in overrides})
+
+        def read(path: str) -> str:
+            if path in overrides:
+                return overrides[path]
+            return decode_source(path, reader.read(files[path]), files[path]).text
+
+        self.tree = sandbox.SourceTree(spec["source_root"], files, read)
+        self.base_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR")}
+        self.base_env.update({"HOME": setup["workdir"], "TMPDIR": setup["workdir"], "LANG": "C"})
+        self.loaded = self._loaded_modules()
+        self.finder = sandbox.Finder(
+            self.tree,
+            spec["package"],
+            self.loaded,
+            spec.get("substitutes", {}),
+            absent=frozenset(setup["platform"]["absent_packages"]),
+        )
+        sys.meta_path.insert(0, self.finder)
+        self._answer(setup["platform"], setup["model"])
+        self._fake_paths(setup["platform"].get("paths", {}))
+        self._model_dir(Path(setup["workdir"]), setup["model"], setup.get("model_path", ""))
+        self.logs: list[dict[str, Any]] = []
+        self._capture_logs()
+        self.modules = {}
+        for name in self.loaded:
+            self.modules[name] = importlib.import_module(name)
+        main = self.modules[spec["main_module"]]
+        self.cls = getattr(main, spec["args_class"])
+        self.main_path = self.loaded[spec["main_module"]]
+        self.plan = steps.plan_steps(
+            {path: self.tree.text(path) for path in self.loaded.values()},
+            self.main_path,
+            spec["args_class"],
+            spec["phases"],
+            {path: self.tree.tree(path) for path in self.loaded.values()},
+        )
+        self.phase_fns = {p: self.cls.__dict__[p] for p in self.plan.phases}
+        if "__post_init__" in self.phase_fns:
+            self.cls.__post_init__ = lambda self: None  # run by hand, step by step
+        self.cut: dict[tuple[str, int], Any] = {}
+        self.parser_error = ""
+        self._codes: dict[str, Any] = {}
+        self.fields: dict[str, Any] = {}  # attribute -> option, for the solver (sent once)
+        self.parsers: dict[tuple, argparse.ArgumentParser] = {}
+        self.main_tree = self.tree.tree(self.main_path)
+
+    def _fake_paths(self, paths: dict[str, Any]) -> None:
+        """The platform's answers for the paths it declares (os.path.isdir/exists/isfile and
+        os.listdir); every other path is the real one. Undone by close()."""
+        self._real_os = (os.path.isdir, os.path.exists, os.path.isfile, os.listdir)
+        if not paths:
+            return
+        isdir, exists, isfile, listdir = self._real_os
+
+        def declared(path: Any) -> Any:
+            try:
+                p = os.path.normpath(os.fspath(path))
+            except TypeError:
+                return None
+            for root, entries in paths.items():
+                if p == root:
+                    return ("dir", entries) if entries is not False else ("absent", None)
+                if p.startswith(root + os.sep):
+                    if entries is False:
+                        return ("absent", None)
+                    rest = p[len(root) + 1 :].split(os.sep)[0]
+                    return ("dir", []) if rest in entries else ("absent", None)
+            return None
+
+        def fake_isdir(path: Any) -> bool:
+            d = declared(path)
+            return isdir(path) if d is None else d[0] == "dir"
+
+        def fake_exists(path: Any) -> bool:
+            d = declared(path)
+            return exists(path) if d is None else d[0] == "dir"
+
+        def fake_isfile(path: Any) -> bool:
+            d = declared(path)
+            return isfile(path) if d is None else False
+
+        def fake_listdir(path: Any = ".") -> list[str]:
+            d = declared(path)
+            if d is None:
+                return listdir(path)
+            if d[0] == "absent":
+                raise FileNotFoundError(2, "No such file or directory", str(path))
+            return list(d[1])
+
+        os.path.isdir, os.path.exists, os.path.isfile = fake_isdir, fake_exists, fake_isfile
+        os.listdir = fake_listdir  # type: ignore[assignment]
+
+    def close(self, baseline: set[str]) -> None:
+        """Forget this revision: its finder, every module imported since `baseline` (the
+        sandbox's own and the revision's), the profile's answers."""
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
+        for name in [n for n in sys.modules if n not in baseline]:
+            del sys.modules[name]
+        stubs.ANSWERS.clear()
+        stubs.NOTES.clear()
+        logging.getLogger().handlers[:] = []
+        os.path.isdir, os.path.exists, os.path.isfile, os.listdir = self._real_os
+
+    def _loaded_modules(self) -> dict[str, str]:
+        """Module name -> path of the modules run for real, in the spec's order; a missing one
+        (an old revision without arg groups) is skipped."""
+        out: dict[str, str] = {}
+        for pattern in self.spec["modules"]:
+            if pattern.endswith(".*"):
+                where = self.tree.locate(pattern[:-2])
+                folder = self.tree._base(pattern[:-2]) + "/"
+                if where is None:
+                    continue
+                for path in sorted(self.tree.files):
+                    rest = path[len(folder) :]
+                    if path.startswith(folder) and "/" not in rest and rest.endswith(".py"):
+                        name = pattern[:-2] + "." + rest[:-3]
+                        if rest != "__init__.py":
+                            out[name] = path
+                continue
+            where = self.tree.locate(pattern)
+            if where is not None and where[0] is not None:
+                out[pattern] = where[0]
+        return out
+
+    def _answer(self, platform: dict[str, Any], model: dict[str, Any]) -> None:
+        stubs.ANSWERS.clear()
+        for key, value in platform["probes"].items():
+            stubs.ANSWERS[key] = decode(value, {})
+        self.factory = _Factory(None)
+        if self.spec.get("model_factory"):
+            stubs.ANSWERS[self.spec["model_factory"]] = self.factory
+        self.model_profiles: dict[str, Any] = {model["name"]: model}
+        self.model_profiles.update(self.spec.get("models", {}))
+        self.model_built: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
+        self.model_name = ""
+        self.default_model = model["name"]
+        self.use_model(model["name"])
+
+    def use_model(self, name: str) -> None:
+        """Make `name` the model of the following runs: its config objects and its probes."""
+        if name == self.model_name:
+            return
+        if name not in self.model_built:
+            profile = self.model_profiles[name]
+            objects = profile.get("objects", {})
+            hf = stubs.Facts("model's hf_config", {}, {})
+            config = stubs.Facts("model config", {"hf_config": hf}, {})
+            refs = {"@model": config, "@hf_config": hf}
+            probes = {k: decode(v, refs) for k, v in profile.get("probes", {}).items()}
+            # Values that name the revision's own objects resolve in the import world.
+            for key, value in objects.get("hf_config", {}).items():
+                hf._values[key] = decode(value, refs)
+            for key, value in objects.get("config", {}).items():
+                config._values[key] = decode(value, refs)
+            for key, value in objects.get("calls", {}).items():
+                config._calls[key] = decode(value, refs)
+            self.model_built[name] = (config, hf, probes)
+        if self.model_name:
+            for key in self.model_built[self.model_name][2]:
+                stubs.ANSWERS.pop(key, None)
+        config, hf, probes = self.model_built[name]
+        stubs.ANSWERS.update(probes)
+        self.factory._model = config
+        self.hf, self.model_config, self.model_name = hf, config, name
+
+    def _model_dir(self, workdir: Path, model: dict[str, Any], name: str) -> None:
+        """The model directory the launch names, relative to the working directory."""
+        if not name or not model.get("files"):
+            return
+        folder = workdir / name
+        folder.mkdir(parents=True, exist_ok=True)
+        config = model.get("objects", {}).get("hf_config", {})
+        for file in model["files"]:
+            text = json.dumps(config) if file == "config.json" else ""
+            (folder / file).write_text(text, encoding="utf-8")
+
+    def _capture_logs(self) -> None:
+        world = self
+
+        class Capture(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                try:
+                    message = record.getMessage()
+                except Exception:
+                    message = str(record.msg)
+                world.logs.append(
+                    {
+                        "level": record.levelname.lower(),
+                        "message": message[:MESSAGE_LIMIT],
+                        "file": record.pathname,
+                        "line": record.lineno,
+                    }
+                )
+
+        root = logging.getLogger()
+        root.handlers[:] = [Capture()]
+        root.setLevel(logging.DEBUG)
+        logging.disable(logging.NOTSET)
+
+        def showwarning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+            world.logs.append(
+                {
+                    "level": "warning",
+                    "message": str(message)[:MESSAGE_LIMIT],
+                    "file": filename,
+                    "line": lineno,
+                    "category": category.__name__,
+                }
+            )
+
+        warnings.showwarning = showwarning
+        warnings.simplefilter("always")
+
+    # ------------------------------------------------------------ one run
+
+    def parser(self) -> argparse.ArgumentParser:
+        # Defaults can read the environment (`default=envs.X.get()`): one parser per environment.
+        key = tuple(sorted(os.environ.items()))
+        if key not in self.parsers:
+            parser = _Parser(prog="kverr-verify", allow_abbrev=False)
+            getattr(self.cls, self.spec["add_args"])(parser)
+            self.parsers[key] = parser
+        return self.parsers[key]
+
+    def info(self) -> dict[str, Any]:
+        try:
+            options = self.options()
+        except BaseException as exc:  # noqa: BLE001 - a parser that cannot be built is data too
+            options = {}
+            self.parser_error = f"{type(exc).__name__}: {exc}"[:400]
+        return {
+            "ready": True,
+            "phases": list(self.plan.phases),
+            "missing": list(self.plan.missing),
+            "steps": len(self.plan.steps),
+            "loaded": self.loaded,
+            "options": options,
+            "parser_error": self.parser_error,
+        }
+
+    def options(self) -> dict[str, dict[str, Any]]:
+        """The parser's options as the revision declares them: option string -> dest, whether
+        it is a switch (takes no value), its choices and its default when plain data."""
+        os.environ.clear()
+        os.environ.update(self.base_env)
+        out: dict[str, dict[str, Any]] = {}
+        for action in self.parser()._actions:
+            info: dict[str, Any] = {
+                "dest": action.dest,
+                "switch": action.nargs == 0,
+                "names": list(action.option_strings),
+                "list": action.nargs in ("+", "*")
+                or (type(action.nargs) is int and action.nargs > 1),
+            }
+            if action.choices is not None:
+                try:
+                    info["choices"] = [c for c in action.choices if plain(c)]
+                except BaseException:  # noqa: BLE001 - choices made of stubs
+                    pass
+            if plain(action.default):
+                info["default"] = action.default
+            for name in action.option_strings:
+                out[name] = info
+        return out
+
+    def truncated(self, phase: str, index: int) -> Any:
+        """`phase` with its body cut after top-level statement `index`."""
+        if (phase, index) not in self.cut:
+            fn = next(
+                item
+                for node in self.main_tree.body
+                if isinstance(node, ast.ClassDef) and node.name == self.spec["args_class"]
+                for item in node.body
+                if isinstance(item, ast.FunctionDef) and item.name == phase
+            )
+            short = ast.FunctionDef(
+                name=fn.name,
+                args=fn.args,
+                body=fn.body[: index + 1],
+                decorator_list=[],
+                returns=None,
+                type_comment=None,
+            )
+            ast.copy_location(short, fn)
+            module = ast.fix_missing_locations(ast.Module(body=[short], type_ignores=[]))
+            namespace: dict[str, Any] = {}
+            main = self.modules[self.spec["main_module"]]
+            exec(compile(module, self.main_path, "exec"), main.__dict__, namespace)  # noqa: S102
+            self.cut[(phase, index)] = namespace[phase]
+        return self.cut[(phase, index)]
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        if "fields" in job:
+            self.fields = job["fields"]
+        target = job["target"]
+        stop = self.plan.stop_for((target["file"], target["function"] or ""), target["line"])
+        at_parse = stop is None and self._parse_time(target["function"] or "")
+        if stop is None and not at_parse:
+            return {"id": job["id"], "status": "unreachable", "reason": self._unreachable(target)}
+        os.environ.clear()
+        os.environ.update(self.base_env)
+        os.environ.update(job.get("env", {}))
+        for name in job.get("files", ()):  # files the launch names as existing (a key file)
+            path = Path(name)
+            if not path.is_absolute() and ".." not in path.parts:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+        stubs.NOTES.clear()
+        self.logs.clear()
+        overrides = dict(job.get("model", {}))
+        self.use_model(overrides.pop("profile", None) or self.default_model)
+        saved = (dict(self.hf._values), dict(self.model_config._values))
+        for key, value in overrides.items():
+            if key.startswith("config."):
+                self.model_config._values[key[7:]] = value
+            else:
+                self.hf._values[key] = value
+        out: dict[str, Any] = {"id": job["id"], "status": "passed"}
+        main = target["function"] or ""
+        names = {main} | {w.get("function") or main for w in job.get("watch", ())}
+        # The function's words come once, with the first guard, and serve every guard.
+        words = next((w["words"] for w in job.get("watch", ()) if "words" in w), ())
+        shared = {"fields": self.fields, "words": words}
+        guards = [{**shared, **w} for w in job.get("watch", ())]
+        watch = Watch({n: self._code_of(n) for n in names}, main, guards)
+        signal.setitimer(signal.ITIMER_REAL, float(job.get("timeout", 5.0)))
+        if watch.by_place and watch.guards:
+            sys.settrace(watch.global_trace)  # only when asked: tracing costs every call
+        try:
+            namespace = self.parser().parse_args(job["argv"])
+            if not at_parse:
+                obj = getattr(self.cls, self.spec["from_args"])(namespace)
+                for phase in self.plan.phases:
+                    if phase == stop.phase:
+                        self.truncated(phase, stop.index)(obj)
+                        break
+                    self.phase_fns[phase](obj)
+        except ParseFailed as exc:
+            out.update(status="parse-error", reason=str(exc)[:MESSAGE_LIMIT])
+        except Timeout:
+            out.update(status="timeout", reason=f"ran longer than {job.get('timeout', 5.0)} s")
+        except stubs.Undecidable as exc:
+            out.update(status="undecidable", reason=exc.what)
+        except stubs.MissingFact as exc:
+            out.update(status="undecidable", reason=str(exc))
+        except BaseException as exc:  # noqa: BLE001 - every exception is an outcome here
+            out.update(status="raised", exc=self._where(exc))
+        finally:
+            sys.settrace(None)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self.hf._values, self.model_config._values = saved
+            self.model_config._values["hf_config"] = self.hf
+        if watch.by_place and watch.guards:
+            out["trace"] = watch.report()
+        if stubs.NOTES and out["status"] in ("passed", "raised"):
+            # A decision was taken on a stub somewhere and swallowed by the code's own except.
+            out.update(status="undecidable", reason=stubs.NOTES[0], swallowed=True)
+        out["logs"] = [log for log in self.logs if log["file"] in self.loaded.values()]
+        if stop is not None:
+            out["stop"] = f"{stop.phase} up to line {stop.line}: {stop.text}"
+        return out
+
+    def _code_of(self, function: str) -> Any:
+        if function in self._codes:
+            return self._codes[function]
+        self._codes[function] = code = self._find_code(function)
+        return code
+
+    def _find_code(self, function: str) -> Any:
+        """The code object of the record's function (a method or a module-level function of
+        a loaded module), so the run can watch its lines; None when not found."""
+        parts = function.split(".")
+        for module in self.modules.values():
+            obj: Any = module
+            for part in parts:
+                obj = (
+                    getattr(obj, part, None) if isinstance(obj, (type, types.ModuleType)) else None
+                )
+            code = getattr(obj, "__code__", None)
+            if code is not None and code.co_filename in self.loaded.values():
+                return code
+        return None
+
+    def _where(self, exc: BaseException) -> dict[str, Any]:
+        frames = [
+            (f.filename, f.lineno, f.name)
+            for f in traceback.extract_tb(exc.__traceback__)
+            if f.filename in self.loaded.values()
+        ]
+        file, line, func = frames[-1] if frames else ("", 0, "")
+        try:
+            message = str(exc)
+        except BaseException:  # noqa: BLE001 - a message made of stubs
+            message = repr(exc.args)
+        return {
+            "class": type(exc).__name__,
+            "message": message[:MESSAGE_LIMIT],
+            "file": file,
+            "line": line,
+            "function": func,
+        }
+
+    def _parse_time(self, function: str) -> bool:
+        """A site in an argparse Action (or a type function the parser calls)."""
+        owner = function.split(".")[0]
+        main = self.modules[self.spec["main_module"]]
+        obj = main.__dict__.get(owner)
+        return isinstance(obj, type) and issubclass(obj, argparse.Action)
+
+    def _unreachable(self, target: dict[str, Any]) -> str:
+        phases = " and ".join(f"{self.spec['args_class']}.{p}" for p in self.plan.phases)
+        if not phases:
+            want = ", ".join(self.spec["phases"])
+            return f"this revision's {self.spec['args_class']} has none of {want}"
+        return f"{target['function'] or 'module-level code'} is not reached from {phases}"
+
+
+def main() -> int:
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # the revision's prints must not corrupt the protocol
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    signal.signal(signal.SIGALRM, _on_alarm)
+    first = json.loads(sys.stdin.readline())
+    # git runs before the walls close, once: every later revision is read through it.
+    reader = BlobReader(first["repo"])
+    reader.read(first.get("probe_object") or "HEAD")
+    close_walls(Path(first["workdir"]))
+    baseline = set(sys.modules)
+    world: World | None = None
+
+    def send(data: dict[str, Any]) -> None:
+        proto.write(json.dumps(data, default=repr) + "\n")
+        proto.flush()
+
+    line = json.dumps(first)
+    while True:
+        message = json.loads(line) if line.strip() else None
+        if message is not None and "spec" in message:  # a (new) revision
+            if world is not None:
+                world.close(baseline)
+                world = None
+            try:
+                started = time.perf_counter()
+                world = World(message, reader)
+                info = world.info()
+                info["ms"] = round(1000 * (time.perf_counter() - started), 2)
+                send(info)
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent as data
+                last = traceback.extract_tb(exc.__traceback__)[-1:]
+                where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
+                send({"ready": False, "reason": f"{type(exc).__name__}: {exc}"[:400] + where})
+                for name in [n for n in sys.modules if n not in baseline]:
+                    del sys.modules[name]
+                sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, sandbox.Finder)]
+        elif message is not None:
+            started = time.perf_counter()
+            try:
+                if world is None:
+                    raise RuntimeError("no revision is loaded")
+                out = world.run(message)
+                out["ms"] = round(1000 * (time.perf_counter() - started), 2)
+            except BaseException as exc:  # noqa: BLE001 - the harness itself failed on this job
+                out = {
+                    "id": message.get("id"),
+                    "status": "error",
+                    "reason": f"{type(exc).__name__}: {exc}",
+                }
+            send(out)
+        line = sys.stdin.readline()
+        if not line:
+            return 0
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise Timeout()
+
+
+if __name__ == "__main__":
+    code = main()
+    # Nothing to clean up: skip the interpreter's teardown of every module the revision loaded
+    # (about a second), which the parent would otherwise wait for.
+    sys.stderr.flush()
+    os._exit(code)

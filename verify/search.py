@@ -1,0 +1,645 @@
+"""Search for the fix of one record, with the revision's own check as the judge.
+
+1. **Reach the check.** Start from the launch the record's conditions describe
+   (records.knowledge.candidates.before_launch) and run it. If an earlier check fires first,
+   carry its requirement into the launch (that check's own candidate changes) and run again;
+   if the check did not fire, the run's watch says which guard on the path came out wrong,
+   with values that make it right (solve.py); parse errors name the argument to change.
+2. **Fix it.** Try the candidate changes in order (the message's advice, values the check
+   accepts, solved values, environment variables, removing the feature flag last); the first
+   one whose "after" passes the same steps is the verified fix: being tried in that order, it
+   is also the smallest that verifies.
+
+Every run goes through `runner`, so a cache can answer repeats (a rebuild starts no child).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kverr.records.conditions import Reading, atoms_of
+from kverr.records.knowledge import candidates
+from kverr.records.knowledge.facts import Facts
+from kverr.verify import steps
+from kverr.verify.harness import Outcome, Target
+from kverr.verify.judge import Expect, fires, passes, what_happened
+
+from kverr.ftypes import FixChange, FlagDecl, Guard, Launch
+
+Runner = Callable[[Launch, Target, Sequence[Mapping[str, Any]]], Outcome]
+Neighbour = Callable[[str, int], Facts | None]  # (file, line) -> the facts of the site there
+
+MAX_REACH = 8  # runs spent getting the before to fire
+MAX_AFTERS = 16  # candidate fixes tried
+MAX_AFTER_REPAIRS = 3  # further checks a fix may have to satisfy
+MAX_RUNS = 60  # runs of the check per record, whatever the search still has to try
+
+
+class _OutOfRuns(Exception):  # noqa: N818 - control flow inside the search
+    """The record's run budget is spent."""
+
+
+_WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed")
+
+
+@dataclass(frozen=True)
+class Found:
+    """The search's answer for one record."""
+
+    status: str  # verified | unverified | not-applicable
+    reason: str
+    before: Launch | None = None
+    after: Launch | None = None
+    change: FixChange | None = None
+    runs: int = 0
+    fired: bool = False  # the before raised (or logged) exactly this record
+    platform: str = ""  # the platform profile it was verified (or last tried) on
+
+
+def fields_of(decls: Mapping[str, FlagDecl]) -> dict[str, dict[str, Any]]:
+    """attribute -> what the child's solver needs about the option that sets it."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, d in decls.items():
+        out.setdefault(
+            d.dest,
+            {
+                "flag": name,
+                "switch": candidates.is_switch(name, dict(decls)),
+                "choices": list(d.choices or ()),
+                "list": (d.type or "").startswith("list["),
+                "int": "int" in (d.type or "") and not (d.type or "").startswith("list["),
+                "float": "float" in (d.type or "") and not (d.type or "").startswith("list["),
+            },
+        )
+    return out
+
+
+class Search:
+    def __init__(
+        self,
+        runners: Runner | Mapping[str, Runner],
+        decls: Mapping[str, FlagDecl],
+        neighbour: Neighbour = lambda file, line: None,
+        source: Callable[[str], str] = lambda file: "",
+        args_class: str = "",
+        models: Sequence[str] = (),
+    ) -> None:
+        # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
+        self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
+        self.default_platform = next(iter(self.runners))
+        self._run, self.platform = self.runners[self.default_platform], self.default_platform
+        self.decls = dict(decls)
+        self.fields = fields_of(self.decls)
+        self.neighbour, self.source, self.args_class = neighbour, source, args_class
+        self.models = list(models)  # model profiles after the default, tried in this order
+        self._memo: dict[tuple[str, ...], Any] = {}
+        self._site = 0  # which call site of the record's function the search goes through
+        self.attrs = {d.dest: name for name, d in self.decls.items()}
+
+    def _steps(self, what: str, file: str, function: str | None, *rest: Any) -> Any:
+        """steps.<what> over the file's source, memoised per function."""
+        key = (what, file, function or "", str(self._site), *map(str, rest))
+        if key not in self._memo:
+            text = self.source(file)
+            if what == "resets":
+                self._memo[key] = steps.resets(text, function)
+            elif what == "sites":
+                self._memo[key] = steps.call_sites(text, self.args_class, function)
+            elif what == "words":
+                self._memo[key] = steps.words_of(text, function)
+            elif what == "params":
+                sites = steps.call_sites(text, self.args_class, function)
+                if sites:
+                    self._memo[key] = sites[min(int(rest[0]), len(sites) - 1)][2]
+                else:
+                    self._memo[key] = steps.parameters(text, self.args_class, function)
+            else:
+                params = self._steps("params", file, function, self._site)
+                self._memo[key] = steps.inline_locals(
+                    text, function, *rest, tuple(sorted(params.items()))
+                )
+        return self._memo[key]
+
+    def callers(self, f: Facts) -> tuple[str | None, list[Reading]]:
+        """The caller of the record's function (at the call site being tried) and the guards
+        on the way to that call, read as atoms like the site's own (conditions.atoms_of)."""
+        sites = self._steps("sites", f.site.file, f.site.function)
+        if not sites:
+            return None, []
+        caller, guards, _ = sites[min(self._site, len(sites) - 1)]
+        attrs = {d.dest: name for name, d in self.decls.items()}
+        out = []
+        for line, test, holds in guards:
+            g = Guard(test=test, holds=holds, kind="if", line=line)
+            out.append(Reading(g, atoms_of(test, holds, attrs), "enclosing"))
+        return caller, out
+
+    def run(
+        self, launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]] = ()
+    ) -> Outcome:
+        if self.runs >= MAX_RUNS:
+            raise _OutOfRuns()
+        self.runs += 1
+        return self._run(launch, target, watch)
+
+    # ------------------------------------------------------------ the whole search
+
+    def find(self, f: Facts, expect: Expect) -> Found:
+        """Reach the check, then fix it, within MAX_RUNS runs of the check (the same for every
+        build, so the result is too)."""
+        self.runs = 0
+        self._site = 0
+        try:
+            return self._find(f, expect)
+        except _OutOfRuns:
+            return Found(
+                "unverified",
+                f"no verified fix within {MAX_RUNS} runs of the check",
+                runs=self.runs,
+                platform=self.platform,
+            )
+
+    def _find(self, f: Facts, expect: Expect) -> Found:
+        """On another platform profile when the first one cannot reach the check (a check
+        about ROCm is reached on a ROCm profile)."""
+        site = f.site
+        target = Target(site.file, site.function, site.line, site.end_line)
+        first: Found | None = None
+        for platform, run in self.runners.items():
+            self._run, self.platform = run, platform
+            before, out = self.reach(f, expect, target)
+            if before is not None:
+                return self._fix(f, expect, target, before, out)
+            found = self._not_reached(out)
+            first = first or found
+            if found.status == "not-applicable" or not _about_platform(f, out):
+                break
+        assert first is not None
+        return Found(first.status, first.reason, runs=self.runs, platform=self.default_platform)
+
+    def _fix(
+        self, f: Facts, expect: Expect, target: Target, before: Launch, fired: Outcome | None = None
+    ) -> Found:
+        tried: list[tuple[FixChange, Outcome]] = []
+        said = _told(fired, before) if fired is not None else []
+        if fired is not None and expect.logs:
+            said += self._chosen(fired, expect, before)
+        changes = [*said, *self.fixes(f, expect, target, before, fired)]
+        if expect.logs:
+            # A notice is expected behaviour: its fix chooses explicitly, it never gives the
+            # feature up (removing or emptying what the launch asked for).
+            changes = [
+                c
+                for c in changes
+                if c.source not in ("remove", "feature") and not _undoes(c, before)
+            ]
+        for change in changes:
+            after = candidates.apply(before, change, self.decls)
+            result = self.run(after, target)
+            for _ in range(MAX_AFTER_REPAIRS):
+                if passes(result, expect) or result.status != "raised":
+                    break
+                # The fix moved the failure to another check: carry that one's requirement
+                # into the after too, without undoing the fix or dropping what the user set.
+                repaired = self._after_repair(f, before, change, after, result)
+                if repaired is None:
+                    break
+                change, after = repaired
+                result = self.run(after, target)
+            if passes(result, expect):
+                return Found("verified", "", before, after, change, self.runs, True, self.platform)
+            tried.append((change, result))
+            if len(tried) >= MAX_AFTERS:
+                break
+        if not tried and expect.logs:
+            reason = "only giving the feature up would silence this notice, which is no fix"
+        elif not tried:
+            reason = "no candidate change of the launch undoes this check's condition"
+        else:
+            change, result = tried[0]
+            reason = (
+                f"none of {len(tried)} candidate fixes passed; the first, "
+                f"{describe(change)}, {what_happened(result)}"
+            )
+        return Found("unverified", reason, before, None, None, self.runs, True, self.platform)
+
+    def _after_repair(
+        self, f: Facts, before: Launch, change: FixChange, after: Launch, result: Outcome
+    ) -> tuple[FixChange, Launch] | None:
+        # What the new error itself lists ("Available devices: ['mlx5_0', ...]") refines the
+        # option the fix set.
+        for told in _told(result, after):
+            if {n for _, n, _ in told.edits} <= {n for _, n, _ in change.edits}:
+                merged = FixChange(
+                    tuple(e for e in change.edits if e[1] not in {n for _, n, _ in told.edits})
+                    + told.edits,
+                    change.source,
+                    change.note,
+                )
+                return merged, candidates.apply(after, told, self.decls)
+        other = self.neighbour(result.file, result.line)
+        if other is None or other.site.line == f.site.line:
+            return None
+        own = {name for _, name, _ in change.edits}
+        for rep in rank(candidates.changes(other, self.decls, after), after):
+            names = {name for _, name, _ in rep.edits}
+            # The fix's own options may be refined (a path that exists), never undone.
+            if rep.source == "remove" or _undoes(rep, after):
+                continue
+            if names & own and any(op not in ("set", "file") for op, _, _ in rep.edits):
+                continue
+            if any(op == "drop" and before.has(n) for op, n, _ in rep.edits):
+                continue
+            kept = tuple(e for e in change.edits if e[1] not in names)
+            merged = FixChange(kept + rep.edits, change.source, change.note)
+            return merged, candidates.apply(after, rep, self.decls)
+        return None
+
+    def _not_reached(self, out: Outcome | None) -> Found:
+        if out is None:
+            return Found("unverified", "no launch was tried", runs=self.runs)
+        if out.status == "undecidable":
+            return Found(
+                "unverified",
+                f"the check could not be decided: it reads {out.reason}",
+                runs=self.runs,
+            )
+        if out.status == "unreachable":
+            return Found("not-applicable", out.reason, runs=self.runs)
+        if out.status == "unavailable":
+            return Found(
+                "unverified", f"the revision's code does not load: {out.reason}", runs=self.runs
+            )
+        return Found(
+            "unverified",
+            f"no launch built from the check's conditions reached it: the last one {what_happened(out)}",
+            runs=self.runs,
+        )
+
+    # ------------------------------------------------------------ 1. reach the check
+
+    def watch(self, f: Facts, *, flip_all: bool = False) -> list[dict[str, Any]]:
+        """The guards on the path, each with the truth value that reaches the site (or, with
+        `flip_all`, the value that turns it around). Locals in a test are replaced by what
+        they were assigned, so that the solver's changed attributes reach them."""
+        out = []
+        site = f.site
+        words = list(self._steps("words", site.file, site.function))
+        for r in f.readings:
+            g = r.guard
+            if g.kind not in _WATCHED or candidates._parse(g.test) is None:
+                continue
+            # Earlier checks stay passed: turning one around only moves the failure there. An
+            # early exit (`if x is None: return`) turned around skips the check: a feature fix.
+            turn = r.role in ("direct", "enclosing") or g.kind == "early-exit"
+            want = g.holds != (flip_all and turn)
+            test = self._steps("inline", site.file, site.function, g.test, g.line)
+            item = self._item(g.line, test, want, site.file)
+            if flip_all:
+                item["near"] = True  # a fix: values one edit away from the launch's first
+            elif turn:
+                # Where it already holds the way that reaches the site, the same run also
+                # finds the values that turn it around: the fix's candidates, no extra run.
+                item["flip"] = True
+            if words and not out:
+                item["words"] = words  # once per run: the child shares them with every guard
+            out.append(item)
+        if not flip_all:
+            # The sibling tests of an if/elif chain that the words leave out (`rule == "tse"`
+            # must be false to reach the `elif rule == "custom"` branch) still decide the path.
+            seen = {w["line"] for w in out}
+            for g in site.guards:
+                if g.kind in ("elif", "else", "if") and g.line not in seen:
+                    if candidates._parse(g.test) is None:
+                        continue
+                    test = self._steps("inline", site.file, site.function, g.test, g.line)
+                    out.append(self._item(g.line, test, g.holds, site.file))
+                    seen.add(g.line)
+            caller, readings = self.callers(f)
+            for r in readings:
+                test = self._steps("inline", site.file, caller, r.guard.test, r.guard.line)
+                out.append(
+                    dict(self._item(r.guard.line, test, r.guard.holds, site.file), function=caller)
+                )
+            # An attribute the launch sets can be overwritten before the guard reads it
+            # (`if self.dp_size == 1: self.enable_dp_lm_head = False`): watch those ifs too,
+            # wanting them not to fire.
+            read = {a for w in out for a in re.findall(r"\bself\.(\w+)", w["test"])}
+            read &= set(self.fields)  # options a launch sets; derived values are not reset
+            resets = steps.class_resets(self.source(site.file), self.args_class)
+            seen = {(w.get("function"), w["line"]) for w in out}
+            for attr in sorted(read & set(resets)):
+                for method, line, test, holds in resets[attr][:12]:
+                    same = method == site.function
+                    if (same and line >= site.line) or (None if same else method, line) in seen:
+                        continue
+                    item = self._item(line, test, not holds, site.file)
+                    out.append(item if same else dict(item, function=method))
+                    seen.add((None if same else method, line))
+        return out
+
+    def _item(self, line: int, test: str, want: bool, file: str) -> dict[str, Any]:
+        """One watched guard; `vars`: attributes that methods it calls on self read."""
+        reads = steps.method_reads(self.source(file), self.args_class)
+        called = re.findall(r"\bself\.(\w+)\(", test)
+        extra = sorted({a for m in called for a in reads.get(m, ()) if a in self.fields})
+        return {"line": line, "test": test, "want": want, "vars": extra}
+
+    def reach(
+        self, f: Facts, expect: Expect, target: Target
+    ) -> tuple[Launch | None, Outcome | None]:
+        """A launch that fires the record, through each call site of its function in turn
+        (a helper may be reached with the arguments that matter from one branch only)."""
+        sites = max(1, len(self._steps("sites", f.site.file, f.site.function)))
+        first: Outcome | None = None
+        for k in range(sites):
+            self._site = k
+            launch, out = self._reach_one(f, expect, target)
+            first = first or out
+            if launch is not None:
+                return launch, out
+        self._site = 0
+        return None, first
+
+    def _reach_one(
+        self, f: Facts, expect: Expect, target: Target
+    ) -> tuple[Launch | None, Outcome | None]:
+        launch = Launch()
+        for r in self.callers(f)[1]:  # the way to the call of the record's function first
+            for atom in r.atoms:
+                launch = candidates.make_hold(launch, atom, self.decls)
+        for atom in (*f.passed, *f.context, *f.direct):
+            launch = candidates.make_hold(launch, atom, self.decls)
+        watch = self.watch(f)
+        seen: set[Launch] = set()
+        out: Outcome | None = None
+        for _ in range(MAX_REACH):
+            seen.add(launch)
+            out = self.run(launch, target, watch)
+            if fires(out, expect):
+                return launch, out
+            nxt = self._closer(f, expect, launch, out, seen, watch)
+            if nxt is None:
+                return None, out
+            launch = nxt
+        return None, out
+
+    def _closer(
+        self,
+        f: Facts,
+        expect: Expect,
+        launch: Launch,
+        out: Outcome,
+        seen: set[Launch],
+        watch: Sequence[Mapping[str, Any]] = (),
+    ) -> Launch | None:
+        """The next launch to try after `out`, or None when there is nothing left to try."""
+        options: list[FixChange] = []
+        if out.status == "raised":
+            # An earlier check fired first: carry its requirement into the launch, from the
+            # run's own values (the watched guards) or that check's candidate fixes; adding
+            # an option before changing one the launch set, and undoing one (dropping it,
+            # emptying it) last.
+            options = self._guard_repairs(out)
+            other = self.neighbour(out.file, out.line)
+            if other is not None and other.site.line != f.site.line:
+                options += rank(candidates.changes(other, self.decls, launch), launch)
+                if not any(not _undoes(c, launch) for c in options):
+                    # Nothing short of undoing the launch: ask that check's own guards, where
+                    # they run, for values that turn it around (one more run).
+                    options += self._solve_neighbour(other, launch)
+
+            def undoes(c: FixChange) -> bool:
+                return any(
+                    launch.has(n) and (op == "drop" or v in ("", None)) for op, n, v in c.edits
+                )
+
+            options.sort(
+                key=lambda c: (undoes(c), any(launch.has(n) for _, n, _ in c.edits), len(c.edits))
+            )
+        elif out.status == "parse-error":
+            options = self._parse_repairs(out.reason)
+        elif out.status == "passed":
+            options = self._guard_repairs(out)
+        if out.status == "passed" and _about_model(out, watch):
+            # No option makes the path hold and a guard reads the model: the check may be
+            # about another kind of model.
+            current = dict(launch.model).get("profile")
+            options += [
+                FixChange((("model", "profile", name),), "model")
+                for name in self.models
+                if name != current
+            ]
+        for change in options:
+            nxt = candidates.apply(launch, change, self.decls)
+            if nxt not in seen:
+                return nxt
+        return None
+
+    def _chosen(self, out: Outcome, expect: Expect, before: Launch) -> list[FixChange]:
+        """What a notice says SGLang chose ("change page_size to 64", "deepep_mode=`normal`",
+        "reset to 48"), as the option set to that value explicitly: the warning's own fix."""
+        by_dest = {d.dest: name for name, d in self.decls.items()}
+        found: list[FixChange] = []
+        for log in out.logs:
+            if log.file != expect.file or not (expect.line <= log.line <= expect.end_line):
+                continue
+            for attr, value in _CHOSEN.findall(log.message):
+                flag = by_dest.get(attr) or by_dest.get(attr.replace("-", "_").lstrip("_"))
+                if flag and candidates._value_ok(flag, value, self.decls):
+                    found.append(FixChange((("set", flag, value),), "advice", log.message[:120]))
+        return found[:4]
+
+    def _solve_neighbour(self, other: Facts, launch: Launch) -> list[FixChange]:
+        site = other.site
+        watch = []
+        for r in other.readings:
+            g = r.guard
+            if r.role not in ("direct", "enclosing") or candidates._parse(g.test) is None:
+                continue
+            test = self._steps("inline", site.file, site.function, g.test, g.line)
+            want = (not g.holds) if r.role == "direct" else g.holds
+            watch.append(dict(self._item(g.line, test, want, site.file), function=site.function))
+        if not watch:
+            return []
+        target = Target(site.file, site.function, site.line, site.end_line)
+        return self._guard_repairs(self.run(launch, target, watch))
+
+    def _guard_repairs(self, out: Outcome) -> list[FixChange]:
+        """Watched guards that came out wrong, in path order, as the changes that right them;
+        a change that leaves alone every option a guard that came out right reads first
+        (tp_size % (dp_size * cp_size) wants --dp-size 2, not a --tp-size that breaks the
+        tp_size % cp_size check just passed)."""
+        guards = out.trace.get("guards", {})
+        right = {
+            self.fields[attr]["flag"]
+            for g in guards.values()
+            if g.get("value") is not None and "solutions" not in g
+            for name in g.get("names", {})
+            if name.startswith("self.") and (attr := name[5:]) in self.fields
+        }
+        found = [
+            FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
+            for g in guards.values()
+            for solution in g.get("solutions", [])
+        ]
+        return sorted(found, key=lambda c: any(n in right for _, n, _ in c.edits))
+
+    def _parse_repairs(self, reason: str) -> list[FixChange]:
+        """argparse rejected a value: its own message names the argument and the choices."""
+        m = re.search(r"argument ([-\w/]+)", reason)
+        if not m:
+            return []
+        flag = next((f for f in m.group(1).split("/") if f in self.decls), None)
+        if flag is None:
+            return []
+        choices = re.findall(r"'([^']*)'", reason.partition("choose from")[2])
+        if choices:
+            return [FixChange((("set", flag, c),), "allowed") for c in choices[:3]]
+        return [FixChange((("drop", flag, None),), "remove")]
+
+    # ------------------------------------------------------------ 2. fix it
+
+    def fixes(
+        self,
+        f: Facts,
+        expect: Expect,
+        target: Target,
+        before: Launch,
+        fired: Outcome | None = None,
+    ) -> list[FixChange]:
+        """Candidate changes in the order tried (see rank)."""
+        found = candidates.changes(f, self.decls, before)
+        # The values that turn each guard on the path around, the direct one first, then the
+        # enclosing ones (giving the feature up): the firing run asked for them already
+        # ("flip"); a run answered from an older cache is asked once more.
+        flipped = fired
+        if fired is None or not any("flipped" in g for g in fired.trace.get("guards", {}).values()):
+            flipped = self.run(before, target, self.watch(f, flip_all=True))
+        solved: list[FixChange] = []
+        for r in sorted(f.readings, key=lambda r: r.role != "direct"):
+            g = dict(flipped.guard(r.guard.line) or {})
+            if "flipped" in g:
+                g["solutions"] = g["flipped"]
+            source = "solve" if r.role == "direct" else "feature"
+            for solution in (g or {}).get("solutions", []):
+                edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
+                solved.append(FixChange(edits, source, r.guard.test))
+        merged = candidates._unique([*found, *solved])
+        useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
+        return rank(useful, before)
+
+
+def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
+    """The order fixes are tried in, so that the first that verifies is the smallest: one that
+    keeps every option the user set (adds or changes another) before one that changes an
+    option the launch set, before one that gives up a feature the check is about (an option of
+    an enclosing condition), removal of a feature flag last; fewer edits first; then the
+    message's advice before derived values."""
+
+    def key(c: FixChange) -> tuple:
+        names = {name for _, name, _ in c.edits}
+        # Emptying an option the launch sets (`--x ''`) gives it up as much as removing it.
+        gives_up = any(
+            (op == "drop" or (op == "set" and v == "")) and before.has(n) for op, n, v in c.edits
+        )
+        return (
+            c.source == "remove" or gives_up,
+            c.source == "feature",
+            any(before.has(n) for n in names),
+            len(c.edits),
+            candidates._RANK.get(c.source, 9),
+        )
+
+    return sorted(found, key=key)
+
+
+_MODEL_WORDS = re.compile(
+    r"hf_config|model_arch|model_config|architectures|is_multimodal|get_model_config|nsa"
+)
+
+
+def _undoes(c: FixChange, launch: Launch) -> bool:
+    """Drops or empties an option the launch set."""
+    return any(launch.has(n) and (op == "drop" or v in ("", None)) for op, n, v in c.edits)
+
+
+def _about_model(out: Outcome, watch: Sequence[Mapping[str, Any]]) -> bool:
+    """A watched guard came out wrong that reads the model, or that no option value rights
+    (a method of the model config, say), or the run never reached the function (a caller
+    gated on the model)."""
+    tests = {str(w["line"]): w["test"] for w in watch}
+    wrong = [
+        (tests.get(line, ""), g["solutions"])
+        for line, g in out.trace.get("guards", {}).items()
+        if g.get("value") is not None and "solutions" in g
+    ]
+    return not out.trace.get("entered", True) or any(
+        _MODEL_WORDS.search(test) or not solutions for test, solutions in wrong
+    )
+
+
+# "<option> to <value>", "<option>=<value>", "<option> of <value>" in a notice's own words.
+_CHOSEN = re.compile(r"\b([a-z][a-z0-9_-]{2,})`?\s*(?:=|\bto\b|\bof\b|\bis\b)\s*[`'\"]?([\w.-]+)")
+_QUOTED = re.compile(r"'([\w.:/@+-]{1,64})'")
+
+
+def _told(out: Outcome, launch: Launch) -> list[FixChange]:
+    """Values the run's own error message offers for an option the launch set to a value it
+    quotes back ("Invalid IB devices specified: ['x']. Available devices: ['mlx5_0']"): the
+    runtime counterpart of the message's advice."""
+    if out.status != "raised" or not out.message:
+        return []
+    quoted = list(dict.fromkeys(_QUOTED.findall(out.message)))
+    out_: list[FixChange] = []
+    for option, value in launch.args:
+        shown = value if isinstance(value, str) else None
+        if not shown or f"'{shown}'" not in out.message:
+            continue
+        for word in quoted:
+            if word != shown and word not in shown:
+                out_.append(FixChange(((("set", option, word)),), "advice", out.message[:120]))
+    return out_[:4]
+
+
+def _about_platform(f: Facts, out: Outcome | None) -> bool:
+    """The path tests the platform, the GPU or a package, so another profile may reach it."""
+    del out  # another profile is tried only for a check whose own path reads a probe
+    topics = {a.topic for r in f.readings for a in r.atoms}
+    machine = re.compile(r"\bos\.(path\.\w+|listdir)\(|\btorch\.(cuda|version)\b|get_device_\w+\(")
+    return bool(topics & {"platform", "hardware", "package"}) or any(
+        machine.search(r.guard.test) for r in f.readings
+    )
+
+
+def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:
+    switch = candidates.is_switch(flag, dict(decls))
+    if value is True and switch:
+        return ("set", flag, None)
+    if (value is False and switch) or value is None:
+        return ("drop", flag, None)
+    if isinstance(value, bool):
+        return ("set", flag, str(value).lower())
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return ("drop", flag, None)  # an empty list is the option left out
+        return ("set", flag, tuple(str(v) for v in value))  # type: ignore[return-value]
+    return ("set", flag, str(value))
+
+
+def describe(change: FixChange) -> str:
+    """A change in words: "--tp-size 2 and --moe-dp-size 2", "removing --x", "SGLANG_X=1"."""
+    parts = []
+    for op, name, value in change.edits:
+        if op == "set":
+            parts.append(f"{name} {value}" if value is not None else name)
+        elif op == "drop":
+            parts.append(f"removing {name}")
+        elif op == "env":
+            parts.append(f"{name}={value}" if value is not None else f"unsetting {name}")
+        elif op == "model":
+            parts.append(f"a {value} model")
+    return " and ".join(parts)

@@ -1,0 +1,187 @@
+"""What the harness must know about a project to run its validation, as data.
+
+`VerifySpec` is everything project-specific: where the modules live, which are loaded for
+real, the parser entry point, the validation methods in run order, how a launch command
+starts, and the named platform and model profiles that answer hardware, package and model
+probes. SGLang's is `verify/sglang.toml`; a project profile (`profiles/<name>.toml`) can carry
+the same table as `[verify]` and hand it to `VerifySpec.from_table`. A project without one
+(vLLM, for now) gets no verification: its records say "not verified" rather than guess.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 (pyproject pulls in tomli there)
+    import tomli as tomllib
+
+from kverr.errors import SourceError
+
+HERE = Path(__file__).resolve().parent
+SGLANG_SPEC = HERE / "sglang.toml"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named platform (or model) profile: what each probe answers.
+
+    `probes` keys are dotted paths a stub would stand for, matched on their ending: `is_cuda()`
+    (a function; any call returns the value), `torch.version.hip` (a value). Values are TOML
+    values, with `"@none"` for None, `{tuple = [...]}` for a tuple and `"@ref:module:attr"` for an
+    object of the revision's own code (resolved in the sandbox)."""
+
+    name: str
+    description: str
+    probes: Mapping[str, Any] = field(default_factory=dict)
+    absent_packages: tuple[str, ...] = ()  # importing these fails, as on the real machine
+    # A model profile's objects: "config" (the ModelConfig), "hf_config", "calls" (methods of
+    # the config and what they return).
+    objects: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    files: tuple[str, ...] = ()  # a model profile: files of the model directory
+    paths: Mapping[str, Any] = field(default_factory=dict)  # path -> [entries] | False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "probes": dict(self.probes),
+            "absent_packages": list(self.absent_packages),
+            "objects": {k: dict(v) for k, v in self.objects.items()},
+            "files": list(self.files),
+            "paths": dict(self.paths),
+        }
+
+
+@dataclass(frozen=True)
+class VerifySpec:
+    """How to run one project's launch-argument validation (see the module docstring)."""
+
+    project: str
+    source_root: str  # "python": the repository folder that holds the package
+    package: str  # "sglang": its modules are read from the revision; others are stubbed
+    main_module: str  # defines the args class
+    modules: tuple[str, ...]  # loaded for real, in import order; "pkg.sub.*" for a folder
+    args_class: str
+    add_args: str  # static method that adds the arguments to an argparse parser
+    from_args: str  # classmethod: parsed Namespace -> args object
+    phases: tuple[str, ...]  # validation methods in the order the launch calls them
+    launch: str  # the command a user types, for the example fix
+    base_args: tuple[str, ...]  # arguments every launch needs (`--model-path MODEL_PATH`)
+    env_prefix: str  # environment variables the project reads (`SGLANG_`)
+    model_factory: str  # dotted path whose every method returns the model profile
+    substitutes: Mapping[str, str]
+    platforms: Mapping[str, Profile]
+    models: Mapping[str, Profile]
+    default_platform: str
+    default_model: str
+
+    @property
+    def main_path(self) -> str:
+        return self.path_of(self.main_module)
+
+    def path_of(self, module: str) -> str:
+        rel = module.replace(".", "/") + ".py"
+        return f"{self.source_root}/{rel}" if self.source_root else rel
+
+    def platform(self, name: str | None = None) -> Profile:
+        key = name or self.default_platform
+        if key not in self.platforms:
+            known = ", ".join(sorted(self.platforms))
+            raise SourceError(f"unknown platform profile {key!r}; pass one of: {known}.")
+        return self.platforms[key]
+
+    def model(self, name: str | None = None) -> Profile:
+        return self.models[name or self.default_model]
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], *, where: str = "profile") -> VerifySpec:
+        """A spec from a parsed TOML document: `[verify]`, `[platform.*]`, `[model.*]`."""
+        try:
+            v = table["verify"]
+            platforms = _profiles(table.get("platform", {}))
+            models = _profiles(table.get("model", {}))
+            spec = cls(
+                project=v["project"],
+                source_root=v.get("source_root", ""),
+                package=v["package"],
+                main_module=v["main_module"],
+                modules=tuple(v["modules"]),
+                args_class=v["args_class"],
+                add_args=v["add_args"],
+                from_args=v["from_args"],
+                phases=tuple(v["phases"]),
+                launch=v["launch"],
+                base_args=tuple(v.get("base_args", ())),
+                env_prefix=v.get("env_prefix", ""),
+                model_factory=v.get("model_factory", ""),
+                substitutes=dict(v.get("substitutes", {})),
+                platforms=platforms,
+                models=models,
+                default_platform=v["default_platform"],
+                default_model=v["default_model"],
+            )
+        except (KeyError, TypeError) as exc:
+            raise SourceError(
+                f"{where}: the verify table lacks or mistypes {exc}; see verify/sglang.toml."
+            ) from None
+        spec.platform()
+        if spec.default_model not in spec.models:
+            raise SourceError(f"{where}: default_model {spec.default_model!r} is not defined.")
+        return spec
+
+
+def _profiles(tables: Mapping[str, Any]) -> dict[str, Profile]:
+    """Profiles by name; `inherits = "other"` starts from another profile's probes."""
+    out: dict[str, Profile] = {}
+
+    def build(name: str, seen: tuple[str, ...] = ()) -> Profile:
+        if name in out:
+            return out[name]
+        if name in seen or name not in tables:
+            raise KeyError(f"profile {name!r} (inherited by {seen[-1] if seen else '?'})")
+        t = tables[name]
+        probes: dict[str, Any] = {}
+        absent: list[str] = []
+        objects: dict[str, dict[str, Any]] = {}
+        paths: dict[str, Any] = {}
+        if "inherits" in t:
+            base = build(t["inherits"], (*seen, name))
+            probes.update(base.probes)
+            paths.update(base.paths)
+            absent.extend(base.absent_packages)
+            objects = {k: dict(v) for k, v in base.objects.items()}
+        probes.update(t.get("probes", {}))
+        absent.extend(t.get("absent_packages", ()))
+        paths.update(t.get("paths", {}))
+        for k, v in t.items():
+            if isinstance(v, dict) and k not in ("probes", "paths"):
+                objects.setdefault(k, {}).update(v)
+        out[name] = Profile(
+            name,
+            t.get("description", name),
+            probes,
+            tuple(dict.fromkeys(absent)),
+            objects,
+            tuple(t.get("files", ())),
+            paths,
+        )
+        return out[name]
+
+    for name in tables:
+        build(name)
+    return out
+
+
+def load_spec(path: Path = SGLANG_SPEC) -> VerifySpec:
+    """The spec in a TOML file (SGLang's by default)."""
+    try:
+        table = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SourceError(f"{path} cannot be read as TOML ({exc}); fix or restore it.") from None
+    return VerifySpec.from_table(table, where=str(path))

@@ -1,0 +1,415 @@
+"""The verify stage of a build: one revision's records in, a verdict per record out.
+
+    verdicts = verify_revision(exts, records, session)
+
+`Session` holds what one build shares: the spec, the platform, the repository, the run cache
+and one Harness per revision (started only when a run misses the cache). A verdict carries the
+record's `verification` field and, when verified, the example fix and the first solution;
+`apply_verdict` writes them into the record. A record shows a command only when its check
+passed it; every other record keeps its advice (solutions), marked not verified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kverr.records import flag_map
+from kverr.records.identity import Holder, assign_ids
+from kverr.records.knowledge import facts_for
+from kverr.records.knowledge.facts import Facts
+from kverr.records.pattern import pattern_for
+from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
+from kverr.verify.judge import Expect
+from kverr.verify.search import Found, Search, describe, fields_of
+from kverr.verify.spec import VerifySpec
+
+from kverr.ftypes import FileExtraction, FlagDecl, Launch, Revision, Site
+
+STATUSES = ("verified", "unverified", "not-applicable")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verification: dict[str, Any]  # {"status", "platform", "revision", "reason"}
+    example_fix: str | None = None  # the verified before/after; None: see `keep_fix`
+    solution: str | None = None  # the verified change in words
+    keep_fix: bool = True  # False: show no command (only a verified one is shown)
+    runs: int = 0
+
+
+@dataclass
+class Session:
+    """What a build's verify step shares across revisions."""
+
+    spec: VerifySpec
+    repo: str
+    workdir: Path
+    platform: str | None = None
+    cache: MutableMapping[str, str] | None = None  # run key -> Outcome JSON
+    timeout: float = 5.0
+    workers: int = 1  # sandbox children per platform, each verifying a share of the records
+    stats: dict[str, float] = field(
+        default_factory=lambda: {"runs": 0, "cached": 0, "seconds": 0.0}
+    )
+    _harnesses: dict[tuple[str, int], Harness] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, key: str, n: float = 1) -> None:
+        with self._lock:
+            self.stats[key] = self.stats.get(key, 0) + n
+
+    @property
+    def platform_name(self) -> str:
+        return self.spec.platform(self.platform).name
+
+    def platforms(self) -> list[str]:
+        """The build's platform first, then the other profiles (a check about another
+        platform is verified on the first profile that reaches it)."""
+        first = self.platform_name
+        return [first] + [p for p in self.spec.platforms if p != first and p != "base"]
+
+    def harness(
+        self,
+        revision: Revision,
+        overrides: Mapping[str, str],
+        platform: str | None = None,
+        worker: int = 0,
+    ) -> Harness:
+        """The sandbox of `platform` for `worker`, pointed at `revision`: one child per
+        platform and worker for the whole build, loading revision after revision."""
+        platform = platform or self.platform_name
+        with self._lock:
+            if (platform, worker) not in self._harnesses:
+                self._harnesses[(platform, worker)] = Harness(
+                    self.spec,
+                    repo=self.repo,
+                    sha=revision.sha or "",
+                    workdir=self.workdir,
+                    platform=platform,
+                    overrides=dict(overrides),
+                    timeout=self.timeout,
+                )
+            h = self._harnesses[(platform, worker)]
+        h.retarget(revision.sha or "", overrides)
+        return h
+
+    def close(self) -> None:
+        for h in self._harnesses.values():
+            self.stats["seconds"] += h.seconds
+            self.stats["child_load_s"] = (
+                self.stats.get("child_load_s", 0.0) + h.child_ms["load"] / 1000
+            )
+            self.stats["child_run_s"] = (
+                self.stats.get("child_run_s", 0.0) + h.child_ms["run"] / 1000
+            )
+            h.close()
+        self._harnesses.clear()
+
+
+def _fingerprint(spec: VerifySpec, platform: str) -> str:
+    """Everything besides the files that decides what a run does: the harness code, the
+    spec and the platform profile."""
+    h = hashlib.sha256(HARNESS_VERSION.encode())
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        h.update(path.read_bytes())
+    h.update(repr(spec).encode())
+    h.update(platform.encode())
+    return h.hexdigest()[:16]
+
+
+def runner_for(
+    session: Session,
+    revision: Revision,
+    files_key: str,
+    overrides: Mapping[str, str],
+    fields: Mapping[str, Any] | None = None,
+    platform: str | None = None,
+    worker: int = 0,
+) -> Callable[[Launch, Target, Sequence[Mapping[str, Any]]], Outcome]:
+    """Runs through the cache: a key is the file set, the harness and platform, the launch,
+    the target and what to watch."""
+    platform = platform or session.platform_name
+    prefix = f"{files_key}:{_fingerprint(session.spec, platform)}"
+
+    def run(launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]] = ()) -> Outcome:
+        payload = json.dumps(
+            [prefix, launch.args, launch.env, launch.model, launch.files, target.file,
+             target.function, target.line, [dict(w) for w in watch]],
+            sort_keys=True, default=repr,
+        )  # fmt: skip
+        key = hashlib.sha256(payload.encode()).hexdigest()
+        if session.cache is not None:
+            hit = session.cache.get(key)
+            if hit is not None:
+                session.count("cached")
+                return Outcome.from_json(json.loads(hit))
+        harness = session.harness(revision, overrides, platform, worker)
+        out = harness.run(
+            launch.argv(),
+            dict(launch.env),
+            target,
+            watch,
+            model={k: list(v) if isinstance(v, tuple) else v for k, v in launch.model},
+            files=launch.files,
+            fields=fields,
+        )
+        session.count("runs")
+        if session.cache is not None and out.status not in ("timeout", "error"):
+            session.cache[key] = json.dumps(out.to_json())
+        return out
+
+    return run
+
+
+def options_of(
+    session: Session, revision: Revision, files_key: str, overrides: Mapping[str, str]
+) -> dict[str, Any]:
+    """The revision's parser options as the child reported them (cached like a run)."""
+    key = f"options:{files_key}:{_fingerprint(session.spec, session.platform_name)}"
+    hit = session.cache.get(key) if session.cache is not None else None
+    if hit is not None:
+        return json.loads(hit)
+    harness = session.harness(revision, overrides)
+    harness._start()
+    info = {"ready": bool(harness.info.get("ready")), "reason": harness.info.get("reason", "")}
+    info["options"] = harness.info.get("options", {})
+    info["loaded"] = harness.info.get("loaded", {})
+    if session.cache is not None:
+        session.cache[key] = json.dumps(info)
+    return info
+
+
+def parser_decls(decls: Mapping[str, FlagDecl], options: Mapping[str, Any]) -> dict[str, FlagDecl]:
+    """The flag declarations with what the revision's own parser says: choices resolved
+    (`choices=list(X.keys())`), defaults as values, whether a flag is a switch. An option the
+    extractor did not see (an alias) is added under its own name."""
+    out = dict(decls)
+    for name, opt in options.items():
+        d = out.get(name)
+        choices = tuple(str(c) for c in opt.get("choices", ()) if c is not None) or None
+        action = "store_true" if opt.get("switch") else (d.action if d else None)
+        if action == "store_true" and d is not None and d.action and d.action.startswith("store_"):
+            action = d.action
+        default = repr(opt["default"]) if "default" in opt else (d.default if d else None)
+        if d is None:
+            # An alias the extractor did not list: it sets the same attribute as the option
+            # it aliases (`--tensor-parallel-size` and `--tp-size` both set tp_size).
+            known = next((out[n] for n in opt.get("names", ()) if n in decls), None)
+            dest = known.dest if known else opt.get("dest", name.lstrip("-").replace("-", "_"))
+            d = known or FlagDecl(name=name, dest=dest)
+            d = replace(d, name=name)
+        kind = d.type or _kind(opt.get("default"))
+        if opt.get("list") and not (kind or "").startswith("list["):
+            kind = f"list[{kind or 'str'}]"  # takes several words: `--x tse 1 2 3`
+        out[name] = replace(
+            d,
+            choices=choices if choices else d.choices,
+            action=action,
+            default=default,
+            type=kind,
+        )
+    return out
+
+
+def _kind(default: Any) -> str | None:
+    if type(default) is int:
+        return "int"
+    if type(default) is float:
+        return "float"
+    return None
+
+
+def files_key(revision: Revision, files: Sequence[tuple[str, str]]) -> str:
+    """The verify cache's file-set key: the commit (which fixes every module the sandbox may
+    read lazily) and the blobs of the revision's file set (a snapshot has no commit)."""
+    return hashlib.sha256(json.dumps([revision.sha, list(files)]).encode()).hexdigest()[:24]
+
+
+def verify_revision(
+    exts: Sequence[FileExtraction],
+    records: Iterable[dict],
+    session: Session,
+    revision: Revision,
+    *,
+    files: Sequence[tuple[str, str]] = (),
+    overrides: Mapping[str, str] | None = None,
+    previous: Mapping[str, Holder] | None = None,
+    label: Revision | None = None,
+) -> dict[str, Verdict]:
+    """A verdict per record (by id), all from the revision the records were built at.
+
+    `revision` is the commit the sandbox reads; `overrides` files from disk placed over it and
+    `label` the revision to name when that is a snapshot (no commit of its own)."""
+    overrides = dict(overrides or {})
+    key = files_key(label or revision, files)
+    wanted = {r["id"]: r for r in records}
+    shown = label or revision
+    name = shown.sha[:12] if shown.sha else (shown.tags[0] if shown.tags else "?")
+    base = {"platform": session.platform_name, "revision": name}
+    if not wanted:
+        return {}
+    if not revision.sha:
+        # A snapshot's files are in no commit: the modules they import cannot be read lazily
+        # from it, so nothing there is run.
+        reason = "this revision is a snapshot of files from disk, not a commit the harness can read"
+        return {rid: _verdict("unverified", reason, base) for rid in wanted}
+    info = options_of(session, revision, key, overrides)
+    if not info["ready"]:
+        reason = f"the revision's code does not load in the sandbox: {info['reason']}"
+        return {rid: _verdict("unverified", reason, base) for rid in wanted}
+    sites = [s for ex in exts for s in ex.sites]
+    ids = assign_ids(sites, previous)
+    decls = parser_decls(flag_map(ex.flags for ex in exts), info["options"])
+    facts = _facts(sites, decls)
+    by_line = _by_line(sites, facts)
+    loaded = set(info["loaded"].values())
+    texts = {ex.source.path: ex.source.text for ex in exts}
+    fields = fields_of(decls)
+
+    def searcher(worker: int) -> Search:
+        runners = {
+            name: runner_for(
+                session, revision, key, overrides, fields, platform=name, worker=worker
+            )
+            for name in session.platforms()
+        }
+        return Search(
+            runners,
+            decls,
+            by_line,
+            lambda file: texts.get(file, ""),
+            session.spec.args_class,
+            [m for m in session.spec.models if m != session.spec.default_model],
+        )
+
+    out: dict[str, Verdict] = {}
+    todo: list[tuple[str, Site]] = []
+    for site, rid in zip(sites, ids, strict=True):
+        if rid not in wanted or rid in out or rid in {r for r, _ in todo}:
+            continue
+        if site.file not in loaded:
+            reason = f"{site.file} is not among the modules whose validation the harness runs"
+            out[rid] = _verdict("not-applicable", reason, base)
+            continue
+        todo.append((rid, site))
+
+    def verify_share(worker: int) -> dict[str, Verdict]:
+        # Each worker has its own children; the records are dealt round-robin, and each
+        # record's verdict depends on that record alone, so the result is the same for any
+        # number of workers.
+        search, mine = searcher(worker), {}
+        for rid, site in todo[worker :: session.workers]:
+            found = search.find(facts[id(site)], _expect(site, wanted[rid]))
+            mine[rid] = _from_found(found, base, session.spec)
+        return mine
+
+    workers = max(1, min(session.workers, len(todo)))
+    if workers == 1:
+        out.update(verify_share(0))
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            for mine in pool.map(verify_share, range(workers)):
+                out.update(mine)
+    for rid in wanted:
+        out.setdefault(
+            rid, _verdict("unverified", "no site of this revision holds the record", base)
+        )
+    return out
+
+
+def _facts(sites: Sequence[Site], decls: dict[str, FlagDecl]) -> dict[int, Facts]:
+    by_function: dict[tuple[str, str | None], list[Site]] = {}
+    for s in sites:
+        by_function.setdefault((s.file, s.function), []).append(s)
+    return {
+        id(s): facts_for(s, decls, pattern_for(s.template), by_function[(s.file, s.function)])
+        for s in sites
+    }
+
+
+def _by_line(
+    sites: Sequence[Site], facts: Mapping[int, Facts]
+) -> Callable[[str, int], Facts | None]:
+    """(file, line) -> the facts of the raise/assert site whose statement holds that line."""
+    spans = [
+        (s.file, s.line, max(s.end_line, s.line), s)
+        for s in sites
+        if s.kind in ("raise", "assert", "exit")
+    ]
+
+    def find(file: str, line: int) -> Facts | None:
+        for f, start, end, s in spans:
+            if f == file and start <= line <= end:
+                return facts[id(s)]
+        return None
+
+    return find
+
+
+def _expect(site: Site, record: Mapping[str, Any]) -> Expect:
+    error_class = record.get("errorClass") or site.error_class
+    if site.kind == "assert":
+        error_class = "AssertionError"
+    return Expect(
+        site.kind,
+        error_class if site.kind in ("raise", "assert", "exit") else None,
+        record.get("messagePattern", ""),
+        site.file,
+        site.line,
+        max(site.end_line, site.line),
+    )
+
+
+def _verdict(status: str, reason: str, base: Mapping[str, str], **kw: Any) -> Verdict:
+    return Verdict({"status": status, **base, "reason": reason}, **kw)
+
+
+def _from_found(found: Found, base: Mapping[str, str], spec: VerifySpec) -> Verdict:
+    base = {**base, "platform": found.platform or base["platform"]}
+    if found.status == "verified" and found.before is not None and found.after is not None:
+        before = found.before.command(spec.launch, spec.base_args)
+        after = found.after.command(spec.launch, spec.base_args)
+        assert found.change is not None
+        return _verdict(
+            "verified",
+            "",
+            base,
+            example_fix=f"# before\n{before}\n# after\n{after}",
+            solution=solution_text(found.change),
+            keep_fix=False,
+            runs=found.runs,
+        )
+    # A command is shown only when the check passed it: a fix the check rejected, or one it
+    # could not judge (a stub decided a branch, the code is not part of validation, like
+    # PortArgs.init_new's "please provide --dist-init-addr"), is advice only.
+    return _verdict(found.status, found.reason, base, keep_fix=False, runs=found.runs)
+
+
+def solution_text(change: Any) -> str:
+    """The verified change as an instruction: "Set --tp-size 2 and --moe-dp-size 2"."""
+    text = describe(change)
+    if text.startswith("removing "):
+        return "Remove " + text[len("removing ") :]
+    return f"Launch with {text}"
+
+
+def apply_verdict(record: dict, verdict: Verdict) -> dict:
+    """The record with its verification, and the verified fix in place of the derived one."""
+    out = dict(record)
+    out["verification"] = dict(verdict.verification)
+    if verdict.example_fix is not None:
+        out["exampleFix"] = verdict.example_fix
+    elif not verdict.keep_fix:
+        out["exampleFix"] = ""
+    if verdict.solution:
+        out["solutions"] = [verdict.solution] + [
+            s for s in record.get("solutions", []) if s != verdict.solution
+        ]
+    return out

@@ -1,0 +1,202 @@
+"""Permissive stand-ins for everything the sandbox does not load for real (runs in the child).
+
+A `Stub` answers every attribute access and call with another Stub, so the revision's code can
+import torch, call `torch.cuda.device_count()` and pass the result around without any of it
+existing. What a Stub can never do is *decide* something: used as a truth value, compared,
+iterated, measured, hashed into a set test, turned into a number or asked its class, it raises
+`Undecidable`. The harness then reports that the check read something it cannot know, instead
+of guessing a branch and calling the outcome verified.
+
+`Undecidable` derives from BaseException so that SGLang's own `except Exception:` blocks do not
+swallow it; each one is also noted in `NOTES`, so even a bare `except:` cannot hide it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NOTES: list[str] = []  # every Undecidable raised during the current run, oldest first
+# What the platform profile answers, by the dotted path a stub would otherwise stand for; the
+# sandbox fills it. `lookup` matches the longest key that ends the path on a dot boundary, so
+# "is_cuda()" answers `sglang.srt.utils.common.is_cuda` and "get_platform().is_cuda" answers
+# `sglang.srt.runtime_context.get_platform().is_cuda`.
+ANSWERS: dict[str, Any] = {}
+_MISSING = object()
+
+
+def lookup(path: str) -> Any:
+    """The profile's object for `path`, or _MISSING."""
+    best, hit = -1, _MISSING
+    for key, value in ANSWERS.items():
+        if (path == key or path.endswith("." + key)) and len(key) > best:
+            best, hit = len(key), value
+    return hit
+
+
+def answer_for(path: str) -> Any:
+    """What stands at `path`: the profile's value, a function returning the profile's value
+    for `path()`, or _MISSING."""
+    hit = lookup(path)
+    if hit is not _MISSING:
+        return hit
+    value = lookup(path + "()")
+    if value is _MISSING:
+        return _MISSING
+    return _returning(value)
+
+
+def _returning(value: Any):
+    def probe(*args: Any, **kwargs: Any) -> Any:
+        return value
+
+    return probe
+
+
+class Undecidable(BaseException):  # noqa: N818 - an outcome, not a programming error
+    """The code under test used a value the sandbox only stubs, in a way that decides a branch."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+        NOTES.append(what)
+
+
+class MissingFact(AttributeError):
+    """A profile object (the model) was asked an attribute the profile does not declare.
+
+    An AttributeError, so `getattr(cfg, "x", None)` and `hasattr` read it as absent, as they
+    would on a real config without it (the profile declares a whole config). When it escapes a
+    step, the harness reports the run as undecided."""
+
+    def __init__(self, owner: str, name: str) -> None:
+        super().__init__(f"the profile's {owner} does not declare {name!r}")
+
+
+def _undecidable(op: str):
+    def method(self: Stub, *args: Any) -> Any:
+        raise Undecidable(f"{op} `{object.__getattribute__(self, '_path')}`")
+
+    return method
+
+
+def _deferred(op: str):
+    """Arithmetic on a stub gives another stub: nothing is decided until it is compared."""
+
+    def method(self: Stub, *args: Any) -> Stub:
+        return Stub(f"({object.__getattribute__(self, '_path')} {op} …)")
+
+    return method
+
+
+class Stub:
+    """Stand-in for a module, class, function or value the sandbox does not load."""
+
+    __slots__ = ("_path",)
+
+    def __init__(self, path: str) -> None:
+        object.__setattr__(self, "_path", path)
+
+    def __getattr__(self, name: str) -> Any:
+        path = f"{object.__getattribute__(self, '_path')}.{name}"
+        hit = answer_for(path)
+        if hit is not _MISSING:
+            return hit  # `torch.__version__` is a profile answer like any other
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # protocols (copy, pickle, typing) probe and move on
+        return Stub(path)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        pass  # writing to a stub is harmless; reading it back gives a stub again
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        path = f"{object.__getattribute__(self, '_path')}()"
+        hit = lookup(path)
+        return Stub(path) if hit is _MISSING else hit
+
+    def __getitem__(self, key: Any) -> Stub:
+        return Stub(f"{object.__getattribute__(self, '_path')}[…]")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+    def __enter__(self) -> Stub:
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        return False
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        return ()  # `class X(torch.nn.Module):` defines a plain class
+
+    def __repr__(self) -> str:
+        return f"<stub {object.__getattribute__(self, '_path')}>"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)  # a message that prints a stub still prints
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    @property  # type: ignore[misc]
+    def __class__(self):  # noqa: D105 - isinstance(stub, X) would otherwise answer False
+        raise Undecidable(f"isinstance() of `{object.__getattribute__(self, '_path')}`")
+
+    __bool__ = _undecidable("truth value of")
+    __eq__ = _undecidable("== on")
+    __ne__ = _undecidable("!= on")
+    __lt__ = _undecidable("< on")
+    __le__ = _undecidable("<= on")
+    __gt__ = _undecidable("> on")
+    __ge__ = _undecidable(">= on")
+    __contains__ = _undecidable("`in` on")
+    __iter__ = _undecidable("iteration over")
+    __len__ = _undecidable("len() of")
+    __index__ = _undecidable("index value of")
+    __int__ = _undecidable("int() of")
+    __float__ = _undecidable("float() of")
+    __add__ = __radd__ = _deferred("+")
+    __sub__ = __rsub__ = _deferred("-")
+    __mul__ = __rmul__ = _deferred("*")
+    __truediv__ = __rtruediv__ = _deferred("/")
+    __floordiv__ = __rfloordiv__ = _deferred("//")
+    __mod__ = __rmod__ = _deferred("%")
+    __pow__ = __rpow__ = _deferred("**")
+    __neg__ = _deferred("-")
+    __or__ = __ror__ = _deferred("|")
+    __and__ = __rand__ = _deferred("&")
+
+
+def path_of(obj: Any) -> str | None:
+    """The stubbed name behind `obj`, or None for a real object."""
+    if type(obj) is Stub:
+        return object.__getattribute__(obj, "_path")
+    return None
+
+
+class Facts:
+    """A profile object with declared attributes (the model's config): an attribute the
+    profile does not declare is absent (MissingFact), never a guess."""
+
+    def __init__(self, owner: str, values: dict[str, Any], calls: dict[str, Any]) -> None:
+        self._owner, self._values, self._calls = owner, values, calls
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self._values:
+            return self._values[name]
+        if name in self._calls:
+            value = self._calls[name]
+            return lambda *a, **k: value
+        raise MissingFact(self._owner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            self._values[name] = value
+
+    def __repr__(self) -> str:
+        return f"<{self._owner} from the platform profile>"
