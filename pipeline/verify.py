@@ -24,6 +24,7 @@ from kverr.pipeline.history import Scan
 from kverr.pipeline.plan import Plan
 
 from kverr.ftypes import Revision
+from kverr.profile import DEFAULT
 
 Progress = Callable[[str, int, int], None]
 
@@ -104,9 +105,17 @@ def verify_step(
     if not any(path == spec.main_path for files in plan.files for path, _ in files):
         # Another project: no spec says how to run its validation yet, so nothing is
         # verified, and each record says why rather than a harness error.
-        reason = f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
+        profile = plan.profile
+        reason = (
+            f"kverr has no verify spec for {profile.product} yet (profile {profile.name} has no"
+            " [verify] table)"
+            if profile is not None and profile.verify is None and profile.name != DEFAULT
+            else f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
+        )
         out = [
-            apply_verdict(r, Verdict(_not_run(reason, spec, platform), keep_fix=False))
+            # Nothing ran, so no fix is known to be wrong: each is kept and shown marked "not
+            # verified" with the reason (a fix the check rejects is what gets dropped).
+            apply_verdict(r, Verdict(_not_run(reason, spec, platform), keep_fix=True))
             for r in records
         ]
         _count(report, out, plan)

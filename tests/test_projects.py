@@ -402,3 +402,23 @@ def test_export_one_project(built: dict, tmp_path: Path) -> None:
     assert rows and {r["record"]["project"] for r in rows} == {"vllm"}
     with pytest.raises(QueryError, match="parquet holds every project"):
         export("parquet", tmp_path / "p.parquet", built["catalog"], project="vllm")
+
+
+def test_vllm_fixes_say_they_are_not_verified(built: dict, tmp_path: Path) -> None:
+    """vLLM's profile has no [verify] table: --verify runs nothing and every record says why
+    (and never claims a verified fix)."""
+    res = pipeline.build(
+        out=tmp_path / "v",
+        git_repo=built["root"] / "vllm-repo",
+        profile="vllm",
+        verify=True,
+        command=["t"],
+    )
+    recs = _records(res.out)
+    assert {r["verification"]["status"] for r in recs} == {"unverified"}
+    assert {r["verification"]["reason"] for r in recs} == {
+        "kverr has no verify spec for vLLM yet (profile vllm has no [verify] table)"
+    }
+    assert res.verify.runs == 0
+    # not run is not rejected: the `vllm serve` fixes stay, marked by their verification
+    assert any(r["exampleFix"].startswith("# before\nvllm serve MODEL") for r in recs)
