@@ -312,7 +312,7 @@ def build(
     snapshot_label: Annotated[
         str,
         typer.Option(
-            "--snapshot-label", help="Tag of the snapshot revision (for --version, diff, history)."
+            "--snapshot-label", help="Tag of the snapshot revision (for --release, diff, history)."
         ),
     ] = "snapshot",
     snapshot_date: Annotated[

@@ -126,7 +126,7 @@ def as_span(row: dict, ord_of: dict[str | None, int]) -> dict:
 
 
 _NO_TAGS = (
-    "none (a revision is named by its commit: the short sha, e.g. for `--version`, and its "
+    "none (a revision is named by its commit: the short sha, e.g. for `--release`, and its "
     "date, as `kverr history` lists them)"
 )
 
