@@ -53,8 +53,8 @@ class Catalog:
         """The projects this catalog holds: name, product, repository, launch command, log
         forms, whether its fixes are verified (catalog/profiles.py), dataset version."""
         if self._projects is None:
-            row = self.con.execute("SELECT value FROM meta WHERE key = 'projects'").fetchone()
-            self._projects = json.loads(row[0]) if row and row[0] else []
+            value = self.con.meta.get("projects")  # read with the format, at open
+            self._projects = json.loads(value) if value else []
         return self._projects
 
     @property

@@ -652,7 +652,13 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
     except duckdb.Error as exc:
         raise damaged(first_line(exc)) from None
     try:
-        row = raw.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        # the format, and the projects' facts every explain reads, in one query
+        meta = dict(
+            raw.execute(
+                "SELECT key, value FROM meta WHERE key IN ('format', 'projects')"
+            ).fetchall()
+        )
+        row = (meta["format"],) if "format" in meta else None
     except duckdb.CatalogException:
         raw.close()
         if cached:
@@ -666,6 +672,7 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
         raw.close()
         raise damaged(first_line(exc)) from None
     con = Connection(raw, path, damaged)
+    con.meta = meta
     try:
         # A copy cut short opens and reads its first blocks; the block count in the header
         # tells that the rest is missing before any query trips over it.
