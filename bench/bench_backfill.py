@@ -21,6 +21,10 @@ from pathlib import Path
 from kverr.extractor import sources
 from kverr.pipeline import build
 
+from kverr.profile import load_profile
+
+SGLANG_FILES = load_profile("sglang").files
+
 
 def _run(label: str, **kwargs) -> tuple[float, dict]:
     t0 = time.perf_counter()
@@ -60,7 +64,7 @@ def main() -> int:
     start = f"{first}~1" if _has_parent(args.repo, first) else None
     base = [f"{start}..{before_last}"] if start else [before_last]
     full = [f"{start}..{last}"] if start else [last]
-    print(f"repository {args.repo}: {len(revs)} commits touch {', '.join(sources.DEFAULT_GLOBS)}")
+    print(f"repository {args.repo}: {len(revs)} commits touch {', '.join(SGLANG_FILES)}")
 
     with tempfile.TemporaryDirectory(prefix="kverr-bench-") as tmp:
         t = Path(tmp)

@@ -4,6 +4,6 @@ The only package that imports duckdb; it never imports libcst or jsonschema (exp
 start fast)."""
 
 from kverr.catalog.catalog import Catalog, open_catalog
-from kverr.catalog.store import load_dataset
+from kverr.catalog.store import load_dataset, load_datasets
 
-__all__ = ["Catalog", "load_dataset", "open_catalog"]
+__all__ = ["Catalog", "load_dataset", "load_datasets", "open_catalog"]

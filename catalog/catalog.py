@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from kverr.catalog import matcher, store
+from kverr.catalog import matcher, normalize, store
 from kverr.catalog.reader import BoundedLines
 
 from kverr.errors import CatalogError, KverrWarning, NotFound, QueryError
@@ -36,34 +36,82 @@ class Catalog:
         self._index: matcher.Index | None = None
         self._revs: dict[str, tuple[str, ...]] = {}
         self._record_json: dict[str, str] = {}
+        self._projects: list[dict[str, Any]] | None = None
         self.budget: float | None = matcher.default_budget()  # CPU seconds per explain
 
     @property
     def index(self) -> matcher.Index:
         if self._index is None:  # built on first lookup: `get`/`flags` callers never pay for it
-            self._index = matcher.Index(self.con)
+            forms = self.forms
+            self._index = matcher.Index(
+                self.con, forms if forms.prefixes or forms.suffixes else None
+            )
         return self._index
+
+    @property
+    def projects(self) -> list[dict[str, Any]]:
+        """The projects this catalog holds: name, product, repository, launch command, log
+        forms, whether its fixes are verified (catalog/profiles.py), dataset version."""
+        if self._projects is None:
+            value = self.con.meta.get("projects")  # read with the format, at open
+            self._projects = json.loads(value) if value else []
+        return self._projects
+
+    @property
+    def forms(self) -> normalize.LogForms:
+        """The log forms of every project here (stripped from pasted lines, and a hint of who
+        printed them)."""
+        return normalize.LogForms(
+            prefixes=tuple((p["name"], f) for p in self.projects for f in p.get("logPrefixes", ())),
+            suffixes=tuple((p["name"], f) for p in self.projects for f in p.get("logSuffixes", ())),
+        )
+
+    def project(self, name: str) -> dict[str, Any]:
+        """One project's facts by name; NotFound names the ones this catalog holds."""
+        for p in self.projects:
+            if p["name"] == name:
+                return p
+        held = ", ".join(p["name"] for p in self.projects) or "none"
+        raise NotFound(
+            f"project {name!r} is not in this catalog (it holds: {held}); pass one of those."
+        )
 
     # ------------------------------------------------------------ matching
 
-    def explain(self, text: str, *, version: str | None = None, limit: int = 5) -> list[Match]:
-        """Records matching pasted text (a line, a wrapped message, a traceback, a log), best first.
+    def explain(
+        self,
+        text: str,
+        *,
+        version: str | None = None,
+        limit: int = 5,
+        project: str | None = None,
+    ) -> list[Match]:
+        """Records matching pasted text (a line, a wrapped message, a traceback, a log), best
+        first. `project`: only that project's records; else the paste's log forms (a profile's
+        `WARNING 05-19 ... [arg_utils.py:123]`) or its message decide, and each match says so.
         TooExpensive when matching needs more than `self.budget` seconds of CPU."""
         if not text or not text.strip():
             raise QueryError(
                 "the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin."
             )
-        allowed = self._allowed(version)
+        hints: dict[int, normalize.Hint] = {}
+        allowed = self._allowed(version, project)
         with matcher.budget(self.budget):
-            hits = matcher.explain_text(self.index, text, allowed=allowed)
+            hits = matcher.explain_text(self.index, text, allowed=allowed, hints=hints)
+        hits, found = self._detect(hits, hints, project)
         if len({h.line for h in hits}) > 1:
             # Errors on several lines: a log, not one message. Report every one of them,
             # most severe first, as a scan would; `limit` is for ranking candidates of one line.
-            return self._matches(matcher.log_order(self.index, hits))
-        return [self._match(h) for h in hits[:limit]]
+            return self._matches(matcher.log_order(self.index, hits), found)
+        return [self._match(h, found) for h in hits[:limit]]
 
     def explain_stream(
-        self, stream: IO[str] | BoundedLines, *, version: str | None = None, limit: int = 5
+        self,
+        stream: IO[str] | BoundedLines,
+        *,
+        version: str | None = None,
+        limit: int = 5,
+        project: str | None = None,
     ) -> list[Match]:
         """Like `explain` for a file or stdin: a short paste is read whole; a long log is
         scanned line by line (every known error, most severe first). Memory is bounded
@@ -77,29 +125,58 @@ class Catalog:
             head.append(line)
             size += len(line) + 1
             if size > HEAD_CHARS:  # a log: scanned, at the cost of its length, with no budget
-                return self.scan(itertools.chain(head, it), version=version)
-        return self.explain("\n".join(head), version=version, limit=limit)
+                return self.scan(itertools.chain(head, it), version=version, project=project)
+        return self.explain("\n".join(head), version=version, limit=limit, project=project)
 
-    def scan(self, lines: Iterable[str], *, version: str | None = None) -> list[Match]:
+    def scan(
+        self, lines: Iterable[str], *, version: str | None = None, project: str | None = None
+    ) -> list[Match]:
         """Every known error in a log with its line number, most severe first (streaming)."""
-        hits = matcher.scan_lines(self.index, lines, allowed=self._allowed(version))
-        return self._matches(hits)
+        hints: dict[int, normalize.Hint] = {}
+        allowed = self._allowed(version, project)
+        hits = matcher.scan_lines(self.index, lines, allowed=allowed, hints=hints)
+        hits, found = self._detect(hits, hints, project)
+        return self._matches(hits, found)
 
-    def search(self, q: str, *, version: str | None = None, limit: int = 20) -> list[Match]:
+    def _detect(self, hits, hints, project: str | None):
+        if project is not None:
+            return hits, matcher.Detection(project, {}, None)
+        return matcher.pick_project(self.index, hits, hints)
+
+    def search(
+        self,
+        q: str,
+        *,
+        version: str | None = None,
+        limit: int = 20,
+        project: str | None = None,
+    ) -> list[Match]:
         """Records whose message words resemble `q` (BM25), with no threshold: for browsing.
         A query that is a flag (`page-size`, `--page-size`) lists the records involving that
         flag first: their messages often spell it differently (`page_size`, "page size")."""
-        return self.search_page(q, version=version, limit=limit)[0]
+        return self.search_page(q, version=version, limit=limit, project=project)[0]
 
     def search_page(
-        self, q: str, *, version: str | None = None, limit: int = 20, offset: int = 0
+        self,
+        q: str,
+        *,
+        version: str | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        project: str | None = None,
     ) -> tuple[list[Match], int]:
         """One page of `search` (`limit` matches from `offset`) and how many matched in all."""
-        ids = self._search_ids(q, version)
+        ids = self._search_ids(q, version, project)
         return [self._match(h) for h in ids[offset : offset + limit]], len(ids)
 
     def search_flag(
-        self, flag: str, *, version: str | None = None, limit: int = 20, offset: int = 0
+        self,
+        flag: str,
+        *,
+        version: str | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        project: str | None = None,
     ) -> tuple[list[Match], int]:
         """The records whose check involves `flag` (`--page-size`, `page-size`, `page_size`),
         in id order, one page of them and how many in all."""
@@ -107,7 +184,7 @@ class Catalog:
         rows = self.con.execute(
             "SELECT id FROM record_flags WHERE flag = ? ORDER BY id", [name]
         ).fetchall()
-        allowed = self._allowed(version)
+        allowed = self._allowed(version, project)
         idx = self.index
         hits = [
             matcher.Hit(idx.pos[r[0]], 1.0, "flag", None)
@@ -116,8 +193,10 @@ class Catalog:
         ]
         return [self._match(h) for h in hits[offset : offset + limit]], len(hits)
 
-    def _search_ids(self, q: str, version: str | None) -> list[matcher.Hit]:
-        allowed = self._allowed(version)
+    def _search_ids(
+        self, q: str, version: str | None, project: str | None = None
+    ) -> list[matcher.Hit]:
+        allowed = self._allowed(version, project)
         idx = self.index
         flagged = []
         if len(q) <= MAX_FLAG_QUERY and _FLAG_QUERY.fullmatch(q.strip()):
@@ -136,13 +215,20 @@ class Catalog:
             hits.append(matcher.Hit(idx.pos[rid], min(score, 1.0), "fuzzy", None))
         return hits
 
-    def _matches(self, hits: list[matcher.Hit]) -> list[Match]:
+    def _matches(
+        self, hits: list[matcher.Hit], found: matcher.Detection | None = None
+    ) -> list[Match]:
         """Matches of a log: the record of each id is loaded once and shared by its matches
         (10,000 findings of one message must not hold 10,000 copies of its record)."""
         records: dict[str, dict[str, Any]] = {}
-        return [self._match(h, records) for h in hits]
+        return [self._match(h, found, records) for h in hits]
 
-    def _match(self, h: matcher.Hit, records: dict[str, dict[str, Any]] | None = None) -> Match:
+    def _match(
+        self,
+        h: matcher.Hit,
+        found: matcher.Detection | None = None,
+        records: dict[str, dict[str, Any]] | None = None,
+    ) -> Match:
         rid = self.index.ids[h.index]
         if records is None:
             rec = self.get(rid) or {}
@@ -153,7 +239,14 @@ class Catalog:
         for group, text in h.values.items():
             i = int(group[1:]) if group[:1] == "v" and group[1:].isdigit() else -1
             values[names[i] if 0 <= i < len(names) else group] = text
-        return Match(rec, h.score, h.how, values, h.line, self._release_names(rid))
+        name = self.index.project[h.index]
+        how = found.how(name, h.line) if found else "message"
+        project = self._project_of(name, how)
+        return Match(rec, h.score, h.how, values, h.line, self._release_names(rid), project)
+
+    def _project_of(self, name: str, how: str) -> dict[str, Any]:
+        facts = next((p for p in self.projects if p["name"] == name), {"name": name})
+        return {"name": name, "product": facts.get("product", name), "detectedBy": how}
 
     def releases_of(self, record_id: str) -> list[str]:
         """The releases containing a record, oldest first: the `releases` list of a match, of
@@ -167,14 +260,20 @@ class Catalog:
             self._revs[rid] = tuple(json.loads(row[0])) if row and row[0] else ()
         return self._revs[rid]
 
-    def _allowed(self, version: str | None) -> set[str] | None:
+    def _allowed(self, version: str | None, project: str | None = None) -> set[str] | None:
+        allowed = None
+        if project is not None:
+            self.project(project)  # NotFound for a project this catalog does not hold
+            rows = self.con.execute("SELECT id FROM records WHERE project = ?", [project])
+            allowed = {r[0] for r in rows.fetchall()}
         if version is None:
-            return None
-        rev = self.resolve_version(version)
+            return allowed
+        rev = self.resolve_version(version, project=project)
         rows = self.con.execute(
             "SELECT DISTINCT id FROM occurrences WHERE ? BETWEEN from_ord AND to_ord", [rev["ord"]]
         ).fetchall()
-        return {r[0] for r in rows}
+        at = {r[0] for r in rows}
+        return at if allowed is None else at & allowed
 
     # ------------------------------------------------------------ lookups
 
@@ -197,7 +296,8 @@ class Catalog:
         rec = self.get(rid) if rid else None
         if rec is None:
             return None
-        return Match(rec, 1.0, "id", {}, None, self._release_names(rid))
+        project = self._project_of(self.index.project[self.index.pos[rid]], "id")
+        return Match(rec, 1.0, "id", {}, None, self._release_names(rid), project)
 
     def get(self, record_id: str) -> dict[str, Any] | None:
         # The JSON text is kept (bounded), not the dict: every caller gets its own copy to change,
@@ -214,25 +314,32 @@ class Catalog:
                 self._record_json[record_id] = text
         return json.loads(text)
 
-    def records(self, *, version: str | None = None) -> Iterator[dict[str, Any]]:
-        allowed = self._allowed(version)
+    def records(
+        self, *, version: str | None = None, project: str | None = None
+    ) -> Iterator[dict[str, Any]]:
+        allowed = self._allowed(version, project)
         cur = self.con.execute("SELECT id, record FROM records ORDER BY id")
         while batch := cur.fetchmany(1000):
             for rid, rec in batch:
                 if allowed is None or rid in allowed:
                     yield json.loads(rec)
 
-    def flag(self, name: str) -> dict[str, Any] | None:
-        rows = self._flag_rows("WHERE name = ?", [name])
+    def flag(self, name: str, *, project: str | None = None) -> dict[str, Any] | None:
+        """A flag's declaration (the given project's, else the first project's that has it)."""
+        rows = self._flag_rows("WHERE name = ?", [name], project)
         return rows[0] if rows else None
 
-    def flags(self) -> list[dict[str, Any]]:
-        return self._flag_rows("", [])
+    def flags(self, *, project: str | None = None) -> list[dict[str, Any]]:
+        return self._flag_rows("", [], project)
 
-    def _flag_rows(self, where: str, params: list) -> list[dict[str, Any]]:
+    def _flag_rows(self, where: str, params: list, project: str | None) -> list[dict[str, Any]]:
+        if project is not None:
+            where = f"{where} AND f.project = ?" if where else "WHERE f.project = ?"
+            params = [*params, project]
         cur = self.con.execute(
-            f"""SELECT f.*, coalesce((SELECT list(id ORDER BY id) FROM record_flags rf WHERE rf.flag = f.name), [])
-                AS records FROM flags f {where} ORDER BY name""",
+            f"""SELECT f.*, coalesce((SELECT list(rf.id ORDER BY rf.id) FROM record_flags rf
+                JOIN records r ON r.id = rf.id WHERE rf.flag = f.name AND r.project = f.project), [])
+                AS records FROM flags f {where} ORDER BY name, project""",
             params,
         )
         names = [d[0] for d in cur.description]
@@ -243,14 +350,21 @@ class Catalog:
             out.append(d)
         return out
 
-    def revisions(self) -> list[dict[str, Any]]:
+    def revisions(self, *, project: str | None = None) -> list[dict[str, Any]]:
+        """Revision rows (ord, sha, date, tags, subject, project), oldest first per project."""
+        if project is None:
+            return self._rev_rows(
+                "SELECT ord, sha, date, tags, subject, project FROM revisions ORDER BY ord", []
+            )
         return self._rev_rows(
-            "SELECT ord, sha, date, tags, subject FROM revisions ORDER BY ord", []
+            "SELECT ord, sha, date, tags, subject, project FROM revisions WHERE project = ?"
+            " ORDER BY ord",
+            [project],
         )
 
     def revisions_of(self, record_id: str) -> list[dict[str, Any]]:
         return self._rev_rows(
-            """SELECT r.ord, r.sha, r.date, r.tags, r.subject FROM revisions r
+            """SELECT r.ord, r.sha, r.date, r.tags, r.subject, r.project FROM revisions r
                WHERE EXISTS (SELECT 1 FROM occurrences o WHERE o.id = ?
                              AND r.ord BETWEEN o.from_ord AND o.to_ord) ORDER BY r.ord""",
             [record_id],
@@ -279,26 +393,41 @@ class Catalog:
     def _rev_rows(self, sql: str, params: list) -> list[dict[str, Any]]:
         rows = self.con.execute(sql, params).fetchall()
         return [
-            {"ord": o, "sha": s, "date": d, "tags": json.loads(t) if t else [], "subject": subj}
-            for o, s, d, t, subj in rows
+            {
+                "ord": o,
+                "sha": s,
+                "date": d,
+                "tags": json.loads(t) if t else [],
+                "subject": subj,
+                "project": p,
+            }
+            for o, s, d, t, subj, p in rows
         ]
 
-    def resolve_version(self, rev: str) -> dict[str, Any]:
+    def resolve_version(self, rev: str, *, project: str | None = None) -> dict[str, Any]:
         """A release tag or snapshot label, a sha prefix (>= 4 hex), or HEAD (the newest git
         revision built) -> its revision row; NotFound otherwise. A snapshot revision (files
-        from disk, sha null) is found by its label only."""
-        revs = self.revisions()
+        from disk, sha null) is found by its label only. In a catalog of several projects,
+        HEAD needs `project`."""
+        revs = self.revisions(project=project)
         found = [r for r in revs if rev in r["tags"]]
-        if not found:  # `0.5.9` is what sglang.__version__ prints; the tag is `v0.5.9`
+        if not found:  # `0.5.9` is what a package's __version__ prints; the tag is `v0.5.9`
             other = rev[1:] if rev[:1] in "vV" and rev[1:2].isdigit() else f"v{rev}"
             found = [r for r in revs if other in r["tags"]]
         if not found and rev == "HEAD":
-            found = [r for r in revs if r["sha"]][-1:]
+            newest = {r["project"]: r for r in revs if r["sha"]}
+            if len(newest) > 1:
+                raise NotFound(
+                    f"HEAD is ambiguous in a catalog of {len(newest)} projects; pass --project "
+                    f"({', '.join(sorted(newest))}) or a sha."
+                )
+            found = list(newest.values())
         if not found and len(rev) >= 4:
             found = [r for r in revs if r["sha"] and r["sha"].startswith(rev.lower())]
         if len(found) == 1 or (found and all(f["ord"] == found[0]["ord"] for f in found)):
             return found[0]
-        why = "is ambiguous" if found else "is not a revision in this catalog"
+        where = f"of project {project!r} " if project else ""
+        why = "is ambiguous" if found else f"is not a revision {where}in this catalog"
         raise NotFound(
             f"version {rev!r} {why}; list revisions with `kverr history` or pass a release tag like v0.5.0."
         )

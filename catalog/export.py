@@ -14,7 +14,7 @@ from kverr.errors import KverrError
 
 # One row per record: the flat columns for filtering plus the whole schema-v2 record as JSON.
 _SELECT = """
-SELECT id, slug, kind, severity, error_class, message, pattern, file, line,
+SELECT id, project, slug, kind, severity, error_class, message, pattern, file, line,
        CAST(record AS VARCHAR) AS record
 FROM records ORDER BY id
 """

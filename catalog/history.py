@@ -88,13 +88,16 @@ def summary(cat: Any, record_id: str, where: dict | None = None) -> dict:
     }
 
 
-def diff(cat: Any, rev_a: str, rev_b: str) -> Diff:
+def diff(cat: Any, rev_a: str, rev_b: str, *, project: str | None = None) -> Diff:
     """Errors added, removed, changed (edited message / class / guard, via lineage) and moved
-    (same id, another file or function) from `rev_a` to `rev_b`, each list in file and line
-    order. Symmetric: B->A is A->B with added and removed, old and new, from and to swapped
-    (lineage points from a newer id to the one it replaced, so the pairs are always found
-    from the older revision to the newer one, whichever way round they were asked)."""
-    ra, rb = cat.resolve_version(rev_a), cat.resolve_version(rev_b)
+    (same id, another file or function) from `rev_a` to `rev_b`, two revisions of one project,
+    each list in file and line order. Symmetric: B->A is A->B with added and removed, old and
+    new, from and to swapped (lineage points from a newer id to the one it replaced, so the
+    pairs are always found from the older revision to the newer one, whichever way round they
+    were asked)."""
+    ra = cat.resolve_version(rev_a, project=project)
+    several = len(cat.projects) > 1  # then REV_B must be a revision of REV_A's project
+    rb = cat.resolve_version(rev_b, project=project or (ra.get("project") if several else None))
     if ra["ord"] > rb["ord"]:
         return _reversed(_diff(cat, rb, ra))
     return _diff(cat, ra, rb)
@@ -240,7 +243,9 @@ def history(cat: Any, id_or_text: str) -> History:
     """Where a record exists, when it was introduced and when it disappeared (commit, date and
     the first release tag at or after that point)."""
     rid = resolve_record(cat, id_or_text)
-    revisions = cat.revisions()
+    # the revisions of the record's own project: another project's are neither before nor after
+    project = next((r.get("project") for r in cat.revisions_of(rid)), None)
+    revisions = cat.revisions(project=project) if project else cat.revisions()
     present = ords_of(cat, rid)
     rows = [r for r in revisions if r["ord"] in present]
     introduced = disappeared = None

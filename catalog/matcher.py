@@ -54,18 +54,19 @@ class Hit:
 class Index:
     """The in-memory side of a catalog: ids, anchors and (lazily) compiled patterns."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    def __init__(self, con: duckdb.DuckDBPyConnection, forms: normalize.LogForms | None = None):
         self.con = con
         rows = con.execute(
-            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token FROM records r LEFT JOIN anchors a USING (id)"
-            " ORDER BY r.id"
+            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project"
+            " FROM records r LEFT JOIN anchors a USING (id) ORDER BY r.id"
         ).fetchall()
         self.ids: list[str] = []
         self.pattern: list[str] = []
         self.severity: list[str] = []
         self.by_token: dict[str, list[int]] = {}
         self.last_ord: list[int] = []
-        for rid, pat, sev, last, tok in rows:
+        self.project: list[str] = []
+        for rid, pat, sev, last, tok, project in rows:
             if self.ids and self.ids[-1] == rid:
                 continue
             i = len(self.ids)
@@ -73,11 +74,23 @@ class Index:
             self.pattern.append(pat)
             self.severity.append(sev or "error")
             self.last_ord.append(last if last is not None else -1)
+            self.project.append(project or "")
             if tok:
                 self.by_token.setdefault(tok, []).append(i)
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
         self._compiled: dict[int, tuple[patterns.Searcher, tuple[str, ...], int]] = {}
         self._by_code: dict[str, list[tuple]] | None = None
+        # the projects' log forms: stripped from every line, and a hint of who printed it
+        self.forms = forms or normalize.NO_FORMS
+        self.multi = len(set(self.project)) > 1
+        self._places: dict[int, tuple[str, int]] | None = None
+
+    def place(self, i: int) -> tuple[str, int]:
+        """(file, line) of record `i`: read on first use (only a logged `[file.py:N]` asks)."""
+        if self._places is None:
+            rows = self.con.execute("SELECT id, file, line FROM records").fetchall()
+            self._places = {self.pos[r]: (f or "", n or 0) for r, f, n in rows if r in self.pos}
+        return self._places.get(i, ("", 0))
 
     def compiled(self, i: int) -> tuple[patterns.Searcher, tuple[str, ...], int]:
         """(searcher, literal runs every match contains, literal char count); compiled on first use."""
@@ -499,12 +512,20 @@ def _paragraphs(numbered: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     return out
 
 
-def explain_text(idx: Index, text: str, *, allowed: set[str] | None = None) -> list[Hit]:
-    """All hits for a paste, merged per record, best first (callers cut to their limit)."""
+def explain_text(
+    idx: Index,
+    text: str,
+    *,
+    allowed: set[str] | None = None,
+    hints: dict[int, normalize.Hint] | None = None,
+) -> list[Hit]:
+    """All hits for a paste, merged per record, best first (callers cut to their limit).
+    `hints`: filled with what the projects' log forms said about each line (see `projects`)."""
     raw = text.replace("\r\n", "\n").split("\n")
+    hints = {} if hints is None else hints
     if len(raw) > PASTE_LINES or len(text) > PASTE_CHARS:
-        return scan_lines(idx, raw, allowed=allowed)
-    numbered = list(normalize.clean_lines(raw))
+        return scan_lines(idx, raw, allowed=allowed, hints=hints)
+    numbered = list(normalize.clean_lines(raw, idx.forms, hints))
     hits: list[Hit] = []
     for no, line in numbered:
         for h in pattern_hits(idx, line, allowed=allowed):
@@ -535,7 +556,7 @@ def explain_text(idx: Index, text: str, *, allowed: set[str] | None = None) -> l
         for no, t in numbered[:PASTE_LINES]:
             if no not in seen and normalize.truncated(t) is not None:
                 hits += partial_hits(idx, t, no, allowed=allowed)
-    return merge(idx, hits)
+    return merge(idx, hits, hints)
 
 
 def log_order(idx: Index, hits: list[Hit]) -> list[Hit]:
@@ -561,8 +582,10 @@ def _fallbacks(idx, numbered, paragraphs, allowed) -> list[Hit]:
     return cut or [h for no, t in tail for h in fuzzy_hits(idx, t, no, allowed=allowed)]
 
 
-def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
-    """One hit per record: the best score, values from the pattern hit, the earliest line."""
+def merge(idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint] | None = None) -> list[Hit]:
+    """One hit per record: the best score, values from the pattern hit, the earliest line.
+    Records that tie (one message raised at several sites) are told apart by the place the
+    logger printed (`[arg_utils.py:123]`), when the line carried it."""
     best: dict[int, Hit] = {}
     for h in hits:
         old = best.get(h.index)
@@ -581,6 +604,7 @@ def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
     out.sort(
         key=lambda h: (
             -h.score,
+            _distance(idx, h, hints),
             -idx.last_ord[h.index],
             SEVERITY_RANK.get(idx.severity[h.index], 9),
             h.line or 0,
@@ -589,14 +613,42 @@ def merge(idx: Index, hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def scan_lines(idx: Index, lines: Iterable[str], *, allowed: set[str] | None = None) -> list[Hit]:
+def _distance(idx: Index, h: Hit, hints: dict[int, normalize.Hint] | None) -> tuple[int, int]:
+    """How far the record's site is from where the log line says it was printed: (0, lines
+    apart) in the file the logger named, (1, 0) elsewhere or when the line named no file."""
+    hint = hints.get(h.line) if hints and h.line is not None else None
+    if hint is None or not hint.file:
+        return (1, 0)
+    file, line = idx.place(h.index)
+    if not same_file(hint.file, file):
+        return (1, 0)
+    return (0, abs((hint.line or 0) - line))
+
+
+def same_file(logged: str, path: str) -> bool:
+    """`arg_utils.py`, `engine/arg_utils.py` or `model_executor/.../quant.py` (a logger's
+    shortened path) names `pkg/engine/arg_utils.py`: its known parts end the path."""
+    tail = logged.rsplit("/.../", 1)[-1].lstrip("./")
+    return bool(tail) and (path == tail or path.endswith("/" + tail))
+
+
+def scan_lines(
+    idx: Index,
+    lines: Iterable[str],
+    *,
+    allowed: set[str] | None = None,
+    hints: dict[int, normalize.Hint] | None = None,
+) -> list[Hit]:
     """Every known error in a log, streaming: memory is bounded by the hits kept, not the log.
 
-    The same record with the same values is reported once, at its first line; most severe first."""
+    The same record with the same values is reported once, at its first line; most severe first.
+    `hints` (bounded like the hits: only lines that hit keep theirs) as in explain_text."""
     seen: set[tuple] = set()
     hits: list[Hit] = []
     tb: list[str] | None = None
-    for no, text in normalize.clean_lines(lines):
+    forms = idx.forms
+    raw = normalize.RawLine() if hints is not None and (forms.prefixes or forms.suffixes) else None
+    for no, text in normalize.clean_lines(lines, forms, None, raw):
         if not no % 64:
             spend()
         found = pattern_hits(idx, text, allowed=allowed)
@@ -610,6 +662,10 @@ def scan_lines(idx: Index, lines: Iterable[str], *, allowed: set[str] | None = N
             seen.add(key)
             h.line = h.line or no
             hits.append(h)
+            # only the few lines that hit are asked what their log form says
+            hint = normalize.line_hint(raw.text, forms) if raw is not None else None
+            if hint is not None:
+                hints[no] = hint
     return log_order(idx, hits)
 
 
@@ -623,3 +679,50 @@ def _feed_traceback(idx, buf, text, no, allowed):
         return buf, []
     tbs = normalize.parse_tracebacks(buf)
     return None, [h for t in tbs for h in frame_hits(idx, t, no, allowed=allowed)]
+
+
+# ---------------------------------------------------------------- which project
+
+
+class Detection:
+    """Which project each match is from, and what told: "--project" (asked for), "log form" (a
+    prefix or suffix only that project's logger writes, on the match's line or, for a match
+    without a line, on most lines of the paste), else "message" (only its records match)."""
+
+    __slots__ = ("asked", "lines", "vote")
+
+    def __init__(self, asked: str | None, lines: dict[int, str], vote: str | None) -> None:
+        self.asked, self.lines, self.vote = asked, lines, vote
+
+    def how(self, project: str, line: int | None) -> str:
+        if self.asked is not None:
+            return "--project"
+        named = self.lines.get(line, self.vote) if line is not None else self.vote
+        return "log form" if named == project else "message"
+
+
+def pick_project(
+    idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint]
+) -> tuple[list[Hit], Detection]:
+    """In a catalog of several projects, the log form of a line decides between records of
+    different projects matching that line (the same text in both); a message only one project
+    has is kept whatever the line looks like: it is that project's."""
+    lines = {no: h.project for no, h in hints.items()}
+    votes: dict[str, int] = {}
+    for project in lines.values():
+        votes[project] = votes.get(project, 0) + 1
+    vote = max(sorted(votes), key=votes.__getitem__) if votes else None
+    found = Detection(None, lines, vote)
+    if not idx.multi or not votes:
+        return hits, found
+    by_line: dict[int | None, set[str]] = {}
+    for h in hits:
+        by_line.setdefault(h.line, set()).add(idx.project[h.index])
+    kept = []
+    for h in hits:
+        named = lines.get(h.line, vote) if h.line is not None else vote
+        rivals = by_line[h.line]
+        if len(rivals) > 1 and named in rivals and idx.project[h.index] != named:
+            continue  # the same line matched another project's record too: its log form decides
+        kept.append(h)
+    return kept, found

@@ -1,7 +1,10 @@
-"""Turn what a user pastes into the messages SGLang printed: plain functions, no state.
+"""Turn what a user pastes into the messages the program printed: plain functions, no state.
 
 Real pastes carry log prefixes, colour codes, CRLF, terminal wrapping, truncation and whole
-tracebacks. Each function here removes one of those layers.
+tracebacks. Each function here removes one of those layers. Generic forms (container runtime,
+root logger, rank, Ray actor, quotes) are here; each project's own log forms come from its
+profile (`[explain]`, through the catalog: `LogForms`), and stripping one says which project
+printed the line, and for a logger that prints `[file.py:123]`, where.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ CRI_RE = re.compile(
 # One layer of prefix each; stacked prefixes are stripped in a loop.
 PREFIX_RE = re.compile(
     r"""(?:
-      \[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?[^\]\n]{0,80}\]\ ?     # SGLang: [2026-04-07 10:05:08 TP0]
-    | (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):[\w.\-]{0,200}:\ ?  # root logger: WARNING:sglang.srt.server_args:
+      \[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?[^\]\n]{0,80}\]\ ?     # timestamp: [2026-04-07 10:05:08 TP0]
+    | (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):[\w.\-]{0,200}:\ ?  # root logger: WARNING:pkg.module:
     | \[rank\d{1,6}\]:\ ?                                                   # torchrun: [rank0]:
     | \(\w{1,80}\ pid=\d+[^)\n]{0,80}\)\ ?                                  # Ray: (WorkerDict pid=123, ip=...)
     | >\ ?                                                                 # quoted in an issue or e-mail
@@ -49,23 +52,121 @@ EXC_RE = re.compile(
 CARETS_RE = re.compile(r"\s*[\^~]+\s*$")
 
 
-def strip_prefixes(line: str) -> str:
-    """Remove log prefixes (SGLang, root logger, container runtime, rank, Ray, quotes)."""
+# Plain classes, not dataclasses: these sit on explain's start-up path, where generating a
+# dataclass's methods costs more than the whole lookup.
+class Hint:
+    """What a project's log form around a line said: who printed it and, when the logger
+    prints it (`[arg_utils.py:123]`), where."""
+
+    __slots__ = ("project", "file", "line")
+
+    def __init__(self, project: str, file: str | None = None, line: int | None = None) -> None:
+        self.project, self.file, self.line = project, file, line
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hint) and (self.project, self.file, self.line) == (
+            other.project,
+            other.file,
+            other.line,
+        )
+
+    def __repr__(self) -> str:
+        return f"Hint({self.project!r}, {self.file!r}, {self.line!r})"
+
+
+class LogForms:
+    """The log forms of a catalog's projects: (project, regex) prefixes and suffixes, as their
+    profiles declare them (bounded repeats, checked by kverr.regexsafe.line_form_problem).
+
+    `prefix_re`: the projects' prefixes (first: they are more specific) and the generic ones, as
+    one regex, so a layer costs one `match`, as before; group `pN` says which project form
+    matched. `suffix_forms`: (project, leading literal, regex), found with `rfind`, then
+    matched from there. Both are built here, once: a scan reads them for every line."""
+
+    __slots__ = ("prefixes", "suffixes", "prefix_re", "suffix_forms")
+
+    def __init__(
+        self, prefixes: tuple[tuple[str, str], ...] = (), suffixes: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        self.prefixes, self.suffixes = tuple(prefixes), tuple(suffixes)
+        self.prefix_re = PREFIX_RE
+        if self.prefixes:
+            alts = []
+            for n, (_, form) in enumerate(self.prefixes):
+                form = re.sub(r"\(\?P<(file|line)>", rf"(?P<p{n}_\1>", form)
+                alts.append(f"(?P<p{n}>{form})")
+            self.prefix_re = re.compile("|".join([*alts, f"(?x:{PREFIX_RE.pattern})"]))
+        self.suffix_forms: tuple[tuple[str, str, re.Pattern[str]], ...] = ()
+        if self.suffixes:
+            from kverr.regexsafe import leading_literal
+
+            self.suffix_forms = tuple(
+                (p, leading_literal(f), re.compile(f)) for p, f in self.suffixes
+            )
+
+
+class RawLine:
+    """The raw line `clean_lines` read last (a scan asks what its log form said, on a hit)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self) -> None:
+        self.text = ""
+
+
+NO_FORMS = LogForms()
+
+
+def strip_prefixes(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = None) -> str:
+    """Remove log prefixes (the projects' own, root logger, container runtime, rank, Ray,
+    quotes); a project form that matched is appended to `hint`."""
+    rx = forms.prefix_re
+    if hint is None:  # the hot path of a scan: one regex call per layer, nothing else
+        for _ in range(8):
+            m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
+            if not m or not m.end():
+                return line
+            line = line[m.end() :]
+        return line
     for _ in range(8):
-        m = CRI_RE.match(line) or PREFIX_RE.match(line) or WARN_RE.match(line)
+        m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
         if not m or not m.end():
             return line
+        if m.re is rx and (m.lastgroup or "").startswith("p"):
+            hint.append(_hint(forms, m))
         line = line[m.end() :]
     return line
 
 
-def clean_line(line: str) -> str:
-    """One physical line -> the text SGLang wrote (no ANSI, no prefixes, no trailing blanks)."""
+def _hint(forms: LogForms, m: re.Match[str]) -> Hint:
+    n = m.lastgroup or ""
+    where, at = m.group(f"{n}_file") if f"{n}_file" in m.re.groupindex else None, None
+    if f"{n}_line" in m.re.groupindex and m.group(f"{n}_line"):
+        at = int(m.group(f"{n}_line"))
+    return Hint(forms.prefixes[int(n[1:])][0], where, at)
+
+
+def strip_suffixes(line: str, forms: LogForms, hint: list[Hint] | None = None) -> str:
+    """Remove what a project's logger writes after the message (pydantic's `[type=...]`)."""
+    for project, lead, rx in forms.suffix_forms:
+        at = line.rfind(lead)
+        if at >= 0 and rx.fullmatch(line, at):
+            line = line[:at]
+            if hint is not None:
+                hint.append(Hint(project))
+    return line
+
+
+def clean_line(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = None) -> str:
+    """One physical line -> the text the program wrote (no ANSI, no prefixes, no trailing blanks)."""
     if "\r" in line:  # a progress bar redraws over itself: the last redraw is what was seen
         line = line.rstrip("\r").rsplit("\r", 1)[-1]
     if "\x1b" in line:
         line = ANSI_RE.sub("", line)
-    return strip_prefixes(line).rstrip()
+    line = strip_prefixes(line, forms, hint)
+    if forms.suffixes:
+        line = strip_suffixes(line, forms, hint)
+    return line.rstrip()
 
 
 # A line a container runtime split is re-joined up to this many characters; the runtime splits
@@ -73,11 +174,21 @@ def clean_line(line: str) -> str:
 MAX_JOINED = 1 << 16
 
 
-def clean_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """(1-based line number, cleaned text), re-joining lines a container runtime split ("P")."""
+def clean_lines(
+    lines: Iterable[str],
+    forms: LogForms = NO_FORMS,
+    hints: dict[int, Hint] | None = None,
+    last: RawLine | None = None,
+) -> Iterator[tuple[int, str]]:
+    """(1-based line number, cleaned text), re-joining lines a container runtime split ("P").
+    `hints`: filled with line number -> what a project's log form said about that line (a scan
+    of a long log passes None, keeps the raw line in `last` and asks `line_hint` about the few
+    lines that matched)."""
     pending: tuple[int, str] | None = None
     for no, raw in enumerate(lines, 1):
         raw = raw.rstrip("\n")
+        if last is not None:
+            last.text = raw
         m = CRI_RE.match(raw)
         if m and m.group(2) == "P":
             body = raw[m.end() :]
@@ -87,13 +198,33 @@ def clean_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
                 pending = (pending[0], (pending[1] + body)[:MAX_JOINED])
             continue
         if pending:
-            start, head = pending
+            no, raw = pending[0], pending[1] + (raw[m.end() :] if m else raw)
             pending = None
-            yield start, clean_line(head + (raw[m.end() :] if m else raw))
-            continue
-        yield no, clean_line(raw)
+        if hints is None:
+            yield no, clean_line(raw, forms)
+        else:
+            yield no, _clean_and_hint(raw, forms, hints, no)
     if pending:
-        yield pending[0], clean_line(pending[1])
+        no, raw = pending
+        yield (
+            no,
+            clean_line(raw, forms) if hints is None else _clean_and_hint(raw, forms, hints, no),
+        )
+
+
+def _clean_and_hint(raw: str, forms: LogForms, hints: dict[int, Hint], no: int) -> str:
+    seen: list[Hint] = []
+    out = clean_line(raw, forms, seen)
+    if seen:
+        hints[no] = next((h for h in seen if h.file), seen[0])
+    return out
+
+
+def line_hint(raw: str, forms: LogForms) -> Hint | None:
+    """What a project's log form says about one raw line (None: no project form)."""
+    seen: list[Hint] = []
+    clean_line(raw, forms, seen)
+    return next((h for h in seen if h.file), seen[0]) if seen else None
 
 
 def truncated(text: str) -> str | None:

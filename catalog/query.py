@@ -18,24 +18,32 @@ USAGE = "pass a log line, --file PATH, or pipe text on stdin"
 
 
 def explain_query(
-    cat: Catalog, text: str | None, file: Path | None, *, version: str | None = None
+    cat: Catalog,
+    text: str | None,
+    file: Path | None,
+    *,
+    version: str | None = None,
+    project: str | None = None,
 ) -> tuple[str, list[Match], CutLines | None]:
     """(query label, matches, lines cut at reader.MAX_LINE characters or None) for the explain
     command; the label is the text itself, the file path, or "-"."""
     if text is not None and file is not None:
         raise QueryError(f"both a text and --file {file} were given; {USAGE}, not both.")
-    if version is not None:
-        try:
-            cat.resolve_version(version)
-        except NotFound as exc:  # a bad --version is bad usage (exit 2), not "nothing matched"
-            raise QueryError(str(exc)) from None
+    try:  # a bad --version or --project is bad usage (exit 2), not "nothing matched"
+        if project is not None:
+            cat.project(project)
+        if version is not None:
+            cat.resolve_version(version, project=project)
+    except NotFound as exc:
+        raise QueryError(str(exc)) from None
+    kw = {"version": version, "project": project}
     if text is not None and text != "-":
-        return text, cat.explain(text, version=version), None
+        return text, cat.explain(text, **kw), None
     if file is not None and str(file) != "-":
         try:
             with Path(file).open(encoding="utf-8", errors="replace", newline="") as fh:
                 lines = BoundedLines(fh, str(file))
-                return str(file), cat.explain_stream(lines, version=version), lines.cut_lines()
+                return str(file), cat.explain_stream(lines, **kw), lines.cut_lines()
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
             raise QueryError(f"cannot read {file} ({exc.strerror}); {USAGE}.") from None
     if sys.stdin is None or sys.stdin.isatty():
@@ -47,7 +55,7 @@ def explain_query(
         else sys.stdin
     )
     lines = BoundedLines(fh, "stdin")
-    return "-", cat.explain_stream(lines, version=version), lines.cut_lines()
+    return "-", cat.explain_stream(lines, **kw), lines.cut_lines()
 
 
 # An id (16 hex), an id prefix (6+ hex) or a slug (`words-words-1a2b3c`): what `kverr explain`
@@ -78,20 +86,24 @@ def search_query(
     version: str | None = None,
     limit: int = 20,
     offset: int = 0,
+    project: str | None = None,
 ) -> tuple[dict, list[Match], int]:
     """({"query"} or {"flag"}, one page of matches, total) for `kverr search`."""
     if bool(words.strip()) == bool(flag):
         raise QueryError(
             "pass the words to look for or --flag NAME (one of them); e.g. `kverr search radix cache`."
         )
-    if version is not None:
-        try:
-            cat.resolve_version(version)
-        except NotFound as exc:
-            raise QueryError(str(exc)) from None
+    try:  # a bad --version or --project is bad usage (exit 2)
+        if project is not None:
+            cat.project(project)
+        if version is not None:
+            cat.resolve_version(version, project=project)
+    except NotFound as exc:
+        raise QueryError(str(exc)) from None
+    page = {"version": version, "limit": limit, "offset": offset, "project": project}
     if flag:
         name = "--" + flag.strip().lstrip("-").replace("_", "-").lower()
-        matches, total = cat.search_flag(name, version=version, limit=limit, offset=offset)
+        matches, total = cat.search_flag(name, **page)
         return {"flag": name}, matches, total
-    matches, total = cat.search_page(words, version=version, limit=limit, offset=offset)
+    matches, total = cat.search_page(words, **page)
     return {"query": words}, matches, total

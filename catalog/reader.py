@@ -14,7 +14,7 @@ from typing import IO
 from kverr.errors import QueryError
 from kverr.ftypes import CutLines
 
-MAX_LINE = 1 << 16  # characters of one line kept; an SGLang message is under 2,000
+MAX_LINE = 1 << 16  # characters of one line kept; a shipped message is under 2,000
 CHUNK = 1 << 16  # characters read at a time
 MAX_CUT_NOTED = 100  # cut line numbers kept (the count goes on)
 CUT_MARK = " [...] "  # stands for the middle of a cut line

@@ -43,13 +43,15 @@ SCHEMA_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE records(id VARCHAR PRIMARY KEY, slug VARCHAR, kind VARCHAR, severity VARCHAR,
     error_class VARCHAR, message VARCHAR, pattern VARCHAR, file VARCHAR, line INTEGER, record JSON,
-    usable BOOLEAN, code_line VARCHAR, function VARCHAR, self_score DOUBLE, releases JSON, last_ord INTEGER);
+    usable BOOLEAN, code_line VARCHAR, function VARCHAR, self_score DOUBLE, releases JSON, last_ord INTEGER,
+    project VARCHAR);
 CREATE TABLE anchors(id VARCHAR, token VARCHAR, literal VARCHAR);
 CREATE TABLE terms(term VARCHAR PRIMARY KEY, idf DOUBLE, stop BOOLEAN, ids VARCHAR[], recall DOUBLE[]);
-CREATE TABLE flags(name VARCHAR PRIMARY KEY, dest VARCHAR, help VARCHAR, "default" VARCHAR,
-    choices JSON, type VARCHAR, action VARCHAR, file VARCHAR, line INTEGER);
+CREATE TABLE flags(name VARCHAR, dest VARCHAR, help VARCHAR, "default" VARCHAR,
+    choices JSON, type VARCHAR, action VARCHAR, file VARCHAR, line INTEGER, project VARCHAR,
+    PRIMARY KEY (project, name));
 CREATE TABLE record_flags(id VARCHAR, flag VARCHAR);
-CREATE TABLE revisions(ord INTEGER, sha VARCHAR, date VARCHAR, tags JSON, subject VARCHAR);
+CREATE TABLE revisions(ord INTEGER, sha VARCHAR, date VARCHAR, tags JSON, subject VARCHAR, project VARCHAR);
 CREATE TABLE occurrences(id VARCHAR, file VARCHAR, function VARCHAR, guard VARCHAR,
     from_ord INTEGER, to_ord INTEGER, lines INTEGER[], guard_text VARCHAR);
 CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
@@ -271,30 +273,42 @@ class LoadReport:
 
 def load_dataset(dataset_dir: Path | str, catalog_path: Path | str) -> LoadReport:
     """Build the catalog file from a dataset directory, atomically (temp file + rename)."""
-    dataset_dir, catalog_path = Path(dataset_dir), Path(catalog_path)
-    if not dataset_dir.is_dir():
-        raise DatasetError(
-            f"{dataset_dir} is not a directory; pass a dataset directory written by `kverr build`."
-        )
+    return load_datasets([dataset_dir], catalog_path)
+
+
+def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> LoadReport:
+    """One catalog from the datasets of several projects (each built with its own profile),
+    atomically (temp file + rename). Revisions are numbered on after the dataset before, so a
+    revision ord names one revision of one project; a record id must be unique across them
+    (profiles hash their project into ids)."""
+    catalog_path = Path(catalog_path)
+    if not dataset_dirs:
+        raise DatasetError("no dataset to load; pass at least one dataset directory.")
+    for d in dataset_dirs:
+        if not Path(d).is_dir():
+            raise DatasetError(
+                f"{d} is not a directory; pass a dataset directory written by `kverr build`."
+            )
     _check_target(catalog_path)
-    manifest = _read_manifest(dataset_dir)
-    recs = _records(dataset_dir)
-    side = {name: _read_jsonl(dataset_dir / name) for name in DATASET_FILES[1:]}
+    sets = [_dataset(Path(d)) for d in dataset_dirs]
+    _check_projects(sets)
+    recs = [r for d in sets for r in d.records]
     shapes, warnings = _analyse(recs)
+    where = ", ".join(str(d.path) for d in sets)
     tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         catalog_path.parent.mkdir(parents=True, exist_ok=True)
         leftovers.sweep(catalog_path)  # temp files of loads killed before their cleanup
         con = duckdb.connect(str(tmp))
         try:
-            _write(con, manifest, recs, side, shapes)
+            _write(con, sets, shapes)
             con.execute("CHECKPOINT")
         finally:
             con.close()
         os.replace(tmp, catalog_path)
     except duckdb.Error as exc:
         raise CatalogError(
-            f"could not write catalog {catalog_path} ({exc}); check the dataset in {dataset_dir}.",
+            f"could not write catalog {catalog_path} ({exc}); check the dataset(s) in {where}.",
             first_line(exc),
         ) from None
     except OSError as exc:  # the folder is a file, read-only, full...
@@ -308,7 +322,7 @@ def load_dataset(dataset_dir: Path | str, catalog_path: Path | str) -> LoadRepor
             with contextlib.suppress(OSError):
                 leftover.unlink(missing_ok=True)
     usable = sum(1 for sh in shapes.values() if sh is not None)
-    return LoadReport(len(recs), usable, tuple(warnings))
+    return LoadReport(len(recs), usable, tuple(warnings + [w for d in sets for w in d.warnings]))
 
 
 def _check_target(path: Path) -> None:
@@ -317,7 +331,7 @@ def _check_target(path: Path) -> None:
     catalog or an older kverr's catalog is fine to replace: that is what rebuilding means."""
     if path.is_dir():
         raise CatalogError(
-            f"{path} is a directory; pass a catalog file path such as {path / 'sglang.duckdb'}."
+            f"{path} is a directory; pass a catalog file path such as {path / 'kverr.duckdb'}."
         )
     if not path.is_file() or path.stat().st_size == 0:
         return
@@ -353,45 +367,124 @@ def _file_kind(path: Path) -> str:
         con.close()
 
 
-def _write(con, manifest, recs, side, shapes) -> None:
+class _Set:
+    """One dataset directory as the loader uses it: its project and where its ords start.
+    (A plain class: this module is on explain's start-up path, a dataclass costs there.)"""
+
+    def __init__(self, path, manifest, project, records, side, warnings) -> None:
+        self.path: Path = path
+        self.manifest: dict[str, Any] = manifest
+        self.project: dict[str, Any] = project  # profiles.project_info: name, product, forms
+        self.records: list[dict[str, Any]] = records
+        self.side: dict[str, list[dict[str, Any]]] = side
+        self.warnings: list[str] = warnings
+        self.offset = 0  # added to every revision ord of this dataset
+
+
+def _dataset(path: Path) -> _Set:
+    if not path.is_dir():
+        raise DatasetError(
+            f"{path} is not a directory; pass a dataset directory written by `kverr build`."
+        )
+    manifest = _read_manifest(path)
+    from kverr.catalog import profiles  # loading only, never on explain's path
+
+    project, warnings = profiles.project_info(manifest, str(path))
+    recs = _records(path)
+    side = {name: _read_jsonl(path / name) for name in DATASET_FILES[1:]}
+    return _Set(path, manifest, project, recs, side, warnings)
+
+
+def _check_projects(sets: list[_Set]) -> None:
+    seen: dict[str, Path] = {}
+    owner: dict[str, Path] = {}
+    offset = 0
+    for d in sets:
+        name = d.project["name"]
+        if name in seen:
+            raise DatasetError(
+                f"{d.path} and {seen[name]} are both project {name!r}; load one dataset per project."
+            )
+        seen[name] = d.path
+        for r in d.records:
+            if r["id"] in owner:
+                raise DatasetError(
+                    f"record {r['id']} is in both {owner[r['id']]} and {d.path}; rebuild one of "
+                    "them with kverr (profiles hash their project into record ids)."
+                )
+            owner[r["id"]] = d.path
+        d.offset = offset
+        offset += (
+            max([row.get("ord", i) for i, row in enumerate(d.side["revisions.jsonl"])] or [-1]) + 1
+        )
+
+
+def _shift(d: _Set) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(revisions, occurrence spans) of one dataset with ords moved past the datasets before."""
+    revisions = [
+        {**row, "ord": row.get("ord", i) + d.offset}
+        for i, row in enumerate(d.side["revisions.jsonl"])
+    ]
+    occs = [
+        {**o, "from": o["from"] + d.offset, "to": o["to"] + d.offset}
+        for o in _spans(d.side["occurrences.jsonl"], d.side["revisions.jsonl"])
+    ]
+    return revisions, occs
+
+
+def _write(con, sets: list[_Set], shapes) -> None:
     con.execute(SCHEMA_SQL)
     term_rows, selfs = _term_rows(shapes)
-    occs = _spans(side["occurrences.jsonl"], side["revisions.jsonl"])
+    recs = [r for d in sets for r in d.records]
+    revisions: list[dict[str, Any]] = []
+    occs: list[dict[str, Any]] = []
+    releases: dict[str, list[str]] = {}
+    for d in sets:
+        revs, spans = _shift(d)
+        # releases per project: "the newest commit built" is that project's newest
+        releases.update(_releases(spans, revs))
+        revisions += [{**r, "project": d.project["name"]} for r in revs]
+        occs += spans
     funcs = _functions(occs)
-    releases = _releases(occs, side["revisions.jsonl"])
     last_ord = _last_ord(occs)
+    # a record written before records carried `project` belongs to its dataset's project
+    project_of = {r["id"]: r.get("project") or d.project["name"] for d in sets for r in d.records}
+    manifest = sets[0].manifest
     _insert(con, "meta", ["key", "value"], [
         ("format", FORMAT), ("kverr", __version__), ("schemaVersion", str(manifest.get("schemaVersion", 2))),
         ("datasetVersion", str(manifest.get("datasetVersion", ""))), ("manifest", _j(manifest)),
+        ("projects", _j([{**d.project, "datasetVersion": d.manifest.get("datasetVersion", "")}
+                         for d in sets])),
     ])  # fmt: skip
     _insert(con, "records", [
         "id", "slug", "kind", "severity", "error_class", "message", "pattern", "file", "line",
-        "record", "usable", "code_line", "function", "self_score", "releases", "last_ord",
+        "record", "usable", "code_line", "function", "self_score", "releases", "last_ord", "project",
     ], [
         (r["id"], r.get("slug"), r.get("kind"), r.get("severity"), r.get("errorClass"),
          r.get("errorMessage"), patterns.matchable(r.get("messagePattern") or ""), r.get("filePath"), r.get("lineNumber"),
          _j(r), shapes[r["id"]] is not None, statement_line(r),
-         funcs.get(r["id"]) or enclosing_function(r), selfs.get(r["id"], 0.0), _j(releases.get(r["id"], [])), last_ord.get(r["id"]))
+         funcs.get(r["id"]) or enclosing_function(r), selfs.get(r["id"], 0.0), _j(releases.get(r["id"], [])), last_ord.get(r["id"]),
+         project_of[r["id"]])
         for r in recs
     ])  # fmt: skip
     _insert(con, "anchors", ["id", "token", "literal"], _anchor_rows(shapes))
     _insert(con, "terms", ["term", "idf", "stop", "ids", "recall"], term_rows)
     flag_rows = [
         (f.get("name"), f.get("dest"), f.get("help"), f.get("default"), _j(f.get("choices")),
-         f.get("type"), f.get("action"), f.get("file"), f.get("line"))
-        for f in side["flags.jsonl"] if f.get("name")
+         f.get("type"), f.get("action"), f.get("file"), f.get("line"), d.project["name"])
+        for d in sets for f in d.side["flags.jsonl"] if f.get("name")
     ]  # fmt: skip
-    _insert(con, "flags", ["name", "dest", "help", "default", "choices", "type", "action", "file", "line"],
-            list({row[0]: row for row in flag_rows}.values()))  # fmt: skip
+    _insert(con, "flags", ["name", "dest", "help", "default", "choices", "type", "action", "file", "line", "project"],
+            list({(row[-1], row[0]): row for row in flag_rows}.values()))  # fmt: skip
     _insert(
         con,
         "record_flags",
         ["id", "flag"],
         [(r["id"], f) for r in recs for f in r.get("flags") or []],
     )
-    _insert(con, "revisions", ["ord", "sha", "date", "tags", "subject"], [
-        (row.get("ord", i), row.get("sha"), row.get("date"), _j(row.get("tags") or []), row.get("subject"))
-        for i, row in enumerate(side["revisions.jsonl"])
+    _insert(con, "revisions", ["ord", "sha", "date", "tags", "subject", "project"], [
+        (row["ord"], row.get("sha"), row.get("date"), _j(row.get("tags") or []), row.get("subject"), row["project"])
+        for row in revisions
     ])  # fmt: skip
     _insert(con, "occurrences", ["id", "file", "function", "guard", "from_ord", "to_ord", "lines", "guard_text"], [
         (o.get("id"), o.get("file"), o.get("function"), o.get("guard"), o["from"], o["to"], o.get("lines") or [],
@@ -402,7 +495,7 @@ def _write(con, manifest, recs, side, shapes) -> None:
     con.execute("CREATE INDEX occurrences_id ON occurrences(id)")
     con.execute("CREATE INDEX records_code_line ON records(code_line)")
     _insert(con, "lineage", ["id", "previous_id", "sha"], [
-        (x.get("id"), x.get("previousId"), x.get("sha")) for x in side["lineage.jsonl"]
+        (x.get("id"), x.get("previousId"), x.get("sha")) for d in sets for x in d.side["lineage.jsonl"]
     ])  # fmt: skip
 
 
@@ -410,10 +503,21 @@ def _write(con, manifest, recs, side, shapes) -> None:
 
 
 def packaged_dataset_dir() -> Path:
-    """The dataset shipped inside the package (`kverr/data/sglang/`)."""
+    """Where the datasets shipped inside the package live (`kverr/data/<project>/`)."""
     from importlib.resources import files
 
-    return Path(str(files("kverr.data"))) / "sglang"
+    return Path(str(files("kverr.data")))
+
+
+def packaged_datasets() -> list[Path]:
+    """Every shipped dataset (one per project), the default project's first."""
+    from kverr.profile import DEFAULT
+
+    root = packaged_dataset_dir()
+    if not root.is_dir():
+        return []
+    found = [d for d in sorted(root.iterdir()) if (d / "manifest.json").is_file()]
+    return sorted(found, key=lambda d: d.name != DEFAULT)
 
 
 def cache_dir() -> Path:
@@ -422,28 +526,28 @@ def cache_dir() -> Path:
 
 
 def default_catalog_path() -> Path:
-    """The catalog built from the packaged dataset, built on first use into the user cache.
+    """The catalog built from the packaged datasets, built on first use into the user cache.
 
     Keyed by the manifest's hash, so a new dataset gets a new catalog; racing builders each
     write their own temp file and rename, so whoever renames last leaves a complete file.
     A cache that cannot be written (read-only, not a directory, full) is not fatal: the
     catalog is built in a private temp directory instead, with a warning."""
-    dataset = packaged_dataset_dir()
-    manifest = dataset / "manifest.json"
-    if not manifest.is_file():
+    datasets = packaged_datasets()
+    if not datasets:
         raise CatalogError(
-            f"no packaged dataset at {dataset}; pass --catalog FILE (build one with `kverr load DATASET_DIR --catalog FILE`)."
+            f"no packaged dataset at {packaged_dataset_dir()}; pass --catalog FILE (build one with `kverr load DATASET_DIR --catalog FILE`)."
         )
     # The loader's own source is in the key too: a kverr that derives a column differently
     # (releases, anchors) must not answer from a catalog an older loader wrote.
     loader = Path(__file__).read_bytes()
-    key = hashlib.sha256(manifest.read_bytes() + FORMAT.encode() + loader).hexdigest()[:16]
-    name = f"sglang-{key}.duckdb"
+    manifests = b"".join((d / "manifest.json").read_bytes() for d in datasets)
+    key = hashlib.sha256(manifests + FORMAT.encode() + loader).hexdigest()[:16]
+    name = f"packaged-{key}.duckdb"
     target = cache_dir() / name
     if target.is_file():
         return target
     try:
-        _build_default(dataset, target)
+        _build_default(datasets, target)
         return target
     except CatalogError as exc:
         why = exc.reason
@@ -455,16 +559,16 @@ def default_catalog_path() -> Path:
         stacklevel=2,
     )
     if not fallback.is_file():
-        _build_default(dataset, fallback)
+        _build_default(datasets, fallback)
     return fallback
 
 
-def _build_default(dataset: Path, target: Path) -> None:
-    load_dataset(dataset, target)
+def _build_default(datasets: list[Path], target: Path) -> None:
+    load_datasets(datasets, target)
     # Catalogs of older datasets or loaders are never used again; a reader that still has
     # one open keeps its inode, so removing them is safe (and best effort).
     with contextlib.suppress(OSError):
-        for old in target.parent.glob("sglang-*.duckdb"):
+        for old in target.parent.glob("packaged-*.duckdb"):
             if old != target:
                 old.unlink(missing_ok=True)
 
@@ -548,7 +652,13 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
     except duckdb.Error as exc:
         raise damaged(first_line(exc)) from None
     try:
-        row = raw.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        # the format, and the projects' facts every explain reads, in one query
+        meta = dict(
+            raw.execute(
+                "SELECT key, value FROM meta WHERE key IN ('format', 'projects')"
+            ).fetchall()
+        )
+        row = (meta["format"],) if "format" in meta else None
     except duckdb.CatalogException:
         raw.close()
         if cached:
@@ -562,6 +672,7 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
         raw.close()
         raise damaged(first_line(exc)) from None
     con = Connection(raw, path, damaged)
+    con.meta = meta
     try:
         # A copy cut short opens and reads its first blocks; the block count in the header
         # tells that the rest is missing before any query trips over it.

@@ -2,7 +2,9 @@
 
 `write_files` writes a dataset directory in the CONTRACTS.md format with plain `json`, so the
 catalog can be exercised without the extractor; `synthetic_records` grows a catalog to any size;
-`launch_log` writes a realistic SGLang launch log with known errors sprinkled in.
+`launch_log` writes a realistic launch log with known errors sprinkled in. The records are the
+default project's (its profile's repository, first file and tags), as a hand-made dataset of
+a catalog user would be.
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from pathlib import Path
 from typing import Any
 
 DATASET_VERSION = "1970-01-01T00:00:00.000Z"
-REPO = "sgl-project/sglang"
+
+
+def _default_project():
+    from kverr.profile import default_profile
+
+    return default_profile()
+
+
+REPO = _default_project().repository
+FILE = _default_project().files[0]
+TAGS = [_default_project().name, *(tag for tag, _ in _default_project().file_tags)]
 
 
 def make_record(
@@ -28,7 +40,7 @@ def make_record(
     severity: str = "error",
     placeholders: list[str] | None = None,
     flags: list[str] | None = None,
-    file: str = "python/sglang/srt/server_args.py",
+    file: str = FILE,
     line: int = 100,
     source: str | None = None,
     source_start: int | None = None,
@@ -68,7 +80,7 @@ def make_record(
         "typeGuard": None,
         "tryCatchPattern": None,
         "preventionTips": ["Validate launch profiles in CI"],
-        "tags": ["sglang", "server-args"],
+        "tags": list(TAGS),
         "backgroundTag": "unsupported-config-combination",
         "analyzedSha": "0" * 40,
         "analyzedAt": DATASET_VERSION,
@@ -125,7 +137,7 @@ def write_files(
         "schemaVersion": 2,
         "repository": REPO,
         "revisions": [r["sha"] for r in revisions],
-        "fileSet": ["python/sglang/srt/server_args.py"],
+        "fileSet": [FILE],
         "files": sorted({r["filePath"] for r in records}),
         "counts": {"records": len(records)},
         "command": ["synthetic"],
@@ -157,7 +169,7 @@ _TEMPLATES = (
 
 
 def synthetic_records(n: int, *, seed: int = 7) -> list[dict[str, Any]]:
-    """`n` distinct records shaped like SGLang's (flags, numbers, repr values)."""
+    """`n` distinct records shaped like real ones (flags, numbers, repr values)."""
     rnd = random.Random(seed)
     out = []
     for i in range(n):
@@ -208,7 +220,7 @@ _INFO = (
 def launch_log(
     path: Path, lines: int, errors: list[str], *, every: int = 997, seed: int = 3
 ) -> int:
-    """Write a launch log of `lines` lines in SGLang's format (`[date time TPn] message`);
+    """Write a launch log of `lines` lines in the `[date time TPn] message` format;
     every `every`-th line is one of `errors`. Returns how many error lines were written."""
     rnd = random.Random(seed)
     written = 0
@@ -233,7 +245,7 @@ def lines_of(path: Path) -> Iterator[str]:
 
 def pick_catalog(arg: str | None, work: Path) -> tuple[Path, str]:
     """The catalog a benchmark runs against: the one named, else $KVERR_CATALOG or the packaged
-    catalog, else a synthetic one of about SGLang's size, with a label saying which."""
+    catalog, else a synthetic one of about a shipped dataset's size, with a label saying which."""
     from kverr.catalog import load_dataset, open_catalog
 
     from kverr.errors import CatalogError

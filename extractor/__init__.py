@@ -15,25 +15,18 @@ from kverr.extractor.templates import (
     templates_for,
 )
 
-from kverr.ftypes import Site, SourceFile
-
-DEFAULT_GLOBS: tuple[str, ...] = (
-    "python/sglang/srt/server_args.py",
-    "python/sglang/srt/server_args_config_parser.py",
-    "python/sglang/srt/arg_groups/**/*.py",
-)
+from kverr.ftypes import ExtractRules, Site, SourceFile
 
 
-def extract(text: str, path: str = "t.py") -> tuple[Site, ...]:
+def extract(text: str, path: str = "t.py", rules: ExtractRules | None = None) -> tuple[Site, ...]:
     """The one-line test harness: the sites of `text` as if it were the file `path`."""
     data = text.encode("utf-8", "surrogatepass")
     blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-    (fx,) = extract_files([SourceFile(path=path, text=text, blob=blob)])
+    (fx,) = extract_files([SourceFile(path=path, text=text, blob=blob)], rules=rules)
     return fx.sites
 
 
 __all__ = [
-    "DEFAULT_GLOBS",
     "EXTRACTOR_VERSION",
     "TemplateContext",
     "TemplateError",

@@ -20,7 +20,6 @@ from kverr.extractor.templates import code, normalise
 
 from kverr.ftypes import Binding, FlagDecl
 
-ARGS_NAMES = {"server_args", "args"}
 _LITERALS = (int, float, str, bool, type(None))
 
 # ---------------------------------------------------------------- module-wide (stdlib ast)
@@ -29,10 +28,11 @@ _LITERALS = (int, float, str, bool, type(None))
 ParamSources = dict[str, dict[str, tuple[tuple[str, tuple[str, ...]], ...]]]
 
 
-def param_sources(tree: ast.Module) -> ParamSources:
+def param_sources(tree: ast.Module, args_names: frozenset[str] = frozenset()) -> ParamSources:
     """What each call in the file passes to each parameter of a function or method it defines:
     `self._check(self.rdma_device)` makes `device` of `_check(self, device)` stand for
-    --rdma-device. Calls through `self.` bind methods (their first parameter is skipped)."""
+    --rdma-device. Calls through `self.` bind methods (their first parameter is skipped).
+    `args_names`: the profile's names of the args object, besides `self`."""
     defs: dict[str, list[str]] = {}
     methods: set[str] = set()
     for node in tree.body:
@@ -63,7 +63,7 @@ def param_sources(tree: ast.Module) -> ParamSources:
         for param, arg in given:
             src = ast.unparse(arg)
             if all(s != src for s, _ in table.get(param, ())):
-                table[param] = (*table.get(param, ()), (src, _ast_flags(arg)))
+                table[param] = (*table.get(param, ()), (src, _ast_flags(arg, args_names)))
     return out
 
 
@@ -71,15 +71,15 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
 
 
-def _ast_flags(node: ast.AST) -> tuple[str, ...]:
-    """`self.x` / `server_args.x` reads in an argument, as `--x` (undeclared ones are dropped
-    later by filter_flags, like every other flag read)."""
+def _ast_flags(node: ast.AST, args_names: frozenset[str]) -> tuple[str, ...]:
+    """`self.x` / `args.x` reads in an argument, as `--x` (undeclared ones are dropped later by
+    filter_flags, like every other flag read)."""
     found = [
         "--" + n.attr.replace("_", "-")
         for n in ast.walk(node)
         if isinstance(n, ast.Attribute)
         and isinstance(n.value, ast.Name)
-        and (n.value.id == "self" or n.value.id in ARGS_NAMES)
+        and (n.value.id == "self" or n.value.id in args_names)
         and not n.attr.startswith("_")
     ]
     return tuple(dict.fromkeys(found))

@@ -2,19 +2,24 @@
 
 Every unit (top-level function / method) of a file is extracted against this context:
 constants that messages interpolate, names bound to loggers / the logging, warnings and sys
-modules, tiny wrapper helpers (ANSI colour), and the server-args class names. The stdlib
-parser is C and ~6x faster than libcst, so module-wide facts come from it; libcst only sees
-the units that actually hold sites.
+modules, tiny wrapper helpers (ANSI colour), and the classes whose fields are CLI flags (the
+project profile's rules say which). The stdlib parser is C and ~6x faster than libcst, so
+module-wide facts come from it; libcst only sees the units that actually hold sites.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kverr.ftypes import FlagDecl
+from kverr.ftypes import ExtractRules, FlagDecl, to_json
 
+# `logger.log(logging.WARNING, ...)`: the logging module's level names. Which logger methods
+# report a site (`warning`, `warning_once`, ...) is the profile's `log_methods`.
 LOG_LEVELS = {
     "warning": "warning",
     "warn": "warning",
@@ -52,8 +57,11 @@ class ModuleContext:
     sys_mods: set[str] = field(default_factory=set)
     exit_funcs: set[str] = field(default_factory=set)
     wrappers: dict[str, Wrapper] = field(default_factory=dict)
-    args_classes: set[str] = field(default_factory=set)
+    # classes of this module holding launch arguments -> the prefix of their fields' flags
+    # ("" for a flag class, see `class_prefix`)
+    args_classes: dict[str, str] = field(default_factory=dict)
     flags: tuple[FlagDecl, ...] = ()
+    rules: ExtractRules | None = None
     params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
     actions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Action class -> flags
     imports: dict[str, str] = field(default_factory=dict)  # UPPER_CASE name -> "module:NAME"
@@ -72,7 +80,7 @@ class ModuleContext:
             ("wf", dict.fromkeys(self.warn_funcs, "")),
             ("sm", dict.fromkeys(self.sys_mods, "")),
             ("sf", dict.fromkeys(self.exit_funcs, "")),
-            ("a", dict.fromkeys(self.args_classes, "")),
+            ("a", self.args_classes),
             ("p", {k: repr(v) for k, v in self.params.items()}),
             ("ac", {k: repr(v) for k, v in self.actions.items()}),
             ("im", self.imports),
@@ -330,17 +338,51 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
-def is_args_class(node: ast.ClassDef) -> bool:
-    """The server-args dataclass: SGLang's is `ServerArgs`; other projects name theirs *Args."""
-    return node.name.endswith("Args") or "ServerArgs" in node.name
+def glob_re(globs: Sequence[str]) -> re.Pattern[str]:
+    """One compiled test for a profile's name globs (fnmatch syntax, case-sensitive)."""
+    return _glob_re(tuple(globs))
 
 
-def module_context(tree: ast.Module, text: str, path: str = "") -> ModuleContext:
+@functools.lru_cache(maxsize=64)
+def _glob_re(globs: tuple[str, ...]) -> re.Pattern[str]:
+    import fnmatch
+
+    if not globs:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+
+
+def class_prefix(name: str, rules: ExtractRules) -> str | None:
+    """How a class's fields reach the command line: "" when they are flags themselves (a flag
+    class: `--field-name`), the class in snake_case when it is a config class (its fields are
+    named after the flag class's field or its JSON option, see flags.resolve_flag), None when
+    the class holds no launch arguments."""
+    if glob_re(rules.flag_classes).match(name):
+        return ""
+    if glob_re(rules.config_classes).match(name):
+        return snake_case(name)
+    return None
+
+
+def snake_case(name: str) -> str:
+    """`SpeculativeConfig` -> `speculative_config`, `KVTransferConfig` -> `kv_transfer_config`."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+@functools.lru_cache(maxsize=16)
+def rules_key(rules: ExtractRules) -> str:
+    """A unit's extraction depends on the rules as much as on its text (cache keys)."""
+    return hashlib.sha256(to_json(rules).encode()).hexdigest()[:16]
+
+
+def module_context(
+    tree: ast.Module, text: str, path: str = "", rules: ExtractRules | None = None
+) -> ModuleContext:
     # local: both import this module (bindings through templates)
     from kverr.extractor.bindings import action_flags, imported_constants, param_sources
     from kverr.extractor.flags import flag_decls
 
-    ctx = ModuleContext()
+    ctx = ModuleContext(rules=rules or default_rules())
     stmts = list(tree.body)
     # imports may sit under `if TYPE_CHECKING:` / try blocks: look one level in as well
     flat = _flatten(stmts)
@@ -355,13 +397,22 @@ def module_context(tree: ast.Module, text: str, path: str = "") -> ModuleContext
             w = _wrapper(node, lines)
             if w is not None:
                 ctx.wrappers[node.name] = w
-        elif isinstance(node, ast.ClassDef) and is_args_class(node):
-            ctx.args_classes.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            prefix = class_prefix(node.name, ctx.rules)
+            if prefix is not None:
+                ctx.args_classes[node.name] = prefix
     ctx.flags = flag_decls(tree, ctx, path)
-    ctx.params = param_sources(tree)
+    ctx.params = param_sources(tree, frozenset(n for n in ctx.rules.args_names if n.isidentifier()))
     ctx.actions = action_flags(ctx.flags)
     ctx.imports = imported_constants(flat)
     return ctx
+
+
+def default_rules() -> ExtractRules:
+    """The default project's rules, for callers that name no profile (tests, one-off runs)."""
+    from kverr.profile import default_profile
+
+    return default_profile().extract
 
 
 def _flatten(stmts: list[ast.stmt]) -> list[ast.stmt]:

@@ -8,8 +8,8 @@ unit past MAX_DEPTH is reported instead of parsed.
 
 The estimate over-counts on purpose: every bracket is a level, and so is every operator or
 keyword (`+`, `.`, `not`, `and`, `if`, `lambda`, ...) since the last comma at its level, since
-a chain of them nests in libcst's tree (`a + b + c` is BinOp(BinOp(a, b), c)). The SGLang
-server-args files measure at most 25; libcst copes with 100 of every construct.
+a chain of them nests in libcst's tree (`a + b + c` is BinOp(BinOp(a, b), c)). The shipped
+projects' files measure at most 25; libcst copes with 100 of every construct.
 """
 
 from __future__ import annotations

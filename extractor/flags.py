@@ -1,12 +1,14 @@
 """CLI flags: what the source declares (dataclass fields, `add_argument`) and how an attribute
-read on the server-args object maps to a `--flag`."""
+read on the launch-arguments object maps to a `--flag`."""
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import re
+from collections.abc import Sequence
 
-from kverr.extractor.context import ModuleContext, const_eval, is_args_class
+from kverr.extractor.context import ModuleContext, const_eval
 
 from kverr.ftypes import FlagDecl
 
@@ -20,10 +22,14 @@ def flag_decls(tree: ast.Module, ctx: ModuleContext, path: str) -> tuple[FlagDec
     fields: dict[str, FlagDecl] = {}
     args: dict[str, FlagDecl] = {}
     aliases: dict[str, tuple[str, str]] = {}  # alias dest -> (add_argument dest, option string)
+    config: list[FlagDecl] = []
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and is_args_class(node):
+        prefix = ctx.args_classes.get(node.name) if isinstance(node, ast.ClassDef) else None
+        if prefix == "":
             for decl in _field_decls(node, path):
                 fields.setdefault(decl.dest, decl)
+        elif prefix:
+            config += _config_decls(node, path, prefix)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "add_argument":
@@ -45,7 +51,7 @@ def flag_decls(tree: ast.Module, ctx: ModuleContext, path: str) -> tuple[FlagDec
             )
             merged_into[arg_dest] = dest
     order = list(fields) + [d for d in args if d not in fields and d not in merged_into]
-    return tuple(_merge(fields.get(d), args.get(d)) for d in order)
+    return tuple(_merge(fields.get(d), args.get(d)) for d in order) + tuple(config)
 
 
 def _options(call: ast.Call) -> list[str]:
@@ -147,3 +153,121 @@ def _merge(field_decl: FlagDecl | None, arg_decl: FlagDecl | None) -> FlagDecl:
     if default is None or default.endswith("." + arg_decl.dest):
         merged["default"] = field_decl.default
     return FlagDecl(**merged)
+
+
+# ---------------------------------------------------------------- config classes
+
+
+def _config_decls(cls: ast.ClassDef, path: str, prefix: str) -> list[FlagDecl]:
+    """A config class's settable fields as `--<class>.<field>` (the class in snake_case): what
+    its JSON option would accept (`--speculative-config.method=ngram`). FlagTable keeps only
+    those that are no flag of their own and whose class has such an option."""
+    out = []
+    body = cls.body
+    for i, stmt in enumerate(body):
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        value = stmt.value
+        if isinstance(value, ast.Call) and _callee(value.func) == "field":
+            init = next((k.value for k in value.keywords if k.arg == "init"), None)
+            if isinstance(init, ast.Constant) and init.value is False:
+                continue  # computed in __post_init__: no user sets it
+        (decl,) = _field_decls(ast.ClassDef(name=cls.name, body=[stmt]), path) or (None,)
+        if decl is None or "InitVar" in (decl.type or ""):
+            continue
+        after = body[i + 1] if i + 1 < len(body) else None
+        if decl.help is None and _is_text(after):  # the field's docstring, below it
+            decl = dataclasses.replace(decl, help=" ".join(after.value.value.split()))
+        dest = f"{prefix}.{decl.dest}"
+        out.append(dataclasses.replace(decl, name=f"--{dest}", dest=dest))
+    return out
+
+
+def _is_text(stmt: ast.stmt | None) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+_FIELD_DEFAULT = re.compile(r"([A-Z]\w*)\.(\w+)|get_field\(([A-Z]\w*), '(\w+)'\)")
+
+
+def config_key(name: str) -> str:
+    """`LoRAConfig`, `lora_config` -> `loraconfig`: a class and the attribute holding it agree
+    however the class name splits into words."""
+    return name.replace("_", "").lower()
+
+
+@dataclasses.dataclass
+class FlagTable:
+    """How a raw flag read resolves to a declared flag, for one file set.
+
+    A read on the launch-arguments object (`--max-num-seqs`) is the flag with that dest. A read
+    on a config object (`--app-config.cache-config.cache-dtype`: field `cache_dtype` of the
+    config held in `cache_config`) is, in order: the flag whose dataclass default names that
+    field (`kv_cache_dtype: str = CacheConfig.cache_dtype`); the flag of the field's own name,
+    unless that flag fills another config's field (`--model` is ModelConfig.model, not
+    SpeculativeConfig.model); the field of the config's JSON option
+    (`--speculative-config.model`); else no flag. Configs no flag default or option names
+    (a model's `hf_config`) give no flag."""
+
+    by_dest: dict[str, str]
+    by_field: dict[tuple[str, str], str]
+    foreign: set[str]
+    options: dict[str, tuple[str, str]]  # config key -> (option flag, option dest)
+    known: set[str]
+
+    @classmethod
+    def of(cls, decls: Sequence[FlagDecl]) -> FlagTable:
+        table = cls({}, {}, set(), {}, set())
+        for d in decls:
+            if "." in d.dest:
+                continue  # a config field: reachable() decides
+            table.by_dest.setdefault(d.dest, d.name)
+            table.options.setdefault(config_key(d.dest), (d.name, d.dest))
+            m = _FIELD_DEFAULT.fullmatch(d.default or "")
+            if m:
+                klass, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+                table.by_field.setdefault((config_key(klass), name), d.name)
+                table.known.add(config_key(klass))
+                table.foreign.add(d.dest)
+        table.known |= {k for k in table.options if k.endswith("config")}
+        return table
+
+    def resolve(self, dest: str) -> str | None:
+        """The declared flag a raw read (`a_b`, `view.path.field`) stands for, or None."""
+        if "." not in dest:
+            return self.by_dest.get(dest)
+        view, _, name = dest.rpartition(".")
+        key = config_key(view.rpartition(".")[2])
+        if key not in self.known:
+            return None
+        hit = self.by_field.get((key, name))
+        if hit:
+            return hit
+        if name in self.by_dest and name not in self.foreign:
+            return self.by_dest[name]
+        option = self.options.get(key)
+        return f"{option[0]}.{name}" if option else None
+
+    def reachable(self, decls: Sequence[FlagDecl]) -> tuple[FlagDecl, ...]:
+        """`decls` with each config field renamed after its JSON option, or dropped when it is
+        a flag of its own or its config has no option."""
+        out = []
+        for d in decls:
+            if "." not in d.dest:
+                out.append(d)
+                continue
+            view, _, name = d.dest.rpartition(".")
+            key = config_key(view)
+            option = self.options.get(key)
+            if option is None or (key, name) in self.by_field:
+                continue
+            if name in self.by_dest and name not in self.foreign:
+                continue
+            out.append(
+                dataclasses.replace(d, name=f"{option[0]}.{name}", dest=f"{option[1]}.{name}")
+            )
+        return tuple(out)

@@ -105,7 +105,7 @@ def _stmt_above(path: Sequence[cst.CSTNode], i: int) -> cst.CSTNode:
     return path[i]
 
 
-# Early exits kept per site (the nearest): SGLang and vLLM have at most a handful before any
+# Early exits kept per site (the nearest): the shipped projects have at most a handful before any
 # site; a block of thousands must not give each site thousands of guards.
 MAX_EARLY_EXITS = 64
 

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 import libcst as cst
 from kverr.extractor import depth
 from kverr.extractor.bindings import guess_flags
-from kverr.extractor.context import LOG_LEVELS, ModuleContext, is_args_class, module_context
+from kverr.extractor.context import ModuleContext, class_prefix, module_context, rules_key
+from kverr.extractor.flags import FlagTable
 from kverr.extractor.visitor import SiteCollector
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kverr.ftypes import (
     Binding,
+    ExtractRules,
     FileExtraction,
     FlagDecl,
     ParseFailure,
@@ -30,7 +32,7 @@ from kverr.ftypes import (
 )
 
 EXTRACTOR_VERSION = "2"  # part of every cache key: bump when the extraction output changes
-_SITE_ATTRS = set(LOG_LEVELS) | {"log", "warn", "exit"}
+_SITE_CALLS = {"log", "warn", "exit"}  # besides the profile's logger methods
 
 
 @dataclass
@@ -39,24 +41,31 @@ class Unit:
     start: int  # first line, decorators included (1-based)
     end: int
     prefix: tuple[str, ...]
-    in_args_class: bool
+    in_args_class: str | None  # see context.class_prefix
     wrapped: bool  # a method: parsed inside a stand-in `class _K:` so its indentation is legal
 
 
 # ---------------------------------------------------------------- public
 
 
-def extract_file(src: SourceFile, cache: MutableMapping[str, str] | None = None) -> FileExtraction:
-    """Sites, flag declarations and parse failures of one file (flags filtered by its own decls)."""
-    raw = extract_raw(src, cache)
+def extract_file(
+    src: SourceFile,
+    cache: MutableMapping[str, str] | None = None,
+    rules: ExtractRules | None = None,
+) -> FileExtraction:
+    """Sites, flag declarations and parse failures of one file (flags filtered by its own decls).
+    `rules`: the project profile's extraction rules (default: the default project's)."""
+    raw = extract_raw(src, cache, rules)
     return filter_flags(raw, raw.flags)
 
 
 def extract_files(
-    sources: Iterable[SourceFile], cache: MutableMapping[str, str] | None = None
+    sources: Iterable[SourceFile],
+    cache: MutableMapping[str, str] | None = None,
+    rules: ExtractRules | None = None,
 ) -> list[FileExtraction]:
     """Every file; a site's flags keep only attributes the whole file set declares as flags."""
-    raws = [extract_raw(s, cache) for s in sources]
+    raws = [extract_raw(s, cache, rules) for s in sources]
     decls = tuple(d for r in raws for d in r.flags)
     return [filter_flags(r, decls) for r in raws]
 
@@ -66,20 +75,21 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
 
     A flag the file's own messages name literally (`"--foo-bar requires ..."`) is kept too: an
     arg-groups module can be newer than the server_args.py it is read with (a snapshot), and its
-    message text is then the best evidence that `cfg.foo_bar` is a launch flag."""
+    message text is then the best evidence that `cfg.foo_bar` is a launch flag. A read on a
+    config object (`--cache-config.enable-prefix-caching`) becomes the flag that fills that
+    field, or the field of the config's JSON option (flags.FlagTable)."""
     if not decls:
         return fx
-    by_dest: dict[str, str] = {}
-    for d in decls:
-        by_dest.setdefault(d.dest, d.name)
+    table = FlagTable.of(decls)
+    by_dest = table.by_dest
     for dest in _named_in_messages(fx):
         by_dest.setdefault(dest, "--" + dest.replace("_", "-"))
 
     def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
-        dests = (f[2:].replace("-", "_") for f in flags)
-        return tuple(dict.fromkeys(by_dest[d] for d in dests if d in by_dest))
+        names = (table.resolve(f[2:].replace("-", "_")) for f in flags)
+        return tuple(dict.fromkeys(n for n in names if n))
 
-    dests = list(dict.fromkeys(d.dest for d in decls))
+    dests = list(dict.fromkeys(d.dest for d in decls if "." not in d.dest))
     sites = []
     for s in fx.sites:
         bindings = _kept_bindings(s.bindings, keep, dests)
@@ -92,7 +102,7 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
                 bindings=bindings,
             )
         )
-    return dataclasses.replace(fx, sites=tuple(sites))
+    return dataclasses.replace(fx, sites=tuple(sites), flags=table.reachable(fx.flags))
 
 
 def _kept_bindings(
@@ -130,7 +140,11 @@ def _named_in_messages(fx: FileExtraction) -> set[str]:
 # ---------------------------------------------------------------- one file
 
 
-def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) -> FileExtraction:
+def extract_raw(
+    src: SourceFile,
+    cache: MutableMapping[str, str] | None = None,
+    rules: ExtractRules | None = None,
+) -> FileExtraction:
     text = src.text
     bad = _not_text(src)
     if bad is not None:
@@ -138,23 +152,26 @@ def extract_raw(src: SourceFile, cache: MutableMapping[str, str] | None = None) 
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
-        return _newer_syntax(src, exc)
+        return _newer_syntax(src, exc, rules)
     except (RecursionError, MemoryError):  # e.g. a 20,000-term concatenation
         return _too_deep(src)
     try:
-        return _extract_tree(src, tree, cache)
+        return _extract_tree(src, tree, cache, rules)
     except RecursionError:  # a stdlib-ast walk deeper than the interpreter's stack allows
         return _too_deep(src)
 
 
 def _extract_tree(
-    src: SourceFile, tree: ast.Module, cache: MutableMapping[str, str] | None
+    src: SourceFile,
+    tree: ast.Module,
+    cache: MutableMapping[str, str] | None,
+    rules: ExtractRules | None,
 ) -> FileExtraction:
     text = src.text
     lines = _lines(text)
-    ctx = module_context(tree, text, src.path)
+    ctx = module_context(tree, text, src.path, rules)
     sites: list[Site] = []
-    units = list(_units(tree.body, lines, (), False, False))
+    units = list(_units(tree.body, lines, (), None, False, ctx))
     site_re = _site_regex(ctx)
     parsed = hits = 0
     failures: list[ParseFailure] = []
@@ -237,7 +254,12 @@ def _lines(text: str) -> list[str]:
 
 
 def _units(
-    body: list[ast.stmt], lines: list[str], prefix: tuple[str, ...], in_args: bool, wrapped: bool
+    body: list[ast.stmt],
+    lines: list[str],
+    prefix: tuple[str, ...],
+    in_args: str | None,
+    wrapped: bool,
+    ctx: ModuleContext,
 ):
     pending: Unit | None = None
     for node in body:
@@ -245,7 +267,8 @@ def _units(
             if pending:
                 yield pending
                 pending = None
-            yield from _units(node.body, lines, (*prefix, node.name), is_args_class(node), True)
+            args = class_prefix(node.name, ctx.rules)
+            yield from _units(node.body, lines, (*prefix, node.name), args, True, ctx)
             continue
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         end = node.end_lineno or node.lineno
@@ -268,7 +291,7 @@ def _units(
 def _site_regex(ctx: ModuleContext) -> re.Pattern[str]:
     """A text test that is a superset of what the libcst pass reports: running it over a unit
     (in C) is much cheaper than walking the unit's stdlib tree."""
-    calls = "|".join(sorted(_SITE_ATTRS))
+    calls = "|".join(sorted(_SITE_CALLS | set(ctx.rules.severity())))
     names = "|".join(sorted(map(re.escape, ctx.warn_funcs | ctx.exit_funcs)))
     named = rf"|\b(?:{names})\s*\(" if names else ""
     return re.compile(rf"\b(?:raise|assert)\b|\.\s*(?:{calls})\s*\({named}")
@@ -304,6 +327,7 @@ def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
         EXTRACTOR_VERSION,
         text,
         ctx.fingerprint(names),
+        rules_key(ctx.rules),
         ".".join(unit.prefix),
         f"{unit.in_args_class}:{unit.wrapped}",
     ):
@@ -386,19 +410,23 @@ def _char_col(line: str, byte_col: int) -> int:
 # ---------------------------------------------------------------- slow path
 
 
-def _newer_syntax(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtraction:
+def _newer_syntax(
+    src: SourceFile, exc: SyntaxError | ValueError, rules: ExtractRules | None
+) -> FileExtraction:
     """This interpreter's `ast` refused the file. If libcst parses it (syntax newer than the
     running Python), extract it whole with libcst positions; else report the failure.
     A file nested past depth.MAX_DEPTH (ast refuses 200 nested brackets) never reaches libcst."""
     if depth.too_deep(src.text) is not None:
         return _too_deep(src)
     try:
-        return _newer_syntax_tree(src, exc)
+        return _newer_syntax_tree(src, exc, rules)
     except RecursionError:
         return _too_deep(src)
 
 
-def _newer_syntax_tree(src: SourceFile, exc: SyntaxError | ValueError) -> FileExtraction:
+def _newer_syntax_tree(
+    src: SourceFile, exc: SyntaxError | ValueError, rules: ExtractRules | None
+) -> FileExtraction:
     try:
         module = cst.parse_module(src.text)
     except (cst.ParserSyntaxError, cst.CSTValidationError):  # e.g. "a" b"b": bytes and str
@@ -406,7 +434,7 @@ def _newer_syntax_tree(src: SourceFile, exc: SyntaxError | ValueError) -> FileEx
     lines = _lines(src.text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ranges = wrapper.resolve(PositionProvider)
-    ctx = module_context(_parsable_statements(module, ranges), src.text, src.path)
+    ctx = module_context(_parsable_statements(module, ranges), src.text, src.path, rules)
 
     def position(ordinal: int, node: cst.CSTNode) -> tuple[int, int, int, int]:
         r = ranges[node]

@@ -23,12 +23,6 @@ from pathlib import Path
 from kverr.errors import SourceError
 from kverr.ftypes import Revision, SourceFile
 
-DEFAULT_GLOBS: tuple[str, ...] = (
-    "python/sglang/srt/server_args.py",
-    "python/sglang/srt/server_args_config_parser.py",
-    "python/sglang/srt/arg_groups/**/*.py",
-)
-
 # Directories never worth walking when reading a plain directory.
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache", ".ruff_cache"}
 
@@ -373,11 +367,14 @@ class BlobReader:
 def read_git(
     repo: str | os.PathLike[str],
     rev: str = "HEAD",
-    globs: Sequence[str] = DEFAULT_GLOBS,
+    globs: Sequence[str] = (),
     *,
     repo_name: str | None = None,
 ) -> tuple[Revision, list[SourceFile]]:
-    """Revision metadata and the matching files of one commit, straight from git objects."""
+    """Revision metadata and the matching files of one commit, straight from git objects.
+    `globs`: the file set (a project profile's `files`)."""
+    if not globs:
+        raise SourceError(f"no file set to read from {repo}; pass --files GLOB or --profile NAME.")
     check_repo(repo)
     sha = resolve(repo, rev)
     (revision,) = describe(repo, [sha], repo_name=repo_name)
@@ -398,7 +395,7 @@ def list_revisions(
     *,
     tags_glob: str | None = None,
     touching: bool = False,
-    globs: Sequence[str] = DEFAULT_GLOBS,
+    globs: Sequence[str] = (),
     repo_name: str | None = None,
 ) -> list[Revision]:
     """The commits to build, oldest first, each once.
@@ -407,6 +404,8 @@ def list_revisions(
     adds each tag whose name matches. `touching` keeps, within ranges, only commits that changed a
     file of `globs`; with no range at all it walks the history of the given revs (or HEAD).
     Nothing selected at all means HEAD."""
+    if touching and not globs:
+        raise SourceError("--touching needs the file set it watches; pass --files or --profile.")
     check_repo(repo)
     singles = [r for r in revs if ".." not in r]
     ranges = [r for r in revs if ".." in r]

@@ -9,13 +9,21 @@ That avoids libcst's PositionProvider, which costs more than the parse itself.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 from kverr.extractor import bindings as bind
-from kverr.extractor.context import LOG_LEVELS, ModuleContext, logger_names, scope_constants
+from kverr.extractor.context import (
+    LOG_LEVELS,
+    ModuleContext,
+    glob_re,
+    logger_names,
+    scope_constants,
+    snake_case,
+)
 from kverr.extractor.context import mutated_names as _mutated
 from kverr.extractor.guards import (
     RawGuard,
@@ -38,8 +46,11 @@ from kverr.extractor.templates import (
 from kverr.ftypes import Binding, Guard, Site, Template
 
 Position = tuple[int, int, int, int]  # line, end_line, col, end_col (file coordinates)
-_VIEW_HINTS = ("view", "resolved", "resolving")
-_ARGS_NAMES = {"server_args", "args"}
+# Names holding the launch-arguments object map to its path: "" for the object itself, a dotted
+# path for a config object reached from it ("speculative_config", "app_config.cache_config"),
+# which prefixes the flags read on it (see flags.resolve_flag).
+ArgsNames = dict[str, str]
+_WORDS = re.compile(r"[A-Za-z_]\w*")
 _STMT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 _CONTAINERS = (
     cst.Module, cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.Else,
@@ -54,7 +65,7 @@ class _Scope:
     node: cst.FunctionDef
     qualname: str
     ast_node: ast.AST | None
-    args_names: set[str] = field(default_factory=set)
+    args_names: ArgsNames = field(default_factory=dict)
     constants: dict[str, object] | None = None
     assign_index: dict[str, set[int]] | None = None
     index_opaque: set[str] | None = None  # names _index_function cannot follow
@@ -75,7 +86,7 @@ class SiteCollector(cst.CSTVisitor):
         ast_stmt: Callable[[int], ast.AST | None],
         busy: Callable[[int], bool] = lambda ordinal: True,
         prefix: tuple[str, ...] = (),
-        in_args_class: bool = False,
+        in_args_class: str | None = None,
         skip_wrapper: bool = False,
     ) -> None:
         super().__init__()
@@ -86,7 +97,7 @@ class SiteCollector(cst.CSTVisitor):
         self.busy = busy
         self.current: list[bool] = [True]
         self.names: list[str] = list(prefix)
-        self.class_is_args: list[bool] = [in_args_class]
+        self.class_args: list[str | None] = [in_args_class]
         self.stack: list[cst.CSTNode] = []
         self.ordinal: dict[int, int] = {}
         self.count = -1
@@ -95,6 +106,8 @@ class SiteCollector(cst.CSTVisitor):
         self.sites: list[Site] = []
         self.flag_memo: dict[int, list[str]] = {}
         self.name_memo: dict[int, list[str]] = {}
+        self.log_methods = mctx.rules.severity()
+        self.args = _ArgsRules(mctx)
 
     # ------------------------------------------------------------ traversal bookkeeping
 
@@ -123,18 +136,18 @@ class SiteCollector(cst.CSTVisitor):
         if self.ordinal.get(id(node)) == -1:
             return
         self.names.append(node.name.value)
-        self.class_is_args.append(node.name.value in self.mctx.args_classes)
+        self.class_args.append(self.mctx.args_classes.get(node.name.value))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         if self.ordinal.get(id(original_node)) == -1:
             return
         self.names.pop()
-        self.class_is_args.pop()
+        self.class_args.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.names.append(node.name.value)
         scope = _Scope(node, ".".join(self.names), self.ast_stmt(self.ordinal[id(node)]))
-        scope.args_names = _args_params(node, self.mctx, self.class_is_args[-1])
+        scope.args_names = _args_params(node, self.args, self.class_args[-1])
         self.scopes.append(scope)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -174,9 +187,10 @@ class SiteCollector(cst.CSTVisitor):
         if isinstance(func, cst.Attribute):
             attr = func.attr.value
             owner = func.value
-            if attr in LOG_LEVELS and self._is_logger(owner):
+            severity = self.log_methods.get(attr)
+            if severity is not None and self._is_logger(owner):
                 msg = positional[0] if positional else _keyword(node, "msg")
-                return "log", LOG_LEVELS[attr], None, f"{code(owner)}.{attr}", msg, positional[1:]
+                return "log", severity, None, f"{code(owner)}.{attr}", msg, positional[1:]
             if attr == "log" and self._is_logger(owner) and len(positional) >= 2:
                 level = normalise(code(positional[0])).rsplit(".", 1)[-1].lower()
                 sev = LOG_LEVELS.get(level, "info")
@@ -305,7 +319,7 @@ class SiteCollector(cst.CSTVisitor):
             scope.constants.update(scope_constants(node.body, env, mutated, deep=True))
             scope.loggers = logger_names(node.body, self.mctx)
             scope.bound, scope.opaque = _message_names(node, set(self.mctx.wrappers))
-            scope.args_names |= _ast_aliases(node, scope.args_names)
+            scope.args_names.update(_ast_aliases(node, scope.args_names, self.args))
         else:  # not even the function parses with this Python's ast: index with libcst
             scope.assign_index, scope.opaque = _index_function(scope.node)
             scope.index_opaque = set(scope.opaque)
@@ -371,12 +385,14 @@ class SiteCollector(cst.CSTVisitor):
         if name in opaque:
             if isinstance(scope.ast_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 found = bind.ast_unpacked(
-                    scope.ast_node, name, lambda n: _ast_is_args_expr(n, scope.args_names)
+                    scope.ast_node,
+                    name,
+                    lambda n: _ast_args_path(n, scope.args_names, self.args) is not None,
                 )
             else:  # only libcst parses this function
                 if scope.assigns is None:
                     scope.assigns = bind.function_assignments(fn)
-                is_args = lambda n: _is_args_expr(n, scope.args_names)  # noqa: E731
+                is_args = lambda n: _args_path(n, scope.args_names, self.args) is not None  # noqa: E731
                 got = bind.unpacked(scope.assigns, name, is_args)
                 found = (bind.source(got[0]), got[1]) if got else None
             return Binding(name, "local", f"{found[0]}[{found[1]}]") if found else None
@@ -405,7 +421,7 @@ class SiteCollector(cst.CSTVisitor):
             return self.position(self.ordinal.get(id(stmt), -1), stmt)[0]
 
         def is_args(node: cst.BaseExpression) -> bool:
-            return _is_args_expr(node, scope.args_names)
+            return _args_path(node, scope.args_names, self.args) is not None
 
         def may_assign(stmt: cst.CSTNode) -> set[str] | None:
             ordinal = self.ordinal.get(id(stmt))
@@ -445,8 +461,8 @@ class SiteCollector(cst.CSTVisitor):
         memo = self.flag_memo.get(id(node))  # one guard test is shared by many sites
         if memo is not None:
             return memo
-        names = scope.args_names if scope else _ARGS_NAMES
-        finder = _FlagFinder(names)
+        names = scope.args_names if scope else self.args.default_names
+        finder = _FlagFinder(names, self.args)
         node.visit(finder)
         self.flag_memo[id(node)] = finder.flags
         return finder.flags
@@ -502,64 +518,104 @@ def _bound_names(node: ast.AST) -> set[str]:
     return out
 
 
-def _args_params(node: cst.FunctionDef, mctx: ModuleContext, in_args_class: bool) -> set[str]:
-    """Parameters that hold the server-args object: `self` in its class, `server_args`/`args`,
-    or any parameter annotated with the server-args class."""
-    out: set[str] = set()
+class _ArgsRules:
+    """The profile's rules for recognising the launch-arguments object, compiled once."""
+
+    def __init__(self, mctx: ModuleContext) -> None:
+        rules = mctx.rules
+        self.mctx = mctx
+        self.names = glob_re(rules.args_names)
+        self.views = glob_re(rules.view_calls)
+        self.getters = glob_re(rules.args_getters)
+        self.config_views = glob_re(rules.config_views)
+        self.config_classes = glob_re(rules.config_classes)
+        self.has_config = bool(rules.config_classes)
+        # outside any function (a module-level statement): the plain names the profile lists
+        self.default_names: ArgsNames = {n: "" for n in rules.args_names if n.isidentifier()}
+
+    def view(self, name: str) -> bool:
+        return self.views.match(name) is not None
+
+    def getter(self, name: str) -> bool:
+        return self.getters.match(name) is not None
+
+    def config_view(self, name: str) -> bool:
+        return self.config_views.match(name) is not None
+
+
+def _args_params(node: cst.FunctionDef, rules: _ArgsRules, class_prefix: str | None) -> ArgsNames:
+    """Parameters that hold the launch-arguments object (or a config object of it): `self` in
+    such a class, a name the profile lists, or a parameter annotated with such a class."""
+    out: ArgsNames = {}
+    flag_classes = [c for c, prefix in rules.mctx.args_classes.items() if c and prefix == ""]
     params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
     for i, p in enumerate(params):
         name = p.name.value
         ann = code(p.annotation.annotation) if p.annotation else ""
-        if name in _ARGS_NAMES or any(c in ann for c in mctx.args_classes if c):
-            out.add(name)
-        elif i == 0 and name == "self" and in_args_class:
-            out.add(name)
+        if rules.names.match(name) or any(c in ann for c in flag_classes):
+            out[name] = ""
+        elif i == 0 and name == "self" and class_prefix is not None:
+            out[name] = class_prefix
+        elif ann and rules.has_config:
+            # `parallel_config: ParallelConfig`: a config class, here or in another module
+            hits = [w for w in _WORDS.findall(ann) if rules.config_classes.match(w)]
+            if hits:
+                out[name] = snake_case(hits[0])
     return out
 
 
-def _is_args_expr(node: cst.BaseExpression, names: set[str]) -> bool:
-    """Is `node` the server-args object or a view of it? The same rule as _ast_is_args_expr,
-    on libcst nodes: flag reads are found on libcst trees, aliases on the stdlib `ast` (the
-    cheap pass). Converting one tree to the other on every attribute would cost more than
-    keeping the two in step, so change both together."""
+def _args_path(node: cst.BaseExpression, names: ArgsNames, rules: _ArgsRules) -> str | None:
+    """The path of `node` when it is the launch-arguments object, a view of it, or a config
+    object reached from it; None otherwise. The same rule as _ast_args_path, on libcst nodes:
+    flag reads are found on libcst trees, aliases on the stdlib `ast` (the cheap pass).
+    Converting one tree to the other on every attribute would cost more than keeping the two in
+    step, so change both together."""
     if isinstance(node, cst.Name):
-        return node.value in names
+        return names.get(node.value)
     if isinstance(node, cst.Call):
         f = node.func
-        if isinstance(f, cst.Name) and any(h in f.value for h in _VIEW_HINTS):
-            return any(_is_args_expr(a.value, names) for a in node.args[:1])
-        if isinstance(f, cst.Attribute) and any(h in f.attr.value for h in _VIEW_HINTS):
-            return _is_args_expr(f.value, names) and not node.args
-        if isinstance(f, cst.Name) and "server_args" in f.value:  # get_global_server_args()
-            return not node.args
-    return False
+        if isinstance(f, cst.Name) and rules.view(f.value):
+            return _args_path(node.args[0].value, names, rules) if node.args else None
+        if isinstance(f, cst.Attribute) and rules.view(f.attr.value):
+            return _args_path(f.value, names, rules) if not node.args else None
+        if isinstance(f, cst.Name) and rules.getter(f.value):  # get_global_server_args()
+            return "" if not node.args else None
+    if isinstance(node, cst.Attribute) and rules.config_view(node.attr.value):
+        base = _args_path(node.value, names, rules)
+        if base is not None:
+            return f"{base}.{node.attr.value}" if base else node.attr.value
+    return None
 
 
-def _ast_aliases(node: ast.AST, names: set[str]) -> set[str]:
-    """Locals bound to the server-args object or a view of it: `cfg = resolving_view(args)`."""
-    names = set(names)
-    found: set[str] = set()
+def _ast_aliases(node: ast.AST, names: ArgsNames, rules: _ArgsRules) -> ArgsNames:
+    """Locals bound to the launch-arguments object or a view of it: `cfg = resolving_view(args)`."""
+    names = dict(names)
+    found: ArgsNames = {}
     for n in ast.walk(node):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-            if _ast_is_args_expr(n.value, names):
-                names.add(n.targets[0].id)
-                found.add(n.targets[0].id)
+            path = _ast_args_path(n.value, names, rules)
+            if path is not None:
+                names[n.targets[0].id] = found[n.targets[0].id] = path
     return found
 
 
-def _ast_is_args_expr(node: ast.AST, names: set[str]) -> bool:
-    """_is_args_expr on stdlib `ast` nodes; keep the two in step."""
+def _ast_args_path(node: ast.AST, names: ArgsNames, rules: _ArgsRules) -> str | None:
+    """_args_path on stdlib `ast` nodes; keep the two in step."""
     if isinstance(node, ast.Name):
-        return node.id in names
+        return names.get(node.id)
     if isinstance(node, ast.Call):
         f = node.func
-        if isinstance(f, ast.Name) and any(h in f.id for h in _VIEW_HINTS):
-            return bool(node.args) and _ast_is_args_expr(node.args[0], names)
-        if isinstance(f, ast.Attribute) and any(h in f.attr for h in _VIEW_HINTS):
-            return _ast_is_args_expr(f.value, names) and not node.args
-        if isinstance(f, ast.Name) and "server_args" in f.id:
-            return not node.args
-    return False
+        if isinstance(f, ast.Name) and rules.view(f.id):
+            return _ast_args_path(node.args[0], names, rules) if node.args else None
+        if isinstance(f, ast.Attribute) and rules.view(f.attr):
+            return _ast_args_path(f.value, names, rules) if not node.args else None
+        if isinstance(f, ast.Name) and rules.getter(f.id):
+            return "" if not node.args else None
+    if isinstance(node, ast.Attribute) and rules.config_view(node.attr):
+        base = _ast_args_path(node.value, names, rules)
+        if base is not None:
+            return f"{base}.{node.attr}" if base else node.attr
+    return None
 
 
 def _index_function(node: cst.FunctionDef) -> tuple[dict[str, set[int]], set[str]]:
@@ -693,22 +749,28 @@ def _stringish(value: ast.AST, wrappers: set[str]) -> bool:
 
 
 class _FlagFinder(cst.CSTVisitor):
-    """Attributes read on the server-args object (or a view of it), first-seen order."""
+    """Attributes read on the launch-arguments object (or a view of it), first-seen order, as
+    `--attr-name`; read on a config object reached from it, as `--path.attr-name`."""
 
-    def __init__(self, names: set[str]) -> None:
+    def __init__(self, names: ArgsNames, rules: _ArgsRules) -> None:
         super().__init__()
-        self.names = names
+        self.names, self.rules = names, rules
         self.flags: list[str] = []
         self.called: set[int] = set()
+        self.receivers: set[int] = set()  # config objects read only for a field of theirs
 
     def visit_Call(self, node: cst.Call) -> None:
         self.called.add(id(node.func))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         attr = node.attr.value
-        if id(node) in self.called or attr.startswith("_"):
+        if id(node) in self.called or id(node) in self.receivers or attr.startswith("_"):
             return
-        if _is_args_expr(node.value, self.names):
-            flag = "--" + attr.replace("_", "-")
-            if flag not in self.flags:
-                self.flags.append(flag)
+        path = _args_path(node.value, self.names, self.rules)
+        if path is None:
+            return
+        if path and isinstance(node.value, cst.Attribute):
+            self.receivers.add(id(node.value))
+        flag = "--" + (f"{path}.{attr}" if path else attr).replace("_", "-")
+        if flag not in self.flags:
+            self.flags.append(flag)

@@ -1,12 +1,13 @@
 """`kverr serve`: a read-only JSON API over a Catalog, for support bots and docs sites.
 
     GET  /                   a short index of the endpoints
-    POST /explain            body: the pasted text (or JSON {"text", "version", "limit", "offset"});
+    POST /explain            body: the pasted text (or JSON {"text", "version", "limit", "offset",
+                             "project"}); ?project= answers from one project (sglang, vllm)
                              ?format=markdown answers with Markdown a bot can post as it is
     POST /explain/batch      JSON {"texts": [...]} (at most MAX_BATCH), one result per text
     GET  /errors/{id}        id (16 hex) or slug; ETag, and immutable with ?dataset=<version>
-    GET  /search?q=&version=&limit=&offset=
-    GET  /flags/{flag}       --flag-name or flag-name
+    GET  /search?q=&version=&limit=&offset=&project=
+    GET  /flags/{flag}       --flag-name or flag-name; ?project= picks one project's flag
     GET  /versions           the releases (and revisions) the catalog holds
     GET  /healthz
     GET  /openapi.json
@@ -74,6 +75,7 @@ _DIGITS = re.compile(r"[0-9]{1,18}")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,159}")
 _FLAG = re.compile(r"-{0,2}([A-Za-z0-9][A-Za-z0-9_-]{0,99})")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+_PROJECT = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 _HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 _ORIGIN = re.compile(r"\*|https?://[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?")
 # A record changes only with the dataset: a client may keep it a while and revalidate by ETag;
@@ -139,7 +141,7 @@ def decode_text(raw: bytes) -> str:
     return text
 
 
-_OPTIONS = ("version", "limit", "offset", "format")
+_OPTIONS = ("version", "limit", "offset", "format", "project")
 
 
 def explain_input(raw: bytes, content_type: str) -> tuple[str, dict[str, str]]:
@@ -208,7 +210,9 @@ def batch_input(raw: bytes) -> tuple[list[str], dict[str, str]]:
     for i, t in enumerate(texts):
         if not check_text(t).strip():
             raise ApiError(400, f"Text {i} is empty; send the error message or log lines.")
-    return texts, {k: str(doc[k]) for k in ("version", "limit") if doc.get(k) is not None}
+    return texts, {
+        k: str(doc[k]) for k in ("version", "limit", "project") if doc.get(k) is not None
+    }
 
 
 def check_format(value: str | None) -> str:
@@ -248,6 +252,15 @@ def check_version(value: str | None) -> str | None:
     return value
 
 
+def check_project(value: str | None) -> str | None:
+    """A project name (sglang, vllm) or None: every project of the catalog."""
+    if value in (None, ""):
+        return None
+    if not _PROJECT.fullmatch(value):
+        raise ApiError(400, "project must be a project name such as sglang or vllm.")
+    return value
+
+
 def check_limit(value: str | None, default: int) -> int:
     if value in (None, ""):
         return default
@@ -283,7 +296,8 @@ class Api:
         limit = check_limit(opts.get("limit", q.get("limit")), 5)
         offset = check_offset(opts.get("offset", q.get("offset")))
         fmt = check_format(opts.get("format", q.get("format")))
-        matches = await self._explain(text, version)
+        project = check_project(opts.get("project", q.get("project")))
+        matches = await self._explain(text, version, project)
         if fmt == "markdown":  # the whole answer, as a bot posts it (card.markdown_answer)
             from kverr import card
 
@@ -296,16 +310,19 @@ class Api:
         texts, opts = batch_input(raw)
         version = check_version(opts.get("version"))
         limit = check_limit(opts.get("limit"), 5)
+        project = check_project(opts.get("project"))
         results = []
         for text in texts:
-            matches = await self._explain(text, version)
+            matches = await self._explain(text, version, project)
             results.append({"query": text, **_page(matches, limit, 0)})
         return _json({"results": results})
 
-    async def _explain(self, text: str, version: str | None) -> list:
+    async def _explain(self, text: str, version: str | None, project: str | None = None) -> list:
         """Every match (the page is cut by the caller): a short paste on the loop, a long one
         in the pool (module doc)."""
-        run = functools.partial(self.cat.explain, text, version=version, limit=MAX_OFFSET)
+        run = functools.partial(
+            self.cat.explain, text, version=version, limit=MAX_OFFSET, project=project
+        )
         if len(text) <= INLINE_CHARS:
             return run()
         return await asyncio.get_running_loop().run_in_executor(self.pool, run)
@@ -355,7 +372,10 @@ class Api:
         version = check_version(request.query_params.get("version"))
         limit = check_limit(request.query_params.get("limit"), 20)
         offset = check_offset(request.query_params.get("offset"))
-        matches, total = self.cat.search_page(q, version=version, limit=limit, offset=offset)
+        project = check_project(request.query_params.get("project"))
+        matches, total = self.cat.search_page(
+            q, version=version, limit=limit, offset=offset, project=project
+        )
         page = {"total": total, "offset": offset, "limit": limit}
         return _json({"query": q, **page, "matches": [m.to_dict() for m in matches]})
 
@@ -393,7 +413,8 @@ class Api:
                 400, "A flag name looks like --page-size (letters, digits, '-' and '_')."
             )
         name = "--" + m.group(1)
-        decl = self.cat.flag(name)
+        project = check_project(request.query_params.get("project"))
+        decl = self.cat.flag(name, project=project)
         if decl is None:
             raise ApiError(
                 404, f"No flag {name} in this catalog; GET /search?q={m.group(1)} to look around."

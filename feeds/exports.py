@@ -22,7 +22,7 @@ def releases_of(cat, record_id: str) -> list[str]:
     return cat.releases_of(record_id)  # the same list as a match's and the API's `releases`
 
 
-def export_jsonl(cat, out: Path) -> int:
+def export_jsonl(cat, out: Path, project: str | None = None) -> int:
     """Every record with the release tags that contain it; returns the number of lines."""
     lines = [
         json.dumps(
@@ -30,7 +30,7 @@ def export_jsonl(cat, out: Path) -> int:
             sort_keys=True,
             ensure_ascii=False,
         )
-        for rec in sorted(cat.records(), key=lambda r: r["id"])
+        for rec in sorted(cat.records(project=project), key=lambda r: r["id"])
     ]
     write_file_atomic(Path(out), "".join(line + "\n" for line in lines))
     return len(lines)
@@ -110,10 +110,10 @@ def error_markdown(rec: dict, releases: list[str], flags: dict[str, dict]) -> st
     return "".join(out)
 
 
-def export_markdown(cat, out_dir: Path) -> int:
+def export_markdown(cat, out_dir: Path, project: str | None = None) -> int:
     """errors/<slug>.md per record plus index.md; returns the number of error pages."""
-    flags = {f["name"]: f for f in cat.flags()}
-    recs = sorted(cat.records(), key=lambda r: (h.title_of(r).lower(), r["id"]))
+    flags = {f["name"]: f for f in cat.flags(project=project)}
+    recs = sorted(cat.records(project=project), key=lambda r: (h.title_of(r).lower(), r["id"]))
     with replace_dir(Path(out_dir)) as tmp:
         (tmp / "errors").mkdir()
         # Docusaurus names the sidebar folder from this; MkDocs ignores it.
@@ -140,25 +140,30 @@ def export_markdown(cat, out_dir: Path) -> int:
 FORMATS = ("site", "jsonl", "parquet", "markdown")
 
 
-def site_meta(cat) -> dict:
-    """Header/footer facts for the site, from the catalog's manifest when it offers one."""
-    from kverr.catalog.export import manifest_of
-
+def site_meta(cat, project: str | None = None) -> dict:
+    """Header/footer facts for the site, from the projects the catalog holds (their manifests)."""
     from kverr import __version__
 
-    manifest = manifest_of(cat)
-    repo = manifest.get("repository") or "sgl-project/sglang"
+    projects = [p for p in cat.projects if project in (None, p["name"])]
+    first = projects[0] if projects else {}
     return {
-        "siteTitle": f"{repo.rsplit('/', 1)[-1].replace('sglang', 'SGLang')} server-args errors",
-        "repository": repo,
+        "siteTitle": f"{' and '.join(p['product'] for p in projects) or 'kverr'} launch errors",
+        "repository": first.get("repository") or "",
         "toolVersion": __version__,
-        "datasetVersion": manifest.get("datasetVersion", ""),
+        "datasetVersion": first.get("datasetVersion", ""),
     }
 
 
-def export(fmt: str, out: Path, catalog_path: Path | None, base_url: str | None = None) -> str:
+def export(
+    fmt: str,
+    out: Path,
+    catalog_path: Path | None,
+    base_url: str | None = None,
+    project: str | None = None,
+) -> str:
     """Run one export from the catalog at `catalog_path`; return a one-line summary for the user.
-    `base_url` (site only): where the site will be served, for canonical URLs and a sitemap."""
+    `base_url` (site only): where the site will be served, for canonical URLs and a sitemap.
+    `project`: one project's pages or records (site, jsonl, markdown)."""
     from kverr.catalog import open_catalog
 
     from kverr.errors import QueryError
@@ -172,11 +177,17 @@ def export(fmt: str, out: Path, catalog_path: Path | None, base_url: str | None 
     base = check_base_url(base_url)  # a bad URL fails before the catalog is read
     cat = open_catalog(catalog_path)
     try:
+        if project is not None:
+            cat.project(project)  # NotFound names the projects held
+            if fmt == "parquet":
+                raise QueryError(
+                    "--project applies to site, jsonl and markdown; parquet holds every project (filter on its project column)."
+                )
         if fmt == "site":
             from kverr.feeds.site import export_site
 
-            meta = {**site_meta(cat), **({"baseUrl": base} if base else {})}
-            n = export_site(cat, out, meta=meta)
+            meta = {**site_meta(cat, project), **({"baseUrl": base} if base else {})}
+            n = export_site(cat, out, meta=meta, project=project)
             extra = (
                 f"; sitemap {Path(out) / 'sitemap.xml'}"
                 if base
@@ -184,9 +195,9 @@ def export(fmt: str, out: Path, catalog_path: Path | None, base_url: str | None 
             )
             return f"wrote {n} pages to {out}{extra}; open {Path(out) / 'index.html'} in a browser."
         if fmt == "markdown":
-            return f"wrote {export_markdown(cat, out)} error pages and index.md to {out}."
+            return f"wrote {export_markdown(cat, out, project)} error pages and index.md to {out}."
         if fmt == "jsonl":
-            return f"wrote {export_jsonl(cat, out)} records to {out}."
+            return f"wrote {export_jsonl(cat, out, project)} records to {out}."
         path = cat.path
     finally:
         cat.close()

@@ -60,13 +60,14 @@ def page_of(rec: dict) -> str:
     return f"errors/{file_token(rec.get('slug') or rec['id'])}.html"
 
 
-def gather(cat, meta: dict | None = None) -> SiteData:
-    """Read records, flags and revisions through the Catalog API and index them for the pages."""
-    records = sorted(cat.records(), key=lambda r: (h.title_of(r).lower(), r["id"]))
+def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteData:
+    """Read records, flags and revisions through the Catalog API and index them for the pages
+    (`project`: one project's site; default: every project the catalog holds)."""
+    records = sorted(cat.records(project=project), key=lambda r: (h.title_of(r).lower(), r["id"]))
     data = SiteData(
         records=records,
-        flags={f["name"]: f for f in cat.flags()},
-        revisions=cat.revisions(),
+        flags={f["name"]: f for f in cat.flags(project=project)},
+        revisions=cat.revisions(project=project),
         releases_of={r["id"]: cat.revisions_of(r["id"]) for r in records},
         meta=dict(meta or {}),
     )
@@ -113,10 +114,11 @@ def base_url(value: str | None) -> str | None:
     return value if value.endswith("/") else value + "/"
 
 
-def export_site(cat, out_dir: Path, *, meta: dict | None = None) -> int:
+def export_site(cat, out_dir: Path, *, meta: dict | None = None, project: str | None = None) -> int:
     """Write the whole site to `out_dir` (replaced atomically); return the number of HTML pages.
-    With meta["baseUrl"], every page names its canonical URL and sitemap.xml lists them."""
-    data = gather(cat, meta)
+    With meta["baseUrl"], every page names its canonical URL and sitemap.xml lists them.
+    `project`: one project's site (default: every project the catalog holds)."""
+    data = gather(cat, meta, project)
     with replace_dir(Path(out_dir)) as tmp:
         pages = render_all(data)
         for rel, text in pages.items():

@@ -157,8 +157,26 @@ def fact_lines(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[
     gaps = display.release_gaps(m.revisions, order)
     if gaps:
         row("", term.style("not in " + ", ".join(gaps), "dim"))
+    row("Project", project_text(m))
     row("Id", f"{rec.get('id')}  {term.style(rec.get('slug') or '', 'dim')}".rstrip())
     return out
+
+
+_DETECTED = {
+    "--project": "as asked (--project)",
+    "log form": "its log format",
+    "message": "the message",
+}
+
+
+def project_text(m: Match) -> str:
+    """Which project answered and what told it (`kverr explain` says so); "" for a record looked
+    up by id."""
+    p = m.project
+    how = _DETECTED.get(p.get("detectedBy", ""))
+    if not p or how is None:
+        return p.get("product", "") if p else ""
+    return f"{p.get('product', p.get('name'))}, matched by {how}"
 
 
 def also_at(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> str:

@@ -34,7 +34,7 @@ class _Commands(typer.core.TyperGroup):
 app = typer.Typer(
     name="kverr",
     cls=_Commands,
-    help="Explain SGLang server-args errors: extract them from the source, look them up from a log line.",
+    help="Explain LLM servers' launch-argument errors (SGLang, vLLM): extract them from the source, look them up from a log line.",
     no_args_is_help=True,
     # Log text can carry secrets (tokens, paths): never print locals in a traceback.
     pretty_exceptions_show_locals=False,
@@ -51,7 +51,14 @@ CatalogOpt = Annotated[
         "--catalog",
         envvar="KVERR_CATALOG",
         metavar="FILE",
-        help="DuckDB catalog file (default: the packaged SGLang catalog).",
+        help="DuckDB catalog file (default: the packaged catalog of every shipped project).",
+    ),
+]
+ProjectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--project",
+        help="Only this project's errors (sglang, vllm); default: the paste's log format or message decides.",
     ),
 ]
 
@@ -93,7 +100,7 @@ def _root(
         ),
     ] = False,
 ) -> None:
-    """Explain SGLang server-args errors: extract them from the source, look them up from a log line."""
+    """Explain LLM servers' launch-argument errors (SGLang, vLLM): extract them from the source, look them up from a log line."""
 
 
 def _emit(text: str, plain: bool, no_pager: bool) -> None:
@@ -182,16 +189,18 @@ def export(
         ),
     ] = None,
     catalog: CatalogOpt = None,
+    project: ProjectOpt = None,
 ) -> None:
     """Export the catalog: a static offline error site, JSONL, Parquet, or Markdown for MkDocs/Docusaurus.
 
     \b
     Example: kverr export site ./sglang-errors  (then open ./sglang-errors/index.html)
     Example: kverr export site ./public --base-url https://example.com/sglang-errors/
+    Example: kverr export site ./vllm-errors --project vllm  (one project's site)
     """
     from kverr.feeds.exports import export as run_export
 
-    typer.echo(run_export(fmt, out, catalog, base_url))
+    typer.echo(run_export(fmt, out, catalog, base_url, project))
 
 
 @command
@@ -260,7 +269,7 @@ def build(
         list[str] | None,
         typer.Option(
             "--files",
-            help="File glob relative to the root; repeatable (default: the SGLang server-args files).",
+            help="File glob relative to the root; repeatable (default: the profile's file set).",
         ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Dataset directory to write.")] = Path(
@@ -275,7 +284,7 @@ def build(
         str | None,
         typer.Option(
             "--repo-name",
-            help="GitHub owner/name for githubUrl links (default: the origin remote, else sgl-project/sglang for the SGLang file set).",
+            help="GitHub owner/name for githubUrl links (default: the origin remote, else the profile's repository for its file set).",
         ),
     ] = None,
     overlay: Annotated[
@@ -303,7 +312,7 @@ def build(
     snapshot_label: Annotated[
         str,
         typer.Option(
-            "--snapshot-label", help="Tag of the snapshot revision (for --version, diff, history)."
+            "--snapshot-label", help="Tag of the snapshot revision (for --release, diff, history)."
         ),
     ] = "snapshot",
     snapshot_date: Annotated[
@@ -328,10 +337,19 @@ def build(
             help="Platform profile --verify runs under: cuda-sm90 (default), cuda-sm100, rocm-mi300.",
         ),
     ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            metavar="NAME|FILE",
+            help="Project profile: a shipped one (sglang, vllm) or a TOML file; sets the file set, repository, launch command and wording (default: sglang).",
+        ),
+    ] = None,
 ) -> None:
     """Extract every error from a directory or git revisions into a dataset directory (and a catalog).
 
     Example: kverr build --git ~/sglang --tags 'v0.5.*' --rev HEAD --out dist/sglang --catalog sglang.duckdb
+    Example: kverr build --profile vllm --git ~/vllm --rev HEAD --out dist/vllm
     """
     import sys
 
@@ -359,6 +377,7 @@ def build(
             on_progress=on_progress,
             verify=verify,
             platform=platform,
+            profile=profile,
         )
     typer.echo(render.build_summary(result))
 
@@ -381,6 +400,7 @@ def diff(
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
+    project: ProjectOpt = None,
 ) -> None:
     """Errors added, removed, changed (message, class, guard old -> new) and moved between two
     revisions, in file and line order. B A is A B with added and removed swapped.
@@ -394,7 +414,7 @@ def diff(
     from kverr.catalog.history import diff as run_diff
 
     with open_catalog(catalog) as cat:
-        d = run_diff(cat, rev_a, rev_b)
+        d = run_diff(cat, rev_a, rev_b, project=project)
     if json_out:
         typer.echo(json.dumps(d.to_dict(), indent=2, sort_keys=True))
     else:
@@ -446,23 +466,27 @@ def history(
 
 @command
 def load(
-    dataset_dir: Annotated[
-        Path,
-        typer.Argument(metavar="DATASET_DIR", help="Dataset directory written by `kverr build`."),
+    dataset_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="DATASET_DIR...",
+            help="Dataset directories written by `kverr build`, one per project.",
+        ),
     ],
     catalog: Annotated[
         Path,
         typer.Option("--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write."),
     ],
 ) -> None:
-    """Load a dataset directory into a DuckDB catalog file (temp file + rename: never half-written).
+    """Load dataset directories (one per project) into a DuckDB catalog file (temp file + rename: never half-written).
 
     Example: kverr load dist/sglang --catalog sglang.duckdb
+    Example: kverr load data/sglang data/vllm --catalog all.duckdb
     """
     from kverr import render
-    from kverr.catalog import load_dataset
+    from kverr.catalog import load_datasets
 
-    report = load_dataset(dataset_dir, catalog)
+    report = load_datasets(dataset_dirs, catalog)
     for warning in report.warnings:
         typer.echo(f"kverr: warning: {warning}", err=True)
     typer.echo(render.load_summary(catalog, report))
@@ -508,8 +532,10 @@ def explain(
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
+    project: ProjectOpt = None,
 ) -> None:
-    """Explain an SGLang error from a log line, a traceback or a whole log: fix, meaning, cause.
+    """Explain a launch error from a log line, a traceback or a whole log: fix, meaning, cause,
+    and which project (SGLang, vLLM) it comes from.
 
     Exit status: 0 when a known error matched, 1 when none did, 2 on bad usage.
 
@@ -517,6 +543,7 @@ def explain(
     Example: kverr explain "ValueError: --ssl-keyfile requires --ssl-certfile to be specified as well."
     Example: kverr explain --release 0.5.9 --file launch.log
     Example: kverr explain f7fd0f125c8c79be   (a record id: the same as kverr show)
+    Example: kverr explain "(APIServer pid=1) ValueError: Chunked prefill must be enabled to set max_num_partial_prefills > 1."
     """
     from kverr import render
     from kverr.catalog import open_catalog
@@ -529,13 +556,16 @@ def explain(
         if shown is not None:  # the id a card prints, pasted back
             query, matches = text, [shown]
         else:
-            query, matches, cut = explain_query(cat, text, file, version=version)
+            query, matches, cut = explain_query(cat, text, file, version=version, project=project)
         # Nothing in that release: say whether the error is known elsewhere (added later, or
         # removed) rather than only "unknown" - that is what the user must act on.
         elsewhere = (
-            cat.explain(query) if version and not matches and text not in (None, "-") else []
+            cat.explain(query, project=project)
+            if version and not matches and text not in (None, "-")
+            else []
         )
         order = [] if json_out else cat.release_order(tags_only=True)
+        products = [p["product"] for p in cat.projects if project in (None, p["name"])]
     if json_out:
         for chunk in render.explain_json_chunks(query, matches, cut):
             typer.echo(chunk, nl=False)
@@ -544,7 +574,12 @@ def explain(
         if cut:
             typer.echo(f"kverr: note: {render.cut_note(cut)}", err=True)
         view = render.explain_text(
-            matches, version=version, elsewhere=elsewhere, term=_term(plain), order=order
+            matches,
+            version=version,
+            elsewhere=elsewhere,
+            term=_term(plain),
+            order=order,
+            products=products,
         )
         _emit(view, plain, no_pager)
     raise typer.Exit(0 if matches else 1)
@@ -614,6 +649,7 @@ def search(
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
+    project: ProjectOpt = None,
 ) -> None:
     """List records by the words of their message, or by a flag their check involves.
 
@@ -627,7 +663,13 @@ def search(
 
     with open_catalog(catalog) as cat:
         query, matches, total = search_query(
-            cat, " ".join(words or []), flag, version=release, limit=limit, offset=offset
+            cat,
+            " ".join(words or []),
+            flag,
+            version=release,
+            limit=limit,
+            offset=offset,
+            project=project,
         )
     if json_out:
         typer.echo(render.search_json(query, matches, total, offset, limit))

@@ -38,6 +38,10 @@ class NotFound(KverrError):
     exit_code = 1
 
 
+class ProfileError(KverrError):
+    """A project profile (profiles/<name>.toml or --profile FILE) is missing or malformed."""
+
+
 class TooExpensive(QueryError):
     """Text whose matching went past the per-request CPU budget (the API answers 422)."""
 

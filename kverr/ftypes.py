@@ -300,6 +300,8 @@ class Match:
     line: int | None = None  # 1-based line in the input where the message starts
     # release tags (or short shas) containing the record; "releases" in JSON, as everywhere
     revisions: tuple[str, ...] = ()
+    # {"name", "product", "detectedBy": "--project" | "log form" | "message"}
+    project: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from kverr.verification import fix_status
@@ -312,6 +314,7 @@ class Match:
             "line": self.line,
             "releases": list(self.revisions),
             "fixStatus": fix_status(self.record),  # the verification in one sentence
+            "project": dict(self.project),
         }
 
 
@@ -326,6 +329,20 @@ class CutLines:
 
     def to_dict(self) -> dict[str, Any]:
         return {"maxChars": self.max_chars, "count": self.count, "lines": list(self.lines)}
+
+
+# ---------------------------------------------------------------- project profile
+
+
+def __getattr__(name: str) -> Any:
+    """`Profile` and `ExtractRules` live with their loader, kverr/profile.py, and are importable
+    from here too: `kverr explain` imports this module at start-up and never reads a profile,
+    so it does not pay for generating those two classes."""
+    if name in ("Profile", "ExtractRules"):
+        from kverr import profile
+
+        return getattr(profile, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- serialiser

@@ -110,3 +110,56 @@ def _tree_problem(items: Any, *, inside_repeat: bool) -> str | None:
         if why:
             return why
     return None
+
+
+# ---------------------------------------------------------------- log-line forms (profiles)
+
+LINE_FORM_GROUPS = {"file", "line"}  # what a log prefix may capture: where it was logged
+MAX_FORM_REPEAT = 8192
+
+
+def line_form_problem(pattern: str, *, suffix: bool = False) -> str | None:
+    """Why a profile's log-prefix (or suffix) regex cannot run on pasted text, or None.
+
+    Beyond `problem`: every repeat is bounded, so one match attempt costs a constant however
+    long the line (a prefix is tried at the start of every line of a log); named groups are
+    only `file` and `line`; a suffix starts with literal text (found with `str.rfind`, then
+    matched from there)."""
+    why = problem(pattern)
+    if why:
+        return why
+    tree = parse(pattern)
+    if _unbounded(tree):
+        return f"it repeats without a bound (write {{0,{MAX_FORM_REPEAT}}} or less)"
+    names = set(re.compile(pattern).groupindex)
+    if names - LINE_FORM_GROUPS:
+        return f"it names groups other than {sorted(LINE_FORM_GROUPS)}: {sorted(names)}"
+    if suffix and len(leading_literal(pattern)) < 2:
+        return "a suffix must start with at least two literal characters"
+    if re.compile(pattern).match(""):
+        return "it matches the empty string"
+    return None
+
+
+def leading_literal(pattern: str) -> str:
+    """The literal text every match of `pattern` starts with ("" when none)."""
+    out = []
+    for op, av in parse(pattern):
+        if _op_name(op) != "LITERAL":
+            break
+        out.append(chr(av))
+    return "".join(out)
+
+
+def _unbounded(items: Any) -> bool:
+    for op, av in items:
+        name = _op_name(op)
+        if name in _REPEATS:
+            lo, hi, body = av
+            if hi == _sre_constants.MAXREPEAT or hi > MAX_FORM_REPEAT or _unbounded(body):
+                return True
+        elif name == "SUBPATTERN" and _unbounded(av[-1]):
+            return True
+        elif name == "BRANCH" and any(_unbounded(alt) for alt in av[1]):
+            return True
+    return False

@@ -60,10 +60,13 @@ def explain_view(
     elsewhere: Sequence[Match] = (),
     term: Term = PLAIN,
     order: Sequence[str] = (),
+    products: Sequence[str] = (),
 ) -> None:
     """Print each match for a person (explain_text) to `file` (stdout), no pager."""
     print(
-        explain_text(matches, version=version, elsewhere=elsewhere, term=term, order=order),
+        explain_text(
+            matches, version=version, elsewhere=elsewhere, term=term, order=order, products=products
+        ),
         file=file,
     )
 
@@ -75,10 +78,12 @@ def explain_text(
     elsewhere: Sequence[Match] = (),
     term: Term = PLAIN,
     order: Sequence[str] = (),
+    products: Sequence[str] = (),
 ) -> str:
     """Each match as a card (kverr/card.py), a line each past FULL_VIEWS, one card per message.
     `elsewhere`: with --release and no match there, the records other revisions have.
-    `order`: every release of the catalog, oldest first (releases print as ranges)."""
+    `order`: every release of the catalog, oldest first (releases print as ranges).
+    `products`: the catalog's projects, named when nothing matched."""
     if not matches:
         if elsewhere:
             out = [f"No error that {version} can raise matches this text. Other revisions have it:"]
@@ -89,7 +94,8 @@ def explain_text(
                 out.append(f"  {m.record['id']}  {m.record['errorMessage'][:90]}  (in: {where})")
             out.append("Run without --release for the full explanation.")
             return "\n".join(out)
-        return "No known SGLang server-args error matches this text."
+        names = " or ".join(products) if products else "launch-argument"
+        return f"No known {names} error matches this text."
     shown: set[str] = set()
     out: list[str] = []
     full = 0
@@ -372,10 +378,12 @@ def _tests(g: dict) -> list[str]:
 def revisions_text(revisions: list[dict]) -> str:
     """One line per revision a catalog holds, oldest first: what `--version` accepts."""
     out = []
+    several = len({r.get("project") for r in revisions}) > 1
     for r in revisions:
         sha = (r.get("sha") or "")[:10] or "(no commit)"
         tags = ", ".join(r.get("tags") or [])
-        out.append(f"{sha:<12} {r.get('date') or '':<25} {tags}".rstrip())
+        project = f"{r.get('project') or '':<8} " if several else ""
+        out.append(f"{project}{sha:<12} {r.get('date') or '':<25} {tags}".rstrip())
     out.append(f"{len(revisions)} revision(s); pass a tag, a snapshot label or a sha to --release.")
     return "\n".join(out)
 

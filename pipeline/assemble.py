@@ -57,7 +57,9 @@ def assemble(
 
     overlay, overlay_fp = loaded_overlay
     version = dataset_version or plan.revisions[-1].date or "1970-01-01T00:00:00.000Z"
-    records_fp = code_fingerprint("extractor", "records", "schema") + overlay_fp
+    records_fp = (
+        code_fingerprint("extractor", "records", "schema") + plan.profile.fingerprint() + overlay_fp
+    )
     last_ord = _pin_to_commits(plan, scan)
     records = _newest_forms(plan, cache, scan, last_ord, overlay, records_fp)
     records = _repin_to_commit(plan, records)
@@ -182,7 +184,9 @@ def _newest_forms(
         rev, previous = plan.revisions[ord_], scan.previous_at(ord_)
         # Only the ids this revision owes the dataset are built (and validated): ~100x less
         # work, while build_records still sees every site for ids and earlier checks.
-        built = build_records(exts, rev, overlay=overlay, only=set(ids), previous=previous)
+        built = build_records(
+            exts, rev, overlay=overlay, only=set(ids), previous=previous, profile=plan.profile
+        )
         by_id = {r["id"]: r for r in built}
         lost = [rid for rid in ids if rid not in by_id]
         if lost:

@@ -16,14 +16,14 @@ from kverr.pipeline.cache import Cache, UnitCache, code_fingerprint, unit_ns
 from kverr.pipeline.plan import Plan
 
 from kverr.errors import DatasetError
-from kverr.ftypes import FileExtraction, ParseFailure, SourceFile, from_json, to_json
+from kverr.ftypes import ExtractRules, FileExtraction, ParseFailure, SourceFile, from_json, to_json
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(cache_path: str | None) -> None:
+def _worker_init(cache_path: str | None, rules: ExtractRules) -> None:
     import signal
 
     # Ctrl-C is the parent's business (it stops the pool and keeps what is cached); workers
@@ -33,6 +33,7 @@ def _worker_init(cache_path: str | None) -> None:
         Cache(Path(cache_path), readonly=True) if cache_path and Path(cache_path).exists() else None
     )
     _WORKER["units"] = UnitCache(cache)
+    _WORKER["rules"] = rules
 
 
 def _extract_one(src: SourceFile) -> tuple[FileExtraction, dict[str, int], dict[str, str]]:
@@ -48,7 +49,7 @@ def _extract_one(src: SourceFile) -> tuple[FileExtraction, dict[str, int], dict[
 
         # Raw: a site's flags are filtered against the whole file set later (link_flags),
         # so one cached extraction serves every revision the blob appears in.
-        ext = extract_raw(src, units)
+        ext = extract_raw(src, units, _WORKER["rules"])
     # The text is in git (or on disk) already; caching it again would double the cache size.
     slim = FileExtraction(
         source=SourceFile(src.path, "", src.blob, src.error),
@@ -72,6 +73,7 @@ def run_extraction(
     cache: Cache,
     jobs: int,
     on_done: Callable[[SourceFile, str, dict[str, int], FileExtraction | None], None],
+    rules: ExtractRules,
 ) -> None:
     """Extract `todo` (in-process or over `jobs` processes); the parent persists every result
     and new unit entries as they arrive, committing every few seconds so an interrupt keeps them."""
@@ -93,6 +95,7 @@ def run_extraction(
 
     if jobs <= 1 or len(todo) <= 1:
         _WORKER["units"] = UnitCache(cache)
+        _WORKER["rules"] = rules
         try:
             for path, blob in todo:
                 src = read(path, blob)
@@ -102,12 +105,13 @@ def run_extraction(
             # Every unit read stays in its memory: dropped with the build, or a long-lived
             # caller (the benchmark, a server) keeps them all and pays for them in GC time.
             _WORKER.pop("units", None)
+            _WORKER.pop("rules", None)
     else:
         import multiprocessing
 
         cache.commit()
         with multiprocessing.get_context("spawn").Pool(
-            jobs, _worker_init, (str(cache.path),)
+            jobs, _worker_init, (str(cache.path), rules)
         ) as pool:
             # Neighbouring versions share most functions: small ordered chunks keep each
             # worker's in-memory unit cache warm while results still stream back.
@@ -124,7 +128,7 @@ class Loader:
 
     def __init__(self, plan: Plan, cache: Cache) -> None:
         self.plan, self.cache = plan, cache
-        self.fp = code_fingerprint("extractor")
+        self.fp = code_fingerprint("extractor") + plan.profile.fingerprint("extract")
         self.memo: dict[tuple[str, str], FileExtraction] = {}
         # Extracted in this run and not yet used: the object itself, or its JSON from a worker.
         self.fresh: dict[tuple[str, str], FileExtraction | str] = {}

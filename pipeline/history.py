@@ -21,17 +21,17 @@ from kverr.pipeline.extract import Loader, Progress
 from kverr.pipeline.plan import Plan
 
 from kverr.errors import DatasetError
-from kverr.ftypes import FileExtraction, Revision, to_json
+from kverr.ftypes import FileExtraction, Profile, Revision, to_json
 
 
-def _entries(exts: list[FileExtraction]) -> list[dict]:
+def _entries(exts: list[FileExtraction], profile: Profile) -> list[dict]:
     """One entry per site of a revision: its id without history (records.identity, the same rule
     build_records uses), where it is, what lineage compares, and the claim fields (`bare`, `alt`,
     `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built."""
     from kverr.records.identity import claim_of, guard_key, settle
 
     sites = [site for ext in exts for site in ext.sites]
-    claims = [claim_of(site) for site in sites]
+    claims = [claim_of(site, profile) for site in sites]
     out = [
         {
             "id": rid,
@@ -133,8 +133,9 @@ class Scanner:
         from kverr.records.lineage import LineageFold
 
         self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
-        # ":2": entries carry guardText since issue 11 (older cached entries lack it)
-        self.fp = code_fingerprint("extractor", "records") + ":2"
+        # ids depend on the profile's identity rules as much as on the code; ":2": entries carry
+        # guardText since issue 11 (older cached entries lack it)
+        self.fp = code_fingerprint("extractor", "records") + ":2" + plan.profile.fingerprint()
         self.loader = Loader(plan, cache)
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
         self.scan = Scan(loader=self.loader, entries_at=self.entries_at)
@@ -197,7 +198,7 @@ class Scanner:
         if cached is None:
             exts = self.loader.load(files, text=False)
             value = {
-                "entries": _entries(exts),
+                "entries": _entries(exts, self.plan.profile),
                 "flagNames": [f.name for e in exts for f in e.flags],
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
                 "sites": sum(len(e.sites) for e in exts),

@@ -1,8 +1,8 @@
 """imports: constants a check imports from another module, read at the same revision.
 
-`from sglang.srt.layers.attention.fla.chunk_delta_h import CHUNK_SIZE as FLA_CHUNK_SIZE` makes
+`from pkg.layers.attention.fla.chunk_delta_h import CHUNK_SIZE as FLA_CHUNK_SIZE` makes
 `FLA_CHUNK_SIZE % page_size` a fact about 64. The extractor sees one file and records
-Binding("FLA_CHUNK_SIZE", "import", "sglang.srt.layers.attention.fla.chunk_delta_h:CHUNK_SIZE");
+Binding("FLA_CHUNK_SIZE", "import", "pkg.layers.attention.fla.chunk_delta_h:CHUNK_SIZE");
 here the module is read from the same commit (git objects, no checkout) and, when the name is
 bound there once to a literal, the binding becomes a "constant" the records show by value.
 Modules outside the repository, names computed at runtime, and directory builds (no commit
@@ -79,7 +79,7 @@ def _candidates(importer: str, module: str) -> list[str]:
         stem = posixpath.join(base, rel) if rel else base
     else:
         # The package's root is where its top-level name sits in the importer's path
-        # (`python/sglang/srt/server_args.py` importing `sglang.x` -> `python/`).
+        # (`python/pkg/srt/server_args.py` importing `pkg.x` -> `python/`).
         parts = importer.split("/")
         top = module.split(".")[0]
         root = parts[: parts.index(top)] if top in parts[:-1] else []

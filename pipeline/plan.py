@@ -6,6 +6,7 @@ their trees without a checkout; --snapshot adds one revision of files from disk.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from kverr.extractor import sources
 from kverr.pipeline.cache import Cache
 
 from kverr.errors import SourceError
-from kverr.ftypes import Revision, SourceFile
+from kverr.ftypes import Profile, Revision, SourceFile
 
 
 @dataclass(frozen=True)
@@ -29,22 +30,43 @@ class Plan:
     snapshots: tuple[dict, ...] = ()
     # git builds: any object by name (`sha:path`), for modules outside the file set (imports.py)
     read_object: Callable[[str], bytes] | None = None
+    profile: Profile | None = None  # the project: every later step reads its rules from here
 
 
-def plan_directory(path: Path, globs: Sequence[str]) -> Plan:
+def plan_directory(
+    path: Path,
+    globs: Sequence[str],
+    *,
+    repo_name: str | None = None,
+    profile: Profile | None = None,
+) -> Plan:
+    """One revision from files on disk. It has no commit, so no links; its records still name
+    the repository they come from (--repo-name, else the profile's)."""
     revision, files = sources.read_directory(path, globs)
+    repo = repo_name or (profile.repository if profile else None)
+    revision = dataclasses.replace(revision, repo=repo)
     by_key = {(f.path, f.blob): f for f in files}
-    return Plan([revision], [sorted(by_key)], lambda p, b: by_key[(p, b)], None, lambda: None)
+    return Plan(
+        [revision],
+        [sorted(by_key)],
+        lambda p, b: by_key[(p, b)],
+        repo,
+        lambda: None,
+        profile=profile,
+    )
 
 
-def plan_directory_default(path: Path, globs: Sequence[str] | None) -> tuple[Plan, list[str]]:
-    """A directory without --files: the SGLang file set when it is an SGLang tree, else every .py."""
+def plan_directory_default(
+    path: Path, globs: Sequence[str] | None, *, repo_name: str | None, profile: Profile
+) -> tuple[Plan, list[str]]:
+    """A directory without --files: the profile's file set when the tree has it, else every .py."""
+    kw = {"repo_name": repo_name, "profile": profile}
     if globs:
-        return plan_directory(path, globs), list(globs)
+        return plan_directory(path, globs, **kw), list(globs)
     try:
-        return plan_directory(path, sources.DEFAULT_GLOBS), list(sources.DEFAULT_GLOBS)
+        return plan_directory(path, profile.files, **kw), list(profile.files)
     except SourceError:
-        return plan_directory(path, ["**/*.py"]), ["**/*.py"]
+        return plan_directory(path, ["**/*.py"], **kw), ["**/*.py"]
 
 
 def plan_git(
@@ -56,6 +78,7 @@ def plan_git(
     globs: Sequence[str],
     repo_name: str | None,
     cache: Cache | None = None,
+    profile: Profile | None = None,
 ) -> Plan:
     revisions = sources.list_revisions(
         repo, revs, tags_glob=tags_glob, touching=touching, globs=globs, repo_name=repo_name
@@ -64,7 +87,15 @@ def plan_git(
     if not any(files):
         raise SourceError(sources._no_match(f"{repo} at the selected revisions", globs))
     reader = sources.BlobReader(repo)
-    return Plan(revisions, files, reader.source, repo_name, reader.close, read_object=reader.read)
+    return Plan(
+        revisions,
+        files,
+        reader.source,
+        repo_name,
+        reader.close,
+        read_object=reader.read,
+        profile=profile,
+    )
 
 
 def add_snapshot(
@@ -113,6 +144,7 @@ def add_snapshot(
         close=plan.close,
         snapshots=plan.snapshots + provenance,
         read_object=plan.read_object,
+        profile=plan.profile,
     )
 
 
@@ -128,17 +160,16 @@ def _tree(repo: Path, sha: str, globs: Sequence[str], cache: Cache | None) -> li
     return files
 
 
-def link_repo(git_repo: Path, globs: Sequence[str] | None) -> str:
+def link_repo(git_repo: Path, globs: Sequence[str] | None, profile: Profile) -> str:
     """The GitHub `owner/name` that githubUrl links point into when --repo-name is not given:
-    the repository's GitHub origin, else SGLang's for the SGLang file set. Another project
-    without a GitHub origin must say, rather than get links into SGLang."""
-    from kverr.records import DEFAULT_REPO
-
+    the repository's GitHub origin, else the profile's repository for the profile's file set.
+    Another file set without a GitHub origin must say, rather than get links into the
+    profile's project."""
     name = sources.github_name(git_repo)
     if name:
         return name
-    if not globs or list(globs) == list(sources.DEFAULT_GLOBS):
-        return DEFAULT_REPO
+    if not globs or list(globs) == list(profile.files):
+        return profile.repository
     raise SourceError(
         f"{git_repo} has no GitHub origin to link records to; pass --repo-name OWNER/NAME."
     )

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kverr.extractor import sources
 from kverr.pipeline.assemble import assemble, load_overlay
 from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
 from kverr.pipeline.extract import Progress, run_extraction
@@ -23,7 +22,8 @@ from kverr.pipeline.plan import Plan, add_snapshot, link_repo, plan_directory_de
 from kverr.pipeline.write import check_out, make_manifest, write_out
 
 from kverr.errors import SourceError
-from kverr.ftypes import FileExtraction, ParseFailure, Revision, SourceFile
+from kverr.ftypes import FileExtraction, ParseFailure, Profile, Revision, SourceFile
+from kverr.profile import load_profile
 
 
 @dataclass
@@ -81,12 +81,15 @@ def build(
     snapshot_date: str | None = None,
     command: Sequence[str] = (),
     on_progress: Progress | None = None,
+    profile: Profile | str | Path | None = None,
     verify: bool = False,
     platform: str | None = None,
 ) -> BuildResult:
     """Build the dataset directory `out` (and the catalog, when given) from a directory or a
     git repository. Idempotent: a second run with nothing new reuses every cached result.
     `snapshots` (`PATH=REPO_PATH`, git builds only) add one revision after the git ones.
+    `profile`: the project (a Profile, a shipped profile's name or a TOML path; default: the
+    default project), whose file set applies when `globs` is not given.
     `verify` runs each record's fix through its revision's own check (pipeline/verify.py) on
     the `platform` profile (default: the spec's, one CUDA SM90 GPU)."""
     started = time.monotonic()
@@ -97,18 +100,19 @@ def build(
         raise SourceError("nothing to build; pass a directory or file, or --git REPO.")
     if snapshots and git_repo is None:
         raise SourceError("--snapshot places files over a git revision; add --git REPO.")
+    profile = load_profile(profile)  # a bad profile fails now, not after extraction
     if verify:
         if git_repo is None:
             raise SourceError("--verify runs each revision's own code from git; add --git REPO.")
-        from kverr.verify.spec import load_spec
+        from kverr.pipeline.verify import spec_for
 
-        load_spec().platform(platform)  # an unknown --platform fails now, not after extraction
+        spec_for(profile).platform(platform)  # an unknown --platform fails now
     loaded_overlay = load_overlay(overlay)  # a bad overlay fails now, not after extraction
     cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
     try:
         if git_repo is not None:
-            repo_name = repo_name or link_repo(Path(git_repo), globs)
-            globs = list(globs or sources.DEFAULT_GLOBS)
+            repo_name = repo_name or link_repo(Path(git_repo), globs, profile)
+            globs = list(globs or profile.files)
             plan = plan_git(
                 Path(git_repo),
                 revs,
@@ -117,13 +121,16 @@ def build(
                 globs=globs,
                 repo_name=repo_name,
                 cache=cache,
+                profile=profile,
             )
             if snapshots:
                 plan = add_snapshot(
                     plan, snapshots, label=snapshot_label, date=snapshot_date, globs=globs
                 )
         else:
-            plan, globs = plan_directory_default(Path(source), globs)
+            plan, globs = plan_directory_default(
+                Path(source), globs, repo_name=repo_name, profile=profile
+            )
     except BaseException:
         cache.close()
         raise
@@ -193,7 +200,7 @@ def _extract_and_scan(
     """Extract every (path, blob) the plan needs that the blob cache does not already hold, and
     scan each revision as soon as its blobs are ready: the fresh extraction is used while still
     in memory (no decode), and with --jobs the scan overlaps the workers' extraction."""
-    fp = code_fingerprint("extractor")
+    fp = code_fingerprint("extractor") + plan.profile.fingerprint("extract")
     distinct = list(dict.fromkeys(pf for files in plan.files for pf in files))
     todo = [(p, b) for p, b in distinct if not cache.has("blob", f"{fp}:{p}:{b}")]
     stats = {
@@ -222,7 +229,7 @@ def _extract_and_scan(
         scanner.advance(pending)
 
     if todo:
-        run_extraction(todo, plan.read, cache, jobs, on_done)
+        run_extraction(todo, plan.read, cache, jobs, on_done, plan.profile.extract)
     scanner.advance(set())
     scanner.save()
     cache.commit()

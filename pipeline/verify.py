@@ -24,6 +24,7 @@ from kverr.pipeline.history import Scan
 from kverr.pipeline.plan import Plan
 
 from kverr.ftypes import Revision
+from kverr.profile import DEFAULT
 
 Progress = Callable[[str, int, int], None]
 
@@ -104,18 +105,25 @@ def verify_step(
     workers: int = 1,
 ) -> tuple[list[dict], VerifyReport]:
     """`records` with their verification (and verified fixes), and the build's report."""
-    from kverr.verify.spec import load_spec
     from kverr.verify.stage import Session, Verdict, apply_verdict, files_key, verify_revision
 
-    spec = load_spec()
+    spec = spec_for(plan.profile)
     progress = progress or (lambda phase, done, total: None)
     report = VerifyReport(platform=spec.platform(platform).name, main_file=spec.main_path)
     if not any(path == spec.main_path for files in plan.files for path, _ in files):
-        # Another project (vLLM): no spec says how to run its validation yet, so nothing is
+        # Another project: no spec says how to run its validation yet, so nothing is
         # verified, and each record says why rather than a harness error.
-        reason = f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
+        profile = plan.profile
+        reason = (
+            f"kverr has no verify spec for {profile.product} yet (profile {profile.name} has no"
+            " [verify] table)"
+            if profile is not None and profile.verify is None and profile.name != DEFAULT
+            else f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
+        )
         out = [
-            apply_verdict(r, Verdict(_not_run(reason, spec, platform), keep_fix=False))
+            # Nothing ran, so no fix is known to be wrong: each is kept and shown marked "not
+            # verified" with the reason (a fix the check rejects is what gets dropped).
+            apply_verdict(r, Verdict(_not_run(reason, spec, platform), keep_fix=True))
             for r in records
         ]
         _count(report, out, plan)
@@ -175,6 +183,17 @@ def verify_step(
     result = [out[r["id"]] for r in records]
     _count(report, result, plan)
     return result, report
+
+
+def spec_for(profile: Any) -> Any:
+    """The verify spec of the build's project: its profile's [verify] tables when it has them
+    (the place a project's spec lives), else verify/'s own (the default project's). A project whose files
+    lack that spec's main module is then not verified, and its records say so."""
+    from kverr.verify.spec import VerifySpec, load_spec
+
+    if profile is not None and profile.verify is not None:
+        return VerifySpec.from_table(json.loads(profile.verify), where=f"profile {profile.name}")
+    return load_spec()
 
 
 def _not_run(reason: str, spec: Any, platform: str | None) -> dict:

@@ -31,6 +31,7 @@ def make_manifest(
     plan: Plan, globs: Sequence[str], a: Assembled, stats: dict[str, int], command: Sequence[str]
 ) -> dict:
     from kverr import __version__
+    from kverr.profile import as_tables
 
     severities: dict[str, int] = {}
     for rec in a.records:
@@ -60,6 +61,10 @@ def make_manifest(
         "command": list(command),
         "datasetVersion": a.dataset_version,
         "provenance": _provenance(plan),
+        # the project, and the profile it was built with (its TOML tables): the catalog takes
+        # the product name, launch command and log forms from here
+        "project": plan.profile.name,
+        "profile": as_tables(plan.profile),
     }
 
 

@@ -23,10 +23,17 @@ from kverr.records.overlay import Overlay, apply_overlay, load_overlay, overlay_
 from kverr.records.pattern import check_pattern, pattern_for, placeholders_of
 
 from kverr.errors import SchemaError
-from kverr.ftypes import FileExtraction, FlagDecl, Revision, Site, SourceFile, without_colour
+from kverr.ftypes import (
+    FileExtraction,
+    FlagDecl,
+    Profile,
+    Revision,
+    Site,
+    SourceFile,
+    without_colour,
+)
 
 __all__ = [
-    "DEFAULT_REPO",
     "EPOCH",
     "Overlay",
     "apply_overlay",
@@ -41,7 +48,6 @@ __all__ = [
     "source_window",
 ]
 
-DEFAULT_REPO = "sgl-project/sglang"
 EPOCH = "1970-01-01T00:00:00.000Z"  # analyzedAt / datasetVersion of a directory build
 WINDOW = 18  # lines of context either side of the statement, like the hand-written records
 SLUG_CHARS = 48
@@ -55,8 +61,12 @@ def build_records(
     dataset_version: str | None = None,
     only: set[str] | frozenset[str] | None = None,
     previous: Mapping[str, Holder] | None = None,
+    profile: Profile | None = None,
 ) -> list[dict]:
     """Every site of one revision as a validated schema-v2 record, sorted by id.
+
+    `profile`: the project (kverr.profile); its wording, launch command and identity rules
+    shape the records (default: the default project's).
 
     `previous`: the bare-id holders of the revision before (records.identity.assign_ids), so a
     history build gives each record the id its fold gave it.
@@ -68,9 +78,10 @@ def build_records(
     """
     from kverr.schema import validate_record
 
+    profile = _profile(profile)
     pairs = [(site, ex.source) for ex in extractions for site in ex.sites]
     decls = flag_map(ex.flags for ex in extractions)
-    ids = assign_ids([site for site, _ in pairs], previous)
+    ids = assign_ids([site for site, _ in pairs], previous, profile)
     by_function: dict[tuple[str, str | None], list[Site]] = {}
     for site, _ in pairs:
         by_function.setdefault((site.file, site.function), []).append(site)
@@ -83,6 +94,7 @@ def build_records(
             flags=decls,
             dataset_version=dataset_version,
             siblings=by_function[(site.file, site.function)],
+            profile=profile,
         )
         for (site, src), rid in zip(pairs, ids, strict=True)
         if only is None or rid in only
@@ -92,6 +104,14 @@ def build_records(
         validate_record(rec)
         check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
     return sorted(records, key=lambda r: r["id"])
+
+
+def _profile(profile: Profile | None) -> Profile:
+    if profile is None:
+        from kverr.profile import default_profile
+
+        return default_profile()
+    return profile
 
 
 def flag_map(groups: Iterable[Iterable[FlagDecl]]) -> dict[str, FlagDecl]:
@@ -112,13 +132,15 @@ def record_for(
     flags: dict[str, FlagDecl] | None = None,
     dataset_version: str | None = None,
     siblings: Sequence[Site] = (),
+    profile: Profile | None = None,
 ) -> dict[str, Any]:
     """The schema-v2 record of one site (not validated; build_records validates).
 
     `siblings`: the other sites of the same function, which tell which earlier checks passed.
     """
-    rid = record_id or lone_id(site)
-    repo = revision.repo or DEFAULT_REPO
+    profile = _profile(profile)
+    rid = record_id or lone_id(site, profile)
+    repo = revision.repo or profile.repository
     pattern = pattern_for(site.template)
     start, end, code = source_window(source.text, site.line)
     sha = revision.sha
@@ -147,10 +169,11 @@ def record_for(
         "flags": list(dict.fromkeys(site.flags)),
         "placeholders": placeholders_of(site.template),
         "previousId": None,
+        "project": profile.name,
         # verify/ replaces this when the build runs the revision's own check (--verify).
         "verification": dict(NOT_VERIFIED),
     }
-    rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings), repo))
+    rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile), repo))
     return rec
 
 

@@ -3,7 +3,7 @@
 The knowledge fields (trigger, fix, solutions, validationCode) all start from the same reading
 of a site's guards, done here once with the stdlib `ast` (guard tests are short expressions).
 An attribute read counts as a flag when the extractor listed that flag for the guard or the
-site; its receiver does not matter (`self.x`, `cfg.x`, `resolved_view(server_args).x`).
+site; its receiver does not matter (`self.x`, `cfg.x`, `resolved_view(args).x`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 import copy
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,7 @@ from typing import Any
 
 from kverr.records.names import name_flags, notes, resolve, value_flags
 
-from kverr.ftypes import Guard, Site
+from kverr.ftypes import Guard, Profile, Site
 
 _NEGATE = {
     "set": "unset", "unset": "set", "==": "!=", "!=": "==", "in": "not in", "not in": "in",
@@ -82,11 +83,22 @@ def dest_of(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def flag_attrs(flags: tuple[str, ...], names: dict[str, str] | None = None) -> dict[str, str]:
-    """attribute name -> flag, for the flags the extractor saw; `names` adds bare names that
-    hold a flag (a local, a parameter: records/names.py), keyed "=name"."""
-    out = {dest_of(f): f for f in flags}
+class Attrs(dict):
+    """attribute name -> flag, for the flags the extractor saw, with the project profile whose
+    probe words describe the other conditions. A config field's flag
+    (`--speculative-config.method`) is read as its last attribute (`method`)."""
+
+    profile: Profile | None = None
+
+
+def flag_attrs(
+    flags: tuple[str, ...], names: dict[str, str] | None = None, profile: Profile | None = None
+) -> Attrs:
+    """attribute name -> flag; `names` adds bare names that hold a flag (a local, a parameter:
+    records/names.py), keyed "=name"."""
+    out = Attrs((dest_of(f).rpartition(".")[2], f) for f in flags)
     out.update({"=" + k: v for k, v in (names or {}).items()})
+    out.profile = profile
     return out
 
 
@@ -221,18 +233,6 @@ def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
 
 Said = tuple[str, str, str]  # (words when the condition holds, when it fails, topic)
 
-# Platform probes of SGLang's utils (and torch): `is_hip()` -> "on ROCm".
-_PLATFORMS = {
-    "is_cuda": "CUDA", "is_cuda_alike": "CUDA or ROCm", "is_hip": "ROCm", "is_npu": "an Ascend NPU",
-    "is_xpu": "an Intel XPU", "is_cpu": "CPU", "is_mps": "Apple MPS", "is_musa": "a MUSA GPU",
-    "is_hpu": "a Gaudi HPU", "is_host_cpu_x86": "an x86 host",
-}  # fmt: skip
-_HARDWARE = {
-    "is_blackwell_supported": "a Blackwell GPU", "is_blackwell": "a Blackwell GPU",
-    "is_hopper_with_cuda_12_3": "a Hopper GPU with CUDA 12.3+", "is_h20_device": "an H20 GPU",
-    "cpu_has_amx_support": "a CPU with AMX", "xpu_has_xmx_support": "an XPU with XMX",
-    "is_gfx95_supported": "an MI350-class (gfx95) GPU",
-}  # fmt: skip
 _SM_NAMES = {"90": "Hopper", "100": "Blackwell", "103": "Blackwell", "120": "RTX Blackwell"}
 _ARCH_NAMES = ("model_arch", "arch", "architecture", "architectures", "model_archs")
 
@@ -240,9 +240,10 @@ _ARCH_NAMES = ("model_arch", "arch", "architecture", "architectures", "model_arc
 def describe(node: ast.expr, attrs: dict[str, str]) -> Said | None:
     """Plain words for a condition that is not a simple flag fact, or None to show the code.
 
-    Guards in server_args.py mostly probe the platform (`is_hip()`), the GPU (`is_sm100_supported()`),
-    an installed package (`is_flashinfer_available()`), an environment variable
-    (`envs.SGLANG_X.get()`), a path a flag names (`os.path.isfile(self.x)`) or the model
+    Guards of argument checks mostly probe the platform (`is_hip()`: the profile's
+    `[knowledge.platforms]`), the GPU (`is_sm100_supported()`, `[knowledge.hardware]`), an
+    installed package (`is_flashinfer_available()`), an environment variable
+    (`envs.X.get()`), a path a flag names (`os.path.isfile(self.x)`) or the model
     architecture (`model_arch in [...]`); each reads better as words than as code.
     """
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -255,9 +256,9 @@ def describe(node: ast.expr, attrs: dict[str, str]) -> Said | None:
     if isinstance(node, ast.Call):
         return _describe_call(node, attrs)
     if isinstance(node, ast.Name):
-        return _describe_probe(node.id, ())
+        return _describe_probe(node.id, (), attrs)
     if isinstance(node, ast.Attribute):  # `get_platform().is_cuda`
-        return _describe_probe(node.attr, ())
+        return _describe_probe(node.attr, (), attrs)
     return None
 
 
@@ -362,7 +363,7 @@ def _call_name(func: ast.expr) -> str:
 def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
     name = _call_name(node.func)
     func = node.func
-    # envs.SGLANG_X.get() / envs.SGLANG_X.is_set()
+    # envs.X.get() / envs.X.is_set()
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
         var = func.value.attr
         if var.isupper() and name == "get":
@@ -390,21 +391,23 @@ def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
         if flag and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             verb = "starting" if name == "startswith" else "ending"
             return f"{flag} {verb} with {arg.value}", f"{flag} not {verb} with {arg.value}", "flags"
-    return _describe_probe(name, node.args)
+    return _describe_probe(name, node.args, attrs)
 
 
-def _describe_probe(name: str, args) -> Said | None:
+def _describe_probe(name: str, args, attrs: dict[str, str]) -> Said | None:
     """A platform, GPU or package probe by its name: `is_hip`, `is_sm100_supported`, ..."""
-    if name in _PLATFORMS:
-        where = _PLATFORMS[name]
+    platforms, hardware = _probes(getattr(attrs, "profile", None))
+    if name in platforms:
+        where = platforms[name]
         return f"on {where}", f"not on {where}", "platform"
     m = re.fullmatch(r"is_sm(\d+)(?:_supported)?", name)
     if m:
         sm = m.group(1)
         where = f"an SM{sm} ({_SM_NAMES[sm]}) GPU" if sm in _SM_NAMES else f"an SM{sm} GPU"
         return f"on {where}", f"not on {where}", "hardware"
-    if name in _HARDWARE:
-        return f"on {_HARDWARE[name]}", f"not on {_HARDWARE[name]}", "hardware"
+    if name in hardware:
+        where = _with_argument(hardware[name], args)
+        return (f"on {where}", f"not on {where}", "hardware") if where else None
     m = re.fullmatch(r"(?:is_)?(\w+?)_(?:is_)?available", name)
     if m and not args:
         pkg = m.group(1)
@@ -412,8 +415,26 @@ def _describe_probe(name: str, args) -> Said | None:
     return None
 
 
+@functools.lru_cache(maxsize=16)
+def _probes(profile: Profile | None) -> tuple[dict[str, str], dict[str, str]]:
+    if profile is None:
+        from kverr.profile import default_profile
+
+        profile = default_profile()
+    return dict(profile.platforms), dict(profile.hardware)
+
+
+def _with_argument(words: str, args) -> str | None:
+    """`an SM{0} GPU` with the probe's first argument, when it is a literal (else None)."""
+    if "{0}" not in words:
+        return words
+    if not args or not isinstance(args[0], ast.Constant) or isinstance(args[0].value, bool):
+        return None
+    return words.replace("{0}", str(args[0].value))
+
+
 class _AsFlags(ast.NodeTransformer):
-    """Show a flag read as the flag itself: `resolved_view(server_args).x_y` -> `--x-y`."""
+    """Show a flag read as the flag itself: `resolved_view(args).x_y` -> `--x-y`."""
 
     def __init__(self, attrs: dict[str, str]) -> None:
         self.attrs = attrs
@@ -433,7 +454,7 @@ class _AsFlags(ast.NodeTransformer):
 
 # Earlier checks are looked for among the MAX_LOOKBACK sites just before a site, and at most
 # MAX_EARLIER are kept. Without a bound the work is quadratic in the checks of one function
-# (800 raises on one flag took 26 s). SGLang's and vLLM's server-args code needs at most 11
+# (800 raises on one flag took 26 s). The shipped projects' launch-argument code needs at most 11
 # checks within the 57 sites before any site, so real records are the same with the bound.
 MAX_EARLIER = 64
 MAX_LOOKBACK = 256
@@ -522,7 +543,9 @@ def _dropped_sibling(g: Guard) -> bool:
     return any(a.flag is None for p in parts for a in _atoms(p, True, attrs))
 
 
-def readings(site: Site, passed: Sequence[Guard] = ()) -> list[Reading]:
+def readings(
+    site: Site, passed: Sequence[Guard] = (), profile: Profile | None = None
+) -> list[Reading]:
     """Every guard on the path to the site as atoms, outermost first, the direct one last.
 
     The direct condition is an assert's own test (it failed), else the innermost enclosing
@@ -556,7 +579,7 @@ def readings(site: Site, passed: Sequence[Guard] = ()) -> list[Reading]:
     direct = _resolved(direct, site) if direct is not None else None
     names = list(site.flags) + [f for g in all_guards for f in g.flags]
     flags = tuple(dict.fromkeys(names + list(direct.flags if direct else ())))
-    attrs = flag_attrs(flags, name_flags(site))
+    attrs = flag_attrs(flags, name_flags(site), profile)
     out: list[Reading] = []
     for g in all_guards:
         role = "gate" if g.kind in ("early-exit", "try", "passed") else "enclosing"

@@ -125,6 +125,17 @@ def as_span(row: dict, ord_of: dict[str | None, int]) -> dict:
     return {**span, "from": ord_, "to": ord_, "lines": [row.get("line")]}
 
 
+_NO_TAGS = (
+    "none (a revision is named by its commit: the short sha, e.g. for `--release`, and its "
+    "date, as `kverr history` lists them)"
+)
+
+
+def _product(manifest: dict) -> str:
+    profile = manifest.get("profile")
+    return str(profile.get("product")) if isinstance(profile, dict) else str(manifest["project"])
+
+
 def readme_text(manifest: dict, revisions: Sequence[Revision]) -> str:
     """README.md of a dataset directory, written from its manifest by every build, so it stays
     true when the dataset is regenerated (the cache counts are left out: byte-identical rebuilds)."""
@@ -144,6 +155,11 @@ def readme_text(manifest: dict, revisions: Sequence[Revision]) -> str:
         f"- kverr version: {manifest.get('toolVersion')} (records: schema v{manifest.get('schemaVersion', 2)})",
         f"- dataset version: {manifest.get('datasetVersion')}",
         f"- links (githubUrl) point at: {manifest.get('repository') or 'none (directory build)'}",
+        *(
+            [f"- project: {_product(manifest)} (profile `{manifest['project']}`)"]
+            if manifest.get("project")
+            else []
+        ),
         f"- file set: {', '.join(f'`{g}`' for g in manifest.get('fileSet') or [])}",
         f"- {counts.get('records', 0)} records, {counts.get('flags', 0)} flags, "
         f"{counts.get('revisions', len(revisions))} revisions",
@@ -160,7 +176,7 @@ def readme_text(manifest: dict, revisions: Sequence[Revision]) -> str:
     if commits:
         out += [
             f"{len(commits)} git revision(s): {commits[0].sha} ({commits[0].date}) to "
-            f"{commits[-1].sha} ({commits[-1].date}); release tags: {', '.join(tags) or 'none'}.",
+            f"{commits[-1].sha} ({commits[-1].date}); release tags: {', '.join(tags) or _NO_TAGS}.",
             "",
         ]
     for snap in prov.get("snapshots") or []:

@@ -9,9 +9,12 @@ Rule (docs/CONTRACTS.md "Identity"):
 Lines, file and function names are not in the key, so a site that moves to other lines, to
 another file or into a renamed function keeps its id. Normalising means: whitespace runs become
 one space and the ends are stripped, and inside placeholders and conditions the receiver of a
-flag read is dropped (`self.x`, `cfg.x`, `server_args.x`, `resolved_view(server_args).x` and
-`self._resolved().x` all become `x`) - SGLang moved checks from `ServerArgs` methods (`self.`) to
-`arg_groups/` functions (`cfg.`), and such a move must not change an id.
+flag read is dropped (the profile's `[identity] receivers`: `self.x`, `cfg.x`, `args.x`,
+`resolved_view(args).x` and `self._resolved().x` all become `x`) - a project that moves checks
+from methods of its args class (`self.`) to helper functions (`cfg.`) must not change ids.
+
+A profile with an `[identity] namespace` hashes `namespace|key` instead, so one catalog can hold
+several projects: the same message in two projects is two records.
 
 When several sites of one revision share a key, exactly one of them keeps the bare id:
 
@@ -29,19 +32,14 @@ keeps its id when an identical message appears elsewhere later: only the newcome
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from kverr.ftypes import Site
-
-_RECEIVER = re.compile(
-    r"\b(?:self\.server_args|server_args|self|cfg|args)\."
-    r"|\b\w+\((?:self|server_args|cfg)?\)\."
-    r"|\bself\.\w+\(\)\."
-)
+from kverr.ftypes import Profile, Site
 
 Holder = tuple[str, str | None, str]  # (file, function, guard hash) of a bare id's site
 
@@ -59,32 +57,57 @@ class Claim(NamedTuple):
     guard: str  # guard_hash
 
 
-def normalise(text: str) -> str:
+@functools.lru_cache(maxsize=16)
+def _receivers(receivers: tuple[str, ...], calls: tuple[str, ...]) -> re.Pattern[str]:
+    alt = "|".join(re.escape(r) for r in receivers)
+    call = "|".join(re.escape(r) for r in calls)
+    return re.compile(
+        (rf"\b(?:{alt})\." if alt else "(?!)")
+        + (rf"|\b\w+\((?:{call})?\)\." if call else r"|\b\w+\(\)\.")
+        + r"|\bself\.\w+\(\)\."
+    )
+
+
+def _profile(profile: Profile | None) -> Profile:
+    if profile is None:
+        from kverr.profile import default_profile
+
+        return default_profile()
+    return profile
+
+
+def normalise(text: str, profile: Profile | None = None) -> str:
     """Whitespace-collapsed text with flag receivers dropped (see the module docstring)."""
+    p = _profile(profile)
+    rx = _receivers(p.id_receivers, p.id_call_receivers)
     text = " ".join(text.split())
     prev = None
     while prev != text:  # `resolved_view(self).x` needs two passes
         prev = text
-        text = _RECEIVER.sub("", text)
+        text = rx.sub("", text)
     return text
 
 
-def base_key(site: Site) -> str:
+def base_key(site: Site, profile: Profile | None = None) -> str:
     """The identity key before any collision handling."""
     if site.template.is_empty:
-        body = "assert " + normalise(site.condition or site.snippet)
+        body = "assert " + normalise(site.condition or site.snippet, profile)
     else:
-        body = normalise(site.template.display())
-    return f"{site.kind}|{site.error_class or ''}|{body}"
+        body = normalise(site.template.display(), profile)
+    key = f"{site.kind}|{site.error_class or ''}|{body}"
+    namespace = _profile(profile).id_namespace
+    return f"{namespace}|{key}" if namespace else key
 
 
-def guard_key(site: Site) -> str:
-    return "; ".join(f"{'' if g.holds else 'not '}({normalise(g.test)})" for g in site.guards)
+def guard_key(site: Site, profile: Profile | None = None) -> str:
+    return "; ".join(
+        f"{'' if g.holds else 'not '}({normalise(g.test, profile)})" for g in site.guards
+    )
 
 
-def guard_hash(site: Site) -> str:
+def guard_hash(site: Site, profile: Profile | None = None) -> str:
     """12 hex over the normalised guard tests; "" when unguarded (occurrences' `guard`)."""
-    key = guard_key(site)
+    key = guard_key(site, profile)
     return hashlib.sha256(key.encode()).hexdigest()[:12] if key else ""
 
 
@@ -92,23 +115,27 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def claim_of(site: Site) -> Claim:
-    key = base_key(site)
+def claim_of(site: Site, profile: Profile | None = None) -> Claim:
+    key = base_key(site, profile)
     return Claim(
         bare=hash_key(key),
-        alt=hash_key(f"{key}|guards:{guard_key(site)}"),
+        alt=hash_key(f"{key}|guards:{guard_key(site, profile)}"),
         file=site.file,
         line=site.line,
         variant=site.variant,
         function=site.function,
-        guard=guard_hash(site),
+        guard=guard_hash(site, profile),
     )
 
 
-def assign_ids(sites: Sequence[Site], previous: Mapping[str, Holder] | None = None) -> list[str]:
+def assign_ids(
+    sites: Sequence[Site],
+    previous: Mapping[str, Holder] | None = None,
+    profile: Profile | None = None,
+) -> list[str]:
     """The id of each site (same order); `previous` maps each bare id of the revision before to
     the (file, function, guard hash) of the site that held it (see the module docstring)."""
-    return settle([claim_of(s) for s in sites], previous)
+    return settle([claim_of(s, profile) for s in sites], previous)
 
 
 def settle(claims: Sequence[Claim], previous: Mapping[str, Holder] | None = None) -> list[str]:
@@ -156,7 +183,7 @@ def _keeper(ordered: Sequence[Claim], holder: Holder | None) -> int:
     return 0
 
 
-def record_id(site: Site) -> str:
+def record_id(site: Site, profile: Profile | None = None) -> str:
     """The bare id: what a site gets when no other site of its revision shares its key (and
     what the first of several gets without history)."""
-    return hash_key(base_key(site))
+    return hash_key(base_key(site, profile))

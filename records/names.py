@@ -115,12 +115,13 @@ def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
 
 
 def _flag_read(text: str) -> bool:
-    """`self.other_flag`: the check then reads that flag (SGLang copied it over)."""
+    """`self.other_flag`: the check then reads that flag (the code copied it over). The
+    receiver is named as args objects are (`self`, `cfg`, `args`, `*_args`)."""
     node = parse(text)
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
-        and node.value.id in ("self", "server_args", "args", "cfg")
+        and (node.value.id in ("self", "args", "cfg") or node.value.id.endswith("_args"))
     )
 
 

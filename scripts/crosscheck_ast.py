@@ -1,13 +1,19 @@
 """Cross-check the extractor against an independent count made with the stdlib `ast`.
 
 Usage:
-    python scripts/crosscheck_ast.py MIRROR [--seed PATH] [--tags GLOB] [--verbose]
+    python scripts/crosscheck_ast.py MIRROR [--profile NAME] [--tags GLOB] [--rev REV ...]
+                                     [--touching] [--seed PATH] [--verbose]
 
-For every release tag of the git repository MIRROR (bare is fine), reads the server-args files
-of that tag (`git show TAG:path`), extracts them with kverr and counts sites with `ast_sites`
-below (every raise with an exception, every assert, every logging / warnings.warn / sys.exit
-call), then prints per-tag counts and any (line, kind) present on one side only.
-The last line is the summary: `crosscheck: N files, M sites, K mismatches`.
+For every release tag of the git repository MIRROR (bare is fine) matching --tags (default
+`v*`), and every --rev, reads the profile's file set at that revision (`git show REV:path`),
+extracts it with kverr (with that profile's rules) and counts sites with `ast_sites` below
+(every raise with an exception, every assert, every logging call including the `*_once`
+variants some loggers add, warnings.warn, sys.exit with a message), then prints per-revision
+counts and any (line, kind) present on one side only. With --touching, every commit up to the
+--rev revisions that changed the file set is checked, each distinct file version once (a
+backfill's whole input). The last line is the summary:
+`crosscheck: N revisions, F files, M sites, K mismatches, recall R%` (recall: the ast-counted
+sites the extractor also found).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 LEVELS = {"warning", "warn", "error", "exception", "critical", "fatal", "info"}
+LEVELS |= {f"{level}_once" for level in LEVELS}  # vLLM's logger: warning_once, info_once
 
 
 def ast_sites(text: str) -> Counter[tuple[int, str]]:
@@ -139,19 +146,19 @@ def _exit_has_message(call: ast.Call) -> bool:
 _CACHE: dict[str, str] = {}  # unchanged functions between tags are extracted once
 
 
-def extractor_sites(text: str, path: str) -> Counter[tuple[int, str]]:
+def extractor_sites(text: str, path: str, rules=None) -> Counter[tuple[int, str]]:
     from kverr.extractor import extract_file
 
     from kverr.ftypes import SourceFile
 
-    fx = extract_file(SourceFile(path, text, ""), _CACHE)
+    fx = extract_file(SourceFile(path, text, ""), _CACHE, rules)
     return Counter((s.line, s.kind) for s in fx.sites if s.variant <= 1)
 
 
-def compare(text: str, path: str) -> tuple[int, list[str]]:
+def compare(text: str, path: str, rules=None) -> tuple[int, list[str]]:
     """(number of sites, mismatch descriptions) for one file's text."""
     want = ast_sites(text)
-    got = extractor_sites(text, path)
+    got = extractor_sites(text, path, rules)
     problems = [f"{path}:{line}: ast has {n} {kind}, extractor {got[(line, kind)]}"
                 for (line, kind), n in sorted(want.items()) if got[(line, kind)] != n]  # fmt: skip
     problems += [f"{path}:{line}: extractor invented {kind}"
@@ -159,47 +166,103 @@ def compare(text: str, path: str) -> tuple[int, list[str]]:
     return sum(want.values()), problems
 
 
+def found(text: str, path: str, rules=None) -> int:
+    """How many of the ast-counted sites the extractor found too (recall's numerator)."""
+    want, got = ast_sites(text), extractor_sites(text, path, rules)
+    return sum(min(n, got[key]) for key, n in want.items())
+
+
 def _git(repo: Path, *args: str) -> str:
     out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
     return out.stdout.decode("utf-8", "replace")
 
 
-def _tag_files(repo: Path, tag: str, globs: tuple[str, ...]) -> list[str]:
-    names = _git(repo, "ls-tree", "-r", "--name-only", tag, "python/sglang/srt").splitlines()
+def _rev_files(repo: Path, rev: str, globs: tuple[str, ...]) -> list[str]:
+    names = _git(repo, "ls-tree", "-r", "--name-only", rev).splitlines()
     return [n for n in names if any(fnmatch.fnmatch(n, g) for g in globs)]
 
 
+def _touching_blobs(
+    repo: Path, revs: list[str], files: tuple[str, ...], globs: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """Distinct (path, blob) of every commit up to `revs` that changed the file set (`files`:
+    git glob pathspecs; `globs`: the same as fnmatch patterns)."""
+    commits = _git(repo, "rev-list", *revs, "--", *(f":(glob){g}" for g in files)).split()
+    seen: dict[tuple[str, str], None] = {}
+    for sha in commits:
+        for row in _git(repo, "ls-tree", "-r", sha).splitlines():
+            meta, path = row.split("\t", 1)
+            if any(fnmatch.fnmatch(path, g) for g in globs):
+                seen.setdefault((path, meta.split()[2]), None)
+    print(f"{len(commits)} commits touch the file set: {len(seen)} distinct file versions")
+    return list(seen)
+
+
 def main(argv: list[str] | None = None) -> int:
-    from kverr.extractor import DEFAULT_GLOBS
+    from kverr.profile import load_profile
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mirror", type=Path, help="git repository (bare is fine)")
+    parser.add_argument(
+        "--profile", help="project profile: its file set and rules (default sglang)"
+    )
     parser.add_argument("--seed", type=Path, help="an extra module to check, e.g. the seed")
-    parser.add_argument("--tags", default="v*", help="tag glob (default v*)")
+    parser.add_argument("--tags", default="v*", help="tag glob (default v*; '' for none)")
+    parser.add_argument("--rev", action="append", default=[], help="a revision; repeatable")
+    parser.add_argument("--touching", action="store_true", help="every commit up to --rev")
     parser.add_argument("--verbose", action="store_true", help="print every mismatch")
     args = parser.parse_args(argv)
     os.environ["KVERR_STRICT"] = "0"  # real history has messages we cannot resolve: tolerate
-    globs = tuple(g.replace("**/", "*") for g in DEFAULT_GLOBS)
-    tags = _git(args.mirror, "tag", "-l", args.tags, "--sort=creatordate").split()
-    files = sites = mismatches = 0
-    for tag in tags:
-        tag_sites, tag_problems = 0, []
-        for path in _tag_files(args.mirror, tag, globs):
-            text = _git(args.mirror, "show", f"{tag}:{path}")
-            n, problems = compare(text, path)
-            files, tag_sites = files + 1, tag_sites + n
-            tag_problems += problems
-        sites, mismatches = sites + tag_sites, mismatches + len(tag_problems)
-        print(f"{tag:16} sites={tag_sites:4} mismatches={len(tag_problems)}")
-        for p in tag_problems if args.verbose else tag_problems[:3]:
+    profile = load_profile(args.profile)
+    globs = tuple(g.replace("**/", "*") for g in profile.files)
+    tags = (
+        _git(args.mirror, "tag", "-l", args.tags, "--sort=creatordate").split() if args.tags else []
+    )
+    revs = tags + args.rev
+    files = sites = hits = mismatches = 0
+    checked = len(revs)
+    if args.touching:
+        problems_all: list[str] = []
+        for path, blob in _touching_blobs(args.mirror, revs, profile.files, globs):
+            text = _git(args.mirror, "cat-file", "blob", blob)
+            n, problems = compare(text, f"{path}@{blob[:10]}", profile.extract)
+            hits += found(text, path, profile.extract)
+            files, sites = files + 1, sites + n
+            problems_all += problems
+        mismatches = len(problems_all)
+        for p in problems_all if args.verbose else problems_all[:10]:
+            print("   ", p)
+        checked = len(
+            _git(
+                args.mirror, "rev-list", *revs, "--", *(f":(glob){g}" for g in profile.files)
+            ).split()
+        )
+        revs = []  # counted above, blob by blob
+    for rev in revs:
+        rev_sites, rev_problems = 0, []
+        for path in _rev_files(args.mirror, rev, globs):
+            text = _git(args.mirror, "show", f"{rev}:{path}")
+            n, problems = compare(text, path, profile.extract)
+            hits += found(text, path, profile.extract)
+            files, rev_sites = files + 1, rev_sites + n
+            rev_problems += problems
+        sites, mismatches = sites + rev_sites, mismatches + len(rev_problems)
+        print(f"{rev[:16]:16} sites={rev_sites:4} mismatches={len(rev_problems)}")
+        for p in rev_problems if args.verbose else rev_problems[:3]:
             print("   ", p)
     if args.seed is not None:
-        n, problems = compare(args.seed.read_text(encoding="utf-8"), str(args.seed))
+        text = args.seed.read_text(encoding="utf-8")
+        n, problems = compare(text, str(args.seed), profile.extract)
+        hits += found(text, str(args.seed), profile.extract)
         files, sites, mismatches = files + 1, sites + n, mismatches + len(problems)
         print(f"{'seed':16} sites={n:4} mismatches={len(problems)}")
         for p in problems:
             print("   ", p)
-    print(f"crosscheck: {len(tags)} tags, {files} files, {sites} sites, {mismatches} mismatches")
+    recall = 100.0 * hits / sites if sites else 100.0
+    print(
+        f"crosscheck: {checked} revisions, {files} files, {sites} sites, "
+        f"{mismatches} mismatches, recall {recall:.2f}%"
+    )
     return 1 if mismatches else 0
 
 

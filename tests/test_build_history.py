@@ -24,6 +24,9 @@ from kverr.records import build_records
 from test_sources import Git
 
 from kverr import pipeline
+from kverr.profile import load_profile
+
+SGLANG_FILES = load_profile("sglang").files
 
 SA = "python/sglang/srt/server_args.py"
 KV = "python/sglang/srt/arg_groups/kv.py"
@@ -340,7 +343,7 @@ def test_build_records_subset_matches_build_records(story: dict) -> None:
     from kverr.pipeline.extract import link_flags
 
     rev, files = sources.read_git(
-        story["git"].root, story["sha"]["c7"], sources.DEFAULT_GLOBS, repo_name="acme/engine"
+        story["git"].root, story["sha"]["c7"], SGLANG_FILES, repo_name="acme/engine"
     )
     exts = link_flags([extract_raw(f) for f in files])
     full = build_records(exts, rev)

@@ -310,7 +310,7 @@ def _packaged(tmp_path: Path, monkeypatch, with_dataset: bool) -> Path:
     root = tmp_path / "pkg"
     if with_dataset:
         synth.write_files(root / "sglang", FIXTURE_RECORDS)
-    monkeypatch.setattr(store, "packaged_dataset_dir", lambda: root / "sglang")
+    monkeypatch.setattr(store, "packaged_dataset_dir", lambda: root)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("KVERR_CATALOG", raising=False)
     return root
@@ -335,7 +335,7 @@ def test_a_new_packaged_dataset_replaces_the_cached_catalog(tmp_path, monkeypatc
     manifest.write_text(manifest.read_text(encoding="utf-8") + " ", encoding="utf-8")
     with open_catalog() as c:
         assert c.path != old and c.get("55a1000000000001")
-    assert sorted(p.name for p in old.parent.glob("sglang-*.duckdb")) == [c.path.name]
+    assert sorted(p.name for p in old.parent.glob("packaged-*.duckdb")) == [c.path.name]
 
 
 def test_default_catalog_without_packaged_dataset(tmp_path, monkeypatch):

@@ -144,7 +144,7 @@ def test_a_directory_as_catalog(tmp_path):
 def packaged(tmp_path, monkeypatch) -> Path:
     """A packaged dataset of our fixture records, a cache in tmp_path, and a private temp dir."""
     synth.write_files(tmp_path / "pkg" / "sglang", FIXTURE_RECORDS)
-    monkeypatch.setattr(store, "packaged_dataset_dir", lambda: tmp_path / "pkg" / "sglang")
+    monkeypatch.setattr(store, "packaged_dataset_dir", lambda: tmp_path / "pkg")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("KVERR_CATALOG", raising=False)
     (tmp_path / "tmp").mkdir()
@@ -153,7 +153,7 @@ def packaged(tmp_path, monkeypatch) -> Path:
 
 
 def cached(packaged: Path) -> Path:
-    (path,) = (packaged / "cache" / "kverr").glob("sglang-*.duckdb")
+    (path,) = (packaged / "cache" / "kverr").glob("packaged-*.duckdb")
     return path
 
 
@@ -197,11 +197,11 @@ def test_cache_path_under_a_file_falls_back_to_a_private_temp_dir(packaged, monk
     assert line.startswith(
         f"kverr: warning: cannot write the catalog cache {packaged / 'file' / 'kverr'} ("
     )
-    assert f"using {fallback}/sglang-" in line and line.endswith(
+    assert f"using {fallback}/packaged-" in line and line.endswith(
         "set XDG_CACHE_HOME to a writable directory to keep it."
     )
     assert (fallback.stat().st_mode & 0o777) == 0o700
-    assert len(list(fallback.glob("sglang-*.duckdb"))) == 1
+    assert len(list(fallback.glob("packaged-*.duckdb"))) == 1
 
 
 def test_no_writable_place_for_the_default_catalog_is_one_line(packaged, monkeypatch):
@@ -282,7 +282,7 @@ def test_load_into_a_directory_is_one_line(tmp_path):
     assert res.exit_code == 2
     assert one_line(res) == (
         f"kverr: {tmp_path / 'out'} is a directory; pass a catalog file path such as"
-        f" {tmp_path / 'out' / 'sglang.duckdb'}."
+        f" {tmp_path / 'out' / 'kverr.duckdb'}."
     )
 
 
@@ -346,5 +346,5 @@ def test_eight_processes_racing_on_a_cold_cache_all_answer(tmp_path):
     assert [(code, err) for code, _, err in results] == [(0, b"")] * 8
     assert len({out for _, out, _ in results}) == 1
     assert [p.name for p in (tmp_path / "cache" / "kverr").iterdir()] == [
-        next((tmp_path / "cache" / "kverr").glob("sglang-*.duckdb")).name
+        next((tmp_path / "cache" / "kverr").glob("packaged-*.duckdb")).name
     ]

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from kverr.cli import app
 
 TP_LINE = "[2026-04-07 10:05:08 TP0] ValueError: tp_size=3 must be divisible by pp_size=2"
-NO_MATCH = "No known SGLang server-args error matches this text.\n"
+NO_MATCH = "No known SGLang error matches this text.\n"
 
 
 @pytest.fixture
@@ -36,10 +36,15 @@ def test_json_contract(run):
     out = json.loads(res.stdout)
     assert sorted(out) == ["matches", "query"] and out["query"] == TP_LINE
     (m,) = out["matches"]
-    assert sorted(m) == ["fixStatus", "line", "match", "record", "releases", "score", "values"]
+    assert sorted(m) == [
+        "fixStatus", "line", "match", "project", "record", "releases", "score", "values"
+    ]  # fmt: skip
     # The fixture dataset was not verified, and says so in one sentence.
     assert m["fixStatus"].startswith("Fix not verified: ")
     assert m["record"] == FIXTURE_RECORDS[2]
+    # a dataset without a profile in its manifest (older than profiles) is the default project's;
+    # the "[date time TP0]" prefix is that project's log form
+    assert m["project"] == {"name": "sglang", "product": "SGLang", "detectedBy": "log form"}
     assert (m["match"], m["line"], m["releases"]) == ("pattern", 1, ["v0.4.0", "v0.5.0"])
     assert m["values"] == {"self.tp_size": "3", "self.pp_size": "2"}
     assert isinstance(m["score"], float) and 0.9 <= m["score"] <= 1.0

@@ -10,7 +10,6 @@ import textwrap
 import libcst as cst
 import pytest
 from kverr.extractor import (
-    DEFAULT_GLOBS,
     TemplateContext,
     TemplateError,
     extract,
@@ -32,6 +31,7 @@ from kverr.ftypes import (
     from_json,
     to_json,
 )
+from kverr.profile import load_profile
 
 
 def src(text: str) -> str:
@@ -496,9 +496,10 @@ def test_cache_survives_moved_units_and_sees_constant_changes():
     assert changed.sites[0].template.display() == "['b'] {x}"
 
 
-def test_default_globs_name_the_sglang_file_set():
-    assert "python/sglang/srt/server_args.py" in DEFAULT_GLOBS
-    assert any(g.endswith("arg_groups/**/*.py") for g in DEFAULT_GLOBS)
+def test_default_profile_names_the_sglang_file_set():
+    files = load_profile().files
+    assert "python/sglang/srt/server_args.py" in files
+    assert any(g.endswith("arg_groups/**/*.py") for g in files)
 
 
 def test_file_extraction_type():

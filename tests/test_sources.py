@@ -21,6 +21,9 @@ from kverr.extractor.sources import (
 )
 
 from kverr.errors import SourceError
+from kverr.profile import load_profile
+
+SGLANG_FILES = load_profile("sglang").files
 
 
 class Git:
@@ -201,7 +204,7 @@ def test_read_directory_errors(tmp_path: Path, make, globs: list[str], message: 
 
 
 def test_read_git_head(repo: Git) -> None:
-    rev, files = read_git(repo.root, "HEAD", sources.DEFAULT_GLOBS, repo_name="o/n")
+    rev, files = read_git(repo.root, "HEAD", SGLANG_FILES, repo_name="o/n")
     assert rev.repo == "o/n"
     assert rev.sha == repo.run("rev-parse", "HEAD")
     assert rev.date == "2024-01-01T03:00:00.000Z"
@@ -216,7 +219,7 @@ def test_read_git_head(repo: Git) -> None:
 
 def test_read_git_old_revision_from_bare_clone(repo: Git, tmp_path: Path) -> None:
     bare = repo.bare_clone(tmp_path / "bare.git")
-    rev, files = read_git(bare, "v0.1.0", sources.DEFAULT_GLOBS)
+    rev, files = read_git(bare, "v0.1.0", SGLANG_FILES)
     assert rev.tags == ("v0.1.0",) and rev.subject == "first"
     assert [(f.path, f.text) for f in files] == [(SA, "x = 1\n")]
 
@@ -224,9 +227,9 @@ def test_read_git_old_revision_from_bare_clone(repo: Git, tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("where", "rev", "globs", "message"),
     [
-        ("plain", "HEAD", sources.DEFAULT_GLOBS, "is not a git repository; pass a clone"),
-        ("missing", "HEAD", sources.DEFAULT_GLOBS, "does not exist; pass the path of a git clone"),
-        ("repo", "nope", sources.DEFAULT_GLOBS, "unknown revision 'nope' in"),
+        ("plain", "HEAD", SGLANG_FILES, "is not a git repository; pass a clone"),
+        ("missing", "HEAD", SGLANG_FILES, "does not exist; pass the path of a git clone"),
+        ("repo", "nope", SGLANG_FILES, "unknown revision 'nope' in"),
         ("repo", "HEAD", ["src/*.py"], r"match 'src/\*\.py'; pass --files GLOB"),
     ],
 )
@@ -241,7 +244,7 @@ def test_read_git_errors(
 
 def test_read_git_binary_blob_is_marked(repo: Git) -> None:
     repo.commit("binary", {"python/sglang/srt/arg_groups/blob.py": b"\0\1\2"})
-    _, files = read_git(repo.root, "HEAD", sources.DEFAULT_GLOBS)
+    _, files = read_git(repo.root, "HEAD", SGLANG_FILES)
     assert [f.error is not None for f in files] == [True, False, False]
 
 
@@ -266,7 +269,8 @@ def _subjects(revs) -> list[str]:
     ],
 )
 def test_list_revisions(repo: Git, revs, tags, touching, expected) -> None:
-    assert _subjects(list_revisions(repo.root, revs, tags_glob=tags, touching=touching)) == expected
+    got = list_revisions(repo.root, revs, tags_glob=tags, touching=touching, globs=SGLANG_FILES)
+    assert _subjects(got) == expected
 
 
 def test_list_revisions_with_merge_is_oldest_first(repo: Git) -> None:
@@ -276,7 +280,7 @@ def test_list_revisions_with_merge_is_oldest_first(repo: Git) -> None:
     repo.commit("main work", {SA: "x = 3\n"})
     repo.n += 1
     repo.run("merge", "-q", "--no-ff", "-m", "merge side", "side")
-    revs = list_revisions(repo.root, [], touching=True)
+    revs = list_revisions(repo.root, [], touching=True, globs=SGLANG_FILES)
     assert _subjects(revs) == ["first", "second", "side work", "main work", "merge side"]
     assert revs[-1].date == "2024-01-01T06:00:00.000Z"
 

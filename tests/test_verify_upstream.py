@@ -11,6 +11,8 @@ from kverr.records import build_records
 from kverr.verify.spec import load_spec
 from kverr.verify.stage import Session, verify_revision
 
+from kverr.profile import load_profile
+
 MIRROR = Path("/work/.mirror/Clarit-AI+Engram/repo")
 NEWEST = "3d3a32c0b9f50962ccdddadda02c52a59e45bbc8"
 
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.slow
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, object]]:
     if not (MIRROR / "objects").is_dir():
         pytest.skip(f"{MIRROR} is not present")
-    rev, files = sources.read_git(MIRROR, NEWEST)
+    rev, files = sources.read_git(MIRROR, NEWEST, load_profile().files)
     exts = extract_files(files)
     records = build_records(exts, rev)
     wanted = [r for r in records if r["kind"] in ("raise", "assert")]

@@ -20,8 +20,6 @@ from __future__ import annotations
 from kverr.records.knowledge.classify import background_tag, error_type, handling_strategy, tags
 from kverr.records.knowledge.facts import Facts, facts_for
 from kverr.records.knowledge.fixes import (
-    LAUNCH,
-    MODEL_ARG,
     example_fix,
     prevention_tips,
     sample_value,
@@ -32,8 +30,6 @@ from kverr.records.knowledge.validation import try_catch_pattern, type_guard, va
 from kverr.records.knowledge.words import common_situations, trigger_scenarios
 
 __all__ = [
-    "LAUNCH",
-    "MODEL_ARG",
     "Facts",
     "background_tag",
     "common_situations",

@@ -8,7 +8,7 @@ Sources of a change, in the order they are tried (FixChange.source):
            "one of [a, b]", values of an involved flag it names ("(fa3/fa4)")
 - allowed  a value the check accepts: the other values of a membership guard, the flag's
            declared choices, its default, the boundary of a comparison
-- env      an environment variable the check reads (`SGLANG_X=1`)
+- env      an environment variable the check reads (`APP_X=1`)
 - feature  turning an enclosing condition around (another value of the feature's option)
 - remove   leaving out a feature flag the check is about: last, it gives the feature up
 
@@ -192,7 +192,7 @@ def _holding_expr(atom: Atom) -> list[FixChange]:
 
 
 def env_name(text: str) -> str | None:
-    """`envs.SGLANG_X.get()` / `get_bool_env_var("SGLANG_X")` -> "SGLANG_X"."""
+    """`envs.APP_X.get()` / `get_bool_env_var("APP_X")` -> "APP_X"."""
     m = _ENV_NAME.search(text)
     return m.group(1) if m else None
 
@@ -363,7 +363,7 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
             )
             out.append(FixChange(edits, "advice", sentence))
         for name in _ENV_NAME.findall(sentence):
-            if name.startswith(("SGLANG_", "SGL_")) and re.search(
+            if name.startswith(tuple(p + "_" for p in f.profile.own_env_prefixes)) and re.search(
                 rf"{name}\s*=\s*(1|true)", sentence, re.I
             ):
                 out.append(FixChange((("env", name, "1"),), "advice", sentence))

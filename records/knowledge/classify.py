@@ -4,9 +4,10 @@ and the topic `tags`.
 
 from __future__ import annotations
 
+import functools
 import re
 
-from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge.facts import Facts, in_files
 
 
 def handling_strategy(f: Facts, background: str, validation: str | None) -> str:
@@ -63,8 +64,7 @@ def tags(f: Facts, repo: str) -> list[str]:
     if re.fullmatch(r"[a-z0-9][a-z0-9.+_-]*", name):
         out.append(name)
     out.extend(tag for tag, rx in _TOPICS if re.search(rx, text))
-    if re.search(r"(server_args|/arg_groups/)", f.site.file):
-        out.append("server-args")
+    out.extend(tag for tag, globs in f.profile.file_tags if in_files(f.site.file, globs))
     return list(dict.fromkeys(out))
 
 
@@ -113,9 +113,16 @@ _BACKGROUND = (
 _MISSING_FILE = re.compile(
     r"(file|path|directory|dir)\b[^.]{0,40}\b(not found|does not exist|not exist)", re.I
 )
-_ENV = re.compile(
-    r"\b(SGLANG|CUDA|NCCL|HF|TORCH|PYTORCH|NVSHMEM|ROCM|HIP|TRITON|MC)_[A-Z0-9_]+\b|environment variable"
-)
+
+
+@functools.lru_cache(maxsize=16)
+def _env_re(prefixes: tuple[str, ...]) -> re.Pattern[str]:
+    """A message naming one of the profile's environment variables (`APP_X`) is about the
+    environment."""
+    names = "|".join(re.escape(p) for p in prefixes)
+    return re.compile((rf"\b({names})_[A-Z0-9_]+\b|" if names else "") + "environment variable")
+
+
 _INTERNAL = re.compile(
     r"must (run|be called) (after|before)|should not happen|unreachable|\bbug\b|internal error",
     re.I,
@@ -176,7 +183,7 @@ def background_tag(f: Facts) -> str:
             r"\{model_arch\}[^{]* not (yet )?supported|\{model_arch\} does not support", f.message
         ):
             return tag  # the architecture is the runtime value: only the template shows it
-    if _ENV.search(f.literal):
+    if _env_re(f.profile.env_prefixes).search(f.literal):
         return "environment"
     topic = _guard_topic(f)
     if topic in ("package", "file"):

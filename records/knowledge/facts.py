@@ -19,7 +19,7 @@ from kverr.records.conditions import (
     show_value,
 )
 
-from kverr.ftypes import FlagDecl, Site
+from kverr.ftypes import FlagDecl, Profile, Site
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Facts:
     readings: tuple[Reading, ...]
     decls: dict[str, FlagDecl] = field(default_factory=dict)
     pattern: str = ""
+    profile: Profile = field(default=None)  # type: ignore[assignment]  # facts_for sets it
 
     @property
     def direct(self) -> tuple[Atom, ...]:
@@ -51,13 +52,21 @@ class Facts:
 
     @property
     def passed(self) -> tuple[Atom, ...]:
-        """Earlier checks the launch already passed, as the positive flag facts they imply."""
+        """Earlier checks the launch already passed, as the positive flag facts they imply.
+        With the profile's `earlier_checks = "related"` (validators that check unrelated
+        features one after another), only checks about a flag this site's own conditions read."""
+        own: set[str] | None = None
+        if self.profile.earlier_checks == "related":
+            mine = self.direct + self.context
+            own = {a.flag for a in mine if a.flag} | {fl for a in mine for fl in a.flags}
         return tuple(
             a
             for r in self.readings
             if r.role == "gate"
             for a in r.atoms
-            if a.positive and not _named(a.flag, self.literal)
+            if a.positive
+            and not _named(a.flag, self.literal)
+            and (own is None or r.guard.kind != "passed" or a.flag in own)
         )
 
 
@@ -70,20 +79,33 @@ def facts_for(
     decls: dict[str, FlagDecl] | None = None,
     pattern: str = "",
     siblings: Sequence[Site] = (),
+    profile: Profile | None = None,
 ) -> Facts:
+    if profile is None:
+        from kverr.profile import default_profile
+
+        profile = default_profile()
     literal = " ".join(p.text or "" for p in site.template.parts if p.is_literal)
     return Facts(
         site=site,
         message=site.template.display(),
         literal=" ".join(literal.split()),
-        readings=tuple(readings(site, earlier_checks(site, siblings))),
+        readings=tuple(readings(site, earlier_checks(site, siblings), profile)),
         decls=_without_reassigned(decls or {}, site),  # shared, read-only: one map per build
         pattern=pattern,
+        profile=profile,
     )
 
 
+def in_files(path: str, globs: Sequence[str]) -> bool:
+    """Whether a site's file is one of the profile's globs (fnmatch, case-sensitive)."""
+    import fnmatch
+
+    return any(fnmatch.fnmatchcase(path, g) for g in globs)
+
+
 def _without_reassigned(decls: dict[str, FlagDecl], site: Site) -> dict[str, FlagDecl]:
-    """A flag the function assigns before the site holds SGLang's value there, not its
+    """A flag the function assigns before the site holds the value the code gave it, not its
     declared default: forget that default for this site (copying the map only then)."""
     again = [f for b in site.bindings if b.kind == "assigned" for f in b.flags if f in decls]
     if not again:
@@ -152,6 +174,8 @@ def _takes_value(decl: FlagDecl | None) -> bool:
     if decl.action and "BooleanOptional" in decl.action:
         return False
     kind = (decl.type or "").replace("Optional[", "").strip("]")
+    if _BOOL_OR_NONE.fullmatch(kind) or is_switch(decl):
+        return False  # `bool | None`: a switch (`--x` / `--no-x`), never `--x=X`
     return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
 
 
@@ -176,6 +200,16 @@ def json_example(helptext: str | None) -> str | None:
     return None
 
 
+def is_switch(decl: FlagDecl | None) -> bool:
+    """A field typed bool under wrappers (`SkipValidation[bool]`, `Optional[bool]`)."""
+    words = set(_WORDS.findall(decl.type or "")) if decl else set()
+    return words - {"None", "Optional", "Union", "SkipValidation"} == {"bool"}
+
+
+_WORDS = re.compile(r"[A-Za-z_]\w*")
+_BOOL_OR_NONE = re.compile(r"['\"]?(?:bool \| None|None \| bool|Union\[bool, None\])['\"]?")
+
+
 def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
     """A realistic value for a flag that takes one: a declared choice, the default or 1 for
     numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
@@ -196,4 +230,4 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
         is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
         # Named after the flag, so two path flags in one command stay apart.
         return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
-    return dest_of(flag).upper()
+    return dest_of(flag).rpartition(".")[2].upper()

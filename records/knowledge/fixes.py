@@ -19,12 +19,13 @@ from kverr.records.knowledge.facts import (
     _choices,
     _default,
     _takes_value,
+    is_switch,
     meets_default,
     sample_value,
 )
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
 
-from kverr.ftypes import FlagDecl
+from kverr.ftypes import FlagDecl, Profile
 
 
 def solutions(f: Facts) -> list[str]:
@@ -115,7 +116,7 @@ def _probe_fix(atom: Atom) -> str:
 
 
 def _env_fix(goal: str) -> str:
-    """`SGLANG_X is enabled` -> Set SGLANG_X=1; `... is not enabled` / `is not set` -> Unset it."""
+    """`APP_X is enabled` -> Set APP_X=1; `... is not enabled` / `is not set` -> Unset it."""
     m = re.fullmatch(r"(\w+) is (not )?(enabled|set)", goal)
     if m is None:
         return f"Make sure {goal}"
@@ -127,10 +128,6 @@ def _env_fix(goal: str) -> str:
 
 def _list(values: tuple) -> str:
     return ", ".join(show_value(x) for x in values)
-
-
-LAUNCH = "python -m sglang.launch_server"
-MODEL_ARG = "--model-path MODEL_PATH"
 
 
 def example_fix(f: Facts) -> str:
@@ -150,13 +147,14 @@ def example_fix(f: Facts) -> str:
     if notices.is_notice(f):
         before = list(chosen.values())
         after = notices.example_after(f, before)
-        return _fix_text(before, after) if after is not None else ""
+        return _fix_text(before, after, f.profile) if after is not None else ""
     missing = _missing_path(f)
     if missing:
         flag, what = missing
         chosen.pop(flag, None)
         before = [*chosen.values(), f"{flag}=/no/such/{what}"]
-        return _fix_text(before, [*chosen.values(), f"{flag}=/path/to/existing/{what}"])
+        after = [*chosen.values(), f"{flag}=/path/to/existing/{what}"]
+        return _fix_text(before, after, f.profile)
     before = list(chosen.values())
     if not before and not reached:
         return ""
@@ -179,14 +177,32 @@ def example_fix(f: Facts) -> str:
         elif not _dropping_works(target.negated(), f.decls):
             continue
         if after != before:
-            return _fix_text(before, after)
+            return _fix_text(before, after, f.profile)
     return ""
 
 
-def _fix_text(before: list[str], after: list[str]) -> str:
-    """Two full launch commands, so the fix can be pasted as is."""
-    head = LAUNCH if any(_is_arg_of(a, "--model-path") for a in before) else f"{LAUNCH} {MODEL_ARG}"
+def _fix_text(before: list[str], after: list[str], profile: Profile) -> str:
+    """Two full launch commands (the profile's launch template), so the fix can be pasted as
+    is; a fix that sets the model's own flag (`--model-path`) drops the template's."""
+    head = _launch_head(profile.launch, profile.model, tuple(before))
+    before, after = _implied(before), _implied(after)
     return f"# before\n{' '.join([head, *before])}\n# after\n{' '.join([head, *after])}"
+
+
+def _implied(args: list[str]) -> list[str]:
+    """Drop `--x-config=X_CONFIG` when `--x-config.field=v` is there: a field sets the option
+    (a placeholder beside it would be read as the option's JSON and fail)."""
+    fields = {a.split(".", 1)[0] for a in args if a.startswith("--") and "." in a.split("=", 1)[0]}
+    return [a for a in args if a.split("=", 1)[0] not in fields]
+
+
+def _launch_head(launch: str, model: str, before: tuple[str, ...]) -> str:
+    words = launch.split()
+    at = words.index("{model}") if "{model}" in words else -1
+    flag = words[at - 1] if at > 0 and words[at - 1].startswith("-") else None
+    if flag and any(_is_arg_of(a, flag) for a in before):
+        words = words[: at - 1] + words[at + 1 :]
+    return " ".join(words).replace("{model}", model)
 
 
 def _missing_path(f: Facts) -> tuple[str, str] | None:
@@ -205,6 +221,13 @@ def _is_arg_of(arg: str, flag: str | None) -> bool:
 
 def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) -> str | None:
     """A command-line fragment making the atom true (None: leave the flag out)."""
+    arg = _arg(atom, decls, fixing)
+    if arg is not None and atom.flag and "." in atom.flag and arg == atom.flag:
+        return f"{arg}=true"  # a JSON option's field is never a bare switch: it takes a value
+    return arg
+
+
+def _arg(atom: Atom, decls: dict[str, FlagDecl], fixing: bool) -> str | None:
     flag = atom.flag
     if flag is None:
         return None
@@ -217,8 +240,13 @@ def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) ->
     if fixing and meets_default(atom, decls) and atom.op in ("set", "is not None"):
         return None  # the default already does it: drop the flag
     if atom.op in ("set", "is not None"):
-        # `x is not None` is how code tests a flag that takes a value, even when undeclared here.
-        takes = _takes_value(decls.get(flag)) or (atom.op == "is not None" and flag not in decls)
+        # `x is not None` is how code tests a flag that takes a value, even when undeclared here;
+        # so is a config field (`--speculative-config.method`): it is always given a value.
+        takes = _takes_value(decls.get(flag)) or (
+            (atom.op == "is not None" or "." in flag) and flag not in decls
+        )
+        if "." in flag and is_switch(decls.get(flag)):
+            return f"{flag}=true"
         return f"{flag}={sample_value(flag, decls)}" if takes else flag
     if atom.op in ("!=", "not in"):
         banned = atom.value if atom.op == "not in" else (atom.value,)
@@ -277,7 +305,8 @@ def prevention_tips(f: Facts, background: str, validation: str | None = None) ->
             tips.append(f"Only pass declared values to {a.flag}: {', '.join(ch)}")
     if background == "deprecated-option":
         tips.append(
-            "Update launch scripts when upgrading SGLang; deprecated options are removed later"
+            f"Update launch scripts when upgrading {f.profile.product}; deprecated options are "
+            "removed later"
         )
     if f.site.kind != "assert" and validation:
         tips.append("Run the validationCode check over your arguments before launching")

@@ -1,7 +1,7 @@
 """Notices: a warning or an info line is expected behaviour, not an error to fix.
 
-What helps is what the code did instead ("SGLang sets --max-requests to 48 for this launch")
-and how to make that choice yourself so the notice goes away ("Pass --max-requests yourself").
+What helps is what the code did instead ("<product> sets --max-requests to 48 for this launch",
+the product named by the profile) and how to make that choice yourself so the notice goes away ("Pass --max-requests yourself").
 Giving up the feature the launch asked for (dropping speculative decoding because it reset
 --max-requests) is never the answer. What the code did comes from the flags it assigns in
 the notice's own branch (Binding "assigned" after the innermost guard, and "sets").
@@ -14,8 +14,6 @@ import re
 
 from kverr.records.conditions import Atom, dest_of, join_words, show_value
 from kverr.records.knowledge.facts import Facts, _takes_value, holds_for, sample_value
-
-PROJECT = "SGLang"  # the project's name in prose
 
 
 def is_notice(f: Facts) -> bool:
@@ -39,7 +37,7 @@ def did(f: Facts) -> str:
     """What the code did, as one sentence; "" when it assigned no flag."""
     parts = [_did(flag, value, f) for flag, value in chosen(f)]
     parts = [p for p in parts if p]
-    return f"{PROJECT} {join_words(parts)} for this launch." if parts else ""
+    return f"{f.profile.product} {join_words(parts)} for this launch." if parts else ""
 
 
 def _did(flag: str, value: str, f: Facts) -> str:
@@ -64,14 +62,18 @@ def solutions(f: Facts) -> list[str]:
     for flag, value, atom in _choosable(f):
         lit = _literal(value)
         if atom.op in ("unset", "is None") and lit is True:
-            out.append(f"Pass {flag} yourself: {PROJECT} turns it on for this launch anyway")
+            out.append(
+                f"Pass {flag} yourself: {f.profile.product} turns it on for this launch anyway"
+            )
         elif atom.op in ("unset", "is None"):
-            used = f" ({PROJECT} uses {show_value(lit)} otherwise)" if _shown(lit) else ""
+            used = f" ({f.profile.product} uses {show_value(lit)} otherwise)" if _shown(lit) else ""
             out.append(f"Pass {flag} yourself to choose its value{used}")
         elif lit in (False, None) and atom.positive:
-            out.append(f"Leave out {flag}: {PROJECT} turns it off for this launch anyway")
+            out.append(f"Leave out {flag}: {f.profile.product} turns it off for this launch anyway")
         elif _shown(lit):
-            out.append(f"Pass {flag}={show_value(lit)} yourself: the value {PROJECT} uses here")
+            out.append(
+                f"Pass {flag}={show_value(lit)} yourself: the value {f.profile.product} uses here"
+            )
     return out
 
 

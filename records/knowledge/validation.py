@@ -5,11 +5,10 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 
 from kverr.records.conditions import Reading, dest_of, parse
-from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge.facts import Facts, in_files
 from kverr.records.knowledge.fixes import solutions
 
 from kverr.ftypes import FlagDecl
@@ -40,7 +39,7 @@ def validation_code(f: Facts) -> str | None:
 
 def _check_message(f: Facts) -> str:
     """The message as a Python literal; an f-string over `args` when every runtime value in it
-    is a flag, so the check prints what SGLang would."""
+    is a flag, so the check prints what the program would."""
     if not f.message:
         return repr(f"{f.site.error_class or 'error'} at {f.site.file}")
     dests = _namespace(f.site.flags, f.decls)
@@ -189,18 +188,18 @@ def type_guard(f: Facts) -> str | None:
 
 
 def try_catch_pattern(f: Facts) -> str | None:
-    """How a program launching SGLang catches this error, for raises in the server-args code."""
-    site = f.site
-    if site.kind != "raise" or not site.error_class or not f.pattern:
+    """How a program launching the project catches this error: the profile's import and the
+    call that runs the checks (`[knowledge.catch]`), for raises in the files that call reaches."""
+    site, profile = f.site, f.profile
+    if site.kind != "raise" or not site.error_class or not f.pattern or not profile.catch_call:
         return None
-    if not re.search(r"(server_args[^/]*\.py|/arg_groups/)", site.file):
+    if not in_files(site.file, profile.catch_files):
         return None
     handle = next(iter(solutions(f)), "adjust the launch arguments")
+    head = f"import re\n\n{profile.catch_import}\n\n" if profile.catch_import else "import re\n\n"
+    call = "".join(f"    {line}\n" for line in profile.catch_call.splitlines())
     return (
-        "import re\n\n"
-        "from sglang.srt.server_args import ServerArgs\n\n"
-        "try:\n"
-        "    server_args = ServerArgs(**kwargs)\n"
+        f"{head}try:\n{call}"
         f"except {site.error_class} as exc:\n"
         f"    if not re.search({f.pattern!r}, str(exc)):\n"
         "        raise\n"

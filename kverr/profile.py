@@ -1,0 +1,397 @@
+"""Project profiles: one declarative TOML file per project, read into a frozen `Profile`.
+
+    load_profile("vllm")            a profile shipped in kverr/profiles/
+    load_profile("my/project.toml") a file of your own (same tables)
+    load_profile(None)              the default project, SGLang (kverr's first)
+
+A profile says everything about a project that kverr's stages must not hard-code: its file
+set and repository, the launch command fixes are written in, logger methods, which classes'
+fields are CLI flags, probes and environment prefixes, the log forms a paste carries, the
+product name used in wording, and (optionally) how its checks are verified. The tables are
+documented in profiles/sglang.toml and docs/CONTRACTS.md; unknown keys are errors, so a typo
+never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from kverr import regexsafe
+from kverr.errors import ProfileError
+from kverr.ftypes import to_json
+
+DEFAULT = "sglang"  # the project a build or catalog without a profile belongs to
+SEVERITIES = ("critical", "error", "warning", "info")
+_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_IDENT_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]!.]+")
+
+# table -> key -> expected kind; "" is the top level
+_KEYS: dict[str, dict[str, str]] = {
+    "": {"name": "str", "product": "str", "repository": "str", "files": "list"},
+    "launch": {"command": "str", "model": "str"},
+    "extract": {
+        "log_methods": "table",
+        "flag_classes": "list",
+        "config_classes": "list",
+        "config_views": "list",
+        "args_names": "list",
+        "view_calls": "list",
+        "args_getters": "list",
+    },
+    "identity": {"namespace": "str", "receivers": "list", "call_receivers": "list"},
+    "knowledge": {
+        "env_prefixes": "list",
+        "own_env_prefixes": "list",
+        "earlier_checks": "str",
+        "file_tags": "table",
+        "catch": "table",
+        "platforms": "table",
+        "hardware": "table",
+    },
+    "knowledge.catch": {"import": "str", "call": "str", "files": "list"},
+    "explain": {"log_prefixes": "list", "log_suffixes": "list"},
+    # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
+    # profiles that answer the probes its checks make)
+    "verify": {},
+    "platform": {},
+    "model": {},
+}
+_VERIFY_TABLES = ("verify", "platform", "model")
+_REQUIRED = {
+    "": ("name", "product", "repository", "files"),
+    "launch": ("command", "model"),
+    "extract": ("log_methods", "flag_classes"),
+}
+
+
+@dataclass(frozen=True)
+class ExtractRules:
+    """How the extractor reads one project's source: its `[extract]` profile table.
+
+    Name lists are globs (fnmatch, case-sensitive) over Python identifiers."""
+
+    log_methods: tuple[
+        tuple[str, str], ...
+    ]  # logger method -> severity ("warning_once" -> "warning")
+    flag_classes: tuple[str, ...]  # classes whose fields are CLI flags (`--field-name`)
+    # Classes whose fields reach the CLI through a flag class's field (whose default names them,
+    # `x: int = SchedulerConfig.x`) or through the class's own JSON option (`--speculative-config`,
+    # written `--speculative-config.field=value`).
+    config_classes: tuple[str, ...] = ()
+    config_views: tuple[
+        str, ...
+    ] = ()  # attributes holding such a config object (`self.cache_config`)
+    args_names: tuple[str, ...] = ()  # parameters that hold the args object
+    view_calls: tuple[
+        str, ...
+    ] = ()  # calls returning a view of the args object (`resolved_view(a)`)
+    args_getters: tuple[
+        str, ...
+    ] = ()  # argument-less calls returning it (`get_global_server_args()`)
+
+    def severity(self) -> dict[str, str]:
+        return dict(self.log_methods)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One project, declared in `profiles/<name>.toml` (kverr.profile loads it); every stage
+    reads what it needs from here instead of naming a product. See docs/CONTRACTS.md."""
+
+    name: str  # "vllm": the `project` of its records
+    product: str  # "vLLM": the name used in wording
+    repository: str  # GitHub owner/name that githubUrl links point into
+    files: tuple[str, ...]  # the file set (globs, repository-relative)
+    launch: str  # launch command template with `{model}`: "vllm serve {model}"
+    model: str  # what `{model}` shows in example commands: "MODEL"
+    extract: ExtractRules
+    # identity: SGLang's ids predate profiles and are hashed without a namespace
+    id_namespace: str = ""
+    id_receivers: tuple[str, ...] = ()  # receivers dropped from flag reads (`self.`, `cfg.`)
+    id_call_receivers: tuple[str, ...] = ()  # ... and from calls on them (`resolved(cfg).`)
+    # knowledge fields
+    # `VLLM` in VLLM_X: a message naming one of these variables is about the environment
+    env_prefixes: tuple[str, ...] = ()
+    own_env_prefixes: tuple[str, ...] = ()  # the project's own: a fix may set one (`APP_X=1`)
+    platforms: tuple[tuple[str, str], ...] = ()  # probe -> where it holds ("is_rocm" -> "ROCm")
+    hardware: tuple[tuple[str, str], ...] = ()  # probe -> what it needs ("{0}": its first argument)
+    earlier_checks: str = "all"  # "all" | "related": which passed checks feed the trigger and fix
+    catch_import: str = ""  # tryCatchPattern: the import, the call that runs the checks, and the
+    catch_call: str = ""  # files whose raises that call reaches
+    catch_files: tuple[str, ...] = ()
+    file_tags: tuple[tuple[str, tuple[str, ...]], ...] = ()  # tag -> file globs
+    # explain: log-line forms this project prints around a message (regexes, bounded, matched
+    # at the start / end of a line); named groups `file` and `line` say where it was logged
+    log_prefixes: tuple[str, ...] = ()
+    log_suffixes: tuple[str, ...] = ()
+    # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
+    # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
+    verify: str | None = None
+
+    def launch_command(self) -> str:
+        return self.launch.replace("{model}", self.model)
+
+    def fingerprint(self, part: str = "") -> str:
+        """16 hex over the profile (`part="extract"`: over its extraction rules only), for the
+        build's cache keys: what a profile changes must be rebuilt, nothing else."""
+        value = self.extract if part == "extract" else self
+        return hashlib.sha256(to_json(value).encode()).hexdigest()[:16]
+
+
+def builtin_names() -> list[str]:
+    """Profiles shipped with kverr, by name."""
+    return sorted(
+        p.name[: -len(".toml")]
+        for p in resources.files("kverr.profiles").iterdir()
+        if p.name.endswith(".toml")
+    )
+
+
+def load_profile(spec: str | Path | None = None) -> Profile:
+    """A shipped profile by name, or a TOML file by path; None: the default (SGLang)."""
+    if isinstance(spec, Profile):
+        return spec
+    if spec is None or (isinstance(spec, str) and spec in builtin_names()):
+        return _builtin(spec or DEFAULT)
+    path = Path(spec)
+    if not path.is_file():
+        raise ProfileError(
+            f"profile {spec} is neither a shipped profile ({', '.join(builtin_names())}) nor a "
+            "file; pass one of those names or the path of a profile TOML."
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"cannot read profile {path} ({exc}); pass a UTF-8 TOML file.") from None
+    return parse_profile(text, str(path))
+
+
+@cache
+def _builtin(name: str) -> Profile:
+    text = resources.files("kverr.profiles").joinpath(f"{name}.toml").read_text(encoding="utf-8")
+    return parse_profile(text, f"kverr/profiles/{name}.toml")
+
+
+def default_profile() -> Profile:
+    return _builtin(DEFAULT)
+
+
+def parse_profile(text: str, where: str = "profile") -> Profile:
+    """A Profile from TOML text; ProfileError names the file, the key and what is wrong."""
+    try:  # Python 3.11+
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10 (pyproject pulls in tomli there)
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{where} is not valid TOML ({exc}); fix the file.") from None
+    _check_tables(doc, where)
+    get = _Getter(doc, where)
+    launch = get.text("launch", "command")
+    if "{model}" not in launch:
+        raise ProfileError(
+            f'{where}: [launch] command must contain {{model}} (e.g. "vllm serve {{model}}").'
+        )
+    methods = get.table("extract", "log_methods")
+    for method, severity in methods.items():
+        if severity not in SEVERITIES or not method.isidentifier():
+            raise ProfileError(
+                f"{where}: [extract] log_methods.{method} = {severity!r}; use a method name and "
+                f"one of {', '.join(SEVERITIES)}."
+            )
+    earlier = get.text("knowledge", "earlier_checks", "all")
+    if earlier not in ("all", "related"):
+        raise ProfileError(f'{where}: [knowledge] earlier_checks must be "all" or "related".')
+    name, repo = get.text("", "name"), get.text("", "repository")
+    if not _NAME.fullmatch(name):
+        raise ProfileError(f"{where}: name {name!r} must be lower-case letters, digits, - or _.")
+    if not _REPO.fullmatch(repo):
+        raise ProfileError(f"{where}: repository {repo!r} must be a GitHub owner/name.")
+    catch = get.table("knowledge", "catch")
+    if ("platform" in doc or "model" in doc) and "verify" not in doc:
+        raise ProfileError(
+            f"{where}: [platform] and [model] tables belong to a [verify] table; add it."
+        )
+    verify = {t: doc[t] for t in _VERIFY_TABLES if t in doc} if "verify" in doc else None
+    return Profile(
+        name=name,
+        product=get.text("", "product"),
+        repository=repo,
+        files=get.strings("", "files", nonempty=True),
+        launch=launch,
+        model=get.text("launch", "model"),
+        extract=ExtractRules(
+            log_methods=tuple(sorted(methods.items())),
+            flag_classes=get.idents("extract", "flag_classes", nonempty=True),
+            config_classes=get.idents("extract", "config_classes"),
+            config_views=get.idents("extract", "config_views"),
+            args_names=get.idents("extract", "args_names"),
+            view_calls=get.idents("extract", "view_calls"),
+            args_getters=get.idents("extract", "args_getters"),
+        ),
+        id_namespace=get.text("identity", "namespace", ""),
+        id_receivers=get.idents("identity", "receivers"),
+        id_call_receivers=get.idents("identity", "call_receivers"),
+        env_prefixes=get.idents("knowledge", "env_prefixes"),
+        own_env_prefixes=get.idents("knowledge", "own_env_prefixes"),
+        platforms=get.words("knowledge", "platforms"),
+        hardware=get.words("knowledge", "hardware"),
+        earlier_checks=earlier,
+        catch_import=str(catch.get("import", "")),
+        catch_call=str(catch.get("call", "")),
+        catch_files=tuple(str(f) for f in catch.get("files", [])),
+        file_tags=tuple(
+            (tag, tuple(str(g) for g in globs))
+            for tag, globs in get.table("knowledge", "file_tags").items()
+        ),
+        log_prefixes=get.forms("log_prefixes", suffix=False),
+        log_suffixes=get.forms("log_suffixes", suffix=True),
+        verify=json.dumps(verify, sort_keys=True) if verify is not None else None,
+    )
+
+
+def _check_tables(doc: dict[str, Any], where: str) -> None:
+    """Required keys present; unknown tables and keys are errors: a typo must not silently
+    fall back to a default."""
+    for table, keys in _REQUIRED.items():
+        here = doc if not table else doc.get(table)
+        if not isinstance(here, dict):
+            raise ProfileError(f"{where}: the [{table}] table is missing; add it.")
+        for key in keys:
+            if key not in here:
+                raise ProfileError(f"{where}: {'.'.join(filter(None, (table, key)))} is missing.")
+    _check_keys(doc, "", where)
+
+
+def _check_keys(table: dict[str, Any], prefix: str, where: str) -> None:
+    if prefix in _VERIFY_TABLES:
+        return  # the verify step's own spec
+    allowed = _KEYS[prefix]
+    for key, value in table.items():
+        full = f"{prefix}.{key}" if prefix else key
+        if full in _KEYS and (not prefix or allowed.get(key) == "table"):
+            if not isinstance(value, dict):
+                raise ProfileError(f"{where}: {full} must be a table.")
+            _check_keys(value, full, where)
+            continue
+        if key not in allowed:
+            known = sorted(allowed) + (
+                [f"[{t}]" for t in _KEYS if t and "." not in t] if not prefix else []
+            )
+            raise ProfileError(
+                f"{where}: unknown key {full!r}; known in [{prefix or 'top level'}]: "
+                f"{', '.join(known)}."
+            )
+
+
+class _Getter:
+    """Typed reads from the parsed TOML, each failing with the file and key."""
+
+    def __init__(self, doc: dict[str, Any], where: str) -> None:
+        self.doc, self.where = doc, where
+
+    def _raw(self, table: str, key: str, default: Any) -> Any:
+        here = self.doc if not table else self.doc.get(table, {})
+        return here.get(key, default)
+
+    def _fail(self, table: str, key: str, what: str) -> ProfileError:
+        return ProfileError(f"{self.where}: {'.'.join(filter(None, (table, key)))} must be {what}.")
+
+    def text(self, table: str, key: str, default: str | None = None) -> str:
+        value = self._raw(table, key, default)
+        if not isinstance(value, str):
+            raise self._fail(table, key, "a string")
+        return value
+
+    def strings(self, table: str, key: str, *, nonempty: bool = False) -> tuple[str, ...]:
+        value = self._raw(table, key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self._fail(table, key, "a list of strings")
+        if nonempty and not value:
+            raise self._fail(table, key, "a non-empty list")
+        return tuple(value)
+
+    def idents(self, table: str, key: str, *, nonempty: bool = False) -> tuple[str, ...]:
+        value = self.strings(table, key, nonempty=nonempty)
+        if not all(_IDENT_GLOB.fullmatch(v) for v in value):
+            raise self._fail(table, key, "a list of names or name globs (letters, digits, _ * ?)")
+        return value
+
+    def table(self, table: str, key: str) -> dict[str, Any]:
+        value = self._raw(table, key, {})
+        if not isinstance(value, dict):
+            raise self._fail(table, key, "a table")
+        return value
+
+    def words(self, table: str, key: str) -> tuple[tuple[str, str], ...]:
+        value = self.table(table, key)
+        if not all(isinstance(v, str) and k.isidentifier() for k, v in value.items()):
+            raise self._fail(table, key, 'a table of probe = "words"')
+        return tuple(sorted(value.items()))
+
+    def forms(self, key: str, *, suffix: bool) -> tuple[str, ...]:
+        forms = self.strings("explain", key)
+        for form in forms:
+            why = regexsafe.line_form_problem(form, suffix=suffix)
+            if why:
+                raise ProfileError(
+                    f"{self.where}: [explain] {key} has {form!r}, which cannot run on pasted "
+                    f"text: {why}."
+                )
+        return forms
+
+
+def as_tables(profile: Profile) -> dict[str, Any]:
+    """The profile in its TOML shape (tables and keys as in profiles/*.toml): what a dataset's
+    manifest records as `profile`, and what the catalog reads back for `kverr explain`."""
+    e = profile.extract
+    out: dict[str, Any] = {
+        "name": profile.name,
+        "product": profile.product,
+        "repository": profile.repository,
+        "files": list(profile.files),
+        "launch": {"command": profile.launch, "model": profile.model},
+        "extract": {
+            "log_methods": dict(e.log_methods),
+            "flag_classes": list(e.flag_classes),
+            "config_classes": list(e.config_classes),
+            "config_views": list(e.config_views),
+            "args_names": list(e.args_names),
+            "view_calls": list(e.view_calls),
+            "args_getters": list(e.args_getters),
+        },
+        "identity": {
+            "namespace": profile.id_namespace,
+            "receivers": list(profile.id_receivers),
+            "call_receivers": list(profile.id_call_receivers),
+        },
+        "knowledge": {
+            "env_prefixes": list(profile.env_prefixes),
+            "own_env_prefixes": list(profile.own_env_prefixes),
+            "earlier_checks": profile.earlier_checks,
+            "file_tags": {tag: list(globs) for tag, globs in profile.file_tags},
+            "catch": {
+                "import": profile.catch_import,
+                "call": profile.catch_call,
+                "files": list(profile.catch_files),
+            },
+            "platforms": dict(profile.platforms),
+            "hardware": dict(profile.hardware),
+        },
+        "explain": {
+            "log_prefixes": list(profile.log_prefixes),
+            "log_suffixes": list(profile.log_suffixes),
+        },
+    }
+    if profile.verify is not None:
+        out.update(json.loads(profile.verify))  # [verify], [platform.*], [model.*] as written
+    return out

@@ -1,0 +1,1 @@
+"""kverr.profiles: one declarative TOML file per project (see kverr/profile.py)."""
