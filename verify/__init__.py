@@ -10,8 +10,11 @@ a fix's command lines, in a sandbox, and says whether the fix is verified.
     sandbox.py  the child's import world: loaded / lazily defined / stubbed modules
     stubs.py    Stub objects that refuse to decide a branch (Undecidable)
     steps.py    the ordered validation steps and which one reaches a record's function
+    reading.py  how a check's guards read: locals as what they hold, call sites, resets
     judge.py    did a run report exactly this record?
     search.py   the fix search: reach the check, then the smallest change that passes it
+    told.py     what a run's own output offers it (quoted values, a notice's choice)
+    where.py    which platform and model profile a check is tried on
     stage.py    a revision's records through the search, with the run cache (the build's step)
 
 Import rules (tests/test_layout.py): stdlib, kverr.extractor, kverr.records, kverr.ftypes and

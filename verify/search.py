@@ -25,10 +25,19 @@ from typing import Any
 from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import Facts, is_json
-from kverr.verify import steps
+from kverr.verify import reading
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.judge import Expect, fires, passes, what_happened
 from kverr.verify.solve import ENV
+from kverr.verify.told import chosen, told
+from kverr.verify.where import (
+    MISSING_FACT,
+    about_model,
+    about_platform,
+    model_label,
+    reads_model,
+    words_pattern,
+)
 
 from kverr.ftypes import FixChange, FlagDecl, Guard, Launch
 
@@ -65,29 +74,12 @@ class Found:
     model: str = ""
 
 
-def model_label(launch: Launch, profiles: Mapping[str, Mapping[str, Any]]) -> str:
-    """How a launch's model differs from the default profile, in a few words ("" if not);
-    `profiles`: name -> its hf_config, so that an attribute the profile has anyway is not
-    named again."""
-    model = dict(launch.model)
-    profile = model.pop("profile", None)
-    own = profiles.get(profile or "", {})
-    extra = ", ".join(
-        f"{k} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
-        for k, v in sorted(model.items())
-        if not (isinstance(v, (list, tuple)) and list(v) == list(own.get(k, ())) or own.get(k) == v)
-    )
-    if profile and extra:
-        return f"{profile} with {extra}"
-    return profile or (f"the default model with {extra}" if extra else "")
-
-
 def fields_of(
     decls: Mapping[str, FlagDecl], assigned: Mapping[str, list[Any] | None] | None = None
 ) -> dict[str, dict[str, Any]]:
     """attribute -> what the child's solver needs about the option that sets it; `assigned`:
     attribute -> the literal values the validation code assigns it (None: some other value;
-    steps.assigned_values), so that the solver can tell when it has tried every value."""
+    reading.assigned_values), so that the solver can tell when it has tried every value."""
     out: dict[str, dict[str, Any]] = {}
     assigned = assigned or {}
     for name, d in decls.items():
@@ -157,36 +149,36 @@ class Search:
         # Platform -> what it answers differently from the default one (probe names, paths,
         # packages): another profile is tried only for a check whose code reads one of them.
         self.differs = {
-            name: _words_pattern(words) for name, words in (differs or {}).items() if words
+            name: words_pattern(words) for name, words in (differs or {}).items() if words
         }
         self._memo: dict[tuple[str, ...], Any] = {}
         self._site = 0  # which call site of the record's function the search goes through
         self.attrs = {d.dest: name for name, d in self.decls.items()}
 
     def _steps(self, what: str, file: str, function: str | None, *rest: Any) -> Any:
-        """steps.<what> over the file's source, memoised per function."""
+        """reading.<what> over the file's source, memoised per function."""
         key = (what, file, function or "", str(self._site), *map(str, rest))
         if key not in self._memo:
             text = self.source(file)
             if what == "resets":
-                self._memo[key] = steps.resets(text, function)
+                self._memo[key] = reading.resets(text, function)
             elif what == "sites":
-                self._memo[key] = steps.call_sites(text, self.args_class, function)
+                self._memo[key] = reading.call_sites(text, self.args_class, function)
             elif what == "words":
-                self._memo[key] = steps.words_of(text, function)
+                self._memo[key] = reading.words_of(text, function)
             elif what == "try":
-                self._memo[key] = steps.try_test(text, function, *rest)
+                self._memo[key] = reading.try_test(text, function, *rest)
             elif what == "text":
-                self._memo[key] = steps.function_text(text, function)
+                self._memo[key] = reading.function_text(text, function)
             elif what == "params":
-                sites = steps.call_sites(text, self.args_class, function)
+                sites = reading.call_sites(text, self.args_class, function)
                 if sites:
                     self._memo[key] = sites[min(int(rest[0]), len(sites) - 1)][2]
                 else:
-                    self._memo[key] = steps.parameters(text, self.args_class, function)
+                    self._memo[key] = reading.parameters(text, self.args_class, function)
             else:
                 params = self._steps("params", file, function, self._site)
-                self._memo[key] = steps.inline_locals(
+                self._memo[key] = reading.inline_locals(
                     text, function, *rest, tuple(sorted(params.items()))
                 )
         return self._memo[key]
@@ -256,7 +248,7 @@ class Search:
                 return self._fix(f, expect, target, before, out)
             found = self._unreachable(f, out) or self._not_reached(out)
             first = first or found
-            if found.status == "not-applicable" or not _about_platform(f, out):
+            if found.status == "not-applicable" or not about_platform(f, out):
                 break
         assert first is not None
         return Found(first.status, first.reason, runs=self.runs, platform=self.default_platform)
@@ -265,9 +257,9 @@ class Search:
         self, f: Facts, expect: Expect, target: Target, before: Launch, fired: Outcome | None = None
     ) -> Found:
         tried: list[tuple[FixChange, Outcome]] = []
-        said = _told(fired, before) if fired is not None else []
+        said = told(fired, before) if fired is not None else []
         if fired is not None and expect.logs:
-            said += self._chosen(fired, expect, before)
+            said += chosen(fired, expect, self.decls)
         changes = [*said, *self.fixes(f, expect, target, before, fired)]
         if expect.logs:
             # A notice is expected behaviour: its fix chooses explicitly, it never gives the
@@ -334,15 +326,15 @@ class Search:
     ) -> tuple[FixChange, Launch] | None:
         # What the new error itself lists ("Available devices: ['mlx5_0', ...]") refines the
         # option the fix set.
-        for told in _told(result, after):
-            if {n for _, n, _ in told.edits} <= {n for _, n, _ in change.edits}:
+        for offer in told(result, after):
+            if {n for _, n, _ in offer.edits} <= {n for _, n, _ in change.edits}:
                 merged = FixChange(
-                    tuple(e for e in change.edits if e[1] not in {n for _, n, _ in told.edits})
-                    + told.edits,
+                    tuple(e for e in change.edits if e[1] not in {n for _, n, _ in offer.edits})
+                    + offer.edits,
                     change.source,
                     change.note,
                 )
-                return merged, candidates.apply(after, told, self.decls)
+                return merged, candidates.apply(after, offer, self.decls)
         other = self.neighbour(result.file, result.line)
         if other is None or other.site.line == f.site.line:
             return None
@@ -473,7 +465,7 @@ class Search:
             # wanting them not to fire.
             read = {a for w in out for a in re.findall(r"\bself\.(\w+)", w["test"])}
             read &= set(self.fields)  # options a launch sets; derived values are not reset
-            resets = steps.class_resets(self.source(site.file), self.args_class)
+            resets = reading.class_resets(self.source(site.file), self.args_class)
             seen = {(w.get("function"), w["line"]) for w in out}
             for attr in sorted(read & set(resets)):
                 for method, line, test, holds in resets[attr][:12]:
@@ -487,7 +479,7 @@ class Search:
 
     def _test(self, file: str, function: str | None, g: Guard) -> str | None:
         """A guard's test as the watch evaluates it: locals replaced by what they were
-        assigned; an except clause as "its try body raises" (steps.try_test); None when the
+        assigned; an except clause as "its try body raises" (reading.try_test); None when the
         watch cannot evaluate it."""
         if g.kind == "try":
             raw = self._steps("try", file, function, g.line, g.test)
@@ -501,7 +493,7 @@ class Search:
 
     def _item(self, line: int, test: str, want: bool, file: str) -> dict[str, Any]:
         """One watched guard; `vars`: attributes that methods it calls on self read."""
-        reads = steps.method_reads(self.source(file), self.args_class)
+        reads = reading.method_reads(self.source(file), self.args_class)
         called = re.findall(r"\bself\.(\w+)\(", test)
         extra = sorted({a for m in called for a in reads.get(m, ()) if a in self.fields})
         return {"line": line, "test": test, "want": want, "vars": extra}
@@ -569,7 +561,7 @@ class Search:
                     # Nothing short of undoing the launch: ask that check's own guards, where
                     # they run, for values that turn it around (one more run).
                     options += self._solve_neighbour(other, launch)
-                if _reads_model(other):
+                if reads_model(other):
                     # The earlier check is about the model (`is_deepseek_nsa(hf_config)`):
                     # the record's check may be about another kind of model too.
                     options += self._other_models(launch)
@@ -584,11 +576,11 @@ class Search:
             options = self._parse_repairs(out.reason)
         elif out.status == "passed":
             options = self._guard_repairs(out)
-        elif out.status == "undecidable" and (m := _MISSING_FACT.search(out.reason)):
+        elif out.status == "undecidable" and (m := MISSING_FACT.search(out.reason)):
             # The check read what the model profile does not declare (an Exaone config's
             # sliding_window_pattern): a profile that declares it describes that model.
             options = self._other_models(launch, ("config." if m.group(1) else "") + m.group(2))
-        if out.status == "passed" and _about_model(out, watch):
+        if out.status == "passed" and about_model(out, watch):
             # No option makes the path hold and a guard reads the model: the check may be
             # about another kind of model.
             options += self._other_models(launch)
@@ -606,20 +598,6 @@ class Search:
             for name in self.models
             if name != current and (not attribute or attribute in self.profiles[name])
         ]
-
-    def _chosen(self, out: Outcome, expect: Expect, before: Launch) -> list[FixChange]:
-        """What a notice says SGLang chose ("change page_size to 64", "deepep_mode=`normal`",
-        "reset to 48"), as the option set to that value explicitly: the warning's own fix."""
-        by_dest = {d.dest: name for name, d in self.decls.items()}
-        found: list[FixChange] = []
-        for log in out.logs:
-            if log.file != expect.file or not (expect.line <= log.line <= expect.end_line):
-                continue
-            for attr, value in _CHOSEN.findall(log.message):
-                flag = by_dest.get(attr) or by_dest.get(attr.replace("-", "_").lstrip("_"))
-                if flag and candidates._value_ok(flag, value, self.decls):
-                    found.append(FixChange((("set", flag, value),), "advice", log.message[:120]))
-        return found[:4]
 
     def _solve_neighbour(self, other: Facts, launch: Launch) -> list[FixChange]:
         site = other.site
@@ -727,23 +705,6 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
     return sorted(found, key=key)
 
 
-_MODEL_WORDS = re.compile(
-    r"hf_config|model_arch|model_config|architectures|is_multimodal|get_model_config|nsa"
-)
-# stubs.MissingFact's message, as the run's reason reports it
-_MISSING_FACT = re.compile(
-    r"the profile's model(?:'s hf_config|( config)) does not declare '(\w+)'"
-)
-
-
-def _reads_model(f: Facts) -> bool:
-    """The check's own path reads the model (its config, its architecture)."""
-    return any(
-        _MODEL_WORDS.search(r.guard.test) or any(a.topic == "model" for a in r.atoms)
-        for r in f.readings
-    )
-
-
 def _undoes(c: FixChange, launch: Launch) -> bool:
     """Drops or empties an option the launch set, or unsets or changes an environment
     variable it set (`FAKE_TURBO=true` where the code wants "1" gives turbo up as surely as
@@ -752,100 +713,6 @@ def _undoes(c: FixChange, launch: Launch) -> bool:
         (op == "env" and any(k == n and old != v for k, old in launch.env))
         or (op != "env" and launch.has(n) and (op == "drop" or v in ("", None)))
         for op, n, v in c.edits
-    )
-
-
-def _about_model(out: Outcome, watch: Sequence[Mapping[str, Any]]) -> bool:
-    """A watched guard came out wrong that reads the model, or that no option value rights
-    (a method of the model config, say), or the run never reached the function (a caller
-    gated on the model)."""
-    tests = {str(w["line"]): w["test"] for w in watch}
-    wrong = [
-        (tests.get(line, ""), g["solutions"])
-        for line, g in out.trace.get("guards", {}).items()
-        if g.get("value") is not None and "solutions" in g
-    ]
-    return not out.trace.get("entered", True) or any(
-        _MODEL_WORDS.search(test) or not solutions for test, solutions in wrong
-    )
-
-
-# "<option> to <value>", "<option>=<value>", "<option> of <value>" in a notice's own words.
-_CHOSEN = re.compile(r"\b([a-z][a-z0-9_-]{2,})`?\s*(?:=|\bto\b|\bof\b|\bis\b)\s*[`'\"]?([\w.-]+)")
-_QUOTED = re.compile(r"'([\w.:/@+-]{1,64})'")
-
-
-def _told(out: Outcome, launch: Launch) -> list[FixChange]:
-    """Values the run's own error message offers for an option the launch set to a value it
-    quotes back ("Invalid IB devices specified: ['x']. Available devices: ['mlx5_0']"): the
-    runtime counterpart of the message's advice."""
-    if out.status != "raised" or not out.message:
-        return []
-    quoted = list(dict.fromkeys(_QUOTED.findall(out.message)))
-    out_: list[FixChange] = _told_json(out.message, quoted, launch)
-    for option, value in launch.args:
-        shown = value if isinstance(value, str) else None
-        if not shown or f"'{shown}'" not in out.message:
-            continue
-        for word in quoted:
-            if word != shown and word not in shown:
-                out_.append(FixChange(((("set", option, word)),), "advice", out.message[:120]))
-    return out_[:4]
-
-
-def _told_json(message: str, quoted: Sequence[str], launch: Launch) -> list[FixChange]:
-    """The same for a JSON object the launch set: a key the error quotes back replaced by
-    each other word it quotes ("Invalid modality 'x' ... Allowed: ['image', ...]"), or the
-    words it says are missing added as keys ("does not contain 'lora_name' and 'lora_path'
-    keys")."""
-    out: list[FixChange] = []
-    for option, value in launch.args:
-        items = list(value) if isinstance(value, tuple) else [value]
-        for i, item in enumerate(items):
-            obj = _json_object(item)
-            if obj is None:
-                continue
-            bad = [k for k in obj if f"'{k}'" in message]
-            others = [w for w in quoted if w not in obj]
-            fixed = []
-            if bad:
-                fixed = [{**{k: v for k, v in obj.items() if k != bad[0]}, w: obj[bad[0]]}
-                         for w in others]  # fmt: skip
-            elif others and re.search(r"\b(contain|missing|requires?|keys?)\b", message):
-                fixed = [{**obj, **dict.fromkeys(others, "x")}]
-            for new in fixed[:3]:
-                words = [*items[:i], json.dumps(new), *items[i + 1 :]]
-                shown = tuple(words) if isinstance(value, tuple) else words[0]
-                out.append(FixChange((("set", option, shown),), "advice", message[:120]))  # type: ignore[arg-type]
-    return out
-
-
-def _json_object(text: Any) -> dict | None:
-    if not isinstance(text, str) or not text.strip().startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _words_pattern(words: Sequence[str]) -> re.Pattern[str]:
-    """Any of `words`: an identifier as a whole word, a path or dotted name as it is."""
-    parts = [
-        rf"\b{re.escape(w)}\b" if w.isidentifier() else re.escape(w)
-        for w in sorted(set(words), key=len, reverse=True)
-    ]
-    return re.compile("|".join(parts))
-
-
-def _about_platform(f: Facts, out: Outcome | None) -> bool:
-    """The path tests the platform, the GPU or a package, so another profile may reach it."""
-    del out  # another profile is tried only for a check whose own path reads a probe
-    topics = {a.topic for r in f.readings for a in r.atoms}
-    machine = re.compile(r"\bos\.(path\.\w+|listdir)\(|\btorch\.(cuda|version)\b|get_device_\w+\(")
-    return bool(topics & {"platform", "hardware", "package"}) or any(
-        machine.search(r.guard.test) for r in f.readings
     )
 
 

@@ -25,7 +25,7 @@ from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
 from kverr.records.pattern import pattern_for
-from kverr.verify import steps
+from kverr.verify import reading
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.judge import Expect
 from kverr.verify.search import Found, Search, fields_of
@@ -273,7 +273,7 @@ def verify_revision(
     loaded = set(info["loaded"].values())
     texts = {ex.source.path: ex.source.text for ex in exts}
     main = texts.get(session.spec.main_path, "")
-    fields = fields_of(decls, steps.assigned_values(main, session.spec.args_class))
+    fields = fields_of(decls, reading.assigned_values(main, session.spec.args_class))
 
     def searcher(worker: int) -> Search:
         runners = {

@@ -1,11 +1,11 @@
-"""How the search reads a check's guards before the watch evaluates them (verify/steps.py):
+"""How the search reads a check's guards before the watch evaluates them (verify/reading.py):
 locals replaced by what they hold, an except clause as "its try body raises", the values the
 validation code assigns an attribute. Table tests on a fixture of our own."""
 
 from __future__ import annotations
 
 import pytest
-from kverr.verify import solve, steps
+from kverr.verify import reading, solve
 
 SOURCE = """\
 class Args:
@@ -52,25 +52,26 @@ def line(needle: str) -> int:
     ],
 )  # fmt: skip
 def test_locals_read_as_what_they_hold(test: str, at: str, expected: str) -> None:
-    assert steps.inline_locals(SOURCE, "Args.check", test, line(at)) == expected
+    assert reading.inline_locals(SOURCE, "Args.check", test, line(at)) == expected
 
 
 def test_an_except_clause_reads_as_its_try_body_raising() -> None:
     first_try = line("first = float") - 1
-    assert steps.try_test(SOURCE, "Args.check", first_try, "except (ValueError, IndexError)") == (
+    assert reading.try_test(SOURCE, "Args.check", first_try, "except (ValueError, IndexError)") == (
         "__kverr_raises__(lambda: (float(rule[1]), int(float(rule[1]))), (ValueError, IndexError))"
     )
     # An import (not an expression) in the body, or a bare except: nothing to evaluate.
     assert (
-        steps.try_test(SOURCE, "Args.check", line("import thing") - 1, "except ImportError") is None
+        reading.try_test(SOURCE, "Args.check", line("import thing") - 1, "except ImportError")
+        is None
     )
-    assert steps.try_test(SOURCE, "Args.check", first_try, "except BaseException") is None
+    assert reading.try_test(SOURCE, "Args.check", first_try, "except BaseException") is None
     assert solve.raises(lambda: float("x"), ValueError)
     assert not solve.raises(lambda: float("1"), ValueError)
 
 
 def test_the_values_the_validation_code_assigns() -> None:
-    assigned = steps.assigned_values(SOURCE, "Args")
+    assigned = reading.assigned_values(SOURCE, "Args")
     assert assigned["mode"] == ["null", "lru"]
     assert assigned["size"] is None  # `self.size * 2` is no literal: any value may come
     assert "other" not in assigned

@@ -1,0 +1,580 @@
+"""How a check's guards read, for the search and the watch: locals replaced by what they
+hold, the call sites of a helper and what its parameters hold there, what methods read and
+reset, the values the code assigns an attribute, an except clause as "its try body raises".
+
+Pure stdlib `ast` over a revision's source text, memoised per text (a build asks per guard).
+steps.py plans which validation steps run; this module reads what the code inside them does.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+from typing import Any
+
+from kverr.verify.steps import Node, _definitions
+
+
+def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bool]]]:
+    """attribute -> [(line, test, holds)]: the `if` tests under which `function` assigns
+    `self.attribute` (the branch taken when the test `holds`). A launch option can be
+    overwritten that way before a later guard reads it."""
+    fn = _function(text, function)
+    if fn is None:
+        return {}
+    out: dict[str, list[tuple[int, str, bool]]] = {}
+
+    def walk(body: list[ast.stmt], ifs: tuple[tuple[int, str, bool], ...]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                test = ast.unparse(stmt.test)
+                walk(stmt.body, (*ifs, (stmt.lineno, test, True)))
+                walk(stmt.orelse, (*ifs, (stmt.lineno, test, False)))
+                continue
+            targets: list[ast.expr] = []
+            if isinstance(stmt, ast.Assign):
+                targets = list(stmt.targets)
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+                targets = [stmt.target]
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                    and ifs
+                ):
+                    out.setdefault(t.attr, []).extend(
+                        i for i in ifs if i not in out.get(t.attr, [])
+                    )
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and not isinstance(stmt, ast.If):
+                    walk(inner, ifs)
+
+    walk(fn.body, ())  # type: ignore[attr-defined]
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _defs_of(text: str) -> dict[Node, ast.AST]:
+    """The functions of one source text, parsed once (the search asks per guard)."""
+    try:
+        return _definitions({"": ast.parse(text)})
+    except SyntaxError:
+        return {}
+
+
+def _function(text: str, function: str | None) -> ast.AST | None:
+    return _defs_of(text).get(("", function)) if function else None
+
+
+@functools.lru_cache(maxsize=4096)
+def inline_locals(
+    text: str, function: str | None, test: str, line: int, params: tuple[tuple[str, str], ...] = ()
+) -> str:
+    """`test` with each local it reads replaced by the expression assigned to it before
+    `line` (when assigned exactly once there), so that the guard reads `self.x` directly and
+    a changed attribute changes it: `prefill_attn_backend in supported` becomes
+    `self.get_attention_backends()[0] in ['triton', ...]`. `params`: (name, expression) a
+    parameter holds on the path (see `parameters`)."""
+    fn = _function(text, function)
+    node = _parse_expr(test)
+    if fn is None or node is None:
+        return test
+    defs: dict[str, list[ast.expr]] = {}
+    looped: dict[str, ast.For] = {}
+    binders, top_ids = _binders(text, function)
+    for sub in binders:
+        first = _first_item(sub, line)
+        if first is not None:
+            # A loop, the test in its body: the watch evaluates the test in the first
+            # iteration, where the loop's names hold the first item's values.
+            for name, value in first.items():
+                defs.setdefault(name, []).append(value)
+                looped[name] = sub  # type: ignore[assignment]
+            continue
+        step = _refines(sub, looped, line)
+        if step is not None:
+            # `x = x.strip()` in that loop's body, before the test: x is the first item,
+            # stripped.
+            name, value = step
+            defs[name] = [_substitute(value, name, defs[name][-1])]
+            continue
+        if not isinstance(sub, ast.Assign) or sub.lineno >= line or len(sub.targets) != 1:
+            if isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
+                for t in ast.walk(sub.target if not isinstance(sub, ast.With) else sub):
+                    if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
+                        defs.setdefault(t.id, []).extend([None, None])  # type: ignore[list-item]
+            continue
+        target = sub.targets[0]
+        # An attribute of self counts only when set unconditionally (a statement of the
+        # function's own body): set in a branch, it keeps its earlier value on other paths.
+        top = id(sub) in top_ids
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        if any(not _key(e) or (isinstance(e, ast.Attribute) and not top) for e in names):
+            for e in names:
+                if _key(e):
+                    defs.setdefault(_key(e), []).extend([None, None])  # type: ignore[list-item]
+            continue
+        if isinstance(target, ast.Tuple):
+            for i, e in enumerate(target.elts):
+                index = ast.Subscript(value=sub.value, slice=ast.Constant(i), ctx=ast.Load())
+                defs.setdefault(_key(e), []).append(index)
+        else:
+            defs.setdefault(_key(target), []).append(sub.value)
+    once = {
+        name: exprs[0] for name, exprs in defs.items() if len(exprs) == 1 and exprs[0] is not None
+    }
+    for name, source in params:  # a parameter holds what the call site passes
+        if name not in defs:
+            expr = _parse_expr(source)
+            if expr is not None:
+                once[name] = expr
+    for _ in range(3):  # a local defined from another local
+        changed = False
+
+        class Inline(ast.NodeTransformer):
+            def visit_Name(self, n: ast.Name) -> ast.AST:
+                nonlocal changed
+                if isinstance(n.ctx, ast.Load) and n.id in once:
+                    changed = True
+                    return copy.deepcopy(once[n.id])  # never edit the cached function's tree
+                return n
+
+            def visit_Call(self, n: ast.Call) -> ast.AST:
+                # `getattr(self, "x")` (after the loop names are in) reads as `self.x`.
+                n = self.generic_visit(n)  # type: ignore[assignment]
+                if (
+                    isinstance(n.func, ast.Name)
+                    and n.func.id == "getattr"
+                    and len(n.args) == 2
+                    and isinstance(n.args[0], ast.Name)
+                    and n.args[0].id == "self"
+                    and isinstance(n.args[1], ast.Constant)
+                    and isinstance(n.args[1].value, str)
+                    and n.args[1].value.isidentifier()
+                ):
+                    return ast.Attribute(value=n.args[0], attr=n.args[1].value, ctx=ast.Load())
+                return n
+
+            def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
+                # `self.x_str` set once earlier in the function from options (`self.a_str,
+                # self.b_str = self.get_attention_backends()`) reads as that expression.
+                nonlocal changed
+                key = _key(n)
+                if isinstance(n.ctx, ast.Load) and key and key in once:
+                    changed = True
+                    return copy.deepcopy(once[key])
+                return self.generic_visit(n)
+
+        node = Inline().visit(node)
+        if not changed:
+            break
+    return ast.unparse(node)
+
+
+_BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)
+
+
+@functools.lru_cache(maxsize=256)
+def _binders(text: str, function: str | None) -> tuple[tuple[ast.AST, ...], frozenset[int]]:
+    """The statements of `function` that bind names, in ast.walk order, and the ids of its
+    own top-level statements: inline_locals asks once per guard, and walking a function of a
+    thousand lines each time is most of its cost."""
+    fn = _function(text, function)
+    if fn is None:
+        return (), frozenset()
+    nodes = tuple(n for n in ast.walk(fn) if isinstance(n, _BINDERS))
+    return nodes, frozenset(id(stmt) for stmt in fn.body)  # type: ignore[attr-defined]
+
+
+def _refines(node: ast.AST, looped: dict[str, ast.For], line: int) -> tuple[str, ast.expr] | None:
+    """(name, value) for `name = f(name)`, a statement of the body of the loop binding `name`,
+    before `line`."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return None
+    target = node.targets[0]
+    if not isinstance(target, ast.Name) or target.id not in looped or node.lineno >= line:
+        return None
+    if not any(node is stmt for stmt in looped[target.id].body):
+        return None
+    reads = any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(node.value))
+    return (target.id, node.value) if reads else None
+
+
+def _substitute(expr: ast.expr, name: str, value: ast.expr) -> ast.expr:
+    class Put(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
+            return copy.deepcopy(value) if n.id == name and isinstance(n.ctx, ast.Load) else n
+
+    return Put().visit(copy.deepcopy(expr))
+
+
+def _first_item(node: ast.AST, line: int) -> dict[str, ast.expr] | None:
+    """name -> value in the first iteration of `for a, b in [(x, y), ...]` (literal items)
+    when `line` lies in the loop's body; None otherwise."""
+    if not isinstance(node, ast.For) or not (node.lineno < line <= (node.end_lineno or 0)):
+        return None
+    if isinstance(node.target, ast.Name) and not isinstance(node.iter, (ast.List, ast.Tuple)):
+        # Any other iterable: its first item, `next(iter(self.x.keys()))`.
+        first = ast.Call(
+            func=ast.Name("next", ast.Load()),
+            args=[ast.Call(func=ast.Name("iter", ast.Load()), args=[node.iter], keywords=[])],
+            keywords=[],
+        )
+        return {node.target.id: first}
+    if not isinstance(node.iter, (ast.List, ast.Tuple)) or not node.iter.elts:
+        return None
+    item = node.iter.elts[0]
+    if isinstance(node.target, ast.Name):
+        return {node.target.id: item} if isinstance(item, ast.Constant) else None
+    if isinstance(node.target, ast.Tuple) and isinstance(item, (ast.Tuple, ast.List)):
+        names = node.target.elts
+        if len(names) == len(item.elts) and all(isinstance(e, ast.Name) for e in names):
+            if all(isinstance(v, ast.Constant) for v in item.elts):
+                return {e.id: v for e, v in zip(names, item.elts, strict=True)}  # type: ignore[union-attr]
+    return None
+
+
+def _key(node: ast.expr) -> str:
+    """A local's name, or "self.x" for an attribute of self; "" for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"self.{node.attr}" if node.value.id == "self" else ""
+    return ""
+
+
+def _parse_expr(test: str) -> ast.expr | None:
+    try:
+        return ast.parse(test, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def call_guards(
+    text: str, args_class: str, function: str | None
+) -> tuple[str, list[tuple[int, str, bool]]] | None:
+    """Where `function` is called from within the file, and the `if` tests on the way to that
+    call: (caller, [(line, test, holds)]). The first call site in the file is taken."""
+    found = _call_site(text, args_class, function)
+    return (found[0], found[1]) if found else None
+
+
+@functools.lru_cache(maxsize=1024)
+def parameters(text: str, args_class: str, function: str | None) -> dict[str, str]:
+    """parameter -> the argument expression of the first call site (`buckets_rule` ->
+    `self.prompt_tokens_buckets`), or its default: what the parameter holds on that path."""
+    fn = _function(text, function)
+    found = _call_site(text, args_class, function)
+    if fn is None:
+        return {}
+    args = fn.args  # type: ignore[attr-defined]
+    names = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if names and names[0] == "self" and function and function.startswith(f"{args_class}."):
+        names = names[1:]
+    out: dict[str, str] = {}
+    defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True))
+    for name, default in defaults.items():
+        out[name] = ast.unparse(default)
+    if found is not None:
+        call = found[2]
+        for name, arg in zip(names, call.args, strict=False):
+            out[name] = ast.unparse(arg)
+        for kw in call.keywords:
+            if kw.arg in names:
+                out[kw.arg] = ast.unparse(kw.value)
+    return out
+
+
+def _call_site(
+    text: str, args_class: str, function: str | None
+) -> tuple[str, list[tuple[int, str, bool]], ast.Call] | None:
+    if not function:
+        return None
+    name = function.rsplit(".", 1)[-1]
+    is_method = function.startswith(f"{args_class}.")
+    return _call_index(text).get((name, is_method))
+
+
+@functools.lru_cache(maxsize=1024)
+def call_sites(
+    text: str, args_class: str, function: str | None, limit: int = 3
+) -> list[tuple[str, list[tuple[int, str, bool]], dict[str, str]]]:
+    """Up to `limit` call sites of `function`: (caller, the ifs on the way, parameter ->
+    argument expression). A helper called with different arguments from different branches
+    (`support_mamba_cache=False` for one model, True for another) is reached through one."""
+    if not function:
+        return []
+    name = function.rsplit(".", 1)[-1]
+    is_method = function.startswith(f"{args_class}.")
+    fn = _function(text, function)
+    return [
+        (caller, ifs, _bind(fn, call, is_method))
+        for caller, ifs, call in _all_calls(text).get((name, is_method), [])[:limit]
+    ]
+
+
+def _bind(fn: ast.AST | None, call: ast.Call | None, is_method: bool) -> dict[str, str]:
+    """parameter -> the argument expression the call passes, else its default."""
+    if fn is None:
+        return {}
+    args = fn.args  # type: ignore[attr-defined]
+    names = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if names and names[0] == "self" and is_method:
+        names = names[1:]
+    out = {
+        n: ast.unparse(d)
+        for n, d in zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True)
+    }
+    if call is not None:
+        for n, a in zip(names, call.args, strict=False):
+            out[n] = ast.unparse(a)
+        for kw in call.keywords:
+            if kw.arg in names:
+                out[kw.arg] = ast.unparse(kw.value)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _all_calls(
+    text: str,
+) -> dict[tuple[str, bool], list[tuple[str, list[tuple[int, str, bool]], ast.Call]]]:
+    """(callee name, called on self) -> every (caller, ifs on the way, call), in file order."""
+    out: dict[tuple[str, bool], list[tuple[str, list[tuple[int, str, bool]], ast.Call]]] = {}
+    for (_, caller), fn in _defs_of(text).items():
+        for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
+            f = call.func
+            if (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "self"
+            ):
+                key = (f.attr, True)
+            elif isinstance(f, ast.Name):
+                key = (f.id, False)
+            else:
+                continue
+            if not caller.endswith(f".{key[0]}") and caller != key[0]:
+                out.setdefault(key, []).append((caller, list(ifs), call))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _call_index(
+    text: str,
+) -> dict[tuple[str, bool], tuple[str, list[tuple[int, str, bool]], ast.Call]]:
+    """(callee name, called on self) -> (caller, the ifs on the way, the call), the first call
+    site in file order: one walk of the file instead of one per function asked about."""
+    out: dict[tuple[str, bool], tuple[str, list[tuple[int, str, bool]], ast.Call]] = {}
+    for (_, caller), fn in _defs_of(text).items():
+        for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
+            f = call.func
+            if (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "self"
+            ):
+                key = (f.attr, True)
+            elif isinstance(f, ast.Name):
+                key = (f.id, False)
+            else:
+                continue
+            if not caller.endswith(f".{key[0]}") and caller != key[0]:
+                out.setdefault(key, (caller, list(ifs), call))
+    return out
+
+
+def _calls_in(
+    body: list[ast.stmt], ifs: tuple[tuple[int, str, bool], ...]
+) -> list[tuple[tuple[tuple[int, str, bool], ...], ast.Call]]:
+    """Every call in `body` with the `if` tests enclosing it, in source order."""
+    found: list[tuple[tuple[tuple[int, str, bool], ...], ast.Call]] = []
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            found += [(ifs, c) for c in _shallow_calls(stmt.test)]
+            test = ast.unparse(stmt.test)
+            found += _calls_in(stmt.body, (*ifs, (stmt.lineno, test, True)))
+            found += _calls_in(stmt.orelse, (*ifs, (stmt.lineno, test, False)))
+            continue
+        found += [(ifs, c) for c in _shallow_calls(stmt)]
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list):
+                inner = [x for x in block if isinstance(x, ast.stmt)]
+                for h in block:
+                    if isinstance(h, ast.ExceptHandler):
+                        inner += h.body
+                found += _calls_in(inner, ifs)
+    return found
+
+
+def _shallow_calls(node: ast.AST) -> list[ast.Call]:
+    """Calls in `node`, not entering nested statements (their own ifs are walked apart)."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Call):
+            out.append(n)
+        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, ast.stmt))
+    return out[::-1]
+
+
+@functools.lru_cache(maxsize=8)
+def method_reads(text: str, args_class: str) -> dict[str, frozenset[str]]:
+    """method -> the `self.x` attributes it reads, through the methods it calls, for the
+    args class's methods: a guard calling `self.get_attention_backends()` depends on
+    attention_backend and its prefill/decode variants."""
+    own: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+    for (_, qual), fn in _defs_of(text).items():
+        cls, _, name = qual.partition(".")
+        if cls != args_class or not name:
+            continue
+        reads, called = set(), set()
+        for n in ast.walk(fn):
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+            ):
+                reads.add(n.attr)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                f = n.func
+                if isinstance(f.value, ast.Name) and f.value.id == "self":
+                    called.add(f.attr)
+        own[name], calls[name] = reads, called
+    out = {}
+    for name in own:
+        seen, todo, reads = {name}, [name], set()
+        while todo:
+            m = todo.pop()
+            reads |= own.get(m, set())
+            for c in calls.get(m, ()):
+                if c in own and c not in seen:
+                    seen.add(c)
+                    todo.append(c)
+        out[name] = frozenset(reads - set(own))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def words_of(text: str, function: str | None) -> tuple[str, ...]:
+    """Short string constants of a function (`"tse"`, `"default"`): values its checks compare
+    with, which a list-valued option may need."""
+    fn = _function(text, function)
+    if fn is None:
+        return ()
+    out = [
+        n.value
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Constant)
+        and type(n.value) is str
+        and 0 < len(n.value) <= 24
+        and " " not in n.value
+        and "{" not in n.value
+        and not n.value.startswith("-")  # a flag's name, never a value on a command line
+    ]
+    return tuple(dict.fromkeys(out))
+
+
+@functools.lru_cache(maxsize=8)
+def class_resets(text: str, args_class: str) -> dict[str, list[tuple[str, int, str, bool]]]:
+    """attribute -> [(method, line, test, holds)]: every `if` under which a method of the args
+    class assigns `self.attribute` (`_handle_data_parallelism` turns enable_dp_attention off
+    when dp_size == 1, whichever check reads it later)."""
+    out: dict[str, list[tuple[str, int, str, bool]]] = {}
+    for (_, qual), _fn in _defs_of(text).items():
+        if not qual.startswith(f"{args_class}."):
+            continue
+        for attr, found in resets(text, qual).items():
+            out.setdefault(attr, []).extend((qual, *f) for f in found)
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def try_test(text: str, function: str | None, line: int, caught: str) -> str | None:
+    """The condition of an except clause as an expression the watch can evaluate: "the try
+    body at `line` raises what the clause catches" (`caught`: the guard's text, "except
+    (ValueError, IndexError)"). The body's assignments and calls become a tuple evaluated in a
+    lambda (a name the body assigned reads as its expression), so that the solver can ask
+    which option values make `float(buckets_rule[1])` raise. None for a body with other
+    statements (loops, branches), or a clause that catches everything."""
+    fn = _function(text, function)
+    types = caught.removeprefix("except ").strip()
+    if fn is None or types in ("", "BaseException", "Exception"):
+        return None
+    node = next((n for n in ast.walk(fn) if isinstance(n, ast.Try) and n.lineno == line), None)
+    if node is None:
+        return None
+    assigned: dict[str, ast.expr] = {}
+    values: list[ast.expr] = []
+
+    class Inline(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
+            if isinstance(n.ctx, ast.Load) and n.id in assigned:
+                return copy.deepcopy(assigned[n.id])
+            return n
+
+    for stmt in node.body:
+        if isinstance(stmt, ast.Expr):
+            values.append(Inline().visit(copy.deepcopy(stmt.value)))
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            value = Inline().visit(copy.deepcopy(stmt.value))
+            values.append(value)
+            if isinstance(stmt.targets[0], ast.Name):
+                assigned[stmt.targets[0].id] = value
+        else:
+            return None
+    if not values:
+        return None
+    body = ast.unparse(ast.Tuple(elts=values, ctx=ast.Load()))
+    return f"__kverr_raises__(lambda: {body}, {types})"
+
+
+@functools.lru_cache(maxsize=8)
+def assigned_values(text: str, args_class: str) -> dict[str, list[Any] | None]:
+    """attribute -> every literal the args class's methods assign to `self.attribute` (None
+    when one assignment is not a literal): with the parser's choices, every value the
+    attribute can hold during validation."""
+    out: dict[str, list[Any] | None] = {}
+    for (_, qual), fn in _defs_of(text).items():
+        if not qual.startswith(f"{args_class}.") or qual.endswith(".__init__"):
+            continue
+        for node in ast.walk(fn):
+            targets: list[ast.expr] = []
+            value: ast.expr | None = None
+            if isinstance(node, ast.Assign):
+                targets, value = list(node.targets), node.value
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets, value = [node.target], None
+            for t in targets:
+                if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)):
+                    continue
+                if t.value.id != "self":
+                    continue
+                try:
+                    literal = ast.literal_eval(value) if value is not None else _NOT_LITERAL
+                except (ValueError, SyntaxError, TypeError):
+                    literal = _NOT_LITERAL
+                known = out.setdefault(t.attr, [])
+                if literal is _NOT_LITERAL or known is None:
+                    out[t.attr] = None
+                elif literal not in known:
+                    known.append(literal)
+    return out
+
+
+_NOT_LITERAL = object()
+
+
+@functools.lru_cache(maxsize=1024)
+def function_text(text: str, function: str | None) -> str:
+    """The source of `function` (a method or a module-level function), "" when not found."""
+    fn = _function(text, function)
+    if fn is None:
+        return ""
+    lines = text.splitlines()
+    return "\n".join(lines[fn.lineno - 1 : fn.end_lineno])  # type: ignore[attr-defined]

@@ -1,0 +1,93 @@
+"""What a run's own output offers the fix search: the values an error message quotes for an
+option the launch set ("Available devices: ['mlx5_0']"), the keys it says a JSON value lacks,
+and what a notice says SGLang chose for the user ("reset to 48"). The runtime counterpart of
+the message's advice (records.knowledge.candidates); the harness still runs every offer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kverr.records.knowledge import candidates
+from kverr.verify.harness import Outcome
+from kverr.verify.judge import Expect
+
+from kverr.ftypes import FixChange, FlagDecl, Launch
+
+# "<option> to <value>", "<option>=<value>", "<option> of <value>" in a notice's own words.
+_CHOSEN = re.compile(r"\b([a-z][a-z0-9_-]{2,})`?\s*(?:=|\bto\b|\bof\b|\bis\b)\s*[`'\"]?([\w.-]+)")
+
+_QUOTED = re.compile(r"'([\w.:/@+-]{1,64})'")
+
+
+def chosen(out: Outcome, expect: Expect, decls: Mapping[str, FlagDecl]) -> list[FixChange]:
+    """What a notice says SGLang chose ("change page_size to 64", "deepep_mode=`normal`",
+    "reset to 48"), as the option set to that value explicitly: the warning's own fix."""
+    by_dest = {d.dest: name for name, d in decls.items()}
+    found: list[FixChange] = []
+    for log in out.logs:
+        if log.file != expect.file or not (expect.line <= log.line <= expect.end_line):
+            continue
+        for attr, value in _CHOSEN.findall(log.message):
+            flag = by_dest.get(attr) or by_dest.get(attr.replace("-", "_").lstrip("_"))
+            if flag and candidates._value_ok(flag, value, dict(decls)):
+                found.append(FixChange((("set", flag, value),), "advice", log.message[:120]))
+    return found[:4]
+
+
+def told(out: Outcome, launch: Launch) -> list[FixChange]:
+    """Values the run's own error message offers for an option the launch set to a value it
+    quotes back ("Invalid IB devices specified: ['x']. Available devices: ['mlx5_0']"): the
+    runtime counterpart of the message's advice."""
+    if out.status != "raised" or not out.message:
+        return []
+    quoted = list(dict.fromkeys(_QUOTED.findall(out.message)))
+    out_: list[FixChange] = told_json(out.message, quoted, launch)
+    for option, value in launch.args:
+        shown = value if isinstance(value, str) else None
+        if not shown or f"'{shown}'" not in out.message:
+            continue
+        for word in quoted:
+            if word != shown and word not in shown:
+                out_.append(FixChange(((("set", option, word)),), "advice", out.message[:120]))
+    return out_[:4]
+
+
+def told_json(message: str, quoted: Sequence[str], launch: Launch) -> list[FixChange]:
+    """The same for a JSON object the launch set: a key the error quotes back replaced by
+    each other word it quotes ("Invalid modality 'x' ... Allowed: ['image', ...]"), or the
+    words it says are missing added as keys ("does not contain 'lora_name' and 'lora_path'
+    keys")."""
+    out: list[FixChange] = []
+    for option, value in launch.args:
+        items = list(value) if isinstance(value, tuple) else [value]
+        for i, item in enumerate(items):
+            obj = _json_object(item)
+            if obj is None:
+                continue
+            bad = [k for k in obj if f"'{k}'" in message]
+            others = [w for w in quoted if w not in obj]
+            fixed = []
+            if bad:
+                fixed = [{**{k: v for k, v in obj.items() if k != bad[0]}, w: obj[bad[0]]}
+                         for w in others]  # fmt: skip
+            elif others and re.search(r"\b(contain|missing|requires?|keys?)\b", message):
+                fixed = [{**obj, **dict.fromkeys(others, "x")}]
+            for new in fixed[:3]:
+                words = [*items[:i], json.dumps(new), *items[i + 1 :]]
+                shown = tuple(words) if isinstance(value, tuple) else words[0]
+                out.append(FixChange((("set", option, shown),), "advice", message[:120]))  # type: ignore[arg-type]
+    return out
+
+
+def _json_object(text: Any) -> dict | None:
+    if not isinstance(text, str) or not text.strip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

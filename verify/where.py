@@ -1,0 +1,83 @@
+"""Which platform and model a check is tried on: how a launch's model differs from the
+default profile (for the verification's "model"), whether a check's path reads the model or
+the machine, and which profiles answer something its code reads differently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kverr.records.knowledge.facts import Facts
+from kverr.verify.harness import Outcome
+
+from kverr.ftypes import Launch
+
+
+def model_label(launch: Launch, profiles: Mapping[str, Mapping[str, Any]]) -> str:
+    """How a launch's model differs from the default profile, in a few words ("" if not);
+    `profiles`: name -> its hf_config, so that an attribute the profile has anyway is not
+    named again."""
+    model = dict(launch.model)
+    profile = model.pop("profile", None)
+    own = profiles.get(profile or "", {})
+    extra = ", ".join(
+        f"{k} {' '.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+        for k, v in sorted(model.items())
+        if not (isinstance(v, (list, tuple)) and list(v) == list(own.get(k, ())) or own.get(k) == v)
+    )
+    if profile and extra:
+        return f"{profile} with {extra}"
+    return profile or (f"the default model with {extra}" if extra else "")
+
+
+_MODEL_WORDS = re.compile(
+    r"hf_config|model_arch|model_config|architectures|is_multimodal|get_model_config|nsa"
+)
+
+
+# stubs.MissingFact's message, as the run's reason reports it
+MISSING_FACT = re.compile(r"the profile's model(?:'s hf_config|( config)) does not declare '(\w+)'")
+
+
+def reads_model(f: Facts) -> bool:
+    """The check's own path reads the model (its config, its architecture)."""
+    return any(
+        _MODEL_WORDS.search(r.guard.test) or any(a.topic == "model" for a in r.atoms)
+        for r in f.readings
+    )
+
+
+def about_model(out: Outcome, watch: Sequence[Mapping[str, Any]]) -> bool:
+    """A watched guard came out wrong that reads the model, or that no option value rights
+    (a method of the model config, say), or the run never reached the function (a caller
+    gated on the model)."""
+    tests = {str(w["line"]): w["test"] for w in watch}
+    wrong = [
+        (tests.get(line, ""), g["solutions"])
+        for line, g in out.trace.get("guards", {}).items()
+        if g.get("value") is not None and "solutions" in g
+    ]
+    return not out.trace.get("entered", True) or any(
+        _MODEL_WORDS.search(test) or not solutions for test, solutions in wrong
+    )
+
+
+def words_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    """Any of `words`: an identifier as a whole word, a path or dotted name as it is."""
+    parts = [
+        rf"\b{re.escape(w)}\b" if w.isidentifier() else re.escape(w)
+        for w in sorted(set(words), key=len, reverse=True)
+    ]
+    return re.compile("|".join(parts))
+
+
+def about_platform(f: Facts, out: Outcome | None) -> bool:
+    """The path tests the platform, the GPU or a package, so another profile may reach it."""
+    del out  # another profile is tried only for a check whose own path reads a probe
+    topics = {a.topic for r in f.readings for a in r.atoms}
+    machine = re.compile(r"\bos\.(path\.\w+|listdir)\(|\btorch\.(cuda|version)\b|get_device_\w+\(")
+    return bool(topics & {"platform", "hardware", "package"}) or any(
+        machine.search(r.guard.test) for r in f.readings
+    )
