@@ -154,6 +154,14 @@ def peak_rss_mb(cmd: list[str], timeout: float, env: dict[str, str]) -> tuple[fl
     return usage.ru_maxrss / 1024, ended + (f" ({err[-1][:100]})" if err else "")
 
 
+def load_catalog(catalog: str) -> None:
+    code = (
+        "from kverr.catalog import load_datasets, store;"
+        f"load_datasets(store.packaged_datasets(), {catalog!r})"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def memory_probe(catalog: str, timeout: float, big_mb: int) -> None:
     env = {**os.environ, "KVERR_CATALOG": catalog}
     kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
@@ -313,11 +321,12 @@ def main() -> None:
     ap.add_argument("--big-mb", type=int, default=200)
     args = ap.parse_args()
     only = set(args.only.split(","))
-    from kverr.catalog import load_dataset, store
-
     with tempfile.TemporaryDirectory() as tmp:
-        catalog = str(Path(tmp) / "sglang.duckdb")
-        load_dataset(store.packaged_dataset_dir(), catalog)
+        catalog = str(Path(tmp) / "kverr.duckdb")
+        # Every shipped project (SGLang and vLLM), as `kverr explain` sees them. Loaded by a
+        # child: Linux carries a parent's peak RSS into the ru_maxrss of every child it forks,
+        # so this process must stay small for the memory probe's figures to be the child's own.
+        load_catalog(catalog)
         if "text" in only:
             text_probe(catalog, args.timeout)
         if "memory" in only:
