@@ -152,7 +152,7 @@ def probe_default_catalog(work: Path) -> list[tuple[str, str]]:
 
     env = {"XDG_CACHE_HOME": str(work / "cache"), "KVERR_CATALOG": ""}
     out = [("default catalog, first run", kverr("explain", LINE, env=env))]
-    cached = next((work / "cache" / "kverr").glob("sglang-*.duckdb"))
+    cached = next((work / "cache" / "kverr").glob("packaged-*.duckdb"))
     synth.damage(cached, "truncate")
     out.append(("default catalog truncated, run 2", kverr("explain", LINE, env=env)))
     out.append(("default catalog truncated, run 3", kverr("explain", LINE, env=env)))
