@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import re
@@ -427,9 +428,12 @@ class Catalog:
         if len(found) == 1 or (found and all(f["ord"] == found[0]["ord"] for f in found)):
             return found[0]
         where = f"of project {project!r} " if project else ""
-        why = "is ambiguous" if found else f"is not a revision {where}in this catalog"
+        if found:
+            raise NotFound(
+                f"version {rev!r} is ambiguous; list revisions with `kverr history` or pass a longer sha."
+            )
         raise NotFound(
-            f"version {rev!r} {why}; list revisions with `kverr history` or pass a release tag like v0.5.0."
+            f"version {rev!r} is not a revision {where}in this catalog; {_nearest_tags(rev, revs)}"
         )
 
     def verify(self) -> int:
@@ -479,3 +483,18 @@ def _open_default() -> Catalog:
         )
     # connect_read_only removed the damaged file; this builds it again.
     return Catalog(store.default_catalog_path(), cached=True)
+
+
+def _nearest_tags(rev: str, revs: list[dict[str, Any]]) -> str:
+    """The next step after an unknown version: the tags it most likely meant (`v0.5.0` when
+    only v0.5.0rc0..rc2 were tagged), else the newest tag as an example of the spelling."""
+    tags = [t for r in revs for t in r["tags"]]
+    want = rev if rev[:1] in "vV" else f"v{rev}"
+    close = [t for t in tags if t.startswith(want)][:3] or difflib.get_close_matches(
+        want, tags, n=3
+    )
+    if close:
+        return f"did you mean {', '.join(close)}? (`kverr history` lists them all)"
+    releases = [t for t in tags if t[:1] == "v" and t[1:2].isdigit()]  # not a snapshot label
+    example = f" like {releases[-1]}" if releases else ""
+    return f"list revisions with `kverr history` or pass a release tag{example}."

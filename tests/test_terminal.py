@@ -424,8 +424,9 @@ def test_search_pages(catalog, monkeypatch):
      (["search"], 2, "kverr: pass the words to look for or --flag NAME (one of them); e.g. `kverr search radix cache`.\n"),
      (["search", "a", "--flag", "x"], 2, "kverr: pass the words to look for or --flag NAME (one of them); e.g. `kverr search radix cache`.\n"),
      (["search", "--flag", "x", "--release", "v9"], 2, "kverr: version 'v9' is not a revision in this catalog; list revisions with `kverr history` or pass a release tag like v0.5.0.\n"),
-     (["diff", "v0.1.0", "v9"], 1, "kverr: version 'v9' is not a revision in this catalog; list revisions with `kverr history` or pass a release tag like v0.5.0.\n")],
-    ids=["show-unknown", "search-nothing", "search-both", "search-bad-release", "diff-bad-rev"],
+     (["diff", "v0.1.0", "v9"], 1, "kverr: version 'v9' is not a revision in this catalog; list revisions with `kverr history` or pass a release tag like v0.5.0.\n"),
+     (["diff", "v0.1.0", "0.5"], 1, "kverr: version '0.5' is not a revision in this catalog; did you mean v0.5.0? (`kverr history` lists them all)\n")],
+    ids=["show-unknown", "search-nothing", "search-both", "search-bad-release", "diff-bad-rev", "diff-near-release"],
 )  # fmt: skip
 def test_bad_input_is_one_line_with_the_next_step(catalog, monkeypatch, args, code, message):
     monkeypatch.setenv("KVERR_CATALOG", str(catalog))
