@@ -257,8 +257,14 @@ class Harness:
         }
         if os.environ.get("KVERR_VERIFY_DEBUG"):
             env["KVERR_VERIFY_DEBUG"] = "1"
+        # One hash seed for every child: a check that prints a set (`list(allowed)`) must read
+        # the same in each run, or a rebuild solves a different fix. So not -I, which would
+        # ignore PYTHONHASHSEED: the environment above is ours alone, -s leaves the user's site
+        # out and -P (3.11+) keeps the work dir, where a launch writes its files, off sys.path.
+        env["PYTHONHASHSEED"] = "0"
+        safe_path = ["-P"] if sys.version_info >= (3, 11) else []
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-m", "kverr.verify.child"],
+            [sys.executable, "-s", *safe_path, "-B", "-m", "kverr.verify.child"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=open(self._dir / "stderr.txt", "w"),  # noqa: SIM115 - the child owns it
