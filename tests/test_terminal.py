@@ -342,8 +342,12 @@ def test_shell_completion_completes_commands_and_options():
     env.update(COMP_WORDS="kverr explain --re", COMP_CWORD="2")
     res = subprocess.run([KVERR_SCRIPT], capture_output=True, text=True, env=env, timeout=60)
     assert res.stdout.split() == ["--release"]
-    script = CliRunner().invoke(app, ["--show-completion", "bash"], env={"SHELL": "/bin/bash"})
-    assert "_KVERR_COMPLETE" in script.stdout
+    # --show-completion names the shell it finds among its parent processes (not $SHELL): run
+    # it from bash, as a user would, so the test does not depend on what started pytest
+    # (`; :` keeps bash from exec'ing kverr in its own place)
+    script = subprocess.run(["bash", "-c", f"{KVERR_SCRIPT} --show-completion; :"],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "complete -o default -F _kverr_completion kverr" in script.stdout, script.stderr
 
 
 # ---------------------------------------------------------------- show, search, explain ID
