@@ -164,10 +164,15 @@ def test_releases_as_ranges(names, span, gaps):
 def test_history_lists_releases_as_ranges(catalog, monkeypatch):
     monkeypatch.setenv("KVERR_CATALOG", str(catalog))
     out = CliRunner().invoke(app, ["history", GAP["id"]]).stdout.splitlines()
+    # the same list, and count, as the card's Releases line and `show --json`'s `releases`
+    # (the newest commit is untagged: its short sha is one of them)
     assert out[-2:] == [
-        "releases: v0.1.0, v0.2.0, v0.4.0, v0.5.0 · 4 releases",
+        "releases: v0.1.0, v0.2.0, v0.4.0, v0.5.0, 7777777777 · 5 releases",
         "not in: v0.3.0, v0.3.1",
     ]
+    doc = json.loads(CliRunner().invoke(app, ["history", GAP["id"], "--json"]).stdout)
+    shown = json.loads(CliRunner().invoke(app, ["show", GAP["id"], "--json"]).stdout)
+    assert doc["releases"] == shown["releases"] == [*TAGS[:2], *TAGS[4:], "7777777777"]
 
 
 def test_gaps_show_on_the_card(catalog):
