@@ -390,6 +390,118 @@ def test_api_filters_by_project(api) -> None:
     assert api.post("/explain?project=tgi", content="x").status_code == 404
 
 
+VLLM_VERSION = "2026-05-19T18:44:32.000Z"  # vLLM's data rebuilt later than SGLang's
+
+
+@pytest.fixture(scope="module")
+def api_two_versions(built: dict, tmp_path_factory):
+    """The two datasets with different dataset versions, as shipped (each project is rebuilt
+    on its own), served over HTTP."""
+    import threading
+
+    import httpx
+    from kverr.feeds.api import bind, create_app, server_for
+
+    root = tmp_path_factory.mktemp("versions")
+    vllm = shutil.copytree(built["vllm"], root / "vllm")
+    manifest = json.loads((vllm / "manifest.json").read_text())
+    (vllm / "manifest.json").write_text(json.dumps({**manifest, "datasetVersion": VLLM_VERSION}))
+    lines = [json.loads(x) for x in (vllm / "records.jsonl").open()]
+    with (vllm / "records.jsonl").open("w") as f:
+        f.writelines(json.dumps({**x, "datasetVersion": VLLM_VERSION}) + "\n" for x in lines)
+    load_datasets([built["sglang"], vllm], root / "c.duckdb")
+    with open_catalog(root / "c.duckdb") as c:
+        sock = bind("127.0.0.1", 0)
+        server = server_for(create_app(c), sock)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
+            time.sleep(0.01)
+        with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=15) as h:
+            yield h, json.loads((built["sglang"] / "manifest.json").read_text())["datasetVersion"]
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_a_record_is_pinned_to_its_own_projects_dataset(api_two_versions) -> None:
+    """`/errors/{id}?dataset=` is immutable within the record's own project's dataset: pinning
+    a vLLM record to SGLang's version would cache it forever across a vLLM rebuild."""
+    api, sglang_version = api_two_versions
+    assert sglang_version != VLLM_VERSION
+    paste = "(APIServer pid=1) ValueError: LoRA needs max_num_seqs; pass --max-num-seqs."
+    rid = api.post("/explain", content=paste).json()["matches"][0]["record"]["id"]
+    doc = api.get(f"/errors/{rid}").json()
+    assert (doc["record"]["project"], doc["datasetVersion"]) == ("vllm", VLLM_VERSION)
+    pinned = api.get(f"/errors/{rid}", params={"dataset": VLLM_VERSION})
+    assert pinned.status_code == 200 and "immutable" in pinned.headers["cache-control"]
+    other = api.get(f"/errors/{rid}", params={"dataset": sglang_version})
+    assert other.status_code == 404 and VLLM_VERSION in other.json()["error"]
+    home = api.get("/").json()
+    assert [(p["name"], p["datasetVersion"]) for p in home["projects"]] == [
+        ("sglang", sglang_version),
+        ("vllm", VLLM_VERSION),
+    ]
+
+
+def test_versions_per_project(api_two_versions, built: dict) -> None:
+    api, sglang_version = api_two_versions
+    every = api.get("/versions").json()
+    assert {r["project"] for r in every["revisions"]} == {"sglang", "vllm"}
+    shas = {p: json.loads((built[p] / "revisions.jsonl").read_text())["sha"][:10]
+            for p in ("sglang", "vllm")}  # fmt: skip
+    # each project's newest (untagged) commit is a name `releases` holds, not only the last one
+    assert every["releases"] == [shas["sglang"], shas["vllm"]]
+    one = api.get("/versions", params={"project": "vllm"}).json()
+    assert (one["datasetVersion"], one["releases"]) == (VLLM_VERSION, [shas["vllm"]])
+    assert {r["project"] for r in one["revisions"]} == {"vllm"}
+    assert [p["name"] for p in one["projects"]] == ["vllm"]
+    assert api.get("/versions", params={"project": "tgi"}).status_code == 404
+    for name in every["releases"]:  # each one is accepted as version=
+        assert api.post(f"/explain?version={name}", content="x").status_code == 200
+
+
+def _undeclared(value, schema: dict, doc: dict, where: str = "") -> list[str]:
+    """Keys of an answer its OpenAPI schema does not declare (the Record is the record
+    schema itself, checked by test_api_ux)."""
+    while "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        if name == "Record":
+            return []
+        schema = doc["components"]["schemas"][name]
+    if isinstance(value, list) and "items" in schema:
+        return [p for v in value for p in _undeclared(v, schema["items"], doc, where + "[]")]
+    if not isinstance(value, dict) or "properties" not in schema:
+        return []
+    props = schema["properties"]
+    out = [f"{where}.{k}" for k in value if k not in props]
+    for k, v in value.items():
+        if k in props:
+            out += _undeclared(v, props[k], doc, f"{where}.{k}")
+    return out
+
+
+def test_every_answer_is_what_the_openapi_document_says(api_two_versions) -> None:
+    """A client generated from /openapi.json sees every field: each project-aware answer's
+    keys are declared (match.project, a flag's project, /versions' projects)."""
+    api, _ = api_two_versions
+    doc = api.get("/openapi.json").json()
+    paste = "(APIServer pid=1) ValueError: LoRA needs max_num_seqs; pass --max-num-seqs."
+    answers = {
+        ("/explain", "post"): api.post("/explain", content=paste).json(),
+        ("/search", "get"): api.get("/search", params={"q": "batch budget"}).json(),
+        ("/flags/{flag}", "get"): api.get("/flags/--max-num-seqs").json(),
+        ("/versions", "get"): api.get("/versions").json(),
+    }
+    assert answers[("/explain", "post")]["matches"][0]["project"]["name"] == "vllm"
+    for (path, method), body in answers.items():
+        schema = doc["paths"][path][method]["responses"]["200"]["content"]["application/json"]
+        assert _undeclared(body, schema["schema"], doc) == [], path
+    project = doc["paths"]["/versions"]["get"]["parameters"][0]
+    assert project["name"] == "project"
+
+
 def test_export_one_project(built: dict, tmp_path: Path) -> None:
     from kverr.feeds.exports import export
 
