@@ -534,3 +534,88 @@ def test_vllm_fixes_say_they_are_not_verified(built: dict, tmp_path: Path) -> No
     assert res.verify.runs == 0
     # not run is not rejected: the `vllm serve` fixes stay, marked by their verification
     assert any(r["exampleFix"].startswith("# before\nvllm serve MODEL") for r in recs)
+
+
+# ---------------------------------------------------------------- a site of both projects
+
+SGLANG_KV = '''\
+class ServerArgs:
+    kv_cache_dtype: str = "auto"
+
+    def _handle_kv(self):
+        if self.kv_cache_dtype == "fp8_e4m3" and self.enable_lora:
+            raise ValueError("SGLang cannot combine an fp8_e4m3 KV cache with LoRA.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--kv-cache-dtype", type=str, default="auto",
+                        choices=["auto", "fp8_e4m3"], help="SGLang's data type for the KV cache.")
+    parser.add_argument("--enable-lora", action="store_true", help="Serve LoRA adapters.")
+'''
+
+
+@pytest.fixture(scope="module")
+def both_site(built: dict, tmp_path_factory) -> Path:
+    """The combined site of a vLLM and an SGLang dataset that both declare --kv-cache-dtype,
+    each its own way."""
+    from kverr.feeds.exports import export
+
+    root = tmp_path_factory.mktemp("both-site")
+    src = root / "sglang-src" / "python" / "sglang" / "srt"
+    src.mkdir(parents=True)
+    (src / "server_args.py").write_text(SGLANG_KV, encoding="utf-8")
+    sglang = pipeline.build(out=root / "sglang", source=root / "sglang-src", command=["t"])
+    # as a dataset written before records carried `project`: its manifest says whose it is
+    lines = [json.loads(x) for x in (sglang.out / "records.jsonl").open()]
+    with (sglang.out / "records.jsonl").open("w") as f:
+        for x in lines:
+            x["record"].pop("project")
+            f.write(json.dumps(x) + "\n")
+    load_datasets([sglang.out, built["vllm"]], root / "c.duckdb")
+    export("site", root / "site", root / "c.duckdb")
+    return root / "site"
+
+
+def _page(site: Path, words: str) -> str:
+    title = f'<h1 class="err-title">{words}'
+    (page,) = [p for p in (site / "errors").glob("*.html") if title in p.read_text("utf-8")]
+    return page.read_text(encoding="utf-8")
+
+
+def test_a_site_of_two_projects_keeps_each_projects_flags(both_site: Path) -> None:
+    """A flag name both projects declare is described by the record's own project: an SGLang
+    page never shows vLLM's help or default for it (the last declaration loaded won)."""
+    sglang = _page(both_site, "SGLang cannot combine an fp8_e4m3 KV cache")
+    flags = sglang.split('<section id="flags">', 1)[1].split("</section>", 1)[0]
+    assert "SGLang&#x27;s data type for the KV cache." in flags and "CacheConfig" not in flags
+    vllm = _page(both_site, "An fp8 KV cache cannot be combined with LoRA")
+    flags = vllm.split('<section id="flags">', 1)[1].split("</section>", 1)[0]
+    assert "CacheConfig.cache_dtype" in flags and "SGLang&#x27;s data type" not in flags
+    # each page and row says which project it is from; related errors stay in the project
+    assert '<span class="badge project">SGLang</span>' in sglang
+    assert '<span class="badge project">vLLM</span>' in vllm
+    related = vllm.split('<section id="related">', 1)[-1]
+    assert "cannot combine an fp8_e4m3" not in related
+    # the flag's page gives each project's declaration under its name
+    page = (both_site / "flags" / "kv-cache-dtype.html").read_text(encoding="utf-8")
+    assert page.index("<h2>SGLang</h2>") < page.index("SGLang&#x27;s data type")
+    assert page.index("<h2>vLLM</h2>") < page.index("CacheConfig.cache_dtype")
+    index = (both_site / "index.html").read_text(encoding="utf-8")
+    assert index.count('<span class="badge project">') == index.count('<li class="err-row"')
+
+
+def test_a_site_of_one_project_has_no_project_badges(built: dict, tmp_path: Path) -> None:
+    from kverr.feeds.exports import export
+
+    export("site", tmp_path / "site", built["catalog"], project="vllm")
+    assert 'class="badge project"' not in (tmp_path / "site" / "index.html").read_text("utf-8")
+
+
+def test_markdown_export_keeps_each_projects_flags(both_site: Path, tmp_path: Path) -> None:
+    from kverr.feeds.exports import export
+
+    export("markdown", tmp_path / "md", both_site.parent / "c.duckdb")
+    pages = [p.read_text("utf-8") for p in (tmp_path / "md" / "errors").glob("*.md")]
+    (sglang,) = [p for p in pages if "cannot combine an fp8_e4m3" in p]
+    row = next(x for x in sglang.splitlines() if x.startswith("| `--kv-cache-dtype`"))
+    assert "SGLang's data type for the KV cache." in row and "CacheConfig" not in row
