@@ -619,3 +619,60 @@ def test_markdown_export_keeps_each_projects_flags(both_site: Path, tmp_path: Pa
     (sglang,) = [p for p in pages if "cannot combine an fp8_e4m3" in p]
     row = next(x for x in sglang.splitlines() if x.startswith("| `--kv-cache-dtype`"))
     assert "SGLang's data type for the KV cache." in row and "CacheConfig" not in row
+
+
+NOTICE_CONFIG = """\
+from dataclasses import dataclass
+
+from vllm.logger import init_logger
+
+logger = init_logger(__name__)
+
+
+@dataclass
+class SchedulerConfig:
+    async_scheduling: bool | None = None
+    executor_backend: str = "mp"
+
+    def __post_init__(self):
+        if self.async_scheduling is None:
+            if self.executor_backend not in ("mp", "uni"):
+                logger.warning_once("Async scheduling will be disabled for this backend.")
+                self.async_scheduling = False
+            else:
+                self.async_scheduling = True
+"""
+NOTICE_ENGINE = """\
+import argparse
+from dataclasses import dataclass
+
+from vllm.config.scheduler import SchedulerConfig
+from vllm.engine.arg_utils_kwargs import get_kwargs
+
+
+@dataclass
+class EngineArgs:
+    async_scheduling: bool | None = SchedulerConfig.async_scheduling
+    executor_backend: str = SchedulerConfig.executor_backend
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        kwargs = get_kwargs(EngineArgs)
+        parser.add_argument("--async-scheduling", **kwargs["async_scheduling"])
+        parser.add_argument("--executor-backend", **kwargs["executor_backend"])
+        return parser
+"""
+
+
+def test_a_notice_turns_a_vllm_switch_off_with_its_no_form(tmp_path: Path) -> None:
+    """vLLM's `bool | None` fields are BooleanOptionalAction switches: the code's choice
+    `False` is `--no-async-scheduling`; `--async-scheduling=False` is refused by argparse."""
+    src = tmp_path / "src" / "vllm"
+    (src / "config").mkdir(parents=True)
+    (src / "engine").mkdir()
+    (src / "config" / "scheduler.py").write_text(NOTICE_CONFIG, encoding="utf-8")
+    (src / "engine" / "arg_utils.py").write_text(NOTICE_ENGINE, encoding="utf-8")
+    res = pipeline.build(out=tmp_path / "o", source=tmp_path / "src", profile="vllm")
+    (rec,) = _by_message(_records(res.out), "Async scheduling will be disabled")
+    assert rec["exampleFix"].splitlines()[-1] == "vllm serve MODEL --no-async-scheduling"
+    assert "=False" not in rec["exampleFix"]
