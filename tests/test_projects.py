@@ -538,7 +538,7 @@ def test_vllm_fixes_say_they_are_not_verified(built: dict, tmp_path: Path) -> No
 
 # ---------------------------------------------------------------- a site of both projects
 
-SGLANG_KV = '''\
+SGLANG_KV = """\
 class ServerArgs:
     kv_cache_dtype: str = "auto"
 
@@ -551,7 +551,7 @@ def add_cli_args(parser):
     parser.add_argument("--kv-cache-dtype", type=str, default="auto",
                         choices=["auto", "fp8_e4m3"], help="SGLang's data type for the KV cache.")
     parser.add_argument("--enable-lora", action="store_true", help="Serve LoRA adapters.")
-'''
+"""
 
 
 @pytest.fixture(scope="module")
