@@ -534,6 +534,27 @@ async def _crash(request: Request, exc: Exception) -> JSONResponse:
     return _json({"error": "Internal error; the server log has details.", "status": 500}, 500)
 
 
+class _Cors(CORSMiddleware):
+    """Starlette's CORS, with a refused preflight answered in the API's error shape (it says
+    "Disallowed CORS origin" as plain text)."""
+
+    def preflight_response(self, request_headers) -> Response:
+        answer = super().preflight_response(request_headers)
+        if answer.status_code != 400:
+            return answer
+        what = answer.body.decode("utf-8", "replace").removeprefix("Disallowed CORS ")
+        headers = {
+            k: v
+            for k, v in answer.headers.items()
+            if k.lower() not in ("content-length", "content-type")
+        }
+        return JSONResponse(
+            {"error": f"This server does not allow that cross-origin request ({what}); the operator"
+                      " names allowed sites with kverr serve --cors-origin.", "status": 400},
+            status_code=400, headers={**headers, **_HEADERS},
+        )  # fmt: skip
+
+
 def create_app(
     cat, *, body_timeout: float = BODY_TIMEOUT, cors_origins: tuple[str, ...] = ()
 ) -> Starlette:
@@ -562,7 +583,7 @@ def create_app(
     if cors_origins:
         middleware.append(
             Middleware(
-                CORSMiddleware,
+                _Cors,
                 allow_origins=list(check_origins(cors_origins)),
                 allow_methods=["GET", "POST"],
                 allow_headers=["Content-Type", "If-None-Match"],
