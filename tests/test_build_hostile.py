@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kverr.extractor import bindings as bind
 from kverr.extractor import depth, extract_files
 from kverr.extractor import guards as guards_mod
 from kverr.extractor.sources import read_directory
@@ -177,8 +178,9 @@ def _count_calls(monkeypatch, module, name: str) -> list[int]:
         (cond, "_check_passed", lambda n: _raises(n)),
         (cond, "atoms_of", lambda n: _raises(n)),
         (guards_mod, "_exits", lambda n: _raises(10, early_returns=n)),
+        (bind, "_simple_assignments", lambda n: _raises(n, early_returns=n)),
     ],
-    ids=["earlier checks", "guards read", "early exits"],
+    ids=["earlier checks", "guards read", "early exits", "flag assignments"],
 )
 def test_work_per_function_is_linear_in_its_checks(monkeypatch, module, name, shape):
     """Counted, not timed: each further 100, 200 checks in one function add work in proportion
