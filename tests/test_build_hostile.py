@@ -311,3 +311,32 @@ def test_the_next_build_and_load_sweep_what_killed_ones_left(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [p.name for p in stale if p.exists()] == []
     assert (tmp_path / "ds" / "records.jsonl").is_file() and (tmp_path / "cat.duckdb").is_file()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "out", "stale"),
+    [
+        ("site", "site", [".site.tmp-{dead}", ".site.old-{dead}"]),
+        ("markdown", "md", [".md.tmp-{dead}"]),
+        ("jsonl", "errors.jsonl", [".errors.jsonl.{dead}.tmp"]),
+        ("parquet", "errors.parquet", [".errors.parquet.{dead}.tmp"]),
+    ],
+)
+def test_the_next_export_sweeps_what_killed_ones_left(tmp_path, fmt, out, stale):
+    """Exports build beside their output under names that carry their PID (a killed site
+    export used to leave a `.site.XXXXXXXX` folder no later run could judge)."""
+    from kverr.catalog import load_dataset, synth
+    from kverr.feeds.exports import export
+    from test_catalog import FIXTURE_RECORDS
+
+    cat = tmp_path / "c.duckdb"
+    load_dataset(synth.write_files(tmp_path / "ds", FIXTURE_RECORDS[:3]), cat)
+    work = tmp_path / "out"
+    work.mkdir()
+    export(fmt, work / out, cat)  # the output a killed re-export was replacing
+    left = [
+        _make(work / name.format(dead=DEAD), folder=not name.endswith(".tmp")) for name in stale
+    ]
+    export(fmt, work / out, cat)
+    assert [p.name for p in left if p.exists()] == []
+    assert sorted(p.name for p in work.iterdir()) == [out]
