@@ -145,16 +145,21 @@ def backtracking(sh: Shape, text: str, *, split: bool = False) -> int:
     Linear in the text (one `str.count` per literal run), and cheap next to the search it guards."""
     if not sh.runs:
         return 1 << 62  # nothing literal to start from
+    leading = sh.gaps[0] == "var" and not split
+    if not leading and "var" not in sh.gaps and sh.tail_gap != "var":
+        return len(sh.runs)  # literal text (and blanks): nothing to backtrack over
+    starts = text.count(sh.runs[0])
+    if not starts and not leading:
+        return 0  # `re` finds no start: one scan for the first literal
     rest = _TRIES if sh.tail_gap == "var" else 1
     for run, gap in zip(reversed(sh.runs[1:]), reversed(sh.gaps[1:]), strict=True):
         if gap == "var":
             rest = _TRIES + min(text.count(run), _TRIES) * rest
         else:
             rest += 1
-    starts = text.count(sh.runs[0])
-    if sh.gaps[0] == "var" and not split:
+    if leading:
         return len(text) * (_TRIES + min(starts, _TRIES) * rest)
-    return max(starts, 1) * rest
+    return starts * rest
 
 
 def searcher(pattern: str) -> Searcher:
