@@ -149,8 +149,13 @@ _deadline: ContextVar[tuple[float, float] | None] = ContextVar("kverr_deadline",
 @contextmanager
 def budget(seconds: float | None) -> Iterator[None]:
     """Inside the block, the matcher raises TooExpensive once this thread has spent `seconds`
-    of CPU (None: no limit, for a whole log the user asked to scan)."""
-    token = _deadline.set(None if seconds is None else (time.thread_time() + seconds, seconds))
+    of CPU (None: no limit, for a whole log the user asked to scan). A block inside another
+    never extends it: several texts of one request share the request's budget."""
+    outer = _deadline.get()
+    limit = None if seconds is None else (time.thread_time() + seconds, seconds)
+    if outer is not None and (limit is None or outer[0] < limit[0]):
+        limit = outer
+    token = _deadline.set(limit)
     try:
         yield
     finally:
