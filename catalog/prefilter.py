@@ -17,8 +17,10 @@ again so such a key is still seen.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 
 from kverr.catalog import patterns
 
@@ -32,6 +34,7 @@ TRACEBACK = r"Traceback \(most recent call last\)"
 # a cut mark ending a line (normalize.CUT_MARKS, then blanks, quotes, closing brackets)
 CUT_AT_END = r"(?:\.\.\.|…|\[truncated\]|\(truncated\))(?:" + BLANK_CLASS + r"|['\")\]])*$"
 CRI_PARTIAL = r" (?:stdout|stderr) P "  # a line a container runtime split: joined in cleaning
+SLICE = 16 << 10
 MIN_KEY = 3  # characters; shorter literals are in every other line
 # A cut message is judged only when it shows 15 literal characters (matcher.partial_hits), so
 # it holds the first 15 of its pattern's first literal run (or the whole run, if shorter).
@@ -72,16 +75,13 @@ def candidates(sh: patterns.Shape) -> list[tuple[str, tuple[str, ...]]]:
 
 class NoiseCount:
     """How often a candidate key occurs in real log lines (fewer is better). A key without
-    `\\b` is counted with `str.count`; the others with `re` over just the lines that hold the
-    key's rarest token (an index built once), so a build counts 10,000 keys in about a second."""
+    `\\b` is counted with `str.count`; the others with `re` over just the lines holding the
+    key's longest piece, so a build counts 10,000 keys in about a second."""
 
     def __init__(self, lines: Iterable[str]) -> None:
         self.lines = list(lines)
         self.text = "\n".join(self.lines)
-        self.by_token: dict[str, list[int]] = {}
-        for n, line in enumerate(self.lines):
-            for tok in set(patterns.tokens(line)):
-                self.by_token.setdefault(tok, []).append(n)
+        self.starts = list(accumulate((len(x) + 1 for x in self.lines[:-1]), initial=0))
         self._memo: dict[str, int] = {}
 
     def __call__(self, key: str, pieces: tuple[str, ...]) -> int:
@@ -93,10 +93,11 @@ class NoiseCount:
         n = min(self.text.count(p) for p in pieces)  # an upper bound, and usually 0
         if not n or (len(pieces) == 1 and "\\b" not in key):
             return n
-        toks = [t for p in pieces for t in patterns.tokens(p)]
-        if not toks:
-            return n
-        rows = min((self.by_token.get(t, []) for t in toks), key=len)
+        longest = max(pieces, key=len)
+        rows, at = set(), self.text.find(longest)
+        while at >= 0:
+            rows.add(bisect.bisect_right(self.starts, at) - 1)
+            at = self.text.find(longest, at + 1)
         rx = re.compile(_python_re(key))
         return sum(len(rx.findall(self.lines[i])) for i in rows)
 
@@ -105,9 +106,15 @@ def _python_re(key: str) -> str:
     return key.replace(BLANK_CLASS, r"\s")
 
 
+def _value_like(piece: str) -> bool:
+    """A model or class name, a version (`Llama4`, `DeepseekV3ForCausalLM`, `fa3`): real logs
+    print these as values in many lines, which a corpus of messages cannot count."""
+    return any(c.isdigit() for c in piece) or any(c.isupper() for c in piece[1:])
+
+
 def choose_key(sh: patterns.Shape, noise: NoiseCount, catalog_df: dict[str, int]) -> str | None:
-    """The rarest key of a pattern: fewest noise hits, then a single piece over a pair, then
-    fewest records sharing it, then the longest. None when the pattern has no literal piece."""
+    """The rarest key of a pattern: fewest noise hits, then words over names, then a single
+    piece over a pair, then fewest records sharing it, then the longest. None when the pattern has no literal piece."""
     cands = candidates(sh)
     if not cands:
         return None
@@ -115,6 +122,7 @@ def choose_key(sh: patterns.Shape, noise: NoiseCount, catalog_df: dict[str, int]
         cands,
         key=lambda c: (
             noise(*c),
+            any(map(_value_like, c[1])),
             len(c[1]),
             catalog_df.get(c[0], 0),
             -len(" ".join(c[1])),
@@ -168,14 +176,30 @@ class Prefilter:
         if self.rx is None:
             return set(range(len(lines)))
         out: set[int] = set()
-        pos = line = 0
-        for m in self.rx.finditer(block):
-            start, end = m.span()
-            line += block.count(b"\n", pos, start)
-            out.add(line)
-            if b"\n" in block[start:end]:  # a key across a wrap (its blank run was a newline)
-                out.update(range(line, line + block.count(b"\n", start, end) + 1))
-            pos = start
+        line = 0  # the line `at` is on
+        at = 0
+        # RE2's binding copies the text it is given on every call: searched in slices of about
+        # SLICE bytes, a line that is marked costs a copy of its slice, not of the block
+        while at < len(block):
+            cut = block.find(b"\n", at + SLICE)
+            # the slice holds one line more, so a key across its last line break is whole
+            more = -1 if cut < 0 else block.find(b"\n", cut + 1)
+            piece = block[at:] if more < 0 else block[at : more + 1]
+            own = len(piece) if cut < 0 else cut + 1 - at  # matches starting here are its own
+            pos, cur = 0, line  # `cur`: the line `pos` is on
+            while (m := self.rx.search(piece, pos)) is not None:
+                start, end = m.span()
+                if start >= own:
+                    break
+                cur += piece.count(b"\n", pos, start)
+                span = piece.count(b"\n", start, end)  # a key across a wrap: every line it is on
+                out.update(range(cur, cur + span + 1))
+                nl = piece.find(b"\n", end)
+                if nl < 0:
+                    break
+                cur, pos = cur + span + 1, nl + 1  # one mark a line: the line is read whole
+            line += piece.count(b"\n", 0, own)
+            at = len(block) if cut < 0 else cut + 1
         self._wrapped(lines, out)
         return out
 
@@ -197,7 +221,7 @@ class Prefilter:
             except ValueError:
                 break
         for i in cut:
-            a, b = lines[i], lines[i + 1]
+            a, b = lines[i].rstrip("\n"), lines[i + 1]
             seam = (a[-200:] + b[:200]).encode("utf-8", "surrogatepass")
             if self.joined_rx.search(seam):
                 out.update((i, i + 1))

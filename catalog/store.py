@@ -197,13 +197,18 @@ def _noise() -> tuple[prefilter.NoiseCount, Counter]:
 def noise_lines() -> list[str]:
     """The rendered SGLang log lines of data/noise.json (scripts/noise_corpus.py); [] when the
     file is not shipped (keys are then chosen by the catalog's counts alone)."""
+    return [m["text"] for m in noise_messages()]
+
+
+def noise_messages() -> list[dict[str, str]]:
+    """data/noise.json's messages: kind, severity and the rendered text."""
     from importlib.resources import files
 
     try:
         data = json.loads(files("kverr.data").joinpath("noise.json").read_text("utf-8"))
     except (OSError, ValueError):
         return []
-    return [m["text"] for m in data.get("messages", []) if isinstance(m.get("text"), str)]
+    return [m for m in data.get("messages", []) if isinstance(m.get("text"), str)]
 
 
 def _term_rows(shapes: dict[str, patterns.Shape | None]):
@@ -567,7 +572,12 @@ def default_catalog_path() -> Path:
         )
     # The loader's own source is in the key too: a kverr that derives a column differently
     # (releases, anchors) must not answer from a catalog an older loader wrote.
-    loader = Path(__file__).read_bytes()
+    # The keys' choice (prefilter.py) and the noise it counts are part of the loader too.
+    loader = b"".join(
+        p.read_bytes()
+        for p in (Path(__file__), Path(prefilter.__file__), packaged_dataset_dir() / "noise.json")
+        if p.is_file()
+    )
     manifests = b"".join((d / "manifest.json").read_bytes() for d in datasets)
     key = hashlib.sha256(manifests + FORMAT.encode() + loader).hexdigest()[:16]
     name = f"packaged-{key}.duckdb"

@@ -64,21 +64,22 @@ class Scanner:
         """Read every line of `lines` (with or without their "\\n")."""
         it = iter(lines)
         while chunk := list(islice(it, BLOCK_LINES)):
-            self._block(_plain(chunk))
+            self._block(*_plain(chunk))
         self.ended = True
-        self._block([])
+        self._block([], "")
 
-    def _block(self, chunk: list[str]) -> None:
+    def _block(self, chunk: list[str], text: str) -> None:
+        """Read `chunk` (lines, each maybe still ending in "\\n"), `text` its lines joined."""
         matcher.spend()
         start = self.base + len(self.lines)
         if chunk:
             self.total += len(chunk)
             if self.head is not None:
-                self.chars += sum(map(len, chunk)) + len(chunk)
+                self.chars += len(text) + 1
                 self.head.extend(chunk)
                 if len(self.head) > matcher.PASTE_LINES or self.chars > matcher.PASTE_CHARS:
                     self.head = None  # a log: nothing of it is kept whole
-            block = "\n".join(chunk).encode("utf-8", "surrogatepass")
+            block = text.encode("utf-8", "surrogatepass")
             found = sorted(start + i for i in self.idx.prefilter.marked(chunk, block))
             self.lines.extend(chunk)
             self.marked.update(found)
@@ -109,7 +110,7 @@ class Scanner:
     def _kind(self, i: int) -> tuple[int, str]:
         k = self.kinds.get(i)
         if k is None:
-            raw = self.lines[i - self.base]
+            raw = _raw(self.lines[i - self.base])
             text = normalize.clean_line(raw, self.forms)
             if not text.strip() or normalize.is_fence(text):
                 k = (BLANK, text)
@@ -219,7 +220,7 @@ class Scanner:
         self.units.append(hits)
         for h in hits:
             if h.line is not None and h.line - 1 >= self.base:
-                self.hint_lines.setdefault(h.line, self.lines[h.line - 1 - self.base])
+                self.hint_lines.setdefault(h.line, _raw(self.lines[h.line - 1 - self.base]))
 
     # ------------------------------------------------------------ tracebacks
 
@@ -233,7 +234,7 @@ class Scanner:
             text = (
                 self._kind(i)[1]
                 if i in self.kinds
-                else normalize.clean_line(self.lines[i - self.base], self.forms)
+                else normalize.clean_line(_raw(self.lines[i - self.base]), self.forms)
             )
             self.tb.append(text[: matcher.TRACEBACK_LINE_CHARS])
             if len(self.tb) > 1 and (_ends(text) or len(self.tb) >= TRACEBACK_LINES):
@@ -313,13 +314,19 @@ def _ends(text: str) -> bool:
     return bool(text) and not text.startswith((" ", "\t")) and not normalize.FRAME_RE.match(text)
 
 
-def _plain(chunk: list[str]) -> list[str]:
-    """The lines of `chunk` without their "\\n" (a file's lines keep it), one physical line
-    each (a list given by a caller may hold several in one string)."""
+def _plain(chunk: list[str]) -> tuple[list[str], str]:
+    """(lines, text): `chunk` as one physical line each and the text they make. A file's lines
+    keep their "\\n" (stripping them would copy every line; readers strip it: `_raw`); a list
+    given by a caller may hold several lines in one string."""
     text = "".join(chunk)
     n = text.count("\n")
-    if n == len(chunk) and text.endswith("\n"):
-        return text[:-1].split("\n")
+    if n == len(chunk) or (n == len(chunk) - 1 and not chunk[-1].endswith("\n")):
+        return chunk, text
     if n == 0:
-        return chunk
-    return "\n".join(line[:-1] if line.endswith("\n") else line for line in chunk).split("\n")
+        return chunk, "\n".join(chunk)
+    lines = "\n".join(x[:-1] if x.endswith("\n") else x for x in chunk).split("\n")
+    return lines, "\n".join(lines)
+
+
+def _raw(line: str) -> str:
+    return line[:-1] if line.endswith("\n") else line
