@@ -32,9 +32,16 @@ BLANK_CLASS = (
 _WORD = re.compile(r"[0-9A-Za-z_]")
 TRACEBACK = r"Traceback \(most recent call last\)"
 # a cut mark ending a line (normalize.CUT_MARKS, then blanks, quotes, closing brackets)
-CUT_AT_END = r"(?:\.\.\.|…|\[truncated\]|\(truncated\))(?:" + BLANK_CLASS + r"|['\")\]])*$"
+CUT_AT_END = (  # blanks, but no newline: the mark ends its own line
+    r"(?:\.\.\.|…|\[truncated\]|\(truncated\))(?:"
+    + BLANK_CLASS.replace(r"\t-\r", r"\t\x0b-\r")
+    + r"|['\")\]])*$"
+)
 CRI_PARTIAL = r" (?:stdout|stderr) P "  # a line a container runtime split: joined in cleaning
 SLICE = 16 << 10
+SEAM = 48  # characters each side of a wrap that are read again joined (a key is shorter)
+# a line that opens a log record: SGLang's `[2025-...]`, a level word (vLLM, the root logger)
+RECORD_STARTS = ("[", "INFO", "WARNING", "ERROR", "DEBUG", "CRITICAL")
 MIN_KEY = 3  # characters; shorter literals are in every other line
 # A cut message is judged only when it shows 15 literal characters (matcher.partial_hits), so
 # it holds the first 15 of its pattern's first literal run (or the whole run, if shorter).
@@ -201,27 +208,31 @@ class Prefilter:
             line += piece.count(b"\n", 0, own)
             at = len(block) if cut < 0 else cut + 1
         self._wrapped(lines, out)
+        out.discard(len(lines))  # (a key ending the block's last line break)
         return out
 
     def _wrapped(self, lines: Sequence[str], out: set[int]) -> None:
-        """Lines a terminal cut mid-word (as long as the longest line, so the terminal's width)
-        are read again joined to the next one: a key split by the cut is whole there."""
+        """A terminal that wraps a long line cuts it anywhere, mid-word too, and a key cut
+        there is in neither line. So each line that does not open a log record (no `[` or
+        level word first: a continuation) is read again glued to the end of the line before,
+        all such seams of the block in one search; a key across the seam marks both lines."""
         if self.joined_rx is None or len(lines) < 2:
             return
-        lens = list(map(len, lines))
-        width = max(lens)
-        if width < 20 or width > 1000:
+        rows = [i for i in range(1, len(lines)) if not lines[i].startswith(RECORD_STARTS)]
+        if not rows:
             return
-        cut = []
-        i = lens.index(width)
-        while i + 1 < len(lines):
-            cut.append(i)
-            try:
-                i = lens.index(width, i + 1)
-            except ValueError:
-                break
-        for i in cut:
-            a, b = lines[i].rstrip("\n"), lines[i + 1]
-            seam = (a[-200:] + b[:200]).encode("utf-8", "surrogatepass")
-            if self.joined_rx.search(seam):
-                out.update((i, i + 1))
+        seams, cuts = [], []
+        for i in rows:
+            a = lines[i - 1].rstrip("\n")[-SEAM:]
+            seams.append(a + lines[i][:SEAM].rstrip("\n"))
+            cuts.append(len(a))
+        text = "\n".join(seams).encode("utf-8", "surrogatepass")
+        starts = list(
+            accumulate((len(x.encode("utf-8", "surrogatepass")) + 1 for x in seams), initial=0)
+        )
+        for m in self.joined_rx.finditer(text):
+            k = bisect.bisect_right(starts, m.start()) - 1
+            base = starts[k]
+            cut = base + len(seams[k][: cuts[k]].encode("utf-8", "surrogatepass"))
+            if m.start() < cut < m.end():  # across the seam (inside one line: already seen)
+                out.update((rows[k] - 1, rows[k]))

@@ -31,7 +31,7 @@ GRID = UNIT_LINES // 2
 TRACEBACK_LINES = 2000  # a traceback is read until its exception line, at most this far
 PARTIAL_MEMO = 512  # cut messages judged, by text (a log repeats the same cut line)
 
-BLANK, START, MORE = 0, 1, 2  # what a line is to the units around it
+BLANK, FENCE, START, MORE = 0, 1, 2, 3  # what a line is to the units around it
 
 
 class Scanner:
@@ -112,8 +112,10 @@ class Scanner:
         if k is None:
             raw = _raw(self.lines[i - self.base])
             text = normalize.clean_line(raw, self.forms)
-            if not text.strip() or normalize.is_fence(text):
+            if not text.strip():
                 k = (BLANK, text)
+            elif normalize.is_fence(text):
+                k = (FENCE, text)
             elif normalize.starts_record(raw, self.forms) or normalize.is_traceback_header(text):
                 k = (START, text)
             else:
@@ -128,7 +130,7 @@ class Scanner:
         if self.tb is None and normalize.is_traceback_header(text):
             self.tb, self.tb_next = [], t
             self._read_traceback()
-        if kind == BLANK:
+        if kind in (BLANK, FENCE):
             return
         for a, b in self._windows(t):
             if (a, b) not in self.done:
@@ -136,25 +138,37 @@ class Scanner:
                 self._unit(a, b)
 
     def _windows(self, t: int) -> list[tuple[int, int]]:
-        """The unit holding line `t`, or the windows of a long run that hold it."""
+        """The unit holding line `t`, or the windows of a long run that hold it. A log record
+        (from its prefixed line) runs over blank lines, as a message printed with empty lines
+        does; without a record around it, a blank line ends a unit, as in a paste."""
         end = self.base + len(self.lines)
-        start = None
+        start, record, after_blank = None, False, None
         for i in range(t, t - UNIT_LINES, -1):
             if i < self.base:
                 break
-            if (
-                i == 0
-                or self._kind(i)[0] == START
-                or (i > self.base and self._kind(i - 1)[0] == BLANK)
-            ):
-                start = i
+            kind = self._kind(i)[0]
+            if kind == START:
+                start, record = i, True
                 break
+            if kind == FENCE:
+                start = i + 1 if after_blank is None else after_blank
+                break
+            if kind == BLANK and after_blank is None:
+                after_blank = i + 1
+            if i == 0:
+                start = 0 if after_blank is None else after_blank
+                break
+        else:
+            start = after_blank
+        if start is None and after_blank is not None:
+            start = after_blank
         stop = None
         for j in range(t + 1, (start if start is not None else t) + UNIT_LINES + 1):
             if j >= end:
                 stop = j if self.ended else None
                 break
-            if self._kind(j)[0] != MORE:
+            kind = self._kind(j)[0]
+            if kind in (START, FENCE) or (kind == BLANK and not record):
                 stop = j
                 break
         if start is not None and stop is not None:
@@ -173,7 +187,9 @@ class Scanner:
         """Read lines a..b-1 as a paste of them alone is read (matcher.explain_text)."""
         idx, allowed = self.idx, self.allowed
         raw = self.lines[a - self.base : b - self.base]
-        numbered = [(a + no, t) for no, t in normalize.clean_lines(raw, self.forms)]
+        numbered = [(a + no, t) for no, t in normalize.clean_lines(raw, self.forms) if t.strip()]
+        if not numbered:
+            return
         hits: list[Hit] = []
         for no, line in numbered:
             for h in matcher.pattern_hits(idx, line, allowed=allowed):
@@ -214,7 +230,10 @@ class Scanner:
             if len(self.partials) >= PARTIAL_MEMO:
                 self.partials.clear()
             self.partials[text] = found
-        return [Hit(h.index, h.score, h.how, no, dict(h.values), h.span, h.covered) for h in found]
+        body = normalize.truncated(text) or ""
+        return [
+            Hit(h.index, h.score, h.how, no, dict(h.values), h.span, h.covered, body) for h in found
+        ]
 
     def _keep(self, hits: list[Hit]) -> None:
         self.units.append(hits)
@@ -243,6 +262,8 @@ class Scanner:
                     for tb in normalize.parse_tracebacks(self.tb)
                     for h in matcher.frame_hits(self.idx, tb, i + 1, allowed=self.allowed)
                 ]
+                for h in found:  # where the traceback was, to meet its message's own hit
+                    h.span = (-1, i + 2 - len(self.tb), i + 1)
                 if found:
                     self._keep(found)
                 # the line that ended it may open the next one ("Traceback ..." again)
@@ -256,9 +277,11 @@ class Scanner:
     def log_hits(self, hints: dict[int, normalize.Hint] | None) -> list[Hit]:
         """Every known error, each (record, values) once at its first line, most severe first."""
         first: dict[tuple, Hit] = {}
-        for unit in self.units:
+        for unit in self._tracebacks_met():
             for h in unit:
-                key = (h.index, tuple(sorted(h.values.items())))
+                # the same message again is reported once; another message that reads as the
+                # same record (a different cut of it) is an answer of its own
+                key = (h.index, tuple(sorted(h.values.items())), h.text)
                 old = first.get(key)
                 if old is None:
                     if len(first) >= matcher.SCAN_MAX_HITS:
@@ -275,6 +298,25 @@ class Scanner:
                     hints[h.line] = hint
         return matcher.log_order(self.idx, hits)
 
+    def _tracebacks_met(self) -> list[list[Hit]]:
+        """The units, with a traceback's frame hit folded into the hit of its own message (the
+        exception line, or the code line that spells it) as a paste's merge folds them."""
+        spans = {}
+        for unit in self.units:
+            for h in unit:
+                if h.how == "traceback" and h.span and h.span[0] == -1:
+                    spans.setdefault(h.index, []).append(h)
+        if not spans:
+            return self.units
+        gone = set()
+        for unit in self.units:
+            for h in unit:
+                for tb in spans.get(h.index, ()) if h.how != "traceback" else ():
+                    if id(tb) not in gone and tb.span[1] <= (h.line or 0) <= tb.span[2]:
+                        gone.add(id(tb))
+                        h.score = min(1.0, max(h.score, tb.score) + 0.02)
+        return [[h for h in unit if id(h) not in gone] for unit in self.units]
+
     def paste_hits(self, hints: dict[int, normalize.Hint]) -> list[Hit]:
         """A paste's hits: as a log's, then the paste's own extras (bounded by its size): the
         whole paste joined across blank lines (a banner), and when nothing matched exactly, a
@@ -290,7 +332,9 @@ class Scanner:
                 for h in matcher.pattern_hits(idx, joined, variant=variant + 8, allowed=allowed):
                     h.line = whole[bisect.bisect_right(offsets, h.span[1]) - 1][0]
                     hits.append(h)
-            hits = matcher._drop_contained(hits)
+            # (a cut message's text is its prefix: it explains no line by literal words)
+            cut = [h for h in hits if h.how == "partial"]
+            hits = matcher._drop_contained([h for h in hits if h.how != "partial"]) + cut
         exact = [h for h in hits if h.how != "partial"]
         if not exact and not self.cut_seen:
             hits = matcher.uncut_fallbacks(idx, numbered, allowed)
