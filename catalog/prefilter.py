@@ -1,7 +1,7 @@
 """The bulk prefilter of a scan: which lines of a block of log text may hold a known error.
 
 Each record has one key (chosen when the catalog is built, stored with its anchor): a literal
-piece of its message that every match must contain, picked to be rare in real SGLang log
+piece of its message that every match must contain, picked to be rare in the default project's real log
 lines (data/noise.json), not only in the catalog. All keys, the traceback header and a cut
 mark at a line's end make one RE2 alternation, run over a whole block of lines at once: RE2
 takes time linear in the block, where Python's `re` tries every alternative at every position
@@ -40,7 +40,7 @@ CUT_AT_END = (  # blanks, but no newline: the mark ends its own line
 CRI_PARTIAL = r" (?:stdout|stderr) P "  # a line a container runtime split: joined in cleaning
 SLICE = 16 << 10
 SEAM = 48  # characters each side of a wrap that are read again joined (a key is shorter)
-# a line that opens a log record: SGLang's `[2025-...]`, a level word (vLLM, the root logger)
+# a line that opens a log record: a bracketed timestamp `[2025-...]`, a level word (root logger)
 RECORD_STARTS = ("[", "INFO", "WARNING", "ERROR", "DEBUG", "CRITICAL")
 MIN_KEY = 3  # characters; shorter literals are in every other line
 # A cut message is judged only when it shows 15 literal characters (matcher.partial_hits), so

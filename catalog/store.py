@@ -195,7 +195,7 @@ def _noise() -> tuple[prefilter.NoiseCount, Counter]:
 
 
 def noise_lines() -> list[str]:
-    """The rendered SGLang log lines of data/noise.json (scripts/noise_corpus.py); [] when the
+    """The default project's rendered log lines of data/noise.json (scripts/noise_corpus.py); [] when the
     file is not shipped (keys are then chosen by the catalog's counts alone)."""
     return [m["text"] for m in noise_messages()]
 

@@ -5,7 +5,7 @@ A log then gives, for every message in it, the answer that pasting the message a
 the lines around a marked line are cut into the message they belong to (its *unit*), and the
 unit is read exactly as a paste of it would be. A unit starts at a line that starts a log record
 (a timestamp, a logger's level and name: `normalize.starts_record`), at a traceback header, or
-after a blank or fence line, and runs to the next such line: a message that SGLang prints with
+after a blank or fence line, and runs to the next such line: a message the program prints with
 embedded newlines, or that a terminal wrapped, is one unit; the log lines around it are others.
 A unit has at most UNIT_LINES lines; a longer run of lines without a start (bare stderr) is
 read in windows of UNIT_LINES lines every GRID lines, so a message of up to GRID lines lies

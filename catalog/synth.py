@@ -239,14 +239,14 @@ def launch_log(
 
 
 def noise_messages(kinds: tuple[str, ...] = ("log",), severities=("info", "warning")) -> list[str]:
-    """SGLang's own messages outside the server-args files, rendered (data/noise.json)."""
+    """The default project's own messages outside its profile's files, rendered (data/noise.json)."""
     from kverr.catalog.store import noise_messages as shipped
 
     return [m["text"] for m in shipped() if m["kind"] in kinds and m["severity"] in severities]
 
 
-def sglang_prefix(i: int) -> str:
-    """The prefix SGLang's logger writes, `[2025-01-01 10:00:00 TP0] `, with the ranks varied."""
+def log_prefix(i: int) -> str:
+    """The default project's logger prefix, `[2025-01-01 10:00:00 TP0] `, with the ranks varied."""
     ranks = ("TP0", "TP1", "DP0 TP0", "TP3 EP1", "TP0 PP1")[i % 5]
     return f"[2025-01-01 10:{(i // 3600) % 60:02d}:{(i // 60) % 60:02d} {ranks}] "
 
@@ -254,8 +254,8 @@ def sglang_prefix(i: int) -> str:
 def realistic_log(
     path: Path, lines: int, errors: list[str], *, every: int = 997, seed: int = 3
 ) -> int:
-    """A log of `lines` lines of real SGLang noise: its rendered INFO and WARNING messages
-    (data/noise.json) and runtime lines (`launch_log`'s), each with an SGLang prefix; every
+    """A log of `lines` lines of the default project's real noise: its rendered INFO and WARNING messages
+    (data/noise.json) and runtime lines (`launch_log`'s), each with its logger's prefix; every
     `every`-th entry is one of `errors` (which may span several lines). Returns the errors
     written."""
     rnd = random.Random(seed)
@@ -264,9 +264,7 @@ def realistic_log(
     written = n = 0
     with Path(path).open("w", encoding="utf-8") as fh:
         # printed once, at launch; its `..., ...)` is a repr, not a message cut short
-        fh.write(
-            sglang_prefix(0) + _INFO[0].format(tp=8)[:-1] + ", disable_radix_cache=False, ...)\n"
-        )
+        fh.write(log_prefix(0) + _INFO[0].format(tp=8)[:-1] + ", disable_radix_cache=False, ...)\n")
         n = 1
         while n < lines:
             if errors and n % every == every - 1:
@@ -280,7 +278,7 @@ def realistic_log(
                 )  # fmt: skip
             else:
                 text = pool[rnd.randrange(len(pool))]
-            fh.write(sglang_prefix(n) + text + "\n")
+            fh.write(log_prefix(n) + text + "\n")
             n += text.count("\n") + 1
     return written
 

@@ -39,7 +39,7 @@ def shipped(tmp_path_factory):
 
 def noise(rnd: random.Random, n: int) -> list[str]:
     pool = synth.noise_messages()
-    return [synth.sglang_prefix(i) + pool[rnd.randrange(len(pool))] for i in range(n)]
+    return [synth.log_prefix(i) + pool[rnd.randrange(len(pool))] for i in range(n)]
 
 
 # ---------------------------------------------------------------- exact lines
@@ -203,7 +203,7 @@ def test_noise_gets_no_answer_a_line_alone_does_not(shipped):
     msgs = synth.noise_messages(("log", "raise", "assert"), ("info", "warning", "error"))
     rnd = random.Random(4)
     sample = rnd.sample(msgs, 600)
-    log = [synth.sglang_prefix(i) + t for i, t in enumerate(sample)]
+    log = [synth.log_prefix(i) + t for i, t in enumerate(sample)]
     one_by_one = {
         (m.record["id"], n) for n, line in enumerate(log, 1) for m in shipped.explain(line)
     }
