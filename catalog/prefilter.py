@@ -149,11 +149,15 @@ def _re2():
     return re2
 
 
+_CUT_FIRST = (b".", "…".encode(), b"[", b"(")
+
+
 class Prefilter:
     """One RE2 alternation over every key, the traceback header and end-of-line cut marks.
     Without RE2 installed every line is read (the old cost, the same answers)."""
 
     def __init__(self, keys: Sequence[str], heads: Sequence[str] = ()) -> None:
+        self.cut_only: set[int] = set()  # of the last `marked` block: marked for a cut alone
         self.rx = None
         self.joined_rx = None
         self.heads_rx = None
@@ -167,6 +171,7 @@ class Prefilter:
             ("(?m)" + "|".join([*alts, TRACEBACK, CUT_AT_END, CRI_PARTIAL])).encode(), opts
         )
         self.joined_rx = re2.compile("|".join(alts).encode(), opts) if alts else None
+        self.cut_rx = re2.compile(("(?m)" + CUT_AT_END).encode(), opts)
         if heads:
             self.heads_rx = re2.compile("|".join(map(escape, sorted(set(heads)))).encode(), opts)
 
@@ -183,6 +188,7 @@ class Prefilter:
         if self.rx is None:
             return set(range(len(lines)))
         out: set[int] = set()
+        self.cut_only = set()  # lines marked for their cut mark alone (see `cut_only`)
         line = 0  # the line `at` is on
         at = 0
         # RE2's binding copies the text it is given on every call: searched in slices of about
@@ -201,6 +207,8 @@ class Prefilter:
                 cur += piece.count(b"\n", pos, start)
                 span = piece.count(b"\n", start, end)  # a key across a wrap: every line it is on
                 out.update(range(cur, cur + span + 1))
+                if piece.startswith(_CUT_FIRST, start) and self.cut_rx.fullmatch(m.group()):
+                    self.cut_only.add(cur)  # a line's first mark: no key before its cut
                 nl = piece.find(b"\n", end)
                 if nl < 0:
                     break

@@ -45,6 +45,7 @@ class Scanner:
         self.base = 0
         self.ended = False
         self.marked: set[int] = set()
+        self.cut_only: set[int] = set()  # marked lines whose only mark is a cut at their end
         self.pending: list[int] = []  # marked lines whose unit is not read yet, in order
         self.kinds: dict[int, tuple[int, str]] = {}  # index -> (kind, cleaned text)
         self.done: set[tuple[int, int]] = set()  # windows read
@@ -80,7 +81,9 @@ class Scanner:
                 if len(self.head) > matcher.PASTE_LINES or self.chars > matcher.PASTE_CHARS:
                     self.head = None  # a log: nothing of it is kept whole
             block = text.encode("utf-8", "surrogatepass")
-            found = sorted(start + i for i in self.idx.prefilter.marked(chunk, block))
+            pf = self.idx.prefilter
+            found = sorted(start + i for i in pf.marked(chunk, block))
+            self.cut_only.update(start + i for i in pf.cut_only)
             self.lines.extend(chunk)
             self.marked.update(found)
             self.pending.extend(found)
@@ -105,6 +108,7 @@ class Scanner:
         self.base += drop
         self.kinds = {i: k for i, k in self.kinds.items() if i >= self.base}
         self.marked = {i for i in self.marked if i >= self.base}
+        self.cut_only = {i for i in self.cut_only if i >= self.base}
         self.done = {w for w in self.done if w[1] > self.base}
 
     def _kind(self, i: int) -> tuple[int, str]:
@@ -132,6 +136,15 @@ class Scanner:
             self._read_traceback()
         if kind in (BLANK, FENCE):
             return
+        if t in self.cut_only and kind == START:
+            # a log record cut short: its unit starts here, so the line alone must show the
+            # head of a pattern (most "...Loading..." lines show none: no unit, no BM25)
+            body = normalize.truncated(text)
+            if body is None:
+                return
+            self.cut_seen = True
+            if not self.idx.prefilter.may_be_cut(body[-matcher.PARTIAL_CHARS :]):
+                return
         for a, b in self._windows(t):
             if (a, b) not in self.done:
                 self.done.add((a, b))
@@ -187,7 +200,11 @@ class Scanner:
         """Read lines a..b-1 as a paste of them alone is read (matcher.explain_text)."""
         idx, allowed = self.idx, self.allowed
         raw = self.lines[a - self.base : b - self.base]
-        numbered = [(a + no, t) for no, t in normalize.clean_lines(raw, self.forms) if t.strip()]
+        if any(" P " in r for r in raw):  # a container runtime's split lines: joined there
+            numbered = [(a + no, t) for no, t in normalize.clean_lines(raw, self.forms)]
+        else:  # cleaned already, to find the unit
+            numbered = [(i + 1, self._kind(i)[1]) for i in range(a, b)]
+        numbered = [(no, t) for no, t in numbered if t.strip()]
         if not numbered:
             return
         hits: list[Hit] = []
