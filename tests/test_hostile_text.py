@@ -327,7 +327,15 @@ OLD_VALUE = re.compile(r"'[^']{0,300}'|\"[^\"]{0,300}\"|\S*/\S*|\S*\d\S*")
 
 def _old_truncated(text: str) -> str | None:
     m = OLD_ELLIPSIS.search(text)
-    return None if not m or m.start() == 0 else text[: m.start()]
+    if not m or m.start() == 0:
+        return None
+    # since issue 15: `...` as an element of a repr (`(a, ...)`, `[...]`) is no cut
+    mark = text[m.start() :].lstrip(normalize.BLANKS)
+    size = 3 if mark.startswith("...") else 1 if mark.startswith("…") else 0
+    before = text[: m.start()].rstrip(normalize.BLANKS)[-1:]
+    if size and mark[size:].lstrip(normalize.BLANKS)[:1] in (")", "]", "}") and before in ",([{=:":
+        return None
+    return text[: m.start()]
 
 
 def test_truncated_agrees_with_the_regex_it_replaced():
