@@ -226,14 +226,22 @@ class Scanner:
                     hits.append(h)
             hits = matcher._drop_contained(hits)
         seen = {h.line for h in hits}
+        start = 0  # where a message cut on line k may begin: after the last one that ended
         for k, (no, line) in enumerate(numbered):
-            if no in seen or normalize.truncated(line) is None:
+            if no in seen:
+                start = k + 1
+                continue
+            if normalize.truncated(line) is None:
                 continue
             self.cut_seen = True
             hits += self._partial(line, no)
-            if k:  # a cut message wrapped over the lines before: judged as they read joined
-                for joined, _ in normalize.joins([t for t in texts[: k + 1]]):
-                    hits += self._partial(joined, numbered[0][0])
+            if k > start:  # a cut message wrapped over the lines before: judged as they read joined
+                for joined, _ in normalize.joins(texts[start : k + 1]):
+                    hits += self._partial(joined, numbered[start][0])
+            # A line cut with "..." ends its message, so the next cut line's message begins
+            # after it; joining from the unit's start instead made a unit of cut lines cost
+            # the square of its length.
+            start = k + 1
         if hits:
             self._keep(_merge_per_line(idx, hits))
 
