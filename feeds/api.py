@@ -474,6 +474,18 @@ class Api:
             log.error("kverr: %s", exc)  # the operator's copy, with the file and the fix
         self.damaged = str(exc)
 
+    def guarded(self, handler):
+        """`handler`, answering 503 once any request found the catalog damaged: a damaged file
+        can still answer a paste from memory (the prefilter needs no query), but an answer
+        read from it may be wrong, and /healthz already tells the balancer to look elsewhere."""
+
+        async def guard(request: Request) -> Response:
+            if self.damaged is not None:
+                return _json({"error": DAMAGED, "status": 503}, 503)
+            return await handler(request)
+
+        return guard
+
     async def catalog_error(self, request: Request, exc: Exception) -> JSONResponse:
         # A damaged file, found by this request's query: 503 for it, and /healthz from now on.
         self.note_damage(exc)
@@ -579,12 +591,12 @@ def create_app(
     api = Api(cat, body_timeout)
     routes = [
         Route("/", api.home, methods=["GET"]),
-        Route("/explain", api.explain, methods=["POST"]),
-        Route("/explain/batch", api.explain_batch, methods=["POST"]),
-        Route("/errors/{record_id}", api.error, methods=["GET"]),
-        Route("/search", api.search, methods=["GET"]),
-        Route("/flags/{flag}", api.flag, methods=["GET"]),
-        Route("/versions", api.versions, methods=["GET"]),
+        Route("/explain", api.guarded(api.explain), methods=["POST"]),
+        Route("/explain/batch", api.guarded(api.explain_batch), methods=["POST"]),
+        Route("/errors/{record_id}", api.guarded(api.error), methods=["GET"]),
+        Route("/search", api.guarded(api.search), methods=["GET"]),
+        Route("/flags/{flag}", api.guarded(api.flag), methods=["GET"]),
+        Route("/versions", api.guarded(api.versions), methods=["GET"]),
         Route("/healthz", api.healthz, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
     ]
