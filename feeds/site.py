@@ -40,6 +40,8 @@ class SiteData:
     by_flag: dict[str, list[dict]] = field(default_factory=dict)
     by_tag: dict[str, list[dict]] = field(default_factory=dict)
     by_release: dict[str, list[dict]] = field(default_factory=dict)
+    # flag -> its declaration per run of revisions (Catalog.flag_history), for the flag pages
+    histories: dict[str, list[dict]] = field(default_factory=dict)
     # release tag -> catalog.history.Diff from the release before it (None: the first one)
     release_diffs: dict[str, Any] = field(default_factory=dict)
 
@@ -80,6 +82,11 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
             for tag in rev.get("tags") or []:
                 data.by_release.setdefault(tag, []).append(rec)
     data.release_diffs = _release_diffs(cat, data)
+    data.histories = {
+        name: cat.flag_history(name, project=data.flags[name].get("project"))
+        for name in data.by_flag
+        if name in data.flags
+    }
     return data
 
 
@@ -271,6 +278,11 @@ def error_page(data: SiteData, rec: dict) -> str:
             "prevent",
         ),  # fmt: skip
         h.section("Flags", _flag_table(data, rec, up), "flags"),
+        h.section(
+            "In each release", _history_table(data, (rec.get("flags") or [""])[0]), "per-release"
+        )
+        if rec.get("kind") == "argparse"
+        else "",
         h.section("Source", _source(rec), "source"),
         h.section("Releases", _releases(data, rec, up), "releases"),
         h.section(
@@ -411,7 +423,29 @@ def _flag_intro(data: SiteData, name: str) -> str:
     body = "".join(
         f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows if v and v != "<code></code>"
     )
-    return f'<div class="table-wrap"><table class="kv">{body}</table></div>'
+    table = f'<div class="table-wrap"><table class="kv">{body}</table></div>'
+    history = _history_table(data, name)
+    return table + (f"<h2>Choices and types in each release</h2>{history}" if history else "")
+
+
+def _history_table(data: SiteData, name: str) -> str:
+    """The flag's declaration in each run of releases, newest first: its choices (what
+    `invalid choice` answers list), type, default and option strings."""
+    rows = []
+    for sp in reversed(data.histories.get(name) or []):
+        choices = " ".join(f"<code>{h.esc(c)}</code>" for c in sp.get("choices") or [])
+        opts = " ".join(f"<code>{h.esc(o)}</code>" for o in sp.get("options") or [])
+        kind = sp.get("type") or sp.get("action") or ""
+        rows.append(
+            f"<tr><td>{h.esc(sp.get('range') or '')}</td><td>{choices or '—'}</td>"
+            f"<td>{h.esc(kind)}</td><td><code>{h.esc(sp.get('default') or '')}</code></td>"
+            f"<td>{opts}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return ('<div class="table-wrap"><table class="history"><thead><tr><th>Releases</th>'
+            "<th>Choices</th><th>Type</th><th>Default</th><th>Options</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>")  # fmt: skip
 
 
 def _release_intro(data: SiteData, tag: str) -> str:

@@ -1,0 +1,441 @@
+"""argparse answers: what a matched argparse record (records/argparse_records.py) says about
+the values pasted with it, computed from the flag history the catalog holds (the flag_history
+table: each flag's declaration over the revisions), for the releases it holds.
+
+    invalid-choice     the choices of each release; whether the value was a choice in another
+                       release (and which: renamed or removed, or only newer ones have it); the
+                       release(s) whose choices are exactly the ones argparse listed
+    invalid-value      the flag's type and default in each release
+    expected-argument  how many values it takes, of which type, its default
+    unrecognized       for each option in the list: the releases that have it, else the closest
+                       option names any release has
+
+An argparse error names the program in front of it (`launch_server.py: error: ...`): one that
+is not the project's (`pip: error: ...`) is another program's error and gets no answer, nor
+does an unknown option none of whose names kverr can say anything about.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kverr.argforms import accepted_options, conversion, expected_count
+
+MAX_OPTIONS = 20  # options of one `unrecognized arguments:` list answered
+CLOSE = 0.6  # difflib ratio of a "did you mean" option name
+
+
+# ---------------------------------------------------------------- the program that printed it
+
+
+def program_of(before: str) -> str | None:
+    """The program argparse named in front of the message (`prog: error: `), or None."""
+    head = " ".join((before or "").split())
+    if not head.endswith("error:"):
+        return None
+    head = head[: -len("error:")].rstrip()
+    if not head.endswith(":"):
+        return None
+    words = head[:-1].split()
+    return " ".join(words[-2:]) if words else None
+
+
+def is_own(program: str | None, programs: list[str]) -> bool:
+    """Whether `program` (None: not named) is one of the project's: its last word, or its last
+    two (`tool serve`), with any directory dropped (`/usr/bin/tool`)."""
+    if program is None:
+        return True
+    words = [w.rsplit("/", 1)[-1].lower() for w in program.split()]
+    own = {p.lower() for p in programs}
+    return words[-1] in own or " ".join(words[-2:]) in own
+
+
+# ---------------------------------------------------------------- one project's flag history
+
+
+@dataclass
+class History:
+    """One project's revisions and flag declarations, read once per catalog."""
+
+    revisions: list[dict]
+    spans: dict[str, list[dict]] = field(default_factory=dict)  # flag -> its spans, oldest first
+    accepted: dict[str, set[int]] = field(default_factory=dict)  # option string -> ords
+
+    @property
+    def ords(self) -> list[int]:
+        return [r["ord"] for r in self.revisions]
+
+    @property
+    def unit(self) -> str:
+        """What its revisions are called: releases when tagged, else revisions (commits)."""
+        return "release" if any(r.get("tags") for r in self.revisions) else "revision"
+
+    def at(self, ord_: int) -> str:
+        """A revision's name: its first tag (or snapshot label), else its short sha."""
+        rev = next((r for r in self.revisions if r["ord"] == ord_), None)
+        if rev is None:
+            return str(ord_)
+        return (rev.get("tags") or [None])[0] or (rev.get("sha") or "")[:10]
+
+    def names(self, ords: set[int]) -> list[str]:
+        """Release names of these revisions, oldest first, as store._releases names them: the
+        tags, and the newest commit's short sha when it is untagged; else the first and last
+        commit's short sha."""
+        newest_git = max((r["ord"] for r in self.revisions if r.get("sha")), default=None)
+        out: list[str] = []
+        shas: list[str] = []
+        for r in self.revisions:
+            if r["ord"] not in ords:
+                continue
+            if r.get("tags"):
+                out += r["tags"]
+            elif r["ord"] == newest_git:
+                out.append(r["sha"][:10])
+            if r.get("sha"):
+                shas.append(r["sha"][:10])
+        return list(dict.fromkeys(out or (shas[:1] + shas[-1:])))
+
+    def text(self, ords: set[int]) -> str:
+        """These revisions as ranges: "v0.1.0 … v0.4.2, v0.5.0" (every revision built when all
+        of them: "every release")."""
+        runs: list[list[int]] = []
+        for n in self.ords:
+            if n in ords:
+                if runs and runs[-1][-1] == self._prev(n):
+                    runs[-1].append(n)
+                else:
+                    runs.append([n])
+        parts = []
+        for run in runs:
+            names = self.names(set(run))
+            if len(names) >= 3 or (len(names) == 2 and len(run) > 2):
+                parts.append(f"{names[0]} … {names[-1]}")
+            else:
+                parts.append(", ".join(names))
+        return ", ".join(p for p in parts if p)
+
+    def _prev(self, n: int) -> int | None:
+        ords = self.ords
+        i = ords.index(n)
+        return ords[i - 1] if i else None
+
+
+def history(cat: Any, project: str) -> History:
+    """The project's History, cached on the catalog (a few thousand rows at most)."""
+    cache = cat._argparse_history
+    if project not in cache:
+        hist = History(cat.revisions(project=project))
+        rows = cat.con.execute(
+            'SELECT name, from_ord, to_ord, choices, type, "default", action, nargs, options,'
+            " file FROM flag_history WHERE project = ? ORDER BY name, from_ord",
+            [project],
+        ).fetchall()
+        for name, lo, hi, choices, kind, default, action, nargs, options, file in rows:
+            sp = {
+                "name": name, "from": lo, "to": hi, "type": kind, "default": default,
+                "action": action, "nargs": nargs, "file": file,
+                "choices": json.loads(choices) if choices else None,
+                "options": json.loads(options) if options else None,
+            }  # fmt: skip
+            hist.spans.setdefault(name, []).append(sp)
+            for opt in accepted_options(sp):
+                hist.accepted.setdefault(opt, set()).update(range(lo, hi + 1))
+        cache[project] = hist
+    return cache[project]
+
+
+# ---------------------------------------------------------------- answers
+
+
+def answer(cat: Any, rec: dict, values: dict[str, str], project: dict) -> dict | None:
+    """The answer to an argparse record matched with `values` (its placeholders' text and the
+    `before` group), or None when it is not this project's error to answer."""
+    info = rec.get("argparse") or {}
+    form, flag = info.get("form"), info.get("flag")
+    facts = cat.project(project["name"]) if project.get("name") else {}
+    program = program_of(values.get("before", ""))
+    if not is_own(program, facts.get("programs") or []):
+        return None
+    hist = history(cat, project["name"])
+    product = project.get("product") or project.get("name") or ""
+    out: dict[str, Any] = {"form": form, "flag": flag, "program": program}
+    if form == "invalid-choice":
+        out.update(_invalid_choice(hist, flag, values, product))
+    elif form == "invalid-value":
+        out.update(_typed(hist, flag, values, product, expected=False))
+    elif form == "expected-argument":
+        out.update(_typed(hist, flag, values, product, expected=True))
+    elif form == "unrecognized":
+        args = values.get("args") or f"{values.get('head', '')}{flag}{values.get('tail', '')}"
+        found = _unrecognized(hist, args, product)
+        if found is None or (program is None and not found["known"]):
+            return None  # nothing kverr knows about these names: another program's, likely
+        out.update(found)
+    else:
+        return None
+    out["text"] = [s for s in out["text"] if s]
+    return out
+
+
+def _bare(value: str) -> str:
+    v = value.strip()
+    return v[1:-1] if len(v) > 1 and v[0] == v[-1] and v[0] in "'\"" else v
+
+
+def _listed(text: str | None, closed: bool) -> list[str] | None:
+    """The choices argparse listed, when the list is whole (closed, nothing cut off)."""
+    if not text or not closed or "..." in text or "…" in text:
+        return None
+    return [_bare(c) for c in text.split(", ") if c.strip()]
+
+
+def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: str) -> dict:
+    value = _bare(values.get("value", ""))
+    spans = [sp for sp in hist.spans.get(flag, []) if sp.get("choices")]
+    groups = _groups(spans, lambda sp: tuple(sp["choices"]))
+    accepted = {
+        n for sp in spans if value in sp["choices"] for n in range(sp["from"], sp["to"] + 1)
+    }
+    newest = spans[-1] if spans else None
+    listed = _listed(values.get("choices"), bool(values.get("closed")))
+    yours = {
+        n for sp in spans if listed and sorted(sp["choices"]) == sorted(listed)
+        for n in range(sp["from"], sp["to"] + 1)
+    }  # fmt: skip
+    pool = listed or (newest["choices"] if newest else [])
+    closest = difflib.get_close_matches(value, [c for c in pool if c != value], n=3, cutoff=0.5)
+    renamed = _renamed(value, spans, accepted)
+    text = []
+    everything = set(hist.ords)
+    if accepted:
+        when = hist.text(accepted)
+        if max(accepted) < max(everything):
+            after = hist.at(min(n for n in everything if n > max(accepted)))
+            what = f"renamed to {renamed}" if renamed else "removed"
+            text.append(
+                f"{value!r} was a choice of {flag} in {when}; from {after} on it is not ({what}?)."
+            )
+        else:
+            text.append(
+                f"{value!r} is a choice of {flag} from {hist.at(min(accepted))} on: upgrade,"
+                " or choose a value your release accepts."
+            )
+    else:
+        text.append(
+            f"{value!r} is not a choice of {flag} in any {product} {hist.unit} in this catalog"
+            f" ({hist.text(everything)})."
+        )
+    if yours:
+        text.append(f"The choices argparse listed are exactly those of {hist.text(yours)}.")
+    if listed:
+        text.append(f"Your release accepts: {', '.join(listed)}.")
+    elif newest:
+        text.append(
+            f"The newest {hist.unit} ({hist.at(newest['to'])}) accepts:"
+            f" {', '.join(newest['choices'])}."
+        )
+    pick = renamed if renamed and (not listed or renamed in listed) else (closest or [None])[0]
+    if pick:
+        text.append(f"Did you mean {pick}?")
+    return {
+        "value": value,
+        "choices": [
+            {"releases": hist.names(ords), "range": hist.text(ords), "choices": list(key)}
+            for key, ords in reversed(groups)
+        ],
+        "acceptedIn": hist.names(accepted),
+        "renamedTo": renamed,
+        "closest": closest,
+        "yourReleases": hist.names(yours),
+        "text": text,
+        "example": _example(flag, value, pick) if pick else None,
+    }
+
+
+def _renamed(value: str, spans: list[dict], accepted: set[int]) -> str | None:
+    """The choice that took `value`'s place: new in the first declaration after the last one
+    accepting it, and close to it by name."""
+    if not accepted:
+        return None
+    last = max(accepted)
+    before = next((sp for sp in spans if sp["from"] <= last <= sp["to"]), None)
+    after = next((sp for sp in spans if sp["from"] > last), None)
+    if before is None or after is None:
+        return None
+    new = [c for c in after["choices"] if c not in before["choices"]]
+    close = difflib.get_close_matches(value, new, n=1, cutoff=0.4)
+    return close[0] if close else (new[0] if len(new) == 1 else None)
+
+
+_TYPE_WORDS = {"int": "an integer", "float": "a number", "loads": "JSON text"}
+
+
+def _typed(
+    hist: History, flag: str, values: dict[str, str], product: str, *, expected: bool
+) -> dict:
+    spans = [sp for sp in hist.spans.get(flag, []) if sp.get("options")]
+    groups = _groups(spans, lambda sp: (conversion(sp) or sp.get("type") or "", sp.get("default")))
+    rows = [
+        {"releases": hist.names(ords), "range": hist.text(ords), "type": kind or None,
+         "default": default}
+        for (kind, default), ords in reversed(groups)
+    ]  # fmt: skip
+    newest = spans[-1] if spans else {}
+    kind = conversion(newest) or newest.get("type") or ""
+    word = _TYPE_WORDS.get(kind, kind and f"a {kind} value")
+    defaults = "; ".join(
+        f"default {r['default']} in {r['range']}" if len(rows) > 1 else f"default {r['default']}"
+        for r in rows
+        if r["default"] is not None
+    )
+    text = []
+    value = _bare(values.get("value", ""))
+    if expected:
+        count = expected_count(newest) or "one"
+        what = {"one": "one value", "at least one": "one or more values"}.get(
+            count, f"{count} values"
+        )
+        text.append(
+            f"{flag} takes {what}{f', {word}' if word else ''}"
+            f"{f' ({defaults})' if defaults else ''}, and none followed it."
+        )
+        text.append(
+            f"Write the value right after it, or leave {flag} out to keep its default; a value"
+            f" that starts with '-' is written {flag}=VALUE."
+        )
+        if newest.get("choices"):
+            text.append(f"It accepts: {', '.join(newest['choices'])}.")
+    else:
+        text.append(
+            f"{flag} takes {word or 'a value of its type'}"
+            f"{f' ({defaults})' if defaults else ''}: {value!r} is not one."
+        )
+    good = next((r["default"] for r in rows if _plain(r["default"])), None)
+    return {
+        "value": value if not expected else None,
+        "type": kind or None,
+        "declarations": rows,
+        "text": text,
+        "example": _example(flag, None if expected else value, _plain(good)),
+    }
+
+
+def _plain(default: str | None) -> str | None:
+    text = (default or "").strip()
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        return text
+    if re.fullmatch(r"'[\w.-]{1,40}'|\"[\w.-]{1,40}\"", text):
+        return text[1:-1]
+    return None
+
+
+_OPTION = re.compile(r"--?[A-Za-z][\w.-]{0,120}")
+
+
+def _unrecognized(hist: History, args: str, product: str) -> dict | None:
+    tokens = [
+        t.split("=", 1)[0] for t in args.split()[:200] if _OPTION.fullmatch(t.split("=", 1)[0])
+    ]
+    tokens = list(dict.fromkeys(tokens))[:MAX_OPTIONS]
+    if not tokens:
+        return None
+    everything = set(hist.ords)
+    names = sorted(hist.accepted)
+    rows, text, known = [], [], False
+    for tok in tokens:
+        ords = hist.accepted.get(tok, set())
+        row: dict[str, Any] = {"option": tok, "releases": hist.names(ords), "closest": []}
+        if ords == everything:
+            known = True
+            text.append(
+                f"Every {product} {hist.unit} in this catalog has {tok} ({hist.text(ords)}): this"
+                " error comes from another parser (another program or command), or from a"
+                f" {hist.unit} older than {hist.at(min(ords))}."
+            )
+        elif ords:
+            known = True
+            first, last = min(ords), max(ords)
+            if last < max(everything):
+                gone = min(n for n in everything if n > last)
+                after, renamed = hist.at(gone), _renamed_option(hist, tok, gone)
+                what = f"; renamed to {renamed}?" if renamed else ""
+                text.append(f"{tok} exists in {hist.text(ords)} only (removed in {after}{what}).")
+                row["removedIn"], row["renamedTo"] = after, renamed
+                row["closest"] = [renamed] if renamed else []
+            else:
+                text.append(
+                    f"{tok} exists from {hist.at(first)} on ({hist.text(ords)}): upgrade, or"
+                    " leave it out."
+                )
+                row["addedIn"] = hist.at(first)
+        else:
+            row["closest"] = difflib.get_close_matches(tok, names, n=3, cutoff=CLOSE)
+            known = known or bool(row["closest"])
+            guess = f"; did you mean {' or '.join(row['closest'])}?" if row["closest"] else "."
+            text.append(f"No {product} {hist.unit} in this catalog has {tok}{guess}")
+        rows.append(row)
+    first = rows[0]
+    fix = (first["closest"] or [None])[0]
+    return {
+        "options": rows,
+        "known": known,
+        "text": text,
+        "example": _example(first["option"], None, None, replace=fix),
+    }
+
+
+def _renamed_option(hist: History, option: str, gone: int) -> str | None:
+    """The option that took `option`'s place: first accepted in the revision that dropped it,
+    and close to it by name (`--kt-amx-method` -> `--kt-method`)."""
+    new = [o for o, ords in hist.accepted.items() if min(ords) == gone]
+    close = difflib.get_close_matches(option, new, n=1, cutoff=CLOSE)
+    return close[0] if close else None
+
+
+def _groups(spans: list[dict], key) -> list[tuple[Any, set[int]]]:
+    """Spans with the same key merged (oldest first): one row per distinct declaration."""
+    out: list[tuple[Any, set[int]]] = []
+    for sp in spans:
+        k = key(sp)
+        ords = set(range(sp["from"], sp["to"] + 1))
+        if out and out[-1][0] == k:
+            out[-1][1].update(ords)
+        else:
+            out.append((k, ords))
+    return out
+
+
+def _example(flag: str, bad: str | None, good: str | None, *, replace: str | None = None) -> dict:
+    """The pasted option as it was and as it should be: before/after argument fragments."""
+    before = f"{flag} {bad}" if bad else flag
+    if replace is not None:
+        return {"before": before, "after": replace}
+    return {"before": before, "after": f"{flag} {good}" if good else ""}
+
+
+def prune(matches: list) -> list:
+    """Of the projects' generic `unrecognized arguments` answers for one line, keep those that
+    know the most (an option some release has, else the closest names): each project's record
+    matches the same text."""
+    generic = [
+        m for m in matches
+        if m.argparse and m.argparse["form"] == "unrecognized" and m.argparse["flag"] is None
+    ]  # fmt: skip
+    if len(generic) < 2:
+        return matches
+
+    def score(m) -> float:
+        best = 0.0
+        for row in m.argparse["options"]:
+            if row["releases"]:
+                return 2.0
+            for c in row["closest"]:
+                best = max(best, difflib.SequenceMatcher(None, row["option"], c).ratio())
+        return best
+
+    top = max(score(m) for m in generic)
+    return [m for m in matches if m not in generic or score(m) == top]
