@@ -59,24 +59,32 @@ def is_own(program: str | None, programs: list[str]) -> bool:
 
 @dataclass
 class History:
-    """One project's revisions and flag declarations, read once per catalog."""
+    """One project's revisions and flag declarations, read once per catalog. Option strings
+    keep the runs of revisions that accept them (a few per option), not a set per revision:
+    a project of 1,700 commits and 1,000 options stays small."""
 
     revisions: list[dict]
     spans: dict[str, list[dict]] = field(default_factory=dict)  # flag -> its spans, oldest first
-    accepted: dict[str, set[int]] = field(default_factory=dict)  # option string -> ords
+    runs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # option -> (from, to)
 
-    @property
-    def ords(self) -> list[int]:
-        return [r["ord"] for r in self.revisions]
+    def __post_init__(self) -> None:
+        self.ords = [r["ord"] for r in self.revisions]
+        self._pos = {n: i for i, n in enumerate(self.ords)}
+        self._rev = {r["ord"]: r for r in self.revisions}
+        self.newest_git = max((r["ord"] for r in self.revisions if r.get("sha")), default=None)
+        # what its revisions are called: releases when tagged, else revisions (commits)
+        self.unit = "release" if any(r.get("tags") for r in self.revisions) else "revision"
 
-    @property
-    def unit(self) -> str:
-        """What its revisions are called: releases when tagged, else revisions (commits)."""
-        return "release" if any(r.get("tags") for r in self.revisions) else "revision"
+    def accepted(self, option: str) -> set[int]:
+        """The revisions whose parser accepts `option`."""
+        return {n for lo, hi in self.runs.get(option, ()) for n in range(lo, hi + 1)}
+
+    def first(self, option: str) -> int | None:
+        return min((lo for lo, _ in self.runs.get(option, ())), default=None)
 
     def at(self, ord_: int) -> str:
         """A revision's name: its first tag (or snapshot label), else its short sha."""
-        rev = next((r for r in self.revisions if r["ord"] == ord_), None)
+        rev = self._rev.get(ord_)
         if rev is None:
             return str(ord_)
         return (rev.get("tags") or [None])[0] or (rev.get("sha") or "")[:10]
@@ -85,43 +93,34 @@ class History:
         """Release names of these revisions, oldest first, as store._releases names them: the
         tags, and the newest commit's short sha when it is untagged; else the first and last
         commit's short sha."""
-        newest_git = max((r["ord"] for r in self.revisions if r.get("sha")), default=None)
         out: list[str] = []
         shas: list[str] = []
-        for r in self.revisions:
-            if r["ord"] not in ords:
-                continue
+        for n in sorted(o for o in ords if o in self._rev):
+            r = self._rev[n]
             if r.get("tags"):
                 out += r["tags"]
-            elif r["ord"] == newest_git:
+            elif n == self.newest_git:
                 out.append(r["sha"][:10])
             if r.get("sha"):
                 shas.append(r["sha"][:10])
         return list(dict.fromkeys(out or (shas[:1] + shas[-1:])))
 
     def text(self, ords: set[int]) -> str:
-        """These revisions as ranges: "v0.1.0 … v0.4.2, v0.5.0" (every revision built when all
-        of them: "every release")."""
+        """These revisions as ranges of consecutive ones: "v0.1.0 … v0.4.2, v0.5.0"."""
         runs: list[list[int]] = []
-        for n in self.ords:
-            if n in ords:
-                if runs and runs[-1][-1] == self._prev(n):
-                    runs[-1].append(n)
-                else:
-                    runs.append([n])
-        parts = []
-        for run in runs:
-            names = self.names(set(run))
-            if len(names) >= 3 or (len(names) == 2 and len(run) > 2):
-                parts.append(f"{names[0]} … {names[-1]}")
+        for n in sorted(o for o in ords if o in self._pos):
+            if runs and self._pos[runs[-1][-1]] == self._pos[n] - 1:
+                runs[-1].append(n)
             else:
-                parts.append(", ".join(names))
-        return ", ".join(p for p in parts if p)
-
-    def _prev(self, n: int) -> int | None:
-        ords = self.ords
-        i = ords.index(n)
-        return ords[i - 1] if i else None
+                runs.append([n])
+        parts = []
+        for run in runs:  # its ends by name: a tag, else a short sha (untagged histories)
+            ends = [self.at(run[0]), self.at(run[-1])]
+            if len(run) == 1:
+                parts.append(ends[0])
+            else:
+                parts.append(f"{ends[0]}{', ' if len(run) == 2 else ' … '}{ends[1]}")
+        return ", ".join(parts)
 
 
 def history(cat: Any, project: str) -> History:
@@ -143,7 +142,7 @@ def history(cat: Any, project: str) -> History:
             }  # fmt: skip
             hist.spans.setdefault(name, []).append(sp)
             for opt in accepted_options(sp):
-                hist.accepted.setdefault(opt, set()).update(range(lo, hi + 1))
+                hist.runs.setdefault(opt, []).append((lo, hi))
         cache[project] = hist
     return cache[project]
 
@@ -195,6 +194,7 @@ def _listed(text: str | None, closed: bool) -> list[str] | None:
 
 def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: str) -> dict:
     value = _bare(values.get("value", ""))
+    shown = values.get("value", "").strip() or repr(value)  # as argparse printed it: 'x', or 4
     spans = [sp for sp in hist.spans.get(flag, []) if sp.get("choices")]
     groups = _groups(spans, lambda sp: tuple(sp["choices"]))
     accepted = {
@@ -207,7 +207,10 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
         for n in range(sp["from"], sp["to"] + 1)
     }  # fmt: skip
     pool = listed or (newest["choices"] if newest else [])
-    closest = difflib.get_close_matches(value, [c for c in pool if c != value], n=3, cutoff=0.5)
+    # a number's spelling says nothing of the number meant: no guess between 1, 8 and 16
+    numbers = _NUMBER.fullmatch(value) is not None
+    others = [c for c in pool if c != value]
+    closest = [] if numbers else difflib.get_close_matches(value, others, n=3, cutoff=0.5)
     renamed = _renamed(value, spans, accepted)
     text = []
     everything = set(hist.ords)
@@ -217,16 +220,16 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
             after = hist.at(min(n for n in everything if n > max(accepted)))
             what = f"renamed to {renamed}" if renamed else "removed"
             text.append(
-                f"{value!r} was a choice of {flag} in {when}; from {after} on it is not ({what}?)."
+                f"{shown} was a choice of {flag} in {when}; from {after} on it is not ({what}?)."
             )
         else:
             text.append(
-                f"{value!r} is a choice of {flag} from {hist.at(min(accepted))} on: upgrade,"
+                f"{shown} is a choice of {flag} from {hist.at(min(accepted))} on: upgrade,"
                 " or choose a value your release accepts."
             )
     else:
         text.append(
-            f"{value!r} is not a choice of {flag} in any {product} {hist.unit} in this catalog"
+            f"{shown} is not a choice of {flag} in any {product} {hist.unit} in this catalog"
             f" ({hist.text(everything)})."
         )
     if yours:
@@ -271,7 +274,8 @@ def _renamed(value: str, spans: list[dict], accepted: set[int]) -> str | None:
     return close[0] if close else (new[0] if len(new) == 1 else None)
 
 
-_TYPE_WORDS = {"int": "an integer", "float": "a number", "loads": "JSON text"}
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_TYPE_WORDS = {"int": "an integer", "float": "a number", "loads": "JSON text", "str": "text"}
 
 
 def _typed(
@@ -294,15 +298,14 @@ def _typed(
     )
     text = []
     value = _bare(values.get("value", ""))
+    shown = values.get("value", "").strip() or repr(value)  # as argparse printed it
     if expected:
         count = expected_count(newest) or "one"
         what = {"one": "one value", "at least one": "one or more values"}.get(
             count, f"{count} values"
         )
-        text.append(
-            f"{flag} takes {what}{f', {word}' if word else ''}"
-            f"{f' ({defaults})' if defaults else ''}, and none followed it."
-        )
+        detail = "; ".join(x for x in (word, defaults) if x)
+        text.append(f"{flag} takes {what}{f' ({detail})' if detail else ''}, and none followed it.")
         text.append(
             f"Write the value right after it, or leave {flag} out to keep its default; a value"
             f" that starts with '-' is written {flag}=VALUE."
@@ -312,7 +315,7 @@ def _typed(
     else:
         text.append(
             f"{flag} takes {word or 'a value of its type'}"
-            f"{f' ({defaults})' if defaults else ''}: {value!r} is not one."
+            f"{f' ({defaults})' if defaults else ''}: {shown} is not one."
         )
     good = next((r["default"] for r in rows if _plain(r["default"])), None)
     return {
@@ -344,10 +347,10 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
     if not tokens:
         return None
     everything = set(hist.ords)
-    names = sorted(hist.accepted)
+    names = sorted(hist.runs)
     rows, text, known = [], [], False
     for tok in tokens:
-        ords = hist.accepted.get(tok, set())
+        ords = hist.accepted(tok)
         row: dict[str, Any] = {"option": tok, "releases": hist.names(ords), "closest": []}
         if ords == everything:
             known = True
@@ -391,7 +394,7 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
 def _renamed_option(hist: History, option: str, gone: int) -> str | None:
     """The option that took `option`'s place: first accepted in the revision that dropped it,
     and close to it by name (`--kt-amx-method` -> `--kt-method`)."""
-    new = [o for o, ords in hist.accepted.items() if min(ords) == gone]
+    new = [o for o in hist.runs if hist.first(o) == gone]
     close = difflib.get_close_matches(option, new, n=1, cutoff=CLOSE)
     return close[0] if close else None
 

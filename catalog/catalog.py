@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from kverr.catalog import argparse_answers, matcher, normalize, store
+from kverr.catalog import matcher, normalize, store
 from kverr.catalog.reader import BoundedLines
 
 from kverr.errors import CatalogError, KverrWarning, NotFound, QueryError
@@ -246,6 +246,8 @@ class Catalog:
         project = self._project_of(name, how)
         answer = None
         if rec.get("kind") == "argparse" and h.how == "pattern":
+            from kverr.catalog import argparse_answers  # only a paste of an argparse error
+
             answer = argparse_answers.answer(self, rec, values, project)
             for group in ("before", "closed", "head", "tail"):  # read by the answer alone
                 values.pop(group, None)
@@ -340,6 +342,8 @@ class Catalog:
         """A flag's declarations over the revisions (flaghistory.jsonl), oldest first: one row
         per run of revisions declaring it alike, with the releases of that run (`releases`, and
         `range` as text) and its `project`; [] for a flag no revision declares."""
+        from kverr.catalog import argparse_answers
+
         out = []
         for p in [project] if project is not None else [q["name"] for q in self.projects]:
             hist = argparse_answers.history(self, p)
@@ -478,6 +482,10 @@ class Catalog:
 def _answered(matches: list[Match]) -> list[Match]:
     """Matches without the argparse errors that are not the project's to answer (another
     program printed them, or nothing is known about the options they name)."""
+    if not any(m.record.get("kind") == "argparse" for m in matches):
+        return matches
+    from kverr.catalog import argparse_answers
+
     kept = [m for m in matches if m.argparse is not None or m.record.get("kind") != "argparse"]
     return argparse_answers.prune(kept)
 

@@ -8,7 +8,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from kverr.extractor.context import ModuleContext, const_eval
+from kverr.extractor.context import ModuleContext, const_eval, scope_constants
 
 from kverr.ftypes import FlagDecl
 
@@ -30,10 +30,11 @@ def flag_decls(tree: ast.Module, ctx: ModuleContext, path: str) -> tuple[FlagDec
                 fields.setdefault(decl.dest, decl)
         elif prefix:
             config += _config_decls(node, path, prefix)
+    local = _LocalLiterals(tree, ctx)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "add_argument":
-                decl = _argument_decl(node, ctx, path)
+                decl = _argument_decl(node, ctx, path, local)
                 if decl is not None:
                     args.setdefault(decl.dest, decl)
                     for option in _options(node):
@@ -111,7 +112,35 @@ def _callee(func: ast.expr) -> str | None:
     return None
 
 
-def _argument_decl(call: ast.Call, ctx: ModuleContext, path: str) -> FlagDecl | None:
+class _LocalLiterals:
+    """The literals a function binds before its add_argument calls (`ATTN_BACKENDS = [...]`
+    then `choices=ATTN_BACKENDS`), over the module's: each call's innermost function, found
+    once for the whole module and only when a call needs it."""
+
+    def __init__(self, tree: ast.Module, ctx: ModuleContext) -> None:
+        self.tree, self.ctx = tree, ctx
+        self.owner: dict[int, ast.AST] | None = None
+        self.envs: dict[int, dict[str, object]] = {}
+
+    def __call__(self, call: ast.Call) -> dict[str, object]:
+        if self.owner is None:
+            self.owner = {}
+            for fn in ast.walk(self.tree):  # outer functions first: the innermost wins
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for n in ast.walk(fn):
+                        self.owner[id(n)] = fn
+        fn = self.owner.get(id(call))
+        if fn is None:
+            return self.ctx.literals
+        if id(fn) not in self.envs:
+            own = scope_constants(fn.body, self.ctx.literals, set())  # type: ignore[attr-defined]
+            self.envs[id(fn)] = {**self.ctx.literals, **own}
+        return self.envs[id(fn)]
+
+
+def _argument_decl(
+    call: ast.Call, ctx: ModuleContext, path: str, local: _LocalLiterals | None = None
+) -> FlagDecl | None:
     names = _options(call)
     if not names:
         return None  # positional argument or computed name: not a --flag
@@ -123,6 +152,8 @@ def _argument_decl(call: ast.Call, ctx: ModuleContext, path: str) -> FlagDecl | 
     help_value = const_eval(kw["help"], ctx.constants) if "help" in kw else None
     # choices: the literal a name was first bound to, even when plugins extend it later
     choices = const_eval(kw["choices"], ctx.literals) if "choices" in kw else None
+    if "choices" in kw and not isinstance(choices, (list, tuple, dict)) and local is not None:
+        choices = const_eval(kw["choices"], local(call))  # a list the function builds first
     action = const_eval(kw["action"], {}) if "action" in kw else None
     nargs = const_eval(kw["nargs"], ctx.constants) if "nargs" in kw else None
     splat = next((k.value for k in call.keywords if k.arg is None), None)

@@ -519,7 +519,10 @@ def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
     changed_ids = {c["new"]["id"] for c in d.changed}
     what = {c["new"]["id"]: ", ".join(c["what"]) for c in d.changed}
     touched = {r["id"] for r in d.added} | changed_ids | {m["record"]["id"] for m in d.moved}
-    carried = [r for r in recs if r["id"] not in touched]
+    carried = [r for r in recs if r["id"] not in touched and r.get("kind") != "argparse"]
+    # argparse's own errors carried over are a few per flag of the release: counted, not listed
+    # (each flag's page lists them), or every release page would list hundreds
+    parser = sum(1 for r in recs if r["id"] not in touched and r.get("kind") == "argparse")
     sections = [
         (f"{_count(len(d.added))} new in {tag}", "new", [by_id[r["id"]] for r in d.added], None),
         (f"{_count(len(d.changed))} changed", "changed",
@@ -529,8 +532,19 @@ def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
         (f"{_count(len(d.moved))} moved", "moved", [by_id[m["record"]["id"]] for m in d.moved], None),
         (f"{_count(len(carried))} carried over unchanged", "carried", carried, None),
     ]  # fmt: skip
-    return summary + "".join(
-        f'<section id="{ident}"><h2>{h.esc(title)}</h2>{_rows(items, note)}</section>'
-        for title, ident, items, note in sections
-        if items
+    parser_note = (
+        f'<p class="muted">And {parser} argparse error{"s" if parser != 1 else ""} (an invalid'
+        " choice, value or missing value of a flag) carried over unchanged: each flag's page"
+        " lists its own.</p>"
+        if parser
+        else ""
+    )
+    return (
+        summary
+        + "".join(
+            f'<section id="{ident}"><h2>{h.esc(title)}</h2>{_rows(items, note)}</section>'
+            for title, ident, items, note in sections
+            if items
+        )
+        + parser_note
     )

@@ -201,20 +201,20 @@ ANSWERS = [
      "--mem-fraction", "invalid-value", ["--mem-fraction takes a number (default 0.9): 'high' is not one."]),
     ("error: argument --tensor-parallel-size/--tp-size: expected one argument", "--tp-size",
      "expected-argument", [
-        "--tp-size takes one value, an integer (default 2 in v0.3.0; default 1 in v0.1.0,"
+        "--tp-size takes one value (an integer; default 2 in v0.3.0; default 1 in v0.1.0,"
         " v0.2.0), and none followed it.",
         "Write the value right after it, or leave --tp-size out to keep its default; a value that"
         " starts with '-' is written --tp-size=VALUE.",
     ]),
     ("error: argument --cuda-graph-bs: expected at least one argument", "--cuda-graph-bs",
      "expected-argument", [
-        "--cuda-graph-bs takes one or more values, an integer, and none followed it.",
+        "--cuda-graph-bs takes one or more values (an integer), and none followed it.",
         "Write the value right after it, or leave --cuda-graph-bs out to keep its default; a"
         " value that starts with '-' is written --cuda-graph-bs=VALUE.",
     ]),
     ("argument --attention-backend: expected one argument", "--attention-backend",
      "expected-argument", [
-        "--attention-backend takes one value, a str value (default None), and none followed it.",
+        "--attention-backend takes one value (text; default None), and none followed it.",
         "Write the value right after it, or leave --attention-backend out to keep its default; a"
         " value that starts with '-' is written --attention-backend=VALUE.",
         "It accepts: triton, torch_native, flashinfer, fa3.",
@@ -425,6 +425,10 @@ def test_site_flag_page_shows_choices_per_release(cat, tmp_path):
     error = (tmp_path / "site" / page_of(m.record)).read_text(encoding="utf-8")
     assert '<section id="per-release"><h2>In each release</h2>' in error
     assert "<code>torch_native</code>" in error
+    # a release page lists what changed; the parser's errors carried over are counted only
+    release = (tmp_path / "site" / "releases" / "v0.3.0.html").read_text(encoding="utf-8")
+    assert "And 14 argparse errors (an invalid choice, value or missing value of a flag)" in release
+    assert "unrecognized-old-flag" not in release.split('id="carried"')[-1]
 
 
 @pytest.fixture(scope="module")
@@ -495,3 +499,70 @@ def test_hostile_argparse_text_is_linear(cat, shape):
         cat.budget = old
     for small, big, floor in zip(costs, costs[1:], floors, strict=False):
         assert big <= RATIO * max(small, floor), (shape, costs, floors)
+
+
+# ---------------------------------------------------------------- what the extractor reads
+
+
+def test_declarations_keep_what_argparse_prints():
+    from kverr.extractor import extract_file
+
+    from kverr.ftypes import SourceFile
+
+    src = (
+        "import argparse\nfrom typing import Literal\n"
+        'Mode = Literal["a", 2, Other]\n'
+        "Plain = 3\n\n"
+        "def add(parser, kwargs):\n"
+        '    parser.add_argument("--tensor-parallel-size", "-tp", type=int,\n'
+        '                        help="TP.")\n'
+        '    parser.add_argument("--bs", type=int, nargs="+")\n'
+        '    parser.add_argument("--dtype", **kwargs["dtype"])\n'
+        "    BACKENDS = ['triton', 'fa3']  # a list the function builds before using it\n"
+        '    parser.add_argument("--attention-backend", choices=BACKENDS)\n'
+    )
+    fx = extract_file(SourceFile(SA, src, "b"))
+    decls = {d.name: d for d in fx.flags}
+    tp = decls["--tensor-parallel-size"]
+    assert (tp.options, tp.line, tp.end_line, tp.nargs) == (
+        ("--tensor-parallel-size", "-tp"),
+        7,
+        8,
+        None,
+    )
+    assert decls["--bs"].nargs == "+"
+    assert decls["--dtype"].kwargs == "kwargs['dtype']"
+    assert decls["--attention-backend"].choices == ("triton", "fa3")
+    assert fx.literals == (("Mode", ("'a'", "2", "Other")),)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "facts"),
+    [
+        ("Mode", {"type": "str", "choices": ["auto", "x", "y"], "action": None, "nargs": None}),
+        ("Mode | None", {"type": "str", "choices": ["auto", "x", "y", "None"], "action": None, "nargs": None}),
+        ("Mode | str", {"type": "str", "choices": None, "action": None, "nargs": None}),  # metavar
+        ("Ranks", {"type": "int", "choices": ["1", "8", "16"], "action": None, "nargs": None}),
+        ("bool", {"type": None, "choices": None, "action": "argparse.BooleanOptionalAction", "nargs": None}),
+        ("bool | str | None", {"type": "str", "choices": None, "action": None, "nargs": "?"}),
+        ("int", {"type": "int", "choices": None, "action": None, "nargs": None}),
+        ("int | None", {"type": None, "choices": None, "action": None, "nargs": None}),
+        ("list[int]", {"type": "int", "choices": None, "action": None, "nargs": "+"}),
+        ("dict[str, Any]", {"type": None, "choices": None, "action": None, "nargs": None}),
+        ("SkipValidation[bool]", {"type": None, "choices": None, "action": "argparse.BooleanOptionalAction", "nargs": None}),
+        ("Unseen", {"type": "str", "choices": None, "action": None, "nargs": None}),  # another module's
+        ("not ) valid", None),
+    ],
+)  # fmt: skip
+def test_annotation_facts(annotation, facts):
+    from kverr.extractor.flags import annotation_facts
+
+    aliases = {"Inner": ("'x'", "'y'"), "Mode": ("'auto'", "Inner"), "Ranks": ("16", "1", "8")}
+    assert annotation_facts(annotation, aliases) == facts
+
+
+def test_scan_of_a_log_answers_too(cat):
+    lines = ["[2026-04-07 10:05:08] starting"] * 500 + [TORCH] + ["done"] * 500
+    (m,) = cat.scan(lines)
+    assert m.line == 501 and m.argparse["renamedTo"] == "torch_native"
+    assert cat.scan(["pip: error: unrecognized arguments: --tp-sizee"] * 3) == []
