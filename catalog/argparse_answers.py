@@ -26,7 +26,7 @@ from typing import Any
 from kverr.argforms import accepted_options, conversion, expected_count
 
 MAX_OPTIONS = 20  # options of one `unrecognized arguments:` list answered
-CLOSE = 0.6  # difflib ratio of a "did you mean" option name
+CLOSE = 0.75  # difflib ratio of a "did you mean" option name (dashes left out)
 
 
 # ---------------------------------------------------------------- the program that printed it
@@ -202,8 +202,9 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     }
     newest = spans[-1] if spans else None
     listed = _listed(values.get("choices"), bool(values.get("closed")))
+    # argparse lists the choices in their declared order: the same list, in the same order
     yours = {
-        n for sp in spans if listed and sorted(sp["choices"]) == sorted(listed)
+        n for sp in spans if listed and sp["choices"] == listed
         for n in range(sp["from"], sp["to"] + 1)
     }  # fmt: skip
     pool = listed or (newest["choices"] if newest else [])
@@ -291,10 +292,11 @@ def _typed(
     newest = spans[-1] if spans else {}
     kind = conversion(newest) or newest.get("type") or ""
     word = _TYPE_WORDS.get(kind, kind and f"a {kind} value")
+    known = [r for r in rows if r["default"] is not None]
+    # two defaults say when it changed; more are the card's "Declared" rows: the newest here
     defaults = "; ".join(
-        f"default {r['default']} in {r['range']}" if len(rows) > 1 else f"default {r['default']}"
-        for r in rows
-        if r["default"] is not None
+        f"default {r['default']} in {r['range']}" if len(known) > 1 else f"default {r['default']}"
+        for r in known[: 2 if len(known) == 2 else 1]
     )
     text = []
     value = _bare(values.get("value", ""))
@@ -376,7 +378,7 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
                 )
                 row["addedIn"] = hist.at(first)
         else:
-            row["closest"] = difflib.get_close_matches(tok, names, n=3, cutoff=CLOSE)
+            row["closest"] = _close_options(tok, names)
             known = known or bool(row["closest"])
             guess = f"; did you mean {' or '.join(row['closest'])}?" if row["closest"] else "."
             text.append(f"No {product} {hist.unit} in this catalog has {tok}{guess}")
@@ -391,25 +393,30 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
     }
 
 
+def _close_options(option: str, names: list[str], n: int = 3) -> list[str]:
+    """Option names close to `option`, compared without their dashes (`--user` is not close
+    to `--ep`: two dashes of four characters would make it so)."""
+    bare = {name.lstrip("-"): name for name in names}
+    close = difflib.get_close_matches(option.lstrip("-"), list(bare), n=n, cutoff=CLOSE)
+    return [bare[c] for c in close]
+
+
 def _renamed_option(hist: History, option: str, gone: int) -> str | None:
     """The option that took `option`'s place: first accepted in the revision that dropped it,
     and close to it by name (`--kt-amx-method` -> `--kt-method`)."""
     new = [o for o in hist.runs if hist.first(o) == gone]
-    close = difflib.get_close_matches(option, new, n=1, cutoff=CLOSE)
+    close = _close_options(option, new, n=1)
     return close[0] if close else None
 
 
 def _groups(spans: list[dict], key) -> list[tuple[Any, set[int]]]:
-    """Spans with the same key merged (oldest first): one row per distinct declaration."""
-    out: list[tuple[Any, set[int]]] = []
+    """Spans with the same key merged, wherever they are (a declaration that changed in other
+    ways in between is still the same row): one row per distinct key, oldest first by the
+    newest revision it covers."""
+    out: dict[Any, set[int]] = {}
     for sp in spans:
-        k = key(sp)
-        ords = set(range(sp["from"], sp["to"] + 1))
-        if out and out[-1][0] == k:
-            out[-1][1].update(ords)
-        else:
-            out.append((k, ords))
-    return out
+        out.setdefault(key(sp), set()).update(range(sp["from"], sp["to"] + 1))
+    return sorted(out.items(), key=lambda kv: max(kv[1]))
 
 
 def _example(flag: str, bad: str | None, good: str | None, *, replace: str | None = None) -> dict:
@@ -421,24 +428,34 @@ def _example(flag: str, bad: str | None, good: str | None, *, replace: str | Non
 
 
 def prune(matches: list) -> list:
-    """Of the projects' generic `unrecognized arguments` answers for one line, keep those that
-    know the most (an option some release has, else the closest names): each project's record
-    matches the same text."""
-    generic = [
-        m for m in matches
-        if m.argparse and m.argparse["form"] == "unrecognized" and m.argparse["flag"] is None
-    ]  # fmt: skip
-    if len(generic) < 2:
-        return matches
+    """Where several projects answer one line (each project's records match the same text),
+    keep the answers that know the most: of the generic `unrecognized arguments` ones, those
+    naming an option some release has, else the closest names; of the `invalid choice` ones,
+    those whose releases list exactly the choices argparse printed."""
+    drop: set[int] = set()
+    by_line: dict[Any, list] = {}
+    for m in matches:
+        if m.argparse:
+            by_line.setdefault(m.line, []).append(m)
+    for group in by_line.values():
+        generic = [
+            m for m in group if m.argparse["form"] == "unrecognized" and m.argparse["flag"] is None
+        ]
+        if len(generic) > 1:
+            top = max(_knows(m) for m in generic)
+            drop |= {id(m) for m in generic if _knows(m) < top}
+        choice = [m for m in group if m.argparse["form"] == "invalid-choice"]
+        if len(choice) > 1 and any(m.argparse["yourReleases"] for m in choice):
+            drop |= {id(m) for m in choice if not m.argparse["yourReleases"]}
+    return [m for m in matches if id(m) not in drop]
 
-    def score(m) -> float:
-        best = 0.0
-        for row in m.argparse["options"]:
-            if row["releases"]:
-                return 2.0
-            for c in row["closest"]:
-                best = max(best, difflib.SequenceMatcher(None, row["option"], c).ratio())
-        return best
 
-    top = max(score(m) for m in generic)
-    return [m for m in matches if m not in generic or score(m) == top]
+def _knows(m: Any) -> float:
+    """2 when an option of the list exists in some release, else the best closeness."""
+    best = 0.0
+    for row in m.argparse["options"]:
+        if row["releases"]:
+            return 2.0
+        for c in row["closest"]:
+            best = max(best, difflib.SequenceMatcher(None, row["option"], c).ratio())
+    return best

@@ -206,6 +206,13 @@ def build_summary(result: Any) -> str:
         + (f"; catalog {result.catalog}" if result.catalog else ""),
         f"  {c['records']} records ({_h_severities(c.get('severity', {}))}), {c['sites']} sites, "
         f"{c['flags']} flags, {c.get('occurrences', 0)} occurrences, {c.get('lineage', 0)} lineage links",
+        *(
+            [
+                f"  {c['argparse']} of the records are argparse's own errors, from {c.get('flagHistory', 0)} flag declaration spans"
+            ]
+            if c.get("argparse")
+            else []
+        ),
         f"  blobs: {s.get('blobs', 0)} ({s.get('blobs_parsed', 0)} parsed, {s.get('blob_cache_hits', 0)} cached); "
         f"functions: {s.get('units_parsed', 0)} parsed, {s.get('unit_cache_hits', 0)} cached",
     ]

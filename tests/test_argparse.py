@@ -566,3 +566,19 @@ def test_scan_of_a_log_answers_too(cat):
     (m,) = cat.scan(lines)
     assert m.line == 501 and m.argparse["renamedTo"] == "torch_native"
     assert cat.scan(["pip: error: unrecognized arguments: --tp-sizee"] * 3) == []
+
+
+@pytest.mark.parametrize(
+    ("option", "close"),
+    [
+        ("--tp-sizee", ["--tp-size"]),
+        ("--kt-amx-methd", ["--kt-amx-method"]),
+        ("--user", []),  # not `--use-ray`, nor `--ep` (its dashes made it look close)
+        ("-tp", []),
+    ],
+)
+def test_close_options(option, close):
+    from kverr.catalog.argparse_answers import _close_options
+
+    names = ["--tp-size", "--kt-amx-method", "--use-ray", "--ep", "--tensor-parallel-size"]
+    assert _close_options(option, names) == close
