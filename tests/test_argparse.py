@@ -139,6 +139,18 @@ def test_ids_stay_when_choices_and_defaults_change(built, tmp_path):
     )
 
 
+def test_adding_a_release_folds_only_it_and_gives_the_same_history(built, tmp_path):
+    """The fold's state is cached: a build of v0.1.0..v0.2.0, then of every tag with the same
+    cache, restores the first two and folds v0.3.0 alone, to the same flag history and records
+    as a build from scratch."""
+    repo, cache = built["root"] / "sglang-repo", tmp_path / "c.sqlite"
+    pipeline.build(out=tmp_path / "a", git_repo=repo, revs=["v0.1.0", "v0.2.0"], cache_path=cache)
+    more = pipeline.build(out=tmp_path / "b", git_repo=repo, tags_glob="v*", cache_path=cache)
+    assert more.stats["revisions_restored"] == 2
+    for name in ("flaghistory.jsonl", "records.jsonl", "occurrences.jsonl"):
+        assert (tmp_path / "b" / name).read_bytes() == (built["sglang"] / name).read_bytes(), name
+
+
 def test_occurrences_are_the_releases_each_record_applies_to(cat):
     by_form = {
         (m.record["argparse"]["flag"], m.record["argparse"]["form"]): cat.releases_of(
