@@ -152,7 +152,7 @@ def build(
                 progress=progress, workers=jobs,
             )  # fmt: skip
             clock.lap("verify")
-        add_argparse(plan, scan, assembled)
+        add_argparse(plan, cache, scan, assembled)
     finally:
         plan.close()
         cache.close()

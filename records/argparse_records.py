@@ -30,6 +30,7 @@ there (`launch_server.py: error: ...`) and keeps only the project's own programs
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -69,9 +70,12 @@ def argparse_records(
     source: Source,
     profile: Profile,
     repo: str,
+    checked: Callable[[dict], bool] = lambda rec: False,
 ) -> tuple[list[dict], list[dict]]:
     """(records, occurrence spans) of every argparse error the flag history allows, sorted by
-    id. `spans`: flaghistory.jsonl lines; `decls`: each flag's newest declaration (help, line);
+    id, each validated (schema and pattern) unless `checked(record)` says it already was (the
+    build remembers validated records: a rebuild derives 500 of them again in milliseconds).
+    `spans`: flaghistory.jsonl lines; `decls`: each flag's newest declaration (help, line);
     `newest_ord`: the revision that declaration is from, whose text `source` reads."""
     by_flag: dict[str, list[dict]] = {}
     for sp in sorted(spans, key=lambda s: (s["name"], s["from"])):
@@ -109,8 +113,9 @@ def argparse_records(
     from kverr.schema import validate_record
 
     for rec in recs:
-        validate_record(rec)
-        check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
+        if not checked(rec):
+            validate_record(rec)
+            check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
     return sorted(recs, key=lambda r: r["id"]), occs
 
 
@@ -120,11 +125,15 @@ class _Context:
     def __init__(self, decl: FlagDecl, ord_: int, revisions: Sequence[Revision], source: Source):
         self.decl, self.revision = decl, revisions[ord_]
         self.last = len(revisions) - 1
-        text = source(decl.file, ord_) or ""
-        lines = text.splitlines()
+        lines = _lines(source(decl.file, ord_) or "")
         self.start = max(1, decl.line)
         self.end = max(self.start, decl.end_line or decl.line)
         self.code = "\n".join(lines[self.start - 1 : self.end]) if lines else ""
+
+
+@functools.lru_cache(maxsize=8)
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
 
 
 def _occurrences(rec: dict, ords: Iterable[int]) -> list[dict]:
