@@ -400,18 +400,22 @@ class Catalog:
         row = self.con.execute("SELECT value FROM meta WHERE key = 'datasetVersion'").fetchone()
         return row[0] if row and row[0] else ""
 
-    def release_order(self, *, tags_only: bool = False) -> list[str]:
+    def release_order(self, *, tags_only: bool = False, project: str | None = None) -> list[str]:
         """Every name a match's `releases` can hold, oldest first: each revision's tags (and
         snapshot labels) and the short sha of the newest commit when it is untagged, as
-        store._releases names them. `tags_only`: the tags of commits alone, the releases
-        proper, which views group into ranges (a sha or a snapshot label stands alone)."""
-        revs = self.revisions()
-        newest_git = max((r["ord"] for r in revs if r["sha"]), default=None)
+        store._releases names them (each project's own newest commit). `tags_only`: the tags
+        of commits alone, the releases proper, which views group into ranges (a sha or a
+        snapshot label stands alone). `project`: that project's alone."""
+        revs = self.revisions(project=project)
+        newest_git: dict[str, int] = {}
+        for r in revs:
+            if r["sha"]:
+                newest_git[r["project"]] = max(r["ord"], newest_git.get(r["project"], r["ord"]))
         out: list[str] = []
         for r in revs:
             if r["tags"] and (r["sha"] or not tags_only):
                 out += r["tags"]
-            elif r["ord"] == newest_git and not tags_only:
+            elif r["ord"] == newest_git.get(r["project"]) and not tags_only:
                 out.append(r["sha"][:10])
         return out
 

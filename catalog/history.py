@@ -209,6 +209,9 @@ class History:
     previous: list[str] = field(default_factory=list)  # older ids it replaced, newest first
     successor: str | None = None  # the id that replaced it, when its message was edited
     total_revisions: int = 0
+    # the releases containing it, as every view names them (Catalog.releases_of): the card's
+    # "Releases" line and the history's "releases:" line are one list
+    releases: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -220,6 +223,7 @@ class History:
             "previousIds": self.previous,
             "replacedBy": self.successor,
             "revisionsBuilt": self.total_revisions,
+            "releases": self.releases,
         }
 
 
@@ -270,6 +274,7 @@ def history(cat: Any, id_or_text: str) -> History:
         previous=chain,
         successor=successor,
         total_revisions=len(revisions),
+        releases=cat.releases_of(rid),
     )
 
 

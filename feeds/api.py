@@ -9,7 +9,7 @@
     GET  /search?q=&version=&limit=&offset=&project=
     GET  /flags/{flag}       --flag-name or flag-name; ?project= picks one project's flag; with
                              `history`: its declaration (choices, type, default) per release
-    GET  /versions           the releases (and revisions) the catalog holds
+    GET  /versions           the releases (and revisions) the catalog holds; ?project=
     GET  /healthz
     GET  /openapi.json
 
@@ -286,6 +286,9 @@ class Api:
         self.checked = time.monotonic()
         self.damaged: str | None = None  # the CatalogError that showed the catalog is damaged
         self.dataset_version = cat.dataset_version()
+        # each project's own dataset version: a record is immutable within its project's
+        # dataset, and one project's data can be rebuilt while the other's stays as it was
+        self.versions_of = {p["name"]: p.get("datasetVersion") or "" for p in cat.projects}
         self.releases = cat.release_order()  # what /versions lists and `version=` accepts
         self.release_tags = cat.release_order(tags_only=True)  # Markdown shows them as ranges
 
@@ -341,15 +344,16 @@ class Api:
             raise ApiError(
                 404, f"No error with id {key!r} in this catalog; use /search?q= to find one."
             )
+        version = self.versions_of.get(rec.get("project") or "", self.dataset_version)
         pinned = request.query_params.get("dataset")
-        if pinned is not None and pinned != self.dataset_version:
+        if pinned is not None and pinned != version:
             raise ApiError(
                 404,
-                f"This server holds dataset {self.dataset_version!r}, not {pinned[:40]!r};"
+                f"This server holds dataset {version!r} for this record, not {pinned[:40]!r};"
                 f" GET /errors/{rec['id']} for the current record.",
             )
         releases = self.cat.releases_of(rec["id"])
-        doc = {"record": rec, "releases": releases, "datasetVersion": self.dataset_version}
+        doc = {"record": rec, "releases": releases, "datasetVersion": version}
         body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
         headers = {
@@ -381,17 +385,32 @@ class Api:
         return _json({"query": q, **page, "matches": [m.to_dict() for m in matches]})
 
     async def versions(self, request: Request) -> JSONResponse:
-        """The releases `version=` accepts, oldest first, and every revision built."""
-        revisions = [
-            {k: r[k] for k in ("sha", "date", "tags", "subject")} for r in self.cat.revisions()
-        ]
+        """The releases `version=` accepts, oldest first, and every revision built, each with
+        its project (?project=: that project's alone)."""
+        project = check_project(request.query_params.get("project"))
+        if project is not None:
+            self.cat.project(project)  # NotFound (404) names the projects held
+        keys = ("sha", "date", "tags", "subject", "project")
+        revisions = [{k: r[k] for k in keys} for r in self.cat.revisions(project=project)]
+        releases = self.cat.release_order(project=project) if project else self.releases
+        version = self.versions_of.get(project, "") if project else self.dataset_version
         return _json(
             {
-                "datasetVersion": self.dataset_version,
-                "releases": self.releases,
+                "datasetVersion": version,
+                "projects": self._projects(project),
+                "releases": releases,
                 "revisions": revisions,
             }
         )
+
+    def _projects(self, project: str | None = None) -> list[dict]:
+        """Each project served: its name, product and dataset version."""
+        return [
+            {"name": p["name"], "product": p.get("product", p["name"]),
+             "datasetVersion": p.get("datasetVersion") or ""}
+            for p in self.cat.projects
+            if project in (None, p["name"])
+        ]  # fmt: skip
 
     async def home(self, request: Request) -> JSONResponse:
         from kverr import __version__
@@ -401,6 +420,7 @@ class Api:
                 "name": "kverr error API",
                 "kverr": __version__,
                 "datasetVersion": self.dataset_version,
+                "projects": self._projects(),
                 "records": self.count,
                 "endpoints": ENDPOINTS,
                 "openapi": "/openapi.json",
@@ -517,6 +537,27 @@ async def _crash(request: Request, exc: Exception) -> JSONResponse:
     return _json({"error": "Internal error; the server log has details.", "status": 500}, 500)
 
 
+class _Cors(CORSMiddleware):
+    """Starlette's CORS, with a refused preflight answered in the API's error shape (it says
+    "Disallowed CORS origin" as plain text)."""
+
+    def preflight_response(self, request_headers) -> Response:
+        answer = super().preflight_response(request_headers)
+        if answer.status_code != 400:
+            return answer
+        what = answer.body.decode("utf-8", "replace").removeprefix("Disallowed CORS ")
+        headers = {
+            k: v
+            for k, v in answer.headers.items()
+            if k.lower() not in ("content-length", "content-type")
+        }
+        return JSONResponse(
+            {"error": f"This server does not allow that cross-origin request ({what}); the operator"
+                      " names allowed sites with kverr serve --cors-origin.", "status": 400},
+            status_code=400, headers={**headers, **_HEADERS},
+        )  # fmt: skip
+
+
 def create_app(
     cat, *, body_timeout: float = BODY_TIMEOUT, cors_origins: tuple[str, ...] = ()
 ) -> Starlette:
@@ -545,7 +586,7 @@ def create_app(
     if cors_origins:
         middleware.append(
             Middleware(
-                CORSMiddleware,
+                _Cors,
                 allow_origins=list(check_origins(cors_origins)),
                 allow_methods=["GET", "POST"],
                 allow_headers=["Content-Type", "If-None-Match"],

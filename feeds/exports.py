@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kverr.feeds import html as h
 from kverr.feeds.output import replace_dir, write_file_atomic
-from kverr.feeds.site import file_token
+from kverr.feeds.site import decl_of, file_token, records_of
 
 
 def releases_of(cat, record_id: str) -> list[str]:
@@ -62,7 +62,7 @@ def front_matter(fields: dict) -> str:
     return f"---\n{body}---\n\n"
 
 
-def error_markdown(rec: dict, releases: list[str], flags: dict[str, dict]) -> str:
+def error_markdown(rec: dict, releases: list[str], flags: dict[tuple[str, str], dict]) -> str:
     title = h.title_of(rec)
     out = [
         front_matter(
@@ -92,7 +92,7 @@ def error_markdown(rec: dict, releases: list[str], flags: dict[str, dict]) -> st
     if rec.get("flags"):
         out.append("\n## Flags\n\n| Flag | Help | Default | Choices |\n|---|---|---|---|\n")
         for name in rec["flags"]:
-            f = flags.get(name, {})
+            f = decl_of(flags, rec, name)
             cells = [f.get("help"), f.get("default"), ", ".join(f.get("choices") or [])]
             text = " | ".join(md_text(c).replace("\n", " ") for c in cells)
             out.append(
@@ -112,8 +112,9 @@ def error_markdown(rec: dict, releases: list[str], flags: dict[str, dict]) -> st
 
 def export_markdown(cat, out_dir: Path, project: str | None = None) -> int:
     """errors/<slug>.md per record plus index.md; returns the number of error pages."""
-    flags = {f["name"]: f for f in cat.flags(project=project)}
-    recs = sorted(cat.records(project=project), key=lambda r: (h.title_of(r).lower(), r["id"]))
+    # (project, name): two projects may declare one flag name differently
+    flags = {(f.get("project") or "", f["name"]): f for f in cat.flags(project=project)}
+    recs = records_of(cat, project)
     with replace_dir(Path(out_dir)) as tmp:
         (tmp / "errors").mkdir()
         # Docusaurus names the sidebar folder from this; MkDocs ignores it.

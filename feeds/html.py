@@ -234,15 +234,24 @@ def bullets(items: Iterable[str] | None) -> str:
     return f"<ul>{li}</ul>" if li else ""
 
 
-def error_row(rec: dict, link: str, *, rank_data: bool = False, note: str | None = None) -> str:
-    """One error in a list: message in code font, badges, flags. Index rows carry data-id for search."""
+def error_row(
+    rec: dict,
+    link: str,
+    *,
+    rank_data: bool = False,
+    note: str | None = None,
+    project: str | None = None,
+) -> str:
+    """One error in a list: message in code font, badges, flags. Index rows carry data-id for
+    search. `project`: the product badge, in a site of several projects."""
     data = f' data-id="{esc(rec["id"])}"' if rank_data else ""
     flags = " ".join(f"<code>{esc(f)}</code>" for f in rec.get("flags") or [])
     extra = f'<span class="note">{esc(note)}</span>' if note else ""
     return (
         f'<li class="err-row"{data}><a href="{esc(link)}">'
         f'<span class="msg">{message_html(rec)}</span>'
-        f'<span class="meta">{badge(rec.get("severity"), rec.get("severity") or "")}'
+        f'<span class="meta">{badge(project, "project")}'
+        f"{badge(rec.get('severity'), rec.get('severity') or '')}"
         f"{badge(rec.get('errorClass') or rec.get('kind'), 'cls')}{extra}"
         f'<span class="flags">{flags}</span></span></a></li>'
     )

@@ -33,17 +33,37 @@ class SiteData:
     """Everything the pages need, read from the catalog once."""
 
     records: list[dict]
-    flags: dict[str, dict]
+    flags: dict[tuple[str, str], dict]  # (project, flag name) -> declaration: two projects
+    # may declare one name differently (SGLang's --kv-cache-dtype is not vLLM's)
     revisions: list[dict]
     releases_of: dict[str, list[dict]]  # record id -> revision rows containing it (oldest first)
     meta: dict[str, Any]
     by_flag: dict[str, list[dict]] = field(default_factory=dict)
     by_tag: dict[str, list[dict]] = field(default_factory=dict)
     by_release: dict[str, list[dict]] = field(default_factory=dict)
-    # flag -> its declaration per run of revisions (Catalog.flag_history), for the flag pages
-    histories: dict[str, list[dict]] = field(default_factory=dict)
+    # (project, flag) -> its declaration per run of revisions (Catalog.flag_history)
+    histories: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
     # release tag -> catalog.history.Diff from the release before it (None: the first one)
     release_diffs: dict[str, Any] = field(default_factory=dict)
+    products: dict[str, str] = field(default_factory=dict)  # project name -> product
+
+    def product_of(self, rec: dict) -> str | None:
+        """The product a record is from, when the site holds several (a badge says so)."""
+        if len(self.products) < 2:
+            return None
+        return self.products.get(rec.get("project") or "")
+
+    def decl(self, rec: dict, name: str) -> dict:
+        return decl_of(self.flags, rec, name)
+
+
+def decl_of(flags: dict[tuple[str, str], dict], rec: dict, name: str) -> dict:
+    """The declaration of a flag of `rec`: its own project's (a record older than profiles
+    names no project: any project's of that name)."""
+    found = flags.get((rec.get("project") or "", name))
+    if found is None and not rec.get("project"):
+        found = next((f for (_, n), f in flags.items() if n == name), None)
+    return found or {}
 
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}")
@@ -62,17 +82,30 @@ def page_of(rec: dict) -> str:
     return f"errors/{file_token(rec.get('slug') or rec['id'])}.html"
 
 
+def records_of(cat, project: str | None = None) -> list[dict]:
+    """The records in page order, each with its project: a record written before records
+    carried `project` belongs to its dataset's (the catalog's column says which), and the
+    pages need it to tell the projects apart."""
+    owner = dict(cat.con.execute("SELECT id, project FROM records", []).fetchall())
+    return sorted(
+        ({**r, "project": r.get("project") or owner.get(r["id"])} for r in cat.records(project=project)),
+        key=lambda r: (h.title_of(r).lower(), r["id"]),
+    )  # fmt: skip
+
+
 def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteData:
     """Read records, flags and revisions through the Catalog API and index them for the pages
     (`project`: one project's site; default: every project the catalog holds)."""
-    records = sorted(cat.records(project=project), key=lambda r: (h.title_of(r).lower(), r["id"]))
+    records = records_of(cat, project)
     data = SiteData(
         records=records,
-        flags={f["name"]: f for f in cat.flags(project=project)},
+        flags={(f.get("project") or "", f["name"]): f for f in cat.flags(project=project)},
         revisions=cat.revisions(project=project),
         releases_of={r["id"]: cat.revisions_of(r["id"]) for r in records},
         meta=dict(meta or {}),
-    )
+        products={p["name"]: p.get("product", p["name"]) for p in cat.projects
+                  if project in (None, p["name"])},
+    )  # fmt: skip
     for rec in records:
         for flag in rec.get("flags") or []:
             data.by_flag.setdefault(flag, []).append(rec)
@@ -83,9 +116,9 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
                 data.by_release.setdefault(tag, []).append(rec)
     data.release_diffs = _release_diffs(cat, data)
     data.histories = {
-        name: cat.flag_history(name, project=data.flags[name].get("project"))
-        for name in data.by_flag
-        if name in data.flags
+        (p, name): cat.flag_history(name, project=p) if p else []
+        for p, name in data.flags
+        if name in data.by_flag
     }
     return data
 
@@ -227,7 +260,9 @@ def index_page(data: SiteData) -> str:
                          *((plural.get(k, k), v) for k, v in sorted(counts.items())),
                          ("flags", len(data.by_flag)), ("releases", len(data.by_release))]
     )  # fmt: skip
-    rows = "".join(h.error_row(r, page_of(r), rank_data=True) for r in data.records)
+    rows = "".join(
+        h.error_row(r, page_of(r), rank_data=True, project=data.product_of(r)) for r in data.records
+    )
     body = f"""
 <section class="hero">
   <h1>{h.esc(data.meta.get("siteTitle", "Error reference"))}</h1>
@@ -249,7 +284,8 @@ def index_page(data: SiteData) -> str:
 def error_page(data: SiteData, rec: dict) -> str:
     up = "../"
     title = h.label_of(rec)
-    badges = (h.badge(rec.get("severity"), rec.get("severity") or "") + h.badge(rec.get("errorClass"), "cls")
+    badges = (h.badge(data.product_of(rec), "project")
+              + h.badge(rec.get("severity"), rec.get("severity") or "") + h.badge(rec.get("errorClass"), "cls")
               + h.badge(rec.get("kind"), "kind") + h.badge(rec.get("errorType"), "type"))  # fmt: skip
     message = (
         f'<pre class="code message"><code>{h.message_html(rec)}</code></pre>'
@@ -279,7 +315,9 @@ def error_page(data: SiteData, rec: dict) -> str:
         ),  # fmt: skip
         h.section("Flags", _flag_table(data, rec, up), "flags"),
         h.section(
-            "In each release", _history_table(data, (rec.get("flags") or [""])[0]), "per-release"
+            "In each release",
+            _history_table(data, rec.get("project") or "", (rec.get("flags") or [""])[0]),
+            "per-release",
         )
         if rec.get("kind") == "argparse"
         else "",
@@ -339,11 +377,15 @@ def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
     shared: dict[str, int] = {}
     for flag in rec.get("flags") or []:
         for other in data.by_flag.get(flag, []):
-            if other["id"] != rec["id"]:
+            # another project's check on a flag of the same name is not related
+            if other["id"] != rec["id"] and other.get("project") == rec.get("project"):
                 shared[other["id"]] = shared.get(other["id"], 0) + 1
     by_id = {r["id"]: r for r in data.records}
     best = sorted(shared, key=lambda i: (-shared[i], h.title_of(by_id[i]).lower()))[:limit]
-    rows = "".join(h.error_row(by_id[i], f"{up}{page_of(by_id[i])}") for i in best)
+    rows = "".join(
+        h.error_row(by_id[i], f"{up}{page_of(by_id[i])}", project=data.product_of(by_id[i]))
+        for i in best
+    )
     return f'<ol class="err-list compact">{rows}</ol>' if rows else ""
 
 
@@ -362,7 +404,7 @@ def _fixes(rec: dict) -> str:
 def _flag_table(data: SiteData, rec: dict, up: str) -> str:
     rows = []
     for name in rec.get("flags") or []:
-        f = data.flags.get(name, {})
+        f = data.decl(rec, name)
         choices = " ".join(f"<code>{h.esc(c)}</code>" for c in f.get("choices") or [])
         rows.append(
             f'<tr><td><a href="{up}flags/{file_token(name)}.html"><code>{h.esc(name)}</code></a></td>'
@@ -413,9 +455,21 @@ def _when(rev: dict) -> str:
 
 
 def _flag_intro(data: SiteData, name: str) -> str:
-    f = data.flags.get(name)
-    if not f:
+    """The flag's declaration; in a site of several projects, each project's that has one."""
+    decls = [(p, f) for (p, n), f in sorted(data.flags.items()) if n == name]
+    if not decls:
         return '<p class="muted">No declaration found for this flag in the analysed source.</p>'
+    if len(data.products) < 2:
+        return _decl_table(decls[0][1]) + _history_section(data, decls[0][0], name)
+    return "".join(
+        f"<h2>{h.esc(data.products.get(p, p))}</h2>"
+        + _decl_table(f)
+        + _history_section(data, p, name)
+        for p, f in decls
+    )
+
+
+def _decl_table(f: dict) -> str:
     rows = [("Help", h.esc(f.get("help") or "")), ("Default", f"<code>{h.esc(f.get('default') or '')}</code>"),
             ("Type", h.esc(f.get("type") or f.get("action") or "")),
             ("Choices", " ".join(f"<code>{h.esc(c)}</code>" for c in f.get("choices") or [])),
@@ -423,16 +477,19 @@ def _flag_intro(data: SiteData, name: str) -> str:
     body = "".join(
         f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows if v and v != "<code></code>"
     )
-    table = f'<div class="table-wrap"><table class="kv">{body}</table></div>'
-    history = _history_table(data, name)
-    return table + (f"<h2>Choices and types in each release</h2>{history}" if history else "")
+    return f'<div class="table-wrap"><table class="kv">{body}</table></div>'
 
 
-def _history_table(data: SiteData, name: str) -> str:
+def _history_section(data: SiteData, project: str, name: str) -> str:
+    history = _history_table(data, project, name)
+    return f"<h3>Choices and types in each release</h3>{history}" if history else ""
+
+
+def _history_table(data: SiteData, project: str, name: str) -> str:
     """The flag's declaration in each run of releases, newest first: its choices (what
     `invalid choice` answers list), type, default and option strings."""
     rows = []
-    for sp in reversed(data.histories.get(name) or []):
+    for sp in reversed(data.histories.get((project, name)) or []):
         choices = " ".join(f"<code>{h.esc(c)}</code>" for c in sp.get("choices") or [])
         opts = " ".join(f"<code>{h.esc(o)}</code>" for o in sp.get("options") or [])
         kind = sp.get("type") or sp.get("action") or ""
@@ -488,7 +545,7 @@ def _group_pages(
         if folder == "releases":
             body = _release_body(data, n, groups[n])
         else:
-            body = f"<h2>{_count(len(groups[n]))}</h2>" + _rows(groups[n])
+            body = f"<h2>{_count(len(groups[n]))}</h2>" + _rows(groups[n], product=data.product_of)
         path = f"{folder}/{file_token(n)}.html"
         pages[path] = h.layout(n, head + body, depth=1, active=label, meta=data.meta, path=path)
     return pages
@@ -498,8 +555,12 @@ def _count(n: int) -> str:
     return f"{n} error{'s' if n != 1 else ''}"
 
 
-def _rows(recs: list[dict], note=None) -> str:
-    rows = "".join(h.error_row(r, f"../{page_of(r)}", note=note(r) if note else None) for r in recs)
+def _rows(recs: list[dict], note=None, product=None) -> str:
+    rows = "".join(
+        h.error_row(r, f"../{page_of(r)}", note=note(r) if note else None,
+                    project=product(r) if product else None)
+        for r in recs
+    )  # fmt: skip
     return f'<ol class="err-list">{rows}</ol>'
 
 

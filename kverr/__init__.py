@@ -1,4 +1,4 @@
-"""kverr: every SGLang server-args error, extracted from the source and explained."""
+"""kverr: every launch-argument error of an LLM server (SGLang, vLLM), extracted from the source and explained."""
 
 from pathlib import Path as _Path
 

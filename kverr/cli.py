@@ -58,6 +58,15 @@ ProjectOpt = Annotated[
     str | None,
     typer.Option(
         "--project",
+        metavar="NAME",
+        help="Only this project's errors (sglang, vllm); default: every project.",
+    ),
+]
+ExplainProjectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--project",
+        metavar="NAME",
         help="Only this project's errors (sglang, vllm); default: the paste's log format or message decides.",
     ),
 ]
@@ -532,7 +541,7 @@ def explain(
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
-    project: ProjectOpt = None,
+    project: ExplainProjectOpt = None,
 ) -> None:
     """Explain a launch error from a log line, a traceback or a whole log: fix, meaning, cause,
     and which project (SGLang, vLLM) it comes from.

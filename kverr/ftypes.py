@@ -227,6 +227,9 @@ class Launch:
     env: tuple[tuple[str, str], ...] = ()
     model: tuple[tuple[str, Any], ...] = ()
     files: tuple[str, ...] = ()  # relative paths the launch expects to exist (a key file)
+    # (relative path, text): files the launch writes before it starts (a config file); the
+    # command shows them as `echo '...' > path && ...`
+    texts: tuple[tuple[str, str], ...] = ()
 
     def value(self, option: str, default: Any = None) -> Any:
         return next((v for o, v in self.args if o == option), default)
@@ -247,7 +250,8 @@ class Launch:
     def command(self, launch: str, base: tuple[str, ...] = ()) -> str:
         """`SGLANG_X=1 python -m pkg --a 1 --b`: the line a user pastes."""
         env = [f"{k}={v}" for k, v in self.env]
-        words = [*env, launch, *base]
+        words = [w for path, text in self.texts for w in (*_write(path, text), "&&")]
+        words += [*env, launch, *base]
         for option, value in self.args:
             words.append(option)
             if isinstance(value, tuple):
@@ -255,6 +259,19 @@ class Launch:
             elif value is not None:
                 words.append(_shell_word(value))
         return " ".join(words)
+
+
+def _write(path: str, text: str) -> tuple[str, ...]:
+    """The shell words that write `text` into `path`: one line, so that an example fix keeps
+    its shape (a before line and an after line)."""
+    if "\n" not in text.rstrip("\n"):
+        return ("echo", _quote(text.rstrip("\n")), ">", _shell_word(path))
+    escaped = text.replace("\\", "\\\\").replace("%", "%%").replace("\n", "\\n")
+    return ("printf", _quote(escaped), ">", _shell_word(path))
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def _shell_word(value: str) -> str:

@@ -425,7 +425,7 @@ def history_text(h: Any, order: Sequence[str] = ()) -> str:
         out.append(f"replaced by {h.successor} (message edited)")
     if h.previous:
         out.append("replaces " + " <- ".join(h.previous))
-    releases = [t for r in h.revisions for t in r.get("tags") or []]
+    releases = h.releases
     if releases:
         gaps = display.release_gaps(releases, order)
         out.append("releases: " + display.release_span(releases, order))

@@ -100,6 +100,13 @@ def test_cors_refuses_other_origins(cors_client):
         "/explain", headers={"Origin": other, "Access-Control-Request-Method": "POST"}
     )
     assert pre.status_code == 400 and "access-control-allow-origin" not in pre.headers
+    # in the API's error shape, like every other refusal
+    assert pre.headers["content-type"] == "application/json"
+    assert pre.json() == {
+        "error": "This server does not allow that cross-origin request (origin); the operator"
+        " names allowed sites with kverr serve --cors-origin.",
+        "status": 400,
+    }
     r = cors_client.post("/explain", content=PASTE, headers={"Origin": other})
     assert "access-control-allow-origin" not in r.headers
 

@@ -425,7 +425,7 @@ def test_markdown_answer(cat):
 def test_site_flag_page_shows_choices_per_release(cat, tmp_path):
     export_site(cat, tmp_path / "site")
     page = (tmp_path / "site" / "flags" / "attention-backend.html").read_text(encoding="utf-8")
-    assert "<h2>Choices and types in each release</h2>" in page
+    assert "<h3>Choices and types in each release</h3>" in page
     newest = page.index("<td>v0.2.0, v0.3.0</td>")
     oldest = page.index("<td>v0.1.0</td>")
     assert newest < oldest  # newest first

@@ -141,3 +141,31 @@ def test_no_notice_is_fixed_by_giving_up_a_feature(seed_module):
         for s in rec["solutions"]:
             assert not s.startswith(("Remove ", "Use a ", "Leave --")), (rec["errorMessage"], s)
             assert "value other than" not in s, (rec["errorMessage"], s)
+
+
+def test_a_notice_never_gives_a_switch_a_value():
+    """The code turned a switch off: `--enable-overlap=False` is no command line (argparse
+    refuses a value for a store_true flag), so the fix says it in words only."""
+    src = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    enable_overlap: bool = None
+    backend: str = "mp"
+
+    def f(self):
+        if self.enable_overlap is None:
+            if self.backend != "mp":
+                logger.warning("Overlap scheduling will be disabled for this backend.")
+                self.enable_overlap = False
+
+
+def add_cli_args(parser):
+    parser.add_argument("--enable-overlap", action="store_true", default=None)
+    parser.add_argument("--backend", type=str, default="mp", choices=["mp", "ray"])
+"""
+    rec = _by_message(_records(src), "Overlap scheduling will be disabled")
+    assert "=False" not in rec["exampleFix"] and "=False" not in " ".join(rec["solutions"])

@@ -390,6 +390,118 @@ def test_api_filters_by_project(api) -> None:
     assert api.post("/explain?project=tgi", content="x").status_code == 404
 
 
+VLLM_VERSION = "2026-05-19T18:44:32.000Z"  # vLLM's data rebuilt later than SGLang's
+
+
+@pytest.fixture(scope="module")
+def api_two_versions(built: dict, tmp_path_factory):
+    """The two datasets with different dataset versions, as shipped (each project is rebuilt
+    on its own), served over HTTP."""
+    import threading
+
+    import httpx
+    from kverr.feeds.api import bind, create_app, server_for
+
+    root = tmp_path_factory.mktemp("versions")
+    vllm = shutil.copytree(built["vllm"], root / "vllm")
+    manifest = json.loads((vllm / "manifest.json").read_text())
+    (vllm / "manifest.json").write_text(json.dumps({**manifest, "datasetVersion": VLLM_VERSION}))
+    lines = [json.loads(x) for x in (vllm / "records.jsonl").open()]
+    with (vllm / "records.jsonl").open("w") as f:
+        f.writelines(json.dumps({**x, "datasetVersion": VLLM_VERSION}) + "\n" for x in lines)
+    load_datasets([built["sglang"], vllm], root / "c.duckdb")
+    with open_catalog(root / "c.duckdb") as c:
+        sock = bind("127.0.0.1", 0)
+        server = server_for(create_app(c), sock)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
+            time.sleep(0.01)
+        with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=15) as h:
+            yield h, json.loads((built["sglang"] / "manifest.json").read_text())["datasetVersion"]
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_a_record_is_pinned_to_its_own_projects_dataset(api_two_versions) -> None:
+    """`/errors/{id}?dataset=` is immutable within the record's own project's dataset: pinning
+    a vLLM record to SGLang's version would cache it forever across a vLLM rebuild."""
+    api, sglang_version = api_two_versions
+    assert sglang_version != VLLM_VERSION
+    paste = "(APIServer pid=1) ValueError: LoRA needs max_num_seqs; pass --max-num-seqs."
+    rid = api.post("/explain", content=paste).json()["matches"][0]["record"]["id"]
+    doc = api.get(f"/errors/{rid}").json()
+    assert (doc["record"]["project"], doc["datasetVersion"]) == ("vllm", VLLM_VERSION)
+    pinned = api.get(f"/errors/{rid}", params={"dataset": VLLM_VERSION})
+    assert pinned.status_code == 200 and "immutable" in pinned.headers["cache-control"]
+    other = api.get(f"/errors/{rid}", params={"dataset": sglang_version})
+    assert other.status_code == 404 and VLLM_VERSION in other.json()["error"]
+    home = api.get("/").json()
+    assert [(p["name"], p["datasetVersion"]) for p in home["projects"]] == [
+        ("sglang", sglang_version),
+        ("vllm", VLLM_VERSION),
+    ]
+
+
+def test_versions_per_project(api_two_versions, built: dict) -> None:
+    api, sglang_version = api_two_versions
+    every = api.get("/versions").json()
+    assert {r["project"] for r in every["revisions"]} == {"sglang", "vllm"}
+    shas = {p: json.loads((built[p] / "revisions.jsonl").read_text())["sha"][:10]
+            for p in ("sglang", "vllm")}  # fmt: skip
+    # each project's newest (untagged) commit is a name `releases` holds, not only the last one
+    assert every["releases"] == [shas["sglang"], shas["vllm"]]
+    one = api.get("/versions", params={"project": "vllm"}).json()
+    assert (one["datasetVersion"], one["releases"]) == (VLLM_VERSION, [shas["vllm"]])
+    assert {r["project"] for r in one["revisions"]} == {"vllm"}
+    assert [p["name"] for p in one["projects"]] == ["vllm"]
+    assert api.get("/versions", params={"project": "tgi"}).status_code == 404
+    for name in every["releases"]:  # each one is accepted as version=
+        assert api.post(f"/explain?version={name}", content="x").status_code == 200
+
+
+def _undeclared(value, schema: dict, doc: dict, where: str = "") -> list[str]:
+    """Keys of an answer its OpenAPI schema does not declare (the Record is the record
+    schema itself, checked by test_api_ux)."""
+    while "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        if name == "Record":
+            return []
+        schema = doc["components"]["schemas"][name]
+    if isinstance(value, list) and "items" in schema:
+        return [p for v in value for p in _undeclared(v, schema["items"], doc, where + "[]")]
+    if not isinstance(value, dict) or "properties" not in schema:
+        return []
+    props = schema["properties"]
+    out = [f"{where}.{k}" for k in value if k not in props]
+    for k, v in value.items():
+        if k in props:
+            out += _undeclared(v, props[k], doc, f"{where}.{k}")
+    return out
+
+
+def test_every_answer_is_what_the_openapi_document_says(api_two_versions) -> None:
+    """A client generated from /openapi.json sees every field: each project-aware answer's
+    keys are declared (match.project, a flag's project, /versions' projects)."""
+    api, _ = api_two_versions
+    doc = api.get("/openapi.json").json()
+    paste = "(APIServer pid=1) ValueError: LoRA needs max_num_seqs; pass --max-num-seqs."
+    answers = {
+        ("/explain", "post"): api.post("/explain", content=paste).json(),
+        ("/search", "get"): api.get("/search", params={"q": "batch budget"}).json(),
+        ("/flags/{flag}", "get"): api.get("/flags/--max-num-seqs").json(),
+        ("/versions", "get"): api.get("/versions").json(),
+    }
+    assert answers[("/explain", "post")]["matches"][0]["project"]["name"] == "vllm"
+    for (path, method), body in answers.items():
+        schema = doc["paths"][path][method]["responses"]["200"]["content"]["application/json"]
+        assert _undeclared(body, schema["schema"], doc) == [], path
+    project = doc["paths"]["/versions"]["get"]["parameters"][0]
+    assert project["name"] == "project"
+
+
 def test_export_one_project(built: dict, tmp_path: Path) -> None:
     from kverr.feeds.exports import export
 
@@ -424,3 +536,145 @@ def test_vllm_fixes_say_they_are_not_verified(built: dict, tmp_path: Path) -> No
     assert res.verify.runs == 0
     # not run is not rejected: the `vllm serve` fixes stay, marked by their verification
     assert any(r["exampleFix"].startswith("# before\nvllm serve MODEL") for r in recs)
+
+
+# ---------------------------------------------------------------- a site of both projects
+
+SGLANG_KV = """\
+class ServerArgs:
+    kv_cache_dtype: str = "auto"
+
+    def _handle_kv(self):
+        if self.kv_cache_dtype == "fp8_e4m3" and self.enable_lora:
+            raise ValueError("SGLang cannot combine an fp8_e4m3 KV cache with LoRA.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--kv-cache-dtype", type=str, default="auto",
+                        choices=["auto", "fp8_e4m3"], help="SGLang's data type for the KV cache.")
+    parser.add_argument("--enable-lora", action="store_true", help="Serve LoRA adapters.")
+"""
+
+
+@pytest.fixture(scope="module")
+def both_site(built: dict, tmp_path_factory) -> Path:
+    """The combined site of a vLLM and an SGLang dataset that both declare --kv-cache-dtype,
+    each its own way."""
+    from kverr.feeds.exports import export
+
+    root = tmp_path_factory.mktemp("both-site")
+    src = root / "sglang-src" / "python" / "sglang" / "srt"
+    src.mkdir(parents=True)
+    (src / "server_args.py").write_text(SGLANG_KV, encoding="utf-8")
+    sglang = pipeline.build(out=root / "sglang", source=root / "sglang-src", command=["t"])
+    # as a dataset written before records carried `project`: its manifest says whose it is
+    lines = [json.loads(x) for x in (sglang.out / "records.jsonl").open()]
+    with (sglang.out / "records.jsonl").open("w") as f:
+        for x in lines:
+            x["record"].pop("project")
+            f.write(json.dumps(x) + "\n")
+    load_datasets([sglang.out, built["vllm"]], root / "c.duckdb")
+    export("site", root / "site", root / "c.duckdb")
+    return root / "site"
+
+
+def _page(site: Path, words: str) -> str:
+    title = f'<h1 class="err-title">{words}'
+    (page,) = [p for p in (site / "errors").glob("*.html") if title in p.read_text("utf-8")]
+    return page.read_text(encoding="utf-8")
+
+
+def test_a_site_of_two_projects_keeps_each_projects_flags(both_site: Path) -> None:
+    """A flag name both projects declare is described by the record's own project: an SGLang
+    page never shows vLLM's help or default for it (the last declaration loaded won)."""
+    sglang = _page(both_site, "SGLang cannot combine an fp8_e4m3 KV cache")
+    flags = sglang.split('<section id="flags">', 1)[1].split("</section>", 1)[0]
+    assert "SGLang&#x27;s data type for the KV cache." in flags and "CacheConfig" not in flags
+    vllm = _page(both_site, "An fp8 KV cache cannot be combined with LoRA")
+    flags = vllm.split('<section id="flags">', 1)[1].split("</section>", 1)[0]
+    assert "CacheConfig.cache_dtype" in flags and "SGLang&#x27;s data type" not in flags
+    # each page and row says which project it is from; related errors stay in the project
+    assert '<span class="badge project">SGLang</span>' in sglang
+    assert '<span class="badge project">vLLM</span>' in vllm
+    related = vllm.split('<section id="related">', 1)[-1]
+    assert "cannot combine an fp8_e4m3" not in related
+    # the flag's page gives each project's declaration under its name
+    page = (both_site / "flags" / "kv-cache-dtype.html").read_text(encoding="utf-8")
+    assert page.index("<h2>SGLang</h2>") < page.index("SGLang&#x27;s data type")
+    assert page.index("<h2>vLLM</h2>") < page.index("CacheConfig.cache_dtype")
+    index = (both_site / "index.html").read_text(encoding="utf-8")
+    assert index.count('<span class="badge project">') == index.count('<li class="err-row"')
+
+
+def test_a_site_of_one_project_has_no_project_badges(built: dict, tmp_path: Path) -> None:
+    from kverr.feeds.exports import export
+
+    export("site", tmp_path / "site", built["catalog"], project="vllm")
+    assert 'class="badge project"' not in (tmp_path / "site" / "index.html").read_text("utf-8")
+
+
+def test_markdown_export_keeps_each_projects_flags(both_site: Path, tmp_path: Path) -> None:
+    from kverr.feeds.exports import export
+
+    export("markdown", tmp_path / "md", both_site.parent / "c.duckdb")
+    pages = [p.read_text("utf-8") for p in (tmp_path / "md" / "errors").glob("*.md")]
+    (sglang,) = [p for p in pages if "cannot combine an fp8_e4m3" in p]
+    row = next(x for x in sglang.splitlines() if x.startswith("| `--kv-cache-dtype`"))
+    assert "SGLang's data type for the KV cache." in row and "CacheConfig" not in row
+
+
+NOTICE_CONFIG = """\
+from dataclasses import dataclass
+
+from vllm.logger import init_logger
+
+logger = init_logger(__name__)
+
+
+@dataclass
+class SchedulerConfig:
+    async_scheduling: bool | None = None
+    executor_backend: str = "mp"
+
+    def __post_init__(self):
+        if self.async_scheduling is None:
+            if self.executor_backend not in ("mp", "uni"):
+                logger.warning_once("Async scheduling will be disabled for this backend.")
+                self.async_scheduling = False
+            else:
+                self.async_scheduling = True
+"""
+NOTICE_ENGINE = """\
+import argparse
+from dataclasses import dataclass
+
+from vllm.config.scheduler import SchedulerConfig
+from vllm.engine.arg_utils_kwargs import get_kwargs
+
+
+@dataclass
+class EngineArgs:
+    async_scheduling: bool | None = SchedulerConfig.async_scheduling
+    executor_backend: str = SchedulerConfig.executor_backend
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        kwargs = get_kwargs(EngineArgs)
+        parser.add_argument("--async-scheduling", **kwargs["async_scheduling"])
+        parser.add_argument("--executor-backend", **kwargs["executor_backend"])
+        return parser
+"""
+
+
+def test_a_notice_turns_a_vllm_switch_off_with_its_no_form(tmp_path: Path) -> None:
+    """vLLM's `bool | None` fields are BooleanOptionalAction switches: the code's choice
+    `False` is `--no-async-scheduling`; `--async-scheduling=False` is refused by argparse."""
+    src = tmp_path / "src" / "vllm"
+    (src / "config").mkdir(parents=True)
+    (src / "engine").mkdir()
+    (src / "config" / "scheduler.py").write_text(NOTICE_CONFIG, encoding="utf-8")
+    (src / "engine" / "arg_utils.py").write_text(NOTICE_ENGINE, encoding="utf-8")
+    res = pipeline.build(out=tmp_path / "o", source=tmp_path / "src", profile="vllm")
+    (rec,) = _by_message(_records(res.out), "Async scheduling will be disabled")
+    assert rec["exampleFix"].splitlines()[-1] == "vllm serve MODEL --no-async-scheduling"
+    assert "=False" not in rec["exampleFix"]

@@ -164,10 +164,15 @@ def test_releases_as_ranges(names, span, gaps):
 def test_history_lists_releases_as_ranges(catalog, monkeypatch):
     monkeypatch.setenv("KVERR_CATALOG", str(catalog))
     out = CliRunner().invoke(app, ["history", GAP["id"]]).stdout.splitlines()
+    # the same list, and count, as the card's Releases line and `show --json`'s `releases`
+    # (the newest commit is untagged: its short sha is one of them)
     assert out[-2:] == [
-        "releases: v0.1.0, v0.2.0, v0.4.0, v0.5.0 · 4 releases",
+        "releases: v0.1.0, v0.2.0, v0.4.0, v0.5.0, 7777777777 · 5 releases",
         "not in: v0.3.0, v0.3.1",
     ]
+    doc = json.loads(CliRunner().invoke(app, ["history", GAP["id"], "--json"]).stdout)
+    shown = json.loads(CliRunner().invoke(app, ["show", GAP["id"], "--json"]).stdout)
+    assert doc["releases"] == shown["releases"] == [*TAGS[:2], *TAGS[4:], "7777777777"]
 
 
 def test_gaps_show_on_the_card(catalog):
@@ -342,8 +347,12 @@ def test_shell_completion_completes_commands_and_options():
     env.update(COMP_WORDS="kverr explain --re", COMP_CWORD="2")
     res = subprocess.run([KVERR_SCRIPT], capture_output=True, text=True, env=env, timeout=60)
     assert res.stdout.split() == ["--release"]
-    script = CliRunner().invoke(app, ["--show-completion", "bash"], env={"SHELL": "/bin/bash"})
-    assert "_KVERR_COMPLETE" in script.stdout
+    # --show-completion names the shell it finds among its parent processes (not $SHELL): run
+    # it from bash, as a user would, so the test does not depend on what started pytest
+    # (`; :` keeps bash from exec'ing kverr in its own place)
+    script = subprocess.run(["bash", "-c", f"{KVERR_SCRIPT} --show-completion; :"],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "complete -o default -F _kverr_completion kverr" in script.stdout, script.stderr
 
 
 # ---------------------------------------------------------------- show, search, explain ID

@@ -184,3 +184,24 @@ def test_one_child_serves_revision_after_revision(tmp_path: Path) -> None:
         h.retarget(first)  # the broken revision left nothing behind
         assert h.run(["--tp-size", "6"], {}, CHECK).status == "passed"
         assert h._proc.pid == pid  # the same process all along
+
+
+def test_every_child_iterates_a_set_in_the_same_order(project, tmp_path: Path) -> None:
+    # A message that prints a set (`list(allowed_modalities)`) must read the same in every
+    # child, or a rebuild's solved fix changes: the children run with one fixed hash seed.
+    words = [f"w{i}" for i in range(12)]
+    needle = 'raise ValueError(f"page_size must divide'
+    source = SERVER_ARGS.replace(
+        needle, f'raise ValueError(f"allowed: {{list({set(words)!r})}}")\n            {needle}'
+    )
+    root = tmp_path / "repo"
+    g, sha = fake_repo(root, **{ARGS.replace("/", "__"): source})
+    target = Target(ARGS, "ServerArgs._handle_page_size", line_of("allowed:", source), 0)
+    seen = set()
+    for n in range(3):
+        (tmp_path / f"w{n}").mkdir()
+        with Harness(fake_spec(), repo=str(g.root), sha=sha, workdir=tmp_path / f"w{n}") as h:
+            out = h.run(["--page-size", "48"], {}, target)
+        assert out.status == "raised" and out.message.startswith("allowed: ")
+        seen.add(out.message)
+    assert len(seen) == 1

@@ -85,3 +85,25 @@ def test_what_no_command_line_reaches_is_not_applicable_and_says_why(verdicts) -
     assert v.verification["reason"].startswith(
         "no command line reaches it: every value --disaggregation-mode can hold"
     )
+
+
+@pytest.mark.parametrize(
+    ("prefix", "before", "after"),
+    [
+        ("Multiple config files specified", "--config config.yaml --config extra.yaml",
+         "--config config.yaml"),
+        ("No config file specified after --config", "MODEL_PATH --config\n",
+         "> config.yaml && python"),
+        ("Config file must be YAML format", "> config.json && python", "> config.yaml && python"),
+        ("Config file not found", "--config /no/such/config.yaml", "--config config.yaml"),
+        ("Config file must contain a dictionary", "echo '[{", "echo '{"),
+        ("Unsupported config option", '"lora-paths": ["LORA_PATHS"]', "--lora-paths LORA_PATHS"),
+    ],
+)  # fmt: skip
+def test_the_config_mergers_checks_are_verified_at_argv_time(verdicts, prefix, before, after):
+    """prepare_server_args hands `--config FILE` to ConfigArgumentMerger before parsing: its
+    checks run there, each with the config file its launch writes."""
+    v = find(verdicts, prefix)
+    assert v.verification["status"] == "verified", v.verification
+    shown_before, shown_after = v.example_fix.split("# after\n")
+    assert before in shown_before + "\n" and after in shown_after

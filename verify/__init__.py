@@ -5,6 +5,8 @@ a fix's command lines, in a sandbox, and says whether the fix is verified.
     harness.py  Harness: one sandboxed child per platform, revision after revision; run()
     child.py    the child: loads the revision's modules from git objects, runs one job a line
     walls.py    the child's walls: no network, no programs, no writes outside its work dir
+    disk.py     the file system a run sees: the platform's declared paths, the launch's files
+    argv.py     the argv stage: the launch's statements before it parses the command line
     watch.py    the child's watch: each guard evaluated where the code evaluates it
     solve.py    the child's solver: option values that turn a guard around
     sandbox.py  the child's import world: loaded / lazily defined / stubbed modules
@@ -13,6 +15,8 @@ a fix's command lines, in a sandbox, and says whether the fix is verified.
     reading.py  how a check's guards read: locals as what they hold, call sites, resets
     judge.py    did a run report exactly this record?
     search.py   the fix search: reach the check, then the smallest change that passes it
+    configfile.py  the fix search for argv-time checks: what a config file can get wrong
+    json_yaml.py   the sandbox's yaml: YAML's JSON subset, for the config files it writes
     told.py     what a run's own output offers it (quoted values, a notice's choice)
     where.py    which platform and model profile a check is tried on
     stage.py    a revision's records through the search, with the run cache (the build's step)

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from kverr.extractor.sources import BlobReader, decode_source
-from kverr.verify import sandbox, steps, stubs
+from kverr.verify import disk, sandbox, steps, stubs
+from kverr.verify.argv import ArgvStage, build_stage
 from kverr.verify.walls import close_walls
 from kverr.verify.watch import Watch, plain
 
@@ -121,6 +122,8 @@ class World:
         self.base_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR")}
         self.base_env.update({"HOME": setup["workdir"], "TMPDIR": setup["workdir"], "LANG": "C"})
         self.loaded = self._loaded_modules()
+        for target in spec.get("substitutes", {}).values():
+            importlib.import_module(target)  # before the finder: it would stub kverr's own
         self.finder = sandbox.Finder(
             self.tree,
             spec["package"],
@@ -130,7 +133,7 @@ class World:
         )
         sys.meta_path.insert(0, self.finder)
         self._answer(setup["platform"], setup["model"])
-        self._fake_paths(setup["platform"].get("paths", {}))
+        self._real_os = disk.fake_paths(setup["platform"].get("paths", {}))
         self._model_dir(Path(setup["workdir"]), setup["model"], setup.get("model_path", ""))
         self.logs: list[dict[str, Any]] = []
         self._capture_logs()
@@ -156,52 +159,20 @@ class World:
         self.fields: dict[str, Any] = {}  # attribute -> option, for the solver (sent once)
         self.parsers: dict[tuple, argparse.ArgumentParser] = {}
         self.main_tree = self.tree.tree(self.main_path)
-
-    def _fake_paths(self, paths: dict[str, Any]) -> None:
-        """The platform's answers for the paths it declares (os.path.isdir/exists/isfile and
-        os.listdir); every other path is the real one. Undone by close()."""
-        self._real_os = (os.path.isdir, os.path.exists, os.path.isfile, os.listdir)
-        if not paths:
-            return
-        isdir, exists, isfile, listdir = self._real_os
-
-        def declared(path: Any) -> Any:
+        self.argv: ArgvStage | None = None
+        if spec.get("argv"):
+            entry = spec["argv"]["entry"]
             try:
-                p = os.path.normpath(os.fspath(path))
-            except TypeError:
-                return None
-            for root, entries in paths.items():
-                if p == root:
-                    return ("dir", entries) if entries is not False else ("absent", None)
-                if p.startswith(root + os.sep):
-                    if entries is False:
-                        return ("absent", None)
-                    rest = p[len(root) + 1 :].split(os.sep)[0]
-                    return ("dir", []) if rest in entries else ("absent", None)
-            return None
-
-        def fake_isdir(path: Any) -> bool:
-            d = declared(path)
-            return isdir(path) if d is None else d[0] == "dir"
-
-        def fake_exists(path: Any) -> bool:
-            d = declared(path)
-            return exists(path) if d is None else d[0] == "dir"
-
-        def fake_isfile(path: Any) -> bool:
-            d = declared(path)
-            return isfile(path) if d is None else False
-
-        def fake_listdir(path: Any = ".") -> list[str]:
-            d = declared(path)
-            if d is None:
-                return listdir(path)
-            if d[0] == "absent":
-                raise FileNotFoundError(2, "No such file or directory", str(path))
-            return list(d[1])
-
-        os.path.isdir, os.path.exists, os.path.isfile = fake_isdir, fake_exists, fake_isfile
-        os.listdir = fake_listdir  # type: ignore[assignment]
+                self.argv = build_stage(
+                    {path: self.tree.tree(path) for path in self.loaded.values()},
+                    self.main_path,
+                    entry,
+                    spec["args_class"],
+                    spec["add_args"],
+                    main.__dict__,
+                )
+            except Exception as exc:  # the revision's other checks run without it
+                self.argv = ArgvStage(entry, reason=f"{entry} does not compile ({exc})"[:300])
 
     def close(self, baseline: set[str]) -> None:
         """Forget this revision: its finder, every module imported since `baseline` (the
@@ -213,13 +184,13 @@ class World:
         stubs.ANSWERS.clear()
         stubs.NOTES.clear()
         logging.getLogger().handlers[:] = []
-        os.path.isdir, os.path.exists, os.path.isfile, os.listdir = self._real_os
+        disk.restore(self._real_os)
 
     def _loaded_modules(self) -> dict[str, str]:
         """Module name -> path of the modules run for real, in the spec's order; a missing one
         (an old revision without arg groups) is skipped."""
         out: dict[str, str] = {}
-        for pattern in self.spec["modules"]:
+        for pattern in [*self.spec["modules"], *(self.spec.get("argv") or {}).get("modules", ())]:
             if pattern.endswith(".*"):
                 where = self.tree.locate(pattern[:-2])
                 folder = self.tree._base(pattern[:-2]) + "/"
@@ -343,6 +314,11 @@ class World:
         except BaseException as exc:  # noqa: BLE001 - a parser that cannot be built is data too
             options = {}
             self.parser_error = f"{type(exc).__name__}: {exc}"[:400]
+        argv = None
+        if self.argv is not None:
+            if not self.parser_error:
+                self.argv.probe(self.parser())
+            argv = self.argv.to_json()
         return {
             "ready": True,
             "phases": list(self.plan.phases),
@@ -351,6 +327,7 @@ class World:
             "loaded": self.loaded,
             "options": options,
             "parser_error": self.parser_error,
+            "argv": argv,
         }
 
     def options(self) -> dict[str, dict[str, Any]]:
@@ -364,6 +341,7 @@ class World:
                 "dest": action.dest,
                 "switch": action.nargs == 0,
                 "names": list(action.option_strings),
+                "action": type(action).__name__,  # what a config file can set (configfile.py)
                 "list": action.nargs in ("+", "*")
                 or (type(action.nargs) is int and action.nargs > 1),
             }
@@ -412,16 +390,16 @@ class World:
         target = job["target"]
         stop = self.plan.stop_for((target["file"], target["function"] or ""), target["line"])
         at_parse = stop is None and self._parse_time(target["function"] or "")
+        # A check of the argv stage (the config merger) is decided before the parser runs;
+        # the run goes on through the parse, which reads the command line the stage made.
+        if stop is None and self.argv is not None:
+            at_parse = at_parse or self.argv.reaches(target["file"], target["function"] or "")
         if stop is None and not at_parse:
             return {"id": job["id"], "status": "unreachable", "reason": self._unreachable(target)}
         os.environ.clear()
         os.environ.update(self.base_env)
         os.environ.update(job.get("env", {}))
-        for name in job.get("files", ()):  # files the launch names as existing (a key file)
-            path = Path(name)
-            if not path.is_absolute() and ".." not in path.parts:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.touch()
+        made = disk.write_files(job.get("files", ()))
         stubs.NOTES.clear()
         self.logs.clear()
         overrides = dict(job.get("model", {}))
@@ -444,7 +422,10 @@ class World:
         if watch.by_place and watch.guards:
             sys.settrace(watch.global_trace)  # only when asked: tracing costs every call
         try:
-            namespace = self.parser().parse_args(job["argv"])
+            argv = job["argv"]
+            if self.argv is not None and self.argv.ready:
+                argv = self.argv.run(argv, self.parser())
+            namespace = self.parser().parse_args(argv)
             if not at_parse:
                 obj = getattr(self.cls, self.spec["from_args"])(namespace)
                 for phase in self.plan.phases:
@@ -467,6 +448,7 @@ class World:
             signal.setitimer(signal.ITIMER_REAL, 0)
             self.hf._values, self.model_config._values = saved
             self.model_config._values["hf_config"] = self.hf
+            disk.remove(made)
         if watch.by_place and watch.guards:
             out["trace"] = watch.report()
         if stubs.NOTES and out["status"] in ("passed", "raised"):

@@ -150,14 +150,15 @@ class Harness:
         target: Target,
         watch: Sequence[Mapping[str, Any]] = (),
         model: Mapping[str, Any] | None = None,
-        files: Sequence[str] = (),
+        files: Sequence[str] | Mapping[str, str] = (),
         fields: Mapping[str, Any] | None = None,
     ) -> Outcome:
         """One run. `watch`: guards of the target function to evaluate where the code does,
         {"line", "test"} plus {"want", "fields"} to ask for values that give the other truth
         value (see solve.py); `model`: attributes of the model's hf_config to override (and
-        "profile": another model profile); `fields`: attribute -> option, for the solver
-        (sent to the child once, not with every guard)."""
+        "profile": another model profile); `files`: relative paths that exist during the run,
+        or {path: text} to write first (a config file); `fields`: attribute -> option, for the
+        solver (sent to the child once, not with every guard)."""
         started = time.monotonic()
         try:
             return self._run(argv, env, target, watch, model or {}, files, fields)
@@ -171,7 +172,7 @@ class Harness:
         target: Target,
         watch: Sequence[Mapping[str, Any]],
         model: Mapping[str, Any],
-        files: Sequence[str],
+        files: Sequence[str] | Mapping[str, str],
         fields: Mapping[str, Any] | None = None,
     ) -> Outcome:
         if not self._start():
@@ -188,7 +189,7 @@ class Harness:
             "timeout": self.timeout,
             "watch": [dict(w) for w in watch],
             "model": dict(model),
-            "files": list(files),
+            "files": dict(files) if isinstance(files, Mapping) else list(files),
         }
         if fields is not None and fields is not self._fields:
             job["fields"] = dict(fields)
@@ -256,8 +257,14 @@ class Harness:
         }
         if os.environ.get("KVERR_VERIFY_DEBUG"):
             env["KVERR_VERIFY_DEBUG"] = "1"
+        # One hash seed for every child: a check that prints a set (`list(allowed)`) must read
+        # the same in each run, or a rebuild solves a different fix. So not -I, which would
+        # ignore PYTHONHASHSEED: the environment above is ours alone, -s leaves the user's site
+        # out and -P (3.11+) keeps the work dir, where a launch writes its files, off sys.path.
+        env["PYTHONHASHSEED"] = "0"
+        safe_path = ["-P"] if sys.version_info >= (3, 11) else []
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-m", "kverr.verify.child"],
+            [sys.executable, "-s", *safe_path, "-B", "-m", "kverr.verify.child"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=open(self._dir / "stderr.txt", "w"),  # noqa: SIM115 - the child owns it
@@ -293,6 +300,7 @@ class Harness:
                 "model_factory": spec.model_factory,
                 "substitutes": dict(spec.substitutes),
                 "models": {name: m.to_json() for name, m in spec.models.items()},
+                "argv": spec.argv.to_json() if spec.argv else None,
             },
             "platform": spec.platform(self.platform).to_json(),
             "model": spec.model(self.model).to_json(),

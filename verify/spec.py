@@ -61,6 +61,24 @@ class Profile:
 
 
 @dataclass(frozen=True)
+class ArgvStage:
+    """What the launch does to its command line before the parser reads it: the statements
+    of `entry` (a function of the main module, `prepare_server_args`) before its parse call,
+    run for real on every launch. A check reached from them is decided at "argv time"."""
+
+    entry: str
+    modules: tuple[str, ...] = ()  # loaded for real with it, when the revision has them
+    # The option that names a config file, and what the fix search writes into one: the
+    # launches of verify/configfile.py (empty: argv-time checks get no candidate launches).
+    config_option: str = ""
+    config_name: str = "config.yaml"
+    config_example: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entry": self.entry, "modules": list(self.modules)}
+
+
+@dataclass(frozen=True)
 class VerifySpec:
     """How to run one project's launch-argument validation (see the module docstring)."""
 
@@ -82,6 +100,7 @@ class VerifySpec:
     models: Mapping[str, Profile]
     default_platform: str
     default_model: str
+    argv: ArgvStage | None = None  # absent: the parser reads the command line as typed
 
     @property
     def main_path(self) -> str:
@@ -147,6 +166,7 @@ class VerifySpec:
                 models=models,
                 default_platform=v["default_platform"],
                 default_model=v["default_model"],
+                argv=_argv_stage(v["argv"]) if "argv" in v else None,
             )
         except (KeyError, TypeError) as exc:
             raise SourceError(
@@ -156,6 +176,16 @@ class VerifySpec:
         if spec.default_model not in spec.models:
             raise SourceError(f"{where}: default_model {spec.default_model!r} is not defined.")
         return spec
+
+
+def _argv_stage(t: Mapping[str, Any]) -> ArgvStage:
+    return ArgvStage(
+        entry=t["entry"],
+        modules=tuple(t.get("modules", ())),
+        config_option=t.get("config_option", ""),
+        config_name=t.get("config_name", "config.yaml"),
+        config_example=dict(t.get("config_example", {})),
+    )
 
 
 def _profiles(tables: Mapping[str, Any]) -> dict[str, Profile]:

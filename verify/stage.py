@@ -26,6 +26,7 @@ from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
 from kverr.records.pattern import pattern_for
 from kverr.verify import reading
+from kverr.verify.configfile import ConfigSearch
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.judge import Expect
 from kverr.verify.search import Found, Search, fields_of
@@ -141,8 +142,8 @@ def runner_for(
 
     def run(launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]] = ()) -> Outcome:
         payload = json.dumps(
-            [prefix, launch.args, launch.env, launch.model, launch.files, target.file,
-             target.function, target.line, [dict(w) for w in watch]],
+            [prefix, launch.args, launch.env, launch.model, launch.files, launch.texts,
+             target.file, target.function, target.line, [dict(w) for w in watch]],
             sort_keys=True, default=repr,
         )  # fmt: skip
         key = hashlib.sha256(payload.encode()).hexdigest()
@@ -158,7 +159,7 @@ def runner_for(
             target,
             watch,
             model={k: list(v) if isinstance(v, tuple) else v for k, v in launch.model},
-            files=launch.files,
+            files={**dict.fromkeys(launch.files, ""), **dict(launch.texts)},
             fields=fields,
         )
         session.count("runs")
@@ -182,6 +183,7 @@ def options_of(
     info = {"ready": bool(harness.info.get("ready")), "reason": harness.info.get("reason", "")}
     info["options"] = harness.info.get("options", {})
     info["loaded"] = harness.info.get("loaded", {})
+    info["argv"] = harness.info.get("argv")
     if session.cache is not None:
         session.cache[key] = json.dumps(info)
     return info
@@ -299,12 +301,18 @@ def verify_revision(
             session.spec.differences(session.platform),
         )
 
+    argv_files = _argv_files(session.spec, info)
     out: dict[str, Verdict] = {}
     todo: list[tuple[str, Site]] = []
     for site, rid in zip(sites, ids, strict=True):
         if rid not in wanted or rid in out or rid in {r for r, _ in todo}:
             continue
-        if site.file not in loaded:
+        if site.file in argv_files:
+            why = _not_at_argv_time(session.spec, info.get("argv") or {}, site)
+            if why:
+                out[rid] = _verdict("unverified", why, base, keep_fix=False)
+                continue
+        elif site.file not in loaded:
             reason = f"{site.file} is not among the modules whose validation the harness runs"
             out[rid] = _verdict("not-applicable", reason, base)
             continue
@@ -316,7 +324,16 @@ def verify_revision(
         # number of workers.
         search, mine = searcher(worker), {}
         for rid, site in todo[worker :: session.workers]:
-            found = search.find(facts[id(site)], _expect(site, wanted[rid]))
+            expect = _expect(site, wanted[rid])
+            if site.file in argv_files:
+                assert session.spec.argv is not None
+                run = runner_for(session, revision, key, overrides, fields, worker=worker)
+                target = Target(site.file, site.function, site.line, site.end_line)
+                configs = ConfigSearch(run, session.spec.argv, info["options"], decls,
+                                       session.platform_name)  # fmt: skip
+                found = configs.find(expect, target)
+            else:
+                found = search.find(facts[id(site)], expect)
             mine[rid] = _from_found(found, base, session.spec)
         return mine
 
@@ -332,6 +349,35 @@ def verify_revision(
             rid, _verdict("unverified", "no site of this revision holds the record", base)
         )
     return out
+
+
+def _argv_files(spec: VerifySpec, info: Mapping[str, Any]) -> set[str]:
+    """Paths of the argv stage's modules at this revision (the config merger's)."""
+    names = spec.argv.modules if spec.argv else ()
+    return {path for name, path in info.get("loaded", {}).items() if name in names}
+
+
+def _not_at_argv_time(spec: VerifySpec, stage: Mapping[str, Any], site: Site) -> str:
+    """Why a check of an argv-stage module cannot be verified ("" when it can): the stage is
+    not there to run, or its statements do not reach the check. Unverified, not "not
+    applicable": the module is the launch's own, only this revision does not let us run it."""
+    assert spec.argv is not None
+    entry = f"{spec.argv.entry}()"
+    if not stage.get("ready"):
+        return f"the launch's step before parsing ({entry}) cannot run: {stage.get('reason')}"
+    function = site.function or ""
+    reached = any(
+        f == site.file and (q == function or function.startswith(q + "."))
+        for f, q in stage.get("reach", ())
+    )
+    if not reached:
+        return (
+            f"{function or 'module-level code'} is not reached from the statements of {entry} "
+            "that prepare the command line before parsing it"
+        )
+    if not spec.argv.config_option:
+        return "the verify spec names no config option to build launches for this check"
+    return ""
 
 
 class _Facts(dict):
@@ -405,12 +451,14 @@ def _from_found(found: Found, base: Mapping[str, str], spec: VerifySpec) -> Verd
         before = found.before.command(spec.launch, spec.base_args)
         after = found.after.command(spec.launch, spec.base_args)
         assert found.change is not None
+        # A config-file repair says itself what it changed (configfile.py).
+        words = found.change.note if found.change.source == "config" else ""
         return _verdict(
             "verified",
             "",
             base,
             example_fix=f"# before\n{before}\n# after\n{after}",
-            solution=solution_text(found.change),
+            solution=words or solution_text(found.change),
             keep_fix=False,
             runs=found.runs,
         )

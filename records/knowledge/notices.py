@@ -13,7 +13,13 @@ import ast
 import re
 
 from kverr.records.conditions import Atom, dest_of, join_words, show_value
-from kverr.records.knowledge.facts import Facts, _takes_value, holds_for, sample_value
+from kverr.records.knowledge.facts import (
+    _BOOL_OR_NONE,
+    Facts,
+    _takes_value,
+    holds_for,
+    sample_value,
+)
 
 
 def is_notice(f: Facts) -> bool:
@@ -70,10 +76,8 @@ def solutions(f: Facts) -> list[str]:
             out.append(f"Pass {flag} yourself to choose its value{used}")
         elif lit in (False, None) and atom.positive:
             out.append(f"Leave out {flag}: {f.profile.product} turns it off for this launch anyway")
-        elif _shown(lit):
-            out.append(
-                f"Pass {flag}={show_value(lit)} yourself: the value {f.profile.product} uses here"
-            )
+        elif _shown(lit) and (arg := _arg(flag, lit, f)):
+            out.append(f"Pass {arg} yourself: the value {f.profile.product} uses here")
     return out
 
 
@@ -87,9 +91,28 @@ def example_after(f: Facts, before: list[str]) -> list[str] | None:
             after = [a for a in after if a not in mine]
         elif lit is True and atom.op in ("unset", "is None"):
             after.append(flag)
-        elif _shown(lit) and lit is not True:
-            after = [a for a in after if a not in mine] + [f"{flag}={show_value(lit)}"]
+        elif _shown(lit) and lit is not True and (arg := _arg(flag, lit, f)):
+            after = [a for a in after if a not in mine] + [arg]
     return after if after != before else None
+
+
+def _arg(flag: str, value: object, f: Facts) -> str | None:
+    """`flag` given `value` as the command line spells it; None when it cannot. A switch takes
+    no value (argparse rejects `--async-scheduling=False`): True is the bare flag, False its
+    `--no-` form where the flag has one (BooleanOptionalAction, or a `bool | None` field, which
+    only such an action can leave unset)."""
+    decl = f.decls.get(flag)
+    if "." in flag and isinstance(value, bool):
+        return f"{flag}={str(value).lower()}"  # a JSON option's field: a JSON value
+    if decl is None or _takes_value(decl) or "." in flag:
+        return f"{flag}={show_value(value)}"
+    if value is True:
+        return flag
+    kind = (decl.type or "").replace("Optional[", "").strip("]")
+    negatable = "BooleanOptional" in (decl.action or "") or (
+        not decl.action and _BOOL_OR_NONE.fullmatch(kind) is not None
+    )
+    return "--no-" + flag.removeprefix("--") if value is False and negatable else None
 
 
 def _unset(f: Facts) -> list[str]:
