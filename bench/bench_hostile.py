@@ -3,7 +3,8 @@
     python bench/bench_hostile.py [--only text,memory,build] [--timeout 120] [--big-mb 200]
 
 text   - `Catalog.explain` CPU time on adversarial pastes (runs of spaces, long words after a
-         known word, `(` x N, repeated prefixes, repeated pattern literals, one endless line) at
+         known word, `(` x N, repeated prefixes, repeated pattern literals, one endless line, the
+         literals of a pattern with side-by-side placeholders over and over) at
          1 KB, 10 KB and 100 KB, with the 100 KB / 10 KB ratio (linear: ~10; quadratic: ~100).
          Each probe runs in a child process with --timeout, so a quadratic one cannot hang the run.
 memory - peak RSS of `kverr explain --file` over /dev/zero (15 s), a --big-mb single-line file and
@@ -52,10 +53,16 @@ def shapes(n: int) -> dict[str, str]:
 
 
 # Shapes made of the catalog's own messages: the words that make patterns run.
-CATALOG_SHAPES = ("leading wildcards, literal after 300 x", "every message on one line")
+CATALOG_SHAPES = (
+    "leading wildcards, literal after 300 x",
+    "every message on one line",
+    "adjacent placeholders, literals repeated",
+)
 
 
 def catalog_shape(cat, name: str, n: int) -> str:
+    from kverr.catalog import patterns
+
     recs = [r for r in cat.records() if r.get("messagePattern")]
     if name == CATALOG_SHAPES[0]:
         lead = "(?P<v0>.{0,256}?)"
@@ -65,6 +72,17 @@ def catalog_shape(cat, name: str, n: int) -> str:
             for p, r in zip(rest, recs, strict=True)
             if r["messagePattern"].startswith(lead)
         ]
+    elif name == CATALOG_SHAPES[2]:
+        # a pattern with two placeholders side by side (`use {a}{b} instead?`): its literals
+        # over and over, each start's placeholders finding the next literal again and again,
+        # the closing literal too far to match (`re` multiplied their 257 lengths)
+        pieces = []
+        for r in recs:
+            p = r["messagePattern"]
+            runs = patterns.shape(p).runs
+            if ")(?P<" in p and len(runs) >= 2:
+                cycle = runs[0] + "1.5Gi" + "".join(runs[1:-1])
+                pieces.append(runs[-1] + " " + cycle * 60 + "y" * 600)
     else:
         pieces = [r["errorMessage"] for r in recs]
     one = " ".join(pieces)

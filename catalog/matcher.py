@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import duckdb
-from kverr.catalog import normalize, patterns
+from kverr.catalog import normalize, patterns, prefilter
 
 from kverr.errors import TooExpensive
 
@@ -57,7 +57,7 @@ class Index:
     def __init__(self, con: duckdb.DuckDBPyConnection, forms: normalize.LogForms | None = None):
         self.con = con
         rows = con.execute(
-            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project"
+            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project, a.key, a.head"
             " FROM records r LEFT JOIN anchors a USING (id) ORDER BY r.id"
         ).fetchall()
         self.ids: list[str] = []
@@ -66,7 +66,9 @@ class Index:
         self.by_token: dict[str, list[int]] = {}
         self.last_ord: list[int] = []
         self.project: list[str] = []
-        for rid, pat, sev, last, tok, project in rows:
+        self.keys: list[str] = []  # the scan prefilter's keys (catalog/prefilter.py)
+        self.heads: list[str] = []  # what a cut message shows of each pattern, at least
+        for rid, pat, sev, last, tok, project, key, head in rows:
             if self.ids and self.ids[-1] == rid:
                 continue
             i = len(self.ids)
@@ -77,6 +79,9 @@ class Index:
             self.project.append(project or "")
             if tok:
                 self.by_token.setdefault(tok, []).append(i)
+                self.keys.append(key or re.escape(tok))
+                if head:
+                    self.heads.append(head)
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
         self._compiled: dict[int, tuple[patterns.Searcher, tuple[str, ...], int]] = {}
         self._by_code: dict[str, list[tuple]] | None = None
@@ -84,6 +89,14 @@ class Index:
         self.forms = forms or normalize.NO_FORMS
         self.multi = len(set(self.project)) > 1
         self._places: dict[int, tuple[str, int]] | None = None
+        self._prefilter: prefilter.Prefilter | None = None
+
+    @property
+    def prefilter(self) -> prefilter.Prefilter:
+        """The bulk prefilter over every record's key: compiled on first use."""
+        if self._prefilter is None:
+            self._prefilter = prefilter.Prefilter(self.keys, self.heads)
+        return self._prefilter
 
     def place(self, i: int) -> tuple[str, int]:
         """(file, line) of record `i`: read on first use (only a logged `[file.py:N]` asks)."""
@@ -149,8 +162,13 @@ _deadline: ContextVar[tuple[float, float] | None] = ContextVar("kverr_deadline",
 @contextmanager
 def budget(seconds: float | None) -> Iterator[None]:
     """Inside the block, the matcher raises TooExpensive once this thread has spent `seconds`
-    of CPU (None: no limit, for a whole log the user asked to scan)."""
-    token = _deadline.set(None if seconds is None else (time.thread_time() + seconds, seconds))
+    of CPU (None: no limit, for a whole log the user asked to scan). A block inside another
+    never extends it: several texts of one request share the request's budget."""
+    outer = _deadline.get()
+    limit = None if seconds is None else (time.thread_time() + seconds, seconds)
+    if outer is not None and (limit is None or outer[0] < limit[0]):
+        limit = outer
+    token = _deadline.set(limit)
     try:
         yield
     finally:
@@ -393,7 +411,7 @@ def partial_hits(
             continue
         sh = patterns.shape(idx.pattern[i])
         covered = prefix_cover(sh, body, strict_end=strict_end)
-        if covered is not None and covered >= 15:
+        if covered is not None and covered >= prefilter.HEAD_CHARS:
             hits.append(
                 Hit(
                     i,
@@ -519,44 +537,18 @@ def explain_text(
     allowed: set[str] | None = None,
     hints: dict[int, normalize.Hint] | None = None,
 ) -> list[Hit]:
-    """All hits for a paste, merged per record, best first (callers cut to their limit).
-    `hints`: filled with what the projects' log forms said about each line (see `projects`)."""
-    raw = text.replace("\r\n", "\n").split("\n")
+    """All hits for a paste, merged per record, best first (callers cut to their limit); a
+    paste past PASTE_LINES or PASTE_CHARS is a log (scan_lines). One path reads both
+    (catalog/stream.py), so a line costs the same in either. `hints`: filled with what the
+    projects' log forms said about each line (see `pick_project`)."""
+    from kverr.catalog.stream import Scanner
+
     hints = {} if hints is None else hints
-    if len(raw) > PASTE_LINES or len(text) > PASTE_CHARS:
-        return scan_lines(idx, raw, allowed=allowed, hints=hints)
-    numbered = list(normalize.clean_lines(raw, idx.forms, hints))
-    hits: list[Hit] = []
-    for no, line in numbered:
-        for h in pattern_hits(idx, line, allowed=allowed):
-            h.line = no
-            hits.append(h)
-    paragraphs = [
-        [(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered) if len(p) > 1
-    ]
-    whole = [(no, " ".join(t.split())) for no, t in numbered[: WHOLE_LINES + 1] if t.strip()]
-    if 1 < len(numbered) <= WHOLE_LINES and whole:  # one message may span blank lines (a banner)
-        paragraphs.append(whole)  # (a paste of bare log prefixes has no line left to join)
-    for p in paragraphs:
-        for variant, (joined, offsets) in enumerate(normalize.joins([t for _, t in p]), 1):
-            for h in pattern_hits(idx, joined, variant=variant, allowed=allowed):
-                h.line = p[bisect.bisect_right(offsets, h.span[1]) - 1][0]
-                hits.append(h)
-    if paragraphs:
-        hits = _drop_contained(hits)
-    lines = [t for _, t in numbered]
-    for tb in normalize.parse_tracebacks(lines):
-        hits += frame_hits(idx, tb, numbered[tb.exc_index][0], allowed=allowed)
-    if not hits:
-        hits = _fallbacks(idx, numbered, paragraphs, allowed)
-    else:
-        # Other lines of the same paste may hold a message cut off with "...": judge those by
-        # their prefix too (explicit cuts only: fuzzy on every other log line would guess).
-        seen = {h.line for h in hits}
-        for no, t in numbered[:PASTE_LINES]:
-            if no not in seen and normalize.truncated(t) is not None:
-                hits += partial_hits(idx, t, no, allowed=allowed)
-    return merge(idx, hits, hints)
+    scanner = Scanner(idx, allowed)
+    scanner.feed(text.replace("\r\n", "\n").split("\n"))
+    if scanner.is_paste():
+        return scanner.paste_hits(hints)
+    return scanner.log_hits(hints)
 
 
 def log_order(idx: Index, hits: list[Hit]) -> list[Hit]:
@@ -566,18 +558,19 @@ def log_order(idx: Index, hits: list[Hit]) -> list[Hit]:
     )
 
 
-def _fallbacks(idx, numbered, paragraphs, allowed) -> list[Hit]:
-    """Truncated, then fuzzy: only when nothing matched exactly."""
+def uncut_fallbacks(idx: Index, numbered: list[tuple[int, str]], allowed) -> list[Hit]:
+    """A paste with no exact match and no cut mark: a message that stops mid-message without
+    an ellipsis is still a prefix, and word order tells `--a requires --b` from `--b requires
+    --a` where a bag of words cannot, so it is tried before fuzzy, which only guesses."""
+    paragraphs = [[(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered)]
     pieces = [(no, t) for no, t in numbered if t.strip()]
-    pieces += [(p[0][0], j) for p in paragraphs for j, _ in normalize.joins([t for _, t in p])]
-    pieces = pieces[:60]
-    truncated = [(no, t) for no, t in pieces if normalize.truncated(t) is not None]
-    if truncated:  # a cut message is judged by its prefix alone: fuzzy would guess past the cut
-        return [h for no, t in truncated for h in partial_hits(idx, t, no, allowed=allowed)]
-    # A paste that stops mid-message without an ellipsis is still a prefix, and word order
-    # tells `--a requires --b` from `--b requires --a` where a bag of words cannot: try it
-    # before fuzzy, which only guesses.
-    tail = pieces[-20:]
+    pieces += [
+        (p[0][0], j)
+        for p in paragraphs
+        if len(p) > 1
+        for j, _ in normalize.joins([t for _, t in p])
+    ]
+    tail = pieces[:60][-20:]
     cut = [h for no, t in tail for h in partial_hits(idx, t, no, allowed=allowed, implicit=True)]
     return cut or [h for no, t in tail for h in fuzzy_hits(idx, t, no, allowed=allowed)]
 
@@ -596,8 +589,12 @@ def merge(idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint] | None =
         if {top.how, other.how} == {"pattern", "traceback"}:  # two independent agreements
             top.score = min(1.0, top.score + 0.02)
         top.values = top.values or other.values
-        lines = [x for x in (top.line, other.line) if x is not None]
-        top.line = min(lines) if lines else None
+        # the line of the hit that explains the text best: a joined reading that starts a line
+        # early (a value read across a fence or a context line) is not where the message is
+        if top.line is None or (
+            other.line is not None and other.score == top.score and other.line < top.line
+        ):
+            top.line = other.line
         best[h.index] = top
     out = [h for h in best.values() if h.score >= MIN_SCORE]
     # ties: the record still present in the newest revision first (what a user most likely runs)
@@ -639,46 +636,15 @@ def scan_lines(
     allowed: set[str] | None = None,
     hints: dict[int, normalize.Hint] | None = None,
 ) -> list[Hit]:
-    """Every known error in a log, streaming: memory is bounded by the hits kept, not the log.
+    """Every known error in a log, streaming (catalog/stream.py): memory is bounded by a
+    window of lines and the hits kept, not the log. The same record with the same values is
+    reported once, at its first line; most severe first. `hints` (bounded like the hits: only
+    lines that hit keep theirs) as in explain_text."""
+    from kverr.catalog.stream import Scanner
 
-    The same record with the same values is reported once, at its first line; most severe first.
-    `hints` (bounded like the hits: only lines that hit keep theirs) as in explain_text."""
-    seen: set[tuple] = set()
-    hits: list[Hit] = []
-    tb: list[str] | None = None
-    forms = idx.forms
-    raw = normalize.RawLine() if hints is not None and (forms.prefixes or forms.suffixes) else None
-    for no, text in normalize.clean_lines(lines, forms, None, raw):
-        if not no % 64:
-            spend()
-        found = pattern_hits(idx, text, allowed=allowed)
-        if tb is not None or "Traceback (most recent call last)" in text:
-            tb, found_tb = _feed_traceback(idx, tb, text, no, allowed)
-            found += found_tb
-        for h in found:
-            key = (h.index, tuple(sorted(h.values.items())))
-            if key in seen or len(hits) >= SCAN_MAX_HITS:
-                continue
-            seen.add(key)
-            h.line = h.line or no
-            hits.append(h)
-            # only the few lines that hit are asked what their log form says
-            hint = normalize.line_hint(raw.text, forms) if raw is not None else None
-            if hint is not None:
-                hints[no] = hint
-    return log_order(idx, hits)
-
-
-def _feed_traceback(idx, buf, text, no, allowed):
-    """Collect a traceback line by line; parse it when its exception line arrives."""
-    if buf is None or text.lstrip().startswith("Traceback (most recent call last)"):
-        return [text[:TRACEBACK_LINE_CHARS]], []
-    buf.append(text[:TRACEBACK_LINE_CHARS])  # 2,000 long lines must not hold the log in memory
-    ended = text and not text.startswith((" ", "\t")) and not normalize.FRAME_RE.match(text)
-    if not ended and len(buf) < 2000:
-        return buf, []
-    tbs = normalize.parse_tracebacks(buf)
-    return None, [h for t in tbs for h in frame_hits(idx, t, no, allowed=allowed)]
+    scanner = Scanner(idx, allowed)
+    scanner.feed(lines)
+    return scanner.log_hits(hints)
 
 
 # ---------------------------------------------------------------- which project

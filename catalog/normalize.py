@@ -138,6 +138,39 @@ def strip_prefixes(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | Non
     return line
 
 
+def starts_record(line: str, forms: LogForms = NO_FORMS) -> bool:
+    """Whether a raw line opens a log record: among its prefixes is one a logger writes once per
+    record (a timestamp, `LEVEL:name:`, a warnings.warn location, a project's form), not only
+    ones written on every physical line (container runtime, torchrun rank, Ray actor, a quote).
+    The lines after it up to the next such line are that record's (streaming units)."""
+    if "\r" in line:
+        line = line.rstrip("\r").rsplit("\r", 1)[-1]
+    if "\x1b" in line:
+        line = ANSI_RE.sub("", line)
+    rx = forms.prefix_re
+    for _ in range(8):
+        m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
+        if not m or not m.end():
+            return False
+        if m.re is WARN_RE or (m.re is rx and not m.group().startswith(_LINE_LAYERS)):
+            return True
+        line = line[m.end() :]
+    return False
+
+
+_LINE_LAYERS = ("[rank", "(", ">")  # PREFIX_RE's per-line forms, by their first characters
+FENCES = ("```", "~~~")
+
+
+def is_fence(text: str) -> bool:
+    """A Markdown code fence (```` ```text ````): it frames a message, it is never part of one."""
+    return text.lstrip().startswith(FENCES)
+
+
+def is_traceback_header(text: str) -> bool:
+    return text.lstrip().startswith("Traceback (most recent call last)")
+
+
 def _hint(forms: LogForms, m: re.Match[str]) -> Hint:
     n = m.lastgroup or ""
     where, at = m.group(f"{n}_file") if f"{n}_file" in m.re.groupindex else None, None
@@ -243,7 +276,24 @@ def truncated(text: str) -> str | None:
     ]
     if not starts:
         return None
-    return text[: min(starts)].rstrip() or None
+    start = min(starts)
+    if _elided(text, start):
+        return None
+    return text[:start].rstrip() or None
+
+
+def _elided(text: str, start: int) -> bool:
+    """`...` as an element of a repr, `ServerArgs(model_path='m', ...)` or `[1, 2, ...]`: an
+    element position before it (after `,`, `(`, `[`, `{`, `=` or `:`) and a bracket closing
+    right after it. A message cut short is cut inside its words: `... with --enable-str...`."""
+    mark = "..." if text.startswith("...", start) else "…" if text.startswith("…", start) else ""
+    if not mark:
+        return False
+    after = text[start + len(mark) :].lstrip(BLANKS)
+    return after[:1] in (")", "]", "}") and text[:start].rstrip(BLANKS)[-1:] in _ELEMENT_START
+
+
+_ELEMENT_START = (",", "(", "[", "{", "=", ":")
 
 
 def strip_exception(text: str) -> tuple[str | None, str]:

@@ -6,8 +6,10 @@ Nothing here imports jsonschema or libcst: this is on the `kverr explain` path.
 
 from __future__ import annotations
 
+import collections
 import functools
 import re
+import threading
 from dataclasses import dataclass
 
 from kverr import regexsafe
@@ -44,38 +46,130 @@ def matchable(pattern: str) -> str:
 # from just before it, which is the same match in linear time.
 _LEADING_LAZY = re.compile(r"\(\?P<(?P<name>\w+)>\.\{(?P<lo>\d+),(?P<hi>\d+)\}\?\)")
 
+# Steps of `re` backtracking past which a search runs in RE2 instead (see `backtracking`, a
+# loose upper bound: a typical line is a few hundred, and 100,000 real steps are ~3 ms of CPU).
+BACKTRACK_STEPS = 100_000
+_TRIES = 257  # lengths a placeholder group may take (`.{0,256}`)
+# RE2 objects kept (least recently used dropped). Each holds its program and a DFA cache that
+# hostile text can grow to RE2's `max_mem`, 8 MB (the placeholder shapes need about 4 MB; with
+# less, RE2 falls back to its NFA: still linear, 40x slower), so this bounds their memory.
+LINEAR_KEPT = 32
+_LINEAR: collections.OrderedDict[str, object] = collections.OrderedDict()
+_LINEAR_LOCK = threading.Lock()  # the event loop and the API's pool threads share it
 
-@dataclass(frozen=True)
+
+def linear(pattern: str):
+    """`pattern` compiled by RE2 (kept while among the LINEAR_KEPT most recently used), or
+    None when RE2 cannot compile it (a hand-edited catalog's pattern): `re` then runs it."""
+    with _LINEAR_LOCK:
+        if pattern in _LINEAR:
+            _LINEAR.move_to_end(pattern)
+            return _LINEAR[pattern]
+    import re2  # ~7 ms: imported only when a text needs it
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print "DFA out of memory" to stderr
+    # re2.compile keeps the last 128 patterns in a cache of its own, which would outlive
+    # LINEAR_KEPT; its class, where it has one, compiles without that cache.
+    make = getattr(re2, "_Regexp", None) or re2.compile
+    try:
+        compiled = make(pattern, options)
+    except re2.error:
+        compiled = None
+    with _LINEAR_LOCK:
+        _LINEAR[pattern] = compiled
+        while len(_LINEAR) > LINEAR_KEPT:
+            _LINEAR.popitem(last=False)
+    return compiled
+
+
 class Searcher:
-    """A compiled messagePattern; `find` gives what `re.search` would, in time linear in the text."""
+    """A compiled messagePattern; `find` gives what `re.search` would, in time linear in the text.
 
-    rx: re.Pattern[str]
-    rest: re.Pattern[str] | None = None  # the pattern after a leading lazy group
-    lead: tuple[str, int, int] = ("", 0, 0)  # that group's name, fewest and most characters
+    Python's `re` backtracks. Two or more placeholders with a literal between them that the
+    text repeats (`like {a}. Did you mean {b}{c} instead?` against that sentence pasted 3,000
+    times) multiply their 257 lengths, and one 8 KB search held the GIL for 0.3 s. So when the
+    text holds the pattern's literals often enough for that (`backtracking`, a few `str.count`
+    calls), the search runs in RE2, which is linear in the text and releases the GIL; the
+    leftmost match and its groups are the same (no backreferences or lookaround, checked at
+    load). Everything else stays in `re`, which is faster on a typical line.
+
+    A pattern that opens with a lazy group is searched from the literal after it (`rest`) in
+    either engine: the group's lengths are the whole of the backtracking in `re`, and in RE2
+    they multiply the states of its DFA."""
+
+    __slots__ = ("rx", "rest", "lead", "shape")
+
+    def __init__(
+        self,
+        rx: re.Pattern[str],
+        rest: re.Pattern[str] | None = None,
+        lead: tuple[str, int, int] = ("", 0, 0),
+        shape: Shape | None = None,
+    ) -> None:
+        self.rx = rx
+        self.rest = rest  # the pattern after a leading lazy group
+        self.lead = lead  # that group's name, fewest and most characters
+        self.shape = shape
 
     def find(self, text: str) -> tuple[int, int, dict[str, str]] | None:
         """(start, end, {group: text}) of the leftmost match, as `rx.search(text)` finds it."""
-        if self.rest is None or "\n" in text:  # `.` stops at a line break: let `re` handle it
-            m = self.rx.search(text)
-            if m is None:
-                return None
-            return m.start(), m.end(), {k: v for k, v in m.groupdict().items() if v is not None}
+        split = self.rest is not None and "\n" not in text  # (`.` stops at a line break)
+        core = self.rest if split else self.rx
+        sh = self.shape
+        if sh is None or backtracking(sh, text, split=split) > BACKTRACK_STEPS:
+            core = self.linear(split) or core
         name, lo, hi = self.lead
-        # The lazy group is as short as it can be, so the leftmost match ends its group where
-        # the rest first matches (at least `lo` characters in) and starts `hi` before that.
-        m = self.rest.search(text, lo)
+        m = core.search(text, lo if split else 0)
         if m is None:
             return None
+        values = {k: v for k, v in m.groupdict().items() if v is not None}
+        if not split:
+            return m.start(), m.end(), values
+        # The lazy group is as short as it can be, so the leftmost match ends its group where
+        # the rest first matches (at least `lo` characters in) and starts `hi` before that.
         start = max(0, m.start() - hi)
-        values = {name: text[start : m.start()]}
-        values.update((k, v) for k, v in m.groupdict().items() if v is not None)
-        return start, m.end(), values
+        return start, m.end(), {name: text[start : m.start()], **values}
+
+    def linear(self, split: bool = False):
+        """The pattern (or its `rest`) in RE2 (`linear`), None when RE2 cannot compile it."""
+        return linear((self.rest if split else self.rx).pattern)
+
+
+def backtracking(sh: Shape, text: str, *, split: bool = False) -> int:
+    """An upper bound (in steps, up to a constant) of the backtracking `re` may do to search
+    `text` for a pattern of shape `sh`: the search starts at each occurrence of the first
+    literal; a placeholder tries up to 257 lengths, and each length where the next literal
+    follows (at most as often as the text holds it) tries the rest of the pattern again. A
+    leading placeholder starts at every position, unless it is `split` off (`Searcher.lead`).
+    Linear in the text (one `str.count` per literal run), and cheap next to the search it guards."""
+    if not sh.runs:
+        return 1 << 62  # nothing literal to start from
+    leading = sh.gaps[0] == "var" and not split
+    if not leading and "var" not in sh.gaps and sh.tail_gap != "var":
+        return len(sh.runs)  # literal text (and blanks): nothing to backtrack over
+    starts = text.count(sh.runs[0])
+    if not starts and not leading:
+        return 0  # `re` finds no start: one scan for the first literal
+    rest = _TRIES if sh.tail_gap == "var" else 1
+    for run, gap in zip(reversed(sh.runs[1:]), reversed(sh.gaps[1:]), strict=True):
+        if gap == "var":
+            rest = _TRIES + min(text.count(run), _TRIES) * rest
+        else:
+            rest += 1
+    if leading:
+        return len(text) * (_TRIES + min(starts, _TRIES) * rest)
+    return starts * rest
 
 
 def searcher(pattern: str) -> Searcher:
     """Compile a (checked) pattern, splitting off a leading lazy wildcard group when a literal
     follows it (see `Searcher`)."""
     rx = re.compile(pattern)
+    try:
+        sh: Shape | None = shape(pattern)
+    except (re.error, RecursionError):
+        sh = None
     lead = _LEADING_LAZY.match(pattern)
     if lead is not None:
         rest = pattern[lead.end() :]
@@ -89,8 +183,8 @@ def searcher(pattern: str) -> Searcher:
             and first[0] is _sre.LITERAL
             and lead["name"] not in rest_rx.groupindex
         ):
-            return Searcher(rx, rest_rx, (lead["name"], int(lead["lo"]), int(lead["hi"])))
-    return Searcher(rx)
+            return Searcher(rx, rest_rx, (lead["name"], int(lead["lo"]), int(lead["hi"])), sh)
+    return Searcher(rx, shape=sh)
 
 
 def tokens(text: str) -> list[str]:

@@ -7,6 +7,7 @@ catalog and two processes building the packaged default at once both end with a 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from kverr.catalog import patterns
+from kverr.catalog import patterns, prefilter
 from kverr.catalog.connection import Connection, first_line
 
 from kverr import __version__, jsonl, leftovers
@@ -46,7 +47,7 @@ CREATE TABLE records(id VARCHAR PRIMARY KEY, slug VARCHAR, kind VARCHAR, severit
     error_class VARCHAR, message VARCHAR, pattern VARCHAR, file VARCHAR, line INTEGER, record JSON,
     usable BOOLEAN, code_line VARCHAR, function VARCHAR, self_score DOUBLE, releases JSON, last_ord INTEGER,
     project VARCHAR);
-CREATE TABLE anchors(id VARCHAR, token VARCHAR, literal VARCHAR);
+CREATE TABLE anchors(id VARCHAR, token VARCHAR, literal VARCHAR, key VARCHAR, head VARCHAR);
 CREATE TABLE terms(term VARCHAR PRIMARY KEY, idf DOUBLE, stop BOOLEAN, ids VARCHAR[], recall DOUBLE[]);
 CREATE TABLE flags(name VARCHAR, dest VARCHAR, help VARCHAR, "default" VARCHAR,
     choices JSON, type VARCHAR, action VARCHAR, file VARCHAR, line INTEGER, project VARCHAR,
@@ -170,16 +171,48 @@ def _analyse(recs: list[dict[str, Any]]) -> tuple[dict[str, patterns.Shape | Non
     return shapes, warnings
 
 
-def _anchor_rows(shapes: dict[str, patterns.Shape | None]) -> list[tuple[str, str, str]]:
-    """Each record's rarest safe literal token: the prefilter key (one dict lookup per token)."""
+def _anchor_rows(shapes: dict[str, patterns.Shape | None]) -> list[tuple[str, ...]]:
+    """Each record's anchor token (the per-line prefilter: one dict lookup per token) and its
+    scan key (catalog/prefilter.py), both the rarest in real log lines first (data/noise.json),
+    then in the catalog: "server" is rare among the records and in every other INFO line."""
+    noise, noise_df = _noise()
     cands = {rid: patterns.anchor_tokens(sh) for rid, sh in shapes.items() if sh}
     df = Counter(tok for pairs in cands.values() for tok in {t for t, _ in pairs})
+    keys = {rid: prefilter.candidates(sh) for rid, sh in shapes.items() if sh}
+    key_df = Counter(k for cs in keys.values() for k in {k for k, _ in cs})
     rows = []
     for rid, pairs in cands.items():
         if pairs:
-            tok, lit = min(pairs, key=lambda p: (df[p[0]], -len(p[0]), p[0]))
-            rows.append((rid, tok, lit))
+            tok, lit = min(pairs, key=lambda p: (noise_df[p[0]], df[p[0]], -len(p[0]), p[0]))
+            key = prefilter.choose_key(shapes[rid], noise, key_df) or prefilter.escape(tok)
+            # a message cut short shows at least this much of its first literal run
+            head = shapes[rid].runs[0][: prefilter.HEAD_CHARS]
+            rows.append((rid, tok, lit, key, head))
     return rows
+
+
+@functools.lru_cache(maxsize=1)
+def _noise() -> tuple[prefilter.NoiseCount, Counter]:
+    """The noise counts, made once per process (a test run builds dozens of catalogs)."""
+    lines = noise_lines()
+    return prefilter.NoiseCount(lines), Counter(t for x in lines for t in set(patterns.tokens(x)))
+
+
+def noise_lines() -> list[str]:
+    """The default project's rendered log lines of data/noise.json (scripts/noise_corpus.py); [] when the
+    file is not shipped (keys are then chosen by the catalog's counts alone)."""
+    return [m["text"] for m in noise_messages()]
+
+
+def noise_messages() -> list[dict[str, str]]:
+    """data/noise.json's messages: kind, severity and the rendered text."""
+    from importlib.resources import files
+
+    try:
+        data = json.loads(files("kverr.data").joinpath("noise.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [m for m in data.get("messages", []) if isinstance(m.get("text"), str)]
 
 
 def _term_rows(shapes: dict[str, patterns.Shape | None]):
@@ -471,7 +504,7 @@ def _write(con, sets: list[_Set], shapes) -> None:
          project_of[r["id"]])
         for r in recs
     ])  # fmt: skip
-    _insert(con, "anchors", ["id", "token", "literal"], _anchor_rows(shapes))
+    _insert(con, "anchors", ["id", "token", "literal", "key", "head"], _anchor_rows(shapes))
     _insert(con, "terms", ["term", "idf", "stop", "ids", "recall"], term_rows)
     flag_rows = [
         (f.get("name"), f.get("dest"), f.get("help"), f.get("default"), _j(f.get("choices")),
@@ -551,7 +584,12 @@ def default_catalog_path() -> Path:
         )
     # The loader's own source is in the key too: a kverr that derives a column differently
     # (releases, anchors) must not answer from a catalog an older loader wrote.
-    loader = Path(__file__).read_bytes()
+    # The keys' choice (prefilter.py) and the noise it counts are part of the loader too.
+    loader = b"".join(
+        p.read_bytes()
+        for p in (Path(__file__), Path(prefilter.__file__), packaged_dataset_dir() / "noise.json")
+        if p.is_file()
+    )
     manifests = b"".join((d / "manifest.json").read_bytes() for d in datasets)
     key = hashlib.sha256(manifests + FORMAT.encode() + loader).hexdigest()[:16]
     name = f"packaged-{key}.duckdb"

@@ -238,6 +238,51 @@ def launch_log(
     return written
 
 
+def noise_messages(kinds: tuple[str, ...] = ("log",), severities=("info", "warning")) -> list[str]:
+    """The default project's own messages outside its profile's files, rendered (data/noise.json)."""
+    from kverr.catalog.store import noise_messages as shipped
+
+    return [m["text"] for m in shipped() if m["kind"] in kinds and m["severity"] in severities]
+
+
+def log_prefix(i: int) -> str:
+    """The default project's logger prefix, `[2025-01-01 10:00:00 TP0] `, with the ranks varied."""
+    ranks = ("TP0", "TP1", "DP0 TP0", "TP3 EP1", "TP0 PP1")[i % 5]
+    return f"[2025-01-01 10:{(i // 3600) % 60:02d}:{(i // 60) % 60:02d} {ranks}] "
+
+
+def realistic_log(
+    path: Path, lines: int, errors: list[str], *, every: int = 997, seed: int = 3
+) -> int:
+    """A log of `lines` lines of the default project's real noise: its rendered INFO and WARNING messages
+    (data/noise.json) and runtime lines (`launch_log`'s), each with its logger's prefix; every
+    `every`-th entry is one of `errors` (which may span several lines). Returns the errors
+    written."""
+    rnd = random.Random(seed)
+    pool = noise_messages() or ["Load weight begin."]
+    runtime = [t for t in _INFO if not t.startswith("server_args=")]
+    written = n = 0
+    with Path(path).open("w", encoding="utf-8") as fh:
+        # printed once, at launch; its `..., ...)` is a repr, not a message cut short
+        fh.write(log_prefix(0) + _INFO[0].format(tp=8)[:-1] + ", disable_radix_cache=False, ...)\n")
+        n = 1
+        while n < lines:
+            if errors and n % every == every - 1:
+                text = errors[written % len(errors)]
+                written += 1
+            elif rnd.random() < 0.2:
+                text = runtime[rnd.randrange(len(runtime))].format(
+                    tp=rnd.choice((1, 2, 4, 8)), mem=rnd.uniform(5, 70), p=rnd.randrange(100),
+                    k=rnd.randrange(1, 5), tok=rnd.randrange(1, 500000),
+                    thr=rnd.uniform(10, 4000), port=rnd.randrange(30000, 60000),
+                )  # fmt: skip
+            else:
+                text = pool[rnd.randrange(len(pool))]
+            fh.write(log_prefix(n) + text + "\n")
+            n += text.count("\n") + 1
+    return written
+
+
 def lines_of(path: Path) -> Iterator[str]:
     with Path(path).open(encoding="utf-8", errors="replace") as fh:
         yield from fh

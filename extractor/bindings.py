@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import libcst as cst
 from kverr.extractor.templates import code, normalise
@@ -245,13 +246,14 @@ def flag_assignments(
     start: int,
     is_args: Callable[[cst.BaseExpression], bool],
     line_of: Callable[[cst.CSTNode], int],
-    memo: dict[int, set[str]],
+    memo: dict[int, Any],
     may_assign: Callable[[cst.CSTNode], set[str] | None] = lambda stmt: None,
 ) -> tuple[list[tuple[str, cst.BaseExpression, int]], list[tuple[str, cst.BaseExpression, int]]]:
     """Assignments `<args>.attr = value` around the site, as (attr, value, line):
     (unconditional ones on the path before the site, ones after it in its own block).
-    `memo` keeps what each statement may assign: the sites of a function share it, so each
-    statement is walked once, not once per site after it."""
+    `memo` is the function's scratch, shared by its sites: what each statement may assign, and
+    each block's statements folded so far (`_BlockFold`), so the work is linear in the
+    statements of a function, not in statements times sites (1,600 checks took 8 s here)."""
     before: list[tuple[str, cst.BaseExpression, int]] = []
     after: list[tuple[str, cst.BaseExpression, int]] = []
     own = _own_block(path)
@@ -259,25 +261,74 @@ def flag_assignments(
         node, child = path[i], path[i + 1]
         if not isinstance(node, cst.IndentedBlock):
             continue
-        idx = next((k for k, s in enumerate(node.body) if s is child), None)
+        fold = memo.get(id(node))
+        if fold is None:
+            fold = memo[id(node)] = _BlockFold(node, is_args, line_of, memo, may_assign)
+        idx = fold.pos.get(id(child))
         if idx is None:
             continue
-        for stmt in node.body[:idx]:
-            # A later assignment the path may or may not run (in a branch, a loop, `+=`)
-            # makes an earlier unconditional one no longer the value the check reads.
-            maybe = memo.get(id(stmt))
-            if maybe is None:
-                # the stdlib tree of the statement when the caller has it (cheap), else libcst
-                maybe = may_assign(stmt)
-                maybe = memo[id(stmt)] = (
-                    maybe if maybe is not None else _maybe_assigned(stmt, is_args)
-                )
-            before = [b for b in before if b[0] not in maybe]
-            before.extend(_simple_assignments(stmt, is_args, line_of))
+        # A later assignment the path may or may not run (in a branch, a loop, `+=`) makes an
+        # earlier unconditional one no longer the value the check reads.
+        clobbered, kept = fold.upto(idx)
+        before = [b for b in before if b[0] not in clobbered] + kept
         if node is own:
-            for stmt in node.body[idx + 1 :]:
-                after.extend(_simple_assignments(stmt, is_args, line_of))
+            after.extend(fold.after(idx))
     return before, after
+
+
+class _BlockFold:
+    """The statements of one block read once for every site in it: sites come in source
+    order, so the fold up to a site's statement goes on from where the previous site's ended."""
+
+    def __init__(self, block, is_args, line_of, memo, may_assign) -> None:
+        self.body = block.body
+        self.pos = {id(stmt): k for k, stmt in enumerate(self.body)}
+        self.is_args, self.line_of, self.memo, self.may_assign = is_args, line_of, memo, may_assign
+        self.done = 0  # statements folded
+        self.clobbered: set[str] = set()  # attributes a folded statement may assign
+        self.kept: list[tuple[str, cst.BaseExpression, int]] = []  # assignments still standing
+        # every assignment of the block, and where each statement's begin (for `after`)
+        self.tail: tuple[list, list[int]] | None = None
+
+    def _simple(self, k: int) -> list:
+        return _simple_assignments(self.body[k], self.is_args, self.line_of)
+
+    def _maybe(self, stmt: cst.CSTNode) -> set[str]:
+        maybe = self.memo.get(id(stmt))
+        if maybe is None:
+            # the stdlib tree of the statement when the caller has it (cheap), else libcst
+            maybe = self.may_assign(stmt)
+            maybe = self.memo[id(stmt)] = (
+                maybe if maybe is not None else _maybe_assigned(stmt, self.is_args)
+            )
+        return maybe
+
+    def upto(self, idx: int) -> tuple[set[str], list[tuple[str, cst.BaseExpression, int]]]:
+        """(attributes body[:idx] may assign, its unconditional assignments still standing)."""
+        if idx < self.done:  # (a site out of order: fold again from the start)
+            self.done, self.clobbered, self.kept = 0, set(), []
+        for k in range(self.done, idx):
+            maybe = self._maybe(self.body[k])
+            if maybe:
+                self.clobbered |= maybe
+                self.kept = [b for b in self.kept if b[0] not in maybe]
+            self.kept.extend(self._simple(k))
+        self.done = idx
+        return self.clobbered, self.kept
+
+    def after(self, idx: int) -> list[tuple[str, cst.BaseExpression, int]]:
+        """The unconditional assignments of body[idx + 1:] (read once; their lines are not
+        known yet, since the visit has not reached them, and nobody reads them)."""
+        if self.tail is None:
+            flat: list = []
+            starts = []
+            for k in range(len(self.body)):
+                starts.append(len(flat))
+                flat.extend(self._simple(k))
+            starts.append(len(flat))
+            self.tail = (flat, starts)
+        flat, starts = self.tail
+        return flat[starts[idx + 1] :]
 
 
 def _maybe_assigned(stmt: cst.CSTNode, is_args: Callable[[cst.BaseExpression], bool]) -> set[str]:

@@ -70,7 +70,8 @@ class _Scope:
     assign_index: dict[str, set[int]] | None = None
     index_opaque: set[str] | None = None  # names _index_function cannot follow
     assigns: list[cst.Assign] | None = None  # every `x = ...` of the function (bindings.py)
-    maybe_assigned: dict[int, set[str]] = field(default_factory=dict)  # statement -> attrs
+    # statement -> attrs it may assign; block -> its fold (bindings.flag_assignments)
+    maybe_assigned: dict[int, object] = field(default_factory=dict)
     opaque: set[str] = field(default_factory=set)
     loggers: set[str] = field(default_factory=set)
     bound: set[str] = field(default_factory=set)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from kverr import leftovers
 from kverr.errors import KverrError
 
 MARKER = ".kverr-export"
@@ -40,11 +40,18 @@ def replace_dir(out: Path) -> Iterator[Path]:
     out = out.resolve()
     _check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    leftovers.sweep(out)  # what exports killed before their cleanup left here
+    # Named after the target and this process (kverr/leftovers.py), so the next export can
+    # tell a killed one's folder from a running one's.
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    _remove(tmp)  # an earlier export of this process that failed
+    tmp.mkdir(mode=0o700)
     try:
         yield tmp
         (tmp / MARKER).write_text("written by kverr export; safe to replace\n", encoding="utf-8")
-        os.chmod(tmp, 0o755)  # mkdtemp makes 0700; a docs site must be readable by a web server
+        os.chmod(
+            tmp, 0o755
+        )  # made 0700 while half-written; a docs site must be readable by a web server
         old = None
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
@@ -57,6 +64,14 @@ def replace_dir(out: Path) -> Iterator[Path]:
         raise
 
 
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
 def write_file_atomic(path: Path, text: str) -> None:
     """Temp file + rename, so a crash leaves the old file or the new one, never a mix."""
     path = Path(path)
@@ -65,7 +80,10 @@ def write_file_atomic(path: Path, text: str) -> None:
             f"{path} is a directory; pass a file path such as {path / 'errors.jsonl'}."
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    leftovers.sweep(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # (see replace_dir)
+    _remove(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # (never through a link)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)

@@ -3,7 +3,8 @@
 Every writer builds its output next to the target and renames it into place, naming the temp
 after the target and its own PID: the dataset writer `.{out}.tmp-PID` (and `.{out}.old-PID`
 for the dataset it replaces), `load_dataset` `.{catalog}.PID.HEX.tmp` plus DuckDB's `.wal`,
-the Parquet export `.{out}.PID.tmp`. SIGKILL skips their cleanup. `sweep(target)` removes such
+the Parquet and JSONL exports `.{out}.PID.tmp`, the site and Markdown exports `.{out}.tmp-PID`
+(and `.{out}.old-PID`). SIGKILL skips their cleanup. `sweep(target)` removes such
 entries only when their owner is dead: no process has that PID, and the entry has not changed
 for MIN_AGE seconds (a PID can be reused, and a build in another PID namespace sharing the
 folder looks dead from here). An `.old-PID` copy is kept while the target itself is missing:

@@ -2,8 +2,10 @@
 
 Safe means: it compiles in Python `re`, stays within RE2 syntax (no backreferences, lookaround,
 atomic groups, possessive quantifiers, conditionals, or escapes RE2 reads differently), has no
-nested quantifiers and no unbounded `.` repeat, so it runs in linear time on hostile text in any
-engine. Stdlib only: this is on the `kverr explain` path.
+nested quantifiers and no unbounded `.` repeat, so RE2 runs it in linear time on hostile text.
+(Python's `re` can still backtrack over bounded placeholders between repeated literals; the
+matcher hands such text to RE2: catalog/patterns.py.) Stdlib only: this is on the `kverr
+explain` path.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kverr.extractor import bindings as bind
 from kverr.extractor import depth, extract_files
 from kverr.extractor import guards as guards_mod
 from kverr.extractor.sources import read_directory
@@ -177,8 +178,9 @@ def _count_calls(monkeypatch, module, name: str) -> list[int]:
         (cond, "_check_passed", lambda n: _raises(n)),
         (cond, "atoms_of", lambda n: _raises(n)),
         (guards_mod, "_exits", lambda n: _raises(10, early_returns=n)),
+        (bind, "_simple_assignments", lambda n: _raises(n, early_returns=n)),
     ],
-    ids=["earlier checks", "guards read", "early exits"],
+    ids=["earlier checks", "guards read", "early exits", "flag assignments"],
 )
 def test_work_per_function_is_linear_in_its_checks(monkeypatch, module, name, shape):
     """Counted, not timed: each further 100, 200 checks in one function add work in proportion
@@ -309,3 +311,32 @@ def test_the_next_build_and_load_sweep_what_killed_ones_left(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [p.name for p in stale if p.exists()] == []
     assert (tmp_path / "ds" / "records.jsonl").is_file() and (tmp_path / "cat.duckdb").is_file()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "out", "stale"),
+    [
+        ("site", "site", [".site.tmp-{dead}", ".site.old-{dead}"]),
+        ("markdown", "md", [".md.tmp-{dead}"]),
+        ("jsonl", "errors.jsonl", [".errors.jsonl.{dead}.tmp"]),
+        ("parquet", "errors.parquet", [".errors.parquet.{dead}.tmp"]),
+    ],
+)
+def test_the_next_export_sweeps_what_killed_ones_left(tmp_path, fmt, out, stale):
+    """Exports build beside their output under names that carry their PID (a killed site
+    export used to leave a `.site.XXXXXXXX` folder no later run could judge)."""
+    from kverr.catalog import load_dataset, synth
+    from kverr.feeds.exports import export
+    from test_catalog import FIXTURE_RECORDS
+
+    cat = tmp_path / "c.duckdb"
+    load_dataset(synth.write_files(tmp_path / "ds", FIXTURE_RECORDS[:3]), cat)
+    work = tmp_path / "out"
+    work.mkdir()
+    export(fmt, work / out, cat)  # the output a killed re-export was replacing
+    left = [
+        _make(work / name.format(dead=DEAD), folder=not name.endswith(".tmp")) for name in stale
+    ]
+    export(fmt, work / out, cat)
+    assert [p.name for p in left if p.exists()] == []
+    assert sorted(p.name for p in work.iterdir()) == [out]

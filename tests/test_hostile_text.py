@@ -8,6 +8,7 @@ thread, best of three), never by an absolute time: a quadratic step multiplies t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -16,7 +17,7 @@ import time
 
 import httpx
 import pytest
-from kverr.catalog import normalize, open_catalog, patterns, synth
+from kverr.catalog import Catalog, normalize, open_catalog, patterns, synth
 from kverr.catalog.matcher import Hit, _drop_shadowed, _Spans, _without_values, budget, spend
 from kverr.feeds.api import create_app
 from kverr.feeds.server import bind, server_for
@@ -38,6 +39,10 @@ EXTRA_RECORDS = [
     R("3a17000000000103", "Ports are taken. http={a} rpc={b} metrics={c} nccl={d}",
       r"Ports are taken\. http=(?P<v0>.{1,256}?) rpc=(?P<v1>.{1,256}?) metrics=(?P<v2>.{1,256}?) nccl=(?P<v3>.{1,256})",
       placeholders=["a", "b", "c", "d"]),
+    # two placeholders side by side after a one-character literal: `re` multiplies their lengths
+    R("5123000000000104", "Sizes like {size} take no decimals. Did you mean {number}{unit} instead?",
+      r"Sizes like (?P<v0>.{0,256}?) take no decimals\. Did you mean (?P<v1>.{0,256}?)(?P<v2>.{0,256}?) instead\?",
+      placeholders=["size", "number", "unit"]),
 ]  # fmt: skip
 
 KB = 1024
@@ -81,6 +86,12 @@ SHAPES = {
         n,
     ),
     "cut messages": lambda n: _fill(LONG[:60] + "...\n", n),
+    # The literals of one pattern, so that its placeholders find the next literal again and again
+    # (no match: the closing literal comes too late). Linear in the text for `re` too, but 0.3 s
+    # per 8 KB window of backtracking, all of it holding the GIL.
+    "placeholders between repeated literals": lambda n: _fill(
+        " instead? " + "Sizes like 1.5Gi take no decimals. Did you mean " * 60 + "y" * 600, n
+    ),
 }
 
 
@@ -105,6 +116,49 @@ def test_explain_time_grows_linearly(cat, shape):
         floors.append(_cpu(cat.explain, _fill(prose, n)))
     for small, big, floor in zip(costs, costs[1:], floors, strict=False):
         assert big <= RATIO * max(small, floor), (shape, costs, floors)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_no_shape_costs_much_more_than_prose(cat, shape):
+    """Linear growth is not enough: a constant of 0.3 s per 8 KB is linear too. At 100 KB, each
+    shape costs at most RATIO times plain prose of the same size (explained in the same test)."""
+    text = SHAPES[shape](100 * KB)
+    prose = _fill("the quick brown fox jumps over the lazy dog and ", len(text))
+    cost, floor = _cpu(cat.explain, text), _cpu(cat.explain, prose)
+    assert cost <= RATIO * max(floor, 1e-3), (shape, cost, floor)
+
+
+def _longest_pause(fn, *args) -> float:
+    """The longest time another thread waited for its turn while `fn(*args)` ran: what one
+    request's matching does to every other request of its process (the GIL)."""
+    done, gaps = threading.Event(), [0.0]
+
+    def tick() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            time.sleep(0.001)
+            now = time.perf_counter()
+            gaps[0], last = max(gaps[0], now - last), now
+
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        fn(*args)
+    finally:
+        done.set()
+        t.join()
+    return gaps[0]
+
+
+def test_matching_never_holds_the_other_threads_up(cat):
+    """A search that backtracks held the GIL for 0.3 s per 8 KB: /healthz waited 1.1 s beside
+    one request. The pause beside the worst shape is compared with the pause beside prose."""
+    text = SHAPES["placeholders between repeated literals"](64 * KB)
+    prose = _fill("the quick brown fox jumps over the lazy dog and ", len(text))
+    cat.explain(text)  # compiled before it is timed
+    hostile = min(_longest_pause(cat.explain, text) for _ in range(3))
+    calm = min(_longest_pause(cat.explain, prose) for _ in range(3))
+    assert hostile <= max(10 * calm, 0.05), (hostile, calm)
 
 
 def test_the_issue_probes_are_fast_now(cat):
@@ -181,29 +235,88 @@ def test_cli_reports_too_expensive_in_one_line(catalog_path, monkeypatch):
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
 
 
+def test_an_inner_budget_never_extends_the_outer_one():
+    with budget(-1.0):
+        with budget(60.0), pytest.raises(TooExpensive):  # one text of a batch
+            spend()
+        with budget(None), pytest.raises(TooExpensive):  # a scan inside a request
+            spend()
+    with budget(60.0), budget(-1.0), pytest.raises(TooExpensive):  # a shorter one applies
+        spend()
+
+
+@contextlib.contextmanager
+def api(cat):
+    """The API over `cat` on 127.0.0.1; yields an httpx client for it."""
+    sock = bind("127.0.0.1", 0)
+    server = server_for(create_app(cat, body_timeout=1.0), sock)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
+            time.sleep(0.01)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        with httpx.Client(base_url=url, timeout=60) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
 def test_api_answers_422_as_json(catalog_path):
     with open_catalog(catalog_path) as c:
         c.budget = -1.0
-        sock = bind("127.0.0.1", 0)
-        server = server_for(create_app(c, body_timeout=1.0), sock)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        try:
-            deadline = time.monotonic() + 10
-            while not server.started:
-                assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-                time.sleep(0.01)
-            url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-            with httpx.Client(base_url=url, timeout=15) as client:
-                r = client.post("/explain", content=b"--ssl-keyfile requires --ssl-certfile.")
-                assert r.status_code == 422
-                assert r.headers["content-type"].startswith("application/json")
-                body = r.json()
-                assert body["status"] == 422 and "too expensive to explain" in body["error"]
-                assert client.get("/healthz").status_code == 200  # the server is still up
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
+        with api(c) as client:
+            r = client.post("/explain", content=b"--ssl-keyfile requires --ssl-certfile.")
+            assert r.status_code == 422
+            assert r.headers["content-type"].startswith("application/json")
+            body = r.json()
+            assert body["status"] == 422 and "too expensive to explain" in body["error"]
+            assert client.get("/healthz").status_code == 200  # the server is still up
+
+
+def test_a_batch_has_one_budget_not_one_per_text(catalog_path):
+    """Each text of a batch once had its own budget: 20 of them took 20 budgets (6.9 s of CPU
+    for one request, with no 422). Five texts, each well within the budget, are not together."""
+    text = SHAPES["a message per line"](50 * KB)
+    with open_catalog(catalog_path) as c:
+        c.budget = None
+        one = _cpu(c.explain, text)
+        c.budget = 2.5 * one
+        with api(c) as client:
+            assert client.post("/explain", content=text.encode()).status_code == 200
+            r = client.post("/explain/batch", json={"texts": [text] * 5})
+            assert r.status_code == 422, (one, r.text[:200])
+            assert "too expensive to explain" in r.json()["error"]
+
+
+class Where(Catalog):
+    """A real catalog that notes which thread explained each text."""
+
+    def explain(self, text, **kw):
+        self.threads.append(threading.current_thread().name)
+        return super().explain(text, **kw)
+
+
+def test_a_batch_of_short_texts_leaves_the_event_loop(catalog_path):
+    """20 texts of 1,000 characters each ran on the event loop one after another (175 ms
+    during which no other request was answered): a batch is long by its texts together."""
+    c = Where(catalog_path)
+    c.threads = []
+    try:
+        with api(c) as client:
+            r = client.post("/explain", content=b"--ssl-keyfile requires --ssl-certfile.")
+            (loop,) = c.threads  # short: on the event loop's thread
+            assert r.status_code == 200 and not loop.startswith("kverr-explain")
+            c.threads.clear()
+            texts = ["--ssl-keyfile requires --ssl-certfile. " * 25] * 20
+            r = client.post("/explain/batch", json={"texts": texts})
+            assert r.status_code == 200 and len(r.json()["results"]) == 20
+            assert len(c.threads) == 20 and all(t.startswith("kverr-explain") for t in c.threads)
+    finally:
+        c.close()
 
 
 # ---------------------------------------------------------------- rewritten helpers agree
@@ -214,7 +327,15 @@ OLD_VALUE = re.compile(r"'[^']{0,300}'|\"[^\"]{0,300}\"|\S*/\S*|\S*\d\S*")
 
 def _old_truncated(text: str) -> str | None:
     m = OLD_ELLIPSIS.search(text)
-    return None if not m or m.start() == 0 else text[: m.start()]
+    if not m or m.start() == 0:
+        return None
+    # since issue 15: `...` as an element of a repr (`(a, ...)`, `[...]`) is no cut
+    mark = text[m.start() :].lstrip(normalize.BLANKS)
+    size = 3 if mark.startswith("...") else 1 if mark.startswith("…") else 0
+    before = text[: m.start()].rstrip(normalize.BLANKS)[-1:]
+    if size and mark[size:].lstrip(normalize.BLANKS)[:1] in (")", "]", "}") and before in ",([{=:":
+        return None
+    return text[: m.start()]
 
 
 def test_truncated_agrees_with_the_regex_it_replaced():
@@ -263,6 +384,62 @@ def test_searcher_finds_what_re_finds():
             got = got and (got[0], got[1], {k: v for k, v in got[2].items() if v})
             assert got == (want or None), (pattern, text)
     assert patterns.searcher(EXTRA_RECORDS[0]["messagePattern"]).rest is not None
+
+
+def _shipped_patterns() -> list[str]:
+    """Every messagePattern of the datasets kverr ships (read from their records.jsonl)."""
+    from kverr.catalog import store
+
+    out = []
+    for ds in store.packaged_datasets():
+        with (ds / "records.jsonl").open(encoding="utf-8") as fh:
+            out += [json.loads(line)["record"]["messagePattern"] for line in fh]
+    return sorted({p for p in out if p})
+
+
+def test_re2_finds_what_re_finds_for_every_shipped_pattern():
+    """The RE2 path (taken on text `re` would backtrack over) gives the same leftmost match
+    and the same groups as `re`, on texts made of each pattern's own literals and values."""
+    shipped = _shipped_patterns()
+    if not shipped:
+        pytest.skip("no packaged dataset")
+    pieces = ["x", "y z", " ", "1.5", "'a'", "é€", ".", "(", ")", "ab" * 70, "=", ", "]
+    checked = 0
+    for pattern in shipped + [r["messagePattern"] for r in EXTRA_RECORDS]:
+        pattern = patterns.matchable(pattern)
+        s = patterns.searcher(pattern)
+        linear, rest = s.linear(), s.rest and s.linear(split=True)
+        assert linear is not None and (s.rest is None or rest is not None), pattern
+        runs = [*patterns.shape(pattern).runs, *pieces]
+        rnd = random.Random(pattern)
+        for _ in range(40):
+            text = " ".join("".join(rnd.choice(runs) for _ in range(rnd.randrange(1, 12))).split())
+            want, got = s.rx.search(text), linear.search(text)
+            assert (got and (got.span(), got.groupdict())) == (
+                want and (want.span(), want.groupdict())
+            ), (pattern, text)
+            if rest is not None:  # the split-off rest, as `find` runs it
+                want, got = s.rest.search(text, s.lead[1]), rest.search(text, s.lead[1])
+                assert (got and (got.span(), got.groupdict())) == (
+                    want and (want.span(), want.groupdict())
+                ), (pattern, text)
+            checked += bool(want)
+    assert checked > 1000  # the texts match, not only miss
+
+
+def test_re2_is_taken_only_where_re_would_backtrack():
+    """A typical line stays in `re` (faster there); the worst shape goes to RE2."""
+    rec = EXTRA_RECORDS[3]
+    sh = patterns.shape(rec["messagePattern"])
+    line = "ValueError: Sizes like 1.5Gi take no decimals. Did you mean 1.5G instead?"
+    assert patterns.backtracking(sh, line) < patterns.BACKTRACK_STEPS
+    hostile = SHAPES["placeholders between repeated literals"](8 * KB)
+    assert patterns.backtracking(sh, hostile) > patterns.BACKTRACK_STEPS
+    s = patterns.searcher(rec["messagePattern"])
+    assert s.find(line)[2] == {"v0": "1.5Gi", "v1": "", "v2": "1.5G"}
+    patterns._LINEAR.clear()
+    assert s.find(line) is not None and not patterns._LINEAR
+    assert s.find(hostile) is None and list(patterns._LINEAR) == [s.rx.pattern]
 
 
 def test_spans_union_agrees_with_pairwise_overlap():

@@ -1,0 +1,236 @@
+"""A long log finds every message a paste of it alone finds, at the line it starts on.
+
+The long-log table test (issue 12) writes one log of realistic SGLang noise (data/noise.json)
+with messages of the shipped catalog's records mixed in, plain, wrapped at words, hard-wrapped
+by a terminal, cut with `...`, printed over several lines and inside tracebacks, and checks,
+message by message, that the scan's answers are the ones a paste of the message alone gets.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+
+import pytest
+from kverr.catalog import load_datasets, matcher, normalize, open_catalog, store, synth
+from test_catalog import FIXTURE_RECORDS, build_catalog, catalog_file  # noqa: F401 (fixture)
+from test_matcher import LONG, SPEC, SSL_A, TRACEBACK_MESSAGE, wrap, wrap_words
+
+OFFLOAD_STREAM, ROPE = "0ff1000000000010", "1ead000000000101"
+PREFIX = "[2025-01-01 10:00:00 TP0] "
+
+
+@pytest.fixture(scope="module")
+def cat(catalog_file):  # noqa: F811
+    with open_catalog(catalog_file) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    if not store.packaged_datasets():
+        pytest.skip("no packaged dataset")
+    path = tmp_path_factory.mktemp("shipped") / "shipped.duckdb"
+    load_datasets(store.packaged_datasets(), path)
+    with open_catalog(path) as c:
+        yield c
+
+
+def noise(rnd: random.Random, n: int) -> list[str]:
+    pool = synth.noise_messages()
+    return [synth.log_prefix(i) + pool[rnd.randrange(len(pool))] for i in range(n)]
+
+
+# ---------------------------------------------------------------- exact lines
+
+# (case, lines of the input, record, the 1-based line its message starts on)
+LINE_CASES = [
+    ("after a fence", ["```", "ValueError: --ssl-keyfile requires --ssl-certfile.", "```"], SSL_A, 2),
+    ("after a fence with a language", ["Here:", "```text", PREFIX + "--ssl-keyfile requires --ssl-certfile.", "```"], SSL_A, 3),
+    ("value read across a fence", ["```", "yarn2 is not a known rope scaling type.", "```"], ROPE, 2),
+    ("value read across a context line", ["Launch failed:", "yarn2 is not a known rope scaling type."], ROPE, 2),
+    ("after a blank line", ["some context", "", "--ssl-keyfile requires --ssl-certfile."], SSL_A, 3),
+    ("wrapped", ["", "", *wrap_words("ValueError: " + LONG, 50).split("\n")], OFFLOAD_STREAM, 3),
+    ("wrapped after a log line", [PREFIX + "Load weight begin.", PREFIX + wrap(LONG, 70)], OFFLOAD_STREAM, 2),
+    ("inside a traceback", ["```", *TRACEBACK_MESSAGE.split("\n"), "```"], SPEC, 7),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def rope_cat(tmp_path_factory):
+    from test_hostile_text import EXTRA_RECORDS
+
+    path = build_catalog(tmp_path_factory.mktemp("lines"), FIXTURE_RECORDS + EXTRA_RECORDS)
+    with open_catalog(path) as c:
+        yield c
+
+
+@pytest.mark.parametrize("case", [c[0] for c in LINE_CASES])
+def test_line_is_where_the_message_starts(rope_cat, case):
+    _, lines, rid, line = next(c for c in LINE_CASES if c[0] == case)
+    found = [(m.record["id"], m.line) for m in rope_cat.explain("\n".join(lines))]
+    assert (rid, line) in found and all(r != rid or n == line for r, n in found), found
+    # the same lines in the middle of a long log: every input line counts
+    rnd = random.Random(1)
+    head, tail = noise(rnd, 700), noise(rnd, 500)
+    log = [*head, *lines, *tail]
+    hits = [(m.record["id"], m.line) for m in rope_cat.scan(log) if m.record["id"] == rid]
+    assert hits == [(rid, len(head) + line)]
+
+
+def test_line_in_the_middle_of_a_100k_line_log(cat):
+    rnd = random.Random(2)
+    log = noise(rnd, 60_000) + ["", "```", "ValueError: --ssl-keyfile requires --ssl-certfile."]
+    log += noise(rnd, 40_000)
+    hits = [(m.record["id"], m.line) for m in cat.scan(iter(log)) if m.record["id"] == SSL_A]
+    assert hits == [(SSL_A, 60_003)]
+
+
+# ---------------------------------------------------------------- cuts and reprs
+
+
+@pytest.mark.parametrize(
+    "text, cut",
+    [
+        ("server_args=ServerArgs(model_path='m', tp_size=8, ...)", None),
+        ("ServerArgs(...)", None),
+        ("chunked sizes [1, 2, ...]", None),
+        ("args {'a': 1, ...}", None),
+        ("--kv-offload-budget is incompatible with --enable-str...", "--kv-offload-budget is incompatible with --enable-str"),
+        ("ValueError('--kv-offload-budget is incompatible...')", "ValueError('--kv-offload-budget is incompatible"),
+        ("(it requires...)", "(it requires"),
+    ],
+)  # fmt: skip
+def test_an_elided_repr_element_is_no_cut_message(text, cut):
+    assert normalize.truncated(text) == cut
+
+
+def test_a_server_args_dump_gets_no_answer_and_no_fuzzy_query(cat):
+    dump = PREFIX + "server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B', tp_size=8, ...)"
+    assert cat.explain(dump) == []
+    # the cut-message prefilter does not send it to BM25 either
+    assert not matcher.Index.__dict__.get("bm25")  # (bm25 is a module function: see below)
+    calls = []
+    real = matcher.bm25
+    try:
+        matcher.bm25 = lambda *a, **k: calls.append(a) or real(*a, **k)
+        cat.scan([dump] * 3 + noise(random.Random(3), 500))
+    finally:
+        matcher.bm25 = real
+    assert calls == []
+
+
+# ---------------------------------------------------------------- a long log, message by message
+
+
+def _render(message: str) -> str:
+    return re.sub(r"\{[^{}]*\}", "8", message)
+
+
+def _forms(rnd: random.Random, text: str, rec: dict) -> dict[str, list[str]]:
+    """The ways a message shows up in a log (first line prefixed, as SGLang's logger does)."""
+    cls = rec.get("errorClass")
+    exc = f"{cls}: {text}" if cls and rec.get("kind") in ("raise", "assert") else text
+    lines = exc.split("\n")
+    out = {
+        "plain": [PREFIX + lines[0], *lines[1:]],
+        "wrapped at words": (PREFIX + wrap_words(exc.replace("\n", " "), 60)).split("\n"),
+        "cut": [PREFIX + exc.replace("\n", " ")[: max(40, len(exc) * 2 // 3)] + "..."],
+    }
+    width = max(30, len(PREFIX) + len(lines[0]) // 2)
+    out["terminal wrap"] = wrap(PREFIX + exc.replace("\n", " "), width).split("\n")
+    if rec.get("kind") == "raise" and rec.get("filePath"):
+        code = store.statement_line(rec) or "raise ValueError("
+        out["traceback"] = [
+            "Traceback (most recent call last):",
+            '  File "/opt/sglang/python/sglang/launch_server.py", line 14, in <module>',
+            "    server_args = prepare_server_args(sys.argv[1:])",
+            f'  File "/opt/sglang/{rec["filePath"]}", line {rec.get("lineNumber") or 1}, in check',
+            f"    {code}",
+            *lines,
+        ]
+    return out
+
+
+def _answers(matches, first: int, last: int) -> set[tuple]:
+    return {(m.record["id"], m.how, m.line - first) for m in matches if first <= m.line <= last}
+
+
+def test_a_long_log_answers_every_message_as_its_paste_alone(shipped, tmp_path):
+    rnd = random.Random(12)
+    recs = [
+        r
+        for r in shipped.records(project="sglang")
+        if r.get("messagePattern") and r.get("errorMessage") and r.get("kind") in ("raise", "log")
+    ]
+    multi = [r for r in recs if "\n" in r["errorMessage"]]
+    picked = multi[:6] + rnd.sample([r for r in recs if "\n" not in r["errorMessage"]], 60)
+    log, placed, written = noise(rnd, 300), [], set()
+    for n, rec in enumerate(picked):
+        forms = _forms(rnd, _render(rec["errorMessage"]), rec)
+        name = sorted(forms)[n % len(forms)]
+        lines = forms[name]
+        if tuple(lines) in written:  # one message raised at two sites: a log reports it once
+            continue
+        written.add(tuple(lines))
+        alone = {
+            (m.record["id"], m.how, m.line - 1)
+            for m in shipped.explain("\n".join(lines), limit=100)
+        }
+        placed.append((rec["id"], name, len(log) + 1, len(log) + len(lines), alone))
+        log += lines + noise(rnd, rnd.randrange(20, 400))
+    path = tmp_path / "launch.log"
+    path.write_text("\n".join(log) + "\n", encoding="utf-8")
+    with path.open(encoding="utf-8") as fh:
+        matches = shipped.explain_stream(fh)  # past the paste limit: streamed
+    assert len(log) > matcher.PASTE_LINES
+    differ = [
+        (rid, name, alone, _answers(matches, first, last))
+        for rid, name, first, last, alone in placed
+        if _answers(matches, first, last) != alone
+    ]
+    assert differ == []
+    found = sum(1 for rid, _, _, _, alone in placed if any(a[0] == rid for a in alone))
+    assert found >= 0.8 * len(placed)  # the forms are found at all (most cuts and wraps too)
+    forms_found = {name for rid, name, _, _, alone in placed if any(a[0] == rid for a in alone)}
+    assert forms_found >= {"plain", "wrapped at words", "cut", "terminal wrap", "traceback"}
+
+
+def test_noise_gets_no_answer_a_line_alone_does_not(shipped):
+    """Windows and joins add no answer: a log of SGLang's own other messages (errors raised
+    outside the server-args files among them) gets exactly what its lines get one by one."""
+    msgs = synth.noise_messages(("log", "raise", "assert"), ("info", "warning", "error"))
+    rnd = random.Random(4)
+    sample = rnd.sample(msgs, 600)
+    log = [synth.log_prefix(i) + t for i, t in enumerate(sample)]
+    one_by_one = {
+        (m.record["id"], n) for n, line in enumerate(log, 1) for m in shipped.explain(line)
+    }
+    scanned = {(m.record["id"], m.line) for m in shipped.scan(log)}
+    assert scanned <= one_by_one
+    assert len({n for _, n in one_by_one}) <= 0.05 * len(log)  # the rare message in both
+
+
+# ---------------------------------------------------------------- cost
+
+
+def _cpu(fn, *args) -> float:
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.thread_time()
+        fn(*args)
+        best = min(best, time.thread_time() - t0)
+    return best
+
+
+@pytest.mark.parametrize("shape", ["log with errors", "errors only, no prefixes", "tracebacks"])
+def test_scan_time_grows_linearly(cat, shape):
+    rnd = random.Random(5)
+    unit = {
+        "log with errors": noise(rnd, 200) + [PREFIX + wrap(LONG, 70), LONG[:80] + "..."],
+        "errors only, no prefixes": [LONG, wrap(LONG, 50), LONG[:80] + "..."],
+        "tracebacks": TRACEBACK_MESSAGE.split("\n") + ["noise"],
+    }[shape]
+    small, big = unit * (2000 // len(unit) + 1), unit * (8000 // len(unit) + 1)
+    assert _cpu(cat.scan, big) <= 12 * _cpu(cat.scan, small)  # 4x the lines: linear ~4x
