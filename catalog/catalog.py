@@ -38,6 +38,7 @@ class Catalog:
         self._revs: dict[str, tuple[str, ...]] = {}
         self._record_json: dict[str, str] = {}
         self._projects: list[dict[str, Any]] | None = None
+        self._argparse_history: dict[str, Any] = {}  # project -> argparse_answers.History
         self.budget: float | None = matcher.default_budget()  # CPU seconds per explain
 
     @property
@@ -104,7 +105,7 @@ class Catalog:
             # Errors on several lines: a log, not one message. Report every one of them,
             # most severe first, as a scan would; `limit` is for ranking candidates of one line.
             return self._matches(matcher.log_order(self.index, hits), found)
-        return [self._match(h, found) for h in hits[:limit]]
+        return _answered([self._match(h, found) for h in hits])[:limit]
 
     def explain_stream(
         self,
@@ -222,7 +223,7 @@ class Catalog:
         """Matches of a log: the record of each id is loaded once and shared by its matches
         (10,000 findings of one message must not hold 10,000 copies of its record)."""
         records: dict[str, dict[str, Any]] = {}
-        return [self._match(h, found, records) for h in hits]
+        return _answered([self._match(h, found, records) for h in hits])
 
     def _match(
         self,
@@ -243,7 +244,14 @@ class Catalog:
         name = self.index.project[h.index]
         how = found.how(name, h.line) if found else "message"
         project = self._project_of(name, how)
-        return Match(rec, h.score, h.how, values, h.line, self._release_names(rid), project)
+        answer = None
+        if rec.get("kind") == "argparse" and h.how == "pattern":
+            from kverr.catalog import argparse_answers  # only a paste of an argparse error
+
+            answer = argparse_answers.answer(self, rec, values, project)
+            for group in ("before", "closed", "head", "tail"):  # read by the answer alone
+                values.pop(group, None)
+        return Match(rec, h.score, h.how, values, h.line, self._release_names(rid), project, answer)
 
     def _project_of(self, name: str, how: str) -> dict[str, Any]:
         facts = next((p for p in self.projects if p["name"] == name), {"name": name})
@@ -329,6 +337,22 @@ class Catalog:
         """A flag's declaration (the given project's, else the first project's that has it)."""
         rows = self._flag_rows("WHERE name = ?", [name], project)
         return rows[0] if rows else None
+
+    def flag_history(self, name: str, *, project: str | None = None) -> list[dict[str, Any]]:
+        """A flag's declarations over the revisions (flaghistory.jsonl), oldest first: one row
+        per run of revisions declaring it alike, with the releases of that run (`releases`, and
+        `range` as text) and its `project`; [] for a flag no revision declares."""
+        from kverr.catalog import argparse_answers
+
+        out = []
+        for p in [project] if project is not None else [q["name"] for q in self.projects]:
+            hist = argparse_answers.history(self, p)
+            for sp in hist.spans.get(name, []):
+                ords = set(range(sp["from"], sp["to"] + 1))
+                out.append(
+                    {**sp, "project": p, "releases": hist.names(ords), "range": hist.text(ords)}
+                )
+        return out
 
     def flags(self, *, project: str | None = None) -> list[dict[str, Any]]:
         return self._flag_rows("", [], project)
@@ -457,6 +481,17 @@ class Catalog:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _answered(matches: list[Match]) -> list[Match]:
+    """Matches without the argparse errors that are not the project's to answer (another
+    program printed them, or nothing is known about the options they name)."""
+    if not any(m.record.get("kind") == "argparse" for m in matches):
+        return matches
+    from kverr.catalog import argparse_answers
+
+    kept = [m for m in matches if m.argparse is not None or m.record.get("kind") != "argparse"]
+    return argparse_answers.prune(kept)
 
 
 def open_catalog(path: Path | str | None = None) -> Catalog:

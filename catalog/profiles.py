@@ -37,6 +37,9 @@ def project_info(manifest: dict[str, Any], where: str) -> tuple[dict[str, Any], 
             else:
                 forms[key].append(form)
     command = str(launch.get("command") or "")
+    programs = explain.get("programs")
+    if not isinstance(programs, list):  # a dataset built before profiles named them
+        programs = default_programs(command)
     info = {
         "name": str(tables["name"]),
         "product": str(tables.get("product") or tables["name"]),
@@ -45,5 +48,17 @@ def project_info(manifest: dict[str, Any], where: str) -> tuple[dict[str, Any], 
         "logPrefixes": forms["log_prefixes"],
         "logSuffixes": forms["log_suffixes"],
         "verify": "verify" in tables,
+        "programs": [str(p) for p in programs],
     }
     return info, warnings
+
+
+def default_programs(command: str) -> list[str]:
+    """The names argparse gives a launch command (`python -m pkg.mod ...` -> mod.py, the
+    package; `tool serve ...` -> tool, tool serve)."""
+    words = command.split()
+    if words[1:2] == ["-m"] and len(words) > 2:
+        module = words[2]
+        return [module.rsplit(".", 1)[-1] + ".py", module, module.split(".", 1)[0]]
+    head = [w for w in words[:2] if not w.startswith(("-", "{"))]
+    return [" ".join(head[:n]) for n in range(1, len(head) + 1)]

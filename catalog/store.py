@@ -38,6 +38,7 @@ DATASET_FILES = (
     "occurrences.jsonl",
     "flags.jsonl",
     "lineage.jsonl",
+    "flaghistory.jsonl",
 )
 
 SCHEMA_SQL = """
@@ -56,6 +57,9 @@ CREATE TABLE revisions(ord INTEGER, sha VARCHAR, date VARCHAR, tags JSON, subjec
 CREATE TABLE occurrences(id VARCHAR, file VARCHAR, function VARCHAR, guard VARCHAR,
     from_ord INTEGER, to_ord INTEGER, lines INTEGER[], guard_text VARCHAR);
 CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
+CREATE TABLE flag_history(project VARCHAR, name VARCHAR, from_ord INTEGER, to_ord INTEGER,
+    choices JSON, type VARCHAR, "default" VARCHAR, action VARCHAR, nargs VARCHAR, options JSON,
+    file VARCHAR);
 """
 
 
@@ -529,6 +533,14 @@ def _write(con, sets: list[_Set], shapes) -> None:
     con.execute("CREATE INDEX records_code_line ON records(code_line)")
     _insert(con, "lineage", ["id", "previous_id", "sha"], [
         (x.get("id"), x.get("previousId"), x.get("sha")) for d in sets for x in d.side["lineage.jsonl"]
+    ])  # fmt: skip
+    # each flag's declarations over the revisions (ords shifted like the occurrences): what
+    # argparse's answers are computed from at explain time (catalog/argparse_answers.py)
+    _insert(con, "flag_history", ["project", "name", "from_ord", "to_ord", "choices", "type", "default",
+                                  "action", "nargs", "options", "file"], [
+        (d.project["name"], x.get("name"), x["from"] + d.offset, x["to"] + d.offset, _j(x.get("choices")),
+         x.get("type"), x.get("default"), x.get("action"), x.get("nargs"), _j(x.get("options")), x.get("file"))
+        for d in sets for x in d.side["flaghistory.jsonl"] if x.get("name") and "from" in x and "to" in x
     ])  # fmt: skip
 
 

@@ -49,6 +49,7 @@ class Wrapper:
 class ModuleContext:
     constants: dict[str, object] = field(default_factory=dict)
     literals: dict[str, object] = field(default_factory=dict)  # first values, mutated or not
+    literal_types: tuple[tuple[str, tuple[str, ...]], ...] = ()  # flags.literal_aliases
     loggers: set[str] = field(default_factory=set)
     logging_mods: set[str] = field(default_factory=set)
     logger_factories: set[str] = field(default_factory=set)  # bare names: getLogger, init_logger
@@ -380,7 +381,7 @@ def module_context(
 ) -> ModuleContext:
     # local: both import this module (bindings through templates)
     from kverr.extractor.bindings import action_flags, imported_constants, param_sources
-    from kverr.extractor.flags import flag_decls
+    from kverr.extractor.flags import flag_decls, literal_aliases
 
     ctx = ModuleContext(rules=rules or default_rules())
     stmts = list(tree.body)
@@ -402,6 +403,7 @@ def module_context(
             if prefix is not None:
                 ctx.args_classes[node.name] = prefix
     ctx.flags = flag_decls(tree, ctx, path)
+    ctx.literal_types = literal_aliases(tree)
     ctx.params = param_sources(tree, frozenset(n for n in ctx.rules.args_names if n.isidentifier()))
     ctx.actions = action_flags(ctx.flags)
     ctx.imports = imported_constants(flat)

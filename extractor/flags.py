@@ -8,7 +8,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from kverr.extractor.context import ModuleContext, const_eval
+from kverr.extractor.context import ModuleContext, const_eval, scope_constants
 
 from kverr.ftypes import FlagDecl
 
@@ -30,10 +30,11 @@ def flag_decls(tree: ast.Module, ctx: ModuleContext, path: str) -> tuple[FlagDec
                 fields.setdefault(decl.dest, decl)
         elif prefix:
             config += _config_decls(node, path, prefix)
+    local = _LocalLiterals(tree, ctx)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "add_argument":
-                decl = _argument_decl(node, ctx, path)
+                decl = _argument_decl(node, ctx, path, local)
                 if decl is not None:
                     args.setdefault(decl.dest, decl)
                     for option in _options(node):
@@ -97,6 +98,7 @@ def _field_decls(cls: ast.ClassDef, path: str) -> list[FlagDecl]:
                 type=ann,
                 file=path,
                 line=stmt.lineno,
+                end_line=stmt.end_lineno or stmt.lineno,
             )
         )
     return out
@@ -110,7 +112,35 @@ def _callee(func: ast.expr) -> str | None:
     return None
 
 
-def _argument_decl(call: ast.Call, ctx: ModuleContext, path: str) -> FlagDecl | None:
+class _LocalLiterals:
+    """The literals a function binds before its add_argument calls (`ATTN_BACKENDS = [...]`
+    then `choices=ATTN_BACKENDS`), over the module's: each call's innermost function, found
+    once for the whole module and only when a call needs it."""
+
+    def __init__(self, tree: ast.Module, ctx: ModuleContext) -> None:
+        self.tree, self.ctx = tree, ctx
+        self.owner: dict[int, ast.AST] | None = None
+        self.envs: dict[int, dict[str, object]] = {}
+
+    def __call__(self, call: ast.Call) -> dict[str, object]:
+        if self.owner is None:
+            self.owner = {}
+            for fn in ast.walk(self.tree):  # outer functions first: the innermost wins
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for n in ast.walk(fn):
+                        self.owner[id(n)] = fn
+        fn = self.owner.get(id(call))
+        if fn is None:
+            return self.ctx.literals
+        if id(fn) not in self.envs:
+            own = scope_constants(fn.body, self.ctx.literals, set())  # type: ignore[attr-defined]
+            self.envs[id(fn)] = {**self.ctx.literals, **own}
+        return self.envs[id(fn)]
+
+
+def _argument_decl(
+    call: ast.Call, ctx: ModuleContext, path: str, local: _LocalLiterals | None = None
+) -> FlagDecl | None:
     names = _options(call)
     if not names:
         return None  # positional argument or computed name: not a --flag
@@ -122,7 +152,11 @@ def _argument_decl(call: ast.Call, ctx: ModuleContext, path: str) -> FlagDecl | 
     help_value = const_eval(kw["help"], ctx.constants) if "help" in kw else None
     # choices: the literal a name was first bound to, even when plugins extend it later
     choices = const_eval(kw["choices"], ctx.literals) if "choices" in kw else None
+    if "choices" in kw and not isinstance(choices, (list, tuple, dict)) and local is not None:
+        choices = const_eval(kw["choices"], local(call))  # a list the function builds first
     action = const_eval(kw["action"], {}) if "action" in kw else None
+    nargs = const_eval(kw["nargs"], ctx.constants) if "nargs" in kw else None
+    splat = next((k.value for k in call.keywords if k.arg is None), None)
     return FlagDecl(
         name=long,
         dest=dest,
@@ -135,6 +169,10 @@ def _argument_decl(call: ast.Call, ctx: ModuleContext, path: str) -> FlagDecl | 
         action=action if isinstance(action, str) else _src(kw.get("action")),
         file=path,
         line=call.lineno,
+        options=tuple(names),
+        nargs=str(nargs) if isinstance(nargs, (str, int)) else _src(kw.get("nargs")),
+        end_line=call.end_lineno or call.lineno,
+        kwargs=_src(splat),
     )
 
 
@@ -271,3 +309,131 @@ class FlagTable:
                 dataclasses.replace(d, name=f"{option[0]}.{name}", dest=f"{option[1]}.{name}")
             )
         return tuple(out)
+
+
+# ---------------------------------------------------------------- Literal aliases
+
+
+def literal_aliases(tree: ast.Module) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Module-level `Name = Literal[...]` (or `Name: TypeAlias = Literal[...]`) as (name,
+    members): a member is a literal value's repr, or the name of another alias, resolved over
+    the whole file set by whoever needs the values (kverr.argforms.annotation_facts)."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            members = literal_members(value)
+            if members is not None:
+                out.append((target.id, members))
+    return tuple(out)
+
+
+def literal_members(node: ast.expr) -> tuple[str, ...] | None:
+    """`Literal["a", 1, Other]` -> ("'a'", "1", "Other"); None for anything else."""
+    if not (isinstance(node, ast.Subscript) and _callee(node.value) == "Literal"):
+        return None
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    out = []
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, (str, int, float, bool)):
+            out.append(repr(item.value))
+        elif isinstance(item, (ast.Name, ast.Attribute)):
+            out.append(_callee(item) or "")
+        else:
+            return None
+    return tuple(out)
+
+
+def annotation_facts(annotation: str, aliases: dict[str, tuple[str, ...]]) -> dict | None:
+    """What argparse declares for a field whose add_argument takes its keyword arguments from
+    the field's annotation (a profile's `argument_kwargs = "annotation"`), as a get_kwargs helper
+    derives them: `{"type", "choices", "action", "nargs"}` (type: the conversion argparse calls,
+    None when a failure is reported in other words), or None when the annotation does not parse.
+
+    bool -> a --x/--no-x switch (bool | str: an optional value); Literal (or an alias of one in
+    `aliases`) -> its values as choices, sorted, "None" added when None is allowed (none when
+    str is allowed too); list/set/tuple -> one or more values; int, float -> that conversion,
+    wrapped (so reported otherwise) when None is allowed; anything else -> text."""
+    try:
+        node = ast.parse(annotation, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    hints = _hints(node, aliases, set())
+    names = {h for h in hints if not h.startswith("=")}
+    values = [h[1:] for h in hints if h.startswith("=")]
+    optional = "None" in names
+    facts: dict = {"type": "str", "choices": None, "action": None, "nargs": None}
+    if names - {"None"} == {"bool", "str"}:
+        facts["nargs"] = "?"
+    elif "bool" in names:
+        return {**facts, "type": None, "action": "argparse.BooleanOptionalAction"}
+    elif values:
+        literal = [ast.literal_eval(v) for v in values]
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in literal)
+        facts["type"] = "int" if numbers and all(isinstance(v, int) for v in literal) else "str"
+        if "str" not in names:
+            facts["choices"] = [str(v) for v in sorted(literal, key=lambda v: (str(type(v)), v))]
+    elif names & {"list", "set", "tuple"}:
+        facts["nargs"] = "+"
+        facts["type"] = next((t for t in ("int", "float") if t in names), "str")
+    elif "int" in names or "float" in names:
+        facts["type"] = "int" if "int" in names else "float"
+    elif "dict" in names:
+        facts["type"] = None  # parsed as JSON by a wrapper: its errors are its own words
+    if optional and facts["type"] not in (None, "str"):
+        facts["type"] = None  # wrapped in an optional_type: its errors are its own words
+    if optional and facts["choices"]:
+        facts["choices"] = [*facts["choices"], "None"]
+    return facts
+
+
+def _hints(node: ast.expr, aliases: dict[str, tuple[str, ...]], seen: set[str]) -> set[str]:
+    """The members of a type annotation's unions: type names, and literal values as "=repr"."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _hints(node.left, aliases, seen) | _hints(node.right, aliases, seen)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return {"None"}
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a quoted annotation
+        try:
+            return _hints(ast.parse(node.value, mode="eval").body, aliases, seen)
+        except (SyntaxError, ValueError):
+            return set()
+    if isinstance(node, ast.Subscript):
+        head = _callee(node.value) or ""
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head in ("Optional", "Union"):
+            out = {"None"} if head == "Optional" else set()
+            for item in items:
+                out |= _hints(item, aliases, seen)
+            return out
+        if head == "Annotated":
+            return _hints(items[0], aliases, seen)
+        if head == "Literal":
+            return _alias_values(literal_members(node) or (), aliases, seen)
+        if head.lower() in ("list", "set", "tuple"):
+            elems = set().union(*(_hints(i, aliases, seen) for i in items))
+            return {head.lower()} | {e for e in elems if e in ("int", "float")}
+        if head.lower() in ("dict", "type"):
+            return {head.lower()}
+        return _hints(items[0], aliases, seen)  # a wrapper such as SkipValidation[bool]
+    name = _callee(node) or ""
+    if name in aliases and name not in seen:
+        return _alias_values(aliases[name], aliases, seen | {name})
+    return {name}
+
+
+def _alias_values(members, aliases, seen) -> set[str]:
+    out: set[str] = set()
+    for m in members:
+        if m[:1] in "'\"" or m[:1].isdigit() or m[:1] == "-" or m in ("True", "False"):
+            out.add("=" + m)
+        elif m in aliases and m not in seen:
+            out |= _alias_values(aliases[m], aliases, seen | {m})
+        else:
+            out.add(m)  # an alias kverr cannot see (outside the file set): no values
+    return out

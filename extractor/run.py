@@ -203,7 +203,9 @@ def _extract_tree(
         sites.extend(found)
     sites.sort(key=lambda s: (s.line, s.col, s.variant))
     stats = _stats(len(units), parsed, hits)
-    return FileExtraction(src, tuple(sites), ctx.flags, tuple(failures), stats)
+    return FileExtraction(
+        src, tuple(sites), ctx.flags, tuple(failures), stats, literals=ctx.literal_types
+    )
 
 
 def _unit_failure(path: str, unit: Unit, lines: list[str], exc: cst.ParserSyntaxError):
@@ -443,7 +445,9 @@ def _newer_syntax_tree(
     collector = SiteCollector(ctx, src.path, lines, position, lambda ordinal: None)
     wrapper.module.visit(collector)
     sites = sorted(collector.sites, key=lambda s: (s.line, s.col, s.variant))
-    return FileExtraction(src, tuple(sites), ctx.flags, (), _stats(1, 1, 0))
+    return FileExtraction(
+        src, tuple(sites), ctx.flags, (), _stats(1, 1, 0), literals=ctx.literal_types
+    )
 
 
 def _parsable_statements(module: cst.Module, ranges) -> ast.Module:

@@ -7,7 +7,8 @@
     POST /explain/batch      JSON {"texts": [...]} (at most MAX_BATCH), one result per text
     GET  /errors/{id}        id (16 hex) or slug; ETag, and immutable with ?dataset=<version>
     GET  /search?q=&version=&limit=&offset=&project=
-    GET  /flags/{flag}       --flag-name or flag-name; ?project= picks one project's flag
+    GET  /flags/{flag}       --flag-name or flag-name; ?project= picks one project's flag; with
+                             `history`: its declaration (choices, type, default) per release
     GET  /versions           the releases (and revisions) the catalog holds; ?project=
     GET  /healthz
     GET  /openapi.json
@@ -454,7 +455,9 @@ class Api:
             raise ApiError(
                 404, f"No flag {name} in this catalog; GET /search?q={m.group(1)} to look around."
             )
-        return _json(decl)
+        # its declaration in each release (choices, type, default), what argparse answers read
+        history = self.cat.flag_history(name, project=decl["project"])
+        return _json({**decl, "history": history})
 
     async def healthz(self, request: Request) -> JSONResponse:
         """ok while the catalog answers a query (asked at most every HEALTH_EVERY seconds, so

@@ -41,6 +41,8 @@ class SiteData:
     by_flag: dict[str, list[dict]] = field(default_factory=dict)
     by_tag: dict[str, list[dict]] = field(default_factory=dict)
     by_release: dict[str, list[dict]] = field(default_factory=dict)
+    # (project, flag) -> its declaration per run of revisions (Catalog.flag_history)
+    histories: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
     # release tag -> catalog.history.Diff from the release before it (None: the first one)
     release_diffs: dict[str, Any] = field(default_factory=dict)
     products: dict[str, str] = field(default_factory=dict)  # project name -> product
@@ -113,6 +115,11 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
             for tag in rev.get("tags") or []:
                 data.by_release.setdefault(tag, []).append(rec)
     data.release_diffs = _release_diffs(cat, data)
+    data.histories = {
+        (p, name): cat.flag_history(name, project=p) if p else []
+        for p, name in data.flags
+        if name in data.by_flag
+    }
     return data
 
 
@@ -307,6 +314,13 @@ def error_page(data: SiteData, rec: dict) -> str:
             "prevent",
         ),  # fmt: skip
         h.section("Flags", _flag_table(data, rec, up), "flags"),
+        h.section(
+            "In each release",
+            _history_table(data, rec.get("project") or "", (rec.get("flags") or [""])[0]),
+            "per-release",
+        )
+        if rec.get("kind") == "argparse"
+        else "",
         h.section("Source", _source(rec), "source"),
         h.section("Releases", _releases(data, rec, up), "releases"),
         h.section(
@@ -446,8 +460,13 @@ def _flag_intro(data: SiteData, name: str) -> str:
     if not decls:
         return '<p class="muted">No declaration found for this flag in the analysed source.</p>'
     if len(data.products) < 2:
-        return _decl_table(decls[0][1])
-    return "".join(f"<h2>{h.esc(data.products.get(p, p))}</h2>" + _decl_table(f) for p, f in decls)
+        return _decl_table(decls[0][1]) + _history_section(data, decls[0][0], name)
+    return "".join(
+        f"<h2>{h.esc(data.products.get(p, p))}</h2>"
+        + _decl_table(f)
+        + _history_section(data, p, name)
+        for p, f in decls
+    )
 
 
 def _decl_table(f: dict) -> str:
@@ -459,6 +478,31 @@ def _decl_table(f: dict) -> str:
         f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows if v and v != "<code></code>"
     )
     return f'<div class="table-wrap"><table class="kv">{body}</table></div>'
+
+
+def _history_section(data: SiteData, project: str, name: str) -> str:
+    history = _history_table(data, project, name)
+    return f"<h3>Choices and types in each release</h3>{history}" if history else ""
+
+
+def _history_table(data: SiteData, project: str, name: str) -> str:
+    """The flag's declaration in each run of releases, newest first: its choices (what
+    `invalid choice` answers list), type, default and option strings."""
+    rows = []
+    for sp in reversed(data.histories.get((project, name)) or []):
+        choices = " ".join(f"<code>{h.esc(c)}</code>" for c in sp.get("choices") or [])
+        opts = " ".join(f"<code>{h.esc(o)}</code>" for o in sp.get("options") or [])
+        kind = sp.get("type") or sp.get("action") or ""
+        rows.append(
+            f"<tr><td>{h.esc(sp.get('range') or '')}</td><td>{choices or '—'}</td>"
+            f"<td>{h.esc(kind)}</td><td><code>{h.esc(sp.get('default') or '')}</code></td>"
+            f"<td>{opts}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return ('<div class="table-wrap"><table class="history"><thead><tr><th>Releases</th>'
+            "<th>Choices</th><th>Type</th><th>Default</th><th>Options</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>")  # fmt: skip
 
 
 def _release_intro(data: SiteData, tag: str) -> str:
@@ -536,7 +580,10 @@ def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
     changed_ids = {c["new"]["id"] for c in d.changed}
     what = {c["new"]["id"]: ", ".join(c["what"]) for c in d.changed}
     touched = {r["id"] for r in d.added} | changed_ids | {m["record"]["id"] for m in d.moved}
-    carried = [r for r in recs if r["id"] not in touched]
+    carried = [r for r in recs if r["id"] not in touched and r.get("kind") != "argparse"]
+    # argparse's own errors carried over are a few per flag of the release: counted, not listed
+    # (each flag's page lists them), or every release page would list hundreds
+    parser = sum(1 for r in recs if r["id"] not in touched and r.get("kind") == "argparse")
     sections = [
         (f"{_count(len(d.added))} new in {tag}", "new", [by_id[r["id"]] for r in d.added], None),
         (f"{_count(len(d.changed))} changed", "changed",
@@ -546,8 +593,19 @@ def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
         (f"{_count(len(d.moved))} moved", "moved", [by_id[m["record"]["id"]] for m in d.moved], None),
         (f"{_count(len(carried))} carried over unchanged", "carried", carried, None),
     ]  # fmt: skip
-    return summary + "".join(
-        f'<section id="{ident}"><h2>{h.esc(title)}</h2>{_rows(items, note)}</section>'
-        for title, ident, items, note in sections
-        if items
+    parser_note = (
+        f'<p class="muted">And {parser} argparse error{"s" if parser != 1 else ""} (an invalid'
+        " choice, value or missing value of a flag) carried over unchanged: each flag's page"
+        " lists its own.</p>"
+        if parser
+        else ""
+    )
+    return (
+        summary
+        + "".join(
+            f'<section id="{ident}"><h2>{h.esc(title)}</h2>{_rows(items, note)}</section>'
+            for title, ident, items, note in sections
+            if items
+        )
+        + parser_note
     )

@@ -96,7 +96,7 @@ def card(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[str]:
     """The card's lines. `order`: every release the catalog holds, oldest first, so the
     record's releases print as ranges."""
     out = [header(m, term), *term.wrap(message(m, term))]
-    fix = fix_lines(m, term)
+    fix = argparse_lines(m, term) if m.argparse else fix_lines(m, term)
     if fix:
         out += ["", *fix]
     out.append("")
@@ -126,6 +126,43 @@ def fix_lines(m: Match, term: Term = PLAIN) -> list[str]:
     return out
 
 
+def argparse_lines(m: Match, term: Term = PLAIN) -> list[str]:
+    """The fix of an argparse error: the answer computed for the pasted values from the
+    releases the catalog holds (catalog/argparse_answers.py), then the option before and after."""
+    a = m.argparse or {}
+    out = [term.style("How to fix", "bold", "cyan")]
+    for sentence in a.get("text") or []:
+        out += term.wrap("  • " + prose(sentence, m, term), indent=4)
+    ex = a.get("example") or {}
+    if ex.get("before"):
+        before, after = ex["before"], ex.get("after") or ""
+        out.append(term.style("  Before:", "dim"))
+        out.append(_command(before, set(before.split()) - set(after.split()), term, "red"))
+        out.append(term.style("  After:" if after else "  After: leave it out", "dim"))
+        if after:
+            out.append(_command(after, set(after.split()) - set(before.split()), term, "green"))
+    out += term.wrap("  " + term.style(fix_status(m.record), "dim"), 2)
+    return out
+
+
+def argparse_rows(m: Match, limit: int = 4) -> list[tuple[str, str]]:
+    """(label, text) fact rows of an argparse answer: the choices, or the type and default,
+    of each release range (newest first)."""
+    a = m.argparse or {}
+    rows: list[tuple[str, str]] = []
+    for group in (a.get("choices") or [])[:limit]:
+        rows.append(("Choices", f"{group['range']}: {', '.join(group['choices'])}"))
+    for decl in (a.get("declarations") or [])[:limit]:
+        default = f"default {decl['default']}" if decl.get("default") else ""
+        what = ", ".join(x for x in (decl.get("type"), default) if x)
+        rows.append(("Declared", f"{decl['range']}: {what or 'no type'}"))
+    more = max(len(a.get("choices") or []), len(a.get("declarations") or [])) - limit
+    if more > 0:
+        label = rows[-1][0]
+        rows.append((label, f"… {more} earlier declaration{'s' if more != 1 else ''}"))
+    return rows
+
+
 def _command(cmd: str, changed: set[str], term: Term, colour: str) -> str:
     """A whole command line, never wrapped or indented: the changed arguments in colour."""
     return "".join(
@@ -146,6 +183,10 @@ def fact_lines(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[
 
     row("What it means", prose(rec.get("documentation") or "", m, term))
     row("Why it fired", prose(rec.get("triggerScenarios") or "", m, term))
+    shown = ""
+    for label, text in argparse_rows(m):  # the label once, on the first row of its kind
+        row(label if label != shown else "", text)
+        shown = label
     row("Flags", ", ".join(rec.get("flags") or []))
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
     url = rec.get("githubUrl")
@@ -244,6 +285,13 @@ def markdown(m: Match, order: Sequence[str] = ()) -> str:
     out = [f"**{md_escape(what)}**: {md_code(message(m))}", ""]
     solutions = [s for s in rec.get("solutions") or [] if s]
     example = display.example_fix(rec.get("exampleFix"))
+    if m.argparse:  # answered for the pasted values from the catalog's releases
+        solutions = list(m.argparse.get("text") or [])
+        ex = m.argparse.get("example") or {}
+        example = (
+            display.ExampleFix(ex["before"], ex.get("after") or "") if ex.get("before") else None
+        )
+        solutions += [f"{label}: {text}" for label, text in argparse_rows(m)]
     if solutions or example:
         out.append("**How to fix**")
         out += [f"- {md_prose(s, m)}" for s in solutions]

@@ -148,13 +148,21 @@ class FlagDecl:
     # is the field moe_dp_size, but add_argument("--moe-data-parallel-size", "--moe-dp-size")
     # stores into moe_data_parallel_size. None: the Namespace uses `dest`.
     arg_dest: str | None = None
+    # add_argument's option strings in order, as argparse joins them in its errors
+    # ("argument --tensor-parallel-size/--tp-size: ..."); None: no add_argument names the flag
+    options: tuple[str, ...] | None = None
+    nargs: str | None = None  # add_argument's nargs as written ("+", "?", "2"), when literal
+    end_line: int = 0  # last line of the declaration (0: unknown)
+    # source of a mapping add_argument unpacks (`**model_kwargs["dtype"]`): its type, choices
+    # and action come from there (a profile's `[extract] argument_kwargs` says how)
+    kwargs: str | None = None
 
 
 @dataclass(frozen=True)
 class Site:
     """One place where the program reports an error: raise / assert / logging call / exit."""
 
-    kind: str  # "raise" | "assert" | "log" | "warn" | "exit"
+    kind: str  # "raise" | "assert" | "log" | "warn" | "exit" (records add "argparse")
     file: str
     line: int  # 1-based first line of the statement
     end_line: int
@@ -201,6 +209,9 @@ class FileExtraction:
     flags: tuple[FlagDecl, ...] = ()
     failures: tuple[ParseFailure, ...] = ()
     stats: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+    # module-level `Name = Literal[...]` aliases: (name, members), a member being a literal
+    # value's repr or the name of another alias (`Literal["auto", RunnerType]`)
+    literals: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 # ---------------------------------------------------------------- fix search (records -> verify)
@@ -299,6 +310,9 @@ class Dataset:
     flags: tuple[FlagDecl, ...] = ()  # sorted by name
     lineage: tuple[dict[str, Any], ...] = ()  # {"id", "previousId", "sha"}
     manifest: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # flaghistory.jsonl: {"name", "from", "to", "choices", "type", "default", "action", "nargs",
+    # "options", "file"}, one per run of revisions declaring the flag alike
+    flag_history: tuple[dict[str, Any], ...] = ()
 
     @property
     def dataset_version(self) -> str:
@@ -319,11 +333,14 @@ class Match:
     revisions: tuple[str, ...] = ()
     # {"name", "product", "detectedBy": "--project" | "log form" | "message"}
     project: dict[str, Any] = field(default_factory=dict)
+    # an argparse record's answer for the pasted values (catalog/argparse_answers.py), computed
+    # from the releases the catalog holds; None for every other match
+    argparse: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         from kverr.verification import fix_status
 
-        return {
+        out = {
             "record": self.record,
             "score": round(self.score, 4),
             "match": self.how,
@@ -333,6 +350,9 @@ class Match:
             "fixStatus": fix_status(self.record),  # the verification in one sentence
             "project": dict(self.project),
         }
+        if self.argparse is not None:
+            out["argparse"] = self.argparse
+        return out
 
 
 @dataclass(frozen=True)

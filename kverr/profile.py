@@ -45,6 +45,7 @@ _KEYS: dict[str, dict[str, str]] = {
         "args_names": "list",
         "view_calls": "list",
         "args_getters": "list",
+        "argument_kwargs": "str",
     },
     "identity": {"namespace": "str", "receivers": "list", "call_receivers": "list"},
     "knowledge": {
@@ -57,7 +58,7 @@ _KEYS: dict[str, dict[str, str]] = {
         "hardware": "table",
     },
     "knowledge.catch": {"import": "str", "call": "str", "files": "list"},
-    "explain": {"log_prefixes": "list", "log_suffixes": "list"},
+    "explain": {"log_prefixes": "list", "log_suffixes": "list", "programs": "list"},
     # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
     # profiles that answer the probes its checks make)
     "verify": {},
@@ -96,6 +97,10 @@ class ExtractRules:
     args_getters: tuple[
         str, ...
     ] = ()  # argument-less calls returning it (`get_global_server_args()`)
+    # What an add_argument call that unpacks a mapping (`**kwargs["x"]`) declares: "annotation"
+    # (the flag class field's type annotation decides type, choices and action, as vLLM's
+    # get_kwargs derives them); "" (unknown: argparse's answers assume nothing)
+    argument_kwargs: str = ""
 
     def severity(self) -> dict[str, str]:
         return dict(self.log_methods)
@@ -132,6 +137,9 @@ class Profile:
     # at the start / end of a line); named groups `file` and `line` say where it was logged
     log_prefixes: tuple[str, ...] = ()
     log_suffixes: tuple[str, ...] = ()
+    # the names argparse prints as `PROG: error: ...` for this project's launch commands: an
+    # argparse error another program printed (`pip: error: ...`) is not this project's
+    programs: tuple[str, ...] = ()
     # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
     # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
@@ -208,6 +216,9 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
                 f"{where}: [extract] log_methods.{method} = {severity!r}; use a method name and "
                 f"one of {', '.join(SEVERITIES)}."
             )
+    kwargs_rule = get.text("extract", "argument_kwargs", "")
+    if kwargs_rule not in ("", "annotation"):
+        raise ProfileError(f'{where}: [extract] argument_kwargs must be "annotation" or absent.')
     earlier = get.text("knowledge", "earlier_checks", "all")
     if earlier not in ("all", "related"):
         raise ProfileError(f'{where}: [knowledge] earlier_checks must be "all" or "related".')
@@ -237,6 +248,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
             args_names=get.idents("extract", "args_names"),
             view_calls=get.idents("extract", "view_calls"),
             args_getters=get.idents("extract", "args_getters"),
+            argument_kwargs=kwargs_rule,
         ),
         id_namespace=get.text("identity", "namespace", ""),
         id_receivers=get.idents("identity", "receivers"),
@@ -255,6 +267,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         ),
         log_prefixes=get.forms("log_prefixes", suffix=False),
         log_suffixes=get.forms("log_suffixes", suffix=True),
+        programs=get.strings("explain", "programs"),
         verify=json.dumps(verify, sort_keys=True) if verify is not None else None,
     )
 
@@ -368,6 +381,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
             "args_names": list(e.args_names),
             "view_calls": list(e.view_calls),
             "args_getters": list(e.args_getters),
+            **({"argument_kwargs": e.argument_kwargs} if e.argument_kwargs else {}),
         },
         "identity": {
             "namespace": profile.id_namespace,
@@ -390,6 +404,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
         "explain": {
             "log_prefixes": list(profile.log_prefixes),
             "log_suffixes": list(profile.log_suffixes),
+            "programs": list(profile.programs),
         },
     }
     if profile.verify is not None:

@@ -206,6 +206,13 @@ def build_summary(result: Any) -> str:
         + (f"; catalog {result.catalog}" if result.catalog else ""),
         f"  {c['records']} records ({_h_severities(c.get('severity', {}))}), {c['sites']} sites, "
         f"{c['flags']} flags, {c.get('occurrences', 0)} occurrences, {c.get('lineage', 0)} lineage links",
+        *(
+            [
+                f"  {c['argparse']} of the records are argparse's own errors, from {c.get('flagHistory', 0)} flag declaration spans"
+            ]
+            if c.get("argparse")
+            else []
+        ),
         f"  blobs: {s.get('blobs', 0)} ({s.get('blobs_parsed', 0)} parsed, {s.get('blob_cache_hits', 0)} cached); "
         f"functions: {s.get('units_parsed', 0)} parsed, {s.get('unit_cache_hits', 0)} cached",
     ]
@@ -287,8 +294,14 @@ def _h_sha(rev: dict) -> str:
     return "snapshot, no commit" if rev.get("tags") or rev.get("release") else "directory"
 
 
+def _where(rec: dict) -> str:
+    """`file:line`; an argparse record keeps no line per revision: its file alone."""
+    line = rec.get("line")
+    return f"{rec.get('file')}" + (f":{line}" if line is not None else "")
+
+
 def _h_line(rec: dict) -> str:
-    where = f"{rec.get('file')}:{rec.get('line')}"
+    where = _where(rec)
     cls = rec.get("errorClass") or rec.get("kind") or ""
     return f"{rec['id']}  {cls:<16} {_h_clip(rec.get('message') or '(no message)')}  [{where}]"
 
@@ -296,7 +309,7 @@ def _h_line(rec: dict) -> str:
 def _h_place(rec: dict, width: int | None = None) -> str:
     """`file:line  id  class  message`: diff lists are in file and line order, so the place leads.
     On a terminal (`width`) the message is clipped so the line fits the window."""
-    where = f"{rec.get('file')}:{rec.get('line')}"
+    where = _where(rec)
     cls = rec.get("errorClass") or rec.get("kind") or ""
     head = f"{where}  {rec['id']}  {cls:<15} "
     room = max(30, width - len(head) - 4) if width else 90

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ class Assembled:
     files: list[str]
     dataset_version: str
     sites: int  # sites in the newest revision
+    flag_history: list[dict] = field(default_factory=list)  # flaghistory.jsonl lines
 
 
 def load_overlay(path: Path | None) -> tuple[Any, str]:
@@ -87,6 +88,42 @@ def assemble(
         dataset_version=version,
         sites=scan.sites,
     )
+
+
+def add_argparse(plan: Plan, cache: Cache, scan: Scan, a: Assembled) -> None:
+    """argparse's own errors (records/argparse_records.py) and the flag history they are read
+    from, added after verify: the parser is not a check of the project's the harness runs."""
+    from kverr.records.argparse_records import argparse_records
+
+    texts: dict[tuple[str, str], str] = {}  # most flags' newest declaration share one blob
+
+    def source(path: str, ord_: int) -> str | None:
+        blob = dict(plan.files[ord_]).get(path)
+        if blob is None:
+            return None
+        if (path, blob) not in texts:
+            texts[(path, blob)] = plan.read(path, blob).text
+        return texts[(path, blob)]
+
+    repo = plan.repository or plan.profile.repository
+    decls = {d.name: d for d in a.flags}
+    fp = code_fingerprint("records", "schema")
+    seen: dict[str, str] = {}  # records validated by this build, remembered in the cache
+
+    def checked(rec: dict) -> bool:
+        key = hashlib.sha256((fp + json.dumps(rec, sort_keys=True)).encode()).hexdigest()
+        if cache.has("argparse", key):
+            return True
+        seen[key] = "1"
+        return False
+
+    recs, occs = argparse_records(
+        scan.flag_spans, decls, plan.revisions, scan.flag_last, source, plan.profile, repo, checked
+    )
+    cache.put_many("argparse", seen)  # after all of them passed
+    a.records = sorted(a.records + recs, key=lambda r: r["id"])
+    a.occurrences = a.occurrences + occs
+    a.flag_history = scan.flag_spans
 
 
 def _pin_to_commits(plan: Plan, scan: Scan) -> dict[str, int]:

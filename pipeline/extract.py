@@ -57,6 +57,7 @@ def _extract_one(src: SourceFile) -> tuple[FileExtraction, dict[str, int], dict[
         flags=ext.flags,
         failures=ext.failures,
         stats=dict(ext.stats),
+        literals=ext.literals,
     )
     return slim, dict(ext.stats), units.take_new()
 
@@ -154,7 +155,12 @@ class Loader:
 
 def _with_text(ext: FileExtraction, src: SourceFile) -> FileExtraction:
     return FileExtraction(
-        source=src, sites=ext.sites, flags=ext.flags, failures=ext.failures, stats=ext.stats
+        source=src,
+        sites=ext.sites,
+        flags=ext.flags,
+        failures=ext.failures,
+        stats=ext.stats,
+        literals=ext.literals,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,8 @@ class Scan:
     sites: int = 0  # in the newest revision
     spans: list[dict] = field(default_factory=list)  # occurrences.jsonl lines, see _fold_spans
     open_spans: dict[str, dict] = field(default_factory=dict)  # id -> its newest span
+    flag_spans: list[dict] = field(default_factory=list)  # flaghistory.jsonl lines, _fold_flags
+    open_flags: dict[str, dict] = field(default_factory=dict)  # flag -> its newest span
     lineage: Any = None  # records.lineage.LineageFold
     # Revisions whose ids history decided (a shared key someone held before): their entries are
     # cached under the history's chain key (`settled`), and their records are built with it.
@@ -113,6 +115,7 @@ class Scan:
             "failures": list(self.failures.values()),
             "sites": self.sites,
             "spans": self.spans,
+            "flagSpans": self.flag_spans,
             "lineage": self.lineage.to_state(),
         }
 
@@ -121,6 +124,8 @@ class Scan:
         self.failures = {json.dumps(f, sort_keys=True): f for f in state["failures"]}
         self.sites, self.spans = state["sites"], state["spans"]
         self.open_spans = {sp["id"]: sp for sp in self.spans}  # creation order: newest wins
+        self.flag_spans = state["flagSpans"]
+        self.open_flags = {sp["name"]: sp for sp in self.flag_spans}
         self.settled = set(state["settled"])
 
 
@@ -133,9 +138,9 @@ class Scanner:
         from kverr.records.lineage import LineageFold
 
         self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
-        # ids depend on the profile's identity rules as much as on the code; ":2": entries carry
-        # guardText since issue 11 (older cached entries lack it)
-        self.fp = code_fingerprint("extractor", "records") + ":2" + plan.profile.fingerprint()
+        # ids depend on the profile's identity rules as much as on the code; ":3": entries carry
+        # guardText since issue 11, and each revision its flags' facts since issue 12
+        self.fp = code_fingerprint("extractor", "records") + ":3" + plan.profile.fingerprint()
         self.loader = Loader(plan, cache)
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
         self.scan = Scan(loader=self.loader, entries_at=self.entries_at)
@@ -200,6 +205,7 @@ class Scanner:
             value = {
                 "entries": _entries(exts, self.plan.profile),
                 "flagNames": [f.name for e in exts for f in e.flags],
+                "flagFacts": flag_facts(exts, self.plan.profile.extract.argument_kwargs),
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
                 "sites": sum(len(e.sites) for e in exts),
             }
@@ -227,6 +233,7 @@ class Scanner:
             scan.failures.setdefault(json.dumps(f, sort_keys=True), f)
         scan.sites = value["sites"]
         _fold_spans(scan, ord_, entries)
+        _fold_flags(scan, ord_, value["flagFacts"])
         scan.lineage.add(
             self.plan.revisions[ord_].sha,
             frozenset(e["id"] for e in entries),
@@ -286,3 +293,47 @@ def _fold_spans(scan: Scan, ord_: int, entries: list[dict]) -> None:
             span["guardText"] = e["guardText"]
         scan.open_spans[rid] = span
         scan.spans.append(span)
+
+
+# What argparse's answers need of a declaration (records/argparse_records.py); help is left out:
+# it changes with most edits of the text and only the newest is shown (flags.jsonl).
+FLAG_FACTS = ("choices", "type", "default", "action", "nargs", "options", "file")
+
+
+def flag_facts(exts: Sequence[FileExtraction], kwargs_rule: str = "") -> list[dict]:
+    """One revision's flags as argparse sees them, as flaghistory.jsonl compares them: a later
+    declaration of a name wins (as in flags.jsonl); config fields (`--speculative-config.method`)
+    are no argparse options of their own and are left out. `kwargs_rule` "annotation": an
+    add_argument that unpacks a mapping declares what the field's annotation says
+    (extractor.flags.annotation_facts, Literal aliases looked up over the whole file set)."""
+    from kverr.extractor.flags import annotation_facts
+
+    aliases = {name: members for e in exts for name, members in e.literals}
+    out: dict[str, dict] = {}
+    for d in (d for e in exts for d in e.flags):
+        if "." in d.name:
+            continue
+        facts = {k: getattr(d, k) for k in FLAG_FACTS}
+        derived = annotation_facts(d.type or "", aliases) if kwargs_rule and d.kwargs else None
+        if derived is not None:  # what the call itself says (choices=, action=) still wins
+            facts.update(type=derived["type"], nargs=facts["nargs"] or derived["nargs"])
+            facts["choices"] = facts["choices"] or derived["choices"]
+            facts["action"] = facts["action"] or derived["action"]
+        for k in ("choices", "options"):
+            if facts[k] is not None:
+                facts[k] = list(facts[k])
+        out[d.name] = {"name": d.name, **facts}
+    return [out[n] for n in sorted(out)]
+
+
+def _fold_flags(scan: Scan, ord_: int, facts: list[dict]) -> None:
+    """Flag history: one span per run of consecutive revisions (ords `from`..`to`) in which a
+    flag is declared with the same facts; a revision without the flag ends its span."""
+    for f in facts:
+        span = scan.open_flags.get(f["name"])
+        if span is not None and span["to"] == ord_ - 1 and all(span[k] == f[k] for k in FLAG_FACTS):
+            span["to"] = ord_
+            continue
+        span = {**f, "from": ord_, "to": ord_}
+        scan.open_flags[f["name"]] = span
+        scan.flag_spans.append(span)

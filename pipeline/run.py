@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kverr.pipeline.assemble import assemble, load_overlay
+from kverr.pipeline.assemble import add_argparse, assemble, load_overlay
 from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
 from kverr.pipeline.extract import Progress, run_extraction
 from kverr.pipeline.history import Scan, Scanner
@@ -152,6 +152,7 @@ def build(
                 progress=progress, workers=jobs,
             )  # fmt: skip
             clock.lap("verify")
+        add_argparse(plan, cache, scan, assembled)
     finally:
         plan.close()
         cache.close()

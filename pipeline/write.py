@@ -52,6 +52,8 @@ def make_manifest(
             "revisions": len(plan.revisions),
             "occurrences": len(a.occurrences),
             "lineage": len(a.lineage),
+            "flagHistory": len(a.flag_history),
+            "argparse": sum(1 for r in a.records if r.get("kind") == "argparse"),
             "blobs": stats["blobs"],
             "severity": dict(sorted(severities.items())),
         },
@@ -109,6 +111,7 @@ def write_out(out: Path, revisions: list[Revision], a: Assembled, manifest: dict
             flags=a.flags,
             lineage=a.lineage,
             manifest=manifest,
+            flag_history=a.flag_history,
         )
         (tmp / "README.md").write_text(readme_text(manifest, revisions), encoding="utf-8")
         if out.exists():

@@ -27,6 +27,7 @@ FILES = (
     "revisions.jsonl",
     "occurrences.jsonl",
     "flags.jsonl",
+    "flaghistory.jsonl",
     "lineage.jsonl",
     "manifest.json",
 )
@@ -65,8 +66,9 @@ def write_dataset(
     flags: Sequence[FlagDecl],
     lineage: Sequence[dict],
     manifest: dict,
+    flag_history: Sequence[dict] = (),
 ) -> None:
-    """Write the six dataset files into `out_dir` (created if needed), each atomically.
+    """Write the dataset files into `out_dir` (created if needed), each atomically.
 
     `records` are schema-v2 records (or ready dataset lines); each becomes
     `{"datasetVersion": manifest["datasetVersion"], "record": ...}`. `revisions` are oldest first.
@@ -98,12 +100,14 @@ def write_dataset(
         newest[decl.name] = decl
     flag_rows = [_plain_flag(newest[name]) for name in sorted(newest)]
     lin = sorted(lineage, key=lambda x: (x["id"], x.get("previousId") or "", x.get("sha") or ""))
+    history = sorted(flag_history, key=lambda x: (x["name"], x["from"]))
     full_manifest = {"schemaVersion": 2, **manifest, "datasetVersion": version}
     files = {
         "records.jsonl": _jsonl(lines),
         "revisions.jsonl": _jsonl(rev_rows),
         "occurrences.jsonl": _jsonl(occ),
         "flags.jsonl": _jsonl(flag_rows),
+        "flaghistory.jsonl": _jsonl(history),
         "lineage.jsonl": _jsonl(lin),
         "manifest.json": json.dumps(full_manifest, sort_keys=True, indent=2, ensure_ascii=False)
         + "\n",
@@ -192,8 +196,9 @@ def readme_text(manifest: dict, revisions: Sequence[Revision]) -> str:
 
 def _plain_flag(decl: FlagDecl) -> dict[str, Any]:
     row = dataclasses.asdict(decl)
-    if row.get("choices") is not None:
-        row["choices"] = list(row["choices"])
+    for key in ("choices", "options"):
+        if row.get(key) is not None:
+            row[key] = list(row[key])
     return row
 
 
@@ -250,6 +255,10 @@ def read_dataset(directory: str | os.PathLike[str]) -> Dataset:
             for where, r in _rows(root / "lineage.jsonl", optional=True)
         ),
         manifest=manifest,
+        flag_history=tuple(
+            _need(where, r, ("name", "from", "to"))
+            for where, r in _rows(root / "flaghistory.jsonl", optional=True)
+        ),
     )
 
 
@@ -292,5 +301,5 @@ def _flag(where: str, row: dict) -> FlagDecl:
         raise DatasetError(
             f"{where}: unknown flag field {', '.join(unknown)}; fix that line or rebuild the dataset."
         )
-    choices = row.get("choices")
-    return FlagDecl(**{**row, "choices": tuple(choices) if choices is not None else None})
+    lists = {k: tuple(row[k]) for k in ("choices", "options") if row.get(k) is not None}
+    return FlagDecl(**{**row, **lists})

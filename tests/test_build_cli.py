@@ -81,6 +81,7 @@ def test_build_writes_every_dataset_file(built: Path) -> None:
     names = sorted(p.name for p in (built / "ds").iterdir())
     assert names == [
         "README.md",
+        "flaghistory.jsonl",
         "flags.jsonl",
         "lineage.jsonl",
         "manifest.json",

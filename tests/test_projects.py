@@ -526,8 +526,10 @@ def test_vllm_fixes_say_they_are_not_verified(built: dict, tmp_path: Path) -> No
         verify=True,
         command=["t"],
     )
-    recs = _records(res.out)
-    assert {r["verification"]["status"] for r in recs} == {"unverified"}
+    everything = _records(res.out)
+    assert {r["verification"]["status"] for r in everything} == {"unverified"}
+    # argparse's own errors are not checks the verify step runs: they say so in their own words
+    recs = [r for r in everything if r["kind"] != "argparse"]
     assert {r["verification"]["reason"] for r in recs} == {
         "kverr has no verify spec for vLLM yet (profile vllm has no [verify] table)"
     }

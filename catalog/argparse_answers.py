@@ -1,0 +1,461 @@
+"""argparse answers: what a matched argparse record (records/argparse_records.py) says about
+the values pasted with it, computed from the flag history the catalog holds (the flag_history
+table: each flag's declaration over the revisions), for the releases it holds.
+
+    invalid-choice     the choices of each release; whether the value was a choice in another
+                       release (and which: renamed or removed, or only newer ones have it); the
+                       release(s) whose choices are exactly the ones argparse listed
+    invalid-value      the flag's type and default in each release
+    expected-argument  how many values it takes, of which type, its default
+    unrecognized       for each option in the list: the releases that have it, else the closest
+                       option names any release has
+
+An argparse error names the program in front of it (`launch_server.py: error: ...`): one that
+is not the project's (`pip: error: ...`) is another program's error and gets no answer, nor
+does an unknown option none of whose names kverr can say anything about.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kverr.argforms import accepted_options, conversion, expected_count
+
+MAX_OPTIONS = 20  # options of one `unrecognized arguments:` list answered
+CLOSE = 0.75  # difflib ratio of a "did you mean" option name (dashes left out)
+
+
+# ---------------------------------------------------------------- the program that printed it
+
+
+def program_of(before: str) -> str | None:
+    """The program argparse named in front of the message (`prog: error: `), or None."""
+    head = " ".join((before or "").split())
+    if not head.endswith("error:"):
+        return None
+    head = head[: -len("error:")].rstrip()
+    if not head.endswith(":"):
+        return None
+    words = head[:-1].split()
+    return " ".join(words[-2:]) if words else None
+
+
+def is_own(program: str | None, programs: list[str]) -> bool:
+    """Whether `program` (None: not named) is one of the project's: its last word, or its last
+    two (`tool serve`), with any directory dropped (`/usr/bin/tool`)."""
+    if program is None:
+        return True
+    words = [w.rsplit("/", 1)[-1].lower() for w in program.split()]
+    own = {p.lower() for p in programs}
+    return words[-1] in own or " ".join(words[-2:]) in own
+
+
+# ---------------------------------------------------------------- one project's flag history
+
+
+@dataclass
+class History:
+    """One project's revisions and flag declarations, read once per catalog. Option strings
+    keep the runs of revisions that accept them (a few per option), not a set per revision:
+    a project of 1,700 commits and 1,000 options stays small."""
+
+    revisions: list[dict]
+    spans: dict[str, list[dict]] = field(default_factory=dict)  # flag -> its spans, oldest first
+    runs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # option -> (from, to)
+
+    def __post_init__(self) -> None:
+        self.ords = [r["ord"] for r in self.revisions]
+        self._pos = {n: i for i, n in enumerate(self.ords)}
+        self._rev = {r["ord"]: r for r in self.revisions}
+        self.newest_git = max((r["ord"] for r in self.revisions if r.get("sha")), default=None)
+        # what its revisions are called: releases when tagged, else revisions (commits)
+        self.unit = "release" if any(r.get("tags") for r in self.revisions) else "revision"
+
+    def accepted(self, option: str) -> set[int]:
+        """The revisions whose parser accepts `option`."""
+        return {n for lo, hi in self.runs.get(option, ()) for n in range(lo, hi + 1)}
+
+    def first(self, option: str) -> int | None:
+        return min((lo for lo, _ in self.runs.get(option, ())), default=None)
+
+    def at(self, ord_: int) -> str:
+        """A revision's name: its first tag (or snapshot label), else its short sha."""
+        rev = self._rev.get(ord_)
+        if rev is None:
+            return str(ord_)
+        return (rev.get("tags") or [None])[0] or (rev.get("sha") or "")[:10]
+
+    def names(self, ords: set[int]) -> list[str]:
+        """Release names of these revisions, oldest first, as store._releases names them: the
+        tags, and the newest commit's short sha when it is untagged; else the first and last
+        commit's short sha."""
+        out: list[str] = []
+        shas: list[str] = []
+        for n in sorted(o for o in ords if o in self._rev):
+            r = self._rev[n]
+            if r.get("tags"):
+                out += r["tags"]
+            elif n == self.newest_git:
+                out.append(r["sha"][:10])
+            if r.get("sha"):
+                shas.append(r["sha"][:10])
+        return list(dict.fromkeys(out or (shas[:1] + shas[-1:])))
+
+    def text(self, ords: set[int]) -> str:
+        """These revisions as ranges of consecutive ones: "v0.1.0 … v0.4.2, v0.5.0"."""
+        runs: list[list[int]] = []
+        for n in sorted(o for o in ords if o in self._pos):
+            if runs and self._pos[runs[-1][-1]] == self._pos[n] - 1:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+        parts = []
+        for run in runs:  # its ends by name: a tag, else a short sha (untagged histories)
+            ends = [self.at(run[0]), self.at(run[-1])]
+            if len(run) == 1:
+                parts.append(ends[0])
+            else:
+                parts.append(f"{ends[0]}{', ' if len(run) == 2 else ' … '}{ends[1]}")
+        return ", ".join(parts)
+
+
+def history(cat: Any, project: str) -> History:
+    """The project's History, cached on the catalog (a few thousand rows at most)."""
+    cache = cat._argparse_history
+    if project not in cache:
+        hist = History(cat.revisions(project=project))
+        rows = cat.con.execute(
+            'SELECT name, from_ord, to_ord, choices, type, "default", action, nargs, options,'
+            " file FROM flag_history WHERE project = ? ORDER BY name, from_ord",
+            [project],
+        ).fetchall()
+        for name, lo, hi, choices, kind, default, action, nargs, options, file in rows:
+            sp = {
+                "name": name, "from": lo, "to": hi, "type": kind, "default": default,
+                "action": action, "nargs": nargs, "file": file,
+                "choices": json.loads(choices) if choices else None,
+                "options": json.loads(options) if options else None,
+            }  # fmt: skip
+            hist.spans.setdefault(name, []).append(sp)
+            for opt in accepted_options(sp):
+                hist.runs.setdefault(opt, []).append((lo, hi))
+        cache[project] = hist
+    return cache[project]
+
+
+# ---------------------------------------------------------------- answers
+
+
+def answer(cat: Any, rec: dict, values: dict[str, str], project: dict) -> dict | None:
+    """The answer to an argparse record matched with `values` (its placeholders' text and the
+    `before` group), or None when it is not this project's error to answer."""
+    info = rec.get("argparse") or {}
+    form, flag = info.get("form"), info.get("flag")
+    facts = cat.project(project["name"]) if project.get("name") else {}
+    program = program_of(values.get("before", ""))
+    if not is_own(program, facts.get("programs") or []):
+        return None
+    hist = history(cat, project["name"])
+    product = project.get("product") or project.get("name") or ""
+    out: dict[str, Any] = {"form": form, "flag": flag, "program": program}
+    if form == "invalid-choice":
+        out.update(_invalid_choice(hist, flag, values, product))
+    elif form == "invalid-value":
+        out.update(_typed(hist, flag, values, product, expected=False))
+    elif form == "expected-argument":
+        out.update(_typed(hist, flag, values, product, expected=True))
+    elif form == "unrecognized":
+        args = values.get("args") or f"{values.get('head', '')}{flag}{values.get('tail', '')}"
+        found = _unrecognized(hist, args, product)
+        if found is None or (program is None and not found["known"]):
+            return None  # nothing kverr knows about these names: another program's, likely
+        out.update(found)
+    else:
+        return None
+    out["text"] = [s for s in out["text"] if s]
+    return out
+
+
+def _bare(value: str) -> str:
+    v = value.strip()
+    return v[1:-1] if len(v) > 1 and v[0] == v[-1] and v[0] in "'\"" else v
+
+
+def _listed(text: str | None, closed: bool) -> list[str] | None:
+    """The choices argparse listed, when the list is whole (closed, nothing cut off)."""
+    if not text or not closed or "..." in text or "…" in text:
+        return None
+    return [_bare(c) for c in text.split(", ") if c.strip()]
+
+
+def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: str) -> dict:
+    value = _bare(values.get("value", ""))
+    shown = values.get("value", "").strip() or repr(value)  # as argparse printed it: 'x', or 4
+    spans = [sp for sp in hist.spans.get(flag, []) if sp.get("choices")]
+    groups = _groups(spans, lambda sp: tuple(sp["choices"]))
+    accepted = {
+        n for sp in spans if value in sp["choices"] for n in range(sp["from"], sp["to"] + 1)
+    }
+    newest = spans[-1] if spans else None
+    listed = _listed(values.get("choices"), bool(values.get("closed")))
+    # argparse lists the choices in their declared order: the same list, in the same order
+    yours = {
+        n for sp in spans if listed and sp["choices"] == listed
+        for n in range(sp["from"], sp["to"] + 1)
+    }  # fmt: skip
+    pool = listed or (newest["choices"] if newest else [])
+    # a number's spelling says nothing of the number meant: no guess between 1, 8 and 16
+    numbers = _NUMBER.fullmatch(value) is not None
+    others = [c for c in pool if c != value]
+    closest = [] if numbers else difflib.get_close_matches(value, others, n=3, cutoff=0.5)
+    renamed = _renamed(value, spans, accepted)
+    text = []
+    everything = set(hist.ords)
+    if accepted:
+        when = hist.text(accepted)
+        if max(accepted) < max(everything):
+            after = hist.at(min(n for n in everything if n > max(accepted)))
+            what = f"renamed to {renamed}" if renamed else "removed"
+            text.append(
+                f"{shown} was a choice of {flag} in {when}; from {after} on it is not ({what}?)."
+            )
+        else:
+            text.append(
+                f"{shown} is a choice of {flag} from {hist.at(min(accepted))} on: upgrade,"
+                " or choose a value your release accepts."
+            )
+    else:
+        text.append(
+            f"{shown} is not a choice of {flag} in any {product} {hist.unit} in this catalog"
+            f" ({hist.text(everything)})."
+        )
+    if yours:
+        text.append(f"The choices argparse listed are exactly those of {hist.text(yours)}.")
+    if listed:
+        text.append(f"Your release accepts: {', '.join(listed)}.")
+    elif newest:
+        text.append(
+            f"The newest {hist.unit} ({hist.at(newest['to'])}) accepts:"
+            f" {', '.join(newest['choices'])}."
+        )
+    pick = renamed if renamed and (not listed or renamed in listed) else (closest or [None])[0]
+    if pick:
+        text.append(f"Did you mean {pick}?")
+    return {
+        "value": value,
+        "choices": [
+            {"releases": hist.names(ords), "range": hist.text(ords), "choices": list(key)}
+            for key, ords in reversed(groups)
+        ],
+        "acceptedIn": hist.names(accepted),
+        "renamedTo": renamed,
+        "closest": closest,
+        "yourReleases": hist.names(yours),
+        "text": text,
+        "example": _example(flag, value, pick) if pick else None,
+    }
+
+
+def _renamed(value: str, spans: list[dict], accepted: set[int]) -> str | None:
+    """The choice that took `value`'s place: new in the first declaration after the last one
+    accepting it, and close to it by name."""
+    if not accepted:
+        return None
+    last = max(accepted)
+    before = next((sp for sp in spans if sp["from"] <= last <= sp["to"]), None)
+    after = next((sp for sp in spans if sp["from"] > last), None)
+    if before is None or after is None:
+        return None
+    new = [c for c in after["choices"] if c not in before["choices"]]
+    close = difflib.get_close_matches(value, new, n=1, cutoff=0.4)
+    return close[0] if close else (new[0] if len(new) == 1 else None)
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_TYPE_WORDS = {"int": "an integer", "float": "a number", "loads": "JSON text", "str": "text"}
+
+
+def _typed(
+    hist: History, flag: str, values: dict[str, str], product: str, *, expected: bool
+) -> dict:
+    spans = [sp for sp in hist.spans.get(flag, []) if sp.get("options")]
+    groups = _groups(spans, lambda sp: (conversion(sp) or sp.get("type") or "", sp.get("default")))
+    rows = [
+        {"releases": hist.names(ords), "range": hist.text(ords), "type": kind or None,
+         "default": default}
+        for (kind, default), ords in reversed(groups)
+    ]  # fmt: skip
+    newest = spans[-1] if spans else {}
+    kind = conversion(newest) or newest.get("type") or ""
+    word = _TYPE_WORDS.get(kind, kind and f"a {kind} value")
+    known = [r for r in rows if r["default"] is not None]
+    # two defaults say when it changed; more are the card's "Declared" rows: the newest here
+    defaults = "; ".join(
+        f"default {r['default']} in {r['range']}" if len(known) > 1 else f"default {r['default']}"
+        for r in known[: 2 if len(known) == 2 else 1]
+    )
+    text = []
+    value = _bare(values.get("value", ""))
+    shown = values.get("value", "").strip() or repr(value)  # as argparse printed it
+    if expected:
+        count = expected_count(newest) or "one"
+        what = {"one": "one value", "at least one": "one or more values"}.get(
+            count, f"{count} values"
+        )
+        detail = "; ".join(x for x in (word, defaults) if x)
+        text.append(f"{flag} takes {what}{f' ({detail})' if detail else ''}, and none followed it.")
+        text.append(
+            f"Write the value right after it, or leave {flag} out to keep its default; a value"
+            f" that starts with '-' is written {flag}=VALUE."
+        )
+        if newest.get("choices"):
+            text.append(f"It accepts: {', '.join(newest['choices'])}.")
+    else:
+        text.append(
+            f"{flag} takes {word or 'a value of its type'}"
+            f"{f' ({defaults})' if defaults else ''}: {shown} is not one."
+        )
+    good = next((r["default"] for r in rows if _plain(r["default"])), None)
+    return {
+        "value": value if not expected else None,
+        "type": kind or None,
+        "declarations": rows,
+        "text": text,
+        "example": _example(flag, None if expected else value, _plain(good)),
+    }
+
+
+def _plain(default: str | None) -> str | None:
+    text = (default or "").strip()
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        return text
+    if re.fullmatch(r"'[\w.-]{1,40}'|\"[\w.-]{1,40}\"", text):
+        return text[1:-1]
+    return None
+
+
+_OPTION = re.compile(r"--?[A-Za-z][\w.-]{0,120}")
+
+
+def _unrecognized(hist: History, args: str, product: str) -> dict | None:
+    tokens = [
+        t.split("=", 1)[0] for t in args.split()[:200] if _OPTION.fullmatch(t.split("=", 1)[0])
+    ]
+    tokens = list(dict.fromkeys(tokens))[:MAX_OPTIONS]
+    if not tokens:
+        return None
+    everything = set(hist.ords)
+    names = sorted(hist.runs)
+    rows, text, known = [], [], False
+    for tok in tokens:
+        ords = hist.accepted(tok)
+        row: dict[str, Any] = {"option": tok, "releases": hist.names(ords), "closest": []}
+        if ords == everything:
+            known = True
+            text.append(
+                f"Every {product} {hist.unit} in this catalog has {tok} ({hist.text(ords)}): this"
+                " error comes from another parser (another program or command), or from a"
+                f" {hist.unit} older than {hist.at(min(ords))}."
+            )
+        elif ords:
+            known = True
+            first, last = min(ords), max(ords)
+            if last < max(everything):
+                gone = min(n for n in everything if n > last)
+                after, renamed = hist.at(gone), _renamed_option(hist, tok, gone)
+                what = f"; renamed to {renamed}?" if renamed else ""
+                text.append(f"{tok} exists in {hist.text(ords)} only (removed in {after}{what}).")
+                row["removedIn"], row["renamedTo"] = after, renamed
+                row["closest"] = [renamed] if renamed else []
+            else:
+                text.append(
+                    f"{tok} exists from {hist.at(first)} on ({hist.text(ords)}): upgrade, or"
+                    " leave it out."
+                )
+                row["addedIn"] = hist.at(first)
+        else:
+            row["closest"] = _close_options(tok, names)
+            known = known or bool(row["closest"])
+            guess = f"; did you mean {' or '.join(row['closest'])}?" if row["closest"] else "."
+            text.append(f"No {product} {hist.unit} in this catalog has {tok}{guess}")
+        rows.append(row)
+    first = rows[0]
+    fix = (first["closest"] or [None])[0]
+    return {
+        "options": rows,
+        "known": known,
+        "text": text,
+        "example": _example(first["option"], None, None, replace=fix),
+    }
+
+
+def _close_options(option: str, names: list[str], n: int = 3) -> list[str]:
+    """Option names close to `option`, compared without their dashes (`--user` is not close
+    to `--ep`: two dashes of four characters would make it so)."""
+    bare = {name.lstrip("-"): name for name in names}
+    close = difflib.get_close_matches(option.lstrip("-"), list(bare), n=n, cutoff=CLOSE)
+    return [bare[c] for c in close]
+
+
+def _renamed_option(hist: History, option: str, gone: int) -> str | None:
+    """The option that took `option`'s place: first accepted in the revision that dropped it,
+    and close to it by name (`--kt-amx-method` -> `--kt-method`)."""
+    new = [o for o in hist.runs if hist.first(o) == gone]
+    close = _close_options(option, new, n=1)
+    return close[0] if close else None
+
+
+def _groups(spans: list[dict], key) -> list[tuple[Any, set[int]]]:
+    """Spans with the same key merged, wherever they are (a declaration that changed in other
+    ways in between is still the same row): one row per distinct key, oldest first by the
+    newest revision it covers."""
+    out: dict[Any, set[int]] = {}
+    for sp in spans:
+        out.setdefault(key(sp), set()).update(range(sp["from"], sp["to"] + 1))
+    return sorted(out.items(), key=lambda kv: max(kv[1]))
+
+
+def _example(flag: str, bad: str | None, good: str | None, *, replace: str | None = None) -> dict:
+    """The pasted option as it was and as it should be: before/after argument fragments."""
+    before = f"{flag} {bad}" if bad else flag
+    if replace is not None:
+        return {"before": before, "after": replace}
+    return {"before": before, "after": f"{flag} {good}" if good else ""}
+
+
+def prune(matches: list) -> list:
+    """Where several projects answer one line (each project's records match the same text),
+    keep the answers that know the most: of the generic `unrecognized arguments` ones, those
+    naming an option some release has, else the closest names; of the `invalid choice` ones,
+    those whose releases list exactly the choices argparse printed."""
+    drop: set[int] = set()
+    by_line: dict[Any, list] = {}
+    for m in matches:
+        if m.argparse:
+            by_line.setdefault(m.line, []).append(m)
+    for group in by_line.values():
+        generic = [
+            m for m in group if m.argparse["form"] == "unrecognized" and m.argparse["flag"] is None
+        ]
+        if len(generic) > 1:
+            top = max(_knows(m) for m in generic)
+            drop |= {id(m) for m in generic if _knows(m) < top}
+        choice = [m for m in group if m.argparse["form"] == "invalid-choice"]
+        if len(choice) > 1 and any(m.argparse["yourReleases"] for m in choice):
+            drop |= {id(m) for m in choice if not m.argparse["yourReleases"]}
+    return [m for m in matches if id(m) not in drop]
+
+
+def _knows(m: Any) -> float:
+    """2 when an option of the list exists in some release, else the best closeness."""
+    best = 0.0
+    for row in m.argparse["options"]:
+        if row["releases"]:
+            return 2.0
+        for c in row["closest"]:
+            best = max(best, difflib.SequenceMatcher(None, row["option"], c).ratio())
+    return best

@@ -1,0 +1,372 @@
+"""argparse's own errors as records (`kind: "argparse"`), derived from each revision's flags.
+
+The errors people hit first at launch come from the parser, before any check of the project
+runs: `argument --attention-backend: invalid choice: 'torch_sdpa' (choose from ...)`,
+`unrecognized arguments: --kt-amx-method AMXINT4`, `argument --tp-size: expected one argument`,
+`argument --tp-size: invalid int value: 'x'`. argparse prints them from the `add_argument`
+declarations, so they are derived from those (the build's flag history, pipeline/history.py),
+one record per flag and error form, for the forms a declaration can produce:
+
+    invalid-choice     the flag declares choices
+    invalid-value      its type is a conversion that can fail (int, float, json.loads, ...; not
+                       str, and not a class name: an annotation is no function argparse calls)
+    expected-argument  it takes a value (nargs unset, "+" or a count; not "?", "*", a switch
+                       such as store_true, or a custom Action whose arity is unknown)
+    unrecognized       it was removed (or renamed): the newest revision built lacks it; the
+                       record applies where the flag is absent. One more per project, flag
+                       `null`, for any other option: a flag added later (explain says from
+                       which release on it exists), a typo (the closest names), another
+                       program's option. Records for every flag added at some point would
+                       be most of the flags again, and say nothing the generic answer does not.
+
+A field no `add_argument` call names is no argparse option: it gets none. Ids hash kind, form
+and flag (never choices or types), so they stay the same across releases; the text is the
+newest declaration's, and where the answer depends on the release (the choices of each one,
+where a value or a flag was accepted) the catalog computes it at explain time from the flag
+history (catalog/argparse_answers.py). Each record's pattern starts with a short lazy group,
+`before`, of the text in front of the message: explain reads the program name argparse put
+there (`launch_server.py: error: ...`) and keeps only the project's own programs.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from kverr.records.identity import hash_key
+from kverr.records.pattern import check_pattern, escape_literal
+
+from kverr.argforms import FORMS, accepted_options, applies, conversion, expected_count, is_switch
+from kverr.ftypes import FlagDecl, Profile, Revision
+
+BEFORE = r"(?P<before>.{0,100}?)"  # a leading lazy group: matched in linear time (catalog)
+_VALUE = r"""(?P<v0>'[^']{0,256}'|"[^"]{0,256}"|[^ ]{1,256})"""  # what %r prints
+NOT_VERIFIED = {
+    "status": "unverified",
+    "platform": None,
+    "revision": None,
+    "reason": "an argparse error, read from the flag's declarations (kverr does not run the parser)",
+}
+
+Source = Callable[[str, int], "str | None"]  # (path, revision ord) -> the file's text
+
+
+# ---------------------------------------------------------------- records
+
+
+def record_id(form: str, flag: str | None, profile: Profile) -> str:
+    """kind | form | flag, namespaced like every id of the profile: stable across releases."""
+    key = f"argparse|{form}|{flag or '*'}"
+    return hash_key(f"{profile.id_namespace}|{key}" if profile.id_namespace else key)
+
+
+def argparse_records(
+    spans: Sequence[dict[str, Any]],
+    decls: dict[str, FlagDecl],
+    revisions: Sequence[Revision],
+    newest_ord: dict[str, int],
+    source: Source,
+    profile: Profile,
+    repo: str,
+    checked: Callable[[dict], bool] = lambda rec: False,
+) -> tuple[list[dict], list[dict]]:
+    """(records, occurrence spans) of every argparse error the flag history allows, sorted by
+    id, each validated (schema and pattern) unless `checked(record)` says it already was (the
+    build remembers validated records: a rebuild derives 500 of them again in milliseconds).
+    `spans`: flaghistory.jsonl lines; `decls`: each flag's newest declaration (help, line);
+    `newest_ord`: the revision that declaration is from, whose text `source` reads."""
+    by_flag: dict[str, list[dict]] = {}
+    for sp in sorted(spans, key=lambda s: (s["name"], s["from"])):
+        if sp.get("options"):
+            by_flag.setdefault(sp["name"], []).append(sp)
+    everywhere = set(range(len(revisions)))
+    accepted: set[tuple[str, int]] = set()  # (option string, ord) argparse accepts
+    for sp in spans:
+        for opt in accepted_options(sp):
+            accepted.update((opt, n) for n in range(sp["from"], sp["to"] + 1))
+    recs, occs = [], []
+    for name, flag_spans in by_flag.items():
+        decl = decls.get(name)
+        if decl is None:
+            continue
+        ctx = _Context(decl, newest_ord.get(name, flag_spans[-1]["to"]), revisions, source)
+        for form in FORMS[:3]:
+            mine = [sp for sp in flag_spans if applies(form, sp)]
+            if mine:
+                ords = {n for sp in mine for n in range(sp["from"], sp["to"] + 1)}
+                rec = _record(form, name, mine, ctx, profile, repo)
+                recs.append(rec)
+                occs += _occurrences(rec, ords)
+        # removed (or renamed): the newest revision lacks it. A flag added later is answered
+        # by the generic record, which says from which release on it exists.
+        absent = {n for n in everywhere if (name, n) not in accepted}
+        if len(revisions) - 1 in absent and absent != everywhere:
+            rec = _record("unrecognized", name, flag_spans, ctx, profile, repo)
+            recs.append(rec)
+            occs += _occurrences(rec, absent)
+    generic = _generic(by_flag, decls, newest_ord, revisions, source, profile, repo)
+    if generic is not None:
+        recs.append(generic)
+        occs += _occurrences(generic, everywhere)
+    from kverr.schema import validate_record
+
+    for rec in recs:
+        if not checked(rec):
+            validate_record(rec)
+            check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
+    return sorted(recs, key=lambda r: r["id"]), occs
+
+
+class _Context:
+    """Where a flag's newest declaration is: its revision, its file and the call's lines."""
+
+    def __init__(self, decl: FlagDecl, ord_: int, revisions: Sequence[Revision], source: Source):
+        self.decl, self.revision = decl, revisions[ord_]
+        self.last = len(revisions) - 1
+        lines = _lines(source(decl.file, ord_) or "")
+        self.start = max(1, decl.line)
+        self.end = max(self.start, decl.end_line or decl.line)
+        self.code = "\n".join(lines[self.start - 1 : self.end]) if lines else ""
+
+
+@functools.lru_cache(maxsize=8)
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def _occurrences(rec: dict, ords: Iterable[int]) -> list[dict]:
+    """Runs of consecutive ords as occurrence spans. argparse records keep no line per revision
+    (`lines` is empty): the place is the flag's declaration, its line the newest's."""
+    out: list[dict] = []
+    for n in sorted(ords):
+        if out and out[-1]["to"] == n - 1:
+            out[-1]["to"] = n
+            continue
+        out.append(
+            {"id": rec["id"], "file": rec["filePath"], "function": None, "guard": "",
+             "from": n, "to": n, "lines": []}
+        )  # fmt: skip
+    return out
+
+
+def _alternation(texts: Iterable[str]) -> str:
+    alts = sorted({escape_literal(t) for t in texts}, key=lambda t: (-len(t), t))
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _record(
+    form: str, name: str, spans: list[dict], ctx: _Context, profile: Profile, repo: str
+) -> dict:
+    """One flag's record of one form, worded from its newest declaration of that form. The
+    fields stay short: what depends on the release is the answer's (computed at explain)."""
+    newest = spans[-1]
+    shown = "/".join(newest["options"])
+    joined = _alternation("/".join(sp["options"]) for sp in spans)
+    good = _literal(newest.get("default")) or (newest.get("choices") or [""])[0]
+    if form == "invalid-choice":
+        message = f"argument {shown}: invalid choice: {{value!r}} (choose from {{choices}})"
+        pattern = (
+            f"{BEFORE}argument {joined}: invalid choice: {_VALUE}"
+            r"(?: \(choose from (?P<v1>[^)]{0,4000})(?P<closed>\))?)?"
+        )
+        placeholders = ["value", "choices"]
+        doc = f"argparse accepts only the declared choices of {name}; they differ between releases."
+        trigger = f"{name} given a value that is not one of its choices in the installed release."
+        fix = (
+            f"Pass one of the choices of your release (the newest: {', '.join(newest['choices'])})."
+        )
+        example = (f"{name} NOT_A_CHOICE", f"{name} {newest['choices'][0]}")
+    elif form == "invalid-value":
+        kind = conversion(newest) or ""
+        message = f"argument {shown}: invalid {{type}} value: {{value!r}}"
+        pattern = (
+            f"{BEFORE}argument {joined}: invalid (?P<v0>[\\w.<>]{{1,80}}) value: "
+            + _VALUE.replace("v0", "v1")
+        )
+        placeholders = ["type", "value"]
+        doc = f"argparse converts the value of {name} with {kind}(), which rejected it."
+        trigger = f"{name} given a value that is not {_article(kind)}."
+        fix = f"Give {name} {_article(kind)}{_default_text(newest)}."
+        example = (f"{name} NOT_A_{kind.upper()}", f"{name} {good}" if good else "")
+    elif form == "expected-argument":
+        count = expected_count(newest) or "one"
+        message = f"argument {shown}: expected {{count}} argument"
+        pattern = (
+            f"{BEFORE}argument {joined}: expected "
+            r"(?P<v0>one|at least one|[0-9]{1,3}) arguments?"
+        )
+        placeholders = ["count"]
+        doc = (
+            f"{name} takes a value ({count}); argparse found none: the option ended the command"
+            " line, or the next word starts with '-' and was read as another option."
+        )
+        trigger = f"{name} last on the command line, or followed by another option."
+        fix = f"Write a value after {name}{_default_text(newest)}, or leave it out."
+        example = (name, f"{name} {good}" if good else "")
+    else:
+        message = f"unrecognized arguments: {name}"
+        # the flag's name outside any group: its letters count for the match (a per-flag
+        # record shadows the project's generic one on the same text)
+        pattern = (
+            f"{BEFORE}unrecognized arguments: (?P<head>(?:.{{0,500}}? )?){escape_literal(name)}"
+            r"(?P<tail>(?:[ =].{0,1000})?)"
+        )
+        placeholders = []
+        doc = f"{name} was removed or renamed: the parser of the releases after it has no such option."
+        trigger = f"{name} given to a release that no longer declares it."
+        fix = f"Leave {name} out, or run a release that has it."
+        example = (f"{name}{'' if is_switch(newest) else ' VALUE'}", "")
+    rid = record_id(form, name, profile)
+    rec = _base(rid, message, pattern, placeholders, ctx, profile, repo)
+    helptext = _help(ctx.decl)
+    rec.update(
+        {
+            "slug": _slug(f"{form} {name}", rid),
+            "flags": [name],
+            "documentation": doc,
+            "triggerScenarios": trigger,
+            "commonSituations": f"Seen when launching with {name} ({helptext})."
+            if helptext
+            else "",
+            "solutions": [fix],
+            "exampleFix": _example(profile, *example),
+            "backgroundTag": "deprecated-option" if form == "unrecognized" else "invalid-value",
+            "argparse": {"flag": name, "form": form},
+        }
+    )
+    return rec
+
+
+def _generic(
+    by_flag: dict[str, list[dict]],
+    decls: dict[str, FlagDecl],
+    newest_ord: dict[str, int],
+    revisions: Sequence[Revision],
+    source: Source,
+    profile: Profile,
+    repo: str,
+) -> dict | None:
+    """The record for an unrecognized option no per-flag record names (a typo, another
+    program's option): explain computes its answer (the closest option names)."""
+    newest = len(revisions) - 1
+    present = [n for n, sp in by_flag.items() if sp[-1]["to"] == newest and n in decls]
+    if not present:
+        return None
+    files: dict[str, list[FlagDecl]] = {}
+    for n in present:
+        files.setdefault(decls[n].file, []).append(decls[n])
+    first = min(max(files.values(), key=len), key=lambda d: d.line)
+    ctx = _Context(first, newest_ord.get(first.name, newest), revisions, source)
+    rid = record_id("unrecognized", None, profile)
+    rec = _base(
+        rid,
+        "unrecognized arguments: {args}",
+        f"{BEFORE}unrecognized arguments: (?P<v0>.{{1,1500}})",
+        ["args"],
+        ctx,
+        profile,
+        repo,
+    )
+    rec.update(
+        {
+            "slug": _slug("unrecognized arguments", rid),
+            "flags": [],
+            "documentation": f"The parser has no option of that name (kverr explain says which"
+            f" {profile.product} releases have it, or the closest option names).",
+            "triggerScenarios": "An option the installed release's parser does not declare.",
+            "commonSituations": "",
+            "solutions": ["Check its spelling against the installed release, or drop it."],
+            "exampleFix": "",
+            "backgroundTag": "invalid-value",
+            "argparse": {"flag": None, "form": "unrecognized"},
+        }
+    )
+    return rec
+
+
+def _base(
+    rid: str,
+    message: str,
+    pattern: str,
+    placeholders: list[str],
+    ctx: _Context,
+    profile: Profile,
+    repo: str,
+) -> dict:
+    rev, sha = ctx.revision, ctx.revision.sha
+    return {
+        "id": rid,
+        "repo": repo,
+        "errorCode": None,
+        "errorMessage": message,
+        "messagePattern": pattern,
+        "errorType": "validation",
+        "errorClass": "SystemExit",
+        "httpStatus": None,
+        "severity": "error",
+        "filePath": ctx.decl.file,
+        "lineNumber": ctx.start,
+        "sourceCode": ctx.code,
+        "sourceCodeStart": ctx.start,
+        "sourceCodeEnd": ctx.end,
+        "githubUrl": (
+            f"https://github.com/{repo}/blob/{sha}/{ctx.decl.file}#L{ctx.start}-L{ctx.end}"
+            if sha
+            else None
+        ),
+        "handlingStrategy": "validation",
+        "validationCode": None,
+        "typeGuard": None,
+        "tryCatchPattern": None,
+        "preventionTips": [],
+        "tags": [profile.name, "argparse", "cli"],
+        "analyzedSha": sha,
+        "analyzedAt": rev.date or "1970-01-01T00:00:00.000Z",
+        "schemaVersion": 2,
+        "kind": "argparse",
+        "placeholders": placeholders,
+        "previousId": None,
+        "project": profile.name,
+        "verification": dict(NOT_VERIFIED),
+    }
+
+
+# ---------------------------------------------------------------- wording
+
+
+def _example(profile: Profile, before: str, after: str) -> str:
+    launch = profile.launch_command()
+    return f"# before\n{launch} {before}\n# after\n{launch} {after}".rstrip()
+
+
+def _help(decl: FlagDecl) -> str:
+    from kverr.records.knowledge.text import _help as help_clause
+
+    return help_clause(decl.name, {decl.name: decl})
+
+
+def _article(kind: str) -> str:
+    word = {"int": "integer", "float": "number", "loads": "JSON text"}.get(kind, kind)
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
+def _literal(default: str | None) -> str:
+    """A default that can be written on a command line as it is (`1`, `0.9`, `'auto'`)."""
+    text = (default or "").strip()
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        return text
+    if re.fullmatch(r"'[\w.-]{1,40}'|\"[\w.-]{1,40}\"", text):
+        return text[1:-1]
+    return ""
+
+
+def _default_text(f: dict[str, Any]) -> str:
+    good = _literal(f.get("default"))
+    return f" (its default is {good})" if good else ""
+
+
+def _slug(text: str, rid: str) -> str:
+    words = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48].strip("-")
+    return f"{words}-{rid[:6]}"
