@@ -24,7 +24,7 @@ from typing import Any
 
 from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge import candidates
-from kverr.records.knowledge.facts import Facts, is_json
+from kverr.records.knowledge.facts import Facts, help_examples, is_json, sample_value
 from kverr.verify import reading
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.judge import Expect, fires, passes, what_happened
@@ -75,17 +75,25 @@ class Found:
 
 
 def fields_of(
-    decls: Mapping[str, FlagDecl], assigned: Mapping[str, list[Any] | None] | None = None
+    decls: Mapping[str, FlagDecl],
+    assigned: Mapping[str, list[Any] | None] | None = None,
+    compared: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """attribute -> what the child's solver needs about the option that sets it; `assigned`:
     attribute -> the literal values the validation code assigns it (None: some other value;
-    reading.assigned_values), so that the solver can tell when it has tried every value."""
+    reading.assigned_values), so that the solver can tell when it has tried every value;
+    `compared`: attribute -> the strings the code compares it with (values.compared_values)."""
     out: dict[str, dict[str, Any]] = {}
     assigned = assigned or {}
+    compared = compared or {}
+    decls = decls if isinstance(decls, dict) else dict(decls)
     for name, d in decls.items():
         out.setdefault(
             d.dest,
             {
+                # A free-text option's known values and a sample value: the only words the
+                # solver tries for it (never the words the code compares other options with).
+                **_known(name, d, assigned.get(d.dest), compared.get(d.dest, ()), decls),
                 "flag": name,
                 "switch": candidates.is_switch(name, dict(decls)),
                 "choices": _typed(d.choices or (), d.type),
@@ -101,6 +109,31 @@ def fields_of(
             },
         )
     return out
+
+
+def _known(
+    name: str,
+    d: FlagDecl,
+    assigned: Sequence[Any] | None,
+    compared: Sequence[str],
+    decls: dict[str, FlagDecl],
+) -> dict[str, Any]:
+    """{"values", "sample"} of an option without choices (see verify/values.py): its help
+    text's examples first (what `--help` tells a user to type), then the strings the code
+    compares it with, the strings the validation code assigns it, its default."""
+    if d.choices:
+        return {}
+    default = _literal_default(d.default)
+    found = [
+        *help_examples(d.help),
+        *compared,
+        *(v for v in assigned or () if type(v) is str),
+        *(v for v in default if type(v) is str),
+    ]
+    return {
+        "values": [v for v in dict.fromkeys(found) if v],
+        "sample": sample_value(name, decls),
+    }
 
 
 def _literal_default(text: str | None) -> list[Any]:
@@ -467,14 +500,20 @@ class Search:
             read &= set(self.fields)  # options a launch sets; derived values are not reset
             resets = reading.class_resets(self.source(site.file), self.args_class)
             seen = {(w.get("function"), w["line"]) for w in out}
+            added: dict[tuple[str | None, int], dict[str, Any]] = {}
             for attr in sorted(read & set(resets)):
                 for method, line, test, holds in resets[attr][:12]:
                     same = method == site.function
-                    if (same and line >= site.line) or (None if same else method, line) in seen:
+                    where = (None if same else method, line)
+                    if where in added:  # one if resetting several options the guards read
+                        added[where]["resets"].append(attr)
                         continue
-                    item = self._item(line, test, not holds, site.file)
-                    out.append(item if same else dict(item, function=method))
-                    seen.add((None if same else method, line))
+                    if (same and line >= site.line) or where in seen:
+                        continue
+                    item = dict(self._item(line, test, not holds, site.file), resets=[attr])
+                    added[where] = item if same else dict(item, function=method)
+                    out.append(added[where])
+                    seen.add(where)
         return out
 
     def _test(self, file: str, function: str | None, g: Guard) -> str | None:
@@ -526,16 +565,63 @@ class Search:
         watch = self.watch(f)
         seen: set[Launch] = set()
         out: Outcome | None = None
+        self._others: list[Launch] | None = None  # other accepted values' launches (_closer)
         for _ in range(MAX_REACH):
             seen.add(launch)
             out = self.run(launch, target, watch)
             if fires(out, expect):
                 return launch, out
-            nxt = self._closer(f, expect, launch, out, seen, watch)
+            nxt = self._closer(f, expect, launch, out, seen, watch, target)
             if nxt is None:
                 return None, out
             launch = nxt
         return None, out
+
+    def _stuck(self, f: Facts, out: Outcome) -> bool:
+        """The run evaluated the record's direct test, wrong, and the solver found no values
+        for it."""
+        for r in f.readings:
+            g = out.guard(r.guard.line) if r.role == "direct" else None
+            if g and g.get("value") is not None and g.get("value") != r.guard.holds:
+                return not g.get("solutions")
+        return False
+
+    def _accepted(
+        self, f: Facts, launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]]
+    ) -> list[FixChange]:
+        """Other values of the options that the guards of the record's function before its
+        test read, each keeping every guard of the path as it is: one more run, watching
+        those guards for "others" (watch.py)."""
+        own = [
+            w
+            for w in watch
+            if not w.get("function") and not w.get("resets") and w["line"] < f.site.line
+        ]
+        path = {id(w): w["test"] if w["want"] else f"not ({w['test']})" for w in own}
+        asked = []
+        for w in own:
+            item = {k: v for k, v in w.items() if k not in ("flip", "keep", "words")}
+            item["others"] = True
+            item["keep"] = [t for i, t in path.items() if i != id(w)]
+            asked.append(item)
+        if not asked:
+            return []
+        words = next((w["words"] for w in watch if "words" in w), None)
+        if words:
+            asked[0]["words"] = words
+        out = self.run(launch, target, asked)
+        guards = out.trace.get("guards", {})
+        found = [
+            FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
+            for _, g in sorted(guards.items(), key=lambda kv: int(kv[0]))
+            for solution in g.get("others", [])
+        ]
+        # Another value of what the user set, never one more option or one given up.
+        return [
+            c
+            for c in found
+            if all(op == "set" and launch.has(n) for op, n, _ in c.edits) and not _undoes(c, launch)
+        ]
 
     def _closer(
         self,
@@ -545,6 +631,7 @@ class Search:
         out: Outcome,
         seen: set[Launch],
         watch: Sequence[Mapping[str, Any]] = (),
+        target: Target | None = None,
     ) -> Launch | None:
         """The next launch to try after `out`, or None when there is nothing left to try."""
         options: list[FixChange] = []
@@ -553,7 +640,7 @@ class Search:
             # run's own values (the watched guards) or that check's candidate fixes; adding
             # an option before changing one the launch set, and undoing one (dropping it,
             # emptying it) last.
-            options = self._guard_repairs(out)
+            options = self._guard_repairs(out, launch, watch)
             other = self.neighbour(out.file, out.line)
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
@@ -575,11 +662,26 @@ class Search:
         elif out.status == "parse-error":
             options = self._parse_repairs(out.reason)
         elif out.status == "passed":
-            options = self._guard_repairs(out)
+            options = self._guard_repairs(out, launch, watch)
         elif out.status == "undecidable" and (m := MISSING_FACT.search(out.reason)):
             # The check read what the model profile does not declare (an Exaone config's
             # sliding_window_pattern): a profile that declares it describes that model.
             options = self._other_models(launch, ("config." if m.group(1) else "") + m.group(2))
+        if out.status == "passed" and target is not None and self._stuck(f, out):
+            # The run reached the check's own test, which came out wrong with nothing to
+            # right it: it reads what no option sets directly (a local list built from
+            # `--mooncake-ib-device`). Other values the guards on the way accept for an option
+            # the launch sets may still turn it (`mlx5_9`, a device that is not there); asked
+            # once per reach.
+            if self._others is None:
+                self._others = [
+                    candidates.apply(launch, c, self.decls)
+                    for c in self._accepted(f, launch, target, watch)
+                ]
+            while self._others:
+                nxt = self._others.pop(0)
+                if nxt not in seen:
+                    return nxt
         if out.status == "passed" and about_model(out, watch):
             # No option makes the path hold and a guard reads the model: the check may be
             # about another kind of model.
@@ -614,12 +716,24 @@ class Search:
         target = Target(site.file, site.function, site.line, site.end_line)
         return self._guard_repairs(self.run(launch, target, watch))
 
-    def _guard_repairs(self, out: Outcome) -> list[FixChange]:
+    def _guard_repairs(
+        self, out: Outcome, launch: Launch | None = None, watch: Sequence[Mapping[str, Any]] = ()
+    ) -> list[FixChange]:
         """Watched guards that came out wrong, in path order, as the changes that right them;
         a change that leaves alone every option a guard that came out right reads first
         (tp_size % (dp_size * cp_size) wants --dp-size 2, not a --tp-size that breaks the
-        tp_size % cp_size check just passed)."""
-        guards = out.trace.get("guards", {})
+        tp_size % cp_size check just passed).
+
+        A reset (an `if` that assigns an option before the check reads it) counts only when
+        the launch sets that option: otherwise it fills in a value the user did not give
+        (`if self.device is None: self.device = get_device()`), and turning it around would
+        add an option the check never asked for."""
+        guards = dict(out.trace.get("guards", {}))
+        if launch is not None:
+            given = {self.decls[o].dest for o, _ in launch.args if o in self.decls}
+            for w in watch:
+                if w.get("resets") and not set(w["resets"]) & given:
+                    guards.pop(str(w["line"]), None)
         right = {
             self.fields[attr]["flag"]
             for g in guards.values()

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kverr.verify import stubs
+from kverr.verify.values import compared_in, listed, separators
 
 _NUMBERS = (1, 2, 4, 8, 3, 16, 32, 64, 0, -1)
 MAX_FOUND = 4
@@ -65,13 +66,18 @@ def solve(
     if has_obj:
         for a in dict.fromkeys(found_attrs):
             if a in fields and hasattr(obj, a):
-                variables.append((a, _domain(getattr(obj, a), fields[a], constants, strings, near)))
+                own = _own(tree, a)
+                variables.append(
+                    (a, _domain(getattr(obj, a), fields[a], constants, strings, near, own))
+                )
     action = _action_option(scope, fields)
     if action is not None and _reads(tree, "values"):
-        # An argparse Action's __call__: its option's words arrive as `values`.
+        # An argparse Action's __call__: its option's words arrive as `values`, and the
+        # guard's strings are what it compares them with.
         attr, field = action
+        own = (_strings(tree), [], [])
         variables.append(
-            (LOCAL + "values", _domain(scope["values"], field, constants, strings, near))
+            (LOCAL + "values", _domain(scope["values"], field, constants, strings, near, own))
         )
         fields = {**fields, LOCAL + "values": field}
     for name in _env_names(tree):
@@ -90,8 +96,9 @@ def solve(
             for a in _self_attrs(k):
                 if a in fields and a not in seen and hasattr(obj, a):
                     seen.add(a)
+                    own = _own(k, a)
                     partners.append(
-                        (a, _domain(getattr(obj, a), fields[a], constants, strings, near))
+                        (a, _domain(getattr(obj, a), fields[a], constants, strings, near, own))
                     )
     found: list[list[list[Any]]] = []
     tries = 0
@@ -150,6 +157,13 @@ def exhausted(
             return False
         size *= 2 if f.get("switch") else len(f["choices"]) + len(f.get("assigned") or ()) + 2
     return len(attrs) <= 2 and size <= MAX_TRIES
+
+
+def _own(tree: ast.AST, attr: str) -> tuple[list[str], list[str], list[str]]:
+    """What the guard itself says about a free-text attribute: the strings it compares it
+    with, the fragments it looks for in it, the separators it splits it by."""
+    here, fragments = compared_in(tree, attr)
+    return here, fragments, separators(tree, attr)
 
 
 def _flag(name: str, fields: Mapping[str, dict[str, Any]]) -> str:
@@ -251,10 +265,16 @@ def _domain(
     constants: list[int],
     strings: list[str],
     near: bool = False,
+    own: tuple[Sequence[str], Sequence[str], Sequence[str]] = ((), (), ()),
 ) -> list[Any]:
     """Values worth trying for one attribute: the other truth value of a switch, the other
-    choices, a few numbers around the guard's own (ints and floats), the guard's strings and
-    a name containing each (`":" not in name` wants "name:x")."""
+    choices, a few numbers around the guard's own (ints and floats); for free text, the
+    strings the guard compares this attribute with (`own`: values, fragments looked for in
+    it), then the values the option is known to take (its help's examples, what the code
+    compares it with elsewhere: verify/values.py) and its sample value; a value the guard
+    splits into a list, those values' items repeated or with a stranger among them. Never the
+    guard's or the function's other strings: those are other options' words (`--device
+    flashinfer`)."""
     if field.get("switch"):
         return [not current] if type(current) is bool else [True, False]
     if field.get("json"):
@@ -272,10 +292,18 @@ def _domain(
         values = [0.5, 1.0, 0.0, 2.0, -1.0, 0.25, *map(float, constants)]
         return [v for v in dict.fromkeys(values) if v != current]
     if current is None or type(current) is str:
+        here, fragments, seps = own
+        known = [*here, *field.get("values", ())]
+        # A part the guard looks for inside the value (`":" in addr`): a known value that
+        # holds it, else a bare word around it.
+        holding = [v for s in fragments for v in known if s and s in v]
+        holding += [f"x{s}x" for s in fragments if s and not any(s in v for v in known)]
+        for sep in seps:
+            holding += listed([*known, field.get("sample") or ""], sep)
         # "" is how a command line empties a string option that has a default; None leaves
         # the option out (tried as a removal, last).
-        values = [*strings, *(f"x{s}x" for s in strings if s), "x", "", None]
-        return [v for v in dict.fromkeys(values) if v != current]
+        found = [*known, *holding, field.get("sample"), "", None]
+        return [v for v in dict.fromkeys(found) if v != current and (v is None or type(v) is str)]
     return []
 
 

@@ -25,7 +25,7 @@ from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
 from kverr.records.pattern import pattern_for
-from kverr.verify import reading
+from kverr.verify import reading, values
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.judge import Expect
 from kverr.verify.search import Found, Search, fields_of
@@ -137,7 +137,10 @@ def runner_for(
     """Runs through the cache: a key is the file set, the harness and platform, the launch,
     the target and what to watch."""
     platform = platform or session.platform_name
-    prefix = f"{files_key}:{_fingerprint(session.spec, platform)}"
+    # What the solver is told about the options (their known values, sample values) decides
+    # the answers a run's watch gives, and it is read off the records' side too.
+    told = hashlib.sha256(json.dumps(fields or {}, sort_keys=True, default=repr).encode())
+    prefix = f"{files_key}:{_fingerprint(session.spec, platform)}:{told.hexdigest()[:12]}"
 
     def run(launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]] = ()) -> Outcome:
         payload = json.dumps(
@@ -273,7 +276,12 @@ def verify_revision(
     loaded = set(info["loaded"].values())
     texts = {ex.source.path: ex.source.text for ex in exts}
     main = texts.get(session.spec.main_path, "")
-    fields = fields_of(decls, reading.assigned_values(main, session.spec.args_class))
+    args_class = session.spec.args_class
+    fields = fields_of(
+        decls,
+        reading.assigned_values(main, args_class),
+        values.compared_values(main, args_class),
+    )
 
     def searcher(worker: int) -> Search:
         runners = {

@@ -46,10 +46,15 @@ def told(out: Outcome, launch: Launch) -> list[FixChange]:
         return []
     quoted = list(dict.fromkeys(_QUOTED.findall(out.message)))
     out_: list[FixChange] = told_json(out.message, quoted, launch)
-    for option, value in launch.args:
-        shown = value if isinstance(value, str) else None
-        if not shown or f"'{shown}'" not in out.message:
-            continue
+    # The value the message quotes first is the one it complains about ("Invalid IB devices
+    # specified: ['mlx5_9']. Available devices: ['mlx5_0', ...]"): that option's offers first,
+    # not those of an option whose value is merely among the ones it lists.
+    said = [
+        (out.message.find(f"'{value}'"), option, value)
+        for option, value in launch.args
+        if isinstance(value, str) and value and f"'{value}'" in out.message
+    ]
+    for _, option, shown in sorted(said, key=lambda s: s[0]):
         for word in quoted:
             if word != shown and word not in shown:
                 out_.append(FixChange(((("set", option, word)),), "advice", out.message[:120]))

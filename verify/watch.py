@@ -104,6 +104,19 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             True,
             keep,
         )
+    if guard.get("others") and want is not None and out["value"] == want:
+        # Other values under which it still comes out this way (the search's way round a
+        # test it cannot solve for: search.Search._accepted).
+        out["others"] = solve.solve(
+            tree,
+            scope,
+            want,
+            guard.get("fields", {}),
+            guard.get("vars", ()),
+            guard.get("words", ()),
+            False,
+            keep,
+        )
     if want is not None and out["value"] is not None and out["value"] != want:
         out["solutions"] = solve.solve(
             tree,

@@ -210,9 +210,38 @@ _WORDS = re.compile(r"[A-Za-z_]\w*")
 _BOOL_OR_NONE = re.compile(r"['\"]?(?:bool \| None|None \| bool|Union\[bool, None\])['\"]?")
 
 
+# A word the help text shows as a value: quoted ('cuda', "auto", `fa3`) or named as an example
+# ("e.g., --disaggregation-ib-device mlx5_0", "such as LowConfidence"). JSON shown in braces is
+# left out first: its quoted words are keys, not values.
+_QUOTED_WORD = re.compile(r"""(?<![\w'"`])['"`]([\w.:/@+-]{1,40})['"`](?![\w'"`])""")
+_EXAMPLE = re.compile(
+    r"\b(?:e\.g\.|for example|such as|for instance)[,:]?\s+['\"`]?(?:--[a-z0-9-]{1,60}[ =])?"
+    r"['\"`]?([\w.:/@+,-]{1,60})",
+    re.I,
+)
+_BRACED = re.compile(r"\{[^{}]{0,400}\}")
+# An example named in prose is a value only when it does not read as a plain word ("e.g., for
+# forwarding", "for example, setting it to 2").
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def help_examples(helptext: str | None) -> tuple[str, ...]:
+    """The values a flag's help text shows, in its order ("The device to use ('cuda', 'xpu',
+    'npu')" -> cuda, xpu, npu): what a user reading `--help` would type."""
+    text = _BRACED.sub(" ", helptext or "")
+    found = []
+    quoted = [(m.start(1), m.group(1)) for m in _QUOTED_WORD.finditer(text)]
+    named = [(m.start(1), m.group(1).rstrip(".,;:)")) for m in _EXAMPLE.finditer(text)]
+    for _, word in sorted([*quoted, *[(i, w) for i, w in named if not _PLAIN_WORD.fullmatch(w)]]):
+        if word and not word.startswith("-") and any(c.isalnum() for c in word):
+            found.append(word.rstrip(".,;:"))
+    return tuple(dict.fromkeys(found))
+
+
 def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
     """A realistic value for a flag that takes one: a declared choice, the default or 1 for
-    numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
+    numbers, a value its help text shows, a path for path-like flags, else the argparse
+    metavar (the flag's dest in capitals)."""
     d = decls.get(flag)
     if d and d.choices:
         return d.choices[0]
@@ -223,6 +252,9 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
     if "int" in kind or "float" in kind:
         ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
         return show_value(default) if ok else "1"
+    shown = help_examples(d.help if d else None)
+    if shown:
+        return shown[0]
     helptext = ((d.help if d else "") or "").lower()
     if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
         r"\b(path (to|of)|file path)\b", helptext
