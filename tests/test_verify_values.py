@@ -175,6 +175,14 @@ def test_sample_value_prefers_the_help_texts_example() -> None:
     }  # fmt: skip
     assert sample_value("--dllm-algorithm", decls) == "LowConfidence"
     assert sample_value("--served-name", decls) == "SERVED_NAME"
+    more = {
+        "--seed-ip": FlagDecl(name="--seed-ip", dest="seed_ip", type="str"),
+        "--seed-port": FlagDecl(name="--seed-port", dest="seed_port", type="int"),
+        "--lora-paths": FlagDecl(name="--lora-paths", dest="lora_paths", type="str"),
+    }
+    assert sample_value("--seed-ip", more) == "192.168.0.2"
+    assert sample_value("--seed-port", more) == "30000"
+    assert sample_value("--lora-paths", more) == "/path/to/lora-paths"
 
 
 def test_fields_tell_the_solver_a_free_text_options_values() -> None:

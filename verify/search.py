@@ -25,7 +25,7 @@ from typing import Any
 from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import Facts, help_examples, is_json, sample_value
-from kverr.verify import reading
+from kverr.verify import notice, reading, values
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.judge import Expect, fires, passes, what_happened
 from kverr.verify.solve import ENV
@@ -199,6 +199,8 @@ class Search:
                 self._memo[key] = reading.call_sites(text, self.args_class, function)
             elif what == "words":
                 self._memo[key] = reading.words_of(text, function)
+            elif what == "owners":
+                self._memo[key] = values.owners(text, function)
             elif what == "try":
                 self._memo[key] = reading.try_test(text, function, *rest)
             elif what == "text":
@@ -295,13 +297,18 @@ class Search:
             said += chosen(fired, expect, self.decls)
         changes = [*said, *self.fixes(f, expect, target, before, fired)]
         if expect.logs:
-            # A notice is expected behaviour: its fix chooses explicitly, it never gives the
-            # feature up (removing or emptying what the launch asked for).
-            changes = [
-                c
-                for c in changes
-                if c.source not in ("remove", "feature") and not _undoes(c, before)
-            ]
+            # A notice is expected behaviour: its fix chooses explicitly or completes what the
+            # launch left out, it never gives the feature up (verify/notice.py).
+            changes = notice.ordered(
+                [
+                    c
+                    for c in changes
+                    if c.source not in ("remove", "feature")
+                    and not _undoes(c, before)
+                    and not notice.gives_up(c, f, before, self.decls)
+                ],
+                before,
+            )
         for change in changes:
             if all(op == "model" for op, _, _ in change.edits):
                 continue  # the model is what MODEL_PATH names, not a change of the command line
@@ -452,6 +459,7 @@ class Search:
         out = []
         site = f.site
         words = list(self._steps("words", site.file, site.function))
+        owners = self._steps("owners", site.file, site.function)
         path: list[str] = []  # the guards so far, each as it holds on the way to the site
         for r in f.readings:
             g = r.guard
@@ -475,6 +483,8 @@ class Search:
                 item["flip"] = True
             if words and not out:
                 item["words"] = words  # once per run: the child shares them with every guard
+            if owners:
+                item["owners"] = owners  # a word compared with one option is offered it alone
             out.append(item)
         if not flip_all:
             # The sibling tests of an if/elif chain that the words leave out (`rule == "tse"`
@@ -804,19 +814,28 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
 
     def key(c: FixChange) -> tuple:
         names = {name for _, name, _ in c.edits}
+        # The message's "use --y v instead": v moves from the option the launch set to --y,
+        # which gives nothing up.
+        moved = c.source == "advice" and _moves(c, before)
         # Emptying an option the launch sets (`--x ''`) gives it up as much as removing it.
         gives_up = any(
             (op == "drop" or (op == "set" and v == "")) and before.has(n) for op, n, v in c.edits
         ) or _undoes(FixChange(tuple(e for e in c.edits if e[0] == "env"), c.source), before)
         return (
-            c.source == "remove" or gives_up,
+            c.source == "remove" or (gives_up and not moved),
             c.source == "feature",
-            any(before.has(n) for n in names),
+            any(before.has(n) for n in names) and not moved,
             len(c.edits),
             candidates._RANK.get(c.source, 9),
         )
 
     return sorted(found, key=key)
+
+
+def _moves(c: FixChange, before: Launch) -> bool:
+    """A value dropped from one option the launch sets and given to another."""
+    dropped = {before.value(n) for op, n, _ in c.edits if op == "drop" and before.has(n)}
+    return any(op == "set" and v in dropped and v is not None for op, _, v in c.edits)
 
 
 def _undoes(c: FixChange, launch: Launch) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kverr.verify import stubs
-from kverr.verify.values import compared_in, listed, separators
+from kverr.verify.values import compared_in, listed, others_words, separators
 
 _NUMBERS = (1, 2, 4, 8, 3, 16, 32, 64, 0, -1)
 MAX_FOUND = 4
@@ -51,12 +51,14 @@ def solve(
     words: Sequence[str] = (),
     near: bool = False,
     keep: Sequence[ast.Expression] = (),
+    owners: Mapping[str, Sequence[str]] | None = None,
 ) -> list[list[list[Any]]]:
     """Assignments [[option, value], ...] under which the guard evaluates to `want`.
 
     scope: the frame's globals and locals (with `self`); fields: attribute -> {"flag",
     "switch", "choices", "int", "list", "item"} for the attributes a launch option sets;
-    keep: guards of the path (compiled to hold) that an assignment must not turn around."""
+    keep: guards of the path (compiled to hold) that an assignment must not turn around;
+    owners: word -> the attributes the function compares it with (values.owners)."""
     obj = scope.get("self")
     has_obj = obj is not None and hasattr(obj, "__dict__")
     found_attrs = [*_self_attrs(tree), *extra]  # extra: what methods the guard calls read
@@ -67,8 +69,9 @@ def solve(
         for a in dict.fromkeys(found_attrs):
             if a in fields and hasattr(obj, a):
                 own = _own(tree, a)
+                mine = _mine(strings, tree, a, owners)
                 variables.append(
-                    (a, _domain(getattr(obj, a), fields[a], constants, strings, near, own))
+                    (a, _domain(getattr(obj, a), fields[a], constants, mine, near, own))
                 )
     action = _action_option(scope, fields)
     if action is not None and _reads(tree, "values"):
@@ -97,8 +100,9 @@ def solve(
                 if a in fields and a not in seen and hasattr(obj, a):
                     seen.add(a)
                     own = _own(k, a)
+                    mine = _mine(strings, k, a, owners)
                     partners.append(
-                        (a, _domain(getattr(obj, a), fields[a], constants, strings, near, own))
+                        (a, _domain(getattr(obj, a), fields[a], constants, mine, near, own))
                     )
     found: list[list[list[Any]]] = []
     tries = 0
@@ -157,6 +161,19 @@ def exhausted(
             return False
         size *= 2 if f.get("switch") else len(f["choices"]) + len(f.get("assigned") or ()) + 2
     return len(attrs) <= 2 and size <= MAX_TRIES
+
+
+def _mine(
+    strings: list[str],
+    tree: ast.AST,
+    attr: str,
+    owners: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """The guard's and function's strings less those the guard or the function compares
+    another attribute with (`self.a == "x" and len(self.items) > 2` offers "x" to a alone)."""
+    others = others_words(tree, attr)
+    owners = owners or {}
+    return [s for s in strings if s not in others and attr in owners.get(s, (attr,))]
 
 
 def _own(tree: ast.AST, attr: str) -> tuple[list[str], list[str], list[str]]:
@@ -280,14 +297,30 @@ def _domain(
     if field.get("json"):
         return _objects(current, strings)
     if field.get("list"):
-        return _lists(current, strings, near, field.get("choices") or (), field.get("item"),
+        # Items the guard compares it with, the option's known values and its sample first;
+        # a bare symbol ("=", ":") is a part of an item, never an item.
+        # (A sample that is only the option's name in capitals is no item anyone writes.)
+        numeric = field.get("item") in ("int", "float")
+        metavar = str(field.get("flag", "")).lstrip("-").replace("-", "_").upper()
+        sample = (
+            [field["sample"]] if field.get("sample") not in (None, metavar) and not numeric else []
+        )
+        # ("all" in self.modules: for a list, what `in` looks for is an item.)
+        words = [*own[0], *own[1], *field.get("values", ()), *sample, *strings]
+        words = list(dict.fromkeys(words))
+        return _lists(current, words, near, field.get("choices") or (), field.get("item"),
                       constants)  # fmt: skip
     if field.get("choices"):
         # The parser's choices, then what the validation code itself assigns the attribute.
         values = [*field["choices"], *field.get("default", ()), *(field.get("assigned") or ())]
         return [c for c in dict.fromkeys(values) if c != current and plain_value(c)]
     if field.get("int") or type(current) is int:
-        return _numbers(current, constants)
+        numbers = _numbers(current, constants)
+        sample = field.get("sample")
+        if current is None and isinstance(sample, str) and sample.isdigit():
+            # An option left out takes what a user would write first (a port: 30000).
+            numbers = [int(sample), *(n for n in numbers if n != int(sample))]
+        return numbers
     if type(current) is float or field.get("float"):
         values = [0.5, 1.0, 0.0, 2.0, -1.0, 0.25, *map(float, constants)]
         return [v for v in dict.fromkeys(values) if v != current]
@@ -338,7 +371,12 @@ def _items(strings: list[str], choices: Sequence[Any], item: str | None) -> list
         numeric = [s for s in strings if re.fullmatch(r"-?\d+(\.\d+)?", s)]
         return list(dict.fromkeys([*numeric, "1", "2", "3", "4", "0", "-1"]))
     joined = [a + b for a in strings for b in strings if 0 < len(a) <= 2 and 0 < len(b) <= 2]
-    return list(dict.fromkeys([*strings, *joined[:4], *_WORDS]))
+    return list(dict.fromkeys([*filter(_word, strings), *joined[:4], *_WORDS]))
+
+
+def _word(s: str) -> bool:
+    """An item by itself: a bare symbol ("=", ":") is only ever part of one."""
+    return any(c.isalnum() for c in s)
 
 
 def _lists(
@@ -355,7 +393,7 @@ def _lists(
     (a fix, not a way in) the one-edit ones first."""
     base = [str(v) for v in current] if isinstance(current, (list, tuple)) else []
     words = _items(strings, choices, item)
-    heads = [s for s in strings if s in words] if choices else list(strings)
+    heads = [s for s in strings if s in words] if choices else list(filter(_word, strings))
     edits: list[list[str]] = []
     for i in range(len(base)):
         edits += [[*base[:i], w, *base[i + 1 :]] for w in words]

@@ -22,7 +22,7 @@ import functools
 import re
 from collections import Counter
 
-from kverr.verify.reading import _defs_of
+from kverr.verify.reading import _defs_of, _function, words_of
 
 _PREFIX_METHODS = frozenset({"startswith", "endswith"})
 
@@ -162,3 +162,25 @@ def _literal_fields(text: str, args_class: str) -> dict[str, list[str]]:
                 ):
                     out.setdefault(stmt.target.id, []).extend(_strings(n.slice))
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def owners(text: str, function: str | None) -> dict[str, list[str]]:
+    """word -> the attributes the function compares it with (`self.speculative_algorithm ==
+    "NGRAM"`, `"all" in self.modules`): a word of its short strings (reading.words_of) that
+    the solver offers those attributes alone, never another option."""
+    fn = _function(text, function)
+    if fn is None:
+        return {}
+    words = set(words_of(text, function))
+    out: dict[str, set[str]] = {}
+    for attr, s, _ in comparisons(fn):
+        if s in words:
+            out.setdefault(s, set()).add(attr)
+    return {w: sorted(a) for w, a in sorted(out.items())}
+
+
+def others_words(tree: ast.AST, attr: str) -> set[str]:
+    """The strings `tree` compares other attributes than `attr` with, and `attr` never."""
+    found = comparisons(tree)
+    return {s for a, s, _ in found if a != attr} - {s for a, s, _ in found if a == attr}

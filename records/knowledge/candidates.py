@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from kverr.records.conditions import Atom, show_value
-from kverr.records.knowledge.facts import Facts, _default
+from kverr.records.knowledge.facts import Facts, _default, meets_default
 from kverr.records.knowledge.fixes import sample_value
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
@@ -32,6 +32,7 @@ _FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*[a-z0-9]")
 _ENV_NAME = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
 # "please use --x y", "set --x to y", "--x=y": an option and the value right after it.
 _OPTION_VALUE = re.compile(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:[ =]|\s+to\s+)['\"`]?([\w.:/-]+)")
+_INSTEAD = re.compile(r"\binstead\b", re.I)
 _DROP_VERBS = re.compile(r"\b(remove|disable|drop|unset|do not (use|set|pass)|don't (use|set))\b")
 _NEEDS = re.compile(r"\b(requires?|needs?|without|together with|along with)\b", re.I)
 _LIST = re.compile(
@@ -130,7 +131,14 @@ def before_launch(f: Facts, decls: dict[str, FlagDecl]) -> Launch:
 
 
 def make_hold(launch: Launch, atom: Atom, decls: dict[str, FlagDecl]) -> Launch:
-    """`launch` changed so that `atom` holds, when a command line can do it."""
+    """`launch` changed so that `atom` holds, when a command line can do it; a flag whose
+    declared default already makes it hold is left out (`--pp-size 1` says nothing)."""
+    if (
+        atom.flag
+        and meets_default(atom, decls)
+        and not any(o in _aliases(atom.flag, decls) for o, _ in launch.args)
+    ):
+        return launch
     for change in _holding(atom, decls, launch):
         return apply(launch, change, decls)
     return launch
@@ -339,6 +347,14 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
                 and not is_switch(flag, decls)
             ):
                 out.append(FixChange((("set", flag, value),), "advice", sentence))
+                if _INSTEAD.search(sentence):
+                    # "Please use --prefill-attention-backend fa4 instead": the value moves
+                    # from the option the launch gave it to the one the message names.
+                    out += [
+                        FixChange((("drop", o, None), ("set", flag, value)), "advice", sentence)
+                        for o, v in before.args
+                        if v == value and o not in _aliases(flag, decls)
+                    ]
         for flag in _FLAG.findall(sentence):
             if flag not in decls:
                 continue

@@ -251,12 +251,14 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
         return json_example(d.help if d else None) or "{}"
     if "int" in kind or "float" in kind:
         ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
-        return show_value(default) if ok else "1"
+        return show_value(default) if ok else ("30000" if flag.endswith("-port") else "1")
     shown = help_examples(d.help if d else None)
     if shown:
         return shown[0]
+    if re.search(r"-(ip|host)$", flag):
+        return "192.168.0.2"  # an address of the local network, like the help texts' own
     helptext = ((d.help if d else "") or "").lower()
-    if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
+    if re.search(r"(files?|paths?|dir|certs?)$", flag) or re.search(
         r"\b(path (to|of)|file path)\b", helptext
     ):
         is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
