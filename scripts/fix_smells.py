@@ -6,18 +6,22 @@ the check passed the after line.
 Each verified `exampleFix` is read as two option lists (before, after) and checked for:
 
   foreign value      a free-text option set to a word that is none of its known values (its
-                     help's examples, what the code compares it with, its default) but a
+                     help's examples, what the code compares it with, its default, the
+                     words of the check's function no other option is compared with) but a
                      choice of a different option (`--device flashinfer`) or a model
                      architecture name
-  unknown value      a free-text option with known values set to none of them
-                     (`--device main`); paths, numbers and JSON are not judged
+  unknown value      a free-text option with two known values or more set to none of them,
+                     nor to a word of the same shape (`--device main`; `mlx5_9` beside
+                     mlx5_0 is a device that is not there, on purpose); paths, numbers and
+                     JSON are not judged
   placeholder value  a value that reads as a stand-in: the option's dest in capitals
                      (`DEVICE`), the search's filler words (`x`, `xfoox`), `<value>`, or a
                      missing path (`/no/such/...`) left in the after line
   unread option      an option in both lines with the same value that the check does not
                      read: not the record's function up to the site, the methods it calls
-                     there, the conditions taken on the way to its call, the record's own
-                     flags, nor a raise/assert of the args class that reads one of those too
+                     there, the conditions taken on the way to its call and the arguments
+                     it is called with, the record's own flags, nor an option a
+                     raise/assert of the args class relates to one of those
                      (`tp_size % dp_size` explains `--tp-size 2` beside `--dp-size 2`)
   default value      an option in both lines set to its declared default (`--pp-size 1`)
   duplicated option  one option (or two aliases of it) twice in one line
@@ -61,7 +65,8 @@ _CALLED = re.compile(r"\bself\.(\w+)\(")
 @dataclass(frozen=True)
 class Flag:
     name: str
-    dest: str
+    dest: str  # the attribute the option sets (what the code reads)
+    key: str  # what aliases share (argparse's dest when it differs)
     choices: tuple[str, ...]
     default: str | None
     examples: tuple[str, ...]  # its help text's examples (records.knowledge.facts)
@@ -79,6 +84,7 @@ def load_flags(dataset: Path) -> dict[str, Flag]:
             name = d["name"]
             out[name] = Flag(
                 name,
+                d["dest"],
                 d.get("arg_dest") or d["dest"],
                 tuple(d.get("choices") or ()),
                 _plain(d.get("default")),
@@ -175,16 +181,26 @@ class Facts:
 
 
 def _checks(tree: ast.Module, args_class: str) -> list[set[str]]:
-    """For each raise/assert in the args class: the attributes its test (an assert's own, a
-    raise's enclosing ifs) reads."""
+    """For each raise/assert of the args class whose test relates options to each other
+    (`self.tp_size % self.dp_size == 0`, `self.a <= self.b`): the attributes it reads. An
+    option such a check reads beside one this check reads is its requirement."""
     out: list[set[str]] = []
+
+    def note(test: ast.expr) -> None:
+        related = [
+            n
+            for n in ast.walk(test)
+            if isinstance(n, (ast.BinOp, ast.Compare)) and len(_attrs_of([n])) >= 2
+        ]
+        if related:
+            out.append(_attrs_of(related))
 
     def walk(body: list[ast.stmt], tests: tuple[ast.expr, ...]) -> None:
         for stmt in body:
             if isinstance(stmt, ast.Assert):
-                out.append(_attrs_of((*tests[-1:], stmt.test)))
+                note(stmt.test)
             elif isinstance(stmt, ast.Raise) and tests:
-                out.append(_attrs_of(tests[-1:]))
+                note(tests[-1])
             for field, more in (("body", True), ("orelse", False)):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -219,31 +235,43 @@ def _function_node(tree: ast.Module, qualname: str) -> ast.AST | None:
     return find(tree.body, qualname.split("."))
 
 
-def read_attrs(rec: dict, function: str | None, sources: Sources) -> tuple[set[str], Facts | None]:
+@dataclass
+class Read:
+    """What the record's check reads (see the module doc) and the words of its function."""
+
+    attrs: set[str]
+    facts: Facts | None = None
+    words: tuple[str, ...] = ()  # the function's short strings (reading.words_of)
+    owners: dict[str, list[str]] | None = None  # word -> attributes compared with it
+
+
+def read_attrs(rec: dict, function: str | None, sources: Sources) -> Read:
     """The attributes the record's check reads on the way to its site (see the module doc),
     and the facts of its file when the mirror has it."""
-    from kverr.verify import reading
+    from kverr.verify import reading, values
 
     rev = (rec.get("verification") or {}).get("revision") or ""
     text = sources.text(rev, rec["filePath"]) if function else None
     facts = sources.facts(text) if text else None
     node = _function_node(facts.tree, function) if facts and facts.tree and function else None
     if node is None or text is None or facts is None:
-        return set(_SELF.findall(rec.get("sourceCode") or "")), facts
+        return Read(set(_SELF.findall(rec.get("sourceCode") or "")), facts)
     end = rec.get("sourceCodeEnd") or node.end_lineno
     body = "\n".join(text.splitlines()[node.lineno - 1 : end])
     attrs = set(_SELF.findall(body))
     tests = [body]
-    for _, ifs, _ in reading.call_sites(text, sources.args_class, function):
+    for _, ifs, passed in reading.call_sites(text, sources.args_class, function):
         tests += [test for _, test, holds in ifs if holds]
+        tests += list(passed.values())  # what the caller passes (`self._check(self.ib)`)
         attrs |= {a for t in tests[1:] for a in _SELF.findall(t)}
     for t in tests:
         for m in _CALLED.findall(t):
             attrs |= facts.reads.get(m, frozenset())
-    # One step through the args class's checks: an option another check reads together with
-    # one this check reads (the earlier check it had to pass).
+    # One step through the args class's checks that relate options: an option another check
+    # relates to one this check reads (the earlier check it had to pass).
     attrs |= {a for check in facts.checks if check & attrs for a in check}
-    return attrs, facts
+    words = reading.words_of(text, function)
+    return Read(attrs, facts, words, values.owners(text, function))
 
 
 # ---------------------------------------------------------------- the smells
@@ -252,9 +280,8 @@ def read_attrs(rec: dict, function: str | None, sources: Sources) -> tuple[set[s
 def smells_of(
     rec: dict,
     flags: dict[str, Flag],
-    reads: set[str] | None,
+    read: Read | None,
     foreign: dict[str, set[str]],
-    compared: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, list[str]]:
     """smell -> what in the record's fix shows it ("--device flashinfer")."""
     found: dict[str, list[str]] = {}
@@ -262,14 +289,20 @@ def smells_of(
     if pair is None:
         return found
     before, after = options(pair[0]), options(pair[1])
-    compared = compared or {}
+    compared = read.facts.compared if read and read.facts else {}
+    reads = read.attrs if read else None
+    owners = (read.owners or {}) if read else {}
+
+    def mine(dest: str) -> set[str]:
+        """The function's words not compared with another option (`rule == "tse"`)."""
+        return {w for w in (read.words if read else ()) if dest in owners.get(w, [dest])}
 
     def add(smell: str, what: str) -> None:
         if what not in found.get(smell, []):
             found.setdefault(smell, []).append(what)
 
     for line, opts in (("before", before), ("after", after)):
-        dests = Counter(flags[n].dest if n in flags else n for n, _ in opts)
+        dests = Counter(flags[n].key if n in flags else n for n, _ in opts)
         for dest, n in dests.items():
             if n > 1:
                 add("duplicated option", f"{line}: {dest} x{n}")
@@ -277,10 +310,11 @@ def smells_of(
             f = flags.get(name)
             if f is None:
                 continue
-            known = {*f.examples, *compared.get(f.dest, ()), f.default or ""}
+            documented = {*f.examples, *compared.get(f.dest, ()), f.default or ""} - {""}
+            known = documented | mine(f.dest)
             # A list written as one word ("mlx5_0,mlx5_1"): its items, and their shapes
             # (mlx5_9 names a device that is not there, on purpose).
-            items = {i for k in known for i in k.split(",") if i} - {""}
+            items = {i for k in documented for i in k.split(",") if i}
             shapes = {_DIGITS.sub("#", i) for i in items}
             for v in values:
                 shown = f"{name} {v}"
@@ -291,6 +325,7 @@ def smells_of(
                         len(items) >= 2
                         and not _FILLER.fullmatch(v)
                         and v != f.dest.upper()
+                        and not v.startswith(("/", ".", "{", "["))
                         and not all(_DIGITS.sub("#", i) in shapes for i in v.split(",") if i)
                     ):
                         add("unknown value", shown)
@@ -364,8 +399,7 @@ def audit(dataset: Path, mirror: str | None = None) -> dict:
     ]
     per: dict[str, dict[str, list[str]]] = {}
     for rec in verified:
-        reads, facts = read_attrs(rec, functions.get(rec["id"]), sources)
-        found = smells_of(rec, flags, reads, foreign, facts.compared if facts else None)
+        found = smells_of(rec, flags, read_attrs(rec, functions.get(rec["id"]), sources), foreign)
         if found:
             per[rec["id"]] = found
     counts = {s: sum(s in f for f in per.values()) for s in SMELLS}

@@ -183,6 +183,13 @@ def test_sample_value_prefers_the_help_texts_example() -> None:
     assert sample_value("--seed-ip", more) == "192.168.0.2"
     assert sample_value("--seed-port", more) == "30000"
     assert sample_value("--lora-paths", more) == "/path/to/lora-paths"
+    shown = {
+        "--labels": FlagDecl(name="--labels", dest="labels", type="str",
+                             help="Labels allowed, e.g. '--labels label1 label2' is allowed."),
+        "--encoder-urls": FlagDecl(name="--encoder-urls", dest="encoder_urls", type="str"),
+    }  # fmt: skip
+    assert sample_value("--labels", shown) == "label1"
+    assert sample_value("--encoder-urls", shown) == "http://192.168.0.2:30000"
 
 
 def test_fields_tell_the_solver_a_free_text_options_values() -> None:

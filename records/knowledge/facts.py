@@ -252,11 +252,18 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
     if "int" in kind or "float" in kind:
         ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
         return show_value(default) if ok else ("30000" if flag.endswith("-port") else "1")
+    own = re.search(
+        re.escape(flag) + r"[ =]['\"`]?([\w.:/@+,-]{1,60})", (d.help if d else "") or ""
+    )
+    if own and not own.group(1).startswith("-"):
+        return own.group(1).rstrip(".,;:")  # the help's own example of the flag
     shown = help_examples(d.help if d else None)
     if shown:
         return shown[0]
     if re.search(r"-(ip|host)$", flag):
         return "192.168.0.2"  # an address of the local network, like the help texts' own
+    if re.search(r"-urls?$", flag):
+        return "http://192.168.0.2:30000"
     helptext = ((d.help if d else "") or "").lower()
     if re.search(r"(files?|paths?|dir|certs?)$", flag) or re.search(
         r"\b(path (to|of)|file path)\b", helptext
