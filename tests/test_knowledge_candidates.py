@@ -180,3 +180,32 @@ if self.attention_backend == "fa4":
     assert [c.edits for c in moved] == [
         (("drop", "--tp-size", None), ("set", "--kv-cache-dtype", "fp8_e4m3"))
     ]
+
+
+def test_a_notices_own_choice_made_explicit_is_its_first_fix() -> None:
+    text = """
+import argparse, dataclasses, logging
+logger = logging.getLogger(__name__)
+@dataclasses.dataclass
+class ServerArgs:
+    enable_x: bool = False
+    dispatch: str = None
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--enable-x", action="store_true")
+        parser.add_argument("--dispatch", type=str)
+
+    def check(self):
+        if self.enable_x and self.dispatch is None:
+            self.dispatch = "static"
+            logger.info("X is enabled. The dispatch algorithm is configured.")
+"""
+    fx = extract_file(SourceFile("python/sglang/srt/server_args.py", text, "0" * 40))
+    (site,) = [s for s in fx.sites if s.kind == "log"]
+    decls = flag_map([fx.flags])
+    f = facts_for(site, decls)
+    before = candidates.before_launch(f, decls)
+    assert before.argv() == ["--enable-x"]
+    first = candidates.changes(f, decls, before)[0]
+    assert first.edits == (("set", "--dispatch", "static"),) and first.source == "advice"

@@ -88,3 +88,31 @@ def test_a_value_moved_to_the_option_the_message_names_gives_nothing_up() -> Non
     other = FixChange((("set", "--attention-backend", "triton"),), "allowed")
     assert _moves(moved, before) and not _moves(other, before)
     assert rank([other, moved], before) == [moved, other]
+
+
+def test_a_list_options_words_read_as_a_command_line_has_them() -> None:
+    from kverr.verify.search import describe
+    from kverr.verify.stage import solution_text
+
+    change = FixChange((("set", "--buckets", ("custom", "1")), ("drop", "--x", None)), "solve")
+    assert solution_text(change) == "Launch with --buckets custom 1, without --x"
+    assert describe(change) == "--buckets custom 1 and removing --x"
+
+
+def test_a_real_value_ranks_before_the_options_name_in_capitals() -> None:
+    before = Launch((("--labels-header", ""),))
+    metavar = FixChange((("set", "--labels-header", "LABELS_HEADER"),), "solve")
+    real = FixChange((("set", "--labels-header", "x-labels"),), "solve")
+    assert rank([metavar, real], before) == [real, metavar]
+
+
+def test_words_the_source_spells_keep_the_messages_order_printed_values_are_sorted() -> None:
+    from kverr.verify.told import quoted_words
+
+    pattern = r"supports only: 'fp8', 'awq' or 'int4', got (?P<v0>.{1,64})"
+    assert quoted_words("supports only: 'fp8', 'awq' or 'int4', got 'x'", pattern) == [
+        "fp8", "awq", "int4", "x"
+    ]  # fmt: skip
+    pattern = r"Invalid modality '(?P<v0>.{1,64})'\. Allowed: (?P<v1>.{1,256})"
+    message = "Invalid modality 'x'. Allowed: ['video', 'image', 'audio']"
+    assert quoted_words(message, pattern) == ["audio", "image", "video", "x"]

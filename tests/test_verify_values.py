@@ -187,9 +187,12 @@ def test_sample_value_prefers_the_help_texts_example() -> None:
         "--labels": FlagDecl(name="--labels", dest="labels", type="str",
                              help="Labels allowed, e.g. '--labels label1 label2' is allowed."),
         "--encoder-urls": FlagDecl(name="--encoder-urls", dest="encoder_urls", type="str"),
+        "--labels-header": FlagDecl(name="--labels-header", dest="labels_header", type="str",
+                                    default="'x-labels'"),
     }  # fmt: skip
     assert sample_value("--labels", shown) == "label1"
     assert sample_value("--encoder-urls", shown) == "http://192.168.0.2:30000"
+    assert sample_value("--labels-header", shown) == "x-labels"
 
 
 def test_fields_tell_the_solver_a_free_text_options_values() -> None:

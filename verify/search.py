@@ -292,7 +292,7 @@ class Search:
         self, f: Facts, expect: Expect, target: Target, before: Launch, fired: Outcome | None = None
     ) -> Found:
         tried: list[tuple[FixChange, Outcome]] = []
-        said = told(fired, before) if fired is not None else []
+        said = told(fired, before, expect.pattern) if fired is not None else []
         if fired is not None and expect.logs:
             said += chosen(fired, expect, self.decls)
         changes = [*said, *self.fixes(f, expect, target, before, fired)]
@@ -626,12 +626,14 @@ class Search:
             for _, g in sorted(guards.items(), key=lambda kv: int(kv[0]))
             for solution in g.get("others", [])
         ]
-        # Another value of what the user set, never one more option or one given up.
-        return [
+        # Another value of what the user set, never one more option or one given up; the
+        # option's name in capitals last.
+        kept = [
             c
             for c in found
             if all(op == "set" and launch.has(n) for op, n, _ in c.edits) and not _undoes(c, launch)
         ]
+        return sorted(kept, key=_metavar)
 
     def _closer(
         self,
@@ -826,10 +828,19 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
             c.source == "feature",
             any(before.has(n) for n in names) and not moved,
             len(c.edits),
+            _metavar(c),  # the option's name in capitals says less than a real value
             candidates._RANK.get(c.source, 9),
         )
 
     return sorted(found, key=key)
+
+
+def _metavar(c: FixChange) -> bool:
+    """A value of the change is only its option's name in capitals (EPLB_ALGORITHM)."""
+    return any(
+        op == "set" and isinstance(v, str) and v == n.lstrip("-").replace("-", "_").upper()
+        for op, n, v in c.edits
+    )
 
 
 def _moves(c: FixChange, before: Launch) -> bool:
@@ -872,6 +883,8 @@ def describe(change: FixChange) -> str:
     """A change in words: "--tp-size 2 and --moe-dp-size 2", "removing --x", "SGLANG_X=1"."""
     parts = []
     for op, name, value in change.edits:
+        if isinstance(value, (tuple, list)):
+            value = " ".join(value)
         if op == "set":
             parts.append(f"{name} {value}" if value is not None else name)
         elif op == "drop":

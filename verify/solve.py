@@ -301,10 +301,8 @@ def _domain(
         # a bare symbol ("=", ":") is a part of an item, never an item.
         # (A sample that is only the option's name in capitals is no item anyone writes.)
         numeric = field.get("item") in ("int", "float")
-        metavar = str(field.get("flag", "")).lstrip("-").replace("-", "_").upper()
-        sample = (
-            [field["sample"]] if field.get("sample") not in (None, metavar) and not numeric else []
-        )
+        usable = field.get("sample") not in (None, _metavar(field)) and not numeric
+        sample = [field["sample"]] if usable else []
         # ("all" in self.modules: for a list, what `in` looks for is an item.)
         words = [*own[0], *own[1], *field.get("values", ()), *sample, *strings]
         words = list(dict.fromkeys(words))
@@ -333,14 +331,20 @@ def _domain(
         holding += [f"x{s}x" for s in fragments if s and not any(s in v for v in known)]
         for sep in seps:
             holding += listed([*known, field.get("sample") or ""], sep)
-        # "" is how a command line empties a string option that has a default; None leaves
-        # the option out (tried as a removal, last).
-        found = [*known, *holding, field.get("sample"), "", None]
+        # Then the option's name in capitals: some other value, as `--help` names it. ""
+        # is how a command line empties a string option that has a default; None leaves the
+        # option out (tried as a removal, last).
+        found = [*known, *holding, field.get("sample"), _metavar(field), "", None]
         return [v for v in dict.fromkeys(found) if v != current and (v is None or type(v) is str)]
     return []
 
 
 _WORDS = ("1", "2", "0", "-1", "0.5", "x")
+
+
+def _metavar(field: Mapping[str, Any]) -> str:
+    """The option's name in capitals (`--eplb-algorithm` -> EPLB_ALGORITHM)."""
+    return str(field.get("flag", "")).lstrip("-").replace("-", "_").upper()
 
 
 def plain_value(value: Any) -> bool:

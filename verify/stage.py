@@ -24,6 +24,7 @@ from kverr.records import flag_map
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge.notices import NOTHING
 from kverr.records.pattern import pattern_for
 from kverr.verify import reading, values
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
@@ -433,6 +434,8 @@ def solution_text(change: Any) -> str:
     "Remove --x", "Launch with --language-only, without --encoder-only"."""
     adds, drops, unsets = [], [], []
     for op, name, value in change.edits:
+        if isinstance(value, (tuple, list)):
+            value = " ".join(value)  # the words of a list option, as a command line has them
         if op == "set":
             adds.append(f"{name} {value}" if value is not None else name)
         elif op == "env" and value is not None:
@@ -459,7 +462,10 @@ def apply_verdict(record: dict, verdict: Verdict) -> dict:
     elif not verdict.keep_fix:
         out["exampleFix"] = ""
     if verdict.solution:
+        # A verified change beats "Nothing to change" (what the code alone says of a notice).
         out["solutions"] = [verdict.solution] + [
-            s for s in record.get("solutions", []) if s != verdict.solution
+            s
+            for s in record.get("solutions", [])
+            if s != verdict.solution and not s.startswith(NOTHING)
         ]
     return out

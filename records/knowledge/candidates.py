@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from kverr.records.conditions import Atom, show_value
+from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, _default, meets_default
 from kverr.records.knowledge.fixes import sample_value
 
@@ -276,6 +277,7 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
     """Changes to `before` that may make the check pass, most trusted first."""
     out: list[FixChange] = []
     out += advice(f, decls, before)
+    out += _made_explicit(f, decls)
     for atom in f.direct:
         out += _negations(atom, decls, before)
     for atom in f.context:
@@ -284,6 +286,27 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
             for c in _negations(atom, decls, before)
         ]
     return _ranked(_unique(c for c in out if _changes_something(c, before, decls)))
+
+
+def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
+    """A notice's own choice made on the command line (`--ep-dispatch-algorithm static`
+    where the code sets it to static when it is left out): the notice's fix, as trusted as
+    its advice."""
+    if not notices.is_notice(f):
+        return []
+    out = []
+    for flag, value, atom in notices._choosable(f):
+        lit = notices._literal(value)
+        if lit is True and is_switch(flag, decls):
+            edit: tuple[str, str, str | None] = ("set", flag, None)
+        elif lit in (False, None) and atom.positive:
+            edit = ("drop", flag, None)
+        elif notices._shown(lit) and lit is not True:
+            edit = ("set", flag, show_value(lit))
+        else:
+            continue
+        out.append(FixChange((edit,), "advice", f"what {f.profile.product} picks itself"))
+    return out
 
 
 # "feature": turns an enclosing condition around, i.e. launches without the feature the

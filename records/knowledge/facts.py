@@ -240,8 +240,8 @@ def help_examples(helptext: str | None) -> tuple[str, ...]:
 
 def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
     """A realistic value for a flag that takes one: a declared choice, the default or 1 for
-    numbers, a value its help text shows, a path for path-like flags, else the argparse
-    metavar (the flag's dest in capitals)."""
+    numbers, a value its help text shows, its default, a path for path-like flags, else the
+    argparse metavar (the flag's dest in capitals)."""
     d = decls.get(flag)
     if d and d.choices:
         return d.choices[0]
@@ -260,6 +260,8 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
     shown = help_examples(d.help if d else None)
     if shown:
         return shown[0]
+    if isinstance(default, str) and default.strip():
+        return default  # what the option holds when left out is a value it takes
     if re.search(r"-(ip|host)$", flag):
         return "192.168.0.2"  # an address of the local network, like the help texts' own
     if re.search(r"-urls?$", flag):
