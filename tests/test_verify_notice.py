@@ -8,7 +8,7 @@ from kverr.extractor import extract_file
 from kverr.records import flag_map
 from kverr.records.knowledge import facts_for
 from kverr.verify import notice
-from kverr.verify.search import _moves, rank
+from kverr.verify.changes import _moves, rank
 
 from kverr.ftypes import FixChange, Launch, SourceFile
 
@@ -91,7 +91,7 @@ def test_a_value_moved_to_the_option_the_message_names_gives_nothing_up() -> Non
 
 
 def test_a_list_options_words_read_as_a_command_line_has_them() -> None:
-    from kverr.verify.search import describe
+    from kverr.verify.changes import describe
     from kverr.verify.stage import solution_text
 
     change = FixChange((("set", "--buckets", ("custom", "1")), ("drop", "--x", None)), "solve")

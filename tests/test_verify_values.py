@@ -12,7 +12,7 @@ from kverr.extractor import extract_files, sources
 from kverr.records import build_records
 from kverr.records.knowledge.facts import help_examples, sample_value
 from kverr.verify import values
-from kverr.verify.search import fields_of
+from kverr.verify.fields import fields_of
 from kverr.verify.stage import Session, verify_revision
 from verify_fixture_values import ARGS, SERVER_ARGS, values_repo, values_spec
 

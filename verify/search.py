@@ -15,8 +15,6 @@ Every run goes through `runner`, so a cache can answer repeats (a rebuild starts
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +22,12 @@ from typing import Any
 
 from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge import candidates
-from kverr.records.knowledge.facts import Facts, help_examples, is_json, sample_value
+from kverr.records.knowledge.facts import Facts
 from kverr.verify import notice, reading, values
+from kverr.verify.changes import _edit, _metavar, _undoes, describe, rank
+from kverr.verify.fields import fields_of
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.judge import Expect, fires, passes, what_happened
-from kverr.verify.solve import ENV
 from kverr.verify.told import chosen, told
 from kverr.verify.where import (
     MISSING_FACT,
@@ -72,87 +71,6 @@ class Found:
     # The model the verified launches ran with when not the default profile as it is
     # ("deepseek-v32", "the default model with architectures Qwen2VLForConditionalGeneration").
     model: str = ""
-
-
-def fields_of(
-    decls: Mapping[str, FlagDecl],
-    assigned: Mapping[str, list[Any] | None] | None = None,
-    compared: Mapping[str, Sequence[str]] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """attribute -> what the child's solver needs about the option that sets it; `assigned`:
-    attribute -> the literal values the validation code assigns it (None: some other value;
-    reading.assigned_values), so that the solver can tell when it has tried every value;
-    `compared`: attribute -> the strings the code compares it with (values.compared_values)."""
-    out: dict[str, dict[str, Any]] = {}
-    assigned = assigned or {}
-    compared = compared or {}
-    decls = decls if isinstance(decls, dict) else dict(decls)
-    for name, d in decls.items():
-        out.setdefault(
-            d.dest,
-            {
-                # A free-text option's known values and a sample value: the only words the
-                # solver tries for it (never the words the code compares other options with).
-                **_known(name, d, assigned.get(d.dest), compared.get(d.dest, ()), decls),
-                "flag": name,
-                "switch": candidates.is_switch(name, dict(decls)),
-                "choices": _typed(d.choices or (), d.type),
-                "assigned": assigned.get(d.dest, []),
-                # the value when the option is left out ([] when not plain data)
-                "default": _literal_default(d.default),
-                "list": (d.type or "").startswith("list["),
-                "int": "int" in (d.type or "") and not (d.type or "").startswith("list["),
-                "float": "float" in (d.type or "") and not (d.type or "").startswith("list["),
-                "json": is_json(d),  # JSON text: the solver tries objects
-                # a list's items: "list[int]" -> "int" (numbers to try, not words)
-                "item": (d.type or "")[5:-1] if (d.type or "").startswith("list[") else None,
-            },
-        )
-    return out
-
-
-def _known(
-    name: str,
-    d: FlagDecl,
-    assigned: Sequence[Any] | None,
-    compared: Sequence[str],
-    decls: dict[str, FlagDecl],
-) -> dict[str, Any]:
-    """{"values", "sample"} of an option without choices (see verify/values.py): its help
-    text's examples first (what `--help` tells a user to type), then the strings the code
-    compares it with, the strings the validation code assigns it, its default."""
-    if d.choices:
-        return {}
-    default = _literal_default(d.default)
-    found = [
-        *help_examples(d.help),
-        *compared,
-        *(v for v in assigned or () if type(v) is str),
-        *(v for v in default if type(v) is str),
-    ]
-    return {
-        "values": [v for v in dict.fromkeys(found) if v],
-        "sample": sample_value(name, decls),
-    }
-
-
-def _literal_default(text: str | None) -> list[Any]:
-    """[the default] when it is plain data, [] when it is not known."""
-    if text is None:
-        return [None]
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError):
-        return []
-    return [value] if type(value) in (str, int, float, bool) or value is None else []
-
-
-def _typed(choices: Sequence[str], kind: str | None) -> list[Any]:
-    """Choices as the parsed attribute holds them: numbers for an int option (`choices=[16,
-    32]` arrive here as text)."""
-    if kind == "int" and all(re.fullmatch(r"-?\d+", c) for c in choices):
-        return [int(c) for c in choices]
-    return list(choices)
 
 
 class Search:
@@ -805,92 +723,3 @@ class Search:
         merged = candidates._unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before)
-
-
-def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
-    """The order fixes are tried in, so that the first that verifies is the smallest: one that
-    keeps every option the user set (adds or changes another) before one that changes an
-    option the launch set, before one that gives up a feature the check is about (an option of
-    an enclosing condition), removal of a feature flag last; fewer edits first; then the
-    message's advice before derived values."""
-
-    def key(c: FixChange) -> tuple:
-        names = {name for _, name, _ in c.edits}
-        # The message's "use --y v instead": v moves from the option the launch set to --y,
-        # which gives nothing up.
-        moved = c.source == "advice" and _moves(c, before)
-        # Emptying an option the launch sets (`--x ''`) gives it up as much as removing it.
-        gives_up = any(
-            (op == "drop" or (op == "set" and v == "")) and before.has(n) for op, n, v in c.edits
-        ) or _undoes(FixChange(tuple(e for e in c.edits if e[0] == "env"), c.source), before)
-        return (
-            c.source == "remove" or (gives_up and not moved),
-            c.source == "feature",
-            any(before.has(n) for n in names) and not moved,
-            len(c.edits),
-            _metavar(c),  # the option's name in capitals says less than a real value
-            candidates._RANK.get(c.source, 9),
-        )
-
-    return sorted(found, key=key)
-
-
-def _metavar(c: FixChange) -> bool:
-    """A value of the change is only its option's name in capitals (EPLB_ALGORITHM)."""
-    return any(
-        op == "set" and isinstance(v, str) and v == n.lstrip("-").replace("-", "_").upper()
-        for op, n, v in c.edits
-    )
-
-
-def _moves(c: FixChange, before: Launch) -> bool:
-    """A value dropped from one option the launch sets and given to another."""
-    dropped = {before.value(n) for op, n, _ in c.edits if op == "drop" and before.has(n)}
-    return any(op == "set" and v in dropped and v is not None for op, _, v in c.edits)
-
-
-def _undoes(c: FixChange, launch: Launch) -> bool:
-    """Drops or empties an option the launch set, or unsets or changes an environment
-    variable it set (`FAKE_TURBO=true` where the code wants "1" gives turbo up as surely as
-    unsetting it)."""
-    return any(
-        (op == "env" and any(k == n and old != v for k, old in launch.env))
-        or (op != "env" and launch.has(n) and (op == "drop" or v in ("", None)))
-        for op, n, v in c.edits
-    )
-
-
-def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:
-    if flag.startswith(ENV):  # an environment variable the guard reads (solve.py)
-        return ("env", flag[len(ENV) :], None if value is None else str(value))
-    if isinstance(value, dict) or (isinstance(value, list) and is_json(decls.get(flag))):
-        return ("set", flag, json.dumps(value))  # a JSON option's value, as JSON text
-    switch = candidates.is_switch(flag, dict(decls))
-    if value is True and switch:
-        return ("set", flag, None)
-    if (value is False and switch) or value is None:
-        return ("drop", flag, None)
-    if isinstance(value, bool):
-        return ("set", flag, str(value).lower())
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return ("drop", flag, None)  # an empty list is the option left out
-        return ("set", flag, tuple(str(v) for v in value))  # type: ignore[return-value]
-    return ("set", flag, str(value))
-
-
-def describe(change: FixChange) -> str:
-    """A change in words: "--tp-size 2 and --moe-dp-size 2", "removing --x", "SGLANG_X=1"."""
-    parts = []
-    for op, name, value in change.edits:
-        if isinstance(value, (tuple, list)):
-            value = " ".join(value)
-        if op == "set":
-            parts.append(f"{name} {value}" if value is not None else name)
-        elif op == "drop":
-            parts.append(f"removing {name}")
-        elif op == "env":
-            parts.append(f"{name}={value}" if value is not None else f"unsetting {name}")
-        elif op == "model":
-            parts.append(f"a {value} model")
-    return " and ".join(parts)
