@@ -264,5 +264,5 @@ def add_cli_args(parser):
 """
     rec = _by_message(_records(src), "Mixed chunk is disabled")
     assert rec["solutions"] == [
-        "Nothing to change: SGLang turns --enable-mixed-chunk off for this launch by itself"
+        "Nothing to change: SGLang turns --enable-mixed-chunk off for this launch"
     ]

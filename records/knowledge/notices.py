@@ -85,7 +85,7 @@ def nothing_to_change(f: Facts) -> str:
     (the record's fix search, too, finds only giving the feature up)."""
     done = did(f).rstrip(".")
     if done:
-        return f"{NOTHING}: {done} by itself"
+        return f"{NOTHING}: {done}"
     return f"{NOTHING}: the notice is expected for this launch"
 
 
