@@ -99,9 +99,9 @@ def load_flags(dataset: Path) -> dict[str, Flag]:
 _PATHLIKE = re.compile(r"(path|file|dir|url|urls|certs?|addr|host|ip|config|template)$")
 
 
-def options(command: str) -> list[tuple[str, tuple[str, ...]]]:
+def options(command: str, everything: bool = False) -> list[tuple[str, tuple[str, ...]]]:
     """`--x a b --y` -> [("--x", ("a", "b")), ("--y", ())]; the launch prefix and
-    environment assignments are skipped."""
+    environment assignments are skipped, and --model-path unless `everything`."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -113,7 +113,7 @@ def options(command: str) -> list[tuple[str, tuple[str, ...]]]:
             out.append((name, [value] if eq else []))
         elif out:
             out[-1][1].append(w)
-    return [(n, tuple(v)) for n, v in out if n != "--model-path"]
+    return [(n, tuple(v)) for n, v in out if everything or n != "--model-path"]
 
 
 def fix_lines(fix: str) -> tuple[str, str] | None:
@@ -302,7 +302,8 @@ def smells_of(
             found.setdefault(smell, []).append(what)
 
     for line, opts in (("before", before), ("after", after)):
-        dests = Counter(flags[n].key if n in flags else n for n, _ in opts)
+        whole = options(pair[0] if line == "before" else pair[1], everything=True)
+        dests = Counter(flags[n].key if n in flags else n for n, _ in whole)
         for dest, n in dests.items():
             if n > 1:
                 add("duplicated option", f"{line}: {dest} x{n}")

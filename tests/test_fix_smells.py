@@ -53,6 +53,7 @@ FLAGS = [
     ("--pp-size", "pp_size", None, "1", ""),
     ("--served-name", "served_name", None, "None", "The name the server answers to."),
     ("--buckets", "buckets", None, "None", "The bucket rule."),
+    ("--model-path", "model_path", None, "None", "The path of the model weights."),
 ]
 TYPES = {"--page-size": "int", "--tp-size": "int", "--dp-size": "int", "--pp-size": "int"}
 
@@ -71,6 +72,9 @@ CASES = [
      {"default value": ["--pp-size 1"], "unread option": ["--pp-size 1"]}),
     ("_handle_dp", "--dp-size 2 --dp-size 4 --mode eager", "--dp-size 2 --mode lazy",
      {"duplicated option": ["before: dp_size x2"]}),
+    # the base option given again (the launch's own --model-path beside MODEL_PATH)
+    ("_handle_dp", "--dp-size 2 --mode eager --model-path /x", "--dp-size 2 --mode lazy",
+     {"duplicated option": ["before: model_path x2"]}),
     ("_handle_mamba", "--mamba-strategy extra_buffer --page-size 65 --dp-size 2 --tp-size 2 "
      "--mode lazy --attention-backend triton --device cuda",
      "--mamba-strategy extra_buffer --page-size 64 --dp-size 2 --tp-size 2 --mode lazy "

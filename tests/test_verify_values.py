@@ -104,6 +104,21 @@ def test_no_free_text_value_is_another_options_word(verdicts) -> None:
                     assert value not in foreign, line
 
 
+def test_a_test_no_value_turns_is_not_applicable_at_once(tmp_path) -> None:
+    """The parser's choices rule the check out: the search says so after one run, without
+    trying other values the path accepts (those are for a test reading what no option sets)."""
+    g, sha = values_repo(tmp_path / "repo")
+    rev, files = sources.read_git(g.root, sha, [ARGS])
+    exts = extract_files(files)
+    (rec,) = [r for r in build_records(exts, rev) if r["errorMessage"].startswith("--chunk-size")]
+    session = Session(values_spec(), str(g.root), tmp_path, cache={})
+    v = verify_revision(exts, [rec], session, rev, files=[(f.path, f.blob) for f in files])
+    session.close()
+    v = v[rec["id"]]
+    assert v.verification["status"] == "not-applicable", v.verification
+    assert v.runs == 1, v.runs
+
+
 # ---------------------------------------------------------------- the readings
 
 

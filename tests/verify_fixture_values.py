@@ -46,6 +46,7 @@ class ServerArgs:
     ib_devices: Optional[str] = None
     dllm_algorithm: Optional[str] = None
     load_mode: Optional[Literal["static", "dynamic"]] = None
+    chunk_size: Optional[int] = 16
 
     def __post_init__(self):
         self._handle_defaults()
@@ -54,6 +55,7 @@ class ServerArgs:
         self._handle_dp()
         self._handle_ib()
         self._handle_dllm()
+        self._handle_chunk()
 
     def _handle_defaults(self):
         if self.device is None:
@@ -112,6 +114,11 @@ class ServerArgs:
         if self.load_mode == "dynamic" and self.device == "npu":
             raise ValueError("Dynamic loading is not supported on NPU")
 
+    def _handle_chunk(self):
+        if self.chunk_size is not None:
+            if self.chunk_size not in (16, 32, 64, 128):
+                raise ValueError("--chunk-size must be a power of 2 between 16 and 128")
+
     def enable_extra_buffer(self) -> bool:
         return self.mamba_strategy == "extra_buffer"
 
@@ -144,6 +151,7 @@ class ServerArgs:
             "--dllm-algorithm", type=str, help="The diffusion LLM algorithm, such as LowConfidence."
         )
         parser.add_argument("--load-mode", type=str, help="How weights are loaded.")
+        parser.add_argument("--chunk-size", type=int, choices=[16, 32, 64, 128], default=16)
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):

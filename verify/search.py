@@ -511,7 +511,8 @@ class Search:
         for r in f.readings:
             g = out.guard(r.guard.line) if r.role == "direct" else None
             if g and g.get("value") is not None and g.get("value") != r.guard.holds:
-                return not g.get("solutions")
+                # exhausted: every value a command line can give leaves it so (not applicable)
+                return not g.get("solutions") and not g.get("exhausted")
         return False
 
     def _accepted(
