@@ -248,10 +248,20 @@ class Launch:
         return out
 
     def command(self, launch: str, base: tuple[str, ...] = ()) -> str:
-        """`SGLANG_X=1 python -m pkg --a 1 --b`: the line a user pastes."""
+        """`SGLANG_X=1 python -m pkg --a 1 --b`: the line a user pastes. A base option the
+        launch sets itself (`--model-path`) is shown once, with the launch's value: the one
+        the parser kept (the last wins)."""
         env = [f"{k}={v}" for k, v in self.env]
+        mine = {o for o, _ in self.args}
+        kept: list[str] = []
+        skip = False
+        for word in base:
+            if word.startswith("--"):
+                skip = word.partition("=")[0] in mine
+            if not skip:
+                kept.append(word)
         words = [w for path, text in self.texts for w in (*_write(path, text), "&&")]
-        words += [*env, launch, *base]
+        words += [*env, launch, *kept]
         for option, value in self.args:
             words.append(option)
             if isinstance(value, tuple):

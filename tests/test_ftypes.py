@@ -54,3 +54,17 @@ def test_slugs_hold_no_colour_codes():
         slug_for(Site(**{**site.__dict__, "template": COLOURED}), "0123456789abcdef")
         == "tp-is-odd-012345"
     )
+
+
+def test_a_launch_that_sets_a_base_option_shows_it_once_with_its_own_value() -> None:
+    from kverr.ftypes import Launch
+
+    base = ("--model-path", "MODEL_PATH")
+    launch = Launch((("--speculative-algorithm", "EAGLE"), ("--model-path", "/path/to/model")))
+    assert launch.command("python -m srv", base) == (
+        "python -m srv --speculative-algorithm EAGLE --model-path /path/to/model"
+    )
+    plain = Launch((("--tp-size", "2"),), (("APP_X", "1"),))
+    assert plain.command("python -m srv", base) == (
+        "APP_X=1 python -m srv --model-path MODEL_PATH --tp-size 2"
+    )

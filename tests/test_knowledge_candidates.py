@@ -146,3 +146,66 @@ def test_setting_an_option_replaces_its_aliases() -> None:
     launch = Launch((("--tensor-parallel-size", "4"), ("--enable-x", None)))
     out = candidates.set_option(launch, "--tp-size", "2", decls)
     assert out.argv() == ["--tp-size", "2", "--enable-x"]  # in place, the alias replaced
+
+
+def test_a_default_that_already_holds_adds_nothing_to_the_before() -> None:
+    f, decls = facts(
+        """
+if self.tp_size == 1 and self.kv_cache_dtype == "auto" and self.enable_x:
+    raise ValueError("X on one GPU with the auto kv cache")
+""",
+        "X on one GPU",
+    )
+    assert candidates.before_launch(f, decls).argv() == ["--enable-x"]
+    # ... but an option the launch sets already is set to what the fact wants
+    launch = candidates.make_hold(Launch((("--tp-size", "2"),)), f.direct[0], decls)
+    assert launch.argv() == ["--tp-size", "1"]
+
+
+def test_use_instead_moves_the_value_to_the_option_the_message_names() -> None:
+    f, decls = facts(
+        """
+if self.attention_backend == "fa4":
+    raise ValueError("FA4 is only for prefill. Please use `--kv-cache-dtype fp8_e4m3` instead.")
+""",
+        "FA4 is only for prefill",
+    )
+    before = Launch((("--attention-backend", "fa4"),))
+    found = candidates.advice(f, decls, before)
+    assert FixChange((("set", "--kv-cache-dtype", "fp8_e4m3"),), "advice", found[0].note) in found
+    # no option of the launch holds fp8_e4m3, so nothing moves
+    assert not [c for c in found if len(c.edits) == 2]
+    before = Launch((("--kv-cache-dtype", "auto"), ("--tp-size", "fp8_e4m3")))
+    moved = [c for c in candidates.advice(f, decls, before) if len(c.edits) == 2]
+    assert [c.edits for c in moved] == [
+        (("drop", "--tp-size", None), ("set", "--kv-cache-dtype", "fp8_e4m3"))
+    ]
+
+
+def test_a_notices_own_choice_made_explicit_is_its_first_fix() -> None:
+    text = """
+import argparse, dataclasses, logging
+logger = logging.getLogger(__name__)
+@dataclasses.dataclass
+class ServerArgs:
+    enable_x: bool = False
+    dispatch: str = None
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--enable-x", action="store_true")
+        parser.add_argument("--dispatch", type=str)
+
+    def check(self):
+        if self.enable_x and self.dispatch is None:
+            self.dispatch = "static"
+            logger.info("X is enabled. The dispatch algorithm is configured.")
+"""
+    fx = extract_file(SourceFile("python/sglang/srt/server_args.py", text, "0" * 40))
+    (site,) = [s for s in fx.sites if s.kind == "log"]
+    decls = flag_map([fx.flags])
+    f = facts_for(site, decls)
+    before = candidates.before_launch(f, decls)
+    assert before.argv() == ["--enable-x"]
+    first = candidates.changes(f, decls, before)[0]
+    assert first.edits == (("set", "--dispatch", "static"),) and first.source == "advice"

@@ -217,3 +217,52 @@ def test_a_comparison_by_identity_with_a_literal_is_left_as_written_and_warns_no
     assert rec["errorMessage"] == "fast mode needs one GPU"
     assert folded == "'fast' is 'fast' and True"
     assert [w for w in seen if issubclass(w.category, SyntaxWarning)] == []
+
+
+def test_an_early_exit_is_a_condition_of_the_launch_and_a_passed_check_an_earlier_check():
+    src = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+class ServerArgs:
+    def _handle_dllm(self):
+        if self.dllm_algorithm is None:
+            return
+        if self.tp_size > 8:
+            raise ValueError("At most 8 GPUs for diffusion models")
+        if not self.disable_cuda_graph:
+            logger.warning("Cuda graph is disabled because of diffusion LLM inference")
+            self.disable_cuda_graph = True
+
+def add_cli_args(parser):
+    parser.add_argument("--dllm-algorithm", type=str, help="The diffusion LLM algorithm.")
+    parser.add_argument("--tp-size", type=int, default=1)
+    parser.add_argument("--disable-cuda-graph", action="store_true")
+"""
+    rec = _by_message(_records(src), "Cuda graph is disabled")
+    assert rec["triggerScenarios"] == (
+        "Launching with --dllm-algorithm set and without --disable-cuda-graph."
+    )
+
+
+def test_a_notice_nothing_silences_says_there_is_nothing_to_change():
+    src = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+class ServerArgs:
+    def _handle_backend(self):
+        if self.attention_backend == "dual":
+            logger.warning("Mixed chunk is disabled because of the dual backend")
+            self.enable_mixed_chunk = False
+
+def add_cli_args(parser):
+    parser.add_argument("--attention-backend", choices=["dual", "triton"])
+    parser.add_argument("--enable-mixed-chunk", action="store_true")
+"""
+    rec = _by_message(_records(src), "Mixed chunk is disabled")
+    assert rec["solutions"] == [
+        "Nothing to change: SGLang turns --enable-mixed-chunk off for this launch"
+    ]

@@ -17,6 +17,10 @@ a fix's command lines, in a sandbox, and says whether the fix is verified.
     search.py   the fix search: reach the check, then the smallest change that passes it
     configfile.py  the fix search for argv-time checks: what a config file can get wrong
     json_yaml.py   the sandbox's yaml: YAML's JSON subset, for the config files it writes
+    fields.py   what the solver is told about each option (choices, known values, sample)
+    values.py   the values a free-text option is known to take (compared with, Literal, split)
+    changes.py  the order candidate changes are tried in, and a change in words
+    notice.py   what a notice's fix may be: a choice made explicit, never the feature given up
     told.py     what a run's own output offers it (quoted values, a notice's choice)
     where.py    which platform and model profile a check is tried on
     stage.py    a revision's records through the search, with the run cache (the build's step)

@@ -15,8 +15,6 @@ Every run goes through `runner`, so a cache can answer repeats (a rebuild starts
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +22,12 @@ from typing import Any
 
 from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge import candidates
-from kverr.records.knowledge.facts import Facts, is_json
-from kverr.verify import reading
+from kverr.records.knowledge.facts import Facts
+from kverr.verify import notice, reading, values
+from kverr.verify.changes import _edit, _metavar, _undoes, describe, rank
+from kverr.verify.fields import fields_of
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.judge import Expect, fires, passes, what_happened
-from kverr.verify.solve import ENV
 from kverr.verify.told import chosen, told
 from kverr.verify.where import (
     MISSING_FACT,
@@ -72,54 +71,6 @@ class Found:
     # The model the verified launches ran with when not the default profile as it is
     # ("deepseek-v32", "the default model with architectures Qwen2VLForConditionalGeneration").
     model: str = ""
-
-
-def fields_of(
-    decls: Mapping[str, FlagDecl], assigned: Mapping[str, list[Any] | None] | None = None
-) -> dict[str, dict[str, Any]]:
-    """attribute -> what the child's solver needs about the option that sets it; `assigned`:
-    attribute -> the literal values the validation code assigns it (None: some other value;
-    reading.assigned_values), so that the solver can tell when it has tried every value."""
-    out: dict[str, dict[str, Any]] = {}
-    assigned = assigned or {}
-    for name, d in decls.items():
-        out.setdefault(
-            d.dest,
-            {
-                "flag": name,
-                "switch": candidates.is_switch(name, dict(decls)),
-                "choices": _typed(d.choices or (), d.type),
-                "assigned": assigned.get(d.dest, []),
-                # the value when the option is left out ([] when not plain data)
-                "default": _literal_default(d.default),
-                "list": (d.type or "").startswith("list["),
-                "int": "int" in (d.type or "") and not (d.type or "").startswith("list["),
-                "float": "float" in (d.type or "") and not (d.type or "").startswith("list["),
-                "json": is_json(d),  # JSON text: the solver tries objects
-                # a list's items: "list[int]" -> "int" (numbers to try, not words)
-                "item": (d.type or "")[5:-1] if (d.type or "").startswith("list[") else None,
-            },
-        )
-    return out
-
-
-def _literal_default(text: str | None) -> list[Any]:
-    """[the default] when it is plain data, [] when it is not known."""
-    if text is None:
-        return [None]
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError):
-        return []
-    return [value] if type(value) in (str, int, float, bool) or value is None else []
-
-
-def _typed(choices: Sequence[str], kind: str | None) -> list[Any]:
-    """Choices as the parsed attribute holds them: numbers for an int option (`choices=[16,
-    32]` arrive here as text)."""
-    if kind == "int" and all(re.fullmatch(r"-?\d+", c) for c in choices):
-        return [int(c) for c in choices]
-    return list(choices)
 
 
 class Search:
@@ -166,6 +117,8 @@ class Search:
                 self._memo[key] = reading.call_sites(text, self.args_class, function)
             elif what == "words":
                 self._memo[key] = reading.words_of(text, function)
+            elif what == "owners":
+                self._memo[key] = values.owners(text, function)
             elif what == "try":
                 self._memo[key] = reading.try_test(text, function, *rest)
             elif what == "text":
@@ -257,18 +210,23 @@ class Search:
         self, f: Facts, expect: Expect, target: Target, before: Launch, fired: Outcome | None = None
     ) -> Found:
         tried: list[tuple[FixChange, Outcome]] = []
-        said = told(fired, before) if fired is not None else []
+        said = told(fired, before, expect.pattern) if fired is not None else []
         if fired is not None and expect.logs:
             said += chosen(fired, expect, self.decls)
         changes = [*said, *self.fixes(f, expect, target, before, fired)]
         if expect.logs:
-            # A notice is expected behaviour: its fix chooses explicitly, it never gives the
-            # feature up (removing or emptying what the launch asked for).
-            changes = [
-                c
-                for c in changes
-                if c.source not in ("remove", "feature") and not _undoes(c, before)
-            ]
+            # A notice is expected behaviour: its fix chooses explicitly or completes what the
+            # launch left out, it never gives the feature up (verify/notice.py).
+            changes = notice.ordered(
+                [
+                    c
+                    for c in changes
+                    if c.source not in ("remove", "feature")
+                    and not _undoes(c, before)
+                    and not notice.gives_up(c, f, before, self.decls)
+                ],
+                before,
+            )
         for change in changes:
             if all(op == "model" for op, _, _ in change.edits):
                 continue  # the model is what MODEL_PATH names, not a change of the command line
@@ -419,6 +377,7 @@ class Search:
         out = []
         site = f.site
         words = list(self._steps("words", site.file, site.function))
+        owners = self._steps("owners", site.file, site.function)
         path: list[str] = []  # the guards so far, each as it holds on the way to the site
         for r in f.readings:
             g = r.guard
@@ -442,6 +401,8 @@ class Search:
                 item["flip"] = True
             if words and not out:
                 item["words"] = words  # once per run: the child shares them with every guard
+            if owners:
+                item["owners"] = owners  # a word compared with one option is offered it alone
             out.append(item)
         if not flip_all:
             # The sibling tests of an if/elif chain that the words leave out (`rule == "tse"`
@@ -467,14 +428,20 @@ class Search:
             read &= set(self.fields)  # options a launch sets; derived values are not reset
             resets = reading.class_resets(self.source(site.file), self.args_class)
             seen = {(w.get("function"), w["line"]) for w in out}
+            added: dict[tuple[str | None, int], dict[str, Any]] = {}
             for attr in sorted(read & set(resets)):
                 for method, line, test, holds in resets[attr][:12]:
                     same = method == site.function
-                    if (same and line >= site.line) or (None if same else method, line) in seen:
+                    where = (None if same else method, line)
+                    if where in added:  # one if resetting several options the guards read
+                        added[where]["resets"].append(attr)
                         continue
-                    item = self._item(line, test, not holds, site.file)
-                    out.append(item if same else dict(item, function=method))
-                    seen.add((None if same else method, line))
+                    if (same and line >= site.line) or where in seen:
+                        continue
+                    item = dict(self._item(line, test, not holds, site.file), resets=[attr])
+                    added[where] = item if same else dict(item, function=method)
+                    out.append(added[where])
+                    seen.add(where)
         return out
 
     def _test(self, file: str, function: str | None, g: Guard) -> str | None:
@@ -526,16 +493,66 @@ class Search:
         watch = self.watch(f)
         seen: set[Launch] = set()
         out: Outcome | None = None
+        self._others: list[Launch] | None = None  # other accepted values' launches (_closer)
         for _ in range(MAX_REACH):
             seen.add(launch)
             out = self.run(launch, target, watch)
             if fires(out, expect):
                 return launch, out
-            nxt = self._closer(f, expect, launch, out, seen, watch)
+            nxt = self._closer(f, expect, launch, out, seen, watch, target)
             if nxt is None:
                 return None, out
             launch = nxt
         return None, out
+
+    def _stuck(self, f: Facts, out: Outcome) -> bool:
+        """The run evaluated the record's direct test, wrong, and the solver found no values
+        for it."""
+        for r in f.readings:
+            g = out.guard(r.guard.line) if r.role == "direct" else None
+            if g and g.get("value") is not None and g.get("value") != r.guard.holds:
+                # exhausted: every value a command line can give leaves it so (not applicable)
+                return not g.get("solutions") and not g.get("exhausted")
+        return False
+
+    def _accepted(
+        self, f: Facts, launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]]
+    ) -> list[FixChange]:
+        """Other values of the options that the guards of the record's function before its
+        test read, each keeping every guard of the path as it is: one more run, watching
+        those guards for "others" (watch.py)."""
+        own = [
+            w
+            for w in watch
+            if not w.get("function") and not w.get("resets") and w["line"] < f.site.line
+        ]
+        path = {id(w): w["test"] if w["want"] else f"not ({w['test']})" for w in own}
+        asked = []
+        for w in own:
+            item = {k: v for k, v in w.items() if k not in ("flip", "keep", "words")}
+            item["others"] = True
+            item["keep"] = [t for i, t in path.items() if i != id(w)]
+            asked.append(item)
+        if not asked:
+            return []
+        words = next((w["words"] for w in watch if "words" in w), None)
+        if words:
+            asked[0]["words"] = words
+        out = self.run(launch, target, asked)
+        guards = out.trace.get("guards", {})
+        found = [
+            FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
+            for _, g in sorted(guards.items(), key=lambda kv: int(kv[0]))
+            for solution in g.get("others", [])
+        ]
+        # Another value of what the user set, never one more option or one given up; the
+        # option's name in capitals last.
+        kept = [
+            c
+            for c in found
+            if all(op == "set" and launch.has(n) for op, n, _ in c.edits) and not _undoes(c, launch)
+        ]
+        return sorted(kept, key=_metavar)
 
     def _closer(
         self,
@@ -545,6 +562,7 @@ class Search:
         out: Outcome,
         seen: set[Launch],
         watch: Sequence[Mapping[str, Any]] = (),
+        target: Target | None = None,
     ) -> Launch | None:
         """The next launch to try after `out`, or None when there is nothing left to try."""
         options: list[FixChange] = []
@@ -553,7 +571,7 @@ class Search:
             # run's own values (the watched guards) or that check's candidate fixes; adding
             # an option before changing one the launch set, and undoing one (dropping it,
             # emptying it) last.
-            options = self._guard_repairs(out)
+            options = self._guard_repairs(out, launch, watch)
             other = self.neighbour(out.file, out.line)
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
@@ -575,11 +593,26 @@ class Search:
         elif out.status == "parse-error":
             options = self._parse_repairs(out.reason)
         elif out.status == "passed":
-            options = self._guard_repairs(out)
+            options = self._guard_repairs(out, launch, watch)
         elif out.status == "undecidable" and (m := MISSING_FACT.search(out.reason)):
             # The check read what the model profile does not declare (an Exaone config's
             # sliding_window_pattern): a profile that declares it describes that model.
             options = self._other_models(launch, ("config." if m.group(1) else "") + m.group(2))
+        if out.status == "passed" and target is not None and self._stuck(f, out):
+            # The run reached the check's own test, which came out wrong with nothing to
+            # right it: it reads what no option sets directly (a local list built from
+            # `--mooncake-ib-device`). Other values the guards on the way accept for an option
+            # the launch sets may still turn it (`mlx5_9`, a device that is not there); asked
+            # once per reach.
+            if self._others is None:
+                self._others = [
+                    candidates.apply(launch, c, self.decls)
+                    for c in self._accepted(f, launch, target, watch)
+                ]
+            while self._others:
+                nxt = self._others.pop(0)
+                if nxt not in seen:
+                    return nxt
         if out.status == "passed" and about_model(out, watch):
             # No option makes the path hold and a guard reads the model: the check may be
             # about another kind of model.
@@ -614,12 +647,24 @@ class Search:
         target = Target(site.file, site.function, site.line, site.end_line)
         return self._guard_repairs(self.run(launch, target, watch))
 
-    def _guard_repairs(self, out: Outcome) -> list[FixChange]:
+    def _guard_repairs(
+        self, out: Outcome, launch: Launch | None = None, watch: Sequence[Mapping[str, Any]] = ()
+    ) -> list[FixChange]:
         """Watched guards that came out wrong, in path order, as the changes that right them;
         a change that leaves alone every option a guard that came out right reads first
         (tp_size % (dp_size * cp_size) wants --dp-size 2, not a --tp-size that breaks the
-        tp_size % cp_size check just passed)."""
-        guards = out.trace.get("guards", {})
+        tp_size % cp_size check just passed).
+
+        A reset (an `if` that assigns an option before the check reads it) counts only when
+        the launch sets that option: otherwise it fills in a value the user did not give
+        (`if self.device is None: self.device = get_device()`), and turning it around would
+        add an option the check never asked for."""
+        guards = dict(out.trace.get("guards", {}))
+        if launch is not None:
+            given = {self.decls[o].dest for o, _ in launch.args if o in self.decls}
+            for w in watch:
+                if w.get("resets") and not set(w["resets"]) & given:
+                    guards.pop(str(w["line"]), None)
         right = {
             self.fields[attr]["flag"]
             for g in guards.values()
@@ -679,72 +724,3 @@ class Search:
         merged = candidates._unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before)
-
-
-def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
-    """The order fixes are tried in, so that the first that verifies is the smallest: one that
-    keeps every option the user set (adds or changes another) before one that changes an
-    option the launch set, before one that gives up a feature the check is about (an option of
-    an enclosing condition), removal of a feature flag last; fewer edits first; then the
-    message's advice before derived values."""
-
-    def key(c: FixChange) -> tuple:
-        names = {name for _, name, _ in c.edits}
-        # Emptying an option the launch sets (`--x ''`) gives it up as much as removing it.
-        gives_up = any(
-            (op == "drop" or (op == "set" and v == "")) and before.has(n) for op, n, v in c.edits
-        ) or _undoes(FixChange(tuple(e for e in c.edits if e[0] == "env"), c.source), before)
-        return (
-            c.source == "remove" or gives_up,
-            c.source == "feature",
-            any(before.has(n) for n in names),
-            len(c.edits),
-            candidates._RANK.get(c.source, 9),
-        )
-
-    return sorted(found, key=key)
-
-
-def _undoes(c: FixChange, launch: Launch) -> bool:
-    """Drops or empties an option the launch set, or unsets or changes an environment
-    variable it set (`FAKE_TURBO=true` where the code wants "1" gives turbo up as surely as
-    unsetting it)."""
-    return any(
-        (op == "env" and any(k == n and old != v for k, old in launch.env))
-        or (op != "env" and launch.has(n) and (op == "drop" or v in ("", None)))
-        for op, n, v in c.edits
-    )
-
-
-def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:
-    if flag.startswith(ENV):  # an environment variable the guard reads (solve.py)
-        return ("env", flag[len(ENV) :], None if value is None else str(value))
-    if isinstance(value, dict) or (isinstance(value, list) and is_json(decls.get(flag))):
-        return ("set", flag, json.dumps(value))  # a JSON option's value, as JSON text
-    switch = candidates.is_switch(flag, dict(decls))
-    if value is True and switch:
-        return ("set", flag, None)
-    if (value is False and switch) or value is None:
-        return ("drop", flag, None)
-    if isinstance(value, bool):
-        return ("set", flag, str(value).lower())
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return ("drop", flag, None)  # an empty list is the option left out
-        return ("set", flag, tuple(str(v) for v in value))  # type: ignore[return-value]
-    return ("set", flag, str(value))
-
-
-def describe(change: FixChange) -> str:
-    """A change in words: "--tp-size 2 and --moe-dp-size 2", "removing --x", "SGLANG_X=1"."""
-    parts = []
-    for op, name, value in change.edits:
-        if op == "set":
-            parts.append(f"{name} {value}" if value is not None else name)
-        elif op == "drop":
-            parts.append(f"removing {name}")
-        elif op == "env":
-            parts.append(f"{name}={value}" if value is not None else f"unsetting {name}")
-        elif op == "model":
-            parts.append(f"a {value} model")
-    return " and ".join(parts)

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kverr.verify import stubs
+from kverr.verify.values import compared_in, listed, others_words, separators
 
 _NUMBERS = (1, 2, 4, 8, 3, 16, 32, 64, 0, -1)
 MAX_FOUND = 4
@@ -50,12 +51,14 @@ def solve(
     words: Sequence[str] = (),
     near: bool = False,
     keep: Sequence[ast.Expression] = (),
+    owners: Mapping[str, Sequence[str]] | None = None,
 ) -> list[list[list[Any]]]:
     """Assignments [[option, value], ...] under which the guard evaluates to `want`.
 
     scope: the frame's globals and locals (with `self`); fields: attribute -> {"flag",
     "switch", "choices", "int", "list", "item"} for the attributes a launch option sets;
-    keep: guards of the path (compiled to hold) that an assignment must not turn around."""
+    keep: guards of the path (compiled to hold) that an assignment must not turn around;
+    owners: word -> the attributes the function compares it with (values.owners)."""
     obj = scope.get("self")
     has_obj = obj is not None and hasattr(obj, "__dict__")
     found_attrs = [*_self_attrs(tree), *extra]  # extra: what methods the guard calls read
@@ -65,13 +68,19 @@ def solve(
     if has_obj:
         for a in dict.fromkeys(found_attrs):
             if a in fields and hasattr(obj, a):
-                variables.append((a, _domain(getattr(obj, a), fields[a], constants, strings, near)))
+                own = _own(tree, a)
+                mine = _mine(strings, tree, a, owners)
+                variables.append(
+                    (a, _domain(getattr(obj, a), fields[a], constants, mine, near, own))
+                )
     action = _action_option(scope, fields)
     if action is not None and _reads(tree, "values"):
-        # An argparse Action's __call__: its option's words arrive as `values`.
+        # An argparse Action's __call__: its option's words arrive as `values`, and the
+        # guard's strings are what it compares them with.
         attr, field = action
+        own = (_strings(tree), [], [])
         variables.append(
-            (LOCAL + "values", _domain(scope["values"], field, constants, strings, near))
+            (LOCAL + "values", _domain(scope["values"], field, constants, strings, near, own))
         )
         fields = {**fields, LOCAL + "values": field}
     for name in _env_names(tree):
@@ -90,8 +99,10 @@ def solve(
             for a in _self_attrs(k):
                 if a in fields and a not in seen and hasattr(obj, a):
                     seen.add(a)
+                    own = _own(k, a)
+                    mine = _mine(strings, k, a, owners)
                     partners.append(
-                        (a, _domain(getattr(obj, a), fields[a], constants, strings, near))
+                        (a, _domain(getattr(obj, a), fields[a], constants, mine, near, own))
                     )
     found: list[list[list[Any]]] = []
     tries = 0
@@ -150,6 +161,26 @@ def exhausted(
             return False
         size *= 2 if f.get("switch") else len(f["choices"]) + len(f.get("assigned") or ()) + 2
     return len(attrs) <= 2 and size <= MAX_TRIES
+
+
+def _mine(
+    strings: list[str],
+    tree: ast.AST,
+    attr: str,
+    owners: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """The guard's and function's strings less those the guard or the function compares
+    another attribute with (`self.a == "x" and len(self.items) > 2` offers "x" to a alone)."""
+    others = others_words(tree, attr)
+    owners = owners or {}
+    return [s for s in strings if s not in others and attr in owners.get(s, (attr,))]
+
+
+def _own(tree: ast.AST, attr: str) -> tuple[list[str], list[str], list[str]]:
+    """What the guard itself says about a free-text attribute: the strings it compares it
+    with, the fragments it looks for in it, the separators it splits it by."""
+    here, fragments = compared_in(tree, attr)
+    return here, fragments, separators(tree, attr)
 
 
 def _flag(name: str, fields: Mapping[str, dict[str, Any]]) -> str:
@@ -251,35 +282,69 @@ def _domain(
     constants: list[int],
     strings: list[str],
     near: bool = False,
+    own: tuple[Sequence[str], Sequence[str], Sequence[str]] = ((), (), ()),
 ) -> list[Any]:
     """Values worth trying for one attribute: the other truth value of a switch, the other
-    choices, a few numbers around the guard's own (ints and floats), the guard's strings and
-    a name containing each (`":" not in name` wants "name:x")."""
+    choices, a few numbers around the guard's own (ints and floats); for free text, the
+    strings the guard compares this attribute with (`own`: values, fragments looked for in
+    it), then the values the option is known to take (its help's examples, what the code
+    compares it with elsewhere: verify/values.py) and its sample value; a value the guard
+    splits into a list, those values' items repeated or with a stranger among them. Never the
+    guard's or the function's other strings: those are other options' words (`--device
+    flashinfer`)."""
     if field.get("switch"):
         return [not current] if type(current) is bool else [True, False]
     if field.get("json"):
         return _objects(current, strings)
     if field.get("list"):
-        return _lists(current, strings, near, field.get("choices") or (), field.get("item"),
+        # Items the guard compares it with, the option's known values and its sample first;
+        # a bare symbol ("=", ":") is a part of an item, never an item.
+        # (A sample that is only the option's name in capitals is no item anyone writes.)
+        numeric = field.get("item") in ("int", "float")
+        usable = field.get("sample") not in (None, _metavar(field)) and not numeric
+        sample = [field["sample"]] if usable else []
+        # ("all" in self.modules: for a list, what `in` looks for is an item.)
+        words = [*own[0], *own[1], *field.get("values", ()), *sample, *strings]
+        words = list(dict.fromkeys(words))
+        return _lists(current, words, near, field.get("choices") or (), field.get("item"),
                       constants)  # fmt: skip
     if field.get("choices"):
         # The parser's choices, then what the validation code itself assigns the attribute.
         values = [*field["choices"], *field.get("default", ()), *(field.get("assigned") or ())]
         return [c for c in dict.fromkeys(values) if c != current and plain_value(c)]
     if field.get("int") or type(current) is int:
-        return _numbers(current, constants)
+        numbers = _numbers(current, constants)
+        sample = field.get("sample")
+        if current is None and isinstance(sample, str) and sample.isdigit():
+            # An option left out takes what a user would write first (a port: 30000).
+            numbers = [int(sample), *(n for n in numbers if n != int(sample))]
+        return numbers
     if type(current) is float or field.get("float"):
         values = [0.5, 1.0, 0.0, 2.0, -1.0, 0.25, *map(float, constants)]
         return [v for v in dict.fromkeys(values) if v != current]
     if current is None or type(current) is str:
-        # "" is how a command line empties a string option that has a default; None leaves
-        # the option out (tried as a removal, last).
-        values = [*strings, *(f"x{s}x" for s in strings if s), "x", "", None]
-        return [v for v in dict.fromkeys(values) if v != current]
+        here, fragments, seps = own
+        known = [*here, *field.get("values", ())]
+        # A part the guard looks for inside the value (`":" in addr`): a known value that
+        # holds it, else a bare word around it.
+        holding = [v for s in fragments for v in known if s and s in v]
+        holding += [f"x{s}x" for s in fragments if s and not any(s in v for v in known)]
+        for sep in seps:
+            holding += listed([*known, field.get("sample") or ""], sep)
+        # Then the option's name in capitals: some other value, as `--help` names it. ""
+        # is how a command line empties a string option that has a default; None leaves the
+        # option out (tried as a removal, last).
+        found = [*known, *holding, field.get("sample"), _metavar(field), "", None]
+        return [v for v in dict.fromkeys(found) if v != current and (v is None or type(v) is str)]
     return []
 
 
 _WORDS = ("1", "2", "0", "-1", "0.5", "x")
+
+
+def _metavar(field: Mapping[str, Any]) -> str:
+    """The option's name in capitals (`--eplb-algorithm` -> EPLB_ALGORITHM)."""
+    return str(field.get("flag", "")).lstrip("-").replace("-", "_").upper()
 
 
 def plain_value(value: Any) -> bool:
@@ -310,7 +375,12 @@ def _items(strings: list[str], choices: Sequence[Any], item: str | None) -> list
         numeric = [s for s in strings if re.fullmatch(r"-?\d+(\.\d+)?", s)]
         return list(dict.fromkeys([*numeric, "1", "2", "3", "4", "0", "-1"]))
     joined = [a + b for a in strings for b in strings if 0 < len(a) <= 2 and 0 < len(b) <= 2]
-    return list(dict.fromkeys([*strings, *joined[:4], *_WORDS]))
+    return list(dict.fromkeys([*filter(_word, strings), *joined[:4], *_WORDS]))
+
+
+def _word(s: str) -> bool:
+    """An item by itself: a bare symbol ("=", ":") is only ever part of one."""
+    return any(c.isalnum() for c in s)
 
 
 def _lists(
@@ -327,7 +397,7 @@ def _lists(
     (a fix, not a way in) the one-edit ones first."""
     base = [str(v) for v in current] if isinstance(current, (list, tuple)) else []
     words = _items(strings, choices, item)
-    heads = [s for s in strings if s in words] if choices else list(strings)
+    heads = [s for s in strings if s in words] if choices else list(filter(_word, strings))
     edits: list[list[str]] = []
     for i in range(len(base)):
         edits += [[*base[:i], w, *base[i + 1 :]] for w in words]

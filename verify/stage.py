@@ -24,8 +24,9 @@ from kverr.records import flag_map
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge.notices import NOTHING
 from kverr.records.pattern import pattern_for
-from kverr.verify import reading
+from kverr.verify import reading, values
 from kverr.verify.configfile import ConfigSearch
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.judge import Expect
@@ -138,7 +139,10 @@ def runner_for(
     """Runs through the cache: a key is the file set, the harness and platform, the launch,
     the target and what to watch."""
     platform = platform or session.platform_name
-    prefix = f"{files_key}:{_fingerprint(session.spec, platform)}"
+    # What the solver is told about the options (their known values, sample values) decides
+    # the answers a run's watch gives, and it is read off the records' side too.
+    told = hashlib.sha256(json.dumps(fields or {}, sort_keys=True, default=repr).encode())
+    prefix = f"{files_key}:{_fingerprint(session.spec, platform)}:{told.hexdigest()[:12]}"
 
     def run(launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]] = ()) -> Outcome:
         payload = json.dumps(
@@ -275,7 +279,12 @@ def verify_revision(
     loaded = set(info["loaded"].values())
     texts = {ex.source.path: ex.source.text for ex in exts}
     main = texts.get(session.spec.main_path, "")
-    fields = fields_of(decls, reading.assigned_values(main, session.spec.args_class))
+    args_class = session.spec.args_class
+    fields = fields_of(
+        decls,
+        reading.assigned_values(main, args_class),
+        values.compared_values(main, args_class),
+    )
 
     def searcher(worker: int) -> Search:
         runners = {
@@ -473,6 +482,8 @@ def solution_text(change: Any) -> str:
     "Remove --x", "Launch with --language-only, without --encoder-only"."""
     adds, drops, unsets = [], [], []
     for op, name, value in change.edits:
+        if isinstance(value, (tuple, list)):
+            value = " ".join(value)  # the words of a list option, as a command line has them
         if op == "set":
             adds.append(f"{name} {value}" if value is not None else name)
         elif op == "env" and value is not None:
@@ -499,7 +510,10 @@ def apply_verdict(record: dict, verdict: Verdict) -> dict:
     elif not verdict.keep_fix:
         out["exampleFix"] = ""
     if verdict.solution:
+        # A verified change beats "Nothing to change" (what the code alone says of a notice).
         out["solutions"] = [verdict.solution] + [
-            s for s in record.get("solutions", []) if s != verdict.solution
+            s
+            for s in record.get("solutions", [])
+            if s != verdict.solution and not s.startswith(NOTHING)
         ]
     return out

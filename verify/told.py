@@ -38,22 +38,37 @@ def chosen(out: Outcome, expect: Expect, decls: Mapping[str, FlagDecl]) -> list[
     return found[:4]
 
 
-def told(out: Outcome, launch: Launch) -> list[FixChange]:
+def told(out: Outcome, launch: Launch, pattern: str = "") -> list[FixChange]:
     """Values the run's own error message offers for an option the launch set to a value it
     quotes back ("Invalid IB devices specified: ['x']. Available devices: ['mlx5_0']"): the
     runtime counterpart of the message's advice."""
     if out.status != "raised" or not out.message:
         return []
-    quoted = list(dict.fromkeys(_QUOTED.findall(out.message)))
+    quoted = quoted_words(out.message, pattern)
     out_: list[FixChange] = told_json(out.message, quoted, launch)
-    for option, value in launch.args:
-        shown = value if isinstance(value, str) else None
-        if not shown or f"'{shown}'" not in out.message:
-            continue
+    # The value the message quotes first is the one it complains about ("Invalid IB devices
+    # specified: ['mlx5_9']. Available devices: ['mlx5_0', ...]"): that option's offers first,
+    # not those of an option whose value is merely among the ones it lists.
+    said = [
+        (out.message.find(f"'{value}'"), option, value)
+        for option, value in launch.args
+        if isinstance(value, str) and value and f"'{value}'" in out.message
+    ]
+    for _, option, shown in sorted(said, key=lambda s: s[0]):
         for word in quoted:
             if word != shown and word not in shown:
                 out_.append(FixChange(((("set", option, word)),), "advice", out.message[:120]))
     return out_[:4]
+
+
+def quoted_words(message: str, pattern: str = "") -> list[str]:
+    """The words a message quotes: those its source text spells out (in the record's
+    messagePattern) in the message's order, then the others sorted. A value the run printed
+    (`list(allowed_modalities)`, a set) comes in the run's own hash order, and a rebuild must
+    pick the same offer."""
+    words = list(dict.fromkeys(_QUOTED.findall(message)))
+    spelled = [w for w in words if pattern and (w in pattern or re.escape(w) in pattern)]
+    return spelled + sorted(w for w in words if w not in spelled)
 
 
 def told_json(message: str, quoted: Sequence[str], launch: Launch) -> list[FixChange]:

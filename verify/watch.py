@@ -103,6 +103,21 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             guard.get("words", ()),
             True,
             keep,
+            guard.get("owners") or {},
+        )
+    if guard.get("others") and want is not None and out["value"] == want:
+        # Other values under which it still comes out this way (the search's way round a
+        # test it cannot solve for: search.Search._accepted).
+        out["others"] = solve.solve(
+            tree,
+            scope,
+            want,
+            guard.get("fields", {}),
+            guard.get("vars", ()),
+            guard.get("words", ()),
+            False,
+            keep,
+            guard.get("owners") or {},
         )
     if want is not None and out["value"] is not None and out["value"] != want:
         out["solutions"] = solve.solve(
@@ -114,6 +129,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             guard.get("words", ()),
             bool(guard.get("near")),
             keep,
+            guard.get("owners") or {},
         )
         fields = guard.get("fields", {})
         if not out["solutions"] and solve.exhausted(

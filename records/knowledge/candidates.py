@@ -21,9 +21,11 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from kverr.records.conditions import Atom, show_value
-from kverr.records.knowledge.facts import Facts, _default
+from kverr.records.knowledge import notices
+from kverr.records.knowledge.facts import Facts, _default, meets_default
 from kverr.records.knowledge.fixes import sample_value
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
@@ -32,6 +34,7 @@ _FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*[a-z0-9]")
 _ENV_NAME = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
 # "please use --x y", "set --x to y", "--x=y": an option and the value right after it.
 _OPTION_VALUE = re.compile(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:[ =]|\s+to\s+)['\"`]?([\w.:/-]+)")
+_INSTEAD = re.compile(r"\binstead\b", re.I)
 _DROP_VERBS = re.compile(r"\b(remove|disable|drop|unset|do not (use|set|pass)|don't (use|set))\b")
 _NEEDS = re.compile(r"\b(requires?|needs?|without|together with|along with)\b", re.I)
 _LIST = re.compile(
@@ -74,18 +77,18 @@ def set_option(launch: Launch, flag: str, value: str | None, decls: dict[str, Fl
             elif not done:
                 args.append((flag, value))
                 done = True
-        return Launch(tuple(args), launch.env, launch.model, launch.files)
+        return replace(launch, args=tuple(args))
     return _replace(launch, flag, value)
 
 
 def _replace(launch: Launch, flag: str, value: str | None) -> Launch:
-    return Launch((*launch.args, (flag, value)), launch.env, launch.model, launch.files)
+    return replace(launch, args=(*launch.args, (flag, value)))
 
 
 def drop_option(launch: Launch, flag: str, decls: dict[str, FlagDecl]) -> Launch:
     same = _aliases(flag, decls)
     args = tuple((o, v) for o, v in launch.args if o not in same)
-    return Launch(args, launch.env, launch.model, launch.files)
+    return replace(launch, args=args)
 
 
 def _aliases(flag: str, decls: dict[str, FlagDecl]) -> set[str]:
@@ -106,13 +109,13 @@ def apply(launch: Launch, change: FixChange, decls: dict[str, FlagDecl]) -> Laun
             env = tuple((k, v) for k, v in launch.env if k != name)
             if value is not None:
                 env = (*env, (name, value))
-            launch = Launch(launch.args, env, launch.model, launch.files)
+            launch = replace(launch, env=env)
         elif op == "file":
-            launch = Launch(launch.args, launch.env, launch.model, (*launch.files, name))
+            launch = replace(launch, files=(*launch.files, name))
         elif op == "model":  # ("model", "profile", name) or ("model", attribute, value)
             model = tuple((k, v) for k, v in launch.model if k != name)
             item = value if name == "profile" else (value,)
-            launch = Launch(launch.args, launch.env, (*model, (name, item)), launch.files)
+            launch = replace(launch, model=(*model, (name, item)))
     return launch
 
 
@@ -130,7 +133,14 @@ def before_launch(f: Facts, decls: dict[str, FlagDecl]) -> Launch:
 
 
 def make_hold(launch: Launch, atom: Atom, decls: dict[str, FlagDecl]) -> Launch:
-    """`launch` changed so that `atom` holds, when a command line can do it."""
+    """`launch` changed so that `atom` holds, when a command line can do it; a flag whose
+    declared default already makes it hold is left out (`--pp-size 1` says nothing)."""
+    if (
+        atom.flag
+        and meets_default(atom, decls)
+        and not any(o in _aliases(atom.flag, decls) for o, _ in launch.args)
+    ):
+        return launch
     for change in _holding(atom, decls, launch):
         return apply(launch, change, decls)
     return launch
@@ -268,6 +278,7 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
     """Changes to `before` that may make the check pass, most trusted first."""
     out: list[FixChange] = []
     out += advice(f, decls, before)
+    out += _made_explicit(f, decls)
     for atom in f.direct:
         out += _negations(atom, decls, before)
     for atom in f.context:
@@ -276,6 +287,27 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
             for c in _negations(atom, decls, before)
         ]
     return _ranked(_unique(c for c in out if _changes_something(c, before, decls)))
+
+
+def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
+    """A notice's own choice made on the command line (`--ep-dispatch-algorithm static`
+    where the code sets it to static when it is left out): the notice's fix, as trusted as
+    its advice."""
+    if not notices.is_notice(f):
+        return []
+    out = []
+    for flag, value, atom in notices._choosable(f):
+        lit = notices._literal(value)
+        if lit is True and is_switch(flag, decls):
+            edit: tuple[str, str, str | None] = ("set", flag, None)
+        elif lit in (False, None) and atom.positive:
+            edit = ("drop", flag, None)
+        elif notices._shown(lit) and lit is not True:
+            edit = ("set", flag, show_value(lit))
+        else:
+            continue
+        out.append(FixChange((edit,), "advice", f"what {f.profile.product} picks itself"))
+    return out
 
 
 # "feature": turns an enclosing condition around, i.e. launches without the feature the
@@ -339,6 +371,14 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
                 and not is_switch(flag, decls)
             ):
                 out.append(FixChange((("set", flag, value),), "advice", sentence))
+                if _INSTEAD.search(sentence):
+                    # "Please use --prefill-attention-backend fa4 instead": the value moves
+                    # from the option the launch gave it to the one the message names.
+                    out += [
+                        FixChange((("drop", o, None), ("set", flag, value)), "advice", sentence)
+                        for o, v in before.args
+                        if v == value and o not in _aliases(flag, decls)
+                    ]
         for flag in _FLAG.findall(sentence):
             if flag not in decls:
                 continue

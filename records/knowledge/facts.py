@@ -210,9 +210,38 @@ _WORDS = re.compile(r"[A-Za-z_]\w*")
 _BOOL_OR_NONE = re.compile(r"['\"]?(?:bool \| None|None \| bool|Union\[bool, None\])['\"]?")
 
 
+# A word the help text shows as a value: quoted ('cuda', "auto", `fa3`) or named as an example
+# ("e.g., --disaggregation-ib-device mlx5_0", "such as LowConfidence"). JSON shown in braces is
+# left out first: its quoted words are keys, not values.
+_QUOTED_WORD = re.compile(r"""(?<![\w'"`])['"`]([\w.:/@+-]{1,40})['"`](?![\w'"`])""")
+_EXAMPLE = re.compile(
+    r"\b(?:e\.g\.|for example|such as|for instance)[,:]?\s+['\"`]?(?:--[a-z0-9-]{1,60}[ =])?"
+    r"['\"`]?([\w.:/@+,-]{1,60})",
+    re.I,
+)
+_BRACED = re.compile(r"\{[^{}]{0,400}\}")
+# An example named in prose is a value only when it does not read as a plain word ("e.g., for
+# forwarding", "for example, setting it to 2").
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def help_examples(helptext: str | None) -> tuple[str, ...]:
+    """The values a flag's help text shows, in its order ("The device to use ('cuda', 'xpu',
+    'npu')" -> cuda, xpu, npu): what a user reading `--help` would type."""
+    text = _BRACED.sub(" ", helptext or "")
+    found = []
+    quoted = [(m.start(1), m.group(1)) for m in _QUOTED_WORD.finditer(text)]
+    named = [(m.start(1), m.group(1).rstrip(".,;:)")) for m in _EXAMPLE.finditer(text)]
+    for _, word in sorted([*quoted, *[(i, w) for i, w in named if not _PLAIN_WORD.fullmatch(w)]]):
+        if word and not word.startswith("-") and any(c.isalnum() for c in word):
+            found.append(word.rstrip(".,;:"))
+    return tuple(dict.fromkeys(found))
+
+
 def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
     """A realistic value for a flag that takes one: a declared choice, the default or 1 for
-    numbers, a path for path-like flags, else the argparse metavar (the flag's dest in capitals)."""
+    numbers, a value its help text shows, its default, a path for path-like flags, else the
+    argparse metavar (the flag's dest in capitals)."""
     d = decls.get(flag)
     if d and d.choices:
         return d.choices[0]
@@ -222,9 +251,23 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
         return json_example(d.help if d else None) or "{}"
     if "int" in kind or "float" in kind:
         ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
-        return show_value(default) if ok else "1"
+        return show_value(default) if ok else ("30000" if flag.endswith("-port") else "1")
+    own = re.search(
+        re.escape(flag) + r"[ =]['\"`]?([\w.:/@+,-]{1,60})", (d.help if d else "") or ""
+    )
+    if own and not own.group(1).startswith("-"):
+        return own.group(1).rstrip(".,;:")  # the help's own example of the flag
+    shown = help_examples(d.help if d else None)
+    if shown:
+        return shown[0]
+    if isinstance(default, str) and default.strip():
+        return default  # what the option holds when left out is a value it takes
+    if re.search(r"-(ip|host)$", flag):
+        return "192.168.0.2"  # an address of the local network, like the help texts' own
+    if re.search(r"-urls?$", flag):
+        return "http://192.168.0.2:30000"
     helptext = ((d.help if d else "") or "").lower()
-    if re.search(r"(file|path|dir|certs?)$", flag) or re.search(
+    if re.search(r"(files?|paths?|dir|certs?)$", flag) or re.search(
         r"\b(path (to|of)|file path)\b", helptext
     ):
         is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)

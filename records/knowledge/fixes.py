@@ -48,7 +48,7 @@ def solutions(f: Facts) -> list[str]:
     if notice:
         # Expected behaviour: only the message's advice and making the code's choice yourself;
         # never giving up a flag the launch asked for.
-        return list(dict.fromkeys(out + notices.solutions(f)))
+        return list(dict.fromkeys(out + notices.solutions(f))) or [notices.nothing_to_change(f)]
     missing = _missing_path(f)
     if missing:
         out.append(f"Point {missing[0]} at an existing {missing[1]}")

@@ -81,6 +81,18 @@ def solutions(f: Facts) -> list[str]:
     return out
 
 
+NOTHING = "Nothing to change"
+
+
+def nothing_to_change(f: Facts) -> str:
+    """The advice for a notice no choice of yours silences: it only says what the code does
+    (the record's fix search, too, finds only giving the feature up)."""
+    done = did(f).rstrip(".")
+    if done:
+        return f"{NOTHING}: {done}"
+    return f"{NOTHING}: the notice is expected for this launch"
+
+
 def example_after(f: Facts, before: list[str]) -> list[str] | None:
     """`before` with the code's choices made explicit; None when no choice silences it."""
     after = list(before) + [f"{flag}={sample_value(flag, f.decls)}" for flag in _unset(f)]

@@ -23,7 +23,16 @@ from kverr.records.names import exact_values, name_flags
 def trigger_scenarios(f: Facts) -> str:
     """The launch that reaches the site, in words: the model, the flags, the platform, then
     any other condition; and the earlier checks of the validator it already passed."""
-    atoms = _last_per_flag(list(dict.fromkeys(f.context + f.direct)))
+    # An early exit on the way (`if self.x is None: return`) is a condition of the launch
+    # like an enclosing if, not an earlier check: it reads "with --x set".
+    exits = tuple(
+        a
+        for r in f.readings
+        if r.role == "gate" and r.guard.kind == "early-exit"
+        for a in r.atoms
+        if a in f.passed
+    )
+    atoms = _last_per_flag(list(dict.fromkeys(exits + f.context + f.direct)))
     shown = captured(f)
     with_ = _with_values(
         [a for a in atoms if a.flag and not _without(a, f) and a.op != "is None"], f, shown
@@ -56,7 +65,11 @@ def trigger_scenarios(f: Facts) -> str:
         text += (", when " if flags or model or where else " when ") + join_words(when)
     text += "."
     # An earlier check the defaults pass says nothing about this launch.
-    passed = [phrase(a) for a in dict.fromkeys(f.passed) if not meets_default(a, f.decls)]
+    passed = [
+        phrase(a)
+        for a in dict.fromkeys(f.passed)
+        if a not in exits and not meets_default(a, f.decls)
+    ]
     if passed:
         text += (
             " The earlier checks of this validator already passed, so the launch also has "

@@ -1,0 +1,74 @@
+"""Every run the fix search makes for a few records of one revision, printed as it goes.
+
+    python scripts/verify_trace.py MIRROR REV ID [ID ...]
+
+For a record whose verified fix looks wrong: which launch each run tried, what the check did
+with it, and the fix it kept. No cache is read or written (each run starts a sandbox child).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from kverr.extractor import extract_files
+from kverr.extractor.sources import read_git
+from kverr.records import build_records
+from kverr.verify import stage
+from kverr.verify.spec import load_spec
+
+from kverr.profile import default_profile
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3:
+        print("usage: verify_trace.py MIRROR REV ID [ID ...]", file=sys.stderr)
+        return 2
+    mirror, rev, ids = argv[0], argv[1], set(argv[2:])
+    profile = default_profile()
+    revision, sources = read_git(mirror, rev, profile.files)
+    exts = extract_files(sources)
+    records = [r for r in build_records(exts, revision, profile=profile) if r["id"] in ids]
+    if not records:
+        print(f"none of {sorted(ids)} is a record of {rev}", file=sys.stderr)
+        return 1
+    real = stage.runner_for
+
+    def logged(*args, **kw):
+        run = real(*args, **kw)
+
+        def traced(launch, target, watch=()):
+            out = run(launch, target, watch)
+            argv = " ".join(launch.argv())
+            env = " ".join(f"{k}={v}" for k, v in launch.env)
+            model = dict(launch.model).get("profile") or ""
+            print(f"  run [{kw.get('platform')}] {model} {env} {argv}".rstrip())
+            print(f"      -> {out.status} {out.file}:{out.line} {out.message[:100]!r}")
+            for line, g in sorted(out.trace.get("guards", {}).items(), key=lambda x: int(x[0])):
+                sol = g.get("solutions") or g.get("flipped") or g.get("others")
+                if sol:
+                    print(f"      guard {line}: value={g.get('value')} solutions={sol[:4]}")
+            return out
+
+        return traced
+
+    stage.runner_for = logged
+    with tempfile.TemporaryDirectory() as tmp:
+        session = stage.Session(load_spec(), mirror, Path(tmp))
+        try:
+            for rec in records:
+                print(f"{rec['id']} line {rec['lineNumber']}: {rec['errorMessage'][:80]}")
+                verdicts = stage.verify_revision(
+                    exts, [rec], session, revision, files=[(s.path, "") for s in sources]
+                )
+                v = verdicts[rec["id"]]
+                print(f"  => {v.verification['status']} {v.verification['reason']}")
+                print("     " + (v.example_fix or "").replace("\n", "\n     "))
+        finally:
+            session.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

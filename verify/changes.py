@@ -1,0 +1,104 @@
+"""The order the fix search tries candidate changes in, and a change in words: what counts
+as keeping the user's options, giving a feature up, moving a value, a placeholder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kverr.records.knowledge import candidates
+from kverr.records.knowledge.facts import is_json
+from kverr.verify.solve import ENV
+
+from kverr.ftypes import FixChange, FlagDecl, Launch
+
+
+def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
+    """The order fixes are tried in, so that the first that verifies is the smallest: one that
+    keeps every option the user set (adds or changes another) before one that changes an
+    option the launch set, before one that gives up a feature the check is about (an option of
+    an enclosing condition), removal of a feature flag last; fewer edits first; then the
+    message's advice before derived values."""
+
+    def key(c: FixChange) -> tuple:
+        names = {name for _, name, _ in c.edits}
+        # The message's "use --y v instead": v moves from the option the launch set to --y,
+        # which gives nothing up.
+        moved = c.source == "advice" and _moves(c, before)
+        # Emptying an option the launch sets (`--x ''`) gives it up as much as removing it.
+        gives_up = any(
+            (op == "drop" or (op == "set" and v == "")) and before.has(n) for op, n, v in c.edits
+        ) or _undoes(FixChange(tuple(e for e in c.edits if e[0] == "env"), c.source), before)
+        return (
+            c.source == "remove" or (gives_up and not moved),
+            c.source == "feature",
+            any(before.has(n) for n in names) and not moved,
+            len(c.edits),
+            _metavar(c),  # the option's name in capitals says less than a real value
+            candidates._RANK.get(c.source, 9),
+        )
+
+    return sorted(found, key=key)
+
+
+def _metavar(c: FixChange) -> bool:
+    """A value of the change is only its option's name in capitals (EPLB_ALGORITHM)."""
+    return any(
+        op == "set" and isinstance(v, str) and v == n.lstrip("-").replace("-", "_").upper()
+        for op, n, v in c.edits
+    )
+
+
+def _moves(c: FixChange, before: Launch) -> bool:
+    """A value dropped from one option the launch sets and given to another."""
+    dropped = {before.value(n) for op, n, _ in c.edits if op == "drop" and before.has(n)}
+    return any(op == "set" and v in dropped and v is not None for op, _, v in c.edits)
+
+
+def _undoes(c: FixChange, launch: Launch) -> bool:
+    """Drops or empties an option the launch set, or unsets or changes an environment
+    variable it set (`FAKE_TURBO=true` where the code wants "1" gives turbo up as surely as
+    unsetting it)."""
+    return any(
+        (op == "env" and any(k == n and old != v for k, old in launch.env))
+        or (op != "env" and launch.has(n) and (op == "drop" or v in ("", None)))
+        for op, n, v in c.edits
+    )
+
+
+def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:
+    if flag.startswith(ENV):  # an environment variable the guard reads (solve.py)
+        return ("env", flag[len(ENV) :], None if value is None else str(value))
+    if isinstance(value, dict) or (isinstance(value, list) and is_json(decls.get(flag))):
+        return ("set", flag, json.dumps(value))  # a JSON option's value, as JSON text
+    switch = candidates.is_switch(flag, dict(decls))
+    if value is True and switch:
+        return ("set", flag, None)
+    if (value is False and switch) or value is None:
+        return ("drop", flag, None)
+    if isinstance(value, bool):
+        return ("set", flag, str(value).lower())
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return ("drop", flag, None)  # an empty list is the option left out
+        return ("set", flag, tuple(str(v) for v in value))  # type: ignore[return-value]
+    return ("set", flag, str(value))
+
+
+def describe(change: FixChange) -> str:
+    """A change in words: "--tp-size 2 and --moe-dp-size 2", "removing --x", "SGLANG_X=1"."""
+    parts = []
+    for op, name, value in change.edits:
+        if isinstance(value, (tuple, list)):
+            value = " ".join(value)
+        if op == "set":
+            parts.append(f"{name} {value}" if value is not None else name)
+        elif op == "drop":
+            parts.append(f"removing {name}")
+        elif op == "env":
+            parts.append(f"{name}={value}" if value is not None else f"unsetting {name}")
+        elif op == "model":
+            parts.append(f"a {value} model")
+    return " and ".join(parts)
