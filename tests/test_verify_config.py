@@ -137,7 +137,7 @@ def test_an_option_no_other_fix_moves_is_removed_from_the_file(tmp_path: Path) -
     _, v = one(verdicts_of(tmp_path, served_name=False), "--{key} ({type(action).__name__})")
     assert v.verification["status"] == "verified"
     assert v.example_fix == (
-        f'# before\necho \'{{"tp-size": 1, "lora-paths": ["LORA_PATHS"]}}\' > config.yaml '
+        f'# before\necho \'{{"tp-size": 1, "lora-paths": ["/path/to/lora-paths"]}}\' > config.yaml '
         f"&& {RUN} --config config.yaml\n# after\n{GOOD}"
     )
     assert v.solution == "Remove lora-paths from config.yaml"
