@@ -42,10 +42,13 @@ class Catalog:
 
     @property
     def index(self) -> matcher.Index:
-        if self._index is None:  # built on first lookup: `get`/`flags` callers never pay for it
+        if self._index is None:  # read on first lookup: `get`/`flags` callers never pay for it
             forms = self.forms
+            row = self.con.execute("SELECT value FROM meta WHERE key = 'index'").fetchone()
             self._index = matcher.Index(
-                self.con, forms if forms.prefixes or forms.suffixes else None
+                self.con,
+                forms if forms.prefixes or forms.suffixes else None,
+                json.loads(row[0]) if row else None,  # stored by the loader (store._write)
             )
         return self._index
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 from kverr.catalog import normalize, patterns
@@ -51,32 +52,52 @@ class Hit:
     text: str = ""  # what a pattern matched (whitespace folded), for shadowing across lines
 
 
+# The columns the index is made of, in id order (one row per record; anchors: at most one each).
+INDEX_SQL = (
+    "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project"
+    " FROM records r LEFT JOIN anchors a USING (id) ORDER BY r.id"
+)
+
+
+def index_state(rows: Iterable[tuple]) -> dict[str, Any]:
+    """The index's columns from INDEX_SQL's rows, as plain JSON-ready lists: computed once when
+    the catalog is written (store.py keeps it in `meta`), so no process rebuilds it."""
+    state: dict[str, Any] = {
+        "ids": [], "pattern": [], "severity": [], "last_ord": [], "project": [], "by_token": {},
+    }  # fmt: skip
+    ids, by_token = state["ids"], state["by_token"]
+    for rid, pat, sev, last, tok, project in rows:
+        if ids and ids[-1] == rid:
+            continue
+        i = len(ids)
+        ids.append(rid)
+        state["pattern"].append(pat)
+        state["severity"].append(sev or "error")
+        state["last_ord"].append(last if last is not None else -1)
+        state["project"].append(project or "")
+        if tok:
+            by_token.setdefault(tok, []).append(i)
+    return state
+
+
 class Index:
     """The in-memory side of a catalog: ids, anchors and (lazily) compiled patterns."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, forms: normalize.LogForms | None = None):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        forms: normalize.LogForms | None = None,
+        state: dict[str, Any] | None = None,
+    ):
         self.con = con
-        rows = con.execute(
-            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project"
-            " FROM records r LEFT JOIN anchors a USING (id) ORDER BY r.id"
-        ).fetchall()
-        self.ids: list[str] = []
-        self.pattern: list[str] = []
-        self.severity: list[str] = []
-        self.by_token: dict[str, list[int]] = {}
-        self.last_ord: list[int] = []
-        self.project: list[str] = []
-        for rid, pat, sev, last, tok, project in rows:
-            if self.ids and self.ids[-1] == rid:
-                continue
-            i = len(self.ids)
-            self.ids.append(rid)
-            self.pattern.append(pat)
-            self.severity.append(sev or "error")
-            self.last_ord.append(last if last is not None else -1)
-            self.project.append(project or "")
-            if tok:
-                self.by_token.setdefault(tok, []).append(i)
+        if state is None:  # a catalog without the stored index: read its columns now
+            state = index_state(con.execute(INDEX_SQL).fetchall())
+        self.ids: list[str] = state["ids"]
+        self.pattern: list[str] = state["pattern"]
+        self.severity: list[str] = state["severity"]
+        self.by_token: dict[str, list[int]] = state["by_token"]
+        self.last_ord: list[int] = state["last_ord"]
+        self.project: list[str] = state["project"]
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
         self._compiled: dict[int, tuple[patterns.Searcher, tuple[str, ...], int]] = {}
         self._by_code: dict[str, list[tuple]] | None = None
