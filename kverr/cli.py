@@ -21,38 +21,48 @@ from kverr.errors import KverrError, KverrWarning
 
 
 class _PlainValues:
-    """Converts `bool`, `str` and `Path` values itself, without the pydantic TypeAdapter Typer
-    builds for each parameter: importing pydantic and building adapters was more than half of
-    `kverr explain`'s start-up. Other values still go through Typer's own conversion."""
+    """Converts plain values (bool, str, Path, int, lists of str) itself, without the pydantic
+    TypeAdapter Typer builds for each parameter: importing pydantic and building adapters was
+    more than half of `kverr explain`'s start-up. Anything else, and any value these rules do
+    not take (so every error message stays Typer's), goes through Typer's own conversion."""
 
     def get_params(self, ctx):
         params = super().get_params(ctx)
         for param in params:
             desc = getattr(param, "type_descriptor", None)
             if desc is None or getattr(param, "_runtime_param", False) is not None:
-                continue  # a Typer without these hooks (tests/test_cli_startup.py sees it)
-            info = desc.parameter_info
-            if desc.annotation in (bool, str, Path) and info.parser is None:
+                continue  # a Typer without these hooks (tests/test_explain.py sees it)
+            if desc.annotation in _PLAIN_KINDS and desc.parameter_info.parser is None:
                 param._runtime_param = _PLAIN
         return params
 
 
+_PLAIN_KINDS = (bool, str, Path, int, list[str])
+
+
 class _PlainValue:
-    """Typer's conversion (`typer._coercion.RuntimeParam.coerce`) of a bool, str or Path."""
+    """Typer's conversion (`typer._coercion.RuntimeParam.coerce`) of the values it takes."""
 
     __slots__ = ()
 
     def coerce(self, value, param, ctx):
         if value is None:
             return () if param.multiple or param.nargs == -1 else None
-        kind = param.type_descriptor.annotation
+        kind, info = param.type_descriptor.annotation, param.type_descriptor.parameter_info
         if kind is bool and isinstance(value, bool) or kind is str and isinstance(value, str):
             return value
         if kind is Path and isinstance(value, (str, Path)):
             from typer._param_types import coerce_cli_path
 
-            info = param.type_descriptor.parameter_info
             return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+        digits = isinstance(value, str) and value.isascii() and value.isdigit()
+        if kind is int and not info.clamp and (type(value) is int or digits):
+            n = int(value)
+            if (info.min is None or n >= info.min) and (info.max is None or n <= info.max):
+                return n
+        if kind == list[str] and isinstance(value, (list, tuple)):
+            if all(isinstance(v, str) for v in value):
+                return list(value)
         from typer._coercion import build_runtime_param
 
         return build_runtime_param(param.type_descriptor).coerce(value, param=param, ctx=ctx)

@@ -22,7 +22,7 @@ from kverr.pipeline.plan import Plan, add_snapshot, link_repo, plan_directory_de
 from kverr.pipeline.write import check_out, make_manifest, write_out
 
 from kverr.errors import SourceError
-from kverr.ftypes import FileExtraction, ParseFailure, Profile, Revision, SourceFile
+from kverr.ftypes import ParseFailure, Profile, Revision, SourceFile
 from kverr.profile import load_profile
 
 
@@ -215,12 +215,10 @@ def _extract_and_scan(
     scanner = Scanner(plan, cache, stats, progress)
     pending = set(todo)
 
-    def on_done(
-        src: SourceFile, ext_json: str, file_stats: dict[str, int], ext: FileExtraction | None
-    ) -> None:
+    def on_done(src: SourceFile, value: str, file_stats: dict[str, int]) -> None:
         key = (src.path, src.blob)
-        cache.put_many("blob", {f"{fp}:{src.path}:{src.blob}": ext_json})
-        scanner.loader.fresh[key] = ext if ext is not None else ext_json
+        cache.put_many("blob", {f"{fp}:{src.path}:{src.blob}": value})
+        scanner.loader.fresh[key] = value
         pending.discard(key)
         stats["blobs_parsed"] += 1
         stats["units_parsed"] += file_stats.get("units_parsed", 0)
