@@ -105,6 +105,7 @@ class Index:
         self.forms = forms or normalize.NO_FORMS
         self.multi = len(set(self.project)) > 1
         self._places: dict[int, tuple[str, int]] | None = None
+        self.terms: dict[str, tuple] | None = None  # term -> its `terms` row, after warm()
 
     def place(self, i: int) -> tuple[str, int]:
         """(file, line) of record `i`: read on first use (only a logged `[file.py:N]` asks)."""
@@ -133,6 +134,15 @@ class Index:
             for code_line, *row in rows:
                 self._by_code.setdefault(code_line, []).append(tuple(row))
         return self._by_code.get(code, [])
+
+    def warm(self) -> None:
+        """Read the term table and the traceback lookup into memory, for a long-lived process (the
+        server): its requests then cost no DuckDB query. A one-shot explain reads the few terms
+        it needs by primary key instead of the whole table."""
+        if self.terms is None:
+            rows = self.con.execute("SELECT term, idf, ids, recall, stop FROM terms").fetchall()
+            self.terms = {r[0]: r for r in rows}
+        self.by_code_line("")
 
     def candidates(self, text: str) -> set[int]:
         out: set[int] = set()
@@ -466,10 +476,12 @@ def bm25(idx: Index, text: str, *, limit: int | None = 20) -> list[tuple[str, fl
     q = sorted(set(patterns.terms(text)))
     if not q:
         return []
-    # (filtering `stop` in SQL would cost DuckDB its primary-key lookup)
-    rows = idx.con.execute(
-        "SELECT term, idf, ids, recall, stop FROM terms WHERE term = ANY($1::VARCHAR[])", [q]
-    ).fetchall()
+    if idx.terms is not None:  # in memory (warm), in the order the table keeps: by term
+        rows = [idx.terms[t] for t in q if t in idx.terms]
+    else:  # (filtering `stop` in SQL would cost DuckDB its primary-key lookup)
+        rows = idx.con.execute(
+            "SELECT term, idf, ids, recall, stop FROM terms WHERE term = ANY($1::VARCHAR[])", [q]
+        ).fetchall()
     known = {r[0] for r in rows}
     hit = [r[1] for r in rows if not r[4]]
     if not hit:
@@ -495,9 +507,12 @@ def bm25(idx: Index, text: str, *, limit: int | None = 20) -> list[tuple[str, fl
     return scored if limit is None else scored[:limit]
 
 
-def _negations(con: duckdb.DuckDBPyConnection, rid: str) -> set[str]:
-    row = con.execute("SELECT pattern FROM records WHERE id = ?", [rid]).fetchone()
-    return NEGATIONS.intersection(patterns.tokens(patterns.shape(row[0]).text())) if row else set()
+def _negations(idx: Index, rid: str) -> set[str]:
+    """The negation words of a record's pattern (the index holds the records' `pattern`)."""
+    i = idx.pos.get(rid)
+    if i is None:
+        return set()
+    return NEGATIONS.intersection(patterns.tokens(patterns.shape(idx.pattern[i]).text()))
 
 
 def fuzzy_hits(
@@ -510,7 +525,7 @@ def fuzzy_hits(
     for rid, norm in bm25(idx, text, limit=10):
         if norm < FUZZY_MIN or (allowed is not None and rid not in allowed):
             continue
-        if _negations(idx.con, rid) != negs:
+        if _negations(idx, rid) != negs:
             continue
         hits.append(Hit(idx.pos[rid], 0.5 * min(norm, 1.0), "fuzzy", line))
     return hits
