@@ -366,12 +366,28 @@ _TYPES = {
 }
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}  # field names per dataclass: asked once per class
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def to_plain(value: Any) -> Any:
     """Dataclasses -> dicts tagged with their type; tuples -> lists. Stable and JSON-ready."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {"__type__": type(value).__name__}
-        for f in dataclasses.fields(value):
-            out[f.name] = to_plain(getattr(value, f.name))
+    kind = type(value)
+    if kind in _PLAIN:  # most values: answered before any dataclass check
+        return value
+    if kind in _FIELDS or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        out: dict[str, Any] = {"__type__": kind.__name__}
+        for name in _fields(kind):
+            out[name] = to_plain(getattr(value, name))
         return out
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
@@ -386,10 +402,10 @@ def from_plain(value: Any) -> Any:
         if name in _TYPES:
             cls = _TYPES[name]
             kwargs = {}
-            for f in dataclasses.fields(cls):
-                if f.name in value:
-                    v = from_plain(value[f.name])
-                    kwargs[f.name] = tuple(v) if isinstance(v, list) else v
+            for field_name in _fields(cls):
+                if field_name in value:
+                    v = from_plain(value[field_name])
+                    kwargs[field_name] = tuple(v) if isinstance(v, list) else v
             return cls(**kwargs)
         return {k: from_plain(v) for k, v in value.items()}
     if isinstance(value, list):

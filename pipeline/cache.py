@@ -54,6 +54,9 @@ class Cache:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = sqlite3.connect(path, timeout=30)
                 self.db.execute("PRAGMA journal_mode=WAL")
+                # no fsync per commit (the workers of --jobs see each one): a cache lost to a
+                # power cut is rebuilt, never wrong
+                self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.execute(
                     "CREATE TABLE IF NOT EXISTS kv (ns TEXT, key TEXT, value BLOB, PRIMARY KEY (ns, key))"
                 )

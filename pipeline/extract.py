@@ -110,7 +110,9 @@ def run_extraction(
         cache.put_many(unit_ns(), new_units)
         cache.put_new(FLAGSET_NS, flagsets)
         on_done(src, value, file_stats)
-        if time.monotonic() - last > 2:
+        # With workers, a function one of them parsed is committed at once, so the others
+        # read it instead of parsing it again: the function cache is theirs to share.
+        if time.monotonic() - last > 2 or (new_units and jobs > 1):
             cache.commit()
             last = time.monotonic()
 

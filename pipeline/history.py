@@ -24,14 +24,26 @@ from kverr.errors import DatasetError
 from kverr.ftypes import FileExtraction, Profile, Revision, to_json
 
 
-def _entries(exts: list[FileExtraction], profile: Profile) -> list[dict]:
+def _entries(exts: list[FileExtraction], profile: Profile, memo: dict | None = None) -> list[dict]:
     """One entry per site of a revision: its id without history (records.identity, the same rule
     build_records uses), where it is, what lineage compares, and the claim fields (`bare`, `alt`,
-    `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built."""
+    `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built.
+    `memo`: the claims of the revision before, by site object (a site the Loader kept, and
+    linking left alone, is the same object there); filled with this revision's."""
     from kverr.records.identity import claim_of, guard_key, settle
 
     sites = [site for ext in exts for site in ext.sites]
-    claims = [claim_of(site, profile) for site in sites]
+    before = dict(memo or {})
+    if memo is not None:
+        memo.clear()
+    claims = []
+    for site in sites:
+        known = before.get(id(site))
+        if known is None or known[0] is not site:
+            known = (site, claim_of(site, profile), guard_key(site))
+        if memo is not None:
+            memo[id(site)] = known
+        claims.append(known)
     out = [
         {
             "id": rid,
@@ -42,12 +54,12 @@ def _entries(exts: list[FileExtraction], profile: Profile) -> list[dict]:
             "variant": site.variant,
             "function": site.function,
             "guard": c.guard,
-            "guardText": guard_key(site),  # what `guard` hashes: diff shows it old -> new
+            "guardText": text,  # what `guard` hashes: diff shows it old -> new
             "kind": site.kind,
             "errorClass": site.error_class,
             "message": site.template.display() or site.condition or "",
         }
-        for site, c, rid in zip(sites, claims, settle(claims), strict=True)
+        for (site, c, text), rid in zip(claims, settle([c for _, c, _ in claims]), strict=True)
     ]
     return sorted(out, key=lambda e: (e["id"], e["file"], e["line"]))
 
@@ -139,6 +151,7 @@ class Scanner:
         self.loader = Loader(plan, cache)
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
         self.pieces: dict[str, list] = {}  # cached pieces of revisions' values read (get_rev)
+        self.claims: dict[int, tuple] = {}  # the last revision's claims by site (_entries)
         self.scan = Scan(loader=self.loader, entries_at=self.entries_at)
         self.scan.keys = [
             hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
@@ -200,7 +213,7 @@ class Scanner:
         if value is None:
             exts = self.loader.load(files, text=False)
             value = {
-                "entries": _entries(exts, self.plan.profile),
+                "entries": _entries(exts, self.plan.profile, self.claims),
                 "flagNames": [f.name for e in exts for f in e.flags],
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
                 "sites": sum(len(e.sites) for e in exts),
