@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 import re
@@ -13,8 +12,8 @@ from typing import IO, Any
 from kverr.catalog import matcher, normalize, store
 from kverr.catalog.reader import BoundedLines
 
+from kverr.answers import Match
 from kverr.errors import CatalogError, KverrWarning, NotFound, QueryError
-from kverr.ftypes import Match
 
 HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs. log
 MAX_FLAG_QUERY = 200  # a search query longer than this is not a flag name
@@ -491,6 +490,8 @@ def _open_default() -> Catalog:
 def _nearest_tags(rev: str, revs: list[dict[str, Any]]) -> str:
     """The next step after an unknown version: the tags it most likely meant (`v0.5.0` when
     only v0.5.0rc0..rc2 were tagged), else the newest tag as an example of the spelling."""
+    import difflib
+
     tags = [t for r in revs for t in r["tags"]]
     want = rev if rev[:1] in "vV" else f"v{rev}"
     close = [t for t in tags if t.startswith(want)][:3] or difflib.get_close_matches(

@@ -7,13 +7,10 @@ catalog and two processes building the packaged default at once both end with a 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
 import stat
-import tempfile
-import uuid
 import warnings
 from array import array
 from collections import Counter
@@ -354,6 +351,8 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
     _check_projects(sets)
     shapes, warnings = _analyse(r for d in sets for r in d.records)
     where = ", ".join(str(d.path) for d in sets)
+    import uuid  # (loading only: explain's start-up never imports it)
+
     tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         catalog_path.parent.mkdir(parents=True, exist_ok=True)
@@ -619,6 +618,8 @@ def default_catalog_path() -> Path:
     # (releases, anchors) must not answer from a catalog an older loader wrote.
     loader = Path(__file__).read_bytes()
     manifests = b"".join((d / "manifest.json").read_bytes() for d in datasets)
+    import hashlib
+
     key = hashlib.sha256(manifests + FORMAT.encode() + loader).hexdigest()[:16]
     name = f"packaged-{key}.duckdb"
     target = cache_dir() / name
@@ -656,6 +657,8 @@ def private_temp_dir() -> Path:
     Made 0700 and checked to be a real directory owned by this user, so another local user
     cannot plant a catalog (or a symlink) there."""
     uid = os.getuid() if hasattr(os, "getuid") else None
+    import tempfile
+
     path = Path(tempfile.gettempdir()) / f"kverr-{uid if uid is not None else 'user'}"
     try:
         path.mkdir(mode=0o700, exist_ok=True)
