@@ -43,11 +43,11 @@ class Catalog:
     def index(self) -> matcher.Index:
         if self._index is None:  # read on first lookup: `get`/`flags` callers never pay for it
             forms = self.forms
-            row = self.con.execute("SELECT value FROM meta WHERE key = 'index'").fetchone()
+            stored = self.con.meta.pop("index", None)  # read at open, stored by the loader
             self._index = matcher.Index(
                 self.con,
                 forms if forms.prefixes or forms.suffixes else None,
-                json.loads(row[0]) if row else None,  # stored by the loader (store._write)
+                json.loads(stored) if stored else None,
             )
         return self._index
 
@@ -308,11 +308,13 @@ class Catalog:
         text = self._record_json.get(record_id)
         if text is None:
             row = self.con.execute(
-                "SELECT record FROM records WHERE id = ?", [record_id]
+                "SELECT record, releases FROM records WHERE id = ?", [record_id]
             ).fetchone()
             if row is None:
                 return None
             text = row[0]
+            if record_id not in self._revs:  # what a match asks next (_release_names)
+                self._revs[record_id] = tuple(json.loads(row[1])) if row[1] else ()
             if len(self._record_json) < RECORD_CACHE:
                 self._record_json[record_id] = text
         return json.loads(text)

@@ -733,10 +733,10 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
     except duckdb.Error as exc:
         raise damaged(first_line(exc)) from None
     try:
-        # the format, and the projects' facts every explain reads, in one query
+        # the format, and the projects' facts and matcher index every explain reads, in one query
         meta = dict(
             raw.execute(
-                "SELECT key, value FROM meta WHERE key IN ('format', 'projects')"
+                "SELECT key, value FROM meta WHERE key IN ('format', 'projects', 'index')"
             ).fetchall()
         )
         row = (meta["format"],) if "format" in meta else None
