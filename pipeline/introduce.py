@@ -11,11 +11,51 @@ records the code says nothing about (records.knowledge.introduced).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kverr.extractor import sources
+from kverr.pipeline.cache import Cache
 from kverr.pipeline.plan import Plan
+
+
+def touching_soon(
+    git_repo: Path | None, plan: Plan, globs: Sequence[str], cache: Cache
+) -> Callable[[], list[str] | None]:
+    """The commits touching the file set up to the newest revision (`sources.touching_commits`:
+    a walk of the whole history, most of a warm rebuild): from the cache, or walked by git in a
+    thread started now, beside the extraction. Returns the call that gives them (None: no git
+    revision to walk from), and keeps a walked list in the cache."""
+    known = [r.sha for r in plan.revisions if r.sha]
+    if git_repo is None or not known:
+        return lambda: None
+    key = json.dumps([known[-1], list(globs)])
+    cached = cache.get("touching", key)
+    if cached is not None:
+        found = json.loads(cached)
+        return lambda: found
+    out: dict[str, object] = {}
+
+    def walk() -> None:
+        try:
+            out["shas"] = sources.touching_commits(git_repo, known[-1], globs)
+        except Exception as exc:  # raised again where the list is needed
+            out["error"] = exc
+
+    thread = threading.Thread(target=walk, name="kverr-touching", daemon=True)
+    thread.start()
+
+    def result() -> list[str]:
+        thread.join()
+        if "error" in out:
+            raise out["error"]  # type: ignore[misc]
+        shas = out["shas"]
+        cache.put_many("touching", {key: json.dumps(shas)})
+        return shas  # type: ignore[return-value]
+
+    return result
 
 
 def introducing_commits(
@@ -24,9 +64,11 @@ def introducing_commits(
     globs: Sequence[str],
     spans: Sequence[dict],
     lineage: Sequence[dict],
+    touching: list[str] | None = None,
 ) -> dict[str, dict]:
     """record id -> {"sha", "subject", "body"} of the commit that introduced it, for the
-    records whose introduction this build pins down exactly."""
+    records whose introduction this build pins down exactly. `touching`: what
+    `touching_soon` gave (else walked here)."""
     shas = [r.sha for r in plan.revisions]
     known = [s for s in shas if s]
     if git_repo is None or not known:
@@ -35,7 +77,8 @@ def introducing_commits(
     for span in spans:
         first[span["id"]] = min(first.get(span["id"], span["from"]), span["from"])
     previous = {line["id"]: line["previousId"] for line in lineage}
-    touching = sources.touching_commits(git_repo, known[-1], globs)
+    if touching is None:
+        touching = sources.touching_commits(git_repo, known[-1], globs)
     place = {sha: i for i, sha in enumerate(touching)}
     found: dict[str, int] = {}
     for rid in first:

@@ -17,7 +17,7 @@ from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
 from kverr.pipeline.extract import Progress, run_extraction
 from kverr.pipeline.history import Scan, Scanner
 from kverr.pipeline.introduce import apply as introduce
-from kverr.pipeline.introduce import introducing_commits
+from kverr.pipeline.introduce import introducing_commits, touching_soon
 from kverr.pipeline.plan import Plan, add_snapshot, link_repo, plan_directory_default, plan_git
 from kverr.pipeline.write import check_out, make_manifest, write_out
 
@@ -136,10 +136,13 @@ def build(
         raise
     clock.lap("plan")
     try:
+        touching = touching_soon(git_repo, plan, globs, cache)
         stats, scan = _extract_and_scan(plan, cache, jobs, progress)
         clock.lap("extract+ids")
         assembled = assemble(plan, cache, scan, loaded_overlay, dataset_version, clock)
-        commits = introducing_commits(git_repo, plan, globs, scan.spans, assembled.lineage)
+        commits = introducing_commits(
+            git_repo, plan, globs, scan.spans, assembled.lineage, touching()
+        )
         assembled.records = introduce(assembled.records, commits)
         clock.lap("introduce")
         report = None
