@@ -4,8 +4,8 @@ Namespaces: `unit` (the extractor's per-function cache: a function's sites), `bl
 blob): its units' keys, the rest of its FileExtraction and its flag set), `flagset` (flag
 declarations without their lines, by content), `tree` (a commit's matching files), `rev` /
 `revbody` / `settled` (a file set's entries: their lines, and the rest by content), `fold` (the
-folded history state), `record` (built records), `touching` (the commits that touched the file
-set up to a tip, which introduce.py reads).
+folded history state), `record` (built records), `touching` / `commit` (the commits that touched
+the file set up to a tip, and commits' messages, which introduce.py reads).
 Keys carry a fingerprint of the code that produced the value (`code_fingerprint`).
 """
 

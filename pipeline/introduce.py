@@ -65,10 +65,12 @@ def introducing_commits(
     spans: Sequence[dict],
     lineage: Sequence[dict],
     touching: list[str] | None = None,
+    cache: Cache | None = None,
 ) -> dict[str, dict]:
     """record id -> {"sha", "subject", "body"} of the commit that introduced it, for the
     records whose introduction this build pins down exactly. `touching`: what
-    `touching_soon` gave (else walked here)."""
+    `touching_soon` gave (else walked here); `cache`: keeps the commits' messages (a commit
+    never changes: a rebuild asks git for none of them)."""
     shas = [r.sha for r in plan.revisions]
     known = [s for s in shas if s]
     if git_repo is None or not known:
@@ -89,7 +91,7 @@ def introducing_commits(
             ord_ = min(ord_, first.get(cur, ord_))
         if _exact(ord_, shas, place):
             found[rid] = ord_
-    messages = sources.commit_messages(git_repo, sorted({shas[o] or "" for o in found.values()}))
+    messages = _messages(git_repo, sorted({shas[o] or "" for o in found.values()}), cache)
     out = {}
     for rid, ord_ in found.items():
         sha = shas[ord_] or ""
@@ -97,6 +99,18 @@ def introducing_commits(
             subject, body = messages[sha]
             out[rid] = {"sha": sha, "subject": subject, "body": body}
     return out
+
+
+def _messages(git_repo: Path, shas: list[str], cache: Cache | None) -> dict[str, tuple[str, str]]:
+    out = {}
+    for sha in shas if cache is not None else ():
+        raw = cache.get("commit", sha)
+        if raw is not None:
+            out[sha] = tuple(json.loads(raw))
+    fresh = sources.commit_messages(git_repo, [s for s in shas if s not in out])
+    if cache is not None:
+        cache.put_many("commit", {sha: json.dumps(list(m)) for sha, m in fresh.items()})
+    return {**out, **fresh}
 
 
 def _exact(ord_: int, shas: Sequence[str | None], place: dict[str, int]) -> bool:

@@ -141,7 +141,7 @@ def build(
         clock.lap("extract+ids")
         assembled = assemble(plan, cache, scan, loaded_overlay, dataset_version, clock)
         commits = introducing_commits(
-            git_repo, plan, globs, scan.spans, assembled.lineage, touching()
+            git_repo, plan, globs, scan.spans, assembled.lineage, touching(), cache
         )
         assembled.records = introduce(assembled.records, commits)
         clock.lap("introduce")
