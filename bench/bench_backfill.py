@@ -1,18 +1,23 @@
-"""Backfill every commit that touched the SGLang server-args files, then show the cache at work.
+"""Backfill every commit that touched the SGLang server-args files: its ratio to the ast floor,
+--jobs N against --jobs 1, the no-op rebuild, one new commit, and the cache's size.
 
-    python bench/bench_backfill.py /work/.mirror/Clarit-AI+Engram/repo [--jobs 2] [--limit N]
+    python bench/bench_backfill.py /work/.mirror/Clarit-AI+Engram/repo [--jobs 2] [--limit N] [--rounds 1]
 
-Prints: commits processed; blobs and functions actually parsed; the full backfill time
-single-process (as N-1 commits plus the newest one added on top, which is what a full run
-costs) and with --jobs; the no-op rebuild time; the time to add one new commit. Targets on a
-2-core machine: full backfill < 300 s, no-op < 10 s, new commit < 1 s. Each figure is also
-given as a ratio to the single-process full backfill measured in the same run (the baseline).
+Floor (same run): a fresh process that reads the build's distinct (path, blob)s with one
+`git cat-file --batch` and runs the stdlib `ast.parse` on each: what any extractor of those
+files must do. Each round runs the floor, the backfill with one process (as N-1 commits plus
+the newest on top, which is what a full run costs, then a no-op rebuild), and the backfill
+with --jobs, in turn; the floor runs once more after the last round; medians. Targets (issue
+15): the backfill <= 3x the floor, --jobs 2 faster than --jobs 1 in wall time, the
+extraction cache <= 5x the dataset it produced; no-op < 10 s, one new commit < 1 s.
 Skipped in CI: it needs the repository path.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,28 +25,54 @@ from pathlib import Path
 
 from kverr.extractor import sources
 from kverr.pipeline import build
+from kverr.pipeline.plan import plan_git
 
 from kverr.profile import load_profile
 
-SGLANG_FILES = load_profile("sglang").files
+SGLANG = load_profile("sglang")
+FLOOR = r"""
+import ast, subprocess, sys, time
+repo, blobs = sys.argv[1], sys.argv[2:]
+git = subprocess.Popen(["git", "-C", repo, "cat-file", "--batch"], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE)
+for blob in blobs:
+    git.stdin.write(blob.encode() + b"\n")
+    git.stdin.flush()
+    size = int(git.stdout.readline().split()[2])
+    data = git.stdout.read(size + 1)[:-1]
+    ast.parse(data.decode("utf-8", "surrogateescape"))
+git.stdin.close()
+git.wait()
+"""
 
 
-def _run(label: str, **kwargs) -> tuple[float, dict]:
+def floor(repo: Path, blobs: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FLOOR, str(repo), *blobs], check=True)
+    return time.perf_counter() - t0
+
+
+def _run(label: str, **kwargs) -> tuple[float, dict, object]:
     t0 = time.perf_counter()
     result = build(**kwargs)
     took = time.perf_counter() - t0
     s = result.stats
     print(
         f"{label:<34} {took:8.2f} s   revisions {s['revisions']:5d}  blobs parsed {s['blobs_parsed']:5d}"
-        f" (cached {s['blob_cache_hits']:5d})  functions parsed {s['units_parsed']:6d} (cached {s['unit_cache_hits']:6d})"
-        f"  records {result.counts['records']}",
+        f" (cached {s['blob_cache_hits']:5d})  functions parsed {s['units_parsed']:6d} (cached {s['unit_cache_hits']:6d})",
         flush=True,
     )
     print(
         f"{'':<34} phases: " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()),
         flush=True,
     )
-    return took, s
+    return took, s, result
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
 
 
 def main() -> int:
@@ -51,12 +82,10 @@ def main() -> int:
     ap.add_argument(
         "--limit", type=int, default=0, help="only the newest N touching commits (quick runs)"
     )
-    ap.add_argument(
-        "--catalog", action="store_true", help="also load a DuckDB catalog in each build"
-    )
+    ap.add_argument("--rounds", type=int, default=1, help="backfill pairs, run in turn")
     args = ap.parse_args()
 
-    revs = sources.list_revisions(args.repo, [], touching=True)
+    revs = sources.list_revisions(args.repo, [], touching=True, globs=list(SGLANG.files))
     if args.limit:
         revs = revs[-args.limit :]
     first, before_last, last = revs[0].sha, revs[-2].sha, revs[-1].sha
@@ -64,31 +93,40 @@ def main() -> int:
     start = f"{first}~1" if _has_parent(args.repo, first) else None
     base = [f"{start}..{before_last}"] if start else [before_last]
     full = [f"{start}..{last}"] if start else [last]
-    print(f"repository {args.repo}: {len(revs)} commits touch {', '.join(SGLANG_FILES)}")
+    plan = plan_git(args.repo, full, tags_glob=None, touching=True, globs=list(SGLANG.files),
+                    repo_name="sgl-project/sglang", profile=SGLANG)  # fmt: skip
+    blobs = sorted({b for files in plan.files for _, b in files})
+    plan.close()
+    print(f"repository {args.repo}: {len(revs)} commits touch {', '.join(SGLANG.files)};"
+          f" {len(blobs)} distinct blobs")  # fmt: skip
 
+    floors: list[float] = []
+    single: list[float] = []
+    jobs: list[float] = []
     with tempfile.TemporaryDirectory(prefix="kverr-bench-") as tmp:
         t = Path(tmp)
 
         def opts(out: str, cache: str, revs: list[str], jobs: int = 1) -> dict:
-            return dict(
-                out=t / out,
-                git_repo=args.repo,
-                revs=revs,
-                touching=True,
-                cache_path=t / cache,
-                jobs=jobs,
-                repo_name="sgl-project/sglang",
-                catalog=(t / f"{out}.duckdb") if args.catalog else None,
+            return dict(out=t / out, git_repo=args.repo, revs=revs, touching=True,
+                        cache_path=t / cache, jobs=jobs, repo_name="sgl-project/sglang")  # fmt: skip
+
+        for r in range(args.rounds):
+            floors.append(floor(args.repo, blobs))
+            print(f"{'floor: cat-file + ast.parse':<34} {floors[-1]:8.2f} s", flush=True)
+            t_base, s_base, _ = _run(
+                "backfill N-1 commits, 1 process", **opts(f"a{r}", f"c1{r}.sqlite", base)
             )
+            t_new, s_new, _ = _run("add the newest commit", **opts(f"a{r}", f"c1{r}.sqlite", full))
+            t_noop, _, _ = _run("no-op rebuild", **opts(f"a{r}", f"c1{r}.sqlite", full))
+            single.append(t_base + t_new)
+            t_jobs, s_jobs, _ = _run(f"full backfill, --jobs {args.jobs}", **opts(f"b{r}", f"c2{r}.sqlite", full, args.jobs))  # fmt: skip
+            jobs.append(t_jobs)
+        floors.append(floor(args.repo, blobs))
+        print(f"{'floor: cat-file + ast.parse':<34} {floors[-1]:8.2f} s", flush=True)
+        cache_mb = _size(t / "c10.sqlite") / 1e6
+        data_mb = _size(t / "a0") / 1e6
 
-        t_base, s_base = _run("backfill N-1 commits, 1 process", **opts("a", "c1.sqlite", base))
-        t_new, s_new = _run("add the newest commit", **opts("a", "c1.sqlite", full))
-        t_noop, _ = _run("no-op rebuild", **opts("a", "c1.sqlite", full))
-        t_jobs, s_jobs = _run(
-            f"full backfill, --jobs {args.jobs}", **opts("b", "c2.sqlite", full, args.jobs)
-        )
-
-    single = t_base + t_new
+    f, one, many = statistics.median(floors), statistics.median(single), statistics.median(jobs)
     print()
     print(f"commits processed             {s_jobs['revisions']}")
     print(
@@ -98,15 +136,22 @@ def main() -> int:
         f"functions parsed              {s_base['units_parsed'] + s_new['units_parsed']} "
         f"(unit-cache hits {s_base['unit_cache_hits'] + s_new['unit_cache_hits']})"
     )
-    print(f"full backfill, 1 process      {single:8.2f} s  (baseline 1.00; target < 300 s)")
-    print(f"full backfill, --jobs {args.jobs}       {t_jobs:8.2f} s  (ratio {t_jobs / single:.2f})")
+    print(f"floor (cat-file + ast.parse)  {f:8.2f} s  (median of {len(floors)})")
     print(
-        f"no-op rebuild                 {t_noop:8.2f} s  (ratio {t_noop / single:.3f}; target < 10 s)"
+        f"full backfill, 1 process      {one:8.2f} s  ({one / f:.2f}x the floor; target <= 3x: "
+        f"{'PASS' if one / f <= 3 else 'FAIL'})"
     )
     print(
-        f"add one new commit            {t_new:8.2f} s  (ratio {t_new / single:.3f}; target < 1 s; "
+        f"full backfill, --jobs {args.jobs}       {many:8.2f} s  ({many / f:.2f}x the floor; "
+        f"{many / one:.2f}x --jobs 1: {'faster' if many < one else 'NOT faster'})"
+    )
+    print(f"no-op rebuild                 {t_noop:8.2f} s  (target < 10 s)")
+    print(
+        f"add one new commit            {t_new:8.2f} s  (target < 1 s; "
         f"{s_new['blobs_parsed']} blob(s), {s_new['units_parsed']} function(s) parsed)"
     )
+    print(f"extraction cache              {cache_mb:8.1f} MB  ({cache_mb / data_mb:.2f}x the dataset's"
+          f" {data_mb:.1f} MB; target <= 5x: {'PASS' if cache_mb <= 5 * data_mb else 'FAIL'})")  # fmt: skip
     return 0
 
 

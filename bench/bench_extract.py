@@ -1,130 +1,121 @@
-"""Extraction benchmark: one revision of the SGLang server-args files, in a fresh process.
+"""One revision of the SGLang server-args files: a cold build, a warm rebuild and extraction
+alone, each as a ratio to the `ast.parse` of server_args.py measured in the same run.
 
-Usage:
-    python bench/bench_extract.py --repo MIRROR [--rev REV]   # the revision's file set
-    python bench/bench_extract.py FILE [FILE ...]               # files on disk
+    python bench/bench_extract.py --repo MIRROR [--rev REV] [--rounds 5]
 
-Prints, for the same input in the same run (best of --repeat fresh subprocesses):
-  * whole-process time (user+sys CPU, and wall) of `python -c 'extract the files'`,
-  * the same for a baseline process that only does a stdlib `ast.parse` + `ast.walk`,
-  * their ratio, and the in-process extraction time alone (cold, then with a warm cache).
-Target: the extraction process under 1 s of CPU time on a 2-core machine.
+Floor: a fresh process that reads server_args.py and runs the stdlib `ast.parse` on it (a
+build cannot do less than parse the largest file once). Each round runs, in turn:
+  * the floor;
+  * `kverr build --git MIRROR --rev REV` with a new, empty cache (cold: every function parsed);
+  * the same build again on that cache (warm: nothing to parse, imports off the path);
+  * `extract_files` over the revision's files in a fresh process (extraction alone).
+Medians of wall time and of the child's CPU time. Target (issue 15): the cold build <= 8x.
 """
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 import os
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-GLOBS = (
-    "python/sglang/srt/server_args.py",
-    "python/sglang/srt/server_args_config_parser.py",
-    "python/sglang/srt/arg_groups/*.py",
-)
+from kverr.profile import load_profile
 
+TARGET = 8.0
+FLOOR = "import ast, sys; ast.parse(open(sys.argv[1], encoding='utf-8').read())"
 EXTRACT = """
-import json, sys, time
-t0 = time.process_time()
+import sys
 from kverr.extractor import extract_files
 from kverr.ftypes import SourceFile
-paths = sys.argv[1:]
-sources = [SourceFile(p, open(p, encoding="utf-8").read(), "") for p in paths]
-t1 = time.process_time()
-cache = {}
-out = extract_files(sources, cache)
-t2 = time.process_time()
-extract_files(sources, cache)
-t3 = time.process_time()
-print(json.dumps({
-    "import": t1 - t0, "extract": t2 - t1, "warm": t3 - t2,
-    "sites": sum(len(x.sites) for x in out), "flags": sum(len(x.flags) for x in out),
-    "failures": sum(len(x.failures) for x in out),
-    "lines": sum(s.text.count(chr(10)) for s in sources),
-}))
-"""
-
-BASELINE = """
-import ast, json, sys, time
-t0 = time.process_time()
-n = 0
-for p in sys.argv[1:]:
-    n += sum(1 for _ in ast.walk(ast.parse(open(p, encoding="utf-8").read())))
-print(json.dumps({"nodes": n, "parse_walk": time.process_time() - t0}))
+extract_files([SourceFile(p, open(p, encoding="utf-8").read(), "") for p in sys.argv[1:]], {})
 """
 
 
-def run(code: str, paths: list[str]) -> tuple[float, float, dict]:
-    """(CPU seconds of the child, wall seconds, its JSON line)."""
+def once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child and its own children) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    out = subprocess.run(
-        [sys.executable, "-c", code, *paths],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "KVERR_STRICT": "0"},
-    )
-    wall = time.perf_counter() - start
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, env=env, cwd=tempfile.gettempdir())
+    wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall, json.loads(out.stdout.strip().splitlines()[-1])
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:4]} exited {proc.returncode}: {proc.stderr.decode()[-400:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def from_git(repo: Path, rev: str, into: Path) -> list[str]:
+def from_git(repo: Path, rev: str, globs: list[str], into: Path) -> list[Path]:
     names = subprocess.run(
-        ["git", "-C", str(repo), "ls-tree", "-r", "--name-only", rev, "python/sglang/srt"],
+        ["git", "-C", str(repo), "ls-tree", "-r", "--name-only", rev],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
     paths = []
     for name in names:
-        if any(fnmatch.fnmatch(name, g) for g in GLOBS):
+        if any(fnmatch.fnmatch(name, g) for g in globs):
             blob = subprocess.run(
                 ["git", "-C", str(repo), "show", f"{rev}:{name}"], capture_output=True, check=True
             ).stdout
             target = into / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(blob)
-            paths.append(str(target))
+            paths.append(target)
     return paths
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="kverr extraction benchmark")
-    parser.add_argument("files", nargs="*", help="Python files to extract")
-    parser.add_argument("--repo", type=Path, help="git repository (bare is fine)")
-    parser.add_argument("--rev", default="HEAD", help="revision with --repo (default HEAD)")
-    parser.add_argument("--repeat", type=int, default=3, help="fresh processes per side")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = list(args.files)
-        if args.repo is not None:
-            paths += from_git(args.repo, args.rev, Path(tmp))
-        if not paths:
-            parser.error("give FILE(s) or --repo MIRROR")
-        ext = min((run(EXTRACT, paths) for _ in range(args.repeat)), key=lambda r: r[0])
-        base = min((run(BASELINE, paths) for _ in range(args.repeat)), key=lambda r: r[0])
-    info = ext[2]
-    print(f"input: {len(paths)} files, {info['lines']} lines ({args.rev if args.repo else 'disk'})")
-    print(f"found: {info['sites']} sites, {info['flags']} flags, {info['failures']} failures")
-    print(f"extract process: cpu {ext[0]:.3f} s  wall {ext[1]:.3f} s")
-    print(f"ast baseline process (parse+walk): cpu {base[0]:.3f} s  wall {base[1]:.3f} s")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repo", type=Path, required=True, help="SGLang git repository (bare is fine)")
+    ap.add_argument("--rev", default="HEAD", help="the revision built (default HEAD)")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    profile = load_profile("sglang")
+    env = {**os.environ, "KVERR_STRICT": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its .pyc files
+    kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
+    with tempfile.TemporaryDirectory(prefix="kverr-bench-") as tmp:
+        t = Path(tmp)
+        paths = from_git(args.repo, args.rev, list(profile.files), t / "src")
+        main_file = next(p for p in paths if p.name == "server_args.py")
+        lines = sum(p.read_text(encoding="utf-8").count("\n") for p in paths)
+
+        def build(n: int) -> list[str]:
+            return [kverr, "build", "--git", str(args.repo.resolve()), "--rev", args.rev,
+                    "--repo-name", profile.repository, "--out", str(t / f"out{n}"),
+                    "--cache", str(t / f"cache{n}.sqlite")]  # fmt: skip
+
+        runs: dict[str, list[tuple[float, float]]] = {
+            "floor": [], "cold build": [], "warm rebuild": [], "extract alone": [],
+        }  # fmt: skip
+        once([sys.executable, "-c", FLOOR, str(main_file)], env)  # warm-up (.pyc, page cache)
+        once([sys.executable, "-c", EXTRACT, *map(str, paths)], env)
+        for n in range(args.rounds):
+            runs["floor"].append(once([sys.executable, "-c", FLOOR, str(main_file)], env))
+            runs["cold build"].append(once(build(n), env))
+            runs["warm rebuild"].append(once(build(n), env))
+            runs["extract alone"].append(
+                once([sys.executable, "-c", EXTRACT, *map(str, paths)], env)
+            )
+    wall = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
+    print(f"{args.rev}: {len(paths)} files, {lines} lines; {args.rounds} rounds in turn, medians")
+    for name in runs:
+        print(
+            f"  {name:<14} wall {wall[name]:7.3f} s ({wall[name] / wall['floor']:5.2f}x)"
+            f"   cpu {cpu[name]:7.3f} s ({cpu[name] / cpu['floor']:5.2f}x)"
+        )
+    ratio = wall["cold build"] / wall["floor"]
     print(
-        f"in-process: import {info['import']:.3f} s, extract {info['extract']:.3f} s cold, "
-        f"{info['warm']:.3f} s warm cache; ast parse+walk {base[2]['parse_walk']:.3f} s"
+        f"cold build / ast.parse floor: {ratio:.2f}x wall, {cpu['cold build'] / cpu['floor']:.2f}x"
+        f" cpu (target <= {TARGET:g}x: {'PASS' if ratio <= TARGET else 'FAIL'})"
     )
-    print(f"ratio extract/ast (process cpu): {ext[0] / base[0]:.2f}x")
-    print(f"ratio extract/ast (in-process): {info['extract'] / base[2]['parse_walk']:.2f}x")
-    print(f"target < 1 s process cpu: {'met' if ext[0] < 1.0 else 'MISSED'}")
     return 0
 
 

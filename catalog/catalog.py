@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 import re
@@ -13,8 +12,8 @@ from typing import IO, Any
 from kverr.catalog import matcher, normalize, store
 from kverr.catalog.reader import BoundedLines
 
+from kverr.answers import Match
 from kverr.errors import CatalogError, KverrWarning, NotFound, QueryError
-from kverr.ftypes import Match
 
 HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs. log
 MAX_FLAG_QUERY = 200  # a search query longer than this is not a flag name
@@ -43,10 +42,13 @@ class Catalog:
 
     @property
     def index(self) -> matcher.Index:
-        if self._index is None:  # built on first lookup: `get`/`flags` callers never pay for it
+        if self._index is None:  # read on first lookup: `get`/`flags` callers never pay for it
             forms = self.forms
+            stored = self.con.meta.pop("index", None)  # read at open, stored by the loader
             self._index = matcher.Index(
-                self.con, forms if forms.prefixes or forms.suffixes else None
+                self.con,
+                forms if forms.prefixes or forms.suffixes else None,
+                json.loads(stored) if stored else None,
             )
         return self._index
 
@@ -314,11 +316,13 @@ class Catalog:
         text = self._record_json.get(record_id)
         if text is None:
             row = self.con.execute(
-                "SELECT record FROM records WHERE id = ?", [record_id]
+                "SELECT record, releases FROM records WHERE id = ?", [record_id]
             ).fetchone()
             if row is None:
                 return None
             text = row[0]
+            if record_id not in self._revs:  # what a match asks next (_release_names)
+                self._revs[record_id] = tuple(json.loads(row[1])) if row[1] else ()
             if len(self._record_json) < RECORD_CACHE:
                 self._record_json[record_id] = text
         return json.loads(text)
@@ -527,6 +531,8 @@ def _open_default() -> Catalog:
 def _nearest_tags(rev: str, revs: list[dict[str, Any]]) -> str:
     """The next step after an unknown version: the tags it most likely meant (`v0.5.0` when
     only v0.5.0rc0..rc2 were tagged), else the newest tag as an example of the spelling."""
+    import difflib
+
     tags = [t for r in revs for t in r["tags"]]
     want = rev if rev[:1] in "vV" else f"v{rev}"
     close = [t for t in tags if t.startswith(want)][:3] or difflib.get_close_matches(

@@ -45,7 +45,7 @@ class Connection:
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._cursors_lock = threading.Lock()  # guards the list above, never a query
-        self.meta: dict[str, str] = {}  # meta rows read at open (format, projects)
+        self.meta: dict[str, str] = {}  # meta rows read at open (format, projects, index)
 
     def _con(self) -> duckdb.DuckDBPyConnection:
         if threading.get_ident() == self._owner:

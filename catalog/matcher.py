@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 from kverr.catalog import normalize, patterns, prefilter
@@ -51,37 +52,60 @@ class Hit:
     text: str = ""  # what a pattern matched (whitespace folded), for shadowing across lines
 
 
+# The columns the index is made of, in id order (one row per record; anchors: at most one each).
+INDEX_SQL = (
+    "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project, a.key, a.head"
+    " FROM records r LEFT JOIN anchors a USING (id) ORDER BY r.id"
+)
+
+
+def index_state(rows: Iterable[tuple]) -> dict[str, Any]:
+    """The index's columns from INDEX_SQL's rows, as plain JSON-ready lists: computed once when
+    the catalog is written (store.py keeps it in `meta`), so no process rebuilds it."""
+    state: dict[str, Any] = {
+        "ids": [], "pattern": [], "severity": [], "last_ord": [], "project": [], "by_token": {},
+        "keys": [], "heads": [],
+    }  # fmt: skip
+    ids, by_token = state["ids"], state["by_token"]
+    for rid, pat, sev, last, tok, project, key, head in rows:
+        if ids and ids[-1] == rid:
+            continue
+        i = len(ids)
+        ids.append(rid)
+        state["pattern"].append(pat)
+        state["severity"].append(sev or "error")
+        state["last_ord"].append(last if last is not None else -1)
+        state["project"].append(project or "")
+        if tok:
+            by_token.setdefault(tok, []).append(i)
+            # the scan prefilter's key (catalog/prefilter.py), and what a cut message shows
+            # of the pattern at least
+            state["keys"].append(key or re.escape(tok))
+            if head:
+                state["heads"].append(head)
+    return state
+
+
 class Index:
     """The in-memory side of a catalog: ids, anchors and (lazily) compiled patterns."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, forms: normalize.LogForms | None = None):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        forms: normalize.LogForms | None = None,
+        state: dict[str, Any] | None = None,
+    ):
         self.con = con
-        rows = con.execute(
-            "SELECT r.id, r.pattern, r.severity, r.last_ord, a.token, r.project, a.key, a.head"
-            " FROM records r LEFT JOIN anchors a USING (id) ORDER BY r.id"
-        ).fetchall()
-        self.ids: list[str] = []
-        self.pattern: list[str] = []
-        self.severity: list[str] = []
-        self.by_token: dict[str, list[int]] = {}
-        self.last_ord: list[int] = []
-        self.project: list[str] = []
-        self.keys: list[str] = []  # the scan prefilter's keys (catalog/prefilter.py)
-        self.heads: list[str] = []  # what a cut message shows of each pattern, at least
-        for rid, pat, sev, last, tok, project, key, head in rows:
-            if self.ids and self.ids[-1] == rid:
-                continue
-            i = len(self.ids)
-            self.ids.append(rid)
-            self.pattern.append(pat)
-            self.severity.append(sev or "error")
-            self.last_ord.append(last if last is not None else -1)
-            self.project.append(project or "")
-            if tok:
-                self.by_token.setdefault(tok, []).append(i)
-                self.keys.append(key or re.escape(tok))
-                if head:
-                    self.heads.append(head)
+        if state is None:  # a catalog without the stored index: read its columns now
+            state = index_state(con.execute(INDEX_SQL).fetchall())
+        self.ids: list[str] = state["ids"]
+        self.pattern: list[str] = state["pattern"]
+        self.severity: list[str] = state["severity"]
+        self.by_token: dict[str, list[int]] = state["by_token"]
+        self.last_ord: list[int] = state["last_ord"]
+        self.project: list[str] = state["project"]
+        self.keys: list[str] = state["keys"]
+        self.heads: list[str] = state["heads"]
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
         self._compiled: dict[int, tuple[patterns.Searcher, tuple[str, ...], int]] = {}
         self._by_code: dict[str, list[tuple]] | None = None
@@ -89,6 +113,7 @@ class Index:
         self.forms = forms or normalize.NO_FORMS
         self.multi = len(set(self.project)) > 1
         self._places: dict[int, tuple[str, int]] | None = None
+        self.terms: dict[str, tuple] | None = None  # term -> its `terms` row, after warm()
         self._prefilter: prefilter.Prefilter | None = None
 
     @property
@@ -125,6 +150,15 @@ class Index:
             for code_line, *row in rows:
                 self._by_code.setdefault(code_line, []).append(tuple(row))
         return self._by_code.get(code, [])
+
+    def warm(self) -> None:
+        """Read the term table and the traceback lookup into memory, for a long-lived process (the
+        server): its requests then cost no DuckDB query. A one-shot explain reads the few terms
+        it needs by primary key instead of the whole table."""
+        if self.terms is None:
+            rows = self.con.execute("SELECT term, idf, ids, recall, stop FROM terms").fetchall()
+            self.terms = {r[0]: r for r in rows}
+        self.by_code_line("")
 
     def candidates(self, text: str) -> set[int]:
         out: set[int] = set()
@@ -463,10 +497,12 @@ def bm25(idx: Index, text: str, *, limit: int | None = 20) -> list[tuple[str, fl
     q = sorted(set(patterns.terms(text)))
     if not q:
         return []
-    # (filtering `stop` in SQL would cost DuckDB its primary-key lookup)
-    rows = idx.con.execute(
-        "SELECT term, idf, ids, recall, stop FROM terms WHERE term = ANY($1::VARCHAR[])", [q]
-    ).fetchall()
+    if idx.terms is not None:  # in memory (warm), in the order the table keeps: by term
+        rows = [idx.terms[t] for t in q if t in idx.terms]
+    else:  # (filtering `stop` in SQL would cost DuckDB its primary-key lookup)
+        rows = idx.con.execute(
+            "SELECT term, idf, ids, recall, stop FROM terms WHERE term = ANY($1::VARCHAR[])", [q]
+        ).fetchall()
     known = {r[0] for r in rows}
     hit = [r[1] for r in rows if not r[4]]
     if not hit:
@@ -492,9 +528,12 @@ def bm25(idx: Index, text: str, *, limit: int | None = 20) -> list[tuple[str, fl
     return scored if limit is None else scored[:limit]
 
 
-def _negations(con: duckdb.DuckDBPyConnection, rid: str) -> set[str]:
-    row = con.execute("SELECT pattern FROM records WHERE id = ?", [rid]).fetchone()
-    return NEGATIONS.intersection(patterns.tokens(patterns.shape(row[0]).text())) if row else set()
+def _negations(idx: Index, rid: str) -> set[str]:
+    """The negation words of a record's pattern (the index holds the records' `pattern`)."""
+    i = idx.pos.get(rid)
+    if i is None:
+        return set()
+    return NEGATIONS.intersection(patterns.tokens(patterns.shape(idx.pattern[i]).text()))
 
 
 def fuzzy_hits(
@@ -507,7 +546,7 @@ def fuzzy_hits(
     for rid, norm in bm25(idx, text, limit=10):
         if norm < FUZZY_MIN or (allowed is not None and rid not in allowed):
             continue
-        if _negations(idx.con, rid) != negs:
+        if _negations(idx, rid) != negs:
             continue
         hits.append(Hit(idx.pos[rid], 0.5 * min(norm, 1.0), "fuzzy", line))
     return hits

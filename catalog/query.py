@@ -11,8 +11,8 @@ from pathlib import Path
 from kverr.catalog.catalog import Catalog
 from kverr.catalog.reader import BoundedLines
 
+from kverr.answers import CutLines, Match
 from kverr.errors import NotFound, QueryError
-from kverr.ftypes import CutLines, Match
 
 USAGE = "pass a log line, --file PATH, or pipe text on stdin"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO
 
+from kverr.answers import CutLines
 from kverr.errors import QueryError
-from kverr.ftypes import CutLines
 
 MAX_LINE = 1 << 16  # characters of one line kept; a shipped message is under 2,000
 CHUNK = 1 << 16  # characters read at a time

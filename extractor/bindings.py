@@ -12,7 +12,6 @@ the local came from. Four sources, each read where it is cheap:
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,11 +28,16 @@ _LITERALS = (int, float, str, bool, type(None))
 ParamSources = dict[str, dict[str, tuple[tuple[str, tuple[str, ...]], ...]]]
 
 
-def param_sources(tree: ast.Module, args_names: frozenset[str] = frozenset()) -> ParamSources:
+def param_sources(
+    tree: ast.Module,
+    args_names: frozenset[str] = frozenset(),
+    calls: Sequence[ast.Call] | None = None,
+) -> ParamSources:
     """What each call in the file passes to each parameter of a function or method it defines:
     `self._check(self.rdma_device)` makes `device` of `_check(self, device)` stand for
     --rdma-device. Calls through `self.` bind methods (their first parameter is skipped).
-    `args_names`: the profile's names of the args object, besides `self`."""
+    `args_names`: the profile's names of the args object, besides `self`; `calls`: the tree's
+    calls in `ast.walk` order, when the caller walked it already."""
     defs: dict[str, list[str]] = {}
     methods: set[str] = set()
     for node in tree.body:
@@ -45,7 +49,7 @@ def param_sources(tree: ast.Module, args_names: frozenset[str] = frozenset()) ->
                     defs.setdefault(item.name, _params(item)[1:])
                     methods.add(item.name)
     out: ParamSources = {}
-    for call in ast.walk(tree):
+    for call in ast.walk(tree) if calls is None else calls:
         if not isinstance(call, ast.Call):
             continue
         func = call.func
@@ -406,37 +410,3 @@ def _simple_assignments(stmt, is_args, line_of) -> list[tuple[str, cst.BaseExpre
 
 def source(node: cst.CSTNode) -> str:
     return normalise(code(node))
-
-
-# ---------------------------------------------------------------- a name's flags, by its words
-
-_WORD = re.compile(r"[a-z0-9]+")
-_SHORT = {"attn": "attention", "tp": "tensor", "dp": "data", "pp": "pipeline", "ep": "expert"}
-
-
-def _words(name: str) -> set[str]:
-    out = set()
-    for w in _WORD.findall(name.lower()):
-        w = _SHORT.get(w, w)
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
-    return out
-
-
-def guess_flags(name: str, call: str, dests: Sequence[str]) -> tuple[str, ...]:
-    """Flags a local unpacked from a helper call over the launch arguments most likely holds,
-    by the words of its name and the helper's: `prefill_backend` from
-    `attention_backends_of(args)` -> (prefill_attention_backend, attention_backend), the
-    best match first. Only flags all of whose words appear there, and at least one of the
-    local's own words; nothing when no flag shares the local's words."""
-    own = _words(name) - {"get", "of", "str"}
-    callee = re.match(r"[\w.]+", call)
-    pool = own | _words(callee.group(0) if callee else "")
-    scored = []
-    for dest in dests:
-        words = _words(dest)
-        if words and words <= pool and words & own:
-            scored.append((-len(words & own), len(words), dest))
-    scored.sort()
-    if not scored or -scored[0][0] < min(2, len(own)):
-        return ()
-    return tuple(d for _, _, d in scored)

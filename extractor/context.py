@@ -10,6 +10,7 @@ module-wide facts come from it; libcst only sees the units that actually hold si
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import hashlib
 import re
@@ -184,21 +185,57 @@ def is_deterministic(value: object) -> bool:
 
 def mutated_names(tree: ast.AST) -> set[str]:
     """Names mutated anywhere (method calls, item assignment, augmented assignment, global)."""
+    return walk_facts(tree)[1]
+
+
+def walk_facts(tree: ast.AST) -> tuple[list[ast.Call], set[str]]:
+    """The calls of `tree` in `ast.walk` order and the names it mutates (`mutated_names`): all
+    the module context needs from every node, in one walk of the file. Three walks (mutated
+    names, flag declarations, parameter sources) were most of the cost of a file whose
+    functions were all cached. Leaves (names, constants, contexts, operators) are judged from
+    their parent and never queued: leaving them out keeps `ast.walk`'s order of the rest."""
+    calls: list[ast.Call] = []
     out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in MUTATORS and isinstance(node.func.value, ast.Name):
-                out.add(node.func.value.id)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            out.add(node.target.id)
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(
-            node.ctx, (ast.Store, ast.Del)
-        ):
-            if isinstance(node.value, ast.Name):
+    todo = collections.deque([tree])
+    pop, push = todo.popleft, todo.append
+    while todo:
+        node = pop()
+        kind = node.__class__
+        if kind is ast.Call:
+            calls.append(node)
+            f = node.func
+            if (
+                f.__class__ is ast.Attribute
+                and f.attr in MUTATORS
+                and f.value.__class__ is ast.Name
+            ):
+                out.add(f.value.id)
+        elif kind is ast.AugAssign:
+            if node.target.__class__ is ast.Name:
+                out.add(node.target.id)
+        elif kind is ast.Subscript or kind is ast.Attribute:
+            if node.ctx.__class__ in _STORES and node.value.__class__ is ast.Name:
                 out.add(node.value.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        elif kind is ast.Global or kind is ast.Nonlocal:
             out.update(node.names)
-    return out
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and item.__class__ not in _LEAVES:
+                        push(item)
+            elif isinstance(value, ast.AST) and value.__class__ not in _LEAVES:
+                push(value)
+    return calls, out
+
+
+_STORES = {ast.Store, ast.Del}
+# node types without child nodes that walk_facts looks at
+_LEAVES = {
+    ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.alias,
+    *ast.boolop.__subclasses__(), *ast.operator.__subclasses__(),
+    *ast.unaryop.__subclasses__(), *ast.cmpop.__subclasses__(),
+}  # fmt: skip
 
 
 def assigned_counts(stmts: list[ast.stmt] | ast.AST) -> dict[str, int]:
@@ -389,7 +426,7 @@ def module_context(
     flat = _flatten(stmts)
     bind_imports(flat, ctx)
     ctx.loggers |= logger_names(stmts, ctx)
-    mutated = mutated_names(tree)
+    calls, mutated = walk_facts(tree)
     ctx.constants = scope_constants(stmts, {}, mutated)
     ctx.literals = scope_constants(stmts, {}, set())
     lines = text.splitlines()
@@ -402,9 +439,10 @@ def module_context(
             prefix = class_prefix(node.name, ctx.rules)
             if prefix is not None:
                 ctx.args_classes[node.name] = prefix
-    ctx.flags = flag_decls(tree, ctx, path)
+    ctx.flags = flag_decls(tree, ctx, path, calls)
     ctx.literal_types = literal_aliases(tree)
-    ctx.params = param_sources(tree, frozenset(n for n in ctx.rules.args_names if n.isidentifier()))
+    names = frozenset(n for n in ctx.rules.args_names if n.isidentifier())
+    ctx.params = param_sources(tree, names, calls)
     ctx.actions = action_flags(ctx.flags)
     ctx.imports = imported_constants(flat)
     return ctx

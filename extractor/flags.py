@@ -17,8 +17,11 @@ def dest_to_flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-def flag_decls(tree: ast.Module, ctx: ModuleContext, path: str) -> tuple[FlagDecl, ...]:
-    """Every declared flag: dataclass field and add_argument merged per dest, first-seen order."""
+def flag_decls(
+    tree: ast.Module, ctx: ModuleContext, path: str, calls: Sequence[ast.Call] | None = None
+) -> tuple[FlagDecl, ...]:
+    """Every declared flag: dataclass field and add_argument merged per dest, first-seen order.
+    `calls`: the tree's calls in `ast.walk` order, when the caller walked it already."""
     fields: dict[str, FlagDecl] = {}
     args: dict[str, FlagDecl] = {}
     aliases: dict[str, tuple[str, str]] = {}  # alias dest -> (add_argument dest, option string)
@@ -31,7 +34,7 @@ def flag_decls(tree: ast.Module, ctx: ModuleContext, path: str) -> tuple[FlagDec
         elif prefix:
             config += _config_decls(node, path, prefix)
     local = _LocalLiterals(tree, ctx)
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if calls is None else calls:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "add_argument":
                 decl = _argument_decl(node, ctx, path, local)

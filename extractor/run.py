@@ -5,25 +5,21 @@ unit's text so unchanged functions across git revisions cost a dictionary lookup
 from __future__ import annotations
 
 import ast
-import dataclasses
 import hashlib
 import re
-from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping
 from dataclasses import dataclass
 
 import libcst as cst
 from kverr.extractor import depth
-from kverr.extractor.bindings import guess_flags
 from kverr.extractor.context import ModuleContext, class_prefix, module_context, rules_key
-from kverr.extractor.flags import FlagTable
+from kverr.extractor.link import filter_flags, restamp, site_order
 from kverr.extractor.visitor import SiteCollector
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kverr.ftypes import (
-    Binding,
     ExtractRules,
     FileExtraction,
-    FlagDecl,
     ParseFailure,
     Site,
     SourceFile,
@@ -70,73 +66,6 @@ def extract_files(
     return [filter_flags(r, decls) for r in raws]
 
 
-def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtraction:
-    """Map `--attr` names to declared flags and drop the rest; keep all when nothing is declared.
-
-    A flag the file's own messages name literally (`"--foo-bar requires ..."`) is kept too: an
-    arg-groups module can be newer than the server_args.py it is read with (a snapshot), and its
-    message text is then the best evidence that `cfg.foo_bar` is a launch flag. A read on a
-    config object (`--cache-config.enable-prefix-caching`) becomes the flag that fills that
-    field, or the field of the config's JSON option (flags.FlagTable)."""
-    if not decls:
-        return fx
-    table = FlagTable.of(decls)
-    by_dest = table.by_dest
-    for dest in _named_in_messages(fx):
-        by_dest.setdefault(dest, "--" + dest.replace("_", "-"))
-
-    def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
-        names = (table.resolve(f[2:].replace("-", "_")) for f in flags)
-        return tuple(dict.fromkeys(n for n in names if n))
-
-    dests = list(dict.fromkeys(d.dest for d in decls if "." not in d.dest))
-    sites = []
-    for s in fx.sites:
-        bindings = _kept_bindings(s.bindings, keep, dests)
-        named = [f for b in bindings if b.kind in ("local", "param", "action") for f in b.flags]
-        sites.append(
-            dataclasses.replace(
-                s,
-                flags=tuple(dict.fromkeys((*keep(s.flags), *named))),
-                guards=tuple(dataclasses.replace(g, flags=keep(g.flags)) for g in s.guards),
-                bindings=bindings,
-            )
-        )
-    return dataclasses.replace(fx, sites=tuple(sites), flags=table.reachable(fx.flags))
-
-
-def _kept_bindings(
-    bindings: Sequence[Binding], keep: Callable[[tuple[str, ...]], tuple[str, ...]], dests
-) -> tuple[Binding, ...]:
-    """Bindings whose flags are declared; a local unpacked from a helper call gets the flags its
-    name points at (bindings.guess_flags) now that every declared flag is known."""
-    out = []
-    for b in bindings:
-        if b.kind in ("assigned", "sets") and not keep(b.flags[:1]):
-            continue  # the attribute assigned is no flag
-        flags = keep(b.flags)
-        if b.kind == "local" and not b.flags and (b.value or "").endswith("]"):
-            guessed = guess_flags(b.name, b.value or "", dests)
-            flags = keep(tuple("--" + d.replace("_", "-") for d in guessed))
-        if flags or b.kind in ("constant", "import"):
-            out.append(dataclasses.replace(b, flags=flags))
-    return tuple(out)
-
-
-_FLAG_IN_TEXT = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*[a-z0-9])")
-
-
-def _named_in_messages(fx: FileExtraction) -> set[str]:
-    """Dests of the `--flags` written in the literal text of this file's messages."""
-    return {
-        m.group(1).replace("-", "_")
-        for s in fx.sites
-        for p in s.template.parts
-        if p.text
-        for m in _FLAG_IN_TEXT.finditer(p.text)
-    }
-
-
 # ---------------------------------------------------------------- one file
 
 
@@ -144,7 +73,13 @@ def extract_raw(
     src: SourceFile,
     cache: MutableMapping[str, str] | None = None,
     rules: ExtractRules | None = None,
+    units: list[tuple[str, int]] | None = None,
 ) -> FileExtraction:
+    """`extract_file` without the flag filter. With `units` (and a `cache`), the sites stay in
+    the cache: the result holds none, and `units` gets (cache key, first line) of each unit
+    with sites, in file order (`sites_of_units` puts them together), so a caller that keeps
+    those never decodes a cached unit it has decoded before. A file only libcst parses has
+    no units: its sites are returned as usual and `units` stays empty."""
     text = src.text
     bad = _not_text(src)
     if bad is not None:
@@ -156,8 +91,10 @@ def extract_raw(
     except (RecursionError, MemoryError):  # e.g. a 20,000-term concatenation
         return _too_deep(src)
     try:
-        return _extract_tree(src, tree, cache, rules)
+        return _extract_tree(src, tree, cache, rules, units)
     except RecursionError:  # a stdlib-ast walk deeper than the interpreter's stack allows
+        if units is not None:
+            units.clear()
         return _too_deep(src)
 
 
@@ -166,6 +103,7 @@ def _extract_tree(
     tree: ast.Module,
     cache: MutableMapping[str, str] | None,
     rules: ExtractRules | None,
+    keys: list[tuple[str, int]] | None = None,
 ) -> FileExtraction:
     text = src.text
     lines = _lines(text)
@@ -183,7 +121,10 @@ def _extract_tree(
         cached = cache.get(key) if cache is not None else None
         if cached is not None:
             hits += 1
-            sites.extend(_restamp(s, src.path, unit.start) for s in from_json(cached))
+            if keys is None:
+                sites.extend(restamp(s, src.path, unit.start) for s in from_json(cached))
+            elif cached != "[]":
+                keys.append((key, unit.start))
             continue
         parsed += 1
         deep = depth.too_deep(unit_text)  # before libcst, which can segfault on deep trees
@@ -199,9 +140,12 @@ def _extract_tree(
             failures.append(_deep_failure(src.path, unit.start, lines))
             continue
         if cache is not None:
-            cache[key] = to_json([_restamp(s, "", -unit.start) for s in found])
-        sites.extend(found)
-    sites.sort(key=lambda s: (s.line, s.col, s.variant))
+            cache[key] = to_json([restamp(s, "", -unit.start) for s in found])
+        if keys is None:
+            sites.extend(found)
+        elif found:
+            keys.append((key, unit.start))
+    sites.sort(key=site_order)
     stats = _stats(len(units), parsed, hits)
     return FileExtraction(
         src, tuple(sites), ctx.flags, tuple(failures), stats, literals=ctx.literal_types
@@ -334,19 +278,7 @@ def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
         f"{unit.in_args_class}:{unit.wrapped}",
     ):
         h.update(piece.encode("utf-8", "surrogatepass") + b"\0")
-    return h.hexdigest()
-
-
-def _restamp(site: Site, path: str, start: int) -> Site:
-    """Shift a site's lines by `start`: -unit.start makes them unit-relative, +unit.start back."""
-    delta = start
-    return dataclasses.replace(
-        site,
-        file=path,
-        line=site.line + delta,
-        end_line=site.end_line + delta,
-        guards=tuple(dataclasses.replace(g, line=g.line + delta) for g in site.guards),
-    )
+    return h.hexdigest()[:32]  # 128 bits: a thousand revisions' blobs list these keys
 
 
 def _extract_unit(

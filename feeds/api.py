@@ -281,7 +281,8 @@ class Api:
         self.cat = cat
         self.body_timeout = body_timeout
         self.count = cat.ping()
-        self.index = cat.index  # the matcher's index: built now, not by the first request
+        self.index = cat.index  # the matcher's index: read now, not by the first request
+        self.index.warm()  # terms and traceback lookups in memory: no query per request
         self.pool = ThreadPoolExecutor(EXPLAIN_THREADS, thread_name_prefix="kverr-explain")
         self.checked = time.monotonic()
         self.damaged: str | None = None  # the CatalogError that showed the catalog is damaged

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kverr import display
-from kverr.ftypes import Match
+from kverr.answers import Match
 from kverr.term import PLAIN, Term
 from kverr.verification import fix_status, is_verified
 

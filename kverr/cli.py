@@ -20,7 +20,62 @@ import typer.core
 from kverr.errors import KverrError, KverrWarning
 
 
-class _Commands(typer.core.TyperGroup):
+class _PlainValues:
+    """Converts plain values (bool, str, Path, int, lists of str) itself, without the pydantic
+    TypeAdapter Typer builds for each parameter: importing pydantic and building adapters was
+    more than half of `kverr explain`'s start-up. Anything else, and any value these rules do
+    not take (so every error message stays Typer's), goes through Typer's own conversion."""
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        for param in params:
+            desc = getattr(param, "type_descriptor", None)
+            if desc is None or getattr(param, "_runtime_param", False) is not None:
+                continue  # a Typer without these hooks (tests/test_explain.py sees it)
+            if desc.annotation in _PLAIN_KINDS and desc.parameter_info.parser is None:
+                param._runtime_param = _PLAIN
+        return params
+
+
+_PLAIN_KINDS = (bool, str, Path, int, list[str])
+
+
+class _PlainValue:
+    """Typer's conversion (`typer._coercion.RuntimeParam.coerce`) of the values it takes."""
+
+    __slots__ = ()
+
+    def coerce(self, value, param, ctx):
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
+        kind, info = param.type_descriptor.annotation, param.type_descriptor.parameter_info
+        if kind is bool and isinstance(value, bool) or kind is str and isinstance(value, str):
+            return value
+        if kind is Path and isinstance(value, (str, Path)):
+            from typer._param_types import coerce_cli_path
+
+            return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+        digits = isinstance(value, str) and value.isascii() and value.isdigit()
+        if kind is int and not info.clamp and (type(value) is int or digits):
+            n = int(value)
+            if (info.min is None or n >= info.min) and (info.max is None or n <= info.max):
+                return n
+        if kind == list[str] and isinstance(value, (list, tuple)):
+            if all(isinstance(v, str) for v in value):
+                return list(value)
+        from typer._coercion import build_runtime_param
+
+        return build_runtime_param(param.type_descriptor).coerce(value, param=param, ctx=ctx)
+
+
+_PLAIN = _PlainValue()
+
+
+class _Command(_PlainValues, typer.core.TyperCommand):
+    pass
+
+
+class _Commands(_PlainValues, typer.core.TyperGroup):
     """`kverr -h` lists the everyday commands first, the maintainers' after."""
 
     FIRST = ("explain", "show", "search", "history", "diff", "export", "serve")
@@ -154,7 +209,7 @@ def command(fn=None, **settings):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(141) from None
 
-    return app.command(**settings)(wrapper)
+    return app.command(cls=_Command, **settings)(wrapper)
 
 
 _python_showwarning = warnings.showwarning
@@ -690,4 +745,16 @@ def search(
 
 
 def main() -> None:
-    app()
+    # Typer builds the parameters of every command before it runs one (15 ms of each `kverr
+    # explain`): when the first argument names a command, only that one is registered for the
+    # run. Shell completion and `kverr -h` still see them all.
+    name = sys.argv[1] if len(sys.argv) > 1 else ""
+    every = app.registered_commands
+    chosen = [c for c in every if (c.name or c.callback.__name__.replace("_", "-")) == name]
+    if not chosen or any(k.endswith("_COMPLETE") for k in os.environ):
+        chosen = every
+    app.registered_commands = chosen
+    try:
+        app()
+    finally:
+        app.registered_commands = every

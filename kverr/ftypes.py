@@ -332,51 +332,9 @@ class Dataset:
 # ---------------------------------------------------------------- catalog
 
 
-@dataclass(frozen=True)
-class Match:
-    record: dict[str, Any]  # the full schema-v2 record
-    score: float  # [0, 1]
-    how: str  # "pattern" | "traceback" | "partial" | "fuzzy"; "flag" | "id" (search, show)
-    values: dict[str, str] = field(default_factory=dict)  # placeholder expr -> captured text
-    line: int | None = None  # 1-based line in the input where the message starts
-    # release tags (or short shas) containing the record; "releases" in JSON, as everywhere
-    revisions: tuple[str, ...] = ()
-    # {"name", "product", "detectedBy": "--project" | "log form" | "message"}
-    project: dict[str, Any] = field(default_factory=dict)
-    # an argparse record's answer for the pasted values (catalog/argparse_answers.py), computed
-    # from the releases the catalog holds; None for every other match
-    argparse: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        from kverr.verification import fix_status
-
-        out = {
-            "record": self.record,
-            "score": round(self.score, 4),
-            "match": self.how,
-            "values": dict(self.values),
-            "line": self.line,
-            "releases": list(self.revisions),
-            "fixStatus": fix_status(self.record),  # the verification in one sentence
-            "project": dict(self.project),
-        }
-        if self.argparse is not None:
-            out["argparse"] = self.argparse
-        return out
-
-
-@dataclass(frozen=True)
-class CutLines:
-    """Input lines longer than `max_chars`: only their first and last `max_chars // 2`
-    characters were read."""
-
-    max_chars: int
-    count: int  # how many lines were cut
-    lines: tuple[int, ...] = ()  # 1-based numbers of the first of them
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"maxChars": self.max_chars, "count": self.count, "lines": list(self.lines)}
-
+# Match and CutLines, what the catalog answers with, are defined in kverr/answers.py: `kverr
+# explain` imports that module alone, and never generates the build's types below.
+from kverr.answers import CutLines, Match  # noqa: E402,F401
 
 # ---------------------------------------------------------------- project profile
 
@@ -413,12 +371,28 @@ _TYPES = {
 }
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}  # field names per dataclass: asked once per class
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def to_plain(value: Any) -> Any:
     """Dataclasses -> dicts tagged with their type; tuples -> lists. Stable and JSON-ready."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {"__type__": type(value).__name__}
-        for f in dataclasses.fields(value):
-            out[f.name] = to_plain(getattr(value, f.name))
+    kind = type(value)
+    if kind in _PLAIN:  # most values: answered before any dataclass check
+        return value
+    if kind in _FIELDS or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        out: dict[str, Any] = {"__type__": kind.__name__}
+        for name in _fields(kind):
+            out[name] = to_plain(getattr(value, name))
         return out
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
@@ -433,10 +407,10 @@ def from_plain(value: Any) -> Any:
         if name in _TYPES:
             cls = _TYPES[name]
             kwargs = {}
-            for f in dataclasses.fields(cls):
-                if f.name in value:
-                    v = from_plain(value[f.name])
-                    kwargs[f.name] = tuple(v) if isinstance(v, list) else v
+            for field_name in _fields(cls):
+                if field_name in value:
+                    v = from_plain(value[field_name])
+                    kwargs[field_name] = tuple(v) if isinstance(v, list) else v
             return cls(**kwargs)
         return {k: from_plain(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kverr import card, display
+from kverr.answers import CutLines, Match
 from kverr.card import fill  # noqa: F401 - i10-words' helper, now beside the card that uses it
-from kverr.ftypes import CutLines, Match
 from kverr.term import PLAIN, Term
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each

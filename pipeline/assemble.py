@@ -75,7 +75,7 @@ def assemble(
     return Assembled(
         records=records,
         occurrences=scan.spans,
-        flags=_newest_flags(scan, cache),
+        flags=_newest_flags(plan, scan),
         lineage=lines,
         failures=sorted(
             (from_json(json.dumps(f)) for f in scan.failures.values()),
@@ -169,20 +169,15 @@ def _repin_to_commit(plan: Plan, records: list[dict]) -> list[dict]:
     ]
 
 
-def _newest_flags(scan: Scan, cache: Cache) -> list[FlagDecl]:
+def _newest_flags(plan: Plan, scan: Scan) -> list[FlagDecl]:
     """Each flag as declared in the last revision that declares it (later files of a revision
-    win), reading the full declarations of only those revisions."""
-    out: dict[str, dict] = {}
+    win), reading the declarations of only those revisions (from their blobs)."""
+    out: dict[str, FlagDecl] = {}
     for ord_ in sorted(set(scan.flag_last.values())):
-        raw = cache.get("revflags", scan.keys[ord_])
-        if raw is None:
-            raise DatasetError(
-                f"cache {cache.path} lost flag declarations; delete it and build again."
-            )
-        for f in json.loads(raw):
-            if scan.flag_last.get(f["name"]) == ord_:
-                out[f["name"]] = f
-    return [from_json(json.dumps(out[n])) for n in sorted(out)]
+        for f in (f for e in scan.loader.load(plan.files[ord_], text=False) for f in e.flags):
+            if scan.flag_last.get(f.name) == ord_:
+                out[f.name] = f
+    return [out[n] for n in sorted(out)]
 
 
 def _newest_forms(

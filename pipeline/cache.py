@@ -1,8 +1,11 @@
 """The build's one cache file: sqlite `kv(ns, key, value)`, stdlib only (duckdb stays in catalog/).
 
-Namespaces: `blob` (a serialised FileExtraction per (path, blob)), `unit` (the extractor's
-per-function cache), `tree` (a commit's matching files), `rev` / `revflags` / `settled` (a file
-set's entries and flag declarations), `fold` (the folded history state), `record` (built records).
+Namespaces: `unit` (the extractor's per-function cache: a function's sites), `blob` (per (path,
+blob): its units' keys, the rest of its FileExtraction and its flag set), `flagset` (flag
+declarations without their lines, by content), `tree` (a commit's matching files), `rev` /
+`revbody` / `settled` (a file set's entries: their lines, and the rest by content), `fold` (the
+folded history state), `record` (built records), `touching` / `commit` (the commits that touched
+the file set up to a tip, and commits' messages, which introduce.py reads).
 Keys carry a fingerprint of the code that produced the value (`code_fingerprint`).
 """
 
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import sqlite3
 import zlib
 from collections.abc import Iterator, MutableMapping
@@ -51,6 +55,9 @@ class Cache:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = sqlite3.connect(path, timeout=30)
                 self.db.execute("PRAGMA journal_mode=WAL")
+                # no fsync per commit (the workers of --jobs see each one): a cache lost to a
+                # power cut is rebuilt, never wrong
+                self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.execute(
                     "CREATE TABLE IF NOT EXISTS kv (ns TEXT, key TEXT, value BLOB, PRIMARY KEY (ns, key))"
                 )
@@ -74,12 +81,54 @@ class Cache:
         rows = [(ns, k, zlib.compress(v.encode(), 1)) for k, v in items.items()]
         self.db.executemany("INSERT OR REPLACE INTO kv VALUES (?, ?, ?)", rows)
 
+    def put_new(self, ns: str, items: dict[str, str]) -> None:
+        """put_many for values kept by content (their key is their hash): present ones stay."""
+        new = {k: v for k, v in items.items() if not self.has(ns, k)}
+        self.put_many(ns, new)
+
     def commit(self) -> None:
         self.db.commit()
 
     def close(self) -> None:
         self.db.commit()
         self.db.close()
+
+
+CHUNKS = 16  # content-addressed pieces a long list is stored in (put_chunked)
+
+
+def chunked(items: list[dict], group: str) -> tuple[dict, dict[str, str]]:
+    """A list of JSON objects as CHUNKS pieces to keep once per content: the items of a piece
+    share a hash of their `group` field, so one edited item of a thousand revisions' lists
+    makes one new piece, not a new copy of the list. Returns (the reference get_chunked reads
+    back: the pieces, and which piece each item comes from in order; the pieces by key)."""
+    pieces: list[list[dict]] = [[] for _ in range(CHUNKS)]
+    order = []
+    for item in items:
+        i = hashlib.sha256(str(item[group]).encode("utf-8", "surrogatepass")).digest()[0] % CHUNKS
+        pieces[i].append(item)
+        order.append("0123456789abcdef"[i])
+    refs, out = [], {}
+    for piece in pieces:
+        text = json.dumps(piece, sort_keys=True, ensure_ascii=False)
+        ref = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        refs.append(ref)
+        out[ref] = text
+    return {"pieces": refs, "order": "".join(order)}, out
+
+
+def get_chunked(cache: Cache, ns: str, ref: dict, memo: dict | None = None) -> list[dict] | None:
+    """The list put_chunked stored (None when a piece is missing); `memo`: pieces read before."""
+    memo = {} if memo is None else memo
+    pieces = []
+    for key in ref["pieces"]:
+        if key not in memo:
+            raw = cache.get(ns, key)
+            if raw is None:
+                return None
+            memo[key] = json.loads(raw)
+        pieces.append(iter(memo[key]))
+    return [next(pieces[int(c, 16)]) for c in ref["order"]]
 
 
 def unit_ns() -> str:

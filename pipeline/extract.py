@@ -1,24 +1,41 @@
 """extract: every distinct (path, blob) once, ever, in-process or over `jobs` processes.
 
-The blob cache maps (path, blob) to a serialised FileExtraction; within a changed file the unit
-cache lets unchanged functions skip libcst. `Loader` reads them back one revision at a time and
-links site flags against the whole file set.
+The unit cache holds each function's sites, keyed by its text and what it reads of the module;
+the blob cache maps (path, blob) to the keys of its units and its flag declarations (a set
+shared by content, their lines apart), not to a copy of every site: a thousand revisions of a
+file share most functions. `Loader` puts revisions back together one at a time and links site
+flags against the whole file set.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kverr.pipeline.cache import Cache, UnitCache, code_fingerprint, unit_ns
+from kverr.pipeline.cache import Cache, UnitCache, chunked, code_fingerprint, get_chunked, unit_ns
 from kverr.pipeline.plan import Plan
 
 from kverr.errors import DatasetError
-from kverr.ftypes import ExtractRules, FileExtraction, ParseFailure, SourceFile, from_json, to_json
+from kverr.ftypes import (
+    ExtractRules,
+    FileExtraction,
+    FlagDecl,
+    ParseFailure,
+    Site,
+    SourceFile,
+    from_json,
+    from_plain,
+    to_plain,
+)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+FLAGSET_NS = "flagset"  # pieces of flag declarations without their lines, by content
+# the fields of a declaration that move with every edit above it: kept per blob
+_LINES = tuple(f.name for f in dataclasses.fields(FlagDecl) if f.name in ("line", "end_line"))
 
 _WORKER: dict[str, Any] = {}
 
@@ -36,9 +53,11 @@ def _worker_init(cache_path: str | None, rules: ExtractRules) -> None:
     _WORKER["rules"] = rules
 
 
-def _extract_one(src: SourceFile) -> tuple[FileExtraction, dict[str, int], dict[str, str]]:
-    """Extract one file: (its FileExtraction without text, its stats, new unit-cache entries)."""
+def _extract_one(src: SourceFile) -> tuple[str, dict[str, int], dict[str, str], dict[str, str]]:
+    """Extract one file: (its blob-cache value, its stats, new unit-cache entries, new pieces of
+    flag sets). Only cache values leave, never sites: the Loader decodes each unit once."""
     units: UnitCache = _WORKER.setdefault("units", UnitCache(None))
+    keys: list[tuple[str, int]] = []
     if src.error:
         line, col, message = src.error.split(":", 2)
         ext = FileExtraction(
@@ -49,23 +68,23 @@ def _extract_one(src: SourceFile) -> tuple[FileExtraction, dict[str, int], dict[
 
         # Raw: a site's flags are filtered against the whole file set later (link_flags),
         # so one cached extraction serves every revision the blob appears in.
-        ext = extract_raw(src, units, _WORKER["rules"])
+        ext = extract_raw(src, units, _WORKER["rules"], keys)
     # The text is in git (or on disk) already; caching it again would double the cache size.
-    slim = FileExtraction(
-        source=SourceFile(src.path, "", src.blob, src.error),
-        sites=ext.sites,
-        flags=ext.flags,
-        failures=ext.failures,
-        stats=dict(ext.stats),
-        literals=ext.literals,
-    )
-    return slim, dict(ext.stats), units.take_new()
+    slim = dataclasses.replace(ext, source=SourceFile(src.path, "", src.blob, src.error))
+    value, flagsets = blob_value(slim, keys)
+    return value, dict(ext.stats), units.take_new(), flagsets
 
 
-def _extract_one_json(src: SourceFile) -> tuple[str, dict[str, int], dict[str, str]]:
-    """The worker-process form: serialised once, in the worker, instead of pickled."""
-    slim, stats, units = _extract_one(src)
-    return to_json(slim), stats, units
+def blob_value(ext: FileExtraction, keys: list[tuple[str, int]]) -> tuple[str, dict[str, str]]:
+    """(the blob cache's value for `ext`, the pieces of its flag set). `keys`: its units
+    (extract_raw); a file without units keeps its sites in the value."""
+    flags = to_plain(list(ext.flags))
+    lines = [[d.pop(name) for name in _LINES] for d in flags]
+    ref, pieces = chunked(flags, "name")
+    whole = bool(ext.sites)  # extract_raw returned them: no units hold them
+    rest = dataclasses.replace(ext, flags=())
+    value = {"ext": to_plain(rest), "units": None if whole else keys, "flags": [ref, lines]}
+    return json.dumps(value, sort_keys=True, ensure_ascii=False), pieces
 
 
 def run_extraction(
@@ -73,7 +92,7 @@ def run_extraction(
     read: Callable[[str, str], SourceFile],
     cache: Cache,
     jobs: int,
-    on_done: Callable[[SourceFile, str, dict[str, int], FileExtraction | None], None],
+    on_done: Callable[[SourceFile, str, dict[str, int]], None],
     rules: ExtractRules,
 ) -> None:
     """Extract `todo` (in-process or over `jobs` processes); the parent persists every result
@@ -82,15 +101,18 @@ def run_extraction(
 
     def take(
         src: SourceFile,
-        ext_json: str,
+        value: str,
         file_stats: dict[str, int],
         new_units: dict[str, str],
-        ext: FileExtraction | None = None,
+        flagsets: dict[str, str],
     ) -> None:
         nonlocal last
         cache.put_many(unit_ns(), new_units)
-        on_done(src, ext_json, file_stats, ext)
-        if time.monotonic() - last > 2:
+        cache.put_new(FLAGSET_NS, flagsets)
+        on_done(src, value, file_stats)
+        # With workers, a function one of them parsed is committed at once, so the others
+        # read it instead of parsing it again: the function cache is theirs to share.
+        if time.monotonic() - last > 2 or (new_units and jobs > 1):
             cache.commit()
             last = time.monotonic()
 
@@ -100,8 +122,7 @@ def run_extraction(
         try:
             for path, blob in todo:
                 src = read(path, blob)
-                ext, file_stats, new_units = _extract_one(src)
-                take(src, to_json(ext), file_stats, new_units, ext)
+                take(src, *_extract_one(src))
         finally:
             # Every unit read stays in its memory: dropped with the build, or a long-lived
             # caller (the benchmark, a server) keeps them all and pays for them in GC time.
@@ -118,7 +139,7 @@ def run_extraction(
             # worker's in-memory unit cache warm while results still stream back.
             srcs = (read(p, b) for p, b in todo)
             for (path, blob), result in zip(
-                todo, pool.imap(_extract_one_json, srcs, chunksize=8), strict=True
+                todo, pool.imap(_extract_one, srcs, chunksize=8), strict=True
             ):
                 take(SourceFile(path, "", blob), *result)
     cache.commit()
@@ -131,26 +152,72 @@ class Loader:
         self.plan, self.cache = plan, cache
         self.fp = code_fingerprint("extractor") + plan.profile.fingerprint("extract")
         self.memo: dict[tuple[str, str], FileExtraction] = {}
-        # Extracted in this run and not yet used: the object itself, or its JSON from a worker.
-        self.fresh: dict[tuple[str, str], FileExtraction | str] = {}
+        # Extracted in this run and not yet used: its cache value, not read back from the file.
+        self.fresh: dict[tuple[str, str], str] = {}
+        # decoded units and flag sets of the last revision loaded: its neighbours share most
+        self.units: dict[Any, tuple[Site, ...]] = {}  # key, or (path, key, start): placed
+        self.flagsets: dict[str, list[dict]] = {}
 
     def load(self, files: list[tuple[str, str]], *, text: bool) -> list[FileExtraction]:
-        memo = {}
+        memo: dict[tuple[str, str], FileExtraction] = {}
+        units: dict[Any, tuple[Site, ...]] = {}
+        flagsets: dict[str, list[dict]] = {}
         for pb in files:
             raw = self.memo.get(pb) or self.fresh.pop(pb, None)
             if raw is None:
-                raw = self.cache.get("blob", f"{self.fp}:{pb[0]}:{pb[1]}") or "null"
-            ext = from_json(raw) if isinstance(raw, str) else raw
-            if ext is None:
-                raise DatasetError(
-                    f"cache {self.cache.path} lost an extraction; delete it and build again."
-                )
-            memo[pb] = ext
+                raw = self.cache.get("blob", f"{self.fp}:{pb[0]}:{pb[1]}")
+            if raw is None:
+                raise self._lost("an extraction")
+            memo[pb] = (
+                raw if isinstance(raw, FileExtraction) else self._decode(raw, units, flagsets)
+            )
         self.memo = memo  # neighbours share most blobs: keep only the last revision's
+        self.units, self.flagsets = units, flagsets
         exts = [memo[pb] for pb in files]
         if text:
             exts = [_with_text(e, self.plan.read(*pb)) for e, pb in zip(exts, files, strict=True)]
         return link_flags(exts)
+
+    def _decode(self, raw: str, units: dict, flagsets: dict) -> FileExtraction:
+        from kverr.extractor.link import site_order, sites_of_units
+
+        value = json.loads(raw)
+        if "ext" not in value:  # an older cache's whole FileExtraction
+            return from_plain(value)
+        ext = from_plain(value["ext"])
+        ref, lines = value["flags"]
+        flagsets.update((k, self.flagsets[k]) for k in ref["pieces"] if k in self.flagsets)
+        decls = get_chunked(self.cache, FLAGSET_NS, ref, flagsets)
+        if decls is None:
+            raise self._lost("flag declarations")
+        flags = tuple(
+            from_plain({**d, **dict(zip(_LINES, at, strict=True))})
+            for d, at in zip(decls, lines, strict=True)
+        )
+        if value["units"] is None:  # sites kept whole (blob_value)
+            return dataclasses.replace(ext, flags=flags)
+        path, placed = ext.source.path, []
+        for k, start in value["units"]:
+            at = (path, k, start)  # a unit that did not move keeps the sites placed before
+            if at not in units:
+                if at in self.units:
+                    units[at] = self.units[at]
+                else:
+                    if k not in units:
+                        units[k] = self.units.get(k) or tuple(from_json(self._get(unit_ns(), k)))
+                    units[at] = sites_of_units(path, [(units[k], start)])
+            placed += units[at]
+        placed.sort(key=site_order)
+        return dataclasses.replace(ext, sites=tuple(placed), flags=flags)
+
+    def _get(self, ns: str, key: str) -> str:
+        raw = self.cache.get(ns, key)
+        if raw is None:
+            raise self._lost("a function's sites")
+        return raw
+
+    def _lost(self, what: str) -> DatasetError:
+        return DatasetError(f"cache {self.cache.path} lost {what}; delete it and build again.")
 
 
 def _with_text(ext: FileExtraction, src: SourceFile) -> FileExtraction:
@@ -166,7 +233,7 @@ def _with_text(ext: FileExtraction, src: SourceFile) -> FileExtraction:
 
 def link_flags(exts: list[FileExtraction]) -> list[FileExtraction]:
     """The extractor's second pass over a whole file set: site flags limited to declared flags."""
-    from kverr.extractor.run import filter_flags
+    from kverr.extractor.link import filter_flags
 
     decls = tuple(d for e in exts for d in e.flags)
     return [filter_flags(e, decls) for e in exts]

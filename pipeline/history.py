@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kverr.pipeline.cache import Cache, code_fingerprint
+from kverr.pipeline.cache import Cache, chunked, code_fingerprint, get_chunked
 from kverr.pipeline.extract import Loader, Progress
 from kverr.pipeline.plan import Plan
 
@@ -24,14 +24,26 @@ from kverr.errors import DatasetError
 from kverr.ftypes import FileExtraction, Profile, Revision, to_json
 
 
-def _entries(exts: list[FileExtraction], profile: Profile) -> list[dict]:
+def _entries(exts: list[FileExtraction], profile: Profile, memo: dict | None = None) -> list[dict]:
     """One entry per site of a revision: its id without history (records.identity, the same rule
     build_records uses), where it is, what lineage compares, and the claim fields (`bare`, `alt`,
-    `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built."""
+    `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built.
+    `memo`: the claims of the revision before, by site object (a site the Loader kept, and
+    linking left alone, is the same object there); filled with this revision's."""
     from kverr.records.identity import claim_of, guard_key, settle
 
     sites = [site for ext in exts for site in ext.sites]
-    claims = [claim_of(site, profile) for site in sites]
+    before = dict(memo or {})
+    if memo is not None:
+        memo.clear()
+    claims = []
+    for site in sites:
+        known = before.get(id(site))
+        if known is None or known[0] is not site:
+            known = (site, claim_of(site, profile), guard_key(site))
+        if memo is not None:
+            memo[id(site)] = known
+        claims.append(known)
     out = [
         {
             "id": rid,
@@ -42,12 +54,12 @@ def _entries(exts: list[FileExtraction], profile: Profile) -> list[dict]:
             "variant": site.variant,
             "function": site.function,
             "guard": c.guard,
-            "guardText": guard_key(site),  # what `guard` hashes: diff shows it old -> new
+            "guardText": text,  # what `guard` hashes: diff shows it old -> new
             "kind": site.kind,
             "errorClass": site.error_class,
             "message": site.template.display() or site.condition or "",
         }
-        for site, c, rid in zip(sites, claims, settle(claims), strict=True)
+        for (site, c, text), rid in zip(claims, settle([c for _, c, _ in claims]), strict=True)
     ]
     return sorted(out, key=lambda e: (e["id"], e["file"], e["line"]))
 
@@ -143,6 +155,8 @@ class Scanner:
         self.fp = code_fingerprint("extractor", "records") + ":3" + plan.profile.fingerprint()
         self.loader = Loader(plan, cache)
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
+        self.pieces: dict[str, list] = {}  # cached pieces of revisions' values read (get_rev)
+        self.claims: dict[int, tuple] = {}  # the last revision's claims by site (_entries)
         self.scan = Scan(loader=self.loader, entries_at=self.entries_at)
         self.scan.keys = [
             hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
@@ -167,13 +181,14 @@ class Scanner:
         if ord_ not in self.held:
             if ord_ in self.scan.settled:
                 raw = self.cache.get("settled", self.chain[ord_])
+                value = json.loads(raw) if raw is not None else None
             else:
-                raw = self.cache.get("rev", self.scan.keys[ord_])
-            if raw is None:
+                value = get_rev(self.cache, self.scan.keys[ord_], self.pieces)
+            if value is None:
                 raise DatasetError(
                     f"cache {self.cache.path} lost a revision's entries; delete it and build again."
                 )
-            self.held[ord_] = json.loads(raw)["entries"]
+            self.held[ord_] = value["entries"]
         return self.held[ord_]
 
     def _entries_fn(self, ord_: int) -> Callable[[], list[Any]]:
@@ -199,23 +214,20 @@ class Scanner:
     def _step(self, ord_: int) -> None:
         files, scan = self.plan.files[ord_], self.scan
         key = scan.keys[ord_]
-        cached = self.cache.get("rev", key)
-        if cached is None:
+        value = get_rev(self.cache, key, self.pieces)
+        if value is None:
             exts = self.loader.load(files, text=False)
             value = {
-                "entries": _entries(exts, self.plan.profile),
+                "entries": _entries(exts, self.plan.profile, self.claims),
                 "flagNames": [f.name for e in exts for f in e.flags],
                 "flagFacts": flag_facts(exts, self.plan.profile.extract.argument_kwargs),
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
                 "sites": sum(len(e.sites) for e in exts),
             }
-            # The full declarations are large and only a few revisions' are ever read.
-            flags = [json.loads(to_json(f)) for e in exts for f in e.flags]
-            self.cache.put_many("rev", {key: json.dumps(value)})
-            self.cache.put_many("revflags", {key: json.dumps(flags)})
+            # (the full declarations are read back from the blobs, for the few revisions whose
+            # declarations the dataset shows: assemble._newest_flags)
+            put_rev(self.cache, key, value)
             self.stats["revisions_built"] += 1
-        else:
-            value = json.loads(cached)
         for pb in files:  # never used again unless a later revision has it (then: memo or cache)
             self.loader.fresh.pop(pb, None)
         entries = value["entries"]
@@ -240,6 +252,49 @@ class Scanner:
             self._entries_fn(ord_),
         )
         self.progress("records", ord_ + 1, len(self.plan.revisions))
+
+
+def put_rev(cache: Cache, key: str, value: dict) -> None:
+    """A revision's value (entries, flag names, ...) stored as its sites' lines and pieces kept
+    once per content (cache.chunked): neighbouring revisions differ mostly in the lines their
+    sites moved to, and in a few entries (a value was about 45 KB, its lines 1 KB)."""
+    lines = [e["line"] for e in value["entries"]]
+    entries, pieces = chunked(
+        [{k: v for k, v in e.items() if k != "line"} for e in value["entries"]], "id"
+    )
+    rest = json.dumps({k: v for k, v in value.items() if k != "entries"}, sort_keys=True)
+    pieces[ref := hashlib.sha256(rest.encode()).hexdigest()[:32]] = rest
+    cache.put_new("revbody", pieces)
+    cache.put_many("rev", {key: json.dumps({"entries": entries, "rest": ref, "lines": lines})})
+
+
+def get_rev(cache: Cache, key: str, memo: dict | None = None) -> dict | None:
+    """put_rev's value back (None when the cache lacks it); reads an older cache's plain value.
+    `memo`: pieces read before (neighbouring revisions share most)."""
+    raw = cache.get("rev", key)
+    if raw is None:
+        return None
+    ref = json.loads(raw)
+    if "lines" not in ref:
+        return ref
+    rest = cache.get("revbody", ref["rest"])
+    entries = get_chunked(cache, "revbody", ref["entries"], memo)
+    if rest is None or entries is None:
+        return None
+    lines = ref["lines"]
+    return {
+        **json.loads(rest),
+        "entries": [_with_line(e, n) for e, n in zip(entries, lines, strict=True)],
+    }
+
+
+def _with_line(entry: dict, line: int) -> dict:
+    out = {}
+    for k, v in entry.items():  # the key order _entries gives
+        out[k] = v
+        if k == "file":
+            out["line"] = line
+    return out
 
 
 @functools.cache

@@ -11,11 +11,51 @@ records the code says nothing about (records.knowledge.introduced).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kverr.extractor import sources
+from kverr.pipeline.cache import Cache
 from kverr.pipeline.plan import Plan
+
+
+def touching_soon(
+    git_repo: Path | None, plan: Plan, globs: Sequence[str], cache: Cache
+) -> Callable[[], list[str] | None]:
+    """The commits touching the file set up to the newest revision (`sources.touching_commits`:
+    a walk of the whole history, most of a warm rebuild): from the cache, or walked by git in a
+    thread started now, beside the extraction. Returns the call that gives them (None: no git
+    revision to walk from), and keeps a walked list in the cache."""
+    known = [r.sha for r in plan.revisions if r.sha]
+    if git_repo is None or not known:
+        return lambda: None
+    key = json.dumps([known[-1], list(globs)])
+    cached = cache.get("touching", key)
+    if cached is not None:
+        found = json.loads(cached)
+        return lambda: found
+    out: dict[str, object] = {}
+
+    def walk() -> None:
+        try:
+            out["shas"] = sources.touching_commits(git_repo, known[-1], globs)
+        except Exception as exc:  # raised again where the list is needed
+            out["error"] = exc
+
+    thread = threading.Thread(target=walk, name="kverr-touching", daemon=True)
+    thread.start()
+
+    def result() -> list[str]:
+        thread.join()
+        if "error" in out:
+            raise out["error"]  # type: ignore[misc]
+        shas = out["shas"]
+        cache.put_many("touching", {key: json.dumps(shas)})
+        return shas  # type: ignore[return-value]
+
+    return result
 
 
 def introducing_commits(
@@ -24,9 +64,13 @@ def introducing_commits(
     globs: Sequence[str],
     spans: Sequence[dict],
     lineage: Sequence[dict],
+    touching: list[str] | None = None,
+    cache: Cache | None = None,
 ) -> dict[str, dict]:
     """record id -> {"sha", "subject", "body"} of the commit that introduced it, for the
-    records whose introduction this build pins down exactly."""
+    records whose introduction this build pins down exactly. `touching`: what
+    `touching_soon` gave (else walked here); `cache`: keeps the commits' messages (a commit
+    never changes: a rebuild asks git for none of them)."""
     shas = [r.sha for r in plan.revisions]
     known = [s for s in shas if s]
     if git_repo is None or not known:
@@ -35,7 +79,8 @@ def introducing_commits(
     for span in spans:
         first[span["id"]] = min(first.get(span["id"], span["from"]), span["from"])
     previous = {line["id"]: line["previousId"] for line in lineage}
-    touching = sources.touching_commits(git_repo, known[-1], globs)
+    if touching is None:
+        touching = sources.touching_commits(git_repo, known[-1], globs)
     place = {sha: i for i, sha in enumerate(touching)}
     found: dict[str, int] = {}
     for rid in first:
@@ -46,7 +91,7 @@ def introducing_commits(
             ord_ = min(ord_, first.get(cur, ord_))
         if _exact(ord_, shas, place):
             found[rid] = ord_
-    messages = sources.commit_messages(git_repo, sorted({shas[o] or "" for o in found.values()}))
+    messages = _messages(git_repo, sorted({shas[o] or "" for o in found.values()}), cache)
     out = {}
     for rid, ord_ in found.items():
         sha = shas[ord_] or ""
@@ -54,6 +99,18 @@ def introducing_commits(
             subject, body = messages[sha]
             out[rid] = {"sha": sha, "subject": subject, "body": body}
     return out
+
+
+def _messages(git_repo: Path, shas: list[str], cache: Cache | None) -> dict[str, tuple[str, str]]:
+    out = {}
+    for sha in shas if cache is not None else ():
+        raw = cache.get("commit", sha)
+        if raw is not None:
+            out[sha] = tuple(json.loads(raw))
+    fresh = sources.commit_messages(git_repo, [s for s in shas if s not in out])
+    if cache is not None:
+        cache.put_many("commit", {sha: json.dumps(list(m)) for sha, m in fresh.items()})
+    return {**out, **fresh}
 
 
 def _exact(ord_: int, shas: Sequence[str | None], place: dict[str, int]) -> bool:

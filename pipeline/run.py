@@ -17,12 +17,12 @@ from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
 from kverr.pipeline.extract import Progress, run_extraction
 from kverr.pipeline.history import Scan, Scanner
 from kverr.pipeline.introduce import apply as introduce
-from kverr.pipeline.introduce import introducing_commits
+from kverr.pipeline.introduce import introducing_commits, touching_soon
 from kverr.pipeline.plan import Plan, add_snapshot, link_repo, plan_directory_default, plan_git
 from kverr.pipeline.write import check_out, make_manifest, write_out
 
 from kverr.errors import SourceError
-from kverr.ftypes import FileExtraction, ParseFailure, Profile, Revision, SourceFile
+from kverr.ftypes import ParseFailure, Profile, Revision, SourceFile
 from kverr.profile import load_profile
 
 
@@ -136,10 +136,13 @@ def build(
         raise
     clock.lap("plan")
     try:
+        touching = touching_soon(git_repo, plan, globs, cache)
         stats, scan = _extract_and_scan(plan, cache, jobs, progress)
         clock.lap("extract+ids")
         assembled = assemble(plan, cache, scan, loaded_overlay, dataset_version, clock)
-        commits = introducing_commits(git_repo, plan, globs, scan.spans, assembled.lineage)
+        commits = introducing_commits(
+            git_repo, plan, globs, scan.spans, assembled.lineage, touching(), cache
+        )
         assembled.records = introduce(assembled.records, commits)
         clock.lap("introduce")
         report = None
@@ -216,12 +219,10 @@ def _extract_and_scan(
     scanner = Scanner(plan, cache, stats, progress)
     pending = set(todo)
 
-    def on_done(
-        src: SourceFile, ext_json: str, file_stats: dict[str, int], ext: FileExtraction | None
-    ) -> None:
+    def on_done(src: SourceFile, value: str, file_stats: dict[str, int]) -> None:
         key = (src.path, src.blob)
-        cache.put_many("blob", {f"{fp}:{src.path}:{src.blob}": ext_json})
-        scanner.loader.fresh[key] = ext if ext is not None else ext_json
+        cache.put_many("blob", {f"{fp}:{src.path}:{src.blob}": value})
+        scanner.loader.fresh[key] = value
         pending.discard(key)
         stats["blobs_parsed"] += 1
         stats["units_parsed"] += file_stats.get("units_parsed", 0)

@@ -195,6 +195,24 @@ def test_tables_follow_the_contract(catalog_file):
     con.close()
 
 
+def test_the_stored_index_is_the_one_the_tables_give(catalog_file):
+    """The loader stores the matcher's index in `meta` (no process rebuilds it); it must be
+    exactly what the records and anchors tables give, and an older catalog without it still
+    opens (the index is then read from the tables)."""
+    from kverr.catalog import matcher
+
+    con = duckdb.connect(str(catalog_file), read_only=True)
+    stored = json.loads(con.execute("SELECT value FROM meta WHERE key = 'index'").fetchone()[0])
+    rebuilt = matcher.Index(con)
+    con.close()
+    with open_catalog(catalog_file) as c:
+        idx = c.index
+        for name in ("ids", "pattern", "severity", "last_ord", "project", "by_token"):
+            assert getattr(idx, name) == getattr(rebuilt, name) == stored[name], name
+        assert idx.pos == rebuilt.pos and "55a1000000000001" in idx.pos
+        assert any(idx.pos["55a1000000000001"] in ids for ids in idx.by_token.values())
+
+
 # ---------------------------------------------------------------- loading
 
 

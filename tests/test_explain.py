@@ -203,23 +203,55 @@ def test_help_has_an_example(command):
 PROBE = """
 import sys
 from kverr.cli import main
-sys.argv = ["kverr", "explain", sys.argv[1], "--json"]
+sys.argv = ["kverr", "explain", sys.argv[1], *sys.argv[2:]]
 try:
     main()
 except SystemExit as exc:
     code = exc.code
-heavy = sorted(m for m in ("libcst", "jsonschema", "kverr.extractor", "kverr.records", "kverr.schema") if m in sys.modules)
+heavy = sorted(m for m in ("libcst", "jsonschema", "kverr.extractor", "kverr.records", "kverr.schema",
+                           "pydantic", "rich", "typer._adapters") if m in sys.modules)
 print("\\nPROBE", code, heavy, file=sys.stderr)
 """
 
 
-def test_explain_path_never_imports_libcst_or_jsonschema(catalog_file):  # noqa: F811
+@pytest.mark.parametrize("view", [["--json"], ["--plain"]])
+def test_explain_path_never_imports_libcst_jsonschema_or_pydantic(catalog_file, view):  # noqa: F811
+    """Nor Rich, nor the pydantic adapters Typer builds per parameter (kverr/cli.py's
+    _PlainValues): start-up is the import of duckdb plus little else (bench/bench_explain.py)."""
     env = {**os.environ, "KVERR_CATALOG": str(catalog_file)}
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, TP_LINE], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-c", PROBE, TP_LINE, *view],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert proc.stderr.strip().splitlines()[-1] == "PROBE 0 []"
-    assert json.loads(proc.stdout)["matches"][0]["record"]["id"] == "7d10000000000003"
+    if view == ["--json"]:
+        assert json.loads(proc.stdout)["matches"][0]["record"]["id"] == "7d10000000000003"
+    else:
+        assert "tp_size=3 must be divisible by pp_size=2" in proc.stdout
+
+
+def test_main_runs_one_command_and_keeps_them_all(catalog_file, monkeypatch, capsys):  # noqa: F811
+    """main() registers only the command the first argument names for the run (Typer builds
+    the parameters of every registered command first); help and typo hints still see them
+    all, and afterwards every command is registered again."""
+    from kverr import cli
+
+    every = list(cli.app.registered_commands)
+    monkeypatch.setenv("KVERR_CATALOG", str(catalog_file))
+    for argv, code, shown in (
+        (["explain", TP_LINE, "--json"], 0, '"7d10000000000003"'),
+        (["-h"], 0, "  version "),
+        (["explian", "x"], 2, "Did you mean 'explain'?"),
+    ):
+        monkeypatch.setattr(sys, "argv", ["kverr", *argv])
+        with pytest.raises(SystemExit) as exc:
+            cli.main()
+        out = capsys.readouterr()
+        assert exc.value.code == code and shown in out.out + out.err
+        assert cli.app.registered_commands == every
 
 
 def test_real_subprocess(catalog_file):  # noqa: F811

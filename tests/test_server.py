@@ -254,17 +254,19 @@ def big_catalog(tmp_path) -> Path:
 
 
 def test_damage_found_while_serving_is_503_and_healthz_says_so(big_catalog):
-    """The term table is first read by a fuzzy lookup: damage there surfaces mid-service.
+    """A record's text is first read by the match that shows it: damage there surfaces
+    mid-service (the term table and the traceback lookup are in memory since issue 15).
     Every request answers in the envelope, never 500, and /healthz turns 503 for good."""
     cat = Catalog(big_catalog)
     try:
         with running(cat) as addr:
             assert exchange(addr, get("/healthz"))[0] == 200
-            synth.damage(big_catalog, "blocks", "terms")  # the file under the running server
+            synth.damage(big_catalog, "blocks", "records")  # the file under the running server
             status, headers, body, sock = exchange(addr, get("/search?q=attention+backend+model"))
             sock.close()
             assert envelope(status, headers, body, 503) == DAMAGED  # no path leaks to clients
-            for raw in (get("/healthz"), post("/explain", b"Unsupported attention backend ...")):
+            message = synth.synthetic_records(600)[7]["errorMessage"].replace("{v}", "7")
+            for raw in (get("/healthz"), post("/explain", f"ValueError: {message}".encode())):
                 status, headers, body, sock = exchange(addr, raw)
                 sock.close()
                 assert envelope(status, headers, body, 503) == DAMAGED

@@ -1,0 +1,141 @@
+"""The extractor's second pass, which needs no parser: a file's sites put back together from
+its units' cached sites, and their flags linked against the flags the whole file set declares
+(a build whose every function is cached runs only this, and never imports libcst)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from kverr.extractor.flags import FlagTable
+
+from kverr.ftypes import Binding, FileExtraction, FlagDecl, Site
+
+
+def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtraction:
+    """Map `--attr` names to declared flags and drop the rest; keep all when nothing is declared.
+
+    A flag the file's own messages name literally (`"--foo-bar requires ..."`) is kept too: an
+    arg-groups module can be newer than the server_args.py it is read with (a snapshot), and its
+    message text is then the best evidence that `cfg.foo_bar` is a launch flag. A read on a
+    config object (`--cache-config.enable-prefix-caching`) becomes the flag that fills that
+    field, or the field of the config's JSON option (flags.FlagTable)."""
+    if not decls:
+        return fx
+    table = FlagTable.of(decls)
+    by_dest = table.by_dest
+    for dest in _named_in_messages(fx):
+        by_dest.setdefault(dest, "--" + dest.replace("_", "-"))
+
+    def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
+        names = (table.resolve(f[2:].replace("-", "_")) for f in flags)
+        return tuple(dict.fromkeys(n for n in names if n))
+
+    dests = list(dict.fromkeys(d.dest for d in decls if "." not in d.dest))
+    sites = []
+    for s in fx.sites:
+        bindings = _kept_bindings(s.bindings, keep, dests)
+        named = [f for b in bindings if b.kind in ("local", "param", "action") for f in b.flags]
+        flags = tuple(dict.fromkeys((*keep(s.flags), *named)))
+        guards = tuple(_with_flags(g, keep(g.flags)) for g in s.guards)
+        if flags == s.flags and guards == s.guards and bindings == s.bindings:
+            sites.append(s)  # (most sites: a revision's link then costs no copies)
+        else:
+            sites.append(dataclasses.replace(s, flags=flags, guards=guards, bindings=bindings))
+    return dataclasses.replace(fx, sites=tuple(sites), flags=table.reachable(fx.flags))
+
+
+def _with_flags(item, flags: tuple[str, ...]):
+    return item if flags == item.flags else dataclasses.replace(item, flags=flags)
+
+
+def _kept_bindings(
+    bindings: Sequence[Binding], keep: Callable[[tuple[str, ...]], tuple[str, ...]], dests
+) -> tuple[Binding, ...]:
+    """Bindings whose flags are declared; a local unpacked from a helper call gets the flags its
+    name points at (guess_flags) now that every declared flag is known."""
+    out = []
+    for b in bindings:
+        if b.kind in ("assigned", "sets") and not keep(b.flags[:1]):
+            continue  # the attribute assigned is no flag
+        flags = keep(b.flags)
+        if b.kind == "local" and not b.flags and (b.value or "").endswith("]"):
+            guessed = guess_flags(b.name, b.value or "", dests)
+            flags = keep(tuple("--" + d.replace("_", "-") for d in guessed))
+        if flags or b.kind in ("constant", "import"):
+            out.append(_with_flags(b, flags))
+    return tuple(out)
+
+
+_FLAG_IN_TEXT = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*[a-z0-9])")
+
+
+def _named_in_messages(fx: FileExtraction) -> set[str]:
+    """Dests of the `--flags` written in the literal text of this file's messages."""
+    return {
+        m.group(1).replace("-", "_")
+        for s in fx.sites
+        for p in s.template.parts
+        if p.text
+        for m in _FLAG_IN_TEXT.finditer(p.text)
+    }
+
+
+def sites_of_units(path: str, units: Iterable[tuple[Sequence[Site], int]]) -> tuple[Site, ...]:
+    """A file's sites from its units' cached sites (as `extract_raw` stores them: lines
+    relative to the unit, no file) and each unit's first line, in `extract_raw`'s order."""
+    sites = [restamp(s, path, start) for found, start in units for s in found]
+    sites.sort(key=site_order)
+    return tuple(sites)
+
+
+def site_order(site: Site) -> tuple[int, int, int]:
+    """The order of a file's sites (a stable sort: ties keep the order of their units)."""
+    return (site.line, site.col, site.variant)
+
+
+def restamp(site: Site, path: str, start: int) -> Site:
+    """Shift a site's lines by `start`: -unit.start makes them unit-relative, +unit.start back."""
+    delta = start
+    return dataclasses.replace(
+        site,
+        file=path,
+        line=site.line + delta,
+        end_line=site.end_line + delta,
+        guards=tuple(dataclasses.replace(g, line=g.line + delta) for g in site.guards),
+    )
+
+
+# ---------------------------------------------------------------- a name's flags, by its words
+
+_WORD = re.compile(r"[a-z0-9]+")
+_SHORT = {"attn": "attention", "tp": "tensor", "dp": "data", "pp": "pipeline", "ep": "expert"}
+
+
+def _words(name: str) -> set[str]:
+    out = set()
+    for w in _WORD.findall(name.lower()):
+        w = _SHORT.get(w, w)
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
+    return out
+
+
+def guess_flags(name: str, call: str, dests: Sequence[str]) -> tuple[str, ...]:
+    """Flags a local unpacked from a helper call over the launch arguments most likely holds,
+    by the words of its name and the helper's: `prefill_backend` from
+    `attention_backends_of(args)` -> (prefill_attention_backend, attention_backend), the
+    best match first. Only flags all of whose words appear there, and at least one of the
+    local's own words; nothing when no flag shares the local's words."""
+    own = _words(name) - {"get", "of", "str"}
+    callee = re.match(r"[\w.]+", call)
+    pool = own | _words(callee.group(0) if callee else "")
+    scored = []
+    for dest in dests:
+        words = _words(dest)
+        if words and words <= pool and words & own:
+            scored.append((-len(words & own), len(words), dest))
+    scored.sort()
+    if not scored or -scored[0][0] < min(2, len(own)):
+        return ()
+    return tuple(d for _, _, d in scored)

@@ -1,0 +1,55 @@
+"""What the catalog answers with: `Match` (a record found in pasted text) and `CutLines` (the
+input lines the bounded reader cut). Importable from kverr.ftypes as well, beside every other
+type that flows between the stages; defined here so that `kverr explain`, which needs these
+two alone, does not pay for generating the methods of the build's dataclasses at start-up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Match:
+    record: dict[str, Any]  # the full schema-v2 record
+    score: float  # [0, 1]
+    how: str  # "pattern" | "traceback" | "partial" | "fuzzy"; "flag" | "id" (search, show)
+    values: dict[str, str] = field(default_factory=dict)  # placeholder expr -> captured text
+    line: int | None = None  # 1-based line in the input where the message starts
+    # release tags (or short shas) containing the record; "releases" in JSON, as everywhere
+    revisions: tuple[str, ...] = ()
+    # {"name", "product", "detectedBy": "--project" | "log form" | "message"}
+    project: dict[str, Any] = field(default_factory=dict)
+    # an argparse record's answer for the pasted values (catalog/argparse_answers.py), computed
+    # from the releases the catalog holds; None for every other match
+    argparse: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        from kverr.verification import fix_status
+
+        out = {
+            "record": self.record,
+            "score": round(self.score, 4),
+            "match": self.how,
+            "values": dict(self.values),
+            "line": self.line,
+            "releases": list(self.revisions),
+            "fixStatus": fix_status(self.record),  # the verification in one sentence
+            "project": dict(self.project),
+        }
+        if self.argparse is not None:
+            out["argparse"] = self.argparse
+        return out
+
+
+@dataclass(frozen=True)
+class CutLines:
+    """Input lines longer than `max_chars`: only their first and last `max_chars // 2`
+    characters were read."""
+
+    max_chars: int
+    count: int  # how many lines were cut
+    lines: tuple[int, ...] = ()  # 1-based numbers of the first of them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"maxChars": self.max_chars, "count": self.count, "lines": list(self.lines)}
