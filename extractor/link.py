@@ -104,6 +104,11 @@ def restamp(site: Site, path: str, start: int) -> Site:
         line=site.line + delta,
         end_line=site.end_line + delta,
         guards=tuple(dataclasses.replace(g, line=g.line + delta) for g in site.guards),
+        # an assignment's line moves with the function: records compare it with the site's
+        # and the guards' lines, so a function cached from another position must not keep it
+        bindings=tuple(
+            dataclasses.replace(b, line=b.line + delta) if b.line else b for b in site.bindings
+        ),
     )
 
 

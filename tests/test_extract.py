@@ -731,3 +731,35 @@ def test_bindings_say_what_names_stand_for(message, expected):
     assert {f for b in expected if b.kind in ("local", "param", "action") for f in b.flags} <= set(
         site.flags
     )
+
+
+ASSIGNED_BEFORE = """
+import argparse
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    page_size: int = 1
+    tp_size: int = 1
+
+    def _handle(self):
+        self.page_size = 64
+        if self.page_size > self.tp_size:
+            raise ValueError("page_size must not exceed tp_size")
+"""
+
+
+def test_a_cached_function_moved_down_keeps_its_assignment_lines_in_step():
+    # A function cached at one position and read back at another: every line moves, the
+    # line of an assignment before the check too (records compare it with the guard's), so
+    # the sites are the same as a fresh extraction's, whichever revision parsed it first.
+    cache: dict[str, str] = {}
+    extract_raw(sf(ASSIGNED_BEFORE, "server_args.py"), cache)
+    moved = sf("# one\n# two\n# three\n" + src(ASSIGNED_BEFORE), "server_args.py")
+    warm = extract_raw(moved, cache)
+    assert warm.stats["cache_hits"] >= 1
+    cold = extract_raw(moved, {})
+    assert warm.sites == cold.sites
+    lines = [b.line for s in cold.sites for b in s.bindings if b.kind == "assigned"]
+    assert lines and all(line > 3 for line in lines)
