@@ -97,7 +97,8 @@ def test_what_no_command_line_reaches_is_not_applicable_and_says_why(verdicts) -
         ("Config file must be YAML format", "> config.json && python", "> config.yaml && python"),
         ("Config file not found", "--config /no/such/config.yaml", "--config config.yaml"),
         ("Config file must contain a dictionary", "echo '[{", "echo '{"),
-        ("Unsupported config option", '"lora-paths": ["LORA_PATHS"]', "--lora-paths LORA_PATHS"),
+        ("Unsupported config option", '"lora-paths": ["/path/to/lora-paths"]',
+         "--lora-paths /path/to/lora-paths"),
     ],
 )  # fmt: skip
 def test_the_config_mergers_checks_are_verified_at_argv_time(verdicts, prefix, before, after):
