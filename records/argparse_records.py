@@ -169,7 +169,9 @@ def _record(
         message = f"argument {shown}: invalid choice: {{value!r}} (choose from {{choices}})"
         pattern = (
             f"{BEFORE}argument {joined}: invalid choice: {_VALUE}"
-            r"(?: \(choose from (?P<v1>[^)]{0,4000})(?P<closed>\))?)?"
+            # {0,1000}: RE2's largest repeat count (a pattern it cannot compile loses its linear-time
+            # path); the longest choice list of any release prints 314 characters.
+            r"(?: \(choose from (?P<v1>[^)]{0,1000})(?P<closed>\))?)?"
         )
         placeholders = ["value", "choices"]
         doc = f"argparse accepts only the declared choices of {name}; they differ between releases."
@@ -263,7 +265,7 @@ def _generic(
     rec = _base(
         rid,
         "unrecognized arguments: {args}",
-        f"{BEFORE}unrecognized arguments: (?P<v0>.{{1,1500}})",
+        f"{BEFORE}unrecognized arguments: (?P<v0>.{{1,1000}})",  # 1000: RE2's largest repeat
         ["args"],
         ctx,
         profile,

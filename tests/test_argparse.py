@@ -92,6 +92,19 @@ def test_records_golden(built):
         assert text == golden.read_text(encoding="utf-8"), name
 
 
+def test_every_pattern_compiles_in_re2(built):
+    """A pattern RE2 cannot compile (a repeat count over 1000) loses the linear-time path that
+    hostile pastes need: every form's pattern stays within RE2's limits."""
+    import re2
+
+    recs = [
+        r for r in _records(built["sglang"]) + _records(built["vllm"]) if r["kind"] == "argparse"
+    ]
+    assert {r["argparse"]["form"] for r in recs} >= {"invalid-choice", "unrecognized"}
+    for r in recs:
+        re2.compile(r["messagePattern"])  # raises re2.error past RE2's limits
+
+
 def test_one_record_per_flag_and_form_that_applies(built):
     forms = {
         (r["argparse"]["flag"], r["argparse"]["form"])
