@@ -144,6 +144,12 @@ class Profile:
     # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
 
+    def verifiable(self) -> bool:
+        """Whether a verify spec exists for this project (pipeline/verify.py's spec_for): its
+        own [verify] tables, or verify/'s spec, which is the default project's. Without one,
+        no fix is ever run, so what the records show must be runnable as written."""
+        return self.verify is not None or self.name == DEFAULT
+
     def launch_command(self) -> str:
         return self.launch.replace("{model}", self.model)
 

@@ -24,7 +24,6 @@ from kverr.pipeline.history import Scan
 from kverr.pipeline.plan import Plan
 
 from kverr.ftypes import Revision
-from kverr.profile import DEFAULT
 
 Progress = Callable[[str, int, int], None]
 
@@ -117,7 +116,7 @@ def verify_step(
         reason = (
             f"kverr has no verify spec for {profile.product} yet (profile {profile.name} has no"
             " [verify] table)"
-            if profile is not None and profile.verify is None and profile.name != DEFAULT
+            if profile is not None and not profile.verifiable()
             else f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
         )
         out = [

@@ -19,6 +19,7 @@ from typing import Any
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.identity import record_id as lone_id
 from kverr.records.knowledge import facts_for, knowledge_fields
+from kverr.records.names import unread_arguments
 from kverr.records.overlay import Overlay, apply_overlay, load_overlay, overlay_warnings
 from kverr.records.pattern import check_pattern, pattern_for, placeholders_of
 
@@ -166,7 +167,7 @@ def record_for(
         "analyzedAt": revision.date or dataset_version or EPOCH,
         "schemaVersion": 2,
         "kind": site.kind,
-        "flags": list(dict.fromkeys(site.flags)),
+        "flags": _flags(site),
         "placeholders": placeholders_of(site.template),
         "previousId": None,
         "project": profile.name,
@@ -175,6 +176,13 @@ def record_for(
     }
     rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile), repo))
     return rec
+
+
+def _flags(site: Site) -> list[str]:
+    """The site's flags, less the arguments of a built config its checks never read (a
+    record about `cfg.a` is not found under every flag `Config(...)` was given)."""
+    unread = unread_arguments(site)
+    return [f for f in dict.fromkeys(site.flags) if f not in unread]
 
 
 NOT_VERIFIED = {

@@ -90,21 +90,31 @@ def resolve(test: str, line: int, site: Site) -> str:
     node = parse(test)
     if node is None:
         return test
-    sub = _Substitute(exact, assigned)
+    sub = _Substitute(exact, assigned, _built(site))
     new = _Fold().visit(sub.visit(node))
     return ast.unparse(new) if sub.done else test
 
 
 def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
     """Flags the exactly known names in `test` stand for (their values read them), and those
-    the values of earlier assignments it reads through read."""
+    the values of earlier assignments it reads through read. A name bound to a constructor
+    call stands only for the arguments the test reads of it (`_built`)."""
     node = parse(test)
     if node is None:
         return ()
     read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
     exact = exact_values(site)
-    named = [f for b in site.bindings if b.name in read and b.name in exact for f in b.flags]
+    built = _built(site)
+    named = []
+    for b in site.bindings:
+        if b.name not in read or b.name not in exact:
+            continue
+        if b.name in built:
+            shown = ast.unparse(_Substitute(exact, {}, built).visit(parse(test) or node))
+            named += [f for f in b.flags if _reads(shown, f)]
+        else:
+            named += list(b.flags)
     through = [
         f
         for b in site.bindings
@@ -133,10 +143,102 @@ def _literal(text: str) -> bool:
     return True
 
 
+def _built(site: Site) -> dict[str, tuple[ast.expr | None, ast.Call]]:
+    """name -> (condition, call) for a local bound to a constructor call with keyword
+    arguments (`cfg = Config(a=self.a, b=self.b, ...)`, or `Config(...) if self.on else None`,
+    condition `self.on`): a test reads one argument of it (`cfg.a`) or whether it was built,
+    never all of them, so spelling the whole call out would name every flag it passes."""
+    out = {}
+    for name, value in exact_values(site).items():
+        node = parse(value)
+        cond = None
+        if isinstance(node, ast.IfExp) and _none(node.orelse):
+            cond, node = node.test, node.body
+        if _constructor(node):
+            out[name] = (cond, node)  # type: ignore[assignment]  # _constructor: a Call
+    return out
+
+
+def _constructor(node: ast.expr | None) -> bool:
+    """`Config(a=..., b=...)` (or `Config(self.a, self.b, self.c, ...)`): a call of a class
+    (capitalised, as Python names them) given several values, none unpacked from a mapping.
+    A function's result may be None or anything (`x = pick(a=...)`), and a one-value wrapper
+    (`Path(self.x)`) reads as what it wraps: both are left as the value they are."""
+    if not isinstance(node, ast.Call) or not (node.keywords or len(node.args) >= 3):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name[:1].isupper() and all(k.arg for k in node.keywords)
+
+
+def unread_arguments(site: Site) -> set[str]:
+    """Flags a site carries only as arguments of a constructor call no guard or placeholder
+    reads (`cfg = Config(a=self.a, b=self.b)` where the test reads `cfg.a`: --b): the record
+    is not about them."""
+    built = _built(site)
+    if not built:
+        return set()
+    passed = {f for b in site.bindings if b.name in built for f in b.flags}
+    kept = {f for g in site.guards for f in g.flags}
+    kept |= {f for b in site.bindings if b.name not in built for f in b.flags}
+    exact = exact_values(site)
+    texts = [g.test for g in site.guards] + [p.expr or "" for p in site.template.placeholders]
+    for text in filter(None, texts):
+        node = parse(text)
+        if node is None:
+            kept |= passed  # unreadable: keep what it may read
+            continue
+        shown = _Substitute(exact, {}, built).visit(node)
+        kept |= {f for f in passed if _reads(ast.unparse(shown), f)}
+        # A test that reads something the call derives (`cfg.enabled`, `cfg.window()`) may
+        # depend on any of its arguments: the record stays findable under all of them.
+        left = {n.id for n in ast.walk(shown) if isinstance(n, ast.Name)}
+        kept |= {f for b in site.bindings if b.name in built and b.name in left for f in b.flags}
+    return passed - kept
+
+
+def _none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _reads(text: str, flag: str) -> bool:
+    """Whether `text` reads the attribute a flag is stored in (`self.max_loras`)."""
+    attr = flag.lstrip("-").replace("-", "_").rpartition(".")[2]
+    node = parse(text)
+    return node is not None and any(
+        isinstance(n, ast.Attribute) and n.attr == attr for n in ast.walk(node)
+    )
+
+
 class _Substitute(ast.NodeTransformer):
-    def __init__(self, names: dict[str, str], attrs: dict[str, str]) -> None:
+    def __init__(
+        self,
+        names: dict[str, str],
+        attrs: dict[str, str],
+        built: dict[str, tuple[ast.expr | None, ast.Call]] | None = None,
+    ) -> None:
         self.names, self.attrs = names, attrs
+        self.built = built or {}
         self.done = False
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        # `cfg is not None` for `cfg = Config(...) if self.on else None` is `self.on`: whether
+        # it was built, not what it was built from.
+        left = node.left
+        if (
+            isinstance(left, ast.Name)
+            and left.id in self.built
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.Is, ast.IsNot))
+            and _none(node.comparators[0])
+        ):
+            cond, _ = self.built[left.id]
+            self.done = True
+            built: ast.expr = cond if cond is not None else ast.Constant(True)
+            if isinstance(node.ops[0], ast.Is):
+                return ast.UnaryOp(ast.Not(), built)
+            return built
+        return self.generic_visit(node)
 
     def _value(self, text: str, node: ast.AST) -> ast.AST:
         new = parse(text)
@@ -146,6 +248,8 @@ class _Substitute(ast.NodeTransformer):
         return new
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.built:
+            return node  # its name says more than a call with every argument spelled out
         if node.id in self.names and isinstance(node.ctx, ast.Load):
             return self._value(self.names[node.id], node)
         return node
@@ -153,6 +257,15 @@ class _Substitute(ast.NodeTransformer):
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if node.attr in self.attrs and isinstance(node.ctx, ast.Load):
             return self._value(self.attrs[node.attr], node)
+        base = node.value
+        if isinstance(base, ast.Name) and base.id in self.built and isinstance(node.ctx, ast.Load):
+            # `cfg.a` of `cfg = Config(a=self.a, ...)` is the argument it was given
+            _, call = self.built[base.id]
+            given = next((k.value for k in call.keywords if k.arg == node.attr), None)
+            if given is not None:
+                self.done = True
+                return given
+            return node
         return self.generic_visit(node)
 
 

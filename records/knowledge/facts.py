@@ -271,6 +271,20 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
         r"\b(path (to|of)|file path)\b", helptext
     ):
         is_dir = flag.endswith("dir") or re.search(r"\bdirectory\b", helptext)
-        # Named after the flag, so two path flags in one command stay apart.
-        return "/path/to/" + flag.lstrip("-") + ("/" if is_dir else "")
+        # Named after the flag, so two path flags in one command stay apart; a config
+        # option's field by the field (`/path/to/torch_profiler_dir/`, not the whole option).
+        return "/path/to/" + flag.lstrip("-").rpartition(".")[2] + ("/" if is_dir else "")
+    return metavar(flag)
+
+
+def metavar(flag: str) -> str:
+    """What `sample_value` falls back to when nothing names a value: argparse's metavar (the
+    dest in capitals), a word the user must replace before the command runs."""
     return dest_of(flag).rpartition(".")[2].upper()
+
+
+def invented(arg: str) -> bool:
+    """`--x-config=X_CONFIG`: a command-line fragment whose value is the flag's metavar, not a
+    value anything in the code or its help names."""
+    flag, eq, value = arg.partition("=")
+    return bool(eq) and flag.startswith("-") and value == metavar(flag)

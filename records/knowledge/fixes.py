@@ -19,6 +19,7 @@ from kverr.records.knowledge.facts import (
     _choices,
     _default,
     _takes_value,
+    invented,
     is_switch,
     meets_default,
     sample_value,
@@ -147,14 +148,14 @@ def example_fix(f: Facts) -> str:
     if notices.is_notice(f):
         before = list(chosen.values())
         after = notices.example_after(f, before)
-        return _fix_text(before, after, f.profile) if after is not None else ""
+        return (_fix_text(before, after, f.profile) or "") if after is not None else ""
     missing = _missing_path(f)
     if missing:
         flag, what = missing
         chosen.pop(flag, None)
         before = [*chosen.values(), f"{flag}=/no/such/{what}"]
         after = [*chosen.values(), f"{flag}=/path/to/existing/{what}"]
-        return _fix_text(before, after, f.profile)
+        return _fix_text(before, after, f.profile) or ""
     before = list(chosen.values())
     if not before and not reached:
         return ""
@@ -177,15 +178,29 @@ def example_fix(f: Facts) -> str:
         elif not _dropping_works(target.negated(), f.decls):
             continue
         if after != before:
-            return _fix_text(before, after, f.profile)
+            text = _fix_text(before, after, f.profile)
+            if text is None:
+                continue  # this flag's value would be made up: another target may not need one
+            return text
     return ""
 
 
-def _fix_text(before: list[str], after: list[str], profile: Profile) -> str:
+def _fix_text(before: list[str], after: list[str], profile: Profile) -> str | None:
     """Two full launch commands (the profile's launch template), so the fix can be pasted as
-    is; a fix that sets the model's own flag (`--model-path`) drops the template's."""
+    is; a fix that sets the model's own flag (`--model-path`) drops the template's.
+
+    None when a project no verifier runs (no verify spec) would show a made-up value
+    (`--x-config=X_CONFIG`): such a command is shown unverified as it is, and the user can run
+    neither side of it; the solutions' words stand alone then. (With a spec the verify step
+    puts values from the revision's own code in, or drops the fix.)"""
     head = _launch_head(profile.launch, profile.model, tuple(before))
     before, after = _implied(before), _implied(after)
+    if not profile.verifiable() and (
+        before == after
+        # the launch's own model word (`MODEL`) is a name the reader picks anyway
+        or any(invented(a) and not a.endswith("=" + profile.model) for a in (*before, *after))
+    ):
+        return None
     return f"# before\n{' '.join([head, *before])}\n# after\n{' '.join([head, *after])}"
 
 
