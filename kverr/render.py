@@ -264,6 +264,8 @@ def verify_summary(v: Any) -> str:
     newest commit), every status, and what it cost in runs of the check."""
     rate = f"{100 * v.verified_newest / v.errors_newest:.0f}%" if v.errors_newest else "n/a"
     counts = ", ".join(f"{n} {k}" for k, n in sorted(v.counts.items()))
+    if v.not_run:  # nothing ran: no rate and no platform to report
+        return f"  verified fixes: none, {v.not_run}; all records: {counts}"
     main = ""
     if v.main_errors_newest and v.main_errors_newest != v.errors_newest:
         share = 100 * v.main_verified_newest / v.main_errors_newest

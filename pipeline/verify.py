@@ -44,6 +44,7 @@ class VerifyReport:
     main_errors_newest: int = 0
     main_verified_newest: int = 0
     na_newest: int = 0  # raise/assert records at the newest commit that are not applicable
+    not_run: str = ""  # why nothing ran (a project with no verify spec): no platform then
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +57,7 @@ class VerifyReport:
             "mainErrorsNewest": self.main_errors_newest,
             "mainVerifiedNewest": self.main_verified_newest,
             "platform": self.platform,
+            **({"notRun": self.not_run} if self.not_run else {}),
         }
 
 
@@ -119,10 +121,11 @@ def verify_step(
             if profile is not None and not profile.verifiable()
             else f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
         )
+        report.platform, report.main_file, report.not_run = "", "", reason
         out = [
             # Nothing ran, so no fix is known to be wrong: each is kept and shown marked "not
             # verified" with the reason (a fix the check rejects is what gets dropped).
-            apply_verdict(r, Verdict(_not_run(reason, spec, platform), keep_fix=True))
+            apply_verdict(r, Verdict(_not_run(reason), keep_fix=True))
             for r in records
         ]
         _count(report, out, plan)
@@ -195,10 +198,11 @@ def spec_for(profile: Any) -> Any:
     return load_spec()
 
 
-def _not_run(reason: str, spec: Any, platform: str | None) -> dict:
+def _not_run(reason: str) -> dict:
+    # No platform: nothing ran on any (naming the default box would read as a run on it).
     return {
         "status": "unverified",
-        "platform": spec.platform(platform).name,
+        "platform": None,
         "revision": None,
         "reason": reason,
     }
