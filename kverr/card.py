@@ -141,7 +141,8 @@ def argparse_lines(m: Match, term: Term = PLAIN) -> list[str]:
         out.append(term.style("  After:" if after else "  After: leave it out", "dim"))
         if after:
             out.append(_command(after, set(after.split()) - set(before.split()), term, "green"))
-    out += term.wrap("  " + term.style(fix_status(m.record), "dim"), 2)
+    status = term.style(fix_status(m.record), "green" if is_verified(m.record) else "dim")
+    out += term.wrap("  " + status, 2)
     return out
 
 

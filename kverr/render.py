@@ -272,10 +272,16 @@ def verify_summary(v: Any) -> str:
         name = v.main_file.rsplit("/", 1)[-1]
         main = f"; {name}: {v.main_verified_newest} of {v.main_errors_newest}, {share:.0f}%"
     na = f"; {v.na_newest} not applicable" if v.na_newest else ""
+    argparse = (
+        f"; argparse records: {v.argparse_verified} of {v.argparse_records} verified by their"
+        " revision's parser"
+        if v.argparse_records
+        else ""
+    )
     return (
         f"  verified fixes: {v.verified_newest} of {v.errors_newest} raise/assert records at "
-        f"{v.newest or 'the newest revision'} ({rate}{main}{na}) on {v.platform}; all records: "
-        f"{counts}; runs of the check: {v.runs} ({v.cached} cached)"
+        f"{v.newest or 'the newest revision'} ({rate}{main}{na}) on {v.platform}{argparse}; all "
+        f"records: {counts}; runs of the check: {v.runs} ({v.cached} cached)"
     )
 
 

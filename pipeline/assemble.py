@@ -92,7 +92,8 @@ def assemble(
 
 def add_argparse(plan: Plan, cache: Cache, scan: Scan, a: Assembled) -> None:
     """argparse's own errors (records/argparse_records.py) and the flag history they are read
-    from, added after verify: the parser is not a check of the project's the harness runs."""
+    from; with --verify, the verify step then runs each one's fix through its revision's own
+    parser (verify/parsing.py)."""
     from kverr.records.argparse_records import argparse_records
 
     texts: dict[tuple[str, str], str] = {}  # most flags' newest declaration share one blob

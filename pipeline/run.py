@@ -145,6 +145,8 @@ def build(
         )
         assembled.records = introduce(assembled.records, commits)
         clock.lap("introduce")
+        add_argparse(plan, cache, scan, assembled)
+        clock.lap("argparse")
         report = None
         if verify:
             from kverr.pipeline.verify import verify_step
@@ -152,10 +154,9 @@ def build(
             # --jobs N: N sandbox children per platform share the records.
             assembled.records, report = verify_step(
                 plan, cache, scan, assembled.records, repo=Path(git_repo), platform=platform,
-                progress=progress, workers=jobs,
+                progress=progress, workers=jobs, occurrences=assembled.occurrences,
             )  # fmt: skip
             clock.lap("verify")
-        add_argparse(plan, cache, scan, assembled)
     finally:
         plan.close()
         cache.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,8 @@ class VerifyReport:
     main_verified_newest: int = 0
     na_newest: int = 0  # raise/assert records at the newest commit that are not applicable
     not_run: str = ""  # why nothing ran (a project with no verify spec): no platform then
+    argparse_records: int = 0  # argparse records of one flag (the generic one has no fix)
+    argparse_verified: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +60,8 @@ class VerifyReport:
             "mainVerifiedNewest": self.main_verified_newest,
             "platform": self.platform,
             **({"notRun": self.not_run} if self.not_run else {}),
+            "argparseRecords": self.argparse_records,
+            "argparseVerified": self.argparse_verified,
         }
 
 
@@ -104,8 +108,11 @@ def verify_step(
     platform: str | None = None,
     progress: Progress | None = None,
     workers: int = 1,
+    occurrences: Sequence[dict] = (),
 ) -> tuple[list[dict], VerifyReport]:
-    """`records` with their verification (and verified fixes), and the build's report."""
+    """`records` with their verification (and verified fixes), and the build's report.
+    `occurrences`: where each record applies; an argparse record is judged at the newest
+    revision it applies at (its own parser, verify/parsing.py)."""
     from kverr.verify.stage import Session, Verdict, apply_verdict, files_key, verify_revision
 
     spec = spec_for(plan.profile)
@@ -133,8 +140,14 @@ def verify_step(
     by_sha = {r.sha: i for i, r in enumerate(plan.revisions) if r.sha}
     at = pin_to_commits(plan, scan)
     owed: dict[int, list[dict]] = {}
+    parsed: dict[int, list[dict]] = {}  # argparse records, by the newest revision they apply at
+    newest = _newest_ords(occurrences)
     for rec in records:
-        owed.setdefault(at.get(rec["id"], len(plan.revisions) - 1), []).append(rec)
+        last = len(plan.revisions) - 1
+        if rec.get("kind") == "argparse":
+            parsed.setdefault(newest.get(rec["id"], last), []).append(rec)
+        else:
+            owed.setdefault(at.get(rec["id"], last), []).append(rec)
     runs = _Runs(cache, "verifyrun")
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix=".kverr-verify-", dir=cache.path.parent) as tmp:
@@ -143,7 +156,10 @@ def verify_step(
         )
         try:
             done = 0
-            for ord_, recs in sorted(owed.items()):
+            # One pass over the revisions, each loaded once: an argparse record's revision is
+            # often one whose checks are verified too.
+            for ord_ in sorted(set(owed) | set(parsed)):
+                recs = owed.get(ord_, [])
                 revision, base, overrides = _where(plan, ord_, by_sha)
                 files = plan.files[ord_]
                 key = files_key(revision, files)
@@ -176,7 +192,9 @@ def verify_step(
                     runs.flush()
                 for rec in recs:
                     out[rec["id"]] = apply_verdict(rec, verdicts[rec["id"]])
-                done += len(recs)
+                if ord_ in parsed:
+                    out.update(_verify_argparse(plan, cache, session, ord_, parsed[ord_], by_sha))
+                done += len(recs) + len(parsed.get(ord_, ()))
                 progress("verify", done, len(records))
         finally:
             session.close()
@@ -185,6 +203,60 @@ def verify_step(
     result = [out[r["id"]] for r in records]
     _count(report, result, plan)
     return result, report
+
+
+def _newest_ords(occurrences: Sequence[dict]) -> dict[str, int]:
+    """id -> the newest revision ord any of its occurrence spans reaches."""
+    out: dict[str, int] = {}
+    for occ in occurrences:
+        out[occ["id"]] = max(out.get(occ["id"], -1), occ["to"])
+    return out
+
+
+def _verify_argparse(
+    plan: Plan, cache: Cache, session: Any, ord_: int, recs: list[dict], by_sha: dict[str, int]
+) -> dict[str, dict]:
+    """argparse records of one revision, each fix's two lines through that revision's parser
+    and validation (verify/parsing.py), in the build's child; verdicts cached like the others'."""
+    from kverr.verify.parsing import judge_argparse
+    from kverr.verify.stage import Verdict, apply_verdict, files_key, options_of, runner_for
+
+    revision, base, overrides = _where(plan, ord_, by_sha)
+    key = files_key(revision, plan.files[ord_])
+    fp = _verdict_fp(session)
+    todo, out = [], {}
+    for rec in recs:
+        hit = cache.get("verdict", _vkey(fp, key, rec))
+        if hit is None:
+            todo.append(rec)
+        else:
+            out[rec["id"]] = apply_verdict(rec, _verdict_from(json.loads(hit)))
+    if not todo:
+        return out  # a rebuild: no child, no run
+    name = revision.sha[:12] if revision.sha else (revision.tags[0] if revision.tags else "?")
+    shown = {"platform": session.platform_name, "revision": name}
+    info = options_of(session, base, key, overrides)
+    profile = plan.profile
+    launch = profile.launch_command() if profile is not None else ""
+    program = (profile.programs or ("",))[0] if profile is not None else ""
+    run = runner_for(session, base, key, overrides)
+    fresh = {}
+    for rec in todo:
+        if not info["ready"]:
+            why = f"the revision's code does not load in the sandbox: {info['reason']}"
+            verdict = Verdict({"status": "unverified", **shown, "reason": why})
+        else:
+            judged = judge_argparse(rec, run, launch=launch, program=program)
+            status = "verified" if judged.verified else "unverified"
+            # A fix the parser did not pass is advice only (no command), like any record's.
+            verdict = Verdict(
+                {"status": status, **shown, "reason": judged.reason},
+                keep_fix=judged.verified or not judged.ran,
+            )
+        fresh[_vkey(fp, key, rec)] = json.dumps(_verdict_to(verdict))
+        out[rec["id"]] = apply_verdict(rec, verdict)
+    cache.put_many("verdict", fresh)
+    return out
 
 
 def spec_for(profile: Any) -> Any:
@@ -264,6 +336,9 @@ def _count(report: VerifyReport, records: list[dict], plan: Plan) -> None:
     report.errors_newest = len(errors)
     report.verified_newest = sum(r["verification"]["status"] == "verified" for r in errors)
     report.na_newest = sum(r["verification"]["status"] == "not-applicable" for r in errors)
+    parsed = [r for r in records if r["kind"] == "argparse" and r["argparse"].get("flag")]
+    report.argparse_records = len(parsed)
+    report.argparse_verified = sum(r["verification"]["status"] == "verified" for r in parsed)
     main = [r for r in errors if r["filePath"] == report.main_file]
     report.main_errors_newest = len(main)
     report.main_verified_newest = sum(r["verification"]["status"] == "verified" for r in main)

@@ -47,7 +47,9 @@ NOT_VERIFIED = {
     "status": "unverified",
     "platform": None,
     "revision": None,
-    "reason": "an argparse error, read from the flag's declarations (kverr does not run the parser)",
+    # pipeline/verify.py replaces it with --verify: the fix through the revision's own parser
+    "reason": "an argparse error, read from the flag's declarations; the build did not run"
+    " the revision's parser on its fix (kverr build --verify)",
 }
 
 Source = Callable[[str, int], "str | None"]  # (path, revision ord) -> the file's text

@@ -38,9 +38,9 @@ def test_build_verify_writes_verdicts_and_a_rebuild_runs_nothing(repo: Git, tmp_
     assert plain.verify is None
     for rec in records(tmp_path / "plain").values():
         assert rec["verification"]["status"] == "unverified"
-        # argparse's own errors are no check of the project's: they say so in their own words
-        words = "kverr does not run the parser" if rec["kind"] == "argparse" else "--verify"
-        assert words in rec["verification"]["reason"]
+        assert "--verify" in rec["verification"]["reason"]
+        if rec["kind"] == "argparse":  # read from the declarations, its parser not run
+            assert "the build did not run the revision's parser" in rec["verification"]["reason"]
 
     first = build(out=tmp_path / "a", verify=True, **opts)
     recs = records(tmp_path / "a")
@@ -53,6 +53,12 @@ def test_build_verify_writes_verdicts_and_a_rebuild_runs_nothing(repo: Git, tmp_
     }
     assert page["exampleFix"].endswith("--model-path MODEL_PATH --page-size 64")
     assert page["solutions"][0] == "Launch with --page-size 64"
+    # argparse's own errors: the fix through the revision's own parser (test_verify_parsing.py)
+    value = recs["argument --page-size: invalid {type} value: {value!r}"]
+    assert value["verification"] == {**page["verification"], "reason": ""}
+    assert value["exampleFix"].endswith("--page-size NOT_A_INT\n# after\n"
+                                        "python -m sglang.launch_server --model-path MODEL_PATH"
+                                        " --page-size 1")  # fmt: skip
     v = first.verify
     assert v.runs > 0 and v.verified_newest >= 6 and v.errors_newest >= 8
     manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
@@ -74,6 +80,7 @@ def test_the_cli_prints_the_verified_rate(repo: Git, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     line = next(x for x in result.output.splitlines() if "verified fixes" in x)
     assert "raise/assert records at" in line and "on cuda-sm90" in line and "%" in line
+    assert "verified by their revision's parser" in line
 
 
 def test_verify_needs_git_and_a_known_platform(repo: Git, tmp_path: Path) -> None:

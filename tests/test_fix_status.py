@@ -45,6 +45,23 @@ def test_one_sentence_per_status(verification, text) -> None:
     assert fix_status(rec) == text
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "ran"),
+    [
+        ("--tp-size NOT_A_INT", "--tp-size 1",
+         "its parser rejects `--tp-size NOT_A_INT`; `--tp-size 1` passes it and the launch's validation"),
+        ("--tp-size", "", "its parser rejects `--tp-size`; the launch without it passes its validation"),
+    ],
+)  # fmt: skip
+def test_an_argparse_fix_says_which_lines_ran(before, after, ran) -> None:
+    # explain shows the option as pasted, answered for the user's release: the sentence names
+    # the lines the revision's own parser ran
+    launch = "python -m sglang.launch_server --model-path MODEL_PATH"
+    fix = f"# before\n{launch} {before}\n# after\n{launch} {after}".rstrip()
+    rec = {"kind": "argparse", "verification": VERIFIED, "exampleFix": fix}
+    assert fix_status(rec) == f"Fix verified against 3d3a32c0b9f5's own check on cuda-sm90 ({ran})."
+
+
 @pytest.fixture(scope="module")
 def verified_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rec = synth.make_record(

@@ -24,6 +24,7 @@ a fix's command lines, in a sandbox, and says whether the fix is verified.
     told.py     what a run's own output offers it (quoted values, a notice's choice)
     where.py    which platform and model profile a check is tried on
     stage.py    a revision's records through the search, with the run cache (the build's step)
+    parsing.py  argparse records: the before line rejected by the parser as recorded, the after passes
 
 Import rules (tests/test_layout.py): stdlib, kverr.extractor, kverr.records, kverr.ftypes and
 kverr.errors only; never duckdb, the catalog, the feeds or the CLI.

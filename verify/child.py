@@ -388,13 +388,17 @@ class World:
         if "fields" in job:
             self.fields = job["fields"]
         target = job["target"]
-        stop = self.plan.stop_for((target["file"], target["function"] or ""), target["line"])
-        at_parse = stop is None and self._parse_time(target["function"] or "")
+        until = target.get("until", "")
+        if until:  # no site to stop after: the parser alone, or the whole validation
+            stop, at_parse = None, until == "parse"
+        else:
+            stop = self.plan.stop_for((target["file"], target["function"] or ""), target["line"])
+            at_parse = stop is None and self._parse_time(target["function"] or "")
         # A check of the argv stage (the config merger) is decided before the parser runs;
         # the run goes on through the parse, which reads the command line the stage made.
-        if stop is None and self.argv is not None:
+        if stop is None and self.argv is not None and not until:
             at_parse = at_parse or self.argv.reaches(target["file"], target["function"] or "")
-        if stop is None and not at_parse:
+        if stop is None and not at_parse and not until:
             return {"id": job["id"], "status": "unreachable", "reason": self._unreachable(target)}
         os.environ.clear()
         os.environ.update(self.base_env)
@@ -429,7 +433,7 @@ class World:
             if not at_parse:
                 obj = getattr(self.cls, self.spec["from_args"])(namespace)
                 for phase in self.plan.phases:
-                    if phase == stop.phase:
+                    if stop is not None and phase == stop.phase:
                         self.truncated(phase, stop.index)(obj)
                         break
                     self.phase_fns[phase](obj)

@@ -38,6 +38,9 @@ class Target:
     function: str | None
     line: int
     end_line: int = 0
+    # "" : stop after the statement that reaches `function`; "parse": after the parser (an
+    # argparse record's check); "end": through every phase (a launch that must go through)
+    until: str = ""
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,12 @@ class Harness:
             "id": self._next,
             "argv": [*self.spec.base_args, *argv],
             "env": dict(env),
-            "target": {"file": target.file, "function": target.function, "line": target.line},
+            "target": {
+                "file": target.file,
+                "function": target.function,
+                "line": target.line,
+                "until": target.until,
+            },
             "timeout": self.timeout,
             "watch": [dict(w) for w in watch],
             "model": dict(model),

@@ -147,7 +147,8 @@ def runner_for(
     def run(launch: Launch, target: Target, watch: Sequence[Mapping[str, Any]] = ()) -> Outcome:
         payload = json.dumps(
             [prefix, launch.args, launch.env, launch.model, launch.files, launch.texts,
-             target.file, target.function, target.line, [dict(w) for w in watch]],
+             target.file, target.function, target.line, [dict(w) for w in watch],
+             *([target.until] if target.until else [])],
             sort_keys=True, default=repr,
         )  # fmt: skip
         key = hashlib.sha256(payload.encode()).hexdigest()
