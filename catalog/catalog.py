@@ -122,15 +122,16 @@ class Catalog:
         whatever the input: lines are read through `BoundedLines` (pass one to learn which
         lines were cut)."""
         lines = stream if isinstance(stream, BoundedLines) else BoundedLines(stream, "the input")
-        it = iter(lines)
-        head: list[str] = []
+        it = lines.blocks()
+        head: list[tuple[str | bytes, int]] = []
         size = 0
-        for line in it:
-            head.append(line)
-            size += len(line) + 1
+        for block in it:
+            head.append(block)
+            size += len(_text(block[0])) + 1
             if size > HEAD_CHARS:  # a log: scanned, at the cost of its length, with no budget
-                return self.scan(itertools.chain(head, it), version=version, project=project)
-        return self.explain("\n".join(head), version=version, limit=limit, project=project)
+                return self.scan_blocks(itertools.chain(head, it), version=version, project=project)
+        text = "\n".join(_text(t) for t, _ in head)
+        return self.explain(text, version=version, limit=limit, project=project)
 
     def scan(
         self, lines: Iterable[str], *, version: str | None = None, project: str | None = None
@@ -139,6 +140,20 @@ class Catalog:
         hints: dict[int, normalize.Hint] = {}
         allowed = self._allowed(version, project)
         hits = matcher.scan_lines(self.index, lines, allowed=allowed, hints=hints)
+        hits, found = self._detect(hits, hints, project)
+        return self._matches(hits, found)
+
+    def scan_blocks(
+        self,
+        blocks: Iterable[tuple[str | bytes, int]],
+        *,
+        version: str | None = None,
+        project: str | None = None,
+    ) -> list[Match]:
+        """`scan` for a log in blocks of lines ((text, n): `BoundedLines.blocks`), as a file is read."""
+        hints: dict[int, normalize.Hint] = {}
+        allowed = self._allowed(version, project)
+        hits = matcher.scan_blocks(self.index, blocks, allowed=allowed, hints=hints)
         hits, found = self._detect(hits, hints, project)
         return self._matches(hits, found)
 
@@ -543,3 +558,8 @@ def _nearest_tags(rev: str, revs: list[dict[str, Any]]) -> str:
     releases = [t for t in tags if t[:1] == "v" and t[1:2].isdigit()]  # not a snapshot label
     example = f" like {releases[-1]}" if releases else ""
     return f"list revisions with `kverr history` or pass a release tag{example}."
+
+
+def _text(block: str | bytes) -> str:
+    """A block of `BoundedLines.blocks` as text (bytes were read as with errors="replace")."""
+    return block.decode("utf-8", "replace") if isinstance(block, bytes) else block

@@ -686,6 +686,22 @@ def scan_lines(
     return scanner.log_hits(hints)
 
 
+def scan_blocks(
+    idx: Index,
+    blocks: Iterable[tuple[str | bytes, int]],
+    *,
+    allowed: set[str] | None = None,
+    hints: dict[int, normalize.Hint] | None = None,
+) -> list[Hit]:
+    """`scan_lines` for a log read in blocks of lines ((text, n): reader.BoundedLines.blocks),
+    the way a file is read: no Python step per line, only per line near a mark."""
+    from kverr.catalog.stream import Scanner
+
+    scanner = Scanner(idx, allowed)
+    scanner.feed_blocks(blocks)
+    return scanner.log_hits(hints)
+
+
 # ---------------------------------------------------------------- which project
 
 

@@ -117,12 +117,14 @@ class RawLine:
 NO_FORMS = LogForms()
 
 
-def strip_prefixes(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = None) -> str:
+def strip_prefixes(
+    line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = None, layers: int = 8
+) -> str:
     """Remove log prefixes (the projects' own, root logger, container runtime, rank, Ray,
-    quotes); a project form that matched is appended to `hint`."""
+    quotes), at most `layers` of them; a project form that matched is appended to `hint`."""
     rx = forms.prefix_re
     if hint is None:  # the hot path of a scan: one regex call per layer, nothing else
-        for _ in range(8):
+        for _ in range(layers):
             m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
             if not m or not m.end():
                 return line
@@ -159,6 +161,28 @@ def starts_record(line: str, forms: LogForms = NO_FORMS) -> bool:
 
 
 _LINE_LAYERS = ("[rank", "(", ">")  # PREFIX_RE's per-line forms, by their first characters
+
+
+def record_layer(line: str, forms: LogForms = NO_FORMS) -> int:
+    """Where a raw line's first prefix ends when that prefix opens a log record (a timestamp,
+    a project's form: `starts_record` then holds), else 0. Whatever that prefix said, the rest
+    of the line is cleaned the same, so a scan can remember a cleaned line by its rest."""
+    if "\r" in line or "\x1b" in line or CRI_RE.match(line):
+        return 0
+    m = forms.prefix_re.match(line)
+    if not m or not m.end() or m.group().startswith(_LINE_LAYERS):
+        return 0
+    return m.end()
+
+
+def clean_rest(rest: str, forms: LogForms = NO_FORMS) -> str:
+    """`clean_line` of a line whose first prefix, a record's (`record_layer`), is cut off."""
+    line = strip_prefixes(rest, forms, layers=7)
+    if forms.suffixes:
+        line = strip_suffixes(line, forms)
+    return line.rstrip()
+
+
 FENCES = ("```", "~~~")
 
 

@@ -32,16 +32,50 @@ BLANK_CLASS = (
 _WORD = re.compile(r"[0-9A-Za-z_]")
 TRACEBACK = r"Traceback \(most recent call last\)"
 # a cut mark ending a line (normalize.CUT_MARKS, then blanks, quotes, closing brackets)
-CUT_AT_END = (  # blanks, but no newline: the mark ends its own line
-    r"(?:\.\.\.|…|\[truncated\]|\(truncated\))(?:"
-    + BLANK_CLASS.replace(r"\t-\r", r"\t\x0b-\r")
-    + r"|['\")\]])*$"
+CUT_AT_END_CLASS = BLANK_CLASS.replace(r"\t-\r", r"\t\x0b-\r")  # blanks, but no newline
+CUT_AT_END = (  # the mark ends its own line
+    r"(?:\.\.\.|…|\[truncated\]|\(truncated\))(?:" + CUT_AT_END_CLASS + r"|['\")\]])*$"
 )
 CRI_PARTIAL = r" (?:stdout|stderr) P "  # a line a container runtime split: joined in cleaning
-SLICE = 16 << 10
+# BLANK_CLASS (and the cut's, without "\n") as UTF-8 bytes, for RE2's Latin-1 mode, where a
+# class is a set of bytes (and so matches a byte that is no UTF-8 as well)
+BLANK_BYTES = (
+    r"(?:[\t-\r \x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+    r"|\xe2\x81\x9f|\xe3\x80\x80)"
+)
+CUT_BLANK_BYTES = BLANK_BYTES.replace(r"\t-\r", r"\t\x0b-\r")
+ROWS_FOUND = 64  # continuation lines a block's regex pass finds; the rest, by a split
 SEAM = 48  # characters each side of a wrap that are read again joined (a key is shorter)
 # a line that opens a log record: a bracketed timestamp `[2025-...]`, a level word (root logger)
 RECORD_STARTS = ("[", "INFO", "WARNING", "ERROR", "DEBUG", "CRITICAL")
+
+
+def _opens_none(words: Sequence[str]) -> str:
+    """RE2 for a line break and the first characters of a line that starts with none of
+    `words`: RE2 has no lookahead, so each word is spelled as the ways of leaving it."""
+    heads: dict[str, list[str]] = {}
+    for w in words:
+        heads.setdefault(w[0], []).append(w[1:])
+    alts = ["[^" + "".join(re.escape(c) for c in sorted(heads)) + "]"]
+    for c, rests in sorted(heads.items()):
+        if "" in rests:  # the word is this one character: nothing starting so is a continuation
+            continue
+        alts.append(re.escape(c) + "(?:" + _opens_none(rests)[2:] + ")")
+    return "\\n(?:" + "|".join(alts) + ")"
+
+
+def _bytewise(pattern: str) -> bytes:
+    """`pattern` (RE2 syntax for text, BLANK_CLASS its only class beyond ASCII) for RE2's
+    Latin-1 mode: every other character beyond ASCII as its UTF-8 bytes. (Keys are escaped
+    literals and BLANK_CLASS: another `\\x{...}` would be a new kind of key.)"""
+    pattern = pattern.replace(CUT_AT_END_CLASS, CUT_BLANK_BYTES).replace(BLANK_CLASS, BLANK_BYTES)
+    if "\\x{" in pattern:
+        raise ValueError(f"a prefilter key with a code point escape: {pattern[:200]!r}")
+    return "".join(
+        ch if ord(ch) < 128 else "".join(f"\\x{b:02x}" for b in ch.encode()) for ch in pattern
+    ).encode()
+
+
 MIN_KEY = 3  # characters; shorter literals are in every other line
 # A cut message is judged only when it shows 15 literal characters (matcher.partial_hits), so
 # it holds the first 15 of its pattern's first literal run (or the whole run, if shorter).
@@ -150,6 +184,7 @@ def _re2():
 
 
 _CUT_FIRST = (b".", "…".encode(), b"[", b"(")
+_BARE_CUTS = (b"...", "…".encode())  # a cut mark with nothing after it
 
 
 class Prefilter:
@@ -157,21 +192,30 @@ class Prefilter:
     Without RE2 installed every line is read (the old cost, the same answers)."""
 
     def __init__(self, keys: Sequence[str], heads: Sequence[str] = ()) -> None:
-        self.cut_only: set[int] = set()  # of the last `marked` block: marked for a cut alone
+        # of the last `marked` block: lines marked for a cut alone -> where the cut mark starts
+        self.cut_only: dict[int, int] = {}
         self.rx = None
         self.joined_rx = None
         self.heads_rx = None
         re2 = _re2()
         if re2 is None:
             return
+        self._unanchored, self._both = re2._Anchor.UNANCHORED, re2._Anchor.ANCHOR_BOTH
         opts = re2.Options()
         opts.max_mem = 64 << 20  # the DFA of ~1,500 keys; past this RE2 would fall back to NFA
         alts = sorted(set(keys))
+        # The block pass reads bytes as they are (a file may hold some that are no UTF-8):
+        # Latin-1 mode, the pattern spelled in UTF-8 bytes. Its last alternative matches the
+        # line break before a line that opens no record, for the seams (`_wrapped`).
+        raw = re2.Options()
+        raw.max_mem, raw.encoding = opts.max_mem, re2.Options.Encoding.LATIN1
+        marks = [*alts, TRACEBACK, CUT_AT_END, CRI_PARTIAL]
         self.rx = re2.compile(
-            ("(?m)" + "|".join([*alts, TRACEBACK, CUT_AT_END, CRI_PARTIAL])).encode(), opts
+            _bytewise("(?m)" + "|".join([*marks, _opens_none(RECORD_STARTS)])), raw
         )
+        self.marks_rx = re2.compile(_bytewise("(?m)" + "|".join(marks)), raw)  # (no rows)
         self.joined_rx = re2.compile("|".join(alts).encode(), opts) if alts else None
-        self.cut_rx = re2.compile(("(?m)" + CUT_AT_END).encode(), opts)
+        self.cut_rx = re2.compile(_bytewise("(?m)" + CUT_AT_END), raw)
         if heads:
             self.heads_rx = re2.compile("|".join(map(escape, sorted(set(heads)))).encode(), opts)
 
@@ -182,65 +226,126 @@ class Prefilter:
             return True
         return self.heads_rx.search(body.encode("utf-8", "surrogatepass")) is not None
 
-    def marked(self, lines: Sequence[str], block: bytes) -> set[int]:
-        """Indexes of `lines` (joined by "\\n" into the UTF-8 `block`) that a key, a traceback
-        header or a cut mark touches."""
+    def shows_head(self, block: bytes, start: int, end: int) -> bool:
+        """Whether block[start:end] holds any pattern's head (`may_be_cut` over bytes, no copy)."""
+        if self.heads_rx is None:
+            return True
+        return self.heads_rx._regexp.Match(self._unanchored, block, start, end)[0][0] >= 0
+
+    def marked(self, block: bytes, n: int, errors: str = "surrogatepass") -> dict[int, int]:
+        """{line: offset of its start} for the lines of `block` (`n` lines of UTF-8 joined by
+        "\\n") that a key, a traceback header or a cut mark touches: one RE2 pass, each match
+        costing a call, and line numbers counted between matches by `bytes.count`, so the lines
+        nothing marks cost no Python step."""
         if self.rx is None:
-            return set(range(len(lines)))
-        out: set[int] = set()
-        self.cut_only = set()  # lines marked for their cut mark alone (see `cut_only`)
-        line = 0  # the line `at` is on
-        at = 0
-        # RE2's binding copies the text it is given on every call: searched in slices of about
-        # SLICE bytes, a line that is marked costs a copy of its slice, not of the block
-        while at < len(block):
-            cut = block.find(b"\n", at + SLICE)
-            # the slice holds one line more, so a key across its last line break is whole
-            more = -1 if cut < 0 else block.find(b"\n", cut + 1)
-            piece = block[at:] if more < 0 else block[at : more + 1]
-            own = len(piece) if cut < 0 else cut + 1 - at  # matches starting here are its own
-            pos, cur = 0, line  # `cur`: the line `pos` is on
-            while (m := self.rx.search(piece, pos)) is not None:
-                start, end = m.span()
-                if start >= own:
-                    break
-                cur += piece.count(b"\n", pos, start)
-                span = piece.count(b"\n", start, end)  # a key across a wrap: every line it is on
-                out.update(range(cur, cur + span + 1))
-                if piece.startswith(_CUT_FIRST, start) and self.cut_rx.fullmatch(m.group()):
-                    self.cut_only.add(cur)  # a line's first mark: no key before its cut
-                nl = piece.find(b"\n", end)
-                if nl < 0:
-                    break
-                cur, pos = cur + span + 1, nl + 1  # one mark a line: the line is read whole
-            line += piece.count(b"\n", 0, own)
-            at = len(block) if cut < 0 else cut + 1
-        self._wrapped(lines, out)
-        out.discard(len(lines))  # (a key ending the block's last line break)
+            return _all_lines(block, n)
+        out: dict[int, int] = {}
+        rows: list[tuple[int, int]] = []  # (line, start) of lines that open no record
+        self.cut_only = {}  # lines marked for their cut mark alone (see `cut_only`)
+        # the binding's own Match: the Python wrapper costs more per call than the search
+        match, anchor = self.rx._regexp.Match, self._unanchored
+        whole = self.cut_rx._regexp.Match
+        pos = last = line = 0  # `line`: the line that starts at offset `last`
+        size = len(block)
+        split = None  # (line, offset) from which the rows are found by splitting lines
+        while pos <= size:
+            start, end = match(anchor, block, pos, size)[0]
+            if start < 0:
+                break
+            if block[start] == 10:  # the line break before a continuation (no key has one)
+                line += block.count(b"\n", last, start + 1)
+                last = pos = start + 1
+                rows.append((line, last))
+                if len(rows) >= ROWS_FOUND:  # bare text: a match a line costs more than a split
+                    split, match = (line, last), self.marks_rx._regexp.Match
+                continue
+            first = block.rfind(b"\n", last, start) + 1 or last  # the start of its line
+            line += block.count(b"\n", last, first)
+            last = first
+            nl = block.find(b"\n", start)
+            if nl < 0 or nl >= end:  # the usual: a match inside one line
+                if line not in out:
+                    out[line] = first
+                across = 0
+            else:  # a key across a wrap: every line it is on
+                across = block.count(b"\n", start, end)
+                at = first
+                for k in range(line, line + across + 1):
+                    out.setdefault(k, at)
+                    at = block.find(b"\n", at) + 1
+                nl = block.find(b"\n", end)
+            # a cut mark, its line's first mark: no key before it ("..." alone: no call)
+            if (end - start == 3 and block[start:end] in _BARE_CUTS) or (
+                block.startswith(_CUT_FIRST, start)
+                and whole(self._both, block, start, end)[0][0] >= 0
+            ):
+                self.cut_only[line] = start
+            if nl < 0:
+                break
+            # one mark a line: read on from its end, where the next line's break may mark it
+            line, last, pos = line + across + 1, nl + 1, nl
+        if split is not None:  # past ROWS_FOUND rows, the rest are found line by line
+            line, at = split
+            rows.pop()  # (the row `split` starts at: found again)
+            for piece in block[at:].split(b"\n"):
+                if not piece.startswith(_RECORD_STARTS):
+                    rows.append((line, at))
+                line, at = line + 1, at + len(piece) + 1
+            self._wrapped(block, rows, out, errors)
+            return out
+        # the last line is no continuation RE2 could see whole when it ends the block early
+        tail = block.rfind(b"\n") + 1
+        if (
+            tail
+            and not block.startswith(_RECORD_STARTS, tail)
+            and (not rows or rows[-1][1] != tail)
+        ):
+            rows.append((n - 1, tail))
+        self._wrapped(block, rows, out, errors)
         return out
 
-    def _wrapped(self, lines: Sequence[str], out: set[int]) -> None:
+    def _wrapped(
+        self, block: bytes, rows: list[tuple[int, int]], out: dict[int, int], errors: str
+    ) -> None:
         """A terminal that wraps a long line cuts it anywhere, mid-word too, and a key cut
         there is in neither line. So each line that does not open a log record (no `[` or
-        level word first: a continuation) is read again glued to the end of the line before,
-        all such seams of the block in one search; a key across the seam marks both lines."""
-        if self.joined_rx is None or len(lines) < 2:
+        level word first: a continuation, `rows`, found in the block pass) is read again
+        glued to the end of the line before, all such seams of the block in one search; a key
+        across the seam marks both lines."""
+        if self.joined_rx is None or not rows:
             return
-        rows = [i for i in range(1, len(lines)) if not lines[i].startswith(RECORD_STARTS)]
-        if not rows:
-            return
-        seams, cuts = [], []
-        for i in rows:
-            a = lines[i - 1].rstrip("\n")[-SEAM:]
-            seams.append(a + lines[i][:SEAM].rstrip("\n"))
-            cuts.append(len(a))
+        if len(rows) > ROWS_FOUND:  # bare text, most lines rows: the block's lines at once
+            lines = block.decode("utf-8", errors).split("\n")
+            ends = [lines[row - 1][-SEAM:] for row, _ in rows]
+            seams = [a + lines[row][:SEAM] for a, (row, _) in zip(ends, rows, strict=True)]
+        else:
+            ends, seams = [], []
+            for _, at in rows:
+                before = block.rfind(b"\n", 0, at - 1) + 1
+                end = block.find(b"\n", at)
+                ends.append(block[before : at - 1].decode("utf-8", errors)[-SEAM:])
+                line = block[at : len(block) if end < 0 else end].decode("utf-8", errors)
+                seams.append(ends[-1] + line[:SEAM])
+        cuts = [len(a) for a in ends]
         text = "\n".join(seams).encode("utf-8", "surrogatepass")
         starts = list(
             accumulate((len(x.encode("utf-8", "surrogatepass")) + 1 for x in seams), initial=0)
         )
         for m in self.joined_rx.finditer(text):
             k = bisect.bisect_right(starts, m.start()) - 1
-            base = starts[k]
-            cut = base + len(seams[k][: cuts[k]].encode("utf-8", "surrogatepass"))
+            cut = starts[k] + len(seams[k][: cuts[k]].encode("utf-8", "surrogatepass"))
             if m.start() < cut < m.end():  # across the seam (inside one line: already seen)
-                out.update((rows[k] - 1, rows[k]))
+                row, at = rows[k]
+                out.setdefault(row - 1, block.rfind(b"\n", 0, at - 1) + 1)
+                out.setdefault(row, at)
+
+
+_RECORD_STARTS = tuple(s.encode() for s in RECORD_STARTS)
+
+
+def _all_lines(block: bytes, n: int) -> dict[int, int]:
+    """Without RE2: every line, with its start."""
+    starts = [0]
+    for _ in range(n - 1):
+        starts.append(block.find(b"\n", starts[-1]) + 1)
+    return dict(enumerate(starts))

@@ -41,21 +41,23 @@ def explain_query(
         return text, cat.explain(text, **kw), None
     if file is not None and str(file) != "-":
         try:
-            with Path(file).open(encoding="utf-8", errors="replace", newline="") as fh:
-                lines = BoundedLines(fh, str(file))
+            with Path(file).open("rb") as raw:
+                lines = _bounded(raw, str(file))
                 return str(file), cat.explain_stream(lines, **kw), lines.cut_lines()
         except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
             raise QueryError(f"cannot read {file} ({exc.strerror}); {USAGE}.") from None
     if sys.stdin is None or sys.stdin.isatty():
         raise QueryError(f"nothing to explain; {USAGE}.")
     stream = getattr(sys.stdin, "buffer", None)
-    fh = (
-        io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
-        if stream
-        else sys.stdin
-    )
-    lines = BoundedLines(fh, "stdin")
+    lines = _bounded(stream, "stdin") if stream else BoundedLines(sys.stdin, "stdin")
     return "-", cat.explain_stream(lines, **kw), lines.cut_lines()
+
+
+def _bounded(raw, name: str) -> BoundedLines:
+    """Lines of the binary stream `raw` as UTF-8 text, bad bytes replaced, line ends kept
+    (`\\r` is the cleaner's); a scan reads its bytes (`BoundedLines.blocks`)."""
+    fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+    return BoundedLines(fh, name, binary=raw)
 
 
 # An id (16 hex), an id prefix (6+ hex) or a slug (`words-words-1a2b3c`): what `kverr explain`

@@ -8,6 +8,7 @@ a longer line is read past and dropped, and its number is kept so the output can
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterator
 from typing import IO
 
@@ -16,6 +17,7 @@ from kverr.errors import QueryError
 
 MAX_LINE = 1 << 16  # characters of one line kept; a shipped message is under 2,000
 CHUNK = 1 << 16  # characters read at a time
+BLOCK = 1 << 20  # characters `blocks` reads at a time (after a first CHUNK)
 MAX_CUT_NOTED = 100  # cut line numbers kept (the count goes on)
 CUT_MARK = " [...] "  # stands for the middle of a cut line
 
@@ -28,12 +30,23 @@ class BoundedLines:
     of a progress bar, which `normalize.clean_line` takes). Memory is bounded by a few times
     `max_line + chunk` characters. Binary bytes are read like any text (a log may hold some),
     but a stream whose first chunk is nothing but NULs is refused with a QueryError naming
-    `name`: /dev/zero would otherwise be read forever. Iterate once."""
+    `name`: /dev/zero would otherwise be read forever. Iterate once (or read `blocks` once).
+
+    `binary`: the UTF-8 bytes under `stream` (opened with errors="replace" and newline=""),
+    which `blocks` then reads instead: a scan runs its regex over bytes, and only the lines
+    near a hit are decoded."""
 
     def __init__(
-        self, stream: IO[str], name: str, *, max_line: int = MAX_LINE, chunk: int = CHUNK
+        self,
+        stream: IO[str],
+        name: str,
+        *,
+        max_line: int = MAX_LINE,
+        chunk: int = CHUNK,
+        binary: IO[bytes] | None = None,
     ) -> None:
         self.stream = stream
+        self.binary = binary
         self.name = name
         self.max_line = max_line
         self.chunk = chunk
@@ -73,6 +86,115 @@ class BoundedLines:
                 pos = nl + 1
         if head:
             yield self._line(head, tail)
+
+    def blocks(self, size: int = BLOCK) -> Iterator[tuple[str | bytes, int]]:
+        """The same lines as iterating, in blocks: (text, n), n lines joined by "\\n", as
+        UTF-8 bytes when the reader has `binary` (a block that holds a cut line is text). A
+        scan reads a block with one regex pass and splits only the lines around a hit, so a
+        line costs no Python step of its own; `__iter__` is the reference it is tested
+        against. Memory: a block, plus the two ends of a line longer than `max_line`."""
+        if self.binary is not None:
+            yield from self._byte_blocks(size)
+            return
+        half = self.max_line // 2
+        carry = ""  # the start of a line not ended yet: at most max_line characters
+        tail: str | None = None  # past max_line: the last `half` characters of that line
+        data = self.stream.read(self.chunk)
+        if data and not data.strip("\x00"):
+            raise QueryError(
+                f"{self.name} starts with {len(data):,} NUL bytes and nothing else, which is"
+                " no log (a device like /dev/zero, or a file of zeros); pass a text log."
+            )
+        while data:
+            if tail is not None:  # inside a long line: only its end is kept
+                nl = data.find("\n")
+                tail = (tail + (data if nl < 0 else data[:nl]))[-half:]
+                if nl < 0:
+                    data = self.stream.read(size)
+                    continue
+                yield self._line([carry], tail), 1
+                carry, tail, data = "", None, data[nl + 1 :]
+            buf = carry + data if carry else data
+            cut = buf.rfind("\n")
+            if cut >= 0:
+                yield self._block(buf[:cut])
+            carry = buf[cut + 1 :]
+            if len(carry) > self.max_line:
+                carry, tail = carry[: self.max_line], carry[self.max_line :][-half:]
+            data = self.stream.read(size)
+        if tail is not None or carry:
+            yield self._line([carry], tail or ""), 1
+
+    def _byte_blocks(self, size: int) -> Iterator[tuple[str | bytes, int]]:
+        """`blocks` over the UTF-8 bytes: a line is surely longer than max_line characters past
+        4 * max_line bytes; until then (or its end) it is carried whole, then decoded."""
+        half = self.max_line // 2
+        carry = b""  # the start of a line not ended yet
+        dec = None  # inside a long line: its decoder, its first max_line characters, its end
+        head = tail = ""
+        data = self.binary.read(self.chunk)
+        if data and not data.strip(b"\x00"):
+            raise QueryError(
+                f"{self.name} starts with {len(data):,} NUL bytes and nothing else, which is"
+                " no log (a device like /dev/zero, or a file of zeros); pass a text log."
+            )
+        while data:
+            if dec is not None:
+                nl = data.find(b"\n")
+                tail = (tail + dec.decode(data if nl < 0 else data[:nl]))[-half:]
+                if nl < 0:
+                    data = self.binary.read(size)
+                    continue
+                tail = (tail + dec.decode(b"", True))[-half:]
+                yield self._line([head], tail), 1
+                dec, data = None, data[nl + 1 :]
+            buf = carry + data if carry else data
+            cut = buf.rfind(b"\n")
+            if cut >= 0:
+                yield self._bytes_block(buf[:cut])
+            carry = buf[cut + 1 :]
+            if len(carry) > 4 * self.max_line + 4:  # more than max_line characters, surely
+                dec = codecs.getincrementaldecoder("utf-8")("replace")
+                text = dec.decode(carry)
+                head, tail, carry = text[: self.max_line], text[self.max_line :][-half:], b""
+            data = self.binary.read(size)
+        if dec is not None:
+            yield self._line([head], (tail + dec.decode(b"", True))[-half:]), 1
+        elif carry:
+            text = carry.decode("utf-8", "replace")
+            yield self._line([text[: self.max_line]], text[self.max_line :][-half:]), 1
+
+    def _bytes_block(self, data: bytes) -> tuple[str | bytes, int]:
+        """`_block` for UTF-8 bytes: no line longer than max_line bytes, the bytes as they are;
+        else decoded, and cut as text."""
+        step = max(self.max_line // 2, 1)
+        slices = range(0, len(data) - step + 1, step)
+        if all(data.find(b"\n", at, at + step) >= 0 for at in slices):
+            n = data.count(b"\n") + 1
+            self.lines_read += n
+            return data, n
+        return self._block(data.decode("utf-8", "replace"))
+
+    def _block(self, text: str) -> tuple[str, int]:
+        """(text, n) for whole lines joined by "\\n", any line past max_line cut as `_line`
+        cuts it. Such a line holds one of the block's `step`-character slices whole, with no line
+        break in it: a few `find`s per block rule that out, and only then is the block split."""
+        half = self.max_line // 2
+        step = max(half, 1)
+        slices = range(0, len(text) - step + 1, step)
+        if all(text.find("\n", at, at + step) >= 0 for at in slices):
+            n = text.count("\n") + 1
+            self.lines_read += n
+            return text, n
+        lines = text.split("\n")
+        out = []
+        for line in lines:
+            if len(line) > self.max_line:
+                out.append(self._line([line[: self.max_line]], line[self.max_line :][-half:]))
+            else:
+                self.lines_read += 1
+                out.append(line)
+        return "\n".join(out), len(out)
 
     def cut_lines(self) -> CutLines | None:
         """Which lines were cut so far, or None when none was."""

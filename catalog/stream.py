@@ -11,9 +11,17 @@ A unit has at most UNIT_LINES lines; a longer run of lines without a start (bare
 read in windows of UNIT_LINES lines every GRID lines, so a message of up to GRID lines lies
 whole in one of them, and each line is read at most twice.
 
-Memory is bounded by a block of lines, the window kept behind it, one traceback (at most
-TRACEBACK_LINES lines) and the hits kept; never by the input. Time is linear: the prefilter
-reads each byte once, each marked line costs at most two windows.
+A block is UTF-8 bytes (a file's, as read: reader.BoundedLines.blocks) or text (a paste, a list
+of lines). The prefilter reads it in one RE2 pass (prefilter.Prefilter.marked), counting line
+numbers between its matches; the lines are kept as that block (`Lines`), and only the lines
+around a mark are ever decoded, so a line nothing marks costs no Python step. A log repeats its
+lines: what a record's line cleans to, a cut line's verdict and a one-line unit's answer are
+remembered by text (`_Memo`, bounded), and a line cut with `...` that opens a record and shows
+no pattern's head before its mark is dropped before anything is decoded (`_drop_cut_records`).
+
+Memory is bounded by two blocks, the window kept behind them, one traceback (at most
+TRACEBACK_LINES lines), the memos and the hits kept; never by the input. Time is linear: the
+prefilter reads each byte once, each marked line costs at most two windows.
 """
 
 from __future__ import annotations
@@ -30,6 +38,10 @@ UNIT_LINES = matcher.PARAGRAPH_LINES  # the longest unit (a wrapped or multi-lin
 GRID = UNIT_LINES // 2
 TRACEBACK_LINES = 2000  # a traceback is read until its exception line, at most this far
 PARTIAL_MEMO = 512  # cut messages judged, by text (a log repeats the same cut line)
+# A log repeats its lines: what a line cleans to, a cut line's verdict and a one-line unit's
+# answer are remembered by text: lines up to MEMO_CHARS, each memo at most MEMO entries and
+# MEMO_TOTAL characters of keys (then it starts over), so memory stays bounded
+MEMO, MEMO_CHARS, MEMO_TOTAL = 16384, 4096, 1 << 21
 
 BLANK, FENCE, START, MORE = 0, 1, 2, 3  # what a line is to the units around it
 
@@ -41,10 +53,9 @@ class Scanner:
     def __init__(self, idx: matcher.Index, allowed: set[str] | None = None) -> None:
         self.idx, self.allowed = idx, allowed
         self.forms = idx.forms
-        self.lines: list[str] = []  # raw lines base .. base + len (0-based input indexes)
-        self.base = 0
+        self.suffix_leads = [lead.encode() for _, lead, _ in self.forms.suffix_forms]
+        self.lines = Lines()  # the raw lines kept (0-based input indexes), decoded on demand
         self.ended = False
-        self.marked: set[int] = set()
         self.cut_only: set[int] = set()  # marked lines whose only mark is a cut at their end
         self.pending: list[int] = []  # marked lines whose unit is not read yet, in order
         self.kinds: dict[int, tuple[int, str]] = {}  # index -> (kind, cleaned text)
@@ -54,6 +65,9 @@ class Scanner:
         self.units: list[list[Hit]] = []  # hits, merged per unit, in input order
         self.cut_seen = False  # a line ended with a cut mark (a paste then skips fuzzy)
         self.partials: dict[str, list[Hit]] = {}
+        self.cleaned = _Memo()  # a record's line after its first prefix -> (kind, text)
+        self.cut_verdicts = _Memo()  # text -> (cut, no head shown)
+        self.one_line = _Memo()  # text -> (hits, cut seen)
         self.hint_lines: dict[int, str] = {}  # line number -> raw line, for lines that hit
         self.total = 0
         self.chars = 0
@@ -64,31 +78,41 @@ class Scanner:
     def feed(self, lines: Iterable[str]) -> None:
         """Read every line of `lines` (with or without their "\\n")."""
         it = iter(lines)
-        while chunk := list(islice(it, BLOCK_LINES)):
-            self._block(*_plain(chunk))
-        self.ended = True
-        self._block([], "")
+        self.feed_blocks(_plain(chunk) for chunk in iter(lambda: list(islice(it, BLOCK_LINES)), []))
 
-    def _block(self, chunk: list[str], text: str) -> None:
-        """Read `chunk` (lines, each maybe still ending in "\\n"), `text` its lines joined."""
+    def feed_blocks(self, blocks: Iterable[tuple[str | bytes, int]]) -> None:
+        """Read every block of `blocks`: (text, n), n lines joined by "\\n", as text or as
+        UTF-8 bytes (reader.BoundedLines.blocks)."""
+        for text, n in blocks:
+            self._block(text, n)
+        self.ended = True
+        self._block("", 0)
+
+    def _block(self, text: str | bytes, n: int) -> None:
+        """Read the `n` lines joined in `text`: the prefilter marks lines in the block's bytes,
+        and only the lines around a mark are ever decoded."""
         matcher.spend()
-        start = self.base + len(self.lines)
-        if chunk:
-            self.total += len(chunk)
+        start = self.lines.end
+        if n:
+            self.total += n
+            # bytes come from a file, read as with errors="replace"; text may hold surrogates
+            errors = "replace" if isinstance(text, bytes) else "surrogatepass"
             if self.head is not None:
-                self.chars += len(text) + 1
-                self.head.extend(chunk)
+                head = text.decode("utf-8", errors) if isinstance(text, bytes) else text
+                self.chars += len(head) + 1
+                self.head.extend(head.split("\n"))
                 if len(self.head) > matcher.PASTE_LINES or self.chars > matcher.PASTE_CHARS:
                     self.head = None  # a log: nothing of it is kept whole
-            block = text.encode("utf-8", "surrogatepass")
+            block = text if isinstance(text, bytes) else text.encode("utf-8", errors)
             pf = self.idx.prefilter
-            found = sorted(start + i for i in pf.marked(chunk, block))
+            found = pf.marked(block, n, errors)
+            if self.head is None and pf.cut_only:  # a log: see `_no_cut_answer`
+                self._drop_cut_records(block, found, pf.cut_only, errors)
+            self.lines.add(block, n, found, errors)
             self.cut_only.update(start + i for i in pf.cut_only)
-            self.lines.extend(chunk)
-            self.marked.update(found)
-            self.pending.extend(found)
+            self.pending.extend(sorted(start + i for i in found))
         self._read_traceback()
-        end = self.base + len(self.lines)
+        end = self.lines.end
         ready = (
             len(self.pending)
             if self.ended
@@ -99,33 +123,69 @@ class Scanner:
         del self.pending[:ready]
         self._trim()
 
-    def _trim(self) -> None:
-        keep = 2 * UNIT_LINES + 2
-        if len(self.lines) <= keep + BLOCK_LINES:
+    def _drop_cut_records(
+        self, block: bytes, found: dict[int, int], cut: dict[int, int], errors: str
+    ) -> None:
+        """Unmark the lines marked for their cut alone (line -> its mark's offset in `cut`)
+        that `_mark` would pass over: a line that opens a log record, so its unit starts
+        there, and shows no pattern's head before the mark, so neither does the text
+        `normalize.truncated` finds before it: that text is a part of the line's, the mark
+        the same one, when no colour code, redraw (`record_layer`) or log-form suffix (none's
+        leading literal) changes the line. Whether a cut was seen matters to a paste alone,
+        never to a log."""
+        pf = self.idx.prefilter
+        if pf.heads_rx is None:  # then any cut may be a message's (`may_be_cut`)
             return
-        drop = len(self.lines) - keep
-        del self.lines[:drop]
-        self.base += drop
-        self.kinds = {i: k for i, k in self.kinds.items() if i >= self.base}
-        self.marked = {i for i in self.marked if i >= self.base}
-        self.cut_only = {i for i in self.cut_only if i >= self.base}
-        self.done = {w for w in self.done if w[1] > self.base}
+        head, anchor = pf.heads_rx._regexp.Match, pf._unanchored  # (a call each: no wrapper)
+        forms, leads = self.forms, self.suffix_leads
+        for k, mark in list(cut.items()):
+            at = found[k]
+            if mark - at > MEMO_CHARS or head(anchor, block, at, mark)[0][0] >= 0:
+                continue
+            end = block.find(b"\n", mark)
+            end = len(block) if end < 0 else end
+            if leads and any(block.find(lead, at, end) >= 0 for lead in leads):
+                continue
+            if normalize.record_layer(block[at:end].decode("utf-8", errors), forms) > 0:
+                del found[k], cut[k]
+
+    def _trim(self) -> None:
+        if not self.lines.trim(self.lines.end - (2 * UNIT_LINES + 2)):
+            return
+        base = self.lines.base
+        self.kinds = {i: k for i, k in self.kinds.items() if i >= base}
+        self.cut_only = {i for i in self.cut_only if i >= base}
+        self.done = {w for w in self.done if w[1] > base}
 
     def _kind(self, i: int) -> tuple[int, str]:
         k = self.kinds.get(i)
         if k is None:
-            raw = _raw(self.lines[i - self.base])
-            text = normalize.clean_line(raw, self.forms)
-            if not text.strip():
-                k = (BLANK, text)
-            elif normalize.is_fence(text):
-                k = (FENCE, text)
-            elif normalize.starts_record(raw, self.forms) or normalize.is_traceback_header(text):
-                k = (START, text)
+            raw = self.lines[i]
+            at = normalize.record_layer(raw, self.forms) if len(raw) <= MEMO_CHARS else 0
+            if not at:
+                k = self._classify(raw)
             else:
-                k = (MORE, text)
+                rest = raw[at:]
+                k = self.cleaned.get(rest)
+                if k is None:  # a record's line: START, unless nothing or a fence follows
+                    text = normalize.clean_rest(rest, self.forms)
+                    k = (
+                        BLANK if not text.strip() else FENCE if normalize.is_fence(text) else START,
+                        text,
+                    )
+                    self.cleaned.put(rest, k)
             self.kinds[i] = k
         return k
+
+    def _classify(self, raw: str) -> tuple[int, str]:
+        text = normalize.clean_line(raw, self.forms)
+        if not text.strip():
+            return (BLANK, text)
+        if normalize.is_fence(text):
+            return (FENCE, text)
+        if normalize.starts_record(raw, self.forms) or normalize.is_traceback_header(text):
+            return (START, text)
+        return (MORE, text)
 
     # ------------------------------------------------------------ units
 
@@ -139,11 +199,21 @@ class Scanner:
         if t in self.cut_only and kind == START:
             # a log record cut short: its unit starts here, so the line alone must show the
             # head of a pattern (most "...Loading..." lines show none: no unit, no BM25)
-            body = normalize.truncated(text)
-            if body is None:
+            verdict = self.cut_verdicts.get(text)
+            if verdict is None:
+                body = normalize.truncated(text)
+                verdict = (body is not None, body is None or not self._may_be_cut(body))
+                self.cut_verdicts.put(text, verdict)
+            self.cut_seen = self.cut_seen or verdict[0]
+            if verdict[1]:
                 return
-            self.cut_seen = True
-            if not self.idx.prefilter.may_be_cut(body[-matcher.PARTIAL_CHARS :]):
+        if kind == START:  # its unit starts here, and is this line alone if a unit follows
+            nxt = t + 1
+            alone = self._kind(nxt)[0] in (START, FENCE) if nxt < self.lines.end else self.ended
+            if alone:  # (what `_windows` finds, without its walks)
+                if (t, nxt) not in self.done:
+                    self.done.add((t, nxt))
+                    self._unit(t, nxt)
                 return
         for a, b in self._windows(t):
             if (a, b) not in self.done:
@@ -154,10 +224,10 @@ class Scanner:
         """The unit holding line `t`, or the windows of a long run that hold it. A log record
         (from its prefixed line) runs over blank lines, as a message printed with empty lines
         does; without a record around it, a blank line ends a unit, as in a paste."""
-        end = self.base + len(self.lines)
+        end = self.lines.end
         start, record, after_blank = None, False, None
         for i in range(t, t - UNIT_LINES, -1):
-            if i < self.base:
+            if i < self.lines.base:
                 break
             kind = self._kind(i)[0]
             if kind == START:
@@ -196,10 +266,32 @@ class Scanner:
             if a + UNIT_LINES > t and a + UNIT_LINES > lo
         ]
 
+    def _may_be_cut(self, body: str) -> bool:
+        return self.idx.prefilter.may_be_cut(body[-matcher.PARTIAL_CHARS :])
+
     def _unit(self, a: int, b: int) -> None:
+        """Read lines a..b-1 as a paste of them alone is read; a line that is a unit alone
+        answers as the same text did before (its hits, moved to its line)."""
+        if b != a + 1 or " P " in self.lines[a]:
+            return self._read_unit(a, b)
+        text = self._kind(a)[1]
+        got = self.one_line.get(text)
+        if got is not None:
+            self.cut_seen = self.cut_seen or got[1]
+            if got[0]:
+                self._keep([_moved(h, a + 1) for h in got[0]])
+            return None
+        seen, self.cut_seen, kept = self.cut_seen, False, len(self.units)
+        self._read_unit(a, b)
+        found = [_moved(h, None) for unit in self.units[kept:] for h in unit]
+        self.one_line.put(text, (found, self.cut_seen))
+        self.cut_seen = seen or self.cut_seen
+        return None
+
+    def _read_unit(self, a: int, b: int) -> None:
         """Read lines a..b-1 as a paste of them alone is read (matcher.explain_text)."""
         idx, allowed = self.idx, self.allowed
-        raw = self.lines[a - self.base : b - self.base]
+        raw = [self.lines[i] for i in range(a, b)]
         if any(" P " in r for r in raw):  # a container runtime's split lines: joined there
             numbered = [(a + no, t) for no, t in normalize.clean_lines(raw, self.forms)]
         else:  # cleaned already, to find the unit
@@ -263,22 +355,22 @@ class Scanner:
     def _keep(self, hits: list[Hit]) -> None:
         self.units.append(hits)
         for h in hits:
-            if h.line is not None and h.line - 1 >= self.base:
-                self.hint_lines.setdefault(h.line, _raw(self.lines[h.line - 1 - self.base]))
+            if h.line is not None and h.line - 1 >= self.lines.base:
+                self.hint_lines.setdefault(h.line, self.lines[h.line - 1])
 
     # ------------------------------------------------------------ tracebacks
 
     def _read_traceback(self) -> None:
         """Feed the traceback being read the lines that arrived; parse it at its exception
         line (as normalize.parse_tracebacks reads a paste), or give up after TRACEBACK_LINES."""
-        end = self.base + len(self.lines)
+        end = self.lines.end
         while self.tb is not None and self.tb_next < end:
             i = self.tb_next
             self.tb_next += 1
             text = (
                 self._kind(i)[1]
                 if i in self.kinds
-                else normalize.clean_line(_raw(self.lines[i - self.base]), self.forms)
+                else normalize.clean_line(self.lines[i], self.forms)
             )
             self.tb.append(text[: matcher.TRACEBACK_LINE_CHARS])
             if len(self.tb) > 1 and (_ends(text) or len(self.tb) >= TRACEBACK_LINES):
@@ -378,24 +470,126 @@ def _merge_per_line(idx: matcher.Index, hits: list[Hit]) -> list[Hit]:
     return [h for group in groups.values() for h in matcher.merge(idx, group)]
 
 
+def _moved(h: Hit, line: int | None) -> Hit:
+    """A copy of `h` at `line` (a later pass may change a kept hit's score)."""
+    return Hit(h.index, h.score, h.how, line, dict(h.values), h.span, h.covered, h.text)
+
+
+class _Memo(dict):
+    """Answers by text, bounded (MEMO, MEMO_CHARS, MEMO_TOTAL): a log of ever new lines makes
+    it start over, which costs nothing but the misses."""
+
+    chars = 0
+
+    def put(self, key: str, value: object) -> None:
+        if len(key) > MEMO_CHARS:
+            return
+        if len(self) >= MEMO or self.chars > MEMO_TOTAL:
+            self.clear()
+            self.chars = 0
+        self[key] = value
+        self.chars += len(key)
+
+
 def _ends(text: str) -> bool:
     """The line that ends a traceback: not indented, not a frame, not blank."""
     return bool(text) and not text.startswith((" ", "\t")) and not normalize.FRAME_RE.match(text)
 
 
-def _plain(chunk: list[str]) -> tuple[list[str], str]:
-    """(lines, text): `chunk` as one physical line each and the text they make. A file's lines
-    keep their "\\n" (stripping them would copy every line; readers strip it: `_raw`); a list
-    given by a caller may hold several lines in one string."""
+def _plain(chunk: list[str]) -> tuple[str, int]:
+    """(text, n): `chunk` as a block of n physical lines joined by "\\n". A file's lines keep
+    their "\\n"; a list given by a caller may hold several lines in one string."""
     text = "".join(chunk)
     n = text.count("\n")
-    if n == len(chunk) or (n == len(chunk) - 1 and not chunk[-1].endswith("\n")):
-        return chunk, text
+    if n == len(chunk) and text.endswith("\n"):  # a file's lines: each ends with its "\n"
+        return text[:-1], n
+    if (
+        n == len(chunk) - 1
+        and not chunk[-1].endswith("\n")
+        and all(x.endswith("\n") for x in chunk[:-1])
+    ):
+        return text, len(chunk)
     if n == 0:
-        return chunk, "\n".join(chunk)
+        return "\n".join(chunk), len(chunk)
     lines = "\n".join(x[:-1] if x.endswith("\n") else x for x in chunk).split("\n")
-    return lines, "\n".join(lines)
+    return "\n".join(lines), len(lines)
 
 
-def _raw(line: str) -> str:
-    return line[:-1] if line.endswith("\n") else line
+class Lines:
+    """The lines `base` .. `end` of the input, kept as the UTF-8 blocks they came in. A line is
+    found from the nearest line whose start is known (the prefilter's marks, each block's
+    ends), by `find`, and decoded when asked for: a block of 10,000 lines with a mark in a few
+    costs a few decodes, not 10,000 strings."""
+
+    def __init__(self) -> None:
+        self.blocks: list[_Block] = []
+        self.base = 0
+        self.end = 0
+
+    def add(self, block: bytes, n: int, starts: dict[int, int], errors: str) -> None:
+        self.blocks.append(_Block(self.end, block, n, starts, errors))
+        self.end += n
+
+    def __getitem__(self, i: int) -> str:
+        blocks = self.blocks
+        for j in range(len(blocks) - 1, -1, -1):  # a scan reads the last block or the one before
+            b = blocks[j]
+            if i >= b.first:
+                return b.line(i - b.first)
+        raise IndexError(i)
+
+    def trim(self, keep_from: int) -> bool:
+        """Drop the blocks wholly before line `keep_from`; True when some were."""
+        k = 0
+        while k < len(self.blocks) - 1 and self.blocks[k + 1].first <= keep_from:
+            k += 1
+        if not k:
+            return False
+        del self.blocks[:k]
+        self.base = self.blocks[0].first
+        return True
+
+
+class _Block:
+    __slots__ = ("first", "data", "n", "starts", "known", "text", "errors")
+
+    def __init__(
+        self, first: int, data: bytes, n: int, starts: dict[int, int], errors: str
+    ) -> None:
+        self.first, self.data, self.n, self.errors = first, data, n, errors
+        self.starts = {0: 0, **starts}  # line -> offset of its start
+        self.known = sorted(self.starts)
+        self.text: dict[int, str] = {}
+
+    def line(self, k: int) -> str:
+        text = self.text.get(k)
+        if text is None:
+            start = self._start(k)
+            end = self.data.find(b"\n", start)
+            text = self.data[start : len(self.data) if end < 0 else end].decode(
+                "utf-8", self.errors
+            )
+            self.text[k] = text
+        return text
+
+    def _start(self, k: int) -> int:
+        at = self.starts.get(k)
+        if at is not None:
+            return at
+        if not 0 <= k < self.n:
+            raise IndexError(k)
+        j = bisect.bisect_right(self.known, k) - 1
+        below = self.known[j]
+        above = self.known[j + 1] if j + 1 < len(self.known) else None
+        data = self.data
+        if above is not None and above - k < k - below:  # back from the start above
+            at = self.starts[above]
+            for _ in range(above - k):
+                at = data.rfind(b"\n", 0, at - 1) + 1
+        else:
+            at = self.starts[below]
+            for _ in range(k - below):
+                at = data.find(b"\n", at) + 1
+        self.starts[k] = at
+        bisect.insort(self.known, k)
+        return at

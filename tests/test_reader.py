@@ -98,6 +98,41 @@ def test_lines_agree_with_split_and_keep_both_ends():
         assert reader.cut == [i for i, s in enumerate(want, 1) if len(s) > max_line]
 
 
+def _utf8(raw: bytes) -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace", newline="")
+
+
+def test_blocks_hold_the_same_lines_as_text_and_as_bytes():
+    """`blocks` (what a scan reads) gives the lines iterating gives, cut the same, with the
+    same line numbers noted: from text, and from bytes with bad UTF-8 and long lines among
+    them, at any block size."""
+    rnd = random.Random(15)
+    pieces = ["a", "\u00e9", "\n", "cc", "\n\n", "\r\n", "\u20ac\u20ac", "\ufffd"]
+    for i in range(3000):
+        text = "".join(
+            rnd.choice([*pieces, "xyz" * rnd.randrange(6)]) for _ in range(rnd.randrange(60))
+        )
+        raw = text.encode()
+        if i % 3 == 0 and raw:  # a byte that is no UTF-8 (read as U+FFFD, as the text is)
+            k = rnd.randrange(len(raw))
+            raw = raw[:k] + bytes([rnd.choice([0xFF, 0xC3, 0xE2, 0x80])]) + raw[k:]
+        max_line, chunk, size = rnd.randrange(2, 12), rnd.randrange(1, 9), rnd.randrange(1, 20)
+
+        want_reader = BoundedLines(_utf8(raw), "t", max_line=max_line, chunk=chunk)
+        want = list(want_reader)
+        for reader in (
+            BoundedLines(_utf8(raw), "t", max_line=max_line, chunk=chunk),
+            BoundedLines(None, "t", max_line=max_line, chunk=chunk, binary=io.BytesIO(raw)),
+        ):
+            got = []
+            for block, n in reader.blocks(size):
+                lines = block.decode("utf-8", "replace") if isinstance(block, bytes) else block
+                got += lines.split("\n")
+                assert len(lines.split("\n")) == n
+            assert got == want, (raw, max_line, chunk, size)
+            assert (reader.cut, reader.lines_read) == (want_reader.cut, want_reader.lines_read)
+
+
 def test_explain_stream_of_a_huge_line_is_bounded(catalog_file):  # noqa: F811
     with open_catalog(catalog_file) as cat:
         cat.explain("warm up")

@@ -236,3 +236,46 @@ def test_scan_time_grows_linearly(cat, shape):
     }[shape]
     small, big = unit * (2000 // len(unit) + 1), unit * (8000 // len(unit) + 1)
     assert _cpu(cat.scan, big) <= 12 * _cpu(cat.scan, small)  # 4x the lines: linear ~4x
+
+
+# ---------------------------------------------------------------- blocks of bytes, as a file is read
+
+
+def _answers_of(matches) -> list[tuple]:
+    return [
+        (m.record["id"], m.how, m.line, round(m.score, 6), sorted(m.values.items()))
+        for m in matches
+    ]
+
+
+def test_a_log_read_in_blocks_of_bytes_answers_as_read_line_by_line(shipped):
+    """The scan of a file (bytes in blocks, the regex over each block, only lines near a hit
+    decoded) gives what the same lines fed one by one give: with wrapped, cut and multi-line
+    messages, tracebacks, CRLF line ends, a line past the reader's cap with a message at its
+    end, hits on both sides of every block boundary (small blocks), no final newline."""
+    from io import BytesIO, StringIO, TextIOWrapper
+
+    from kverr.catalog.reader import MAX_LINE, BoundedLines
+
+    rnd = random.Random(15)
+    recs = [
+        r
+        for r in shipped.records(project="sglang")
+        if r.get("messagePattern") and r.get("errorMessage") and r.get("kind") in ("raise", "log")
+    ]
+    log: list[str] = noise(rnd, 500)
+    for rec in rnd.sample(recs, 40):
+        forms = _forms(rnd, _render(rec["errorMessage"]), rec)
+        log += forms[rnd.choice(sorted(forms))] + noise(rnd, rnd.randrange(1, 60))
+    log += ["y" * (MAX_LINE + 5000) + " " + _render(recs[0]["errorMessage"])] + noise(rnd, 20)
+    log += [PREFIX + "Load weight end. All done..."]  # a cut last line, no newline after it
+    text = "".join(line + ("\r\n" if rnd.random() < 0.1 else "\n") for line in log)[:-1]
+    want = _answers_of(shipped.scan(list(BoundedLines(StringIO(text), "t"))))
+    assert len(want) >= 20
+    data = text.encode("utf-8")
+    for size in (1 << 20, 65_536 + 7, 4093):
+        wrapper = TextIOWrapper(BytesIO(data), encoding="utf-8", errors="replace", newline="")
+        reader = BoundedLines(wrapper, "t", binary=BytesIO(data))
+        got = _answers_of(shipped.scan_blocks(reader.blocks(size)))
+        assert got == want, size
+        assert reader.cut_lines().lines == (len(log) - 21,)
