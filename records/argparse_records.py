@@ -221,7 +221,7 @@ def _record(
         doc = f"{name} was removed or renamed: the parser of the releases after it has no such option."
         trigger = f"{name} given to a release that no longer declares it."
         fix = f"Leave {name} out, or run a release that has it."
-        example = (f"{name}{'' if is_switch(newest) else ' VALUE'}", "")
+        example = (f"{name}{_removed_value(spans)}", "")
     rid = record_id(form, name, profile)
     rec = _base(rid, message, pattern, placeholders, ctx, profile, repo)
     helptext = _help(ctx.decl)
@@ -241,6 +241,21 @@ def _record(
         }
     )
     return rec
+
+
+_SAMPLE = {"int": "1", "float": "0.5"}  # a value of the flag's own type, where it had one
+
+
+def _removed_value(spans: list[dict]) -> str:
+    """What followed the removed flag on a command line of the releases that had it: nothing
+    for a switch (the newest declaration may be a custom Action of unknown arity, such as a
+    deprecation shim: the newest span whose arity is known decides), else a value."""
+    for sp in reversed(spans):
+        if is_switch(sp):
+            return ""
+        if sp.get("action") in (None, "store", "append"):
+            return " " + _SAMPLE.get(sp.get("type") or "", "VALUE")
+    return " VALUE"
 
 
 def _generic(

@@ -607,3 +607,21 @@ def test_close_options(option, close):
 
     names = ["--tp-size", "--kt-amx-method", "--use-ray", "--ep", "--tensor-parallel-size"]
     assert _close_options(option, names) == close
+
+
+@pytest.mark.parametrize(
+    "actions, want",
+    [
+        ([("store_true", "bool")], ""),
+        ([("store_true", "bool"), ("DeprecatedAction", None)], ""),  # a shim: the switch decides
+        ([(None, "int")], " 1"),
+        ([(None, "float")], " 0.5"),
+        ([(None, "str")], " VALUE"),
+        ([("SomeAction", None)], " VALUE"),  # arity unknown: a value, as argparse may want one
+    ],
+)  # fmt: skip
+def test_a_removed_flags_before_line_gives_it_what_it_took(actions, want):
+    from kverr.records.argparse_records import _removed_value
+
+    spans = [{"action": a, "type": t} for a, t in actions]
+    assert _removed_value(spans) == want
