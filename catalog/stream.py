@@ -20,13 +20,16 @@ remembered by text (`_Memo`, bounded), and a line cut with `...` that opens a re
 no pattern's head before its mark is dropped before anything is decoded (`_drop_cut_records`).
 
 Memory is bounded by two blocks, the window kept behind them, one traceback (at most
-TRACEBACK_LINES lines), the memos and the hits kept; never by the input. Time is linear: the
+TRACEBACK_LINES lines), the memos and the hits kept (each message once, at most
+matcher.SCAN_MAX_HITS, plus those of the lines a traceback may still fold: `_Kept`); never
+by the input, however often it repeats a message (issue 14). Time is linear: the
 prefilter reads each byte once, each marked line costs at most two windows.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections import deque
 from collections.abc import Iterable
 from itertools import islice
 
@@ -62,13 +65,15 @@ class Scanner:
         self.done: set[tuple[int, int]] = set()  # windows read
         self.tb: list[str] | None = None  # the traceback being read (cleaned lines)
         self.tb_next = 0  # the next line it reads
-        self.units: list[list[Hit]] = []  # hits, merged per unit, in input order
+        self.tb_start = 0  # the line it starts at
+        self.units: list[list[Hit]] = []  # a paste's hits, merged per unit, in input order
+        self.kept = _Kept()  # a log's hits: each message once, bounded (`_Kept`)
         self.cut_seen = False  # a line ended with a cut mark (a paste then skips fuzzy)
         self.partials: dict[str, list[Hit]] = {}
         self.cleaned = _Memo()  # a record's line after its first prefix -> (kind, text)
         self.cut_verdicts = _Memo()  # text -> (cut, no head shown)
         self.one_line = _Memo()  # text -> (hits, cut seen)
-        self.hint_lines: dict[int, str] = {}  # line number -> raw line, for lines that hit
+        self.hint_lines: dict[int, str] = {}  # a paste's: line number -> raw line, if it hit
         self.total = 0
         self.chars = 0
         self.head: list[str] | None = []  # the whole input while it may still be a paste
@@ -122,6 +127,19 @@ class Scanner:
             self._mark(t)
         del self.pending[:ready]
         self._trim()
+        if self.head is None:
+            self._to_kept()
+            self.kept.settle(self._tb_floor(), self.lines.base)
+
+    def _tb_floor(self) -> int:
+        """The first line a traceback hit found from now on can start at: the one being read's,
+        or the next mark's (where `_mark` starts one)."""
+        at = self.lines.end
+        if self.pending:
+            at = min(at, self.pending[0])
+        if self.tb is not None:
+            at = min(at, self.tb_start)
+        return at + 1
 
     def _drop_cut_records(
         self, block: bytes, found: dict[int, int], cut: dict[int, int], errors: str
@@ -192,7 +210,7 @@ class Scanner:
     def _mark(self, t: int) -> None:
         kind, text = self._kind(t)
         if self.tb is None and normalize.is_traceback_header(text):
-            self.tb, self.tb_next = [], t
+            self.tb, self.tb_next, self.tb_start = [], t, t
             self._read_traceback()
         if kind in (BLANK, FENCE):
             return
@@ -273,23 +291,24 @@ class Scanner:
         """Read lines a..b-1 as a paste of them alone is read; a line that is a unit alone
         answers as the same text did before (its hits, moved to its line)."""
         if b != a + 1 or " P " in self.lines[a]:
-            return self._read_unit(a, b)
+            self._keep(self._read_unit(a, b))
+            return
         text = self._kind(a)[1]
         got = self.one_line.get(text)
         if got is not None:
             self.cut_seen = self.cut_seen or got[1]
-            if got[0]:
-                self._keep([_moved(h, a + 1) for h in got[0]])
-            return None
-        seen, self.cut_seen, kept = self.cut_seen, False, len(self.units)
-        self._read_unit(a, b)
-        found = [_moved(h, None) for unit in self.units[kept:] for h in unit]
-        self.one_line.put(text, (found, self.cut_seen))
+            self._keep([_moved(h, a + 1) for h in got[0]])
+            return
+        seen, self.cut_seen = self.cut_seen, False
+        hits = self._read_unit(a, b)
+        # copied before they are kept: a log's traceback folding raises a kept hit's score
+        self.one_line.put(text, ([_moved(h, None) for h in hits], self.cut_seen))
         self.cut_seen = seen or self.cut_seen
-        return None
+        self._keep(hits)
 
-    def _read_unit(self, a: int, b: int) -> None:
-        """Read lines a..b-1 as a paste of them alone is read (matcher.explain_text)."""
+    def _read_unit(self, a: int, b: int) -> list[Hit]:
+        """The hits of lines a..b-1, merged per line, as a paste of them alone is read
+        (matcher.explain_text)."""
         idx, allowed = self.idx, self.allowed
         raw = [self.lines[i] for i in range(a, b)]
         if any(" P " in r for r in raw):  # a container runtime's split lines: joined there
@@ -298,7 +317,7 @@ class Scanner:
             numbered = [(i + 1, self._kind(i)[1]) for i in range(a, b)]
         numbered = [(no, t) for no, t in numbered if t.strip()]
         if not numbered:
-            return
+            return []
         hits: list[Hit] = []
         for no, line in numbered:
             for h in matcher.pattern_hits(idx, line, allowed=allowed):
@@ -334,8 +353,7 @@ class Scanner:
             # after it; joining from the unit's start instead made a unit of cut lines cost
             # the square of its length.
             start = k + 1
-        if hits:
-            self._keep(_merge_per_line(idx, hits))
+        return _merge_per_line(idx, hits) if hits else []
 
     def _partial(self, text: str, no: int) -> list[Hit]:
         body = normalize.truncated(text)
@@ -353,10 +371,28 @@ class Scanner:
         ]
 
     def _keep(self, hits: list[Hit]) -> None:
-        self.units.append(hits)
+        """Keep a unit's hits: all of them while the input may be a paste (bounded by its
+        size), then in `kept`, which keeps each message once, with its raw line (for hints)."""
+        if not hits:
+            return
+        base = self.lines.base
+        if self.head is not None:
+            self.units.append(hits)
+            for h in hits:
+                if h.line is not None and h.line - 1 >= base:
+                    self.hint_lines.setdefault(h.line, self.lines[h.line - 1])
+            return
+        self._to_kept()
         for h in hits:
-            if h.line is not None and h.line - 1 >= self.lines.base:
-                self.hint_lines.setdefault(h.line, self.lines[h.line - 1])
+            raw = self.lines[h.line - 1] if h.line is not None and h.line - 1 >= base else None
+            self.kept.add(h, raw)
+
+    def _to_kept(self) -> None:
+        """The hits kept while the input could still be a paste, moved to `kept`."""
+        for unit in self.units:
+            for h in unit:
+                self.kept.add(h, self.hint_lines.get(h.line) if h.line is not None else None)
+        self.units, self.hint_lines = [], {}
 
     # ------------------------------------------------------------ tracebacks
 
@@ -385,7 +421,7 @@ class Scanner:
                     self._keep(found)
                 # the line that ended it may open the next one ("Traceback ..." again)
                 if normalize.is_traceback_header(text):
-                    self.tb = [text[: matcher.TRACEBACK_LINE_CHARS]]
+                    self.tb, self.tb_start = [text[: matcher.TRACEBACK_LINE_CHARS]], i
                 else:
                     self.tb = None
 
@@ -393,46 +429,14 @@ class Scanner:
 
     def log_hits(self, hints: dict[int, normalize.Hint] | None) -> list[Hit]:
         """Every known error, each (record, values) once at its first line, most severe first."""
-        first: dict[tuple, Hit] = {}
-        for unit in self._tracebacks_met():
-            for h in unit:
-                # the same message again is reported once; another message that reads as the
-                # same record (a different cut of it) is an answer of its own
-                key = (h.index, tuple(sorted(h.values.items())), h.text)
-                old = first.get(key)
-                if old is None:
-                    if len(first) >= matcher.SCAN_MAX_HITS:
-                        continue
-                    first[key] = h
-                elif (h.line or 0) < (old.line or 0):
-                    first[key] = h
-        hits = list(first.values())
+        self._to_kept()
+        kept = self.kept.answers()
         if hints is not None and (self.forms.prefixes or self.forms.suffixes):
-            for h in hits:
-                raw = self.hint_lines.get(h.line)
+            for h, raw in kept:
                 hint = normalize.line_hint(raw, self.forms) if raw is not None else None
                 if hint is not None:
                     hints[h.line] = hint
-        return matcher.log_order(self.idx, hits)
-
-    def _tracebacks_met(self) -> list[list[Hit]]:
-        """The units, with a traceback's frame hit folded into the hit of its own message (the
-        exception line, or the code line that spells it) as a paste's merge folds them."""
-        spans = {}
-        for unit in self.units:
-            for h in unit:
-                if h.how == "traceback" and h.span and h.span[0] == -1:
-                    spans.setdefault(h.index, []).append(h)
-        if not spans:
-            return self.units
-        gone = set()
-        for unit in self.units:
-            for h in unit:
-                for tb in spans.get(h.index, ()) if h.how != "traceback" else ():
-                    if id(tb) not in gone and tb.span[1] <= (h.line or 0) <= tb.span[2]:
-                        gone.add(id(tb))
-                        h.score = min(1.0, max(h.score, tb.score) + 0.02)
-        return [[h for h in unit if id(h) not in gone] for unit in self.units]
+        return matcher.log_order(self.idx, [h for h, _ in kept])
 
     def paste_hits(self, hints: dict[int, normalize.Hint]) -> list[Hit]:
         """A paste's hits: as a log's, then the paste's own extras (bounded by its size): the
@@ -473,6 +477,115 @@ def _merge_per_line(idx: matcher.Index, hits: list[Hit]) -> list[Hit]:
 def _moved(h: Hit, line: int | None) -> Hit:
     """A copy of `h` at `line` (a later pass may change a kept hit's score)."""
     return Hit(h.index, h.score, h.how, line, dict(h.values), h.span, h.covered, h.text)
+
+
+class _Kept:
+    """A log's hits, each message once: the same (record, values, text) again keeps only its
+    earliest line, and at most SCAN_MAX_HITS of them are kept. A traceback's frame hit is
+    folded into the first hit of its own message that falls in the traceback's lines (the
+    exception line, or the code line that spells it) as a paste's merge folds them; the two
+    may arrive in either order. So a hit waits (`queue`, in arrival order) until nothing that
+    comes later can fold into it or it into something: a message's hit until no traceback
+    still to come can start at or before its line (`floor`), a frame hit until no message's
+    hit can come inside its traceback's lines (past `base`, the first line still read). Then
+    it is counted, in arrival order, as all hits at the end were before. What waits lies in a
+    window of lines (a block, a unit, a traceback), so what is kept is bounded, not the log."""
+
+    def __init__(self) -> None:
+        self.queue: deque[_Entry] = deque()
+        self.frames: dict[int, list[_Entry]] = {}  # frame hits not folded yet, by record
+        self.open: dict[int, deque[_Entry]] = {}  # waiting message hits, by record
+        self.first: dict[tuple, _Entry] = {}  # (record, values, text) -> its earliest hit
+
+    def add(self, h: Hit, raw: str | None) -> None:
+        e = _Entry(h, raw)
+        self.queue.append(e)
+        if h.how != "traceback":
+            e.kind = _MESSAGE
+            self._fold_into(e)
+            self.open.setdefault(h.index, deque()).append(e)
+        elif h.span and h.span[0] == -1:
+            e.kind = _FRAME
+            if not self._fold(e):
+                self.frames.setdefault(h.index, []).append(e)
+
+    def _fold(self, frame: _Entry) -> bool:
+        """Fold a frame hit into the first waiting hit of its message; False when none is."""
+        _, lo, hi = frame.hit.span
+        for e in self.open.get(frame.hit.index, ()):
+            if lo <= (e.hit.line or 0) <= hi:
+                _raise(e.hit, frame)
+                return True
+        return False
+
+    def _fold_into(self, e: _Entry) -> None:
+        """Fold into a message's new hit the frame hits waiting for it, in their order."""
+        frames = self.frames.get(e.hit.index)
+        if not frames:
+            return
+        line = e.hit.line or 0
+        for f in frames:
+            if f.hit.span[1] <= line <= f.hit.span[2]:
+                _raise(e.hit, f)
+        self.frames[e.hit.index] = [f for f in frames if not f.gone]
+
+    def settle(self, floor: int, base: int, every: bool = False) -> None:
+        """Count the hits nothing can fold any more: no traceback found later starts before
+        line `floor`, no hit found later is before line `base` + 1 (`every`: the input ended)."""
+        queue = self.queue
+        while queue:
+            e = queue[0]
+            h = e.hit
+            if e.gone:
+                pass
+            elif e.kind == _MESSAGE:
+                if not every and (h.line or 0) >= floor:
+                    return
+                self.open[h.index].popleft()
+            elif e.kind == _FRAME:
+                if not every and h.span[2] > base:
+                    return
+                self.frames[h.index].remove(e)
+            queue.popleft()
+            if not e.gone:
+                self._count(e)
+
+    def _count(self, e: _Entry) -> None:
+        # the same message again is reported once; another message that reads as the same
+        # record (a different cut of it) is an answer of its own
+        h = e.hit
+        key = (h.index, tuple(sorted(h.values.items())), h.text)
+        old = self.first.get(key)
+        if old is None:
+            if len(self.first) < matcher.SCAN_MAX_HITS:
+                self.first[key] = e
+        elif (h.line or 0) < (old.hit.line or 0):
+            self.first[key] = e
+
+    def answers(self) -> list[tuple[Hit, str | None]]:
+        """Each message's hit and its raw line, once the input has ended."""
+        self.settle(0, 0, every=True)
+        return [(e.hit, e.raw) for e in self.first.values()]
+
+    def size(self) -> int:
+        """Hits held (a test's measure of the bound)."""
+        return len(self.queue) + len(self.first)
+
+
+_OTHER, _MESSAGE, _FRAME = 0, 1, 2  # what a kept hit is to traceback folding
+
+
+class _Entry:
+    __slots__ = ("hit", "raw", "kind", "gone")
+
+    def __init__(self, hit: Hit, raw: str | None) -> None:
+        self.hit, self.raw, self.kind, self.gone = hit, raw, _OTHER, False
+
+
+def _raise(h: Hit, frame: _Entry) -> None:
+    """A message's hit with its traceback's frame hit folded in (two agreements)."""
+    frame.gone = True
+    h.score = min(1.0, max(h.score, frame.hit.score) + 0.02)
 
 
 class _Memo(dict):

@@ -279,3 +279,119 @@ def test_a_log_read_in_blocks_of_bytes_answers_as_read_line_by_line(shipped):
         got = _answers_of(shipped.scan_blocks(reader.blocks(size)))
         assert got == want, size
         assert reader.cut_lines().lines == (len(log) - 21,)
+
+
+# ---------------------------------------------------------------- kept hits, bounded (issue 14)
+
+
+class _AllKept:
+    """The kept hits as they were before issue 14: every hit until the end, then traceback
+    folding and the once-per-message dedupe over all of them (the reference answers)."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[matcher.Hit, str | None]] = []
+
+    def add(self, h, raw) -> None:
+        self.kept.append((h, raw))
+
+    def settle(self, floor, base, every=False) -> None:
+        pass
+
+    def answers(self):
+        frames: dict[int, list] = {}
+        for h, _ in self.kept:
+            if h.how == "traceback" and h.span and h.span[0] == -1:
+                frames.setdefault(h.index, []).append(h)
+        gone = set()
+        for h, _ in self.kept:
+            for tb in frames.get(h.index, ()) if h.how != "traceback" else ():
+                if id(tb) not in gone and tb.span[1] <= (h.line or 0) <= tb.span[2]:
+                    gone.add(id(tb))
+                    h.score = min(1.0, max(h.score, tb.score) + 0.02)
+        first: dict[tuple, tuple] = {}
+        for h, raw in self.kept:
+            if id(h) in gone:
+                continue
+            key = (h.index, tuple(sorted(h.values.items())), h.text)
+            old = first.get(key)
+            if old is None:
+                if len(first) < matcher.SCAN_MAX_HITS:
+                    first[key] = (h, raw)
+            elif (h.line or 0) < (old[0].line or 0):
+                first[key] = (h, raw)
+        return list(first.values())
+
+
+def _repeats_log(shipped, seed: int) -> list[str]:
+    """A log that says the same messages over and over: plain, cut, wrapped, inside tracebacks
+    (short ones and ones longer than a block), with other values of the same record."""
+    rnd = random.Random(seed)
+    recs = [
+        r
+        for r in shipped.records(project="sglang")
+        if r.get("messagePattern") and r.get("errorMessage") and r.get("kind") == "raise"
+    ]
+    # records whose raise statement spells the message: a traceback's code line hits too
+    spelled = [
+        r for r in recs if _render(r["errorMessage"])[:30] in (store.statement_line(r) or "")
+    ]
+    picked = rnd.sample(spelled, 4) + rnd.sample(recs, 8)
+    log = noise(rnd, 50)
+    for n in range(400):
+        rec = picked[rnd.randrange(len(picked))] if n else picked[0]
+        value = str(rnd.choice((8, 8, 8, 16, 32)))
+        text = re.sub(r"\{[^{}]*\}", value, rec["errorMessage"])
+        forms = _forms(rnd, text, rec)
+        lines = forms[rnd.choice(sorted(forms))]
+        if n == 0:  # the first: its code line's hit is kept a block before its frame hit
+            more = ["    locals: x = 1"] * 1900
+            lines = noise(rnd, 950) + forms["traceback"][:5] + more + forms["traceback"][5:]
+        elif lines[0].startswith("Traceback") and rnd.random() < 0.2:
+            # past a block, with its message's hit (the code line that spells it) found long
+            # before the traceback ends, so the frame hit comes after it
+            frame = '  File "/opt/sglang/python/sglang/srt/x.py", line 1, in f\n    f()'
+            more = ["    locals: x = 1"] * rnd.choice((60, 1500))
+            lines = [lines[0], *(frame.split("\n") * 200), *lines[1:5], *more, *lines[5:]]
+        log += lines + noise(rnd, rnd.randrange(0, 30))
+    return log
+
+
+def _scan(idx, log, kept_class, monkeypatch):
+    from kverr.catalog import stream
+
+    monkeypatch.setattr(stream, "_Kept", kept_class)
+    hints: dict = {}
+    hits = matcher.scan_lines(idx, iter(log), hints=hints)
+    return [(h.index, h.score, h.how, h.line, h.values, h.span, h.text) for h in hits], hints
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("cap", [matcher.SCAN_MAX_HITS, 7])
+def test_kept_hits_answer_as_all_hits_kept_did(shipped, monkeypatch, seed, cap):
+    from kverr.catalog import stream
+
+    monkeypatch.setattr(matcher, "SCAN_MAX_HITS", cap)
+    log = _repeats_log(shipped, seed)
+    assert len(log) > 4 * stream.BLOCK_LINES
+    new = _scan(shipped.index, log, stream._Kept, monkeypatch)
+    old = _scan(shipped.index, log, _AllKept, monkeypatch)
+    assert new == old
+    assert len(new[0]) >= 5 if cap > 7 else len(new[0]) == cap
+
+
+def test_kept_hits_stay_bounded_over_100k_repeats(cat, monkeypatch):
+    from kverr.catalog import stream
+
+    sizes = []
+    settle = stream._Kept.settle
+
+    def measured(self, *a, **k):
+        settle(self, *a, **k)
+        sizes.append(self.size())
+
+    monkeypatch.setattr(stream._Kept, "settle", measured)
+    unit = [PREFIX + "ValueError: --ssl-keyfile requires --ssl-certfile.", "```"]
+    unit += TRACEBACK_MESSAGE.split("\n") + ["```", PREFIX + "Load weight end."]
+    hits = cat.scan(iter(unit * 10_000))  # 100,000 lines: 20,000 hits, 2 answers
+    assert {m.record["id"] for m in hits} == {SSL_A, SPEC}
+    assert len(sizes) > 40 and max(sizes) <= 3 * stream.BLOCK_LINES
