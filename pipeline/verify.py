@@ -164,14 +164,7 @@ def verify_step(
                 files = plan.files[ord_]
                 key = files_key(revision, files)
                 fp = _verdict_fp(session)
-                verdicts: dict[str, Any] = {}
-                todo = []
-                for rec in recs:
-                    hit = cache.get("verdict", _vkey(fp, key, rec))
-                    if hit is None:
-                        todo.append(rec)
-                    else:
-                        verdicts[rec["id"]] = _verdict_from(json.loads(hit))
+                verdicts, todo = _cached_verdicts(cache, fp, key, recs)
                 if todo:
                     exts = scan.loader.load(files, text=True)
                     fresh = verify_revision(
@@ -193,7 +186,11 @@ def verify_step(
                 for rec in recs:
                     out[rec["id"]] = apply_verdict(rec, verdicts[rec["id"]])
                 if ord_ in parsed:
-                    out.update(_verify_argparse(plan, cache, session, ord_, parsed[ord_], by_sha))
+                    out.update(
+                        _verify_argparse(
+                            plan, cache, session, parsed[ord_], revision, base, overrides, key
+                        )
+                    )
                 done += len(recs) + len(parsed.get(ord_, ()))
                 progress("verify", done, len(records))
         finally:
@@ -213,24 +210,41 @@ def _newest_ords(occurrences: Sequence[dict]) -> dict[str, int]:
     return out
 
 
-def _verify_argparse(
-    plan: Plan, cache: Cache, session: Any, ord_: int, recs: list[dict], by_sha: dict[str, int]
-) -> dict[str, dict]:
-    """argparse records of one revision, each fix's two lines through that revision's parser
-    and validation (verify/parsing.py), in the build's child; verdicts cached like the others'."""
-    from kverr.verify.parsing import judge_argparse
-    from kverr.verify.stage import Verdict, apply_verdict, files_key, options_of, runner_for
-
-    revision, base, overrides = _where(plan, ord_, by_sha)
-    key = files_key(revision, plan.files[ord_])
-    fp = _verdict_fp(session)
-    todo, out = [], {}
+def _cached_verdicts(
+    cache: Cache, fp: str, key: str, recs: list[dict]
+) -> tuple[dict[str, Any], list[dict]]:
+    """(id -> the verdict a build before reached, the records still to judge) for `recs` of
+    the revision whose files hash to `key`."""
+    verdicts: dict[str, Any] = {}
+    todo = []
     for rec in recs:
         hit = cache.get("verdict", _vkey(fp, key, rec))
         if hit is None:
             todo.append(rec)
         else:
-            out[rec["id"]] = apply_verdict(rec, _verdict_from(json.loads(hit)))
+            verdicts[rec["id"]] = _verdict_from(json.loads(hit))
+    return verdicts, todo
+
+
+def _verify_argparse(
+    plan: Plan,
+    cache: Cache,
+    session: Any,
+    recs: list[dict],
+    revision: Revision,
+    base: Revision,
+    overrides: dict,
+    key: str,
+) -> dict[str, dict]:
+    """argparse records of one revision (`_where`'s revision, base and overrides, its files'
+    `key`), each fix's two lines through that revision's parser and validation
+    (verify/parsing.py), in the build's child; verdicts cached like the others'."""
+    from kverr.verify.parsing import judge_argparse
+    from kverr.verify.stage import Verdict, apply_verdict, options_of, runner_for
+
+    fp = _verdict_fp(session)
+    verdicts, todo = _cached_verdicts(cache, fp, key, recs)
+    out = {rid: apply_verdict(rec, verdicts[rid]) for rec in recs if (rid := rec["id"]) in verdicts}
     if not todo:
         return out  # a rebuild: no child, no run
     name = revision.sha[:12] if revision.sha else (revision.tags[0] if revision.tags else "?")
