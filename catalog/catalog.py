@@ -137,11 +137,7 @@ class Catalog:
         self, lines: Iterable[str], *, version: str | None = None, project: str | None = None
     ) -> list[Match]:
         """Every known error in a log with its line number, most severe first (streaming)."""
-        hints: dict[int, normalize.Hint] = {}
-        allowed = self._allowed(version, project)
-        hits = matcher.scan_lines(self.index, lines, allowed=allowed, hints=hints)
-        hits, found = self._detect(hits, hints, project)
-        return self._matches(hits, found)
+        return self._scanned(matcher.scan_lines, lines, version, project)
 
     def scan_blocks(
         self,
@@ -151,9 +147,12 @@ class Catalog:
         project: str | None = None,
     ) -> list[Match]:
         """`scan` for a log in blocks of lines ((text, n): `BoundedLines.blocks`), as a file is read."""
+        return self._scanned(matcher.scan_blocks, blocks, version, project)
+
+    def _scanned(self, scan, source, version: str | None, project: str | None) -> list[Match]:
+        """`scan` (matcher.scan_lines or scan_blocks) over `source`, its hits as matches."""
         hints: dict[int, normalize.Hint] = {}
-        allowed = self._allowed(version, project)
-        hits = matcher.scan_blocks(self.index, blocks, allowed=allowed, hints=hints)
+        hits = scan(self.index, source, allowed=self._allowed(version, project), hints=hints)
         hits, found = self._detect(hits, hints, project)
         return self._matches(hits, found)
 
