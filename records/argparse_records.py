@@ -38,7 +38,15 @@ from typing import Any
 from kverr.records.identity import hash_key
 from kverr.records.pattern import check_pattern, escape_literal
 
-from kverr.argforms import FORMS, accepted_options, applies, conversion, expected_count, is_switch
+from kverr.argforms import (
+    FORMS,
+    accepted_options,
+    applies,
+    conversion,
+    expected_count,
+    is_switch,
+    takes_value,
+)
 from kverr.ftypes import FlagDecl, Profile, Revision
 
 BEFORE = r"(?P<before>.{0,100}?)"  # a leading lazy group: matched in linear time (catalog)
@@ -253,7 +261,7 @@ def _removed_value(spans: list[dict]) -> str:
     for sp in reversed(spans):
         if is_switch(sp):
             return ""
-        if sp.get("action") in (None, "store", "append"):
+        if takes_value(sp):
             return " " + _SAMPLE.get(sp.get("type") or "", "VALUE")
     return " VALUE"
 

@@ -623,5 +623,5 @@ def test_close_options(option, close):
 def test_a_removed_flags_before_line_gives_it_what_it_took(actions, want):
     from kverr.records.argparse_records import _removed_value
 
-    spans = [{"action": a, "type": t} for a, t in actions]
+    spans = [{"action": a, "type": t, "options": ["--x"]} for a, t in actions]  # as in flaghistory
     assert _removed_value(spans) == want
