@@ -54,17 +54,22 @@ class BoundedLines:
         self.cut_count = 0
         self.lines_read = 0
 
+    def _refuse_zeros(self, first: str | bytes) -> None:
+        """The first chunk read: nothing but NULs is a device like /dev/zero, read forever."""
+        if first and not first.strip("\x00" if isinstance(first, str) else b"\x00"):
+            raise QueryError(
+                f"{self.name} starts with {len(first):,} NUL bytes and nothing else, which is"
+                " no log (a device like /dev/zero, or a file of zeros); pass a text log."
+            )
+
     def __iter__(self) -> Iterator[str]:
         head: list[str] = []  # the line's first max_line characters
         size = 0
         tail = ""  # past max_line: the last max_line // 2 characters read
         first = True
         while data := self.stream.read(self.chunk):
-            if first and not data.strip("\x00"):
-                raise QueryError(
-                    f"{self.name} starts with {len(data):,} NUL bytes and nothing else, which is"
-                    " no log (a device like /dev/zero, or a file of zeros); pass a text log."
-                )
+            if first:
+                self._refuse_zeros(data)
             first = False
             pos = 0
             while pos < len(data):
@@ -100,11 +105,7 @@ class BoundedLines:
         carry = ""  # the start of a line not ended yet: at most max_line characters
         tail: str | None = None  # past max_line: the last `half` characters of that line
         data = self.stream.read(self.chunk)
-        if data and not data.strip("\x00"):
-            raise QueryError(
-                f"{self.name} starts with {len(data):,} NUL bytes and nothing else, which is"
-                " no log (a device like /dev/zero, or a file of zeros); pass a text log."
-            )
+        self._refuse_zeros(data)
         while data:
             if tail is not None:  # inside a long line: only its end is kept
                 nl = data.find("\n")
@@ -133,11 +134,7 @@ class BoundedLines:
         dec = None  # inside a long line: its decoder, its first max_line characters, its end
         head = tail = ""
         data = self.binary.read(self.chunk)
-        if data and not data.strip(b"\x00"):
-            raise QueryError(
-                f"{self.name} starts with {len(data):,} NUL bytes and nothing else, which is"
-                " no log (a device like /dev/zero, or a file of zeros); pass a text log."
-            )
+        self._refuse_zeros(data)
         while data:
             if dec is not None:
                 nl = data.find(b"\n")
@@ -167,25 +164,28 @@ class BoundedLines:
     def _bytes_block(self, data: bytes) -> tuple[str | bytes, int]:
         """`_block` for UTF-8 bytes: no line longer than max_line bytes, the bytes as they are;
         else decoded, and cut as text."""
+        whole = self._whole(data, b"\n")
+        return whole if whole is not None else self._block(data.decode("utf-8", "replace"))
+
+    def _whole(self, data: str | bytes, nl: str | bytes) -> tuple[str | bytes, int] | None:
+        """(data, n) when no line of `data` (`nl`: its line break, str or bytes) is longer than
+        max_line: such a line holds one of the block's `step`-sized slices whole, with no line
+        break in it, so a few `find`s per block rule that out; else None."""
         step = max(self.max_line // 2, 1)
         slices = range(0, len(data) - step + 1, step)
-        if all(data.find(b"\n", at, at + step) >= 0 for at in slices):
-            n = data.count(b"\n") + 1
-            self.lines_read += n
-            return data, n
-        return self._block(data.decode("utf-8", "replace"))
+        if not all(data.find(nl, at, at + step) >= 0 for at in slices):
+            return None
+        n = data.count(nl) + 1
+        self.lines_read += n
+        return data, n
 
     def _block(self, text: str) -> tuple[str, int]:
         """(text, n) for whole lines joined by "\\n", any line past max_line cut as `_line`
-        cuts it. Such a line holds one of the block's `step`-character slices whole, with no line
-        break in it: a few `find`s per block rule that out, and only then is the block split."""
+        cuts it; the block is split only when `_whole` finds it may hold one."""
+        whole = self._whole(text, "\n")
+        if whole is not None:
+            return whole
         half = self.max_line // 2
-        step = max(half, 1)
-        slices = range(0, len(text) - step + 1, step)
-        if all(text.find("\n", at, at + step) >= 0 for at in slices):
-            n = text.count("\n") + 1
-            self.lines_read += n
-            return text, n
         lines = text.split("\n")
         out = []
         for line in lines:
