@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import duckdb
+from kverr.catalog.engine import duckdb
 
 from kverr.errors import CatalogError
 

@@ -18,8 +18,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-import duckdb
 from kverr.catalog import normalize, patterns, prefilter
+from kverr.catalog.engine import duckdb
 
 from kverr.errors import TooExpensive
 
@@ -64,7 +64,7 @@ def index_state(rows: Iterable[tuple]) -> dict[str, Any]:
     the catalog is written (store.py keeps it in `meta`), so no process rebuilds it."""
     state: dict[str, Any] = {
         "ids": [], "pattern": [], "severity": [], "last_ord": [], "project": [], "by_token": {},
-        "keys": [], "heads": [],
+        "keys": [], "heads": [], "required": [], "lit": [],
     }  # fmt: skip
     ids, by_token = state["ids"], state["by_token"]
     for rid, pat, sev, last, tok, project, key, head in rows:
@@ -76,6 +76,9 @@ def index_state(rows: Iterable[tuple]) -> dict[str, Any]:
         state["severity"].append(sev or "error")
         state["last_ord"].append(last if last is not None else -1)
         state["project"].append(project or "")
+        required, lit = _literals(pat)
+        state["required"].append(required)
+        state["lit"].append(lit)
         if tok:
             by_token.setdefault(tok, []).append(i)
             # the scan prefilter's key (catalog/prefilter.py), and what a cut message shows
@@ -83,7 +86,22 @@ def index_state(rows: Iterable[tuple]) -> dict[str, Any]:
             state["keys"].append(key or re.escape(tok))
             if head:
                 state["heads"].append(head)
+    state["prefilter"] = prefilter.sources(state["keys"], state["heads"])
     return state
+
+
+def _literals(pattern: str | None) -> tuple[list[str], int]:
+    """(up to 3 longest literal runs of 4+ characters every match contains, literal character
+    count) of a pattern: a candidate lacking a run is dropped before its pattern is compiled,
+    and a one-shot explain meets a hundred candidates ("unrecognized arguments") and compiles
+    the one or two that can match."""
+    try:
+        sh = patterns.shape(pattern) if pattern else None
+    except (re.error, RecursionError, OverflowError):
+        sh = None
+    if sh is None:
+        return [], 0
+    return sorted((r for r in sh.runs if len(r) >= 4), key=len, reverse=True)[:3], sh.literal_chars
 
 
 class Index:
@@ -106,8 +124,12 @@ class Index:
         self.project: list[str] = state["project"]
         self.keys: list[str] = state["keys"]
         self.heads: list[str] = state["heads"]
+        self._prefilter_texts: dict[str, str] = state["prefilter"]  # (prefilter.sources)
+        # literal runs each match holds, and its literal character count (`_literals`)
+        self.required: list[list[str]] = state["required"]
+        self.lit: list[int] = state["lit"]
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
-        self._compiled: dict[int, tuple[patterns.Searcher, tuple[str, ...], int]] = {}
+        self._compiled: dict[int, patterns.Searcher] = {}
         self._by_code: dict[str, list[tuple]] | None = None
         # the projects' log forms: stripped from every line, and a hint of who printed it
         self.forms = forms or normalize.NO_FORMS
@@ -120,7 +142,7 @@ class Index:
     def prefilter(self) -> prefilter.Prefilter:
         """The bulk prefilter over every record's key: compiled on first use."""
         if self._prefilter is None:
-            self._prefilter = prefilter.Prefilter(self.keys, self.heads)
+            self._prefilter = prefilter.Prefilter(self._prefilter_texts)
         return self._prefilter
 
     def place(self, i: int) -> tuple[str, int]:
@@ -130,13 +152,12 @@ class Index:
             self._places = {self.pos[r]: (f or "", n or 0) for r, f, n in rows if r in self.pos}
         return self._places.get(i, ("", 0))
 
-    def compiled(self, i: int) -> tuple[patterns.Searcher, tuple[str, ...], int]:
-        """(searcher, literal runs every match contains, literal char count); compiled on first use."""
-        if i not in self._compiled:
-            sh = patterns.shape(self.pattern[i])
-            required = tuple(sorted((r for r in sh.runs if len(r) >= 4), key=len, reverse=True)[:3])
-            self._compiled[i] = (patterns.searcher(self.pattern[i]), required, sh.literal_chars)
-        return self._compiled[i]
+    def compiled(self, i: int) -> patterns.Searcher:
+        """Record `i`'s searcher, compiled on first use."""
+        found = self._compiled.get(i)
+        if found is None:
+            found = self._compiled[i] = patterns.searcher(self.pattern[i])
+        return found
 
     def by_code_line(self, code: str) -> list[tuple[str, str | None, str | None, int, str | None]]:
         """(id, file, function, line, error class) of the records whose statement starts with
@@ -247,14 +268,14 @@ def pattern_hits(
         for i in idx.candidates(win):
             if allowed is not None and idx.ids[i] not in allowed:
                 continue
-            found, required, lit = idx.compiled(i)
-            if any(r not in win for r in required):  # cheap necessary condition first
+            if any(r not in win for r in idx.required[i]):  # cheap necessary condition first
                 continue
-            m = found.find(win)
+            m = idx.compiled(i).find(win)
             if not m or (i, base + m[0]) in seen:  # (seen through two overlapping windows)
                 continue
             seen.add((i, base + m[0]))
             start, end, values = m
+            lit = idx.lit[i]
             score = 0.9 + 0.1 * min(1.0, lit / max(end - start, 1))
             span = (variant, base + start, base + end)
             hits.append(Hit(i, score, "pattern", None, values, span, lit, win[start:end]))

@@ -18,6 +18,7 @@ again so such a key is still seen.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
@@ -184,40 +185,72 @@ def _re2():
 
 
 _CUT_FIRST = (b".", "…".encode(), b"[", b"(")
+_CUT_TEXT = _bytewise("(?m)" + CUT_AT_END).decode()
+_OPENS_NONE = _bytewise(_opens_none(RECORD_STARTS)).decode()
 _BARE_CUTS = (b"...", "…".encode())  # a cut mark with nothing after it
+
+
+def sources(keys: Sequence[str], heads: Sequence[str] = ()) -> dict[str, str]:
+    """The texts of the prefilter's regexes for these keys and heads: made once when the catalog
+    is written (matcher.index_state stores them), as spelling ~2,500 keys bytewise cost a
+    one-shot explain 50 ms. "" where there is nothing to look for."""
+    alts = sorted(set(keys))
+    # The block pass reads bytes as they are (a file may hold some that are no UTF-8):
+    # Latin-1 mode, the pattern spelled in UTF-8 bytes (ASCII text: `_bytewise` escapes the
+    # rest). Its last alternative matches the line break before a line that opens no record,
+    # for the seams (`Prefilter._wrapped`).
+    return {
+        "marks": _bytewise("(?m)" + "|".join([*alts, TRACEBACK, CUT_AT_END, CRI_PARTIAL])).decode(),
+        "joined": "|".join(alts),  # keys across a wrap (`_wrapped`)
+        "heads": "|".join(map(escape, sorted(set(heads)))),
+    }
 
 
 class Prefilter:
     """One RE2 alternation over every key, the traceback header and end-of-line cut marks.
-    Without RE2 installed every line is read (the old cost, the same answers)."""
+    Each regex is compiled on first use: a one-line paste needs only the first (7 compiles of
+    ~2,500 alternatives cost a one-shot explain 45 ms). Without RE2 installed every line is
+    read (the old cost, the same answers)."""
 
-    def __init__(self, keys: Sequence[str], heads: Sequence[str] = ()) -> None:
+    def __init__(self, texts: dict[str, str]) -> None:
         # of the last `marked` block: lines marked for a cut alone -> where the cut mark starts
         self.cut_only: dict[int, int] = {}
-        self.rx = None
-        self.joined_rx = None
-        self.heads_rx = None
-        re2 = _re2()
-        if re2 is None:
-            return
-        self._unanchored, self._both = re2._Anchor.UNANCHORED, re2._Anchor.ANCHOR_BOTH
-        opts = re2.Options()
+        self.texts = texts
+        self.re2 = _re2()
+        if self.re2 is not None:
+            self._unanchored = self.re2._Anchor.UNANCHORED
+            self._both = self.re2._Anchor.ANCHOR_BOTH
+
+    def _compile(self, text: str, latin1: bool = True):
+        """`text` compiled (None without RE2 or without text)."""
+        if self.re2 is None or not text:
+            return None
+        opts = self.re2.Options()
         opts.max_mem = 64 << 20  # the DFA of ~1,500 keys; past this RE2 would fall back to NFA
-        alts = sorted(set(keys))
-        # The block pass reads bytes as they are (a file may hold some that are no UTF-8):
-        # Latin-1 mode, the pattern spelled in UTF-8 bytes. Its last alternative matches the
-        # line break before a line that opens no record, for the seams (`_wrapped`).
-        raw = re2.Options()
-        raw.max_mem, raw.encoding = opts.max_mem, re2.Options.Encoding.LATIN1
-        marks = [*alts, TRACEBACK, CUT_AT_END, CRI_PARTIAL]
-        self.rx = re2.compile(
-            _bytewise("(?m)" + "|".join([*marks, _opens_none(RECORD_STARTS)])), raw
-        )
-        self.marks_rx = re2.compile(_bytewise("(?m)" + "|".join(marks)), raw)  # (no rows)
-        self.joined_rx = re2.compile("|".join(alts).encode(), opts) if alts else None
-        self.cut_rx = re2.compile(_bytewise("(?m)" + CUT_AT_END), raw)
-        if heads:
-            self.heads_rx = re2.compile("|".join(map(escape, sorted(set(heads)))).encode(), opts)
+        if latin1:
+            opts.encoding = self.re2.Options.Encoding.LATIN1
+        return self.re2.compile(text.encode(), opts)
+
+    @functools.cached_property
+    def rx(self):
+        """The marks, and the break before a line that opens no record (a row)."""
+        return self._compile(self.texts["marks"] + "|" + _OPENS_NONE)
+
+    @functools.cached_property
+    def marks_rx(self):
+        return self._compile(self.texts["marks"])
+
+    @functools.cached_property
+    def joined_rx(self):
+        return self._compile(self.texts["joined"], latin1=False)
+
+    @functools.cached_property
+    def cut_rx(self):
+        return self._compile(_CUT_TEXT)
+
+    @functools.cached_property
+    def heads_rx(self):
+        return self._compile(self.texts["heads"], latin1=False)
 
     def may_be_cut(self, body: str) -> bool:
         """False when `body` (a line before its cut mark) shows no pattern's head: no record
@@ -312,7 +345,7 @@ class Prefilter:
         level word first: a continuation, `rows`, found in the block pass) is read again
         glued to the end of the line before, all such seams of the block in one search; a key
         across the seam marks both lines."""
-        if self.joined_rx is None or not rows:
+        if not rows or self.joined_rx is None:
             return
         if len(rows) > ROWS_FOUND:  # bare text, most lines rows: the block's lines at once
             lines = block.decode("utf-8", errors).split("\n")

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
-from kverr.catalog import matcher, patterns, prefilter
+from kverr.catalog import argparse_answers, matcher, patterns, prefilter
 from kverr.catalog.connection import Connection, first_line
+from kverr.catalog.engine import duckdb
 
-from kverr import __version__, jsonl, leftovers
+from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 
-FORMAT = "kverr-catalog-6"  # bump when the tables change: old catalogs are then rebuilt
+FORMAT = "kverr-catalog-7"  # bump when the tables change: old catalogs are then rebuilt
 SCHEMA_VERSIONS = (2,)  # record schema versions this loader reads (manifest `schemaVersion`)
 BM25_K1, BM25_B = 1.2, 0.75
 LOAD_MEMORY = "128MB"  # DuckDB's memory while it writes a catalog (load_datasets)
@@ -619,27 +619,33 @@ def _write(con, sets: list[_Set], shapes) -> None:
          x.get("type"), x.get("default"), x.get("action"), x.get("nargs"), _j(x.get("options")), x.get("file"))
         for d in sets for x in d.side["flaghistory.jsonl"] if x.get("name") and "from" in x and "to" in x
     ])  # fmt: skip
+    for d in sets:  # what argparse's answers read of it, in one row per project
+        state = argparse_answers.history_state(con, d.project["name"])
+        con.execute(
+            "INSERT INTO meta VALUES (?, ?)",
+            [f"argparse:{d.project['name']}", json.dumps(state, separators=(",", ":"))],
+        )
 
 
 # ---------------------------------------------------------------- finding a catalog
 
 
 def packaged_dataset_dir() -> Path:
-    """Where the datasets shipped inside the package live (`kverr/data/<project>/`)."""
-    from importlib.resources import files
+    """Where the datasets shipped inside the package live (`kverr/data/<project>/`): the
+    package's folder, as kverr is installed as files (importlib.resources would cost a
+    one-shot explain 5 ms to say the same)."""
+    import kverr.data
 
-    return Path(str(files("kverr.data")))
+    return Path(kverr.data.__file__).parent
 
 
 def packaged_datasets() -> list[Path]:
     """Every shipped dataset (one per project), the default project's first."""
-    from kverr.profile import DEFAULT
-
     root = packaged_dataset_dir()
     if not root.is_dir():
         return []
     found = [d for d in sorted(root.iterdir()) if (d / "manifest.json").is_file()]
-    return sorted(found, key=lambda d: d.name != DEFAULT)
+    return sorted(found, key=lambda d: d.name != DEFAULT_PROJECT)
 
 
 def cache_dir() -> Path:
@@ -661,11 +667,19 @@ def default_catalog_path() -> Path:
         )
     # The loader's own source is in the key too: a kverr that derives a column differently
     # (releases, anchors) must not answer from a catalog an older loader wrote.
-    # The keys' choice (prefilter.py) and the noise it counts are part of the loader too.
+    # The keys' choice (prefilter.py), the noise it counts and the stored index (matcher.py's
+    # index_state) are part of the loader too.
+    # (By size and modification time: a changed file is a new catalog, and a one-shot explain
+    # does not read and hash 600 KB to find the one it opens.)
     loader = b"".join(
-        p.read_bytes()
-        for p in (Path(__file__), Path(prefilter.__file__), packaged_dataset_dir() / "noise.json")
-        if p.is_file()
+        _stamp(p)
+        for p in (
+            Path(__file__),
+            Path(prefilter.__file__),
+            Path(matcher.__file__),
+            Path(argparse_answers.__file__),
+            packaged_dataset_dir() / "noise.json",
+        )
     )
     manifests = b"".join((d / "manifest.json").read_bytes() for d in datasets)
     import hashlib
@@ -690,6 +704,15 @@ def default_catalog_path() -> Path:
     if not fallback.is_file():
         _build_default(datasets, fallback)
     return fallback
+
+
+def _stamp(path: Path) -> bytes:
+    """A file's name, size and modification time ("" when it is missing)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return b""
+    return f"{path.name}:{st.st_size}:{st.st_mtime_ns};".encode()
 
 
 def _build_default(datasets: list[Path], target: Path) -> None:

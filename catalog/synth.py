@@ -318,7 +318,7 @@ def damage(path: Path, how: str, table: str = "records") -> Path:
         return path
     if how != "blocks":
         raise ValueError(f"unknown damage {how!r}; use 'truncate' or 'blocks'")
-    import duckdb
+    from kverr.catalog.engine import duckdb
 
     con = duckdb.connect(str(path), read_only=True)
     try:

@@ -3,6 +3,9 @@
 from pathlib import Path as _Path
 
 __version__ = "0.1.0"
+# the project a build or catalog without a profile belongs to (kverr.profile.DEFAULT): here, as
+# finding the packaged catalog needs it and kverr.profile costs a one-shot explain 15 ms
+DEFAULT_PROJECT = "sglang"
 
 # Installed, the stage folders (extractor/, records/, schema/, catalog/, feeds/, data/) live
 # under kverr/. In a source checkout they sit beside it, and `python -m kverr` or `python -m

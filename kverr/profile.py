@@ -23,11 +23,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kverr import regexsafe
+from kverr import DEFAULT_PROJECT, regexsafe
 from kverr.errors import ProfileError
 from kverr.ftypes import to_json
 
-DEFAULT = "sglang"  # the project a build or catalog without a profile belongs to
+DEFAULT = DEFAULT_PROJECT  # the project a build or catalog without a profile belongs to
 SEVERITIES = ("critical", "error", "warning", "info")
 _NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")

@@ -396,3 +396,23 @@ def test_a_wrapped_message_beats_an_older_shorter_wording(tmp_path):
         assert [m.record["id"] for m in c.explain("Max running requests is reset to 48.")] == [
             "5401000000000001"
         ]
+
+
+def test_only_the_candidates_holding_their_literals_are_compiled(tmp_path):
+    """Records sharing every anchor word ("unrecognized arguments") differ in a literal run
+    (the flag, its words shared too): the index holds each pattern's runs from the catalog, so explaining one line
+    compiles the one pattern whose runs it shows, not the hundred that share its words."""
+    R = synth.make_record
+    recs = [
+        R(f"20000000000000{n:02d}", f"unrecognized arguments: --flag.{n:02d}")
+        for n in range(40)
+    ]
+    with open_catalog(build_catalog(tmp_path, recs)) as c:
+        got = c.explain("launch_server.py: error: unrecognized arguments: --flag.07")
+        assert [m.record["id"] for m in got] == ["2000000000000007"]
+        idx = c.index
+        assert len(idx.candidates("unrecognized arguments: --flag.07")) == 40
+        assert list(idx._compiled) == [idx.pos["2000000000000007"]]
+        assert idx.required[idx.pos["2000000000000007"]] == [
+            "unrecognized arguments: --flag.07"
+        ]

@@ -1,0 +1,18 @@
+"""DuckDB for the catalog modules: its compiled engine, without the Python package around it.
+
+The `duckdb` package re-exports the engine `_duckdb` (connect, the connection class, the
+exception classes: all the catalog uses) and, on import, also builds its relational and
+expression API, reads its own version from the installed metadata and more: 100 ms of a
+one-shot `kverr explain`, where importing the engine takes 20. The names and classes are the
+same objects either way, so an error raised here is a `duckdb.Error` to any caller. Where a
+DuckDB release ships no `_duckdb` module, the package is used as before.
+"""
+
+from __future__ import annotations
+
+try:
+    import _duckdb as duckdb
+except ImportError:  # pragma: no cover - a DuckDB that no longer ships the engine apart
+    import duckdb  # type: ignore[no-redef]
+
+__all__ = ["duckdb"]
