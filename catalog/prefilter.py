@@ -83,6 +83,23 @@ MIN_KEY = 3  # characters; shorter literals are in every other line
 HEAD_CHARS = 15
 
 
+def head(sh: patterns.Shape) -> str:
+    """The longest piece of literal text every cut message judged by `sh` shows: a cut is
+    judged once it shows HEAD_CHARS literal characters in order (matcher.partial_hits), so
+    it shows the first HEAD_CHARS of the first run, or, when that run is shorter, the whole
+    run and the first characters of the next, up to HEAD_CHARS in all. A pattern that opens
+    with "." or "`" then has a head no cut line ending in "..." shows by chance."""
+    best, before = "", 0
+    for run in sh.runs:
+        piece = run[: HEAD_CHARS - before]
+        if len(piece) > len(best):
+            best = piece
+        before += len(run)
+        if before >= HEAD_CHARS:
+            break
+    return best
+
+
 def escape(text: str) -> str:
     """`text` as an RE2 literal (Python's re.escape is valid RE2 too, `\\ ` excepted)."""
     return re.escape(text).replace("\\ ", " ")

@@ -205,8 +205,8 @@ def _anchor_rows(shapes: dict[str, patterns.Shape | None]) -> list[tuple[str, ..
         if pairs:
             tok, lit = min(pairs, key=lambda p: (noise_df[p[0]], df[p[0]], -len(p[0]), p[0]))
             key = prefilter.choose_key(shapes[rid], noise, key_df) or prefilter.escape(tok)
-            # a message cut short shows at least this much of its first literal run
-            head = shapes[rid].runs[0][: prefilter.HEAD_CHARS]
+            # what a message cut short shows at least (prefilter.head)
+            head = prefilter.head(shapes[rid])
             rows.append((rid, tok, lit, key, head))
     return rows
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Iterable
-from itertools import islice
+from itertools import accumulate, islice
 
 from kverr.catalog import matcher, normalize
 from kverr.catalog.matcher import Hit
@@ -154,11 +154,20 @@ class Scanner:
         pf = self.idx.prefilter
         if pf.heads_rx is None:  # then any cut may be a message's (`may_be_cut`)
             return
-        head, anchor = pf.heads_rx._regexp.Match, pf._unanchored  # (a call each: no wrapper)
         forms, leads = self.forms, self.suffix_leads
-        for k, mark in list(cut.items()):
-            at = found[k]
-            if mark - at > MEMO_CHARS or head(anchor, block, at, mark)[0][0] >= 0:
+        short = [(k, found[k], mark) for k, mark in cut.items() if mark - found[k] <= MEMO_CHARS]
+        if not short:
+            return
+        # Which of them show a head before their mark: one search over the pieces joined, not
+        # a call per line (a log holds thousands of "...Loading..." lines; a head found
+        # across a join only keeps a line, which `_mark` then reads as before).
+        pieces = [block[at:mark] for _, at, mark in short]
+        ends = list(accumulate((len(x) + 1 for x in pieces)))
+        shown = {
+            bisect.bisect_right(ends, m.start()) for m in pf.heads_rx.finditer(b"\n".join(pieces))
+        }
+        for n, (k, at, mark) in enumerate(short):
+            if n in shown:
                 continue
             end = block.find(b"\n", mark)
             end = len(block) if end < 0 else end

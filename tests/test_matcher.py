@@ -416,3 +416,30 @@ def test_only_the_candidates_holding_their_literals_are_compiled(tmp_path):
         assert idx.required[idx.pos["2000000000000007"]] == [
             "unrecognized arguments: --flag.07"
         ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "head"),
+    [
+        # a long first run: its first HEAD_CHARS characters
+        (r"Attention backend (?P<v0>.{0,256}) is not supported", "Attention backen"[:15]),
+        # a short first run: the next run's start, up to HEAD_CHARS literal characters in all
+        (r"\.(?P<v0>.{0,256}) is not supported on this platform", " is not support"[:14]),
+        (r"`(?P<v0>.{0,256})` must be one of (?P<v1>.{0,256})", "` must be one o"[:14]),
+        # every run short: the longest of them (each is certain to be shown)
+        (r"(?P<v0>.{0,256}) < (?P<v1>.{0,256})", " < "),
+    ],
+)
+def test_a_cut_message_head_is_what_every_judged_cut_shows(pattern, head):
+    """A cut line is judged once it shows HEAD_CHARS literal characters (partial_hits): the
+    head is a piece every such line contains, the longest one, so a head of "." cannot keep
+    every "...Loading..." line of a log for a second look."""
+    from kverr.catalog import prefilter
+
+    sh = patterns.shape(pattern)
+    assert prefilter.head(sh) == head
+    text = "x" + "".join(sh.runs)  # each value empty: shows every literal character
+    for cut in range(len(text), 0, -1):
+        covered = prefix_cover(sh, text[:cut])  # the text before a cut mark
+        if covered is not None and covered >= prefilter.HEAD_CHARS:
+            assert head in text[:cut]
