@@ -162,7 +162,7 @@ class Scanner:
         # a call per line (a log holds thousands of "...Loading..." lines; a head found
         # across a join only keeps a line, which `_mark` then reads as before).
         pieces = [block[at:mark] for _, at, mark in short]
-        ends = list(accumulate((len(x) + 1 for x in pieces)))
+        ends = list(accumulate(len(x) + 1 for x in pieces))
         shown = {
             bisect.bisect_right(ends, m.start()) for m in pf.heads_rx.finditer(b"\n".join(pieces))
         }

@@ -404,8 +404,7 @@ def test_only_the_candidates_holding_their_literals_are_compiled(tmp_path):
     compiles the one pattern whose runs it shows, not the hundred that share its words."""
     R = synth.make_record
     recs = [
-        R(f"20000000000000{n:02d}", f"unrecognized arguments: --flag.{n:02d}")
-        for n in range(40)
+        R(f"20000000000000{n:02d}", f"unrecognized arguments: --flag.{n:02d}") for n in range(40)
     ]
     with open_catalog(build_catalog(tmp_path, recs)) as c:
         got = c.explain("launch_server.py: error: unrecognized arguments: --flag.07")
@@ -413,9 +412,7 @@ def test_only_the_candidates_holding_their_literals_are_compiled(tmp_path):
         idx = c.index
         assert len(idx.candidates("unrecognized arguments: --flag.07")) == 40
         assert list(idx._compiled) == [idx.pos["2000000000000007"]]
-        assert idx.required[idx.pos["2000000000000007"]] == [
-            "unrecognized arguments: --flag.07"
-        ]
+        assert idx.required[idx.pos["2000000000000007"]] == ["unrecognized arguments: --flag.07"]
 
 
 @pytest.mark.parametrize(
