@@ -8,7 +8,9 @@ build cannot do less than parse the largest file once). Each round runs, in turn
   * the floor;
   * `kverr build --git MIRROR --rev REV` with a new, empty cache (cold: every function parsed);
   * the same build again on that cache (warm: nothing to parse, imports off the path);
-  * `extract_files` over the revision's files in a fresh process (extraction alone).
+  * `extract_files` over the revision's files in a fresh process (extraction alone);
+  * a reference: libcst's import and parse of the same files alone, no extraction (the
+    parser the design card names: what no build can skip).
 Medians of wall time and of the child's CPU time. Target (issue 15): the cold build <= 8x.
 """
 
@@ -30,6 +32,14 @@ from kverr.profile import load_profile
 
 TARGET = 8.0
 FLOOR = "import ast, sys; ast.parse(open(sys.argv[1], encoding='utf-8').read())"
+# What the design card's parser costs by itself: libcst's import and its parse of the same
+# files, no metadata, no extraction (a cold build cannot go below it either).
+LIBCST = """
+import sys
+import libcst
+for p in sys.argv[1:]:
+    libcst.parse_module(open(p, encoding="utf-8").read())
+"""
 EXTRACT = """
 import sys
 from kverr.extractor import extract_files
@@ -93,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
         runs: dict[str, list[tuple[float, float]]] = {
             "floor": [], "cold build": [], "warm rebuild": [], "extract alone": [],
+            "libcst parse": [],
         }  # fmt: skip
         once([sys.executable, "-c", FLOOR, str(main_file)], env)  # warm-up (.pyc, page cache)
         once([sys.executable, "-c", EXTRACT, *map(str, paths)], env)
@@ -103,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             runs["extract alone"].append(
                 once([sys.executable, "-c", EXTRACT, *map(str, paths)], env)
             )
+            runs["libcst parse"].append(once([sys.executable, "-c", LIBCST, *map(str, paths)], env))
     wall = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
     print(f"{args.rev}: {len(paths)} files, {lines} lines; {args.rounds} rounds in turn, medians")
