@@ -17,6 +17,7 @@ does an unknown option none of whose names kverr can say anything about.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 import re
@@ -74,6 +75,16 @@ class History:
         self.newest_git = max((r["ord"] for r in self.revisions if r.get("sha")), default=None)
         # what its revisions are called: releases when tagged, else revisions (commits)
         self.unit = "release" if any(r.get("tags") for r in self.revisions) else "revision"
+        # names() and text() of the revision sets answers ask for, by set: a long-lived server
+        # answers the same flags' declarations again and again, and each call sorted and
+        # walked up to every revision (most of an answer's cost). The sets come from the
+        # catalog's declarations (a flag's runs, a choice's, an option's), so they are few;
+        # MEMO bounds them anyway.
+        self._names: dict[frozenset[int], tuple[str, ...]] = {}
+        self._texts: dict[frozenset[int], str] = {}
+        self._by_first: dict[int, list[str]] | None = None
+        self.everything = frozenset(self.ords)
+        self._groups: dict[tuple[str, str], list[tuple[Any, frozenset[int]]]] = {}
 
     def accepted(self, option: str) -> set[int]:
         """The revisions whose parser accepts `option`."""
@@ -81,6 +92,25 @@ class History:
 
     def first(self, option: str) -> int | None:
         return min((lo for lo, _ in self.runs.get(option, ())), default=None)
+
+    def groups(self, what: str, flag: str, spans: list[dict], key) -> list:
+        """`_groups(spans, key)` of one flag's spans, made once per flag and `what`."""
+        got = self._groups.get((what, flag))
+        if got is None:
+            got = self._groups[(what, flag)] = _groups(spans, key)
+        return got
+
+    def new_in(self, ord_: int) -> list[str]:
+        """The options first accepted in revision `ord_` (indexed on first use)."""
+        if self._by_first is None:
+            self._by_first = {}
+            for option in self.runs:
+                self._by_first.setdefault(self.first(option), []).append(option)
+        return self._by_first.get(ord_, [])
+
+    def after(self, ord_: int) -> int:
+        """The first revision after `ord_` (there is one: `ord_` is not the newest)."""
+        return self.ords[bisect.bisect_right(self.ords, ord_)]
 
     def at(self, ord_: int) -> str:
         """A revision's name: its first tag (or snapshot label), else its short sha."""
@@ -93,6 +123,13 @@ class History:
         """Release names of these revisions, oldest first, as store._releases names them: the
         tags, and the newest commit's short sha when it is untagged; else the first and last
         commit's short sha."""
+        key = frozenset(ords)
+        got = self._names.get(key)
+        if got is None:
+            got = _remember(self._names, key, tuple(self._names_of(key)))
+        return list(got)
+
+    def _names_of(self, ords: frozenset[int]) -> list[str]:
         out: list[str] = []
         shas: list[str] = []
         for n in sorted(o for o in ords if o in self._rev):
@@ -107,6 +144,13 @@ class History:
 
     def text(self, ords: set[int]) -> str:
         """These revisions as ranges of consecutive ones: "v0.1.0 … v0.4.2, v0.5.0"."""
+        key = frozenset(ords)
+        got = self._texts.get(key)
+        if got is None:
+            got = _remember(self._texts, key, self._text_of(key))
+        return got
+
+    def _text_of(self, ords: frozenset[int]) -> str:
         runs: list[list[int]] = []
         for n in sorted(o for o in ords if o in self._pos):
             if runs and self._pos[runs[-1][-1]] == self._pos[n] - 1:
@@ -157,6 +201,16 @@ def history_state(con: Any, project: str) -> dict[str, list]:
             for row in spans
         ],
     }  # fmt: skip
+
+
+MEMO = 4096  # revision sets whose names and text a History remembers
+
+
+def _remember(memo: dict, key: Any, value: Any) -> Any:
+    if len(memo) >= MEMO:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def history(cat: Any, project: str) -> History:
@@ -227,7 +281,7 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     value = _bare(values.get("value", ""))
     shown = values.get("value", "").strip() or repr(value)  # as argparse printed it: 'x', or 4
     spans = [sp for sp in hist.spans.get(flag, []) if sp.get("choices")]
-    groups = _groups(spans, lambda sp: tuple(sp["choices"]))
+    groups = hist.groups("choices", flag, spans, lambda sp: tuple(sp["choices"]))
     accepted = {
         n for sp in spans if value in sp["choices"] for n in range(sp["from"], sp["to"] + 1)
     }
@@ -245,11 +299,11 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     closest = [] if numbers else difflib.get_close_matches(value, others, n=3, cutoff=0.5)
     renamed = _renamed(value, spans, accepted)
     text = []
-    everything = set(hist.ords)
+    everything = hist.everything
     if accepted:
         when = hist.text(accepted)
         if max(accepted) < max(everything):
-            after = hist.at(min(n for n in everything if n > max(accepted)))
+            after = hist.at(hist.after(max(accepted)))
             what = f"renamed to {renamed}" if renamed else "removed"
             text.append(
                 f"{shown} was a choice of {flag} in {when}; from {after} on it is not ({what}?)."
@@ -314,7 +368,9 @@ def _typed(
     hist: History, flag: str, values: dict[str, str], product: str, *, expected: bool
 ) -> dict:
     spans = [sp for sp in hist.spans.get(flag, []) if sp.get("options")]
-    groups = _groups(spans, lambda sp: (conversion(sp) or sp.get("type") or "", sp.get("default")))
+    groups = hist.groups(
+        "typed", flag, spans, lambda sp: (conversion(sp) or sp.get("type") or "", sp.get("default"))
+    )
     rows = [
         {"releases": hist.names(ords), "range": hist.text(ords), "type": kind or None,
          "default": default}
@@ -379,7 +435,7 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
     tokens = list(dict.fromkeys(tokens))[:MAX_OPTIONS]
     if not tokens:
         return None
-    everything = set(hist.ords)
+    everything = hist.everything
     names = sorted(hist.runs)
     rows, text, known = [], [], False
     for tok in tokens:
@@ -396,7 +452,7 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
             known = True
             first, last = min(ords), max(ords)
             if last < max(everything):
-                gone = min(n for n in everything if n > last)
+                gone = hist.after(last)
                 after, renamed = hist.at(gone), _renamed_option(hist, tok, gone)
                 what = f"; renamed to {renamed}?" if renamed else ""
                 text.append(f"{tok} exists in {hist.text(ords)} only (removed in {after}{what}).")
@@ -435,19 +491,18 @@ def _close_options(option: str, names: list[str], n: int = 3) -> list[str]:
 def _renamed_option(hist: History, option: str, gone: int) -> str | None:
     """The option that took `option`'s place: first accepted in the revision that dropped it,
     and close to it by name (`--kt-amx-method` -> `--kt-method`)."""
-    new = [o for o in hist.runs if hist.first(o) == gone]
-    close = _close_options(option, new, n=1)
+    close = _close_options(option, hist.new_in(gone), n=1)
     return close[0] if close else None
 
 
-def _groups(spans: list[dict], key) -> list[tuple[Any, set[int]]]:
+def _groups(spans: list[dict], key) -> list[tuple[Any, frozenset[int]]]:
     """Spans with the same key merged, wherever they are (a declaration that changed in other
     ways in between is still the same row): one row per distinct key, oldest first by the
     newest revision it covers."""
     out: dict[Any, set[int]] = {}
     for sp in spans:
         out.setdefault(key(sp), set()).update(range(sp["from"], sp["to"] + 1))
-    return sorted(out.items(), key=lambda kv: max(kv[1]))
+    return sorted(((k, frozenset(v)) for k, v in out.items()), key=lambda kv: max(kv[1]))
 
 
 def _example(flag: str, bad: str | None, good: str | None, *, replace: str | None = None) -> dict:

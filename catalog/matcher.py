@@ -257,7 +257,8 @@ def pattern_hits(
     idx: Index, text: str, *, variant: int = 0, allowed: set[str] | None = None
 ) -> list[Hit]:
     """Every record whose pattern occurs in `text`; `line` is left for the caller to set."""
-    if not idx.candidates(text):  # most log lines stop here, before any copying
+    whole = idx.candidates(text)
+    if not whole:  # most log lines stop here, before any copying
         return []
     # Patterns spell a whitespace run as one space (records/pattern.py): collapse to match.
     text = " ".join(text.split())
@@ -265,7 +266,8 @@ def pattern_hits(
     seen: set[tuple[int, int]] = set()
     for base, win in _windows(text):
         spend()
-        for i in idx.candidates(win):
+        # (no blank is in a token: one window's candidates are the whole text's)
+        for i in whole if len(win) == len(text) else idx.candidates(win):
             if allowed is not None and idx.ids[i] not in allowed:
                 continue
             if any(r not in win for r in idx.required[i]):  # cheap necessary condition first
@@ -448,9 +450,11 @@ def partial_hits(
     *,
     allowed: set[str] | None = None,
     implicit: bool = False,
+    ranked: dict | None = None,
 ) -> list[Hit]:
     """Records whose message starts the way `text` does before its `...` cut. With `implicit`,
-    a text without an ellipsis is read as cut at its end (a selection that stopped short)."""
+    a text without an ellipsis is read as cut at its end (a selection that stopped short).
+    `ranked`: bm25's memo (see there)."""
     body = normalize.truncated(text)
     if body is None:
         if not implicit:
@@ -458,9 +462,13 @@ def partial_hits(
         body = text.rstrip()
     strict_end = implicit and body == text.rstrip()
     body = body[-PARTIAL_CHARS:]  # the cut message ends the text: bounded work on a long one
+    # a prefix judged below shows its pattern's head (HEAD_CHARS of its first literal run):
+    # text that shows none needs no BM25 query (most lines of a paste that matched nothing)
+    if not idx.prefilter.may_be_cut(body):
+        return []
     spend()
     hits = []
-    for rid, _ in bm25(idx, body, limit=25):
+    for rid, _ in bm25(idx, body, limit=25, memo=ranked):
         i = idx.pos[rid]
         if allowed is not None and rid not in allowed or not idx.pattern[i]:
             continue
@@ -506,15 +514,36 @@ def _without_values(text: str) -> str:
     return _PIECE_RE.sub(one, text)
 
 
-def bm25(idx: Index, text: str, *, limit: int | None = 20) -> list[tuple[str, float]]:
+def bm25(
+    idx: Index, text: str, *, limit: int | None = 20, memo: dict | None = None
+) -> list[tuple[str, float]]:
     """(id, normalised score) by BM25 over literal message terms, best first.
 
     The score is the harmonic mean of recall (share of the record's own BM25 mass the text
     hits) and precision (share of the text's term weight the record explains). A term the
     catalog has never seen weighs as much as an average known one (extra words make another
     message), but values (quoted, paths, numbers) weigh nothing. Postings are fetched by
-    primary key, so the cost follows the query's terms, not the catalog size."""
+    primary key, so the cost follows the query's terms, not the catalog size.
+
+    `memo` (a dict the caller keeps for one input) remembers whole rankings by text up to the
+    kind of its blanks, which no term sees: a paste's fallbacks rank each piece for a cut
+    message and again for a fuzzy match, and its "\n" and " " joins read the same terms."""
     text = text[:8192]
+    if memo is not None:
+        key = text.rstrip().translate(_BLANKS_AS_SPACE)
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = _bm25(idx, text)
+        return list(got) if limit is None else got[:limit]
+    scored = _bm25(idx, text)
+    return scored if limit is None else scored[:limit]
+
+
+_BLANKS_AS_SPACE = str.maketrans("\n\t\r\x0b\x0c", "     ")
+
+
+def _bm25(idx: Index, text: str) -> list[tuple[str, float]]:
+    """bm25's whole ranking of `text` (at most 8192 characters)."""
     q = sorted(set(patterns.terms(text)))
     if not q:
         return []
@@ -546,7 +575,7 @@ def bm25(idx: Index, text: str, *, limit: int | None = 20) -> list[tuple[str, fl
         prec = hit_idf / total
         scored.append((rid, 2 * recall * prec / (recall + prec)))
     scored.sort(key=lambda x: (-x[1], x[0]))
-    return scored if limit is None else scored[:limit]
+    return scored
 
 
 def _negations(idx: Index, rid: str) -> set[str]:
@@ -558,13 +587,19 @@ def _negations(idx: Index, rid: str) -> set[str]:
 
 
 def fuzzy_hits(
-    idx: Index, text: str, line: int | None, *, allowed: set[str] | None = None
+    idx: Index,
+    text: str,
+    line: int | None,
+    *,
+    allowed: set[str] | None = None,
+    ranked: dict | None = None,
 ) -> list[Hit]:
     """Records whose wording is close to `text` (an older or edited message). One word can flip
-    the meaning ("is supported" / "is not supported"), so the negations must agree too."""
+    the meaning ("is supported" / "is not supported"), so the negations must agree too.
+    `ranked`: bm25's memo (see there)."""
     hits = []
     negs = NEGATIONS.intersection(patterns.tokens(text))
-    for rid, norm in bm25(idx, text, limit=10):
+    for rid, norm in bm25(idx, text, limit=10, memo=ranked):
         if norm < FUZZY_MIN or (allowed is not None and rid not in allowed):
             continue
         if _negations(idx, rid) != negs:
@@ -631,8 +666,15 @@ def uncut_fallbacks(idx: Index, numbered: list[tuple[int, str]], allowed) -> lis
         for j, _ in normalize.joins([t for _, t in p])
     ]
     tail = pieces[:60][-20:]
-    cut = [h for no, t in tail for h in partial_hits(idx, t, no, allowed=allowed, implicit=True)]
-    return cut or [h for no, t in tail for h in fuzzy_hits(idx, t, no, allowed=allowed)]
+    ranked: dict = {}  # each piece is ranked once for both
+    cut = [
+        h
+        for no, t in tail
+        for h in partial_hits(idx, t, no, allowed=allowed, implicit=True, ranked=ranked)
+    ]
+    return cut or [
+        h for no, t in tail for h in fuzzy_hits(idx, t, no, allowed=allowed, ranked=ranked)
+    ]
 
 
 def merge(idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint] | None = None) -> list[Hit]:

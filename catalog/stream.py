@@ -74,6 +74,7 @@ class Scanner:
         self.cut_verdicts = _Memo()  # text -> (cut, no head shown)
         self.one_line = _Memo()  # text -> (hits, cut seen)
         self.hint_lines: dict[int, str] = {}  # a paste's: line number -> raw line, if it hit
+        self.joined: dict[str, list[Hit]] = {}  # a paste's: joined text -> its pattern hits
         self.total = 0
         self.chars = 0
         self.head: list[str] | None = []  # the whole input while it may still be a paste
@@ -108,6 +109,7 @@ class Scanner:
                 self.head.extend(head.split("\n"))
                 if len(self.head) > matcher.PASTE_LINES or self.chars > matcher.PASTE_CHARS:
                     self.head = None  # a log: nothing of it is kept whole
+                    self.joined = {}
             block = text if isinstance(text, bytes) else text.encode("utf-8", errors)
             pf = self.idx.prefilter
             found = pf.marked(block, n, errors)
@@ -336,7 +338,7 @@ class Scanner:
         if len(numbered) > 1:
             on_line = {(h.index, h.line) for h in hits}
             for variant, (joined, offsets) in enumerate(normalize.joins(texts), 1):
-                for h in matcher.pattern_hits(idx, joined, variant=variant, allowed=allowed):
+                for h in self._joined_hits(joined, variant):
                     first = bisect.bisect_right(offsets, h.span[1]) - 1
                     last = bisect.bisect_right(offsets, max(h.span[2] - 1, h.span[1])) - 1
                     # a message one line already shows, read again with its neighbours
@@ -363,6 +365,32 @@ class Scanner:
             # the square of its length.
             start = k + 1
         return _merge_per_line(idx, hits) if hits else []
+
+    def _joined_hits(self, text: str, variant: int) -> list[Hit]:
+        """matcher.pattern_hits of a joined reading of lines. A paste remembers them by text:
+        its whole-paste joins (`paste_hits`) read again what a unit of all its lines read (a
+        traceback, a wrapped message), and each join costs every candidate's check."""
+        if self.head is None:
+            return matcher.pattern_hits(self.idx, text, variant=variant, allowed=self.allowed)
+        got = self.joined.get(text)
+        if got is None:
+            got = self.joined[text] = matcher.pattern_hits(
+                self.idx, text, variant=variant, allowed=self.allowed
+            )
+        # copies: callers set a hit's line, and the span names the reading it came from
+        return [
+            Hit(
+                h.index,
+                h.score,
+                h.how,
+                None,
+                dict(h.values),
+                (variant, *h.span[1:]),
+                h.covered,
+                h.text,
+            )
+            for h in got
+        ]
 
     def _partial(self, text: str, no: int) -> list[Hit]:
         body = normalize.truncated(text)
@@ -459,7 +487,7 @@ class Scanner:
         ]
         if 1 < len(numbered) <= matcher.WHOLE_LINES and len(whole) > 1:
             for variant, (joined, offsets) in enumerate(normalize.joins([t for _, t in whole]), 1):
-                for h in matcher.pattern_hits(idx, joined, variant=variant + 8, allowed=allowed):
+                for h in self._joined_hits(joined, variant + 8):
                     h.line = whole[bisect.bisect_right(offsets, h.span[1]) - 1][0]
                     hits.append(h)
             # (a cut message's text is its prefix: it explains no line by literal words)

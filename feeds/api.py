@@ -34,6 +34,8 @@ bench/bench_api.py (its "beside logs" row, and the same with INLINE_CHARS change
   110-145 ms (each log costs the matcher tens of ms today); with INLINE_CHARS = 1024, 2-4 ms.
 The pool only lets the loop take turns (the GIL is released every 5 ms), so the matcher's own
 bound on the work per request still matters; `--workers N` keeps the other cores answering.
+Nor is there a hop on the way in or out: the body's deadline is set on the request's own task
+(asyncio.timeout, not wait_for's task), and a record's JSON is written once per process.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ MAX_LIMIT = 50
 MAX_OFFSET = 10_000
 MAX_BATCH = 20  # texts per POST /explain/batch; together at most MAX_EXPLAIN characters
 BODY_TIMEOUT = 10.0  # seconds to receive a whole body
+RECORD_JSON = 4096  # records' JSON texts an Api keeps (about 4 KB each)
 INLINE_CHARS = 1024  # longer pastes are explained in the thread pool (module doc)
 EXPLAIN_THREADS = 2  # the pool's size: long pastes at once per worker process
 HEALTH_EVERY = 1.0  # seconds between /healthz's catalog queries (cheap, yet not per request)
@@ -94,6 +97,16 @@ def _json(data: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status, headers=_HEADERS)
 
 
+def _dumps(data: Any) -> str:
+    """JSON text as JSONResponse writes it."""
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _json_text(text: str) -> Response:
+    """A 200 answer whose JSON is written already (see Api._page)."""
+    return Response(text.encode("utf-8"), media_type="application/json", headers=_HEADERS)
+
+
 # ---------------------------------------------------------------- input checks
 
 
@@ -103,11 +116,17 @@ async def read_body(
     """The body, refused with 413 as soon as it passes `limit` (Content-Length or streamed),
     and with 408 when it trickles in slower than `timeout` (uvicorn has no body deadline)."""
     try:
-        return await asyncio.wait_for(_read_capped(request, limit), timeout)
+        if _timeout is None:  # Python 3.10: wait_for runs the read as a task of its own
+            return await asyncio.wait_for(_read_capped(request, limit), timeout)
+        async with _timeout(timeout):  # a deadline on this task: no task hop per request
+            return await _read_capped(request, limit)
     except asyncio.TimeoutError:
         raise ApiError(
             408, f"The body did not arrive within {timeout:g} s; send it in one go."
         ) from None
+
+
+_timeout = getattr(asyncio, "timeout", None)  # 3.11+
 
 
 async def _read_capped(request: Request, limit: int) -> bytes:
@@ -292,6 +311,9 @@ class Api:
         self.versions_of = {p["name"]: p.get("datasetVersion") or "" for p in cat.projects}
         self.releases = cat.release_order()  # what /versions lists and `version=` accepts
         self.release_tags = cat.release_order(tags_only=True)  # Markdown shows them as ranges
+        # each record's JSON text, written once per process: a record is 3-4 KB of JSON, and
+        # serialising it again was most of the cost of rendering an answer
+        self.record_json: dict[str, str] = {}
 
     async def explain(self, request: Request) -> Response:
         raw = await read_body(request, timeout=self.body_timeout)
@@ -308,7 +330,7 @@ class Api:
 
             body = card.markdown_answer(matches[offset:], self.release_tags, limit)
             return Response(body, media_type="text/markdown; charset=utf-8", headers=_HEADERS)
-        return _json({"query": text, **_page(matches, limit, offset)})
+        return _json_text(self._page(text, matches, limit, offset))
 
     async def explain_batch(self, request: Request) -> JSONResponse:
         raw = await read_body(request, timeout=self.body_timeout)
@@ -318,10 +340,28 @@ class Api:
         project = check_project(opts.get("project"))
         found = await self._explain(texts, version, project)
         results = [
-            {"query": text, **_page(matches, limit, 0)}
-            for text, matches in zip(texts, found, strict=True)
+            self._page(text, matches, limit, 0) for text, matches in zip(texts, found, strict=True)
         ]
-        return _json({"results": results})
+        return _json_text('{"results":[' + ",".join(results) + "]}")
+
+    def _page(self, query: str, matches: list, limit: int, offset: int) -> str:
+        """{"query", "total", "offset", "limit", "matches"} as JSON text: one page of matches,
+        each as Match.to_dict() has it."""
+        head = _dumps({"query": query, "total": len(matches), "offset": offset, "limit": limit})
+        shown = ",".join(self._match_json(m) for m in matches[offset : offset + limit])
+        return f'{head[:-1]},"matches":[{shown}]}}'
+
+    def _match_json(self, match) -> str:
+        """match.to_dict() as JSON text, its record's part written once per process."""
+        doc = match.to_dict()
+        rec = doc.pop("record")
+        rid = rec.get("id")
+        text = self.record_json.get(rid) if isinstance(rid, str) else None
+        if text is None:
+            text = _dumps(rec)
+            if isinstance(rid, str) and len(self.record_json) < RECORD_JSON:
+                self.record_json[rid] = text  # (records of a read-only catalog never change)
+        return '{"record":' + text + "," + _dumps(doc)[1:]
 
     async def _explain(
         self, texts: str | list[str], version: str | None, project: str | None = None
@@ -397,8 +437,9 @@ class Api:
         matches, total = self.cat.search_page(
             q, version=version, limit=limit, offset=offset, project=project
         )
-        page = {"total": total, "offset": offset, "limit": limit}
-        return _json({"query": q, **page, "matches": [m.to_dict() for m in matches]})
+        head = _dumps({"query": q, "total": total, "offset": offset, "limit": limit})
+        shown = ",".join(self._match_json(m) for m in matches)
+        return _json_text(f'{head[:-1]},"matches":[{shown}]}}')
 
     async def versions(self, request: Request) -> JSONResponse:
         """The releases `version=` accepts, oldest first, and every revision built, each with
@@ -497,15 +538,6 @@ class Api:
 
     async def openapi(self, request: Request) -> Response:
         return Response(OPENAPI, media_type="application/json", headers=_HEADERS)
-
-
-def _page(matches: list, limit: int, offset: int) -> dict:
-    return {
-        "total": len(matches),
-        "offset": offset,
-        "limit": limit,
-        "matches": [m.to_dict() for m in matches[offset : offset + limit]],
-    }
 
 
 def _etags(header: str) -> set[str]:

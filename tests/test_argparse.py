@@ -625,3 +625,19 @@ def test_a_removed_flags_before_line_gives_it_what_it_took(actions, want):
 
     spans = [{"action": a, "type": t, "options": ["--x"]} for a, t in actions]  # as in flaghistory
     assert _removed_value(spans) == want
+
+
+def test_an_answer_asked_again_is_the_same_and_its_own(cat):
+    """The revision sets' names and text are remembered per catalog (a server answers the same
+    flags again and again): a second answer equals the first, and changing one answer's lists
+    changes no later one."""
+    for text, *_ in ANSWERS:
+        first = _answer(cat, text).argparse
+        kept = json.loads(json.dumps(first))
+        for value in first.values():
+            if isinstance(value, list):
+                value.append("changed")
+            for row in value if isinstance(value, list) else ():
+                if isinstance(row, dict) and isinstance(row.get("releases"), list):
+                    row["releases"].append("changed")
+        assert _answer(cat, text).argparse == kept
