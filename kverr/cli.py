@@ -609,7 +609,6 @@ def explain(
     Example: kverr explain f7fd0f125c8c79be   (a record id: the same as kverr show)
     Example: kverr explain "(APIServer pid=1) ValueError: Chunked prefill must be enabled to set max_num_partial_prefills > 1."
     """
-    from kverr import render
     from kverr.catalog import open_catalog
     from kverr.catalog.query import explain_query, looks_like_key
 
@@ -631,10 +630,14 @@ def explain(
         order = [] if json_out else cat.release_order(tags_only=True)
         products = [p["product"] for p in cat.projects if project in (None, p["name"])]
     if json_out:
-        for chunk in render.explain_json_chunks(query, matches, cut):
+        from kverr.answers import explain_json_chunks
+
+        for chunk in explain_json_chunks(query, matches, cut):
             typer.echo(chunk, nl=False)
         typer.echo()
     else:
+        from kverr import render  # (the card and the terminal: the human view's alone)
+
         if cut:
             typer.echo(f"kverr: note: {render.cut_note(cut)}", err=True)
         view = render.explain_text(

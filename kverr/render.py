@@ -8,40 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from kverr import card, display
-from kverr.answers import CutLines, Match
+from kverr.answers import CutLines, Match, explain_json, explain_json_chunks  # noqa: F401 - (re-exported)
 from kverr.card import fill  # noqa: F401 - i10-words' helper, now beside the card that uses it
 from kverr.term import PLAIN, Term
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each
-
-
-def explain_json(query: str, matches: Sequence[Match], cut: CutLines | None = None) -> str:
-    """The `--json` contract: {"query": ..., "matches": [Match.to_dict(), ...]}, best first,
-    and "cutLines" ({"maxChars", "count", "lines"}) when input lines were too long to read whole."""
-    return "".join(explain_json_chunks(query, matches, cut))
-
-
-def explain_json_chunks(
-    query: str, matches: Sequence[Match], cut: CutLines | None = None
-) -> Iterator[str]:
-    """`explain_json` a match at a time, the same bytes as `json.dumps(doc, indent=2)`: a scan
-    can report 10,000 findings, and one string of all of them took 250 MB."""
-
-    def dump(value: Any, depth: int) -> str:
-        text = json.dumps(value, indent=2, ensure_ascii=False)
-        return text.replace("\n", "\n" + "  " * depth)
-
-    yield '{\n  "query": ' + dump(query, 1) + ',\n  "matches": ['
-    for i, m in enumerate(matches):
-        yield ("," if i else "") + "\n    " + dump(m.to_dict(), 2)
-    yield "\n  ]" if matches else "]"
-    if cut:
-        yield ',\n  "cutLines": ' + dump(cut.to_dict(), 1)
-    yield "\n}"
 
 
 def cut_note(cut: CutLines) -> str:

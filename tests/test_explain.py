@@ -210,7 +210,9 @@ except SystemExit as exc:
     code = exc.code
 heavy = sorted(m for m in ("libcst", "jsonschema", "kverr.extractor", "kverr.records", "kverr.schema",
                            "pydantic", "rich", "typer._adapters", "duckdb") if m in sys.modules)
+views = sorted(m for m in ("kverr.render", "kverr.card", "kverr.display") if m in sys.modules)
 print("\\nPROBE", code, heavy, file=sys.stderr)
+print("VIEWS", views, file=sys.stderr)
 """
 
 
@@ -227,8 +229,10 @@ def test_explain_path_never_imports_libcst_jsonschema_or_pydantic(catalog_file, 
         env=env,
         timeout=120,
     )
-    assert proc.stderr.strip().splitlines()[-1] == "PROBE 0 []"
-    if view == ["--json"]:
+    probe, views = proc.stderr.strip().splitlines()[-2:]
+    assert probe == "PROBE 0 []"
+    if view == ["--json"]:  # the card and the terminal views are the human view's alone
+        assert views == "VIEWS []"
         assert json.loads(proc.stdout)["matches"][0]["record"]["id"] == "7d10000000000003"
     else:
         assert "tp_size=3 must be divisible by pp_size=2" in proc.stdout
