@@ -15,4 +15,13 @@ try:
 except ImportError:  # pragma: no cover - a DuckDB that no longer ships the engine apart
     import duckdb  # type: ignore[no-redef]
 
-__all__ = ["duckdb"]
+
+def quiet(con):
+    """`con` without DuckDB's progress bar, which it draws on stdout for a query running past
+    2 s (a 100,000-record load's index query does): it would land inside `--json`. (A
+    connection's own setting: DuckDB takes it in no `config`.)"""
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
+__all__ = ["duckdb", "quiet"]

@@ -59,9 +59,12 @@ INDEX_SQL = (
 )
 
 
-def index_state(rows: Iterable[tuple]) -> dict[str, Any]:
+def index_state(
+    rows: Iterable[tuple], shapes: dict[str, patterns.Shape | None] | None = None
+) -> dict[str, Any]:
     """The index's columns from INDEX_SQL's rows, as plain JSON-ready lists: computed once when
-    the catalog is written (store.py keeps it in `meta`), so no process rebuilds it."""
+    the catalog is written (store.py keeps it in `meta`), so no process rebuilds it. `shapes`:
+    the patterns' shapes by id, where the loader has them already (else each is parsed)."""
     state: dict[str, Any] = {
         "ids": [], "pattern": [], "severity": [], "last_ord": [], "project": [], "by_token": {},
         "keys": [], "heads": [], "required": [], "lit": [],
@@ -76,7 +79,7 @@ def index_state(rows: Iterable[tuple]) -> dict[str, Any]:
         state["severity"].append(sev or "error")
         state["last_ord"].append(last if last is not None else -1)
         state["project"].append(project or "")
-        required, lit = _literals(pat)
+        required, lit = _literals(pat, shapes.get(rid) if shapes is not None else None)
         state["required"].append(required)
         state["lit"].append(lit)
         if tok:
@@ -90,15 +93,16 @@ def index_state(rows: Iterable[tuple]) -> dict[str, Any]:
     return state
 
 
-def _literals(pattern: str | None) -> tuple[list[str], int]:
+def _literals(pattern: str | None, sh: patterns.Shape | None = None) -> tuple[list[str], int]:
     """(up to 3 longest literal runs of 4+ characters every match contains, literal character
     count) of a pattern: a candidate lacking a run is dropped before its pattern is compiled,
     and a one-shot explain meets a hundred candidates ("unrecognized arguments") and compiles
     the one or two that can match."""
-    try:
-        sh = patterns.shape(pattern) if pattern else None
-    except (re.error, RecursionError, OverflowError):
-        sh = None
+    if sh is None and pattern:
+        try:
+            sh = patterns.shape(pattern)
+        except (re.error, RecursionError, OverflowError):
+            sh = None
     if sh is None:
         return [], 0
     return sorted((r for r in sh.runs if len(r) >= 4), key=len, reverse=True)[:3], sh.literal_chars

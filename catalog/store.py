@@ -22,7 +22,7 @@ from typing import Any
 
 from kverr.catalog import argparse_answers, matcher, patterns, prefilter
 from kverr.catalog.connection import Connection, first_line
-from kverr.catalog.engine import duckdb
+from kverr.catalog.engine import duckdb, quiet
 
 from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers
 from kverr.errors import CatalogError, DatasetError, KverrWarning
@@ -396,7 +396,7 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
         leftovers.sweep(catalog_path)  # temp files of loads killed before their cleanup
         # DuckDB keeps what a load writes in memory up to its limit (80% of RAM by default):
         # bounded, it writes the blocks out instead, and a large load stays small.
-        con = duckdb.connect(str(tmp), config={"memory_limit": LOAD_MEMORY})
+        con = quiet(duckdb.connect(str(tmp), config={"memory_limit": LOAD_MEMORY}))
         try:
             _write(con, sets, shapes)
             con.execute("CHECKPOINT")
@@ -451,7 +451,7 @@ def _file_kind(path: Path) -> str:
     if head[8:12] != b"DUCK":  # DuckDB's magic bytes follow an 8-byte header checksum
         return "not a DuckDB file"
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = quiet(duckdb.connect(str(path), read_only=True))
     except duckdb.Error:
         return "damaged"
     try:
@@ -591,7 +591,7 @@ def _write(con, sets: list[_Set], shapes) -> None:
     # catalog 26 ms at 1,000 records and 0.8 s at 100,000.
     cur = con.execute(matcher.INDEX_SQL)
     index = matcher.index_state(
-        row for rows in iter(lambda: cur.fetchmany(5000), []) for row in rows
+        (row for rows in iter(lambda: cur.fetchmany(5000), []) for row in rows), shapes
     )
     con.execute("INSERT INTO meta VALUES ('index', ?)", [json.dumps(index, separators=(",", ":"))])
     flag_rows = [
@@ -802,7 +802,7 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
             "not a DuckDB file",
         )
     try:
-        raw = duckdb.connect(str(path), read_only=True)
+        raw = quiet(duckdb.connect(str(path), read_only=True))
     except duckdb.Error as exc:
         raise damaged(first_line(exc)) from None
     try:

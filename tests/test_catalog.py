@@ -433,3 +433,17 @@ def test_search_for_a_flag_lists_the_records_involving_it_first(catalog_file, q)
         involved = {r["id"] for r in cat.records() if "--ssl-certfile" in r["flags"]}
         got = [m.record["id"] for m in cat.search(q)]
     assert involved and set(got[: len(involved)]) == involved
+
+
+def test_no_connection_draws_duckdbs_progress_bar(catalog_file, capfd):
+    """DuckDB draws a progress bar on stdout for a query past 2 s (a 100,000-record load's
+    index query ran that long, and the bar landed in bench_scale's parsed output): every
+    connection kverr opens turns it off, as it would also land inside `--json`."""
+    from kverr.catalog import store
+
+    con = store.connect_read_only(catalog_file)
+    try:
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
+    finally:
+        con.close()
+    assert capfd.readouterr().out == ""
