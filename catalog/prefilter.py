@@ -132,6 +132,9 @@ def candidates(sh: patterns.Shape) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
+NOISE_MEMO = 50_000  # keys whose noise count is remembered (records share keys: a few per key)
+
+
 class NoiseCount:
     """How often a candidate key occurs in real log lines (fewer is better). A key without
     `\\b` is counted with `str.count`; the others with `re` over just the lines holding the
@@ -144,9 +147,12 @@ class NoiseCount:
         self._memo: dict[str, int] = {}
 
     def __call__(self, key: str, pieces: tuple[str, ...]) -> int:
-        if key not in self._memo:
-            self._memo[key] = self._count(key, pieces)
-        return self._memo[key]
+        found = self._memo.get(key)
+        if found is None:
+            if len(self._memo) >= NOISE_MEMO:  # bounded: a catalog of 100,000 records asks
+                self._memo.clear()  # for millions of keys, each record's own
+            found = self._memo[key] = self._count(key, pieces)
+        return found
 
     def _count(self, key: str, pieces: tuple[str, ...]) -> int:
         n = min(self.text.count(p) for p in pieces)  # an upper bound, and usually 0
