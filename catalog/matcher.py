@@ -67,9 +67,13 @@ def index_state(
     the patterns' shapes by id, where the loader has them already (else each is parsed)."""
     state: dict[str, Any] = {
         "ids": [], "pattern": [], "severity": [], "last_ord": [], "project": [], "by_token": {},
-        "keys": [], "heads": [], "required": [], "lit": [],
+        "required": [], "lit": [],
     }  # fmt: skip
     ids, by_token = state["ids"], state["by_token"]
+    # the scan prefilter's keys (catalog/prefilter.py), and what a cut message shows of each
+    # pattern at least: stored as the prefilter's regex texts alone
+    keys: list[str] = []
+    heads: list[str] = []
     for rid, pat, sev, last, tok, project, key, head in rows:
         if ids and ids[-1] == rid:
             continue
@@ -84,12 +88,10 @@ def index_state(
         state["lit"].append(lit)
         if tok:
             by_token.setdefault(tok, []).append(i)
-            # the scan prefilter's key (catalog/prefilter.py), and what a cut message shows
-            # of the pattern at least
-            state["keys"].append(key or re.escape(tok))
+            keys.append(key or re.escape(tok))
             if head:
-                state["heads"].append(head)
-    state["prefilter"] = prefilter.sources(state["keys"], state["heads"])
+                heads.append(head)
+    state["prefilter"] = prefilter.sources(keys, heads)
     return state
 
 
@@ -126,8 +128,6 @@ class Index:
         self.by_token: dict[str, list[int]] = state["by_token"]
         self.last_ord: list[int] = state["last_ord"]
         self.project: list[str] = state["project"]
-        self.keys: list[str] = state["keys"]
-        self.heads: list[str] = state["heads"]
         self._prefilter_texts: dict[str, str] = state["prefilter"]  # (prefilter.sources)
         # literal runs each match holds, and its literal character count (`_literals`)
         self.required: list[list[str]] = state["required"]
@@ -466,8 +466,8 @@ def partial_hits(
         body = text.rstrip()
     strict_end = implicit and body == text.rstrip()
     body = body[-PARTIAL_CHARS:]  # the cut message ends the text: bounded work on a long one
-    # a prefix judged below shows its pattern's head (HEAD_CHARS of its first literal run):
-    # text that shows none needs no BM25 query (most lines of a paste that matched nothing)
+    # a prefix judged below shows its pattern's head (prefilter.head): text that shows none
+    # needs no BM25 query (most lines of a paste that matched nothing)
     if not idx.prefilter.may_be_cut(body):
         return []
     spend()

@@ -78,8 +78,8 @@ def _bytewise(pattern: str) -> bytes:
 
 
 MIN_KEY = 3  # characters; shorter literals are in every other line
-# A cut message is judged only when it shows 15 literal characters (matcher.partial_hits), so
-# it holds the first 15 of its pattern's first literal run (or the whole run, if shorter).
+# A cut message is judged only when it shows 15 literal characters (matcher.partial_hits):
+# what it then certainly shows of its pattern is the pattern's head (`head`).
 HEAD_CHARS = 15
 
 

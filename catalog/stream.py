@@ -378,19 +378,10 @@ class Scanner:
                 self.idx, text, variant=variant, allowed=self.allowed
             )
         # copies: callers set a hit's line, and the span names the reading it came from
-        return [
-            Hit(
-                h.index,
-                h.score,
-                h.how,
-                None,
-                dict(h.values),
-                (variant, *h.span[1:]),
-                h.covered,
-                h.text,
-            )
-            for h in got
-        ]
+        out = [_moved(h, None) for h in got]
+        for h in out:
+            h.span = (variant, *h.span[1:])
+        return out
 
     def _partial(self, text: str, no: int) -> list[Hit]:
         body = normalize.truncated(text)
