@@ -345,11 +345,15 @@ class Api:
         return _json_text('{"results":[' + ",".join(results) + "]}")
 
     def _page(self, query: str, matches: list, limit: int, offset: int) -> str:
-        """{"query", "total", "offset", "limit", "matches"} as JSON text: one page of matches,
-        each as Match.to_dict() has it."""
-        head = _dumps({"query": query, "total": len(matches), "offset": offset, "limit": limit})
-        shown = ",".join(self._match_json(m) for m in matches[offset : offset + limit])
-        return f'{head[:-1]},"matches":[{shown}]}}'
+        """One page of all the `matches` found, as `_listing` writes it."""
+        return self._listing(query, len(matches), offset, limit, matches[offset : offset + limit])
+
+    def _listing(self, query: str, total: int, offset: int, limit: int, shown: list) -> str:
+        """{"query", "total", "offset", "limit", "matches"} as JSON text, each of the `shown`
+        matches as Match.to_dict() has it."""
+        head = _dumps({"query": query, "total": total, "offset": offset, "limit": limit})
+        body = ",".join(self._match_json(m) for m in shown)
+        return f'{head[:-1]},"matches":[{body}]}}'
 
     def _match_json(self, match) -> str:
         """match.to_dict() as JSON text, its record's part written once per process."""
@@ -437,9 +441,7 @@ class Api:
         matches, total = self.cat.search_page(
             q, version=version, limit=limit, offset=offset, project=project
         )
-        head = _dumps({"query": q, "total": total, "offset": offset, "limit": limit})
-        shown = ",".join(self._match_json(m) for m in matches)
-        return _json_text(f'{head[:-1]},"matches":[{shown}]}}')
+        return _json_text(self._listing(q, total, offset, limit, matches))
 
     async def versions(self, request: Request) -> JSONResponse:
         """The releases `version=` accepts, oldest first, and every revision built, each with
