@@ -121,45 +121,40 @@ def test_a_server_args_dump_gets_no_answer_and_no_fuzzy_query(cat):
     assert calls == []
 
 
-def test_a_paste_with_a_server_args_dump_makes_no_cut_message_query(cat):
+def test_a_paste_with_a_server_args_dump_makes_no_cut_message_query(cat, monkeypatch):
     """The dump line of a launch log (`...)` closing a repr) beside the error pasted with it:
     the error is found, and no line is read as a message cut short (no BM25 query)."""
     dump = PREFIX + "server_args=ServerArgs(model_path='/m', tp_size=2, ...)"
     calls = []
     real = matcher.bm25
-    try:
-        matcher.bm25 = lambda *a, **k: calls.append(a) or real(*a, **k)
-        found = cat.explain("\n".join([dump, PREFIX + LONG, dump]))
-    finally:
-        matcher.bm25 = real
+    monkeypatch.setattr(matcher, "bm25", lambda *a, **k: calls.append(a) or real(*a, **k))
+    found = cat.explain("\n".join([dump, PREFIX + LONG, dump]))
     assert [m.how for m in found][:1] == ["pattern"]
     assert calls == []
 
 
-def test_a_paste_reads_each_joined_text_once(cat):
+def test_a_paste_reads_each_joined_text_once(cat, monkeypatch):
     """A traceback is one unit: its joins and the whole paste's joins are the same texts, read
     by the pattern search once each."""
     texts = []
     real = matcher.pattern_hits
-    try:
-        matcher.pattern_hits = lambda idx, text, **k: texts.append(text) or real(idx, text, **k)
-        found = cat.explain(TRACEBACK_MESSAGE)
-    finally:
-        matcher.pattern_hits = real
+    monkeypatch.setattr(
+        matcher, "pattern_hits", lambda idx, text, **k: texts.append(text) or real(idx, text, **k)
+    )
+    found = cat.explain(TRACEBACK_MESSAGE)
     assert found
     assert len(texts) == len(set(texts))
 
 
-def test_a_paste_that_matches_nothing_ranks_each_piece_once(cat):
+def test_a_paste_that_matches_nothing_ranks_each_piece_once(cat, monkeypatch):
     """The fallbacks of a paste with no exact match (a message cut short without a mark, then
     fuzzy) rank each piece once for both, and its " " and "\n" joins once for the two."""
     ranked = []
     real = matcher._bm25
-    try:
-        matcher._bm25 = lambda idx, text: ranked.append(" ".join(text.split())) or real(idx, text)
-        cat.explain("the speculative decoding setup is wrong\nwhile the kv cache is being sized")
-    finally:
-        matcher._bm25 = real
+    monkeypatch.setattr(
+        matcher, "_bm25", lambda idx, text: ranked.append(" ".join(text.split())) or real(idx, text)
+    )
+    cat.explain("the speculative decoding setup is wrong\nwhile the kv cache is being sized")
     assert ranked
     assert len(ranked) == len(set(ranked))
 
