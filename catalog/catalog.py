@@ -44,7 +44,7 @@ class Catalog:
     def index(self) -> matcher.Index:
         if self._index is None:  # read on first lookup: `get`/`flags` callers never pay for it
             forms = self.forms
-            stored = self.con.meta.pop("index", None)  # read at open, stored by the loader
+            stored = store.index_text(self.con.meta)  # read at open, stored by the loader
             self._index = matcher.Index(
                 self.con,
                 forms if forms.prefixes or forms.suffixes else None,

@@ -27,10 +27,10 @@ from kverr.catalog.engine import duckdb, quiet
 from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 
-FORMAT = "kverr-catalog-7"  # bump when the tables change: old catalogs are then rebuilt
+FORMAT = "kverr-catalog-8"  # bump when the tables change: old catalogs are then rebuilt
 SCHEMA_VERSIONS = (2,)  # record schema versions this loader reads (manifest `schemaVersion`)
 BM25_K1, BM25_B = 1.2, 0.75
-LOAD_MEMORY = "128MB"  # DuckDB's memory while it writes a catalog (load_datasets)
+LOAD_MEMORY = "64MB"  # DuckDB's memory while it writes a catalog (load_datasets)
 STOP_SHARE, STOP_MIN = 0.02, 50
 DATASET_FILES = (
     "records.jsonl",
@@ -391,6 +391,7 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
     import uuid  # (loading only: explain's start-up never imports it)
 
     tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    usable = sum(1 for sh in shapes.values() if sh is not None)  # (_write empties `shapes`)
     try:
         catalog_path.parent.mkdir(parents=True, exist_ok=True)
         leftovers.sweep(catalog_path)  # temp files of loads killed before their cleanup
@@ -418,7 +419,6 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             with contextlib.suppress(OSError):
                 leftover.unlink(missing_ok=True)
-    usable = sum(1 for sh in shapes.values() if sh is not None)
     count = sum(d.records.count for d in sets)
     return LoadReport(count, usable, tuple(warnings + [w for d in sets for w in d.warnings]))
 
@@ -586,6 +586,7 @@ def _write(con, sets: list[_Set], shapes) -> None:
                 ["id", "flag"],
                 [(r["id"], f) for r in batch for f in r.get("flags") or []],
             )
+    del selfs, funcs, last_ord, releases  # (the records are written: none is read again)
     for batch in _batches(_anchor_rows(shapes), 5000):
         _insert(con, "anchors", ["id", "token", "literal", "key", "head"], batch)
     # The matcher's index, made once here: rebuilding it cost every process that opened the
@@ -594,7 +595,10 @@ def _write(con, sets: list[_Set], shapes) -> None:
     index = matcher.index_state(
         (row for rows in iter(lambda: cur.fetchmany(5000), []) for row in rows), shapes
     )
-    con.execute("INSERT INTO meta VALUES ('index', ?)", [json.dumps(index, separators=(",", ":"))])
+    # The shapes' last reader: emptied (the caller's dict, counted before) so that they are
+    # gone before the index's JSON text is made, the load's peak (100,000 records: ~50 MB)
+    shapes.clear()
+    _insert_index(con, json.dumps(index, separators=(",", ":")))
     flag_rows = [
         (f.get("name"), f.get("dest"), f.get("help"), f.get("default"), _j(f.get("choices")),
          f.get("type"), f.get("action"), f.get("file"), f.get("line"), d.project["name"])
@@ -626,6 +630,25 @@ def _write(con, sets: list[_Set], shapes) -> None:
             "INSERT INTO meta VALUES (?, ?)",
             [f"argparse:{d.project['name']}", json.dumps(state, separators=(",", ":"))],
         )
+
+
+INDEX_CHUNK = 1 << 20  # characters of the index's JSON text per `meta` row
+
+
+def _insert_index(con, text: str) -> None:
+    """The index's JSON text as `meta` rows 'index.0000', 'index.0001'... of INDEX_CHUNK
+    characters, joined again at open (`index_text`). One 30 MB value (100,000 records) cost
+    DuckDB about three copies of it at once, the load's peak; a chunk costs three of 1 MB."""
+    for n, at in enumerate(range(0, len(text), INDEX_CHUNK)):
+        con.execute(
+            "INSERT INTO meta VALUES (?, ?)", [f"index.{n:04d}", text[at : at + INDEX_CHUNK]]
+        )
+
+
+def index_text(meta: dict[str, str]) -> str | None:
+    """The stored index's JSON text from the `meta` rows read at open (None: not stored)."""
+    keys = sorted(k for k in meta if k.startswith("index."))
+    return "".join(meta.pop(k) for k in keys) if keys else None
 
 
 # ---------------------------------------------------------------- finding a catalog
@@ -810,7 +833,8 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
         # the format, and the projects' facts and matcher index every explain reads, in one query
         meta = dict(
             raw.execute(
-                "SELECT key, value FROM meta WHERE key IN ('format', 'projects', 'index')"
+                "SELECT key, value FROM meta WHERE key IN ('format', 'projects')"
+                " OR key BETWEEN 'index.' AND 'index.9999'"
             ).fetchall()
         )
         row = (meta["format"],) if "format" in meta else None

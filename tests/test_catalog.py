@@ -195,6 +195,25 @@ def test_tables_follow_the_contract(catalog_file):
     con.close()
 
 
+def test_a_large_index_is_stored_in_chunks_and_read_back_whole(tmp_path, monkeypatch):
+    """The index's JSON text is written as several `meta` rows (one large value cost DuckDB
+    a few copies of it at once: the peak of a 100,000-record load) and joined at open."""
+    from kverr.catalog import matcher
+
+    ds = synth.write_files(tmp_path / "ds", synth.synthetic_records(300))
+    monkeypatch.setattr(store, "INDEX_CHUNK", 1000)
+    load_dataset(ds, tmp_path / "c.duckdb")
+    con = duckdb.connect(str(tmp_path / "c.duckdb"), read_only=True)
+    sql = "SELECT key FROM meta WHERE key LIKE 'index%' ORDER BY key"
+    keys = [k for (k,) in con.execute(sql).fetchall()]
+    rebuilt = matcher.Index(con)
+    con.close()
+    assert len(keys) > 10 and keys == [f"index.{n:04d}" for n in range(len(keys))]
+    with open_catalog(tmp_path / "c.duckdb") as c:
+        assert c.index.ids == rebuilt.ids and c.index.by_token == rebuilt.by_token
+        assert c.explain("ValueError: " + synth.synthetic_records(300)[7]["errorMessage"])
+
+
 def test_the_stored_index_is_the_one_the_tables_give(catalog_file):
     """The loader stores the matcher's index in `meta` (no process rebuilds it); it must be
     exactly what the records and anchors tables give, and an older catalog without it still
@@ -202,7 +221,7 @@ def test_the_stored_index_is_the_one_the_tables_give(catalog_file):
     from kverr.catalog import matcher
 
     con = duckdb.connect(str(catalog_file), read_only=True)
-    stored = json.loads(con.execute("SELECT value FROM meta WHERE key = 'index'").fetchone()[0])
+    stored = json.loads(store.index_text(dict(con.execute("SELECT key, value FROM meta").fetchall())))
     rebuilt = matcher.Index(con)
     con.close()
     with open_catalog(catalog_file) as c:
