@@ -221,7 +221,9 @@ def test_the_stored_index_is_the_one_the_tables_give(catalog_file):
     from kverr.catalog import matcher
 
     con = duckdb.connect(str(catalog_file), read_only=True)
-    stored = json.loads(store.index_text(dict(con.execute("SELECT key, value FROM meta").fetchall())))
+    stored = json.loads(
+        store.index_text(dict(con.execute("SELECT key, value FROM meta").fetchall()))
+    )
     rebuilt = matcher.Index(con)
     con.close()
     with open_catalog(catalog_file) as c:
