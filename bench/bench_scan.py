@@ -19,8 +19,8 @@ log (it should not). `--before DIR`: also measure the kverr checkout at DIR (e.g
 of main) on the same logs, with DIR/.venv/bin/python when there is one, so a change is shown
 before and after in one run; the two are interleaved, so a busy machine slows both alike.
 Without --catalog it uses $KVERR_CATALOG or the packaged catalog, else a synthetic catalog of
-600 records (about SGLang's size), and says which; the --before child reads the same file
-(both read the same catalog format).
+600 records (about SGLang's size), and says which; the --before child reads the same file,
+except for the packaged datasets, which it loads itself (its catalog format may differ).
 """
 
 from __future__ import annotations
@@ -149,7 +149,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         path, label = synth.pick_catalog(args.catalog, work)
-        if label.startswith("default") and store.packaged_datasets():
+        packaged = label.startswith("default") and bool(store.packaged_datasets())
+        if packaged:
             # a private copy: a build in another process prunes the shared cache's catalogs
             path, label = work / "catalog.duckdb", "the packaged datasets, loaded for this run"
             load_datasets(store.packaged_datasets(), path)
@@ -164,7 +165,10 @@ def main() -> None:
         results: dict[tuple[str, int], dict] = {}
         for n in (args.small, args.lines):  # interleaved: a busy spell slows both alike
             if before:
-                results["before", n] = child(before, logs[n], str(path), work / "cache")
+                # the packaged datasets: the other checkout loads its own catalog from them,
+                # in its own catalog format (which may differ from this checkout's)
+                theirs = None if packaged else str(path)
+                results["before", n] = child(before, logs[n], theirs, work / "cache")
             results["after", n] = child(None, logs[n], str(path), work / "cache")
         size_mb = logs[args.lines].stat().st_size / 1e6
     print(f"catalog: {label}")
