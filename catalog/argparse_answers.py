@@ -58,6 +58,24 @@ def is_own(program: str | None, programs: list[str]) -> bool:
 # ---------------------------------------------------------------- one project's flag history
 
 
+class _Spans:
+    """flag -> its spans (dicts of SPAN_COLUMNS, oldest first), made from the stored rows of a
+    flag when it is first asked for: an answer reads one or two flags of a thousand."""
+
+    def __init__(self, rows: dict[str, list[list]]) -> None:
+        self._rows = rows
+        self._made: dict[str, list[dict]] = {}
+
+    def get(self, flag: str, default: list[dict] | None = None) -> list[dict] | None:
+        got = self._made.get(flag)
+        if got is None:
+            rows = self._rows.get(flag)
+            if rows is None:
+                return default
+            got = self._made[flag] = [dict(zip(SPAN_COLUMNS, r, strict=True)) for r in rows]
+        return got
+
+
 @dataclass
 class History:
     """One project's revisions and flag declarations, read once per catalog. Option strings
@@ -65,8 +83,8 @@ class History:
     a project of 1,700 commits and 1,000 options stays small."""
 
     revisions: list[dict]
-    spans: dict[str, list[dict]] = field(default_factory=dict)  # flag -> its spans, oldest first
-    runs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # option -> (from, to)
+    spans: _Spans = field(default_factory=lambda: _Spans({}))  # flag -> its spans, oldest first
+    runs: dict[str, list[list[int]]] = field(default_factory=dict)  # option -> [from, to]s
 
     def __post_init__(self) -> None:
         self.ords = [r["ord"] for r in self.revisions]
@@ -181,7 +199,7 @@ SPAN_COLUMNS = (
 )
 
 
-def history_state(con: Any, project: str) -> dict[str, list]:
+def history_state(con: Any, project: str) -> dict[str, Any]:
     """What `history` needs of the project's revisions and flag_history rows, as JSON-ready
     lists: computed once when the catalog is written (store.py keeps it in `meta`), as the two
     queries and the decoding of their JSON cost a one-shot explain of an argparse error 30 ms."""
@@ -193,14 +211,25 @@ def history_state(con: Any, project: str) -> dict[str, list]:
         " file FROM flag_history WHERE project = ? ORDER BY name, from_ord",
         [project],
     ).fetchall()
+    rows = [
+        [*row[:3], json.loads(row[3]) if row[3] else None, *row[4:8],
+         json.loads(row[8]) if row[8] else None, row[9]]
+        for row in spans
+    ]  # fmt: skip
+    by_name: dict[str, list[list]] = {}
+    runs: dict[str, list[list[int]]] = {}
+    for row in rows:  # (in name, from order: each flag's spans come oldest first)
+        by_name.setdefault(row[0], []).append(row)
+        for opt in accepted_options(dict(zip(SPAN_COLUMNS, row, strict=True))):
+            runs.setdefault(opt, []).append([row[1], row[2]])
     return {
         "revisions": [[n, sha, json.loads(tags) if tags else []] for n, sha, tags in revisions],
-        "spans": [
-            [*row[:3], json.loads(row[3]) if row[3] else None, *row[4:8],
-             json.loads(row[8]) if row[8] else None, row[9]]
-            for row in spans
-        ],
-    }  # fmt: skip
+        # each flag's spans as rows, made into dicts when an answer asks for that flag, and
+        # each option's runs of revisions: making both for every flag at open was half the
+        # cost of a one-shot explain's argparse answer
+        "spans": by_name,
+        "runs": runs,
+    }
 
 
 MEMO = 4096  # revision sets whose names and text a History remembers
@@ -219,16 +248,12 @@ def history(cat: Any, project: str) -> History:
     if project not in cache:
         row = cat.con.execute("SELECT value FROM meta WHERE key = ?", [f"argparse:{project}"])
         found = row.fetchone()
-        state = json.loads(found[0]) if found else {"revisions": [], "spans": []}
-        hist = History(
-            [{"ord": n, "sha": sha, "tags": tags} for n, sha, tags in state["revisions"]]
+        state = json.loads(found[0]) if found else {"revisions": [], "spans": {}, "runs": {}}
+        cache[project] = History(
+            [{"ord": n, "sha": sha, "tags": tags} for n, sha, tags in state["revisions"]],
+            _Spans(state["spans"]),
+            state["runs"],
         )
-        for row in state["spans"]:
-            sp = dict(zip(SPAN_COLUMNS, row, strict=True))
-            hist.spans.setdefault(sp["name"], []).append(sp)
-            for opt in accepted_options(sp):
-                hist.runs.setdefault(opt, []).append((sp["from"], sp["to"]))
-        cache[project] = hist
     return cache[project]
 
 

@@ -50,6 +50,7 @@ CUT_BLANK_BYTES = BLANK_BYTES.replace(r"\t-\r", r"\t\x0b-\r")
 # condition, so a superset only marks a line more (then matched exactly); the alternation of
 # the exact UTF-8 blanks in every multi-word key slowed RE2's DFA over a whole log by a third.
 KEY_BLANK_BYTES = r"[\t-\r \x1c-\x1f\x80-\xff]"
+SMALL_BLOCK = 2048  # bytes: a block this short is read whole until the block regex is compiled
 ROWS_FOUND = 64  # continuation lines a block's regex pass finds; the rest, by a split
 SEAM = 48  # characters each side of a wrap that are read again joined (a key is shorter)
 # a line that opens a log record: a bracketed timestamp `[2025-...]`, a level word (root logger)
@@ -300,7 +301,14 @@ class Prefilter:
         "\\n") that a key, a traceback header or a cut mark touches: one RE2 pass, each match
         costing a call, and line numbers counted between matches by `bytes.count`, so the lines
         nothing marks cost no Python step."""
-        if self.rx is None:
+        if self.re2 is None or ("rx" not in self.__dict__ and len(block) <= SMALL_BLOCK):
+            # every line is read: the same answers (a key only ever skips a line), and for a
+            # short paste in a process that has not compiled the regex yet (a one-shot
+            # explain), cheaper than compiling it and building its first DFA states (~30 ms)
+            self.cut_only = {}
+            return _all_lines(block, n)
+        if self.rx is None:  # (no keys: nothing to look for, every line is read)
+            self.cut_only = {}
             return _all_lines(block, n)
         out: dict[int, int] = {}
         rows: list[tuple[int, int]] = []  # (line, start) of lines that open no record

@@ -826,7 +826,9 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
             "not a DuckDB file",
         )
     try:
-        raw = quiet(duckdb.connect(str(path), read_only=True))
+        # one thread: every query here is a point lookup or a small scan, and a one-shot
+        # explain paid for starting (and at exit joining) a worker pool it never used
+        raw = quiet(duckdb.connect(str(path), read_only=True, config={"threads": 1}))
     except duckdb.Error as exc:
         raise damaged(first_line(exc)) from None
     try:

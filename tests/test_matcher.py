@@ -440,3 +440,43 @@ def test_a_cut_message_head_is_what_every_judged_cut_shows(pattern, head):
         covered = prefix_cover(sh, text[:cut])  # the text before a cut mark
         if covered is not None and covered >= prefilter.HEAD_CHARS:
             assert head in text[:cut]
+
+
+SHORT_PASTES = [
+    "[2026-04-24 10:00:02 TP0] ValueError: --ssl-keyfile requires --ssl-certfile to be set.",
+    'Traceback (most recent call last):\n  File "x.py", line 3, in <module>\n'
+    "ValueError: chunked_prefill_size must be positive, got -4",
+    "[2026-04-24 10:00:00] Loading weights...\n[2026-04-24 10:00:01] ValueError: --ssl-keyfile"
+    " requires...",
+    "[2026-04-24 10:00:00] INFO: Started server process [4242]\nchunked_prefill_size must be"
+    " positive, got 0",
+    "nothing known here at all...",
+]
+
+
+def test_a_short_paste_read_whole_answers_as_the_block_regex_does(tmp_path):
+    """A short block in a process that has not compiled the block regex is read line by line
+    (prefilter.SMALL_BLOCK: a one-shot explain would pay more for the regex than for the
+    lines). A key only ever skips lines, so the answers are the regex's own, cut marks too."""
+    R = synth.make_record
+    recs = [
+        R("3000000000000001", "--ssl-keyfile requires --ssl-certfile to be set."),
+        R("3000000000000002", "chunked_prefill_size must be positive, got {v}",
+          r"chunked_prefill_size must be positive, got (?P<v0>.{0,256})", placeholders=["v"]),
+    ]  # fmt: skip
+    path = build_catalog(tmp_path, recs)
+
+    def answers(compiled: bool) -> list:
+        out = []
+        for paste in SHORT_PASTES:
+            with open_catalog(path) as c:
+                if compiled:
+                    assert c.index.prefilter.rx is not None
+                got = c.explain(paste)
+                assert ("rx" in c.index.prefilter.__dict__) is compiled
+                out.append([(m.record["id"], m.how, m.score, m.line, m.values) for m in got])
+        return out
+
+    whole, regex = answers(False), answers(True)
+    assert whole == regex
+    assert [bool(a) for a in whole] == [True, True, True, True, False]
