@@ -177,13 +177,17 @@ class Index:
         return self._by_code.get(code, [])
 
     def warm(self) -> None:
-        """Read the term table and the traceback lookup into memory, for a long-lived process (the
-        server): its requests then cost no DuckDB query. A one-shot explain reads the few terms
-        it needs by primary key instead of the whole table."""
+        """Read the term table and the traceback lookup into memory, and compile the block
+        regex, for a long-lived process (the server): its requests then cost no DuckDB query.
+        A one-shot explain reads the few terms it needs by primary key instead of the whole
+        table."""
         if self.terms is None:
             rows = self.con.execute("SELECT term, idf, ids, recall, stop FROM terms").fetchall()
             self.terms = {r[0]: r for r in rows}
         self.by_code_line("")
+        # the block regex too: a short paste is read line by line only until it is compiled
+        # (prefilter.SMALL_BLOCK), which suits a one-shot explain, not a server's thousandth
+        self.prefilter.rx  # noqa: B018 - compiled on first use
 
     def candidates(self, text: str) -> set[int]:
         out: set[int] = set()

@@ -826,9 +826,9 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
             "not a DuckDB file",
         )
     try:
-        # one thread: every query here is a point lookup or a small scan, and a one-shot
-        # explain paid for starting (and at exit joining) a worker pool it never used
-        raw = quiet(duckdb.connect(str(path), read_only=True, config={"threads": 1}))
+        # (no config: DuckDB refuses a second connection to one file in one process with a
+        # configuration other than the first's, and callers and tests open their own)
+        raw = quiet(duckdb.connect(str(path), read_only=True))
     except duckdb.Error as exc:
         raise damaged(first_line(exc)) from None
     try:

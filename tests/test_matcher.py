@@ -480,3 +480,13 @@ def test_a_short_paste_read_whole_answers_as_the_block_regex_does(tmp_path):
     whole, regex = answers(False), answers(True)
     assert whole == regex
     assert [bool(a) for a in whole] == [True, True, True, True, False]
+
+
+def test_a_warmed_index_has_compiled_the_block_regex(tmp_path):
+    """A server warms its index (feeds/api.py): its short pastes are filtered by the block
+    regex from the first request, not read line by line as a one-shot explain's are."""
+    path = build_catalog(tmp_path, [synth.make_record("3000000000000001", "--a requires --b.")])
+    with open_catalog(path) as c:
+        assert "rx" not in c.index.prefilter.__dict__
+        c.index.warm()
+        assert c.index.prefilter.__dict__["rx"] is not None
