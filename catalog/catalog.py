@@ -45,10 +45,12 @@ class Catalog:
         if self._index is None:  # read on first lookup: `get`/`flags` callers never pay for it
             forms = self.forms
             stored = store.index_text(self.con.meta)  # read at open, stored by the loader
+            try:
+                state = json.loads(stored) if stored else None
+            except ValueError:  # a row of it lost or edited: the file is not what the loader wrote
+                raise self.con._damaged("its stored matcher index is not whole") from None
             self._index = matcher.Index(
-                self.con,
-                forms if forms.prefixes or forms.suffixes else None,
-                json.loads(stored) if stored else None,
+                self.con, forms if forms.prefixes or forms.suffixes else None, state
             )
         return self._index
 

@@ -69,6 +69,20 @@ def test_damaged_catalog_is_one_line_and_exit_2(good, tmp_path, how, table, reas
     assert line.endswith(f"; rebuild it with `kverr load DATASET_DIR --catalog {path}`.")
 
 
+def test_a_stored_index_not_whole_is_damage_in_one_line(good, tmp_path):
+    """The matcher index is stored in rows joined at open (store.index_text): a row cut or
+    lost by hand is a damaged catalog, said in one line, not a JSON traceback."""
+    path = copy(good, tmp_path)
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = left(value, 100) WHERE key = 'index.0000'")
+    con.close()
+    res = explain(LINE, "--catalog", str(path))
+    assert res.exit_code == 2
+    assert one_line(res).startswith(
+        f"kverr: catalog {path} is damaged (its stored matcher index is not whole)"
+    )
+
+
 def _everything(cat) -> list:
     """Every way the library reads a catalog (each must let no duckdb.Error out)."""
     return [
