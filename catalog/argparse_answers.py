@@ -72,7 +72,7 @@ class _Spans:
             rows = self._rows.get(flag)
             if rows is None:
                 return default
-            got = self._made[flag] = [dict(zip(SPAN_COLUMNS, r, strict=True)) for r in rows]
+            got = self._made[flag] = [_span(r) for r in rows]
         return got
 
 
@@ -199,6 +199,11 @@ SPAN_COLUMNS = (
 )
 
 
+def _span(row: list) -> dict:
+    """A stored flag_history row (`history_state`) as a dict of SPAN_COLUMNS."""
+    return dict(zip(SPAN_COLUMNS, row, strict=True))
+
+
 def history_state(con: Any, project: str) -> dict[str, Any]:
     """What `history` needs of the project's revisions and flag_history rows, as JSON-ready
     lists: computed once when the catalog is written (store.py keeps it in `meta`), as the two
@@ -220,7 +225,7 @@ def history_state(con: Any, project: str) -> dict[str, Any]:
     runs: dict[str, list[list[int]]] = {}
     for row in rows:  # (in name, from order: each flag's spans come oldest first)
         by_name.setdefault(row[0], []).append(row)
-        for opt in accepted_options(dict(zip(SPAN_COLUMNS, row, strict=True))):
+        for opt in accepted_options(_span(row)):
             runs.setdefault(opt, []).append([row[1], row[2]])
     return {
         "revisions": [[n, sha, json.loads(tags) if tags else []] for n, sha, tags in revisions],

@@ -267,6 +267,11 @@ class Prefilter:
         """The marks, and the break before a line that opens no record (a row)."""
         return self._compile(self.texts["marks"] + "|" + _OPENS_NONE)
 
+    @property
+    def compiled(self) -> bool:
+        """Whether `rx` has been compiled (cached_property keeps it in the instance's dict)."""
+        return "rx" in self.__dict__
+
     @functools.cached_property
     def marks_rx(self):
         return self._compile(self.texts["marks"])
@@ -301,13 +306,12 @@ class Prefilter:
         "\\n") that a key, a traceback header or a cut mark touches: one RE2 pass, each match
         costing a call, and line numbers counted between matches by `bytes.count`, so the lines
         nothing marks cost no Python step."""
-        if self.re2 is None or ("rx" not in self.__dict__ and len(block) <= SMALL_BLOCK):
-            # every line is read: the same answers (a key only ever skips a line), and for a
-            # short paste in a process that has not compiled the regex yet (a one-shot
-            # explain), cheaper than compiling it and building its first DFA states (~30 ms)
-            self.cut_only = {}
-            return _all_lines(block, n)
-        if self.rx is None:  # (no keys: nothing to look for, every line is read)
+        # Every line is read without RE2, without keys, and for a short paste in a process
+        # that has not compiled the regex yet (a one-shot explain), where that is cheaper than
+        # compiling it and building its first DFA states (~30 ms). The answers are the same:
+        # a key only ever skips a line. (`self.rx`, last, compiles it.)
+        short = not self.compiled and len(block) <= SMALL_BLOCK
+        if self.re2 is None or short or self.rx is None:
             self.cut_only = {}
             return _all_lines(block, n)
         out: dict[int, int] = {}

@@ -37,7 +37,7 @@ def test_a_short_block_is_read_whole_until_the_regex_is_compiled():
     a long block compiles the regex, and from then on short blocks are filtered too."""
     pf = prefilter.Prefilter(prefilter.sources([KEY]))
     short = b"[t] first line\n[t] nothing here\n[t] it will be removed"
-    assert pf.marked(short, 3) == {0: 0, 1: 15, 2: 32} and "rx" not in pf.__dict__
+    assert pf.marked(short, 3) == {0: 0, 1: 15, 2: 32} and not pf.compiled
     long = b"\n".join([b"[t] nothing here"] * 200 + [b"[t] it will be removed"])
     assert len(long) > prefilter.SMALL_BLOCK
     assert pf.marked(long, 201) == {200: long.rindex(b"[t] it")}
