@@ -6,6 +6,8 @@ lines (data/noise.json), not only in the catalog. All keys, the traceback header
 mark at a line's end make one RE2 alternation, run over a whole block of lines at once: RE2
 takes time linear in the block, where Python's `re` tries every alternative at every position
 (500 s for the 20 MB that RE2 reads in 0.2 s). Only the lines it marks are cleaned and matched.
+A log's alternation (`log_cuts`) leaves out the cut lines a scan would pass over anyway: a
+timestamped line that ends in "..." and shows no pattern's head, most of a real log's marks.
 
 A key is a necessary condition, never a guess: a line it does not mark cannot match a record.
 So a key only holds literal text, a whitespace run where the pattern has one (a space matches
@@ -34,10 +36,14 @@ _WORD = re.compile(r"[0-9A-Za-z_]")
 TRACEBACK = r"Traceback \(most recent call last\)"
 # a cut mark ending a line (normalize.CUT_MARKS, then blanks, quotes, closing brackets)
 CUT_AT_END_CLASS = BLANK_CLASS.replace(r"\t-\r", r"\t\x0b-\r")  # blanks, but no newline
-CUT_AT_END = (  # the mark ends its own line
-    r"(?:\.\.\.|…|\[truncated\]|\(truncated\))(?:" + CUT_AT_END_CLASS + r"|['\")\]])*$"
-)
+CUT_MARK = r"(?:\.\.\.|…|\[truncated\]|\(truncated\))"
+CUT_TRAIL = CUT_AT_END_CLASS + r"|['\")\]]"
+CUT_AT_END = CUT_MARK + "(?:" + CUT_TRAIL + ")*$"  # the mark ends its own line
 CRI_PARTIAL = r" (?:stdout|stderr) P "  # a line a container runtime split: joined in cleaning
+# The bracketed timestamp that opens a log record, `[2025-01-01 10:00:00`, one atom a character
+# (normalize.PREFIX_RE's first form, which then allows up to STAMP_TAIL characters to its `]`)
+STAMP = tuple({"D": "[0-9]", "_": "[ T]"}.get(c, re.escape(c)) for c in "[DDDD-DD-DD_DD:DD:DD")
+STAMP_TAIL = 80
 # BLANK_CLASS (and the cut's, without "\n") as UTF-8 bytes, for RE2's Latin-1 mode, where a
 # class is a set of bytes (and so matches a byte that is no UTF-8 as well)
 BLANK_BYTES = (
@@ -86,6 +92,10 @@ def _bytewise(pattern: str) -> bytes:
 
 
 MIN_KEY = 3  # characters; shorter literals are in every other line
+# pieces in a row a key may take when every single piece and pair is in real log lines: a
+# few records ("X is deprecated and will be removed in Y. Use Z.") read like other messages,
+# and each line such a key marks costs a scan a look (bench_scan's log: ~12,600 key marks -> ~9,300)
+LONGER = (3, 4)
 # A cut message is judged only when it shows 15 literal characters (matcher.partial_hits):
 # what it then certainly shows of its pattern is the pattern's head (`head`).
 HEAD_CHARS = 15
@@ -113,9 +123,11 @@ def escape(text: str) -> str:
     return re.escape(text).replace("\\ ", " ")
 
 
-def candidates(sh: patterns.Shape) -> list[tuple[str, tuple[str, ...]]]:
-    """(key regex, literal pieces) a text matching `sh` certainly contains: single pieces, and
-    pairs of neighbouring pieces (for records whose every word is common)."""
+def candidates(
+    sh: patterns.Shape, sizes: tuple[int, ...] = (1, 2)
+) -> list[tuple[str, tuple[str, ...]]]:
+    """(key regex, literal pieces) a text matching `sh` certainly contains: runs of `sizes`
+    neighbouring pieces (single pieces, and pairs for records whose every word is common)."""
     out = []
     last = len(sh.runs) - 1
     for i, run in enumerate(sh.runs):
@@ -125,7 +137,7 @@ def candidates(sh: patterns.Shape) -> list[tuple[str, tuple[str, ...]]]:
         after = (sh.gaps[i + 1] or "var") if i < last else (sh.tail_gap or "end")
         found = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", run)]
         for j in range(len(found)):
-            for k in (1, 2):
+            for k in sizes:
                 seq = found[j : j + k]
                 if len(seq) < k or len(" ".join(p for p, _, _ in seq)) < MIN_KEY:
                     continue
@@ -191,17 +203,21 @@ def choose_key(sh: patterns.Shape, noise: NoiseCount, catalog_df: dict[str, int]
     cands = candidates(sh)
     if not cands:
         return None
-    return min(
-        cands,
-        key=lambda c: (
+
+    def rank(c: tuple[str, tuple[str, ...]]) -> tuple:
+        return (
             noise(*c),
             any(map(_value_like, c[1])),
             len(c[1]),
             catalog_df.get(c[0], 0),
             -len(" ".join(c[1])),
             c[0],
-        ),
-    )[0]
+        )
+
+    best = min(cands, key=rank)
+    if noise(*best):  # every piece and pair is in real log lines: three or four in a row may not be
+        best = min([best, *candidates(sh, LONGER)], key=rank)
+    return best[0]
 
 
 # ---------------------------------------------------------------- the automaton
@@ -221,6 +237,39 @@ _OPENS_NONE = _bytewise(_opens_none(RECORD_STARTS)).decode()
 _BARE_CUTS = (b"...", "…".encode())  # a cut mark with nothing after it
 
 
+def _not(atom: str) -> str:
+    """A character that is neither `atom` (a class or one literal) nor a line break."""
+    inside = atom[1:-1] if atom.startswith("[") and len(atom) > 2 else atom
+    return "[^" + inside + "\\n]"
+
+
+def log_cuts(heads: Sequence[str]) -> str:
+    """RE2 (text, `(?m)`) for the lines ending in a cut mark that a log's scan must read: all of
+    them but those that open with a timestamp (`STAMP`, its `]` within STAMP_TAIL characters)
+    and show no pattern's head, no carriage return and no colour code. Such a line opens a log
+    record under every project's forms (PREFIX_RE is among them, and a profile's own form cannot
+    read an empty prefix there: regexsafe.line_form_problem), so its unit starts at it and its
+    cleaned text is a piece of it before its mark: it shows no head either, and
+    `stream.Scanner._mark` passes over it. A real log's cut lines are nearly all of this kind
+    ("Loading weights ...", "Stopping server loop..."): one Python step each in `marked`,
+    another in `stream.Scanner._drop_cut_records`, as much as the rest of a scan. RE2 has no
+    lookahead, so "does not open with the timestamp" is spelt as where a line leaves it: a
+    character unlike the stamp's at some atom (then anything, then the cut), a cut within the
+    stamp's length, or the stamp with no `]` in the next STAMP_TAIL characters."""
+    cut = CUT_AT_END
+    left = "|".join("".join(STAMP[:i]) + _not(STAMP[i]) for i in range(len(STAMP)))
+    stamp, n = "".join(STAMP), STAMP_TAIL
+    alts = [
+        f"^(?:{left})[^\\n]*{cut}",
+        f"^[^\\n]{{0,{len(STAMP)}}}{cut}",  # the mark begins where the stamp would be
+        f"^{stamp}(?:[^\\]\\n]{{{n + 1}}}[^\\n]*|[^\\]\\n]{{0,{n}}}){cut}",
+        # shows a head, a carriage return or a colour code before the mark, or a return after it
+        "(?:" + "|".join([*map(escape, sorted(set(heads))), r"\r", r"\x1b"]) + f")[^\\n]*{cut}",
+        f"{CUT_MARK}(?:{CUT_TRAIL})*\\r(?:{CUT_TRAIL})*$",
+    ]
+    return "|".join(alts)
+
+
 def sources(keys: Sequence[str], heads: Sequence[str] = ()) -> dict[str, str]:
     """The texts of the prefilter's regexes for these keys and heads: made once when the catalog
     is written (matcher.index_state stores them), as spelling ~2,500 keys bytewise cost a
@@ -230,8 +279,12 @@ def sources(keys: Sequence[str], heads: Sequence[str] = ()) -> dict[str, str]:
     # Latin-1 mode, the pattern spelled in UTF-8 bytes (ASCII text: `_bytewise` escapes the
     # rest). Its last alternative matches the line break before a line that opens no record,
     # for the seams (`Prefilter._wrapped`).
+    # A log's (`log`): the same, but of the lines cut with a mark only those `log_cuts` keeps
+    # (without heads, any cut may be a message's: then a log is read as a paste is).
+    log = [*alts, TRACEBACK, log_cuts(heads), CRI_PARTIAL] if heads else []
     return {
         "marks": _bytewise("(?m)" + "|".join([*alts, TRACEBACK, CUT_AT_END, CRI_PARTIAL])).decode(),
+        "log": _bytewise("(?m)" + "|".join(log)).decode() if log else "",
         "joined": "|".join(alts),  # keys across a wrap (`_wrapped`)
         "heads": "|".join(map(escape, sorted(set(heads)))),
     }
@@ -277,6 +330,16 @@ class Prefilter:
         return self._compile(self.texts["marks"])
 
     @functools.cached_property
+    def log_rx(self):
+        """`rx` for a log: of the cut lines, only those `log_cuts` keeps (None: no such text)."""
+        text = self.texts.get("log")
+        return self._compile(text + "|" + _OPENS_NONE) if text else None
+
+    @functools.cached_property
+    def log_marks_rx(self):
+        return self._compile(self.texts["log"])
+
+    @functools.cached_property
     def joined_rx(self):
         return self._compile(self.texts["joined"], latin1=False)
 
@@ -301,11 +364,15 @@ class Prefilter:
             return True
         return self.heads_rx._regexp.Match(self._unanchored, block, start, end)[0][0] >= 0
 
-    def marked(self, block: bytes, n: int, errors: str = "surrogatepass") -> dict[int, int]:
+    def marked(
+        self, block: bytes, n: int, errors: str = "surrogatepass", log: bool = False
+    ) -> dict[int, int]:
         """{line: offset of its start} for the lines of `block` (`n` lines of UTF-8 joined by
         "\\n") that a key, a traceback header or a cut mark touches: one RE2 pass, each match
         costing a call, and line numbers counted between matches by `bytes.count`, so the lines
-        nothing marks cost no Python step."""
+        nothing marks cost no Python step. `log`: the block is a log's, whose cut lines are
+        marked only where `log_cuts` says a scan must read them (a paste's cut lines say
+        whether a cut was seen, so all are marked)."""
         # Every line is read without RE2, without keys, and for a short paste in a process
         # that has not compiled the regex yet (a one-shot explain), where that is cheaper than
         # compiling it and building its first DFA states (~30 ms). The answers are the same:
@@ -318,7 +385,14 @@ class Prefilter:
         rows: list[tuple[int, int]] = []  # (line, start) of lines that open no record
         self.cut_only = {}  # lines marked for their cut mark alone (see `cut_only`)
         # the binding's own Match: the Python wrapper costs more per call than the search
-        match, anchor = self.rx._regexp.Match, self._unanchored
+        rx, marks = self.rx, self.marks_rx
+        if log and self.log_rx is not None:
+            rx, marks = self.log_rx, self.log_marks_rx
+        match, anchor = rx._regexp.Match, self._unanchored
+        # A log's cut alternatives match from a line's start or a head to the line's end,
+        # before any key after that start: a match that ends its line is found again by the
+        # paste's regex, whose first mark in the line says whether the cut is its only one.
+        again = self.marks_rx._regexp.Match if marks is not self.marks_rx else None
         whole = self.cut_rx._regexp.Match
         pos = last = line = 0  # `line`: the line that starts at offset `last`
         size = len(block)
@@ -332,12 +406,14 @@ class Prefilter:
                 last = pos = start + 1
                 rows.append((line, last))
                 if len(rows) >= ROWS_FOUND:  # bare text: a match a line costs more than a split
-                    split, match = (line, last), self.marks_rx._regexp.Match
+                    split, match = (line, last), marks._regexp.Match
                 continue
             first = block.rfind(b"\n", last, start) + 1 or last  # the start of its line
             line += block.count(b"\n", last, first)
             last = first
             nl = block.find(b"\n", start)
+            if again is not None and end == (size if nl < 0 else nl):
+                start, end = again(anchor, block, first, size)[0]
             if nl < 0 or nl >= end:  # the usual: a match inside one line
                 if line not in out:
                     out[line] = first

@@ -17,7 +17,9 @@ numbers between its matches; the lines are kept as that block (`Lines`), and onl
 around a mark are ever decoded, so a line nothing marks costs no Python step. A log repeats its
 lines: what a record's line cleans to, a cut line's verdict and a one-line unit's answer are
 remembered by text (`_Memo`, bounded), and a line cut with `...` that opens a record and shows
-no pattern's head before its mark is dropped before anything is decoded (`_drop_cut_records`).
+no pattern's head before its mark is not marked at all when it opens with a timestamp
+(a log's regex, prefilter.log_cuts), else dropped before anything is decoded
+(`_drop_cut_records`).
 
 Memory is bounded by two blocks, the window kept behind them, one traceback (at most
 TRACEBACK_LINES lines), the memos and the hits kept (each message once, at most
@@ -112,7 +114,7 @@ class Scanner:
                     self.joined = {}
             block = text if isinstance(text, bytes) else text.encode("utf-8", errors)
             pf = self.idx.prefilter
-            found = pf.marked(block, n, errors)
+            found = pf.marked(block, n, errors, log=self.head is None)
             if self.head is None and pf.cut_only:  # a log: see `_no_cut_answer`
                 self._drop_cut_records(block, found, pf.cut_only, errors)
             self.lines.add(block, n, found, errors)

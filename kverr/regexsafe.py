@@ -138,8 +138,14 @@ def line_form_problem(pattern: str, *, suffix: bool = False) -> str | None:
         return f"it names groups other than {sorted(LINE_FORM_GROUPS)}: {sorted(names)}"
     if suffix and len(leading_literal(pattern)) < 2:
         return "a suffix must start with at least two literal characters"
-    if re.compile(pattern).match(""):
+    rx = re.compile(pattern)
+    if rx.match(""):
         return "it matches the empty string"
+    # An empty match depends on the first character alone (a `\B`, a `\b`): none may read
+    # an empty prefix at the start of a line, where the scan's prefilter counts on a timestamped
+    # line opening a record (prefilter.log_cuts).
+    if any((m := rx.match(c)) is not None and not m.end() for c in ("[", "a", "0", " ", "\n")):
+        return "it can match an empty prefix at the start of a line"
     return None
 
 

@@ -77,6 +77,8 @@ def test_verify_tables_are_kept_as_data() -> None:
         (lambda t: t + "\n[explain]\nlog_prefixes = ['\\\\d+ ']\n", "without a bound"),
         (lambda t: t + "\n[explain]\nlog_prefixes = ['(?P<who>x) ']\n", "groups other than"),
         (lambda t: t + "\n[explain]\nlog_suffixes = ['.{0,9}x']\n", "literal characters"),
+        # empty before a "[": a timestamped line would then open no record (prefilter.log_cuts)
+        (lambda t: t + "\n[explain]\nlog_prefixes = ['\\B']\n", "empty prefix at the start"),
         (lambda t: t + "\n[knowledge]\nearlier_checks = 'some'\n", "earlier_checks"),
         (lambda t: t + "\nname2 = [", "not valid TOML"),
     ],

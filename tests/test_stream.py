@@ -433,3 +433,60 @@ def test_kept_hits_stay_bounded_over_100k_repeats(cat, monkeypatch):
     hits = cat.scan(iter(unit * 10_000))  # 100,000 lines: 20,000 hits, 2 answers
     assert {m.record["id"] for m in hits} == {SSL_A, SPEC}
     assert len(sizes) > 40 and max(sizes) <= 3 * stream.BLOCK_LINES
+
+
+# ---------------------------------------------------------------- a log's cut lines
+
+
+def test_a_log_leaves_out_only_cut_lines_that_change_no_answer(shipped):
+    """A log's prefilter does not mark a timestamped line cut with `...` that shows no head
+    (prefilter.log_cuts); the answers are those of the paste's regex, which marks every cut
+    line and lets the scan pass over them: cut messages of real records (heads shown), noise
+    cut lines with and without the stamp, colours, redraws, CRLF, vLLM's `[type=` suffix,
+    continuation lines, long lines."""
+    from kverr.catalog import prefilter
+
+    rnd = random.Random(21)
+    recs = [
+        r
+        for r in shipped.records()
+        if r.get("messagePattern") and r.get("errorMessage") and r.get("kind") in ("raise", "log")
+    ]
+    pool = synth.noise_messages()
+    cut_noise = [m for m in pool if m.rstrip().endswith("...")] or ["Stopping server loop..."]
+    variants = [
+        lambda t: PREFIX + t,
+        lambda t: "INFO 01-01 10:00:00 [engine.py:12] " + t,
+        lambda t: "  " + t,
+        lambda t: PREFIX + "\x1b[33m" + t + "\x1b[0m",
+        lambda t: PREFIX + "x\r" + t,
+        lambda t: PREFIX + t + "\r",
+        lambda t: PREFIX + t + " [type=value_error, input_value='a...', input_type=str]",
+        lambda t: "[2025-01-01 10:00:00 " + "y" * 90 + t,
+        lambda t: PREFIX + "z" * 5000 + " " + t,
+    ]
+    log: list[str] = noise(rnd, 200)
+    for _ in range(400):
+        if rnd.random() < 0.4:
+            rec = rnd.choice(recs)
+            text = _render(rec["errorMessage"]).replace("\n", " ")
+            text = text[: max(20, len(text) * 2 // 3)] + "..."
+        else:
+            text = rnd.choice(cut_noise)
+        log += [rnd.choice(variants)(text), *noise(rnd, rnd.randrange(0, 5))]
+    assert len(log) > matcher.PASTE_LINES
+    idx = shipped.index
+    texts = idx.prefilter.texts
+    assert texts["log"]  # the shipped catalog has heads: a log's regex is the one used
+    log_mode = _answers_of(shipped.scan(log))
+    try:  # the paste's regex for the log too (no "log" text: every cut line marked)
+        idx._prefilter = prefilter.Prefilter({**texts, "log": ""})
+        every_cut = _answers_of(shipped.scan(log))
+    finally:
+        idx._prefilter = None
+    assert log_mode == every_cut
+    assert sum(1 for a in log_mode if a[1] == "partial") >= 20  # cut messages are answered
+    block = "\n".join(log).encode()  # and the log's regex did leave lines out
+    assert len(idx.prefilter.marked(block, len(log), log=True)) < len(
+        idx.prefilter.marked(block, len(log))
+    )
