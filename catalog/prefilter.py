@@ -376,18 +376,22 @@ class Prefilter:
         # Every line is read without RE2, without keys, and for a short paste in a process
         # that has not compiled the regex yet (a one-shot explain), where that is cheaper than
         # compiling it and building its first DFA states (~30 ms). The answers are the same:
-        # a key only ever skips a line. (`self.rx`, last, compiles it.)
-        short = not self.compiled and len(block) <= SMALL_BLOCK
-        if self.re2 is None or short or self.rx is None:
-            self.cut_only = {}
-            return _all_lines(block, n)
-        out: dict[int, int] = {}
-        rows: list[tuple[int, int]] = []  # (line, start) of lines that open no record
+        # a key only ever skips a line. (`self.rx`, last, compiles it.) A log has its own
+        # regex, whatever the block's size (the paste's is not compiled for it).
         self.cut_only = {}  # lines marked for their cut mark alone (see `cut_only`)
-        # the binding's own Match: the Python wrapper costs more per call than the search
-        rx, marks = self.rx, self.marks_rx
         if log and self.log_rx is not None:
             rx, marks = self.log_rx, self.log_marks_rx
+        elif (
+            self.re2 is None
+            or (not self.compiled and len(block) <= SMALL_BLOCK)
+            or (rx := self.rx) is None
+        ):
+            return _all_lines(block, n)
+        else:
+            marks = self.marks_rx
+        out: dict[int, int] = {}
+        rows: list[tuple[int, int]] = []  # (line, start) of lines that open no record
+        # the binding's own Match: the Python wrapper costs more per call than the search
         match, anchor = rx._regexp.Match, self._unanchored
         # A log's cut alternatives match from a line's start or a head to the line's end,
         # before any key after that start: a match that ends its line is found again by the
