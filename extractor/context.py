@@ -239,23 +239,42 @@ _LEAVES = {
 
 
 def assigned_counts(stmts: list[ast.stmt] | ast.AST) -> dict[str, int]:
-    """How often each plain name is bound in a scope (not descending into nested defs)."""
+    """How often each plain name is bound in a scope (not descending into nested defs). The
+    walk reads each node's fields itself and never queues what binds nothing (constants,
+    contexts, operators), as `walk_facts` does: `ast.iter_child_nodes` on every node of a
+    3,000-line function was a tenth of a backfill's extraction."""
     counts: dict[str, int] = {}
     todo: list[ast.AST] = list(stmts) if isinstance(stmts, list) else [stmts]
+    pop, push = todo.pop, todo.append
     while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        node = pop()
+        kind = node.__class__
+        if kind in _SCOPES:
             counts[getattr(node, "name", "")] = counts.get(getattr(node, "name", ""), 0) + 1
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            counts[node.id] = counts.get(node.id, 0) + 1
-        elif isinstance(node, ast.alias):
+        if kind is ast.Name:
+            if node.ctx.__class__ in _STORES:
+                counts[node.id] = counts.get(node.id, 0) + 1
+            continue
+        if kind is ast.alias:
             name = (node.asname or node.name).split(".")[0]
             counts[name] = counts.get(name, 0) + 1
-        elif isinstance(node, ast.arg):
+            continue
+        if kind is ast.arg:
             counts[node.arg] = counts.get(node.arg, 0) + 2  # a parameter is never a constant
-        todo.extend(ast.iter_child_nodes(node))
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and item.__class__ not in _UNBOUND:
+                        push(item)
+            elif isinstance(value, ast.AST) and value.__class__ not in _UNBOUND:
+                push(value)
     return counts
+
+
+_SCOPES = {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda}
+_UNBOUND = _LEAVES - {ast.Name, ast.alias}  # leaves that bind no name
 
 
 def scope_constants(

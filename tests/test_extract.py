@@ -763,3 +763,136 @@ def test_a_cached_function_moved_down_keeps_its_assignment_lines_in_step():
     assert warm.sites == cold.sites
     lines = [b.line for s in cold.sites for b in s.bindings if b.kind == "assigned"]
     assert lines and all(line > 3 for line in lines)
+
+
+OWNERS = """
+import argparse
+KINDS = ["a", "b"]
+
+def deco(*a, **k):
+    return lambda f: f
+
+class Args:
+    @deco(choices=KINDS)
+    def add(parser, x=deco(1)):
+        LOCAL = ["c", "d"]; parser.add_argument("--one", choices=LOCAL)
+        def inner(p):
+            INNER = ["e"]
+            p.add_argument("--two", choices=INNER)
+            return [p.add_argument(n) for n in INNER]
+        try:
+            pass
+        except ValueError:
+            def handler(p): p.add_argument("--three", choices=LOCAL)
+        finally:
+            pass
+        match x:
+            case 1:
+                def case_one(p):
+                    p.add_argument("--four")
+        class Nested:
+            def method(self, p):
+                p.add_argument("--five", choices=[
+                    "multi", "line"])
+        parser.add_argument("--six", choices=LOCAL)
+
+    async def other(self, p): p.add_argument("--seven")
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--eight", choices=KINDS)
+"""
+
+
+def test_a_call_s_function_is_found_by_lines_as_by_walking_its_subtree():
+    """flags._LocalLiterals finds each add_argument call's innermost function by the lines of
+    the module's defs; the reference walks every function's subtree (the innermost wins): the
+    same answer for every call, in decorators, defaults, nested defs, except and match
+    clauses, class bodies inside functions and calls spanning lines, and in kverr's own
+    extractor modules."""
+    import ast
+    from pathlib import Path
+
+    from kverr.extractor import context, flags
+
+    texts = [OWNERS] + [p.read_text() for p in sorted(Path(flags.__file__).parent.glob("*.py"))]
+    for text in texts:
+        tree = ast.parse(text)
+        owner = {}
+        for fn in ast.walk(tree):  # outer functions first: the innermost wins
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for n in ast.walk(fn):
+                    owner[id(n)] = fn
+        local = flags._LocalLiterals(tree, context.module_context(tree, text, "m.py", None))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        assert calls
+        for call in calls:
+            assert local._owner(call.lineno) is owner.get(id(call)), ast.unparse(call)[:80]
+
+
+BINDING_FORMS = """
+import os.path, json as j
+from x import (a, b as c)
+A = 1; A += 1
+(B := 2)
+for i, (k, *rest) in []: pass
+with open("f") as fh, open("g") as (g1, g2): pass
+del A
+try: pass
+except ValueError as err: pass
+[q for q in range(3) if (w := q)]
+lam = lambda p, *ps, kw=1, **kws: p
+def f(x: "T" = 1, *args, y=2, **kw) -> None:
+    inner = 3
+class C:
+    attr = 4
+match A:
+    case [1, *others] | {"k": others}: pass
+    case Point(x=px) as pt: pass
+global G
+t[0] = o.attr = 5
+"""
+
+
+def _counts_by_iter_child_nodes(stmts):
+    """assigned_counts as it was, by ast.iter_child_nodes on every node (the reference)."""
+    import ast
+
+    counts: dict[str, int] = {}
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            counts[getattr(node, "name", "")] = counts.get(getattr(node, "name", ""), 0) + 1
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.alias):
+            name = (node.asname or node.name).split(".")[0]
+            counts[name] = counts.get(name, 0) + 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] = counts.get(node.arg, 0) + 2
+        todo.extend(ast.iter_child_nodes(node))
+    return counts
+
+
+def test_assigned_counts_reads_the_fields_as_iter_child_nodes_did():
+    """context.assigned_counts walks fields itself, skipping the leaves that bind nothing:
+    the same counts as the generic walk, for every scope of a module of binding forms and of
+    kverr's own extractor modules."""
+    import ast
+    from pathlib import Path
+
+    from kverr.extractor import context
+
+    texts = [BINDING_FORMS] + [
+        p.read_text() for p in sorted(Path(context.__file__).parent.glob("*.py"))
+    ]
+    scopes = 0
+    for text in texts:
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                assert context.assigned_counts(node.body) == _counts_by_iter_child_nodes(node.body)
+                scopes += 1
+    assert scopes > 100
+    got = context.assigned_counts(ast.parse(BINDING_FORMS).body)
+    assert got["A"] == 3 and got["B"] == 1 and got["j"] == 1 and got["os"] == 1 and got["f"] == 1
