@@ -218,15 +218,21 @@ def walk_facts(tree: ast.AST) -> tuple[list[ast.Call], set[str]]:
                 out.add(node.value.id)
         elif kind is ast.Global or kind is ast.Nonlocal:
             out.update(node.names)
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, ast.AST) and item.__class__ not in _LEAVES:
-                        push(item)
-            elif isinstance(value, ast.AST) and value.__class__ not in _LEAVES:
-                push(value)
+        _push_children(node, push, _LEAVES)
     return calls, out
+
+
+def _push_children(node: ast.AST, push, skip: set[type]) -> None:
+    """`push` each child node of `node` whose type is not in `skip` (what `ast.iter_child_nodes`
+    yields, without its generator and its isinstance test of every field)."""
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            for item in value:
+                if isinstance(item, ast.AST) and item.__class__ not in skip:
+                    push(item)
+        elif isinstance(value, ast.AST) and value.__class__ not in skip:
+            push(value)
 
 
 _STORES = {ast.Store, ast.Del}
@@ -262,14 +268,7 @@ def assigned_counts(stmts: list[ast.stmt] | ast.AST) -> dict[str, int]:
             continue
         if kind is ast.arg:
             counts[node.arg] = counts.get(node.arg, 0) + 2  # a parameter is never a constant
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, ast.AST) and item.__class__ not in _UNBOUND:
-                        push(item)
-            elif isinstance(value, ast.AST) and value.__class__ not in _UNBOUND:
-                push(value)
+        _push_children(node, push, _UNBOUND)
     return counts
 
 
