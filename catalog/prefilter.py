@@ -379,24 +379,19 @@ class Prefilter:
         # a key only ever skips a line. (`self.rx`, last, compiles it.) A log has its own
         # regex, whatever the block's size (the paste's is not compiled for it).
         self.cut_only = {}  # lines marked for their cut mark alone (see `cut_only`)
-        if log and self.log_rx is not None:
-            rx, marks = self.log_rx, self.log_marks_rx
+        log = log and self.log_rx is not None
+        if log:
+            rx = self.log_rx
         elif (
             self.re2 is None
             or (not self.compiled and len(block) <= SMALL_BLOCK)
             or (rx := self.rx) is None
         ):
             return _all_lines(block, n)
-        else:
-            marks = self.marks_rx
         out: dict[int, int] = {}
         rows: list[tuple[int, int]] = []  # (line, start) of lines that open no record
         # the binding's own Match: the Python wrapper costs more per call than the search
         match, anchor = rx._regexp.Match, self._unanchored
-        # A log's cut alternatives match from a line's start or a head to the line's end,
-        # before any key after that start: a match that ends its line is found again by the
-        # paste's regex, whose first mark in the line says whether the cut is its only one.
-        again = self.marks_rx._regexp.Match if marks is not self.marks_rx else None
         whole = self.cut_rx._regexp.Match
         pos = last = line = 0  # `line`: the line that starts at offset `last`
         size = len(block)
@@ -410,14 +405,18 @@ class Prefilter:
                 last = pos = start + 1
                 rows.append((line, last))
                 if len(rows) >= ROWS_FOUND:  # bare text: a match a line costs more than a split
+                    marks = self.log_marks_rx if log else self.marks_rx  # compiled here
                     split, match = (line, last), marks._regexp.Match
                 continue
             first = block.rfind(b"\n", last, start) + 1 or last  # the start of its line
             line += block.count(b"\n", last, first)
             last = first
             nl = block.find(b"\n", start)
-            if again is not None and end == (size if nl < 0 else nl):
-                start, end = again(anchor, block, first, size)[0]
+            # A log's cut alternatives match from a line's start or a head to the line's end,
+            # before any key after that start: a match that ends its line is found again by the
+            # paste's regex, whose first mark in the line says whether the cut is its only one.
+            if log and end == (size if nl < 0 else nl):
+                start, end = self.marks_rx._regexp.Match(anchor, block, first, size)[0]
             if nl < 0 or nl >= end:  # the usual: a match inside one line
                 if line not in out:
                     out[line] = first

@@ -188,6 +188,11 @@ def mutated_names(tree: ast.AST) -> set[str]:
     return walk_facts(tree)[1]
 
 
+def first_line(node: ast.stmt) -> int:
+    """A statement's first line: a decorated def or class starts at its first decorator."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
 def walk_facts(tree: ast.AST) -> tuple[list[ast.Call], set[str]]:
     """The calls of `tree` in `ast.walk` order and the names it mutates (`mutated_names`): all
     the module context needs from every node, in one walk of the file. Three walks (mutated

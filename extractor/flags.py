@@ -9,7 +9,7 @@ import dataclasses
 import re
 from collections.abc import Iterator, Sequence
 
-from kverr.extractor.context import ModuleContext, const_eval, scope_constants
+from kverr.extractor.context import ModuleContext, const_eval, first_line, scope_constants
 
 from kverr.ftypes import FlagDecl
 
@@ -134,10 +134,7 @@ class _LocalLiterals:
         walking every node of the module (once for it, once more for each function's subtree)
         was a third of a backfill's extraction time."""
         if self.spans is None:
-            spans = [
-                (min([fn.lineno, *(d.lineno for d in fn.decorator_list)]), fn.end_lineno or 0, fn)
-                for fn in _defs(self.tree.body)
-            ]
+            spans = [(first_line(fn), fn.end_lineno or 0, fn) for fn in _defs(self.tree.body)]
             self.spans = sorted(spans, key=lambda s: s[:2])
         k = bisect.bisect_right(self.spans, line, key=lambda s: s[0])
         for _, last, fn in reversed(self.spans[:k]):  # the latest start that holds it

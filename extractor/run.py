@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 from kverr.extractor import depth
-from kverr.extractor.context import ModuleContext, class_prefix, module_context, rules_key
+from kverr.extractor.context import (
+    ModuleContext,
+    class_prefix,
+    first_line,
+    module_context,
+    rules_key,
+)
 from kverr.extractor.link import filter_flags, restamp, site_order
 from kverr.extractor.visitor import SiteCollector
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -216,7 +222,7 @@ def _units(
             args = class_prefix(node.name, ctx.rules)
             yield from _units(node.body, lines, (*prefix, node.name), args, True, ctx)
             continue
-        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        start = first_line(node)
         end = node.end_lineno or node.lineno
         if pending and start <= pending.end:  # `a; b` on one line: one unit
             pending.nodes.append(node)
