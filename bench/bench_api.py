@@ -10,6 +10,9 @@ own rate). For each worker count:
     /healthz  at 1 and 16 clients   the floor: the server stack with no catalog work
     /explain  at 1 and 16 clients   realistic pastes built from the catalog's own records
                                     (log prefixes, tracebacks, noisy surrounding lines)
+    /explain  at 1 client, one INFO line with no error in it: what a POST with a body and a
+              small answer costs beside /healthz's GET when the matcher has next to nothing
+              to do (the HTTP floor of an explain; its ratio is the most /explain can reach)
     /explain  at 16 clients with 130 idle connections held open (reopened when the server
               closes one): the p99 must not move, and no request may get a 503
     /healthz  at 1 client beside one client posting 30-line launch logs back to back: what
@@ -102,6 +105,7 @@ def post(path: str, body: str) -> bytes:
 
 
 GET_HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n"
+NO_ERROR = "[2026-04-24 10:00:01] Load weight begin. avail mem=78.12 GB"  # (the floor row)
 
 
 # ---------------------------------------------------------------- the server
@@ -350,6 +354,7 @@ def main() -> None:
                 ("", "/healthz", [GET_HEALTHZ], 1, 0, None),
                 ("", "/healthz", [GET_HEALTHZ], 16, 0, None),
                 ("", "/explain", explains, 1, 0, None),
+                ("no error", "/explain", [post("/explain", NO_ERROR)], 1, 0, None),
                 ("", "/explain", explains, 16, 0, None),
                 (f"{IDLE} idle", "/explain", explains, 16, IDLE, None),
                 ("beside logs", "/healthz", [GET_HEALTHZ], 1, 0, long_logs),
@@ -385,6 +390,11 @@ def main() -> None:
         for c in (1, 16):
             ratio = rps[(w, "/explain", c, "")] / rps[(w, "/healthz", c, "")]
             print(f"{w} worker(s): /explain ÷ /healthz throughput at {c:>2} client(s): {ratio:.2f}")
+        floor = rps[(w, "/explain", 1, "no error")] / rps[(w, "/healthz", 1, "")]
+        print(
+            f"{w} worker(s): /explain of a line with no error ÷ /healthz at  1 client(s):"
+            f" {floor:.2f} (the HTTP floor of a POST: a paste with an error in it costs more)"
+        )
         base, idle = p99[(w, "/explain", 16, "")], p99[(w, "/explain", 16, f"{IDLE} idle")]
         print(
             f"{w} worker(s): /explain p99 with {IDLE} idle connections open ÷ without: {idle / base:.2f}"

@@ -206,6 +206,11 @@ class Shape:
     runs: tuple[str, ...]  # literal text, in order
     gaps: tuple[str, ...]  # gaps[i] sits before runs[i]: "" (none), "ws" (\s+) or "var"
     tail_gap: str  # what follows the last run
+    # whether a "var" gap may put a token character against the run after / before it:
+    # glue_after[i] is gap i's last character, glue_before[i] the first character of the gap
+    # after runs[i] (the tail gap for the last run). True when not known (`_may_glue`).
+    glue_after: tuple[bool, ...] = ()
+    glue_before: tuple[bool, ...] = ()
 
     @property
     def literal_chars(self) -> int:
@@ -233,6 +238,8 @@ def _shape(parsed) -> Shape:
     gaps: list[str] = []
     cur: list[str] = []
     gap = ""
+    ops: list = []  # the current gap's items
+    gap_ops: list[list] = []  # gap_ops[i]: the items of gaps[i]
     for op, av in parsed:
         if op is _sre.LITERAL:
             cur.append(chr(av))
@@ -242,14 +249,77 @@ def _shape(parsed) -> Shape:
         if cur:
             runs.append("".join(cur))
             gaps.append(gap)
-            cur, gap = [], ""
+            gap_ops.append(ops)
+            cur, gap, ops = [], "", []
         kind = "ws" if _is_whitespace_repeat(op, av) else "var"
         gap = "var" if "var" in (gap, kind) else kind
+        ops.append((op, av))
     if cur:
         runs.append("".join(cur))
         gaps.append(gap)
-        gap = ""
-    return Shape(tuple(runs), tuple(gaps), gap)
+        gap_ops.append(ops)
+        gap, ops = "", []
+    # what a run's neighbours may put against it: the gap's edge character, or, where the gap
+    # may be empty, the next run's (the text's end past the last run, its start before the first)
+    after = []
+    for i, g in enumerate(gap_ops):
+        word, empty = _may_glue(g, last=True)
+        after.append(word or (empty and i > 0 and _is_token_char(runs[i - 1][-1])))
+    before = []
+    for i in range(len(runs)):
+        g = gap_ops[i + 1] if i + 1 < len(runs) else ops
+        word, empty = _may_glue(g, last=False)
+        nxt = runs[i + 1][0] if i + 1 < len(runs) else ""
+        before.append(word or (empty and nxt != "" and _is_token_char(nxt)))
+    return Shape(tuple(runs), tuple(gaps), gap, tuple(after), tuple(before))
+
+
+def _is_token_char(c: str) -> bool:
+    """Whether `c` may be part of a token of lowercased text (TOKEN_RE): ASCII word characters
+    and '-', and any non-ASCII character, since a few lowercase to ASCII (the Kelvin sign)."""
+    return c == "-" or not c.isascii() or bool(TOKEN_RE.fullmatch(c.lower()))
+
+
+_NO_TEXT = {_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT}  # zero-width items
+
+
+def _may_glue(items, *, last: bool) -> tuple[bool, bool]:
+    """(whether the first, or with `last` the last, character the items match may be a token
+    character, whether they may match nothing). Unknown items count as a token character, so
+    an anchor is only ever kept when it is certain."""
+    for op, av in reversed(items) if last else items:
+        word, empty = _item_glue(op, av, last)
+        if word:
+            return True, False
+        if not empty:
+            return False, False
+    return False, True
+
+
+def _item_glue(op, av, last: bool) -> tuple[bool, bool]:
+    if op is _sre.LITERAL:
+        return _is_token_char(chr(av)), False
+    if op in _NO_TEXT:
+        return False, True
+    if op is _sre.IN:  # safe only when every member is a non-token literal or whitespace
+        word = not all(
+            (o is _sre.LITERAL and not _is_token_char(chr(a)))
+            or (o is _sre.CATEGORY and a is _sre.CATEGORY_SPACE)
+            for o, a in av
+        )
+        return word, False
+    if op in _REPEATS or op is getattr(_sre, "POSSESSIVE_REPEAT", None):
+        lo, _, body = av
+        word, empty = _may_glue(list(body), last=last)
+        return word, empty or lo == 0
+    if op is _sre.SUBPATTERN:
+        return _may_glue(list(av[-1]), last=last)
+    if op is getattr(_sre, "ATOMIC_GROUP", None):
+        return _may_glue(list(av), last=last)
+    if op is _sre.BRANCH:
+        found = [_may_glue(list(b), last=last) for b in av[1]]
+        return any(w for w, _ in found), any(e for _, e in found)
+    return True, False  # ANY, NOT_LITERAL, CATEGORY, GROUPREF...: may be anything
 
 
 def _is_whitespace_repeat(op, av) -> bool:
@@ -270,12 +340,13 @@ def anchor_tokens(sh: Shape) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     last = len(sh.runs) - 1
     for i, run in enumerate(sh.runs):
-        left = "a" if sh.gaps[i] == "var" else " "
-        right = (
-            "a"
-            if (i < last and sh.gaps[i + 1] == "var") or (i == last and sh.tail_gap == "var")
-            else " "
-        )
+        # a gap that cannot put a token character against the run pads it as a blank would
+        # ("unrecognized arguments: --x" then `(?:[ =].*)?`: the flag is a token of its own)
+        glue_left = sh.glue_after[i] if sh.glue_after else True
+        glue_right = sh.glue_before[i] if sh.glue_before else True
+        left = "a" if sh.gaps[i] == "var" and glue_left else " "
+        after = sh.gaps[i + 1] if i < last else sh.tail_gap
+        right = "a" if after == "var" and glue_right else " "
         safe = set(tokens(left + run + right))
         for tok in dict.fromkeys(tokens(run)):
             if tok in safe and len(tok) >= 3 and not tok.isdigit():

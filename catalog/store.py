@@ -27,7 +27,7 @@ from kverr.catalog.engine import duckdb, quiet
 from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 
-FORMAT = "kverr-catalog-9"  # bump when the tables change: old catalogs are then rebuilt
+FORMAT = "kverr-catalog-10"  # bump when the tables change: old catalogs are then rebuilt
 SCHEMA_VERSIONS = (2,)  # record schema versions this loader reads (manifest `schemaVersion`)
 BM25_K1, BM25_B = 1.2, 0.75
 LOAD_MEMORY = "64MB"  # DuckDB's memory while it writes a catalog (load_datasets)

@@ -641,3 +641,30 @@ def test_an_answer_asked_again_is_the_same_and_its_own(cat):
                 if isinstance(row, dict) and isinstance(row.get("releases"), list):
                     row["releases"].append("changed")
         assert _answer(cat, text).argparse == kept
+
+
+def test_close_matches_is_difflibs_list():
+    # the fast bound must never change an answer: difflib's own function is the reference,
+    # over option-like names, near misses, anagrams (same characters, other order), repeats
+    # and the empty string, at each cutoff the answers use
+    import difflib
+    import random
+
+    from kverr.catalog.argparse_answers import close_matches
+
+    rnd = random.Random(5)
+    names = [
+        "tp-size", "pp-size", "ep-size", "dp-size", "enable-mtp", "enable-dp-attention",
+        "page-size", "mem-fraction-static", "kv-cache-dtype", "attention-backend", "", "aaaa",
+        "speculative-algorithm", "speculative-draft-model-path", "chunked-prefill-size",
+    ]  # fmt: skip
+    names += ["".join(rnd.sample("abcdefgh-", rnd.randint(1, 9))) for _ in range(300)]
+    words = ["tp-szie", "enable-mpt", "pagesize", "kv-cache-type", "", "a", "ezis-pt", "aaaa"]
+    words += [
+        "".join(rnd.choice("abcdefgh-") for _ in range(rnd.randint(0, 10))) for _ in range(200)
+    ]
+    for word in words:
+        for n, cutoff in ((3, 0.5), (1, 0.4), (3, 0.75), (1, 0.0), (2, 1.0)):
+            assert close_matches(word, names, n, cutoff) == difflib.get_close_matches(
+                word, names, n=n, cutoff=cutoff
+            ), (word, n, cutoff)

@@ -308,6 +308,16 @@ def test_unsafe_patterns_are_named(pattern, unsafe):
             ["split", "tp-size"],
         ),  # "way" may fuse with the value
         (r"size=(?P<v0>\d{1,9}) ok", ["size"]),
+        # a gap that cannot put a token character against a run leaves its tokens whole: the
+        # flag of "unrecognized arguments: --x" followed by `[ =]...` or nothing
+        (
+            r"(?P<before>.{0,100}?)unrecognized arguments: (?P<head>(?:.{0,500}? )?)"
+            r"--image-token-id(?P<tail>(?:[ =].{0,1000})?)",
+            ["arguments", "image-token-id"],
+        ),
+        (r"--tp (?P<v0>\S{1,9}) left", ["left"]),  # \S may end with a letter
+        (r"(?P<v0>[ =]?)abc def(?P<v1>[ =]?)ghi", ["abc"]),  # empty gaps join the runs
+        (r"(?:x|-)y? from(?P<v0>(?: |\t){1,3})--page-size", ["from", "page-size"]),
     ],
 )
 def test_anchor_tokens_never_touch_a_placeholder(pattern, anchors):
