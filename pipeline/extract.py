@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kverr.pipeline.cache import Cache, UnitCache, chunked, code_fingerprint, get_chunked, unit_ns
+from kverr.pipeline.cache import (
+    Cache,
+    SharedUnits,
+    UnitCache,
+    chunked,
+    code_fingerprint,
+    get_chunked,
+    unit_ns,
+)
 from kverr.pipeline.plan import Plan
 
 from kverr.errors import DatasetError
@@ -40,7 +48,7 @@ _LINES = tuple(f.name for f in dataclasses.fields(FlagDecl) if f.name in ("line"
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(cache_path: str | None, rules: ExtractRules) -> None:
+def _worker_init(cache_path: str | None, rules: ExtractRules, shared: str | None = None) -> None:
     import signal
 
     # Ctrl-C is the parent's business (it stops the pool and keeps what is cached); workers
@@ -49,7 +57,7 @@ def _worker_init(cache_path: str | None, rules: ExtractRules) -> None:
     cache = (
         Cache(Path(cache_path), readonly=True) if cache_path and Path(cache_path).exists() else None
     )
-    _WORKER["units"] = UnitCache(cache)
+    _WORKER["units"] = UnitCache(cache, SharedUnits(Path(shared)) if shared else None)
     _WORKER["rules"] = rules
 
 
@@ -110,8 +118,8 @@ def run_extraction(
         cache.put_many(unit_ns(), new_units)
         cache.put_new(FLAGSET_NS, flagsets)
         on_done(src, value, file_stats)
-        # With workers, a function one of them parsed is committed at once, so the others
-        # read it instead of parsing it again: the function cache is theirs to share.
+        # With workers, a function one of them parsed is committed at once (they also share
+        # it through SharedUnits as soon as it is parsed): the function cache is theirs.
         if time.monotonic() - last > 2 or (new_units and jobs > 1):
             cache.commit()
             last = time.monotonic()
@@ -130,11 +138,15 @@ def run_extraction(
             _WORKER.pop("rules", None)
     else:
         import multiprocessing
+        import tempfile
 
         cache.commit()
-        with multiprocessing.get_context("spawn").Pool(
-            jobs, _worker_init, (str(cache.path), rules)
-        ) as pool:
+        with (
+            tempfile.TemporaryDirectory(prefix="kverr-units-") as tmp,
+            multiprocessing.get_context("spawn").Pool(
+                jobs, _worker_init, (str(cache.path), rules, _shared_units(Path(tmp)))
+            ) as pool,
+        ):
             # Neighbouring versions share most functions: small ordered chunks keep each
             # worker's in-memory unit cache warm while results still stream back.
             srcs = (read(p, b) for p, b in todo)
@@ -143,6 +155,13 @@ def run_extraction(
             ):
                 take(SourceFile(path, "", blob), *result)
     cache.commit()
+
+
+def _shared_units(folder: Path) -> str:
+    """A new SharedUnits file in `folder` (made here, so the workers only open it)."""
+    path = folder / "units.sqlite"
+    SharedUnits(path).close()
+    return str(path)
 
 
 class Loader:
@@ -157,11 +176,15 @@ class Loader:
         # decoded units and flag sets of the last revision loaded: its neighbours share most
         self.units: dict[Any, tuple[Site, ...]] = {}  # key, or (path, key, start): placed
         self.flagsets: dict[str, list[dict]] = {}
+        # the last revision's declarations by the flag-set item they were decoded from (that
+        # dict itself is kept, so the id names it): a changed blob shares most of its pieces
+        self.decls: dict[int, tuple[dict, FlagDecl]] = {}
 
     def load(self, files: list[tuple[str, str]], *, text: bool) -> list[FileExtraction]:
         memo: dict[tuple[str, str], FileExtraction] = {}
         units: dict[Any, tuple[Site, ...]] = {}
         flagsets: dict[str, list[dict]] = {}
+        decls: dict[int, tuple[dict, FlagDecl]] = {}
         for pb in files:
             raw = self.memo.get(pb) or self.fresh.pop(pb, None)
             if raw is None:
@@ -169,16 +192,18 @@ class Loader:
             if raw is None:
                 raise self._lost("an extraction")
             memo[pb] = (
-                raw if isinstance(raw, FileExtraction) else self._decode(raw, units, flagsets)
+                raw
+                if isinstance(raw, FileExtraction)
+                else self._decode(raw, units, flagsets, decls)
             )
         self.memo = memo  # neighbours share most blobs: keep only the last revision's
-        self.units, self.flagsets = units, flagsets
+        self.units, self.flagsets, self.decls = units, flagsets, decls
         exts = [memo[pb] for pb in files]
         if text:
             exts = [_with_text(e, self.plan.read(*pb)) for e, pb in zip(exts, files, strict=True)]
         return link_flags(exts)
 
-    def _decode(self, raw: str, units: dict, flagsets: dict) -> FileExtraction:
+    def _decode(self, raw: str, units: dict, flagsets: dict, decls: dict) -> FileExtraction:
         from kverr.extractor.link import site_order, sites_of_units
 
         value = json.loads(raw)
@@ -187,13 +212,10 @@ class Loader:
         ext = from_plain(value["ext"])
         ref, lines = value["flags"]
         flagsets.update((k, self.flagsets[k]) for k in ref["pieces"] if k in self.flagsets)
-        decls = get_chunked(self.cache, FLAGSET_NS, ref, flagsets)
-        if decls is None:
+        items = get_chunked(self.cache, FLAGSET_NS, ref, flagsets)
+        if items is None:
             raise self._lost("flag declarations")
-        flags = tuple(
-            from_plain({**d, **dict(zip(_LINES, at, strict=True))})
-            for d, at in zip(decls, lines, strict=True)
-        )
+        flags = tuple(self._decl(d, at, decls) for d, at in zip(items, lines, strict=True))
         if value["units"] is None:  # sites kept whole (blob_value)
             return dataclasses.replace(ext, flags=flags)
         path, placed = ext.source.path, []
@@ -209,6 +231,20 @@ class Loader:
             placed += units[at]
         placed.sort(key=site_order)
         return dataclasses.replace(ext, sites=tuple(placed), flags=flags)
+
+    def _decl(self, item: dict, at: list[int], decls: dict) -> FlagDecl:
+        """The declaration of a flag-set item at lines `at`: decoded once while the revisions
+        that follow share the item (an edit moves the lines of every flag below it: those are
+        replaced, not decoded again). A changed blob decoded its ~380 declarations anew."""
+        hit = decls.get(id(item)) or self.decls.get(id(item))
+        if hit is None or hit[0] is not item:
+            hit = (item, from_plain({**item, **dict(zip(_LINES, at, strict=True))}))
+        decl, lines = hit[1], dict(zip(_LINES, at, strict=True))
+        if any(getattr(decl, k) != v for k, v in lines.items()):
+            decl = dataclasses.replace(decl, **lines)
+            hit = (item, decl)
+        decls[id(item)] = hit
+        return decl
 
     def _get(self, ns: str, key: str) -> str:
         raw = self.cache.get(ns, key)
