@@ -77,6 +77,7 @@ class Scanner:
         self.one_line = _Memo()  # text -> (hits, cut seen)
         self.hint_lines: dict[int, str] = {}  # a paste's: line number -> raw line, if it hit
         self.joined: dict[str, list[Hit]] = {}  # a paste's: joined text -> its pattern hits
+        self.last_joined: tuple[str | None, list[Hit]] = (None, [])  # a log's last one
         self.total = 0
         self.chars = 0
         self.head: list[str] | None = []  # the whole input while it may still be a paste
@@ -372,13 +373,20 @@ class Scanner:
         """matcher.pattern_hits of a joined reading of lines. A paste remembers them by text:
         its whole-paste joins (`paste_hits`) read again what a unit of all its lines read (a
         traceback, a wrapped message), and each join costs every candidate's check."""
-        if self.head is None:
-            return matcher.pattern_hits(self.idx, text, variant=variant, allowed=self.allowed)
-        got = self.joined.get(text)
-        if got is None:
-            got = self.joined[text] = matcher.pattern_hits(
-                self.idx, text, variant=variant, allowed=self.allowed
-            )
+        # pattern_hits reads the text with its blanks collapsed: the "\n" and " " joins of
+        # lines are then one text (and its spans the same offsets: one blank either way)
+        key = " ".join(text.split())
+        if self.head is None:  # a log: the readings of one unit come one after the other
+            if self.last_joined[0] != key:
+                found = matcher.pattern_hits(self.idx, key, variant=variant, allowed=self.allowed)
+                self.last_joined = (key, found)
+            got = self.last_joined[1]
+        else:
+            got = self.joined.get(key)
+            if got is None:
+                got = self.joined[key] = matcher.pattern_hits(
+                    self.idx, key, variant=variant, allowed=self.allowed
+                )
         # copies: callers set a hit's line, and the span names the reading it came from
         out = [_moved(h, None) for h in got]
         for h in out:
