@@ -24,23 +24,40 @@ from kverr.errors import DatasetError
 from kverr.ftypes import FileExtraction, Profile, Revision, to_json
 
 
-def _entries(exts: list[FileExtraction], profile: Profile, memo: dict | None = None) -> list[dict]:
+def _entries(
+    exts: list[FileExtraction],
+    profile: Profile,
+    memo: dict | None = None,
+    by_text: dict | None = None,
+) -> list[dict]:
     """One entry per site of a revision: its id without history (records.identity, the same rule
     build_records uses), where it is, what lineage compares, and the claim fields (`bare`, `alt`,
     `variant`) that let _settle re-decide a shared key with history. Cheap: no record is built.
     `memo`: the claims of the revision before, by site object (a site the Loader kept, and
-    linking left alone, is the same object there); filled with this revision's."""
-    from kverr.records.identity import claim_of, guard_key, settle
+    linking left alone, is the same object there); `by_text`: their keys by the site's text
+    (identity.claim_text), for the sites an edit above them moved; both filled with this
+    revision's."""
+    from kverr.records.identity import Claim, claim_keys, claim_text, guard_key, settle
 
     sites = [site for ext in exts for site in ext.sites]
     before = dict(memo or {})
-    if memo is not None:
-        memo.clear()
+    before_text = dict(by_text or {})
+    for held in (memo, by_text):
+        if held is not None:
+            held.clear()
+    text_keys: dict = {} if by_text is None else by_text
     claims = []
     for site in sites:
         known = before.get(id(site))
         if known is None or known[0] is not site:
-            known = (site, claim_of(site, profile), guard_key(site))
+            text = claim_text(site)
+            keys = text_keys.get(text) or before_text.get(text)
+            if keys is None:
+                keys = (*claim_keys(site, profile), guard_key(site))
+            text_keys[text] = keys
+            bare, alt, guard, shown = keys
+            claim = Claim(bare, alt, site.file, site.line, site.variant, site.function, guard)
+            known = (site, claim, shown)
         if memo is not None:
             memo[id(site)] = known
         claims.append(known)
@@ -157,6 +174,7 @@ class Scanner:
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
         self.pieces: dict[str, list] = {}  # cached pieces of revisions' values read (get_rev)
         self.claims: dict[int, tuple] = {}  # the last revision's claims by site (_entries)
+        self.claim_keys: dict[tuple, tuple] = {}  # and their keys by site text (_entries)
         self.scan = Scan(loader=self.loader, entries_at=self.entries_at)
         self.scan.keys = [
             hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
@@ -218,7 +236,7 @@ class Scanner:
         if value is None:
             exts = self.loader.load(files, text=False)
             value = {
-                "entries": _entries(exts, self.plan.profile, self.claims),
+                "entries": _entries(exts, self.plan.profile, self.claims, self.claim_keys),
                 "flagNames": [f.name for e in exts for f in e.flags],
                 "flagFacts": flag_facts(exts, self.plan.profile.extract.argument_kwargs),
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],

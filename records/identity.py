@@ -116,16 +116,26 @@ def hash_key(key: str) -> str:
 
 
 def claim_of(site: Site, profile: Profile | None = None) -> Claim:
+    bare, alt, guard = claim_keys(site, profile)
+    return Claim(bare, alt, site.file, site.line, site.variant, site.function, guard)
+
+
+def claim_keys(site: Site, profile: Profile | None = None) -> tuple[str, str, str]:
+    """(bare, alt, guard hash) of a site's claim: what its text decides, wherever it sits
+    (`claim_text` is that text)."""
     key = base_key(site, profile)
-    return Claim(
-        bare=hash_key(key),
-        alt=hash_key(f"{key}|guards:{guard_key(site, profile)}"),
-        file=site.file,
-        line=site.line,
-        variant=site.variant,
-        function=site.function,
-        guard=guard_hash(site, profile),
+    return (
+        hash_key(key),
+        hash_key(f"{key}|guards:{guard_key(site, profile)}"),
+        guard_hash(site, profile),
     )
+
+
+def claim_text(site: Site) -> tuple:
+    """Everything of a site that `claim_keys` reads: two sites equal here have equal keys (a
+    function moved by an edit above it gives new sites with the same text)."""
+    guards = tuple((g.holds, g.test) for g in site.guards)
+    return (site.kind, site.error_class, site.template, site.condition, site.snippet, guards)
 
 
 def assign_ids(
