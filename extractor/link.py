@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from kverr.extractor.flags import FlagTable
 
-from kverr.ftypes import Binding, FileExtraction, FlagDecl, Site
+from kverr.ftypes import Binding, FileExtraction, FlagDecl, Site, moved
 
 
 def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtraction:
@@ -98,17 +98,15 @@ def site_order(site: Site) -> tuple[int, int, int]:
 def restamp(site: Site, path: str, start: int) -> Site:
     """Shift a site's lines by `start`: -unit.start makes them unit-relative, +unit.start back."""
     delta = start
-    return dataclasses.replace(
+    return moved(
         site,
         file=path,
         line=site.line + delta,
         end_line=site.end_line + delta,
-        guards=tuple(dataclasses.replace(g, line=g.line + delta) for g in site.guards),
+        guards=tuple(moved(g, line=g.line + delta) for g in site.guards),
         # an assignment's line moves with the function: records compare it with the site's
         # and the guards' lines, so a function cached from another position must not keep it
-        bindings=tuple(
-            dataclasses.replace(b, line=b.line + delta) if b.line else b for b in site.bindings
-        ),
+        bindings=tuple(moved(b, line=b.line + delta) if b.line else b for b in site.bindings),
     )
 
 

@@ -37,6 +37,7 @@ from kverr.ftypes import (
     SourceFile,
     from_json,
     from_plain,
+    moved,
     to_plain,
 )
 
@@ -241,7 +242,7 @@ class Loader:
             hit = (item, from_plain({**item, **dict(zip(_LINES, at, strict=True))}))
         decl, lines = hit[1], dict(zip(_LINES, at, strict=True))
         if any(getattr(decl, k) != v for k, v in lines.items()):
-            decl = dataclasses.replace(decl, **lines)
+            decl = moved(decl, **lines)
             hit = (item, decl)
         decls[id(item)] = hit
         return decl

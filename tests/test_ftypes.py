@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from kverr.ftypes import FlagDecl, Guard, Part, Site, Template, from_json, to_json
+from kverr.ftypes import (
+    Binding,
+    FlagDecl,
+    Guard,
+    Part,
+    Site,
+    Template,
+    from_json,
+    moved,
+    to_json,
+)
 
 COLOURED = Template(
     (
@@ -68,3 +80,27 @@ def test_a_launch_that_sets_a_base_option_shows_it_once_with_its_own_value() -> 
     assert plain.command("python -m srv", base) == (
         "APP_X=1 python -m srv --model-path MODEL_PATH --tp-size 2"
     )
+
+
+def test_moved_is_dataclasses_replace():
+    # the loader re-places cached sites with `moved`: it must give what replace gives (equal,
+    # same hash, a new object, the original untouched) for each frozen record that moves
+    guard = Guard("cfg.x", True, "if", 2, ("--x",))
+    binding = Binding("y", "assigned", "cfg.y", ("--y",), 5)
+    site = Site(
+        kind="raise", file="", line=3, end_line=4, col=4, end_col=9, function="f",
+        error_class="ValueError", severity="error", template=COLOURED, snippet="raise X",
+        guards=(guard,), bindings=(binding,), flags=("--x",),
+    )  # fmt: skip
+    decl = FlagDecl("--x", "x", help="X.", line=40, end_line=44)
+    for record, changes in [
+        (guard, {"line": 30}),
+        (binding, {"line": 31}),
+        (decl, {"line": 1, "end_line": 5}),
+        (site, {"file": "b.py", "line": 99, "guards": (dataclasses.replace(guard, line=97),)}),
+    ]:
+        before = dataclasses.replace(record)
+        new = moved(record, **changes)
+        assert new == dataclasses.replace(record, **changes)
+        assert hash(new) == hash(dataclasses.replace(record, **changes))
+        assert new != record and record == before
