@@ -140,8 +140,8 @@ def unit_ns() -> str:
 class SharedUnits:
     """The functions the workers of --jobs parsed in this build, in a side file they all write
     at once: neighbouring blobs go to different workers, and until the parent commits a
-    result, the others could not see a function one of them had just parsed (a full SGLang
-    backfill parsed 943 functions with 2 workers against 618 with one). Each statement is its
+    result, the others could not see a function one of them had just parsed (a backfill of
+    1,005 commits parsed 943 functions with 2 workers, 618 with one). Each statement is its
     own transaction (autocommit, every row fetched), so a writer only ever waits for another
     writer's one INSERT. The parent's cache file keeps a single writer; it persists the same
     functions from the results, and deletes this file after the build."""
