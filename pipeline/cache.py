@@ -147,7 +147,6 @@ class SharedUnits:
     functions from the results, and deletes this file after the build."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=OFF")  # a side file of one build: never reread
@@ -184,9 +183,7 @@ class UnitCache(MutableMapping[str, str]):
         if value is None and self.shared is not None:
             value = self.shared.get(key)
             if value is not None:  # another worker's, whose result may reach the parent
-                self.local[key] = value  # later than this one's: this result carries it too
-                self.new[key] = value
-                return value
+                self.new[key] = value  # later than this one's: this result carries it too
         if value is None:
             raise KeyError(key)
         self.local[key] = value

@@ -237,10 +237,11 @@ class Loader:
         """The declaration of a flag-set item at lines `at`: decoded once while the revisions
         that follow share the item (an edit moves the lines of every flag below it: those are
         replaced, not decoded again). A changed blob decoded its ~380 declarations anew."""
+        lines = dict(zip(_LINES, at, strict=True))
         hit = decls.get(id(item)) or self.decls.get(id(item))
         if hit is None or hit[0] is not item:
-            hit = (item, from_plain({**item, **dict(zip(_LINES, at, strict=True))}))
-        decl, lines = hit[1], dict(zip(_LINES, at, strict=True))
+            hit = (item, from_plain({**item, **lines}))
+        decl = hit[1]
         if any(getattr(decl, k) != v for k, v in lines.items()):
             decl = moved(decl, **lines)
             hit = (item, decl)

@@ -107,7 +107,10 @@ def guard_key(site: Site, profile: Profile | None = None) -> str:
 
 def guard_hash(site: Site, profile: Profile | None = None) -> str:
     """12 hex over the normalised guard tests; "" when unguarded (occurrences' `guard`)."""
-    key = guard_key(site, profile)
+    return _guard_digest(guard_key(site, profile))
+
+
+def _guard_digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:12] if key else ""
 
 
@@ -123,12 +126,8 @@ def claim_of(site: Site, profile: Profile | None = None) -> Claim:
 def claim_keys(site: Site, profile: Profile | None = None) -> tuple[str, str, str]:
     """(bare, alt, guard hash) of a site's claim: what its text decides, wherever it sits
     (`claim_text` is that text)."""
-    key = base_key(site, profile)
-    return (
-        hash_key(key),
-        hash_key(f"{key}|guards:{guard_key(site, profile)}"),
-        guard_hash(site, profile),
-    )
+    key, guards = base_key(site, profile), guard_key(site, profile)
+    return hash_key(key), hash_key(f"{key}|guards:{guards}"), _guard_digest(guards)
 
 
 def claim_text(site: Site) -> tuple:
