@@ -195,31 +195,46 @@ def unpacked(
     return found[0] if len(found) == 1 and not others else None
 
 
-def ast_unpacked(fn: ast.AST, name: str, is_args: Callable[[ast.AST], bool]):
-    """`unpacked` on the function's stdlib tree: (call source, index) or None."""
-    found: list[tuple[ast.Call, int]] = []
-    others = 0
+def tuple_targets(fn: ast.AST) -> dict[str, list[tuple[ast.Assign, list[str | None] | None]]]:
+    """Each name's assignments in the function, in walk order, as (assignment, the names of
+    its tuple target, or None for a plain `name = ...`): what `ast_unpacked` reads, found in
+    one walk rather than one per name."""
+    out: dict[str, list[tuple[ast.Assign, list[str | None] | None]]] = {}
     for node in ast.walk(fn):
-        if node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue  # ast.walk still descends; a nested def's names are rare enough here
         if not isinstance(node, ast.Assign):
-            continue
+            continue  # (ast.walk descends into nested defs: their names are rare enough here)
         for t in node.targets:
-            if isinstance(t, ast.Name) and t.id == name:
-                others += 1
+            if isinstance(t, ast.Name):
+                out.setdefault(t.id, []).append((node, None))
             elif isinstance(t, (ast.Tuple, ast.List)):
                 names = [e.id if isinstance(e, ast.Name) else None for e in t.elts]
-                if name not in names:
-                    continue
-                call = node.value
-                on_args = isinstance(call, ast.Call) and (
-                    (isinstance(call.func, ast.Attribute) and is_args(call.func.value))
-                    or any(is_args(a) for a in call.args)
-                )
-                if on_args:
-                    found.append((call, names.index(name)))
-                else:
-                    others += 1
+                for name in dict.fromkeys(n for n in names if n is not None):
+                    out.setdefault(name, []).append((node, names))
+    return out
+
+
+def ast_unpacked(
+    targets: dict[str, list[tuple[ast.Assign, list[str | None] | None]]],
+    name: str,
+    is_args: Callable[[ast.AST], bool],
+):
+    """`unpacked` on the function's stdlib tree (its `tuple_targets`): (call source, index)
+    or None."""
+    found: list[tuple[ast.Call, int]] = []
+    others = 0
+    for node, names in targets.get(name, ()):
+        if names is None:
+            others += 1
+            continue
+        call = node.value
+        on_args = isinstance(call, ast.Call) and (
+            (isinstance(call.func, ast.Attribute) and is_args(call.func.value))
+            or any(is_args(a) for a in call.args)
+        )
+        if on_args:
+            found.append((call, names.index(name)))
+        else:
+            others += 1
     if len(found) == 1 and not others:
         return ast.unparse(found[0][0]), found[0][1]
     return None
@@ -339,6 +354,15 @@ def _maybe_assigned(stmt: cst.CSTNode, is_args: Callable[[cst.BaseExpression], b
     """Attributes of the launch arguments a compound statement may assign, or a simple one
     changes in place (`+=`)."""
     found: set[str] = set()
+    if isinstance(stmt, cst.SimpleStatementLine):
+        # a `+=` is one of the line's own statements: no visitor over the line's expressions
+        # (most of a block is such lines, and the visit of each was 3% of a backfill)
+        for small in stmt.body:
+            if isinstance(small, cst.AugAssign):
+                t = small.target
+                if isinstance(t, cst.Attribute) and is_args(t.value):
+                    found.add(t.attr.value)
+        return found
 
     class _Find(cst.CSTVisitor):
         def visit_AugAssign(self, node: cst.AugAssign) -> None:

@@ -437,8 +437,14 @@ def rules_key(rules: ExtractRules) -> str:
 
 
 def module_context(
-    tree: ast.Module, text: str, path: str = "", rules: ExtractRules | None = None
+    tree: ast.Module,
+    text: str,
+    path: str = "",
+    rules: ExtractRules | None = None,
+    lines: list[str] | None = None,
 ) -> ModuleContext:
+    """What the file's units may read of it. `lines`: the text split at Python's own line
+    breaks (the caller has them), so the flag declarations of earlier revisions are reused."""
     # local: both import this module (bindings through templates)
     from kverr.extractor.bindings import action_flags, imported_constants, param_sources
     from kverr.extractor.flags import flag_decls, literal_aliases
@@ -452,17 +458,17 @@ def module_context(
     calls, mutated = walk_facts(tree)
     ctx.constants = scope_constants(stmts, {}, mutated)
     ctx.literals = scope_constants(stmts, {}, set())
-    lines = text.splitlines()
+    split = text.splitlines()
     for node in stmts:
         if isinstance(node, ast.FunctionDef):
-            w = _wrapper(node, lines)
+            w = _wrapper(node, split)
             if w is not None:
                 ctx.wrappers[node.name] = w
         elif isinstance(node, ast.ClassDef):
             prefix = class_prefix(node.name, ctx.rules)
             if prefix is not None:
                 ctx.args_classes[node.name] = prefix
-    ctx.flags = flag_decls(tree, ctx, path, calls)
+    ctx.flags = flag_decls(tree, ctx, path, calls, lines)
     ctx.literal_types = literal_aliases(tree)
     names = frozenset(n for n in ctx.rules.args_names if n.isidentifier())
     ctx.params = param_sources(tree, names, calls)

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from kverr.extractor.context import ModuleContext, const_eval, first_line, scope_constants
 
-from kverr.ftypes import FlagDecl
+from kverr.ftypes import FlagDecl, moved
 
 
 def dest_to_flag(dest: str) -> str:
@@ -19,18 +19,24 @@ def dest_to_flag(dest: str) -> str:
 
 
 def flag_decls(
-    tree: ast.Module, ctx: ModuleContext, path: str, calls: Sequence[ast.Call] | None = None
+    tree: ast.Module,
+    ctx: ModuleContext,
+    path: str,
+    calls: Sequence[ast.Call] | None = None,
+    lines: Sequence[str] | None = None,
 ) -> tuple[FlagDecl, ...]:
     """Every declared flag: dataclass field and add_argument merged per dest, first-seen order.
-    `calls`: the tree's calls in `ast.walk` order, when the caller walked it already."""
+    `calls`: the tree's calls in `ast.walk` order, when the caller walked it already; `lines`:
+    the file's lines (split at Python's own line breaks), to reuse declarations read before."""
     fields: dict[str, FlagDecl] = {}
     args: dict[str, FlagDecl] = {}
     aliases: dict[str, tuple[str, str]] = {}  # alias dest -> (add_argument dest, option string)
     config: list[FlagDecl] = []
+    seen = _Seen(lines, ctx, path) if lines is not None else None
     for node in tree.body:
         prefix = ctx.args_classes.get(node.name) if isinstance(node, ast.ClassDef) else None
         if prefix == "":
-            for decl in _field_decls(node, path):
+            for decl in _field_decls(node, path, seen):
                 fields.setdefault(decl.dest, decl)
         elif prefix:
             config += _config_decls(node, path, prefix)
@@ -38,13 +44,16 @@ def flag_decls(
     for node in ast.walk(tree) if calls is None else calls:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "add_argument":
-                decl = _argument_decl(node, ctx, path, local)
+                if seen is None:
+                    decl = _argument_decl(node, ctx, path, local)
+                else:
+                    decl = seen.argument(node, local)
                 if decl is not None:
-                    args.setdefault(decl.dest, decl)
-                    for option in _options(node):
+                    for option in decl.options or ():
                         aliases.setdefault(
                             option.lstrip("-").replace("-", "_"), (decl.dest, option)
                         )
+                    args.setdefault(decl.dest, decl)
     # `--tensor-parallel-size/--tp-size` stores into tensor_parallel_size while the dataclass
     # field is tp_size: the field's spelling among the options joins the two.
     merged_into: dict[str, str] = {}
@@ -72,40 +81,47 @@ def _src(node: ast.AST | None) -> str | None:
     return None if node is None else ast.unparse(node)
 
 
-def _field_decls(cls: ast.ClassDef, path: str) -> list[FlagDecl]:
+def _field_decls(cls: ast.ClassDef, path: str, seen: _Seen | None = None) -> list[FlagDecl]:
     out = []
     for stmt in cls.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
-        ann = _src(stmt.annotation) or ""
-        if "ClassVar" in ann or stmt.target.id.startswith("_"):
-            continue
-        default, help_text = _src(stmt.value), None
-        if isinstance(stmt.value, ast.Call) and _callee(stmt.value.func) == "field":
-            kw = {k.arg: k.value for k in stmt.value.keywords if k.arg}
-            default = _src(kw.get("default")) or (
-                f"{_src(kw['default_factory'])}()" if "default_factory" in kw else None
-            )
-            meta = kw.get("metadata")
-            if isinstance(meta, ast.Dict):
-                for k, v in zip(meta.keys, meta.values, strict=True):
-                    if isinstance(k, ast.Constant) and k.value == "help":
-                        h = const_eval(v, {})
-                        help_text = h if isinstance(h, str) else _src(v)
-        dest = stmt.target.id
-        out.append(
-            FlagDecl(
-                name=dest_to_flag(dest),
-                dest=dest,
-                help=help_text,
-                default=default,
-                type=ann,
-                file=path,
-                line=stmt.lineno,
-                end_line=stmt.end_lineno or stmt.lineno,
-            )
-        )
+        decl = _field_decl(stmt, path) if seen is None else seen.field(stmt)
+        if decl is not None:
+            out.append(decl)
     return out
+
+
+def _field_decl(stmt: ast.AnnAssign, path: str) -> FlagDecl | None:
+    """The flag of one annotated field (`stmt.target` is a plain name), None for a ClassVar
+    or a private field."""
+    assert isinstance(stmt.target, ast.Name)  # (the caller checked)
+    ann = _src(stmt.annotation) or ""
+    if "ClassVar" in ann or stmt.target.id.startswith("_"):
+        return None
+    default, help_text = _src(stmt.value), None
+    if isinstance(stmt.value, ast.Call) and _callee(stmt.value.func) == "field":
+        kw = {k.arg: k.value for k in stmt.value.keywords if k.arg}
+        default = _src(kw.get("default")) or (
+            f"{_src(kw['default_factory'])}()" if "default_factory" in kw else None
+        )
+        meta = kw.get("metadata")
+        if isinstance(meta, ast.Dict):
+            for k, v in zip(meta.keys, meta.values, strict=True):
+                if isinstance(k, ast.Constant) and k.value == "help":
+                    h = const_eval(v, {})
+                    help_text = h if isinstance(h, str) else _src(v)
+    dest = stmt.target.id
+    return FlagDecl(
+        name=dest_to_flag(dest),
+        dest=dest,
+        help=help_text,
+        default=default,
+        type=ann,
+        file=path,
+        line=stmt.lineno,
+        end_line=stmt.end_lineno or stmt.lineno,
+    )
 
 
 def _callee(func: ast.expr) -> str | None:
@@ -150,6 +166,104 @@ class _LocalLiterals:
             own = scope_constants(fn.body, self.ctx.literals, set())  # type: ignore[attr-defined]
             self.envs[id(fn)] = {**self.ctx.literals, **own}
         return self.envs[id(fn)]
+
+
+# Declarations read from earlier revisions of a file, by all they depend on: a backfill
+# reads the same few hundred fields and add_argument calls in each of a thousand revisions,
+# and reading them anew was half of the module context's cost (moved to their new lines).
+_SEEN: dict[tuple, tuple[FlagDecl | None, tuple[str, ...]]] = {}
+_SEEN_MAX = 50_000  # declarations kept (about 1 KB each); past it, the memo starts again
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _Seen:
+    """`_field_decl` and `_argument_decl` through `_SEEN`. A key is the declaration's own
+    text (its lines and columns) and, for add_argument, the values of the module names that
+    text mentions (a help text or choices named by a constant): the same key cannot give
+    another declaration. Choices named by a list the call's own function may build
+    (`_LocalLiterals`) are not in the key: such a call is read again whenever its function
+    has a line that may bind one of those names."""
+
+    def __init__(self, lines: Sequence[str], ctx: ModuleContext, path: str) -> None:
+        self.lines, self.ctx, self.path = lines, ctx, path
+        self.texts: dict[int, str] = {}  # a function's text, by id
+
+    def _text(self, node: ast.AST) -> str:
+        return "\n".join(self.lines[node.lineno - 1 : node.end_lineno or node.lineno])  # type: ignore[attr-defined]
+
+    def field(self, stmt: ast.AnnAssign) -> FlagDecl | None:
+        key = ("f", self.path, stmt.col_offset, stmt.end_col_offset, self._text(stmt))
+        hit = _SEEN.get(key)
+        if hit is None:
+            return _remember(key, _field_decl(stmt, self.path), ())
+        return _placed(hit[0], stmt)
+
+    def argument(self, call: ast.Call, local: _LocalLiterals) -> FlagDecl | None:
+        text = self._text(call)
+        consts, literals = self.ctx.constants, self.ctx.literals
+        env = tuple(
+            (w, repr(consts[w]) if w in consts else "", repr(literals[w]) if w in literals else "")
+            for w in sorted(set(_WORD.findall(text)))
+            if w in consts or w in literals
+        )
+        key = ("a", self.path, call.col_offset, call.end_col_offset, text, env)
+        hit = _SEEN.get(key)
+        if hit is not None and not (hit[1] and self._may_bind(call, hit[1], local)):
+            return _placed(hit[0], call)
+        own: list[ast.Call] = []
+        free: list[str] = []  # names the choices read that the function never binds
+
+        def tracked(c: ast.Call) -> dict[str, object]:
+            choices = next(k.value for k in c.keywords if k.arg == "choices")
+            names = sorted({n.id for n in ast.walk(choices) if isinstance(n, ast.Name)})
+            if not self._may_bind(c, names, local):
+                free.extend(names)
+                return self.ctx.literals  # what local(c) would give for these names
+            own.append(c)
+            return local(c)
+
+        decl = _argument_decl(call, self.ctx, self.path, tracked)
+        return decl if own else _remember(key, decl, tuple(free))
+
+    def _may_bind(self, call: ast.Call, names: Sequence[str], local: _LocalLiterals) -> bool:
+        """Whether the function around `call` has a line that may bind one of `names` to a
+        literal (`NAME = ...`, `NAME: T = ...`): a superset of what scope_constants binds,
+        found in its text without walking its tree."""
+        fn = local._owner(call.lineno)
+        if fn is None:
+            return False
+        text = self.texts.get(id(fn))
+        if text is None:
+            text = self.texts[id(fn)] = self._text(fn)
+        return any(_binds(text, name) for name in names)
+
+
+def _binds(text: str, name: str) -> bool:
+    """Whether a statement of `text` starts `name =` or `name:` (at a line start or after
+    `;`). The pattern starts with the name, so the search skips to its occurrences (a
+    pattern that starts with `^|;` is tried at every position of a 3,000-line function)."""
+    for m in re.finditer(rf"\b{re.escape(name)}[ \t]*(?:=(?!=)|:)", text):
+        before = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].rstrip(" \t")
+        if not before or before.endswith(";"):
+            return True
+    return False
+
+
+def _remember(key: tuple, decl: FlagDecl | None, names: tuple[str, ...]) -> FlagDecl | None:
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN[key] = (decl, names)
+    return decl
+
+
+def _placed(decl: FlagDecl | None, node: ast.stmt | ast.expr) -> FlagDecl | None:
+    """A remembered declaration at `node`'s lines (an edit above it moved it)."""
+    if decl is None:
+        return None
+    line, end = node.lineno, node.end_lineno or node.lineno
+    if decl.line == line and decl.end_line == end:
+        return decl
+    return moved(decl, line=line, end_line=end)
 
 
 def _defs(body: list) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -210,14 +324,15 @@ def _merge(field_decl: FlagDecl | None, arg_decl: FlagDecl | None) -> FlagDecl:
         decl = field_decl or arg_decl
         assert decl is not None
         return decl
-    merged = {}
-    for f in dataclasses.fields(FlagDecl):
-        a, b = getattr(arg_decl, f.name), getattr(field_decl, f.name)
-        merged[f.name] = a if a not in (None, "") else b
+    a, b = arg_decl.__dict__, field_decl.__dict__
+    merged = {k: a[k] if a[k] not in (None, "") else b[k] for k in _FIELDS}
     default = arg_decl.default
     if default is None or default.endswith("." + arg_decl.dest):
         merged["default"] = field_decl.default
     return FlagDecl(**merged)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(FlagDecl))
 
 
 # ---------------------------------------------------------------- config classes

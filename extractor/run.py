@@ -113,7 +113,7 @@ def _extract_tree(
 ) -> FileExtraction:
     text = src.text
     lines = _lines(text)
-    ctx = module_context(tree, text, src.path, rules)
+    ctx = module_context(tree, text, src.path, rules, lines)
     sites: list[Site] = []
     units = list(_units(tree.body, lines, (), None, False, ctx))
     site_re = _site_regex(ctx)

@@ -70,6 +70,7 @@ class _Scope:
     assign_index: dict[str, set[int]] | None = None
     index_opaque: set[str] | None = None  # names _index_function cannot follow
     assigns: list[cst.Assign] | None = None  # every `x = ...` of the function (bindings.py)
+    targets: dict | None = None  # the same from the stdlib tree (bindings.tuple_targets)
     # statement -> attrs it may assign; block -> its fold (bindings.flag_assignments)
     maybe_assigned: dict[int, object] = field(default_factory=dict)
     opaque: set[str] = field(default_factory=set)
@@ -312,15 +313,17 @@ class SiteCollector(cst.CSTVisitor):
         scope.constants = dict(self.mctx.constants)
         node = scope.ast_node or _reparse(scope.node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bound = _bound_names(node)
+            bound, messages, walrus, aliases = _function_facts(
+                node, set(self.mctx.wrappers), scope.args_names, self.args
+            )
             mutated = _mutated(node)
             for name in bound:
                 scope.constants.pop(name, None)  # a local binding shadows the module constant
             env = {k: v for k, v in self.mctx.constants.items() if k not in bound}
             scope.constants.update(scope_constants(node.body, env, mutated, deep=True))
             scope.loggers = logger_names(node.body, self.mctx)
-            scope.bound, scope.opaque = _message_names(node, set(self.mctx.wrappers))
-            scope.args_names.update(_ast_aliases(node, scope.args_names, self.args))
+            scope.bound, scope.opaque = messages, walrus
+            scope.args_names.update(aliases)
         else:  # not even the function parses with this Python's ast: index with libcst
             scope.assign_index, scope.opaque = _index_function(scope.node)
             scope.index_opaque = set(scope.opaque)
@@ -385,8 +388,10 @@ class SiteCollector(cst.CSTVisitor):
             return Binding(name, "import", imported) if imported else None
         if name in opaque:
             if isinstance(scope.ast_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if scope.targets is None:
+                    scope.targets = bind.tuple_targets(scope.ast_node)
                 found = bind.ast_unpacked(
-                    scope.ast_node,
+                    scope.targets,
                     name,
                     lambda n: _ast_args_path(n, scope.args_names, self.args) is not None,
                 )
@@ -509,16 +514,6 @@ def _reparse(node: cst.FunctionDef) -> ast.AST | None:
         return None
 
 
-def _bound_names(node: ast.AST) -> set[str]:
-    out: set[str] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            out.add(n.id)
-        elif isinstance(n, ast.arg):
-            out.add(n.arg)
-    return out
-
-
 class _ArgsRules:
     """The profile's rules for recognising the launch-arguments object, compiled once."""
 
@@ -586,18 +581,6 @@ def _args_path(node: cst.BaseExpression, names: ArgsNames, rules: _ArgsRules) ->
         if base is not None:
             return f"{base}.{node.attr.value}" if base else node.attr.value
     return None
-
-
-def _ast_aliases(node: ast.AST, names: ArgsNames, rules: _ArgsRules) -> ArgsNames:
-    """Locals bound to the launch-arguments object or a view of it: `cfg = resolving_view(args)`."""
-    names = dict(names)
-    found: ArgsNames = {}
-    for n in ast.walk(node):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-            path = _ast_args_path(n.value, names, rules)
-            if path is not None:
-                names[n.targets[0].id] = found[n.targets[0].id] = path
-    return found
 
 
 def _ast_args_path(node: ast.AST, names: ArgsNames, rules: _ArgsRules) -> str | None:
@@ -717,21 +700,42 @@ def _blocks(st: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
     return out
 
 
-def _message_names(node: ast.AST, wrappers: set[str]) -> tuple[set[str], set[str]]:
-    """(names some assignment gives a string-building value, walrus targets). Only the first
-    are worth a reaching-definitions search: `x = compute()` never yields a message text."""
-    out: set[str] = set()
+def _function_facts(
+    node: ast.AST, wrappers: set[str], names: ArgsNames, rules: _ArgsRules
+) -> tuple[set[str], set[str], set[str], ArgsNames]:
+    """One walk of a function's stdlib tree (three walks were a twentieth of a backfill):
+    - the names it binds (assigned, deleted, parameters): they shadow module constants;
+    - the names some assignment gives a string-building value, and the walrus targets: only
+      the first are worth a reaching-definitions search (`x = compute()` never yields a
+      message text);
+    - locals bound to the launch-arguments object or a view of it
+      (`cfg = resolving_view(args)`), each seen by the assignments after it."""
+    bound: set[str] = set()
+    messages: set[str] = set()
     walrus: set[str] = set()
+    names = dict(names)
+    aliases: ArgsNames = {}
     for n in ast.walk(node):
-        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-            out.add(n.target.id)
-        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
-            if _stringish(n.value, wrappers):
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                out.update(t.id for t in targets if isinstance(t, ast.Name))
-        elif isinstance(n, ast.NamedExpr):
+        kind = n.__class__
+        if kind is ast.Name:
+            if n.ctx.__class__ is not ast.Load:
+                bound.add(n.id)
+        elif kind is ast.arg:
+            bound.add(n.arg)
+        elif kind is ast.AugAssign:
+            if isinstance(n.target, ast.Name):
+                messages.add(n.target.id)
+        elif kind is ast.Assign or kind is ast.AnnAssign:
+            if n.value is not None and _stringish(n.value, wrappers):
+                targets = n.targets if kind is ast.Assign else [n.target]
+                messages.update(t.id for t in targets if isinstance(t, ast.Name))
+            if kind is ast.Assign and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                path = _ast_args_path(n.value, names, rules)
+                if path is not None:
+                    names[n.targets[0].id] = aliases[n.targets[0].id] = path
+        elif kind is ast.NamedExpr:
             walrus.add(n.target.id)
-    return out, walrus
+    return bound, messages, walrus, aliases
 
 
 def _stringish(value: ast.AST, wrappers: set[str]) -> bool:

@@ -10,6 +10,7 @@ flags against the whole file set.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -47,6 +48,7 @@ FLAGSET_NS = "flagset"  # pieces of flag declarations without their lines, by co
 _LINES = tuple(f.name for f in dataclasses.fields(FlagDecl) if f.name in ("line", "end_line"))
 
 _WORKER: dict[str, Any] = {}
+GC_THRESHOLD = 50_000  # a build's first-generation allocations between collections (Python: 700)
 
 
 def _worker_init(cache_path: str | None, rules: ExtractRules, shared: str | None = None) -> None:
@@ -55,6 +57,10 @@ def _worker_init(cache_path: str | None, rules: ExtractRules, shared: str | None
     # Ctrl-C is the parent's business (it stops the pool and keeps what is cached); workers
     # would otherwise each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The parent's build runs with fewer GC passes (run._fewer_gc_passes); a spawned worker
+    # starts at Python's default, and re-walking its parsed trees there cost the workers of
+    # a --jobs 2 backfill about 40% more CPU than the same extraction in one process.
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     cache = (
         Cache(Path(cache_path), readonly=True) if cache_path and Path(cache_path).exists() else None
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from kverr.pipeline.assemble import add_argparse, assemble, load_overlay
 from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
-from kverr.pipeline.extract import Progress, run_extraction
+from kverr.pipeline.extract import GC_THRESHOLD, Progress, run_extraction
 from kverr.pipeline.history import Scan, Scanner
 from kverr.pipeline.introduce import apply as introduce
 from kverr.pipeline.introduce import introducing_commits, touching_soon
@@ -51,7 +51,7 @@ def _fewer_gc_passes(fn: Callable[..., BuildResult]) -> Callable[..., BuildResul
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> BuildResult:
         old = gc.get_threshold()
-        gc.set_threshold(max(old[0], 50_000), *old[1:])
+        gc.set_threshold(max(old[0], GC_THRESHOLD), *old[1:])
         try:
             return fn(*args, **kwargs)
         finally:

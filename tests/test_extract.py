@@ -896,3 +896,119 @@ def test_assigned_counts_reads_the_fields_as_iter_child_nodes_did():
     assert scopes > 100
     got = context.assigned_counts(ast.parse(BINDING_FORMS).body)
     assert got["A"] == 3 and got["B"] == 1 and got["j"] == 1 and got["os"] == 1 and got["f"] == 1
+
+
+# Revisions of one file, in order: each is read with the declarations the ones before it left
+# in flags._SEEN, and must give what a reading without that memo gives.
+_REVISIONS = {
+    "lines move": [
+        """
+        def add_cli_args(parser):
+            parser.add_argument("--tp-size", type=int, default=1, help="Tensor parallel size.")
+        """,
+        """
+        import os
+
+        def add_cli_args(parser):
+            parser.add_argument("--tp-size", type=int, default=1, help="Tensor parallel size.")
+        """,
+    ],
+    "a module constant changes under the same call": [
+        """
+        BACKENDS = ["triton", "flashinfer"]
+        HELP = "Old help."
+
+        def add_cli_args(parser):
+            parser.add_argument("--backend", choices=BACKENDS, help=HELP)
+        """,
+        """
+        BACKENDS = ["triton", "flashinfer", "fa3"]
+        HELP = "New help."
+
+        def add_cli_args(parser):
+            parser.add_argument("--backend", choices=BACKENDS, help=HELP)
+        """,
+    ],
+    "the function starts building the choices": [
+        """
+        from elsewhere import BACKENDS
+
+        def add_cli_args(parser):
+            parser.add_argument("--backend", choices=BACKENDS)
+        """,
+        """
+        from elsewhere import BACKENDS
+
+        def add_cli_args(parser):
+            BACKENDS = ["triton", "fa3"]
+            parser.add_argument("--backend", choices=BACKENDS)
+        """,
+        """
+        from elsewhere import BACKENDS
+
+        def add_cli_args(parser):
+            x = 1; BACKENDS = ["triton"]
+            parser.add_argument("--backend", choices=BACKENDS)
+        """,
+        """
+        from elsewhere import BACKENDS
+
+        def add_cli_args(parser):
+            parser.add_argument("--backend", choices=BACKENDS)
+        """,
+    ],
+    "a field's default changes": [
+        """
+        import dataclasses
+
+        @dataclasses.dataclass
+        class ServerArgs:
+            tp_size: int = 1
+        """,
+        """
+        import dataclasses
+
+        @dataclasses.dataclass
+        class ServerArgs:
+            # a comment moves the field
+            tp_size: int = 2
+        """,
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(_REVISIONS))
+def test_remembered_declarations_equal_a_fresh_reading(case):
+    import ast
+
+    from kverr.extractor import context, flags
+    from kverr.extractor.run import _lines
+
+    flags._SEEN.clear()
+    for text in map(src, _REVISIONS[case]):
+        tree = ast.parse(text)
+        ctx = context.module_context(tree, text, "m.py", None)
+        fresh = flags.flag_decls(tree, ctx, "m.py")
+        for _ in range(2):  # the first reading fills the memo, the second reads from it
+            assert flags.flag_decls(tree, ctx, "m.py", None, _lines(text)) == fresh
+    assert flags._SEEN  # (the memo was used)
+
+
+@pytest.mark.parametrize(
+    "text, binds",
+    [
+        ("X = [1]", True),
+        ("  X: list = []", True),
+        ("a = 1; X = 2", True),
+        ("    X=3,", True),  # a keyword on its own line: a superset is safe
+        ("if X == 2:", False),
+        ("f(X)", False),
+        ("foo(a, X=3)", False),
+        ("YX = 1", False),
+        ("a.X = 1", False),
+    ],
+)
+def test_a_line_that_may_bind_a_name(text, binds):
+    from kverr.extractor.flags import _binds
+
+    assert _binds(text, "X") is binds
