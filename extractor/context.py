@@ -36,6 +36,7 @@ MUTATORS = {
     "setdefault", "sort", "reverse", "popitem", "__setitem__", "__delitem__",
 }  # fmt: skip
 _UNSET = object()
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a superset of the names a text reads
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,13 @@ import dataclasses
 import re
 from collections.abc import Iterator, Sequence
 
-from kverr.extractor.context import ModuleContext, const_eval, first_line, scope_constants
+from kverr.extractor.context import (
+    IDENTIFIER,
+    ModuleContext,
+    const_eval,
+    first_line,
+    scope_constants,
+)
 
 from kverr.ftypes import FlagDecl, moved
 
@@ -40,14 +46,15 @@ def flag_decls(
                 fields.setdefault(decl.dest, decl)
         elif prefix:
             config += _config_decls(node, path, prefix)
-    local = _LocalLiterals(tree, ctx)
+    local = _LocalLiterals(tree, ctx, lines)
     for node in ast.walk(tree) if calls is None else calls:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "add_argument":
-                if seen is None:
-                    decl = _argument_decl(node, ctx, path, local)
-                else:
-                    decl = seen.argument(node, local)
+                decl = (
+                    _argument_decl(node, ctx, path, local)
+                    if seen is None
+                    else seen.argument(node, local)
+                )
                 if decl is not None:
                     for option in decl.options or ():
                         aliases.setdefault(
@@ -137,13 +144,16 @@ class _LocalLiterals:
     then `choices=ATTN_BACKENDS`), over the module's: each call's innermost function, found
     once for the whole module and only when a call needs it."""
 
-    def __init__(self, tree: ast.Module, ctx: ModuleContext) -> None:
-        self.tree, self.ctx = tree, ctx
+    def __init__(
+        self, tree: ast.Module, ctx: ModuleContext, lines: Sequence[str] | None = None
+    ) -> None:
+        self.tree, self.ctx, self.lines = tree, ctx, lines
         # (first line, last line, function), by first line: a def's lines, its decorators'
         # first, hold its whole subtree and nothing else (a def is a statement: no other
         # statement shares its lines), and a nested def starts after its parent
         self.spans: list[tuple[int, int, ast.AST]] | None = None
         self.envs: dict[int, dict[str, object]] = {}
+        self.texts: dict[int, str] = {}  # a function's text, by id (`may_bind`)
 
     def _owner(self, line: int) -> ast.AST | None:
         """The innermost function whose lines hold `line`. Found by the statements alone:
@@ -167,13 +177,26 @@ class _LocalLiterals:
             self.envs[id(fn)] = {**self.ctx.literals, **own}
         return self.envs[id(fn)]
 
+    def may_bind(self, call: ast.Call, names: Sequence[str]) -> bool:
+        """Whether the function around `call` has a line that may bind one of `names` to a
+        literal (`NAME = ...`, `NAME: T = ...`): a superset of what `__call__` adds to the
+        module's literals, found in the function's text (the file's `lines`) without walking
+        its tree."""
+        assert self.lines is not None
+        fn = self._owner(call.lineno)
+        if fn is None:
+            return False
+        text = self.texts.get(id(fn))
+        if text is None:
+            text = self.texts[id(fn)] = _text(self.lines, fn)
+        return any(_binds(text, name) for name in names)
+
 
 # Declarations read from earlier revisions of a file, by all they depend on: a backfill
 # reads the same few hundred fields and add_argument calls in each of a thousand revisions,
 # and reading them anew was half of the module context's cost (moved to their new lines).
 _SEEN: dict[tuple, tuple[FlagDecl | None, tuple[str, ...]]] = {}
 _SEEN_MAX = 50_000  # declarations kept (about 1 KB each); past it, the memo starts again
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class _Seen:
@@ -186,29 +209,25 @@ class _Seen:
 
     def __init__(self, lines: Sequence[str], ctx: ModuleContext, path: str) -> None:
         self.lines, self.ctx, self.path = lines, ctx, path
-        self.texts: dict[int, str] = {}  # a function's text, by id
-
-    def _text(self, node: ast.AST) -> str:
-        return "\n".join(self.lines[node.lineno - 1 : node.end_lineno or node.lineno])  # type: ignore[attr-defined]
 
     def field(self, stmt: ast.AnnAssign) -> FlagDecl | None:
-        key = ("f", self.path, stmt.col_offset, stmt.end_col_offset, self._text(stmt))
+        key = ("f", self.path, stmt.col_offset, stmt.end_col_offset, _text(self.lines, stmt))
         hit = _SEEN.get(key)
         if hit is None:
             return _remember(key, _field_decl(stmt, self.path), ())
         return _placed(hit[0], stmt)
 
     def argument(self, call: ast.Call, local: _LocalLiterals) -> FlagDecl | None:
-        text = self._text(call)
+        text = _text(self.lines, call)
         consts, literals = self.ctx.constants, self.ctx.literals
         env = tuple(
             (w, repr(consts[w]) if w in consts else "", repr(literals[w]) if w in literals else "")
-            for w in sorted(set(_WORD.findall(text)))
+            for w in sorted(set(IDENTIFIER.findall(text)))
             if w in consts or w in literals
         )
         key = ("a", self.path, call.col_offset, call.end_col_offset, text, env)
         hit = _SEEN.get(key)
-        if hit is not None and not (hit[1] and self._may_bind(call, hit[1], local)):
+        if hit is not None and not (hit[1] and local.may_bind(call, hit[1])):
             return _placed(hit[0], call)
         own: list[ast.Call] = []
         free: list[str] = []  # names the choices read that the function never binds
@@ -216,7 +235,7 @@ class _Seen:
         def tracked(c: ast.Call) -> dict[str, object]:
             choices = next(k.value for k in c.keywords if k.arg == "choices")
             names = sorted({n.id for n in ast.walk(choices) if isinstance(n, ast.Name)})
-            if not self._may_bind(c, names, local):
+            if not local.may_bind(c, names):
                 free.extend(names)
                 return self.ctx.literals  # what local(c) would give for these names
             own.append(c)
@@ -225,17 +244,10 @@ class _Seen:
         decl = _argument_decl(call, self.ctx, self.path, tracked)
         return decl if own else _remember(key, decl, tuple(free))
 
-    def _may_bind(self, call: ast.Call, names: Sequence[str], local: _LocalLiterals) -> bool:
-        """Whether the function around `call` has a line that may bind one of `names` to a
-        literal (`NAME = ...`, `NAME: T = ...`): a superset of what scope_constants binds,
-        found in its text without walking its tree."""
-        fn = local._owner(call.lineno)
-        if fn is None:
-            return False
-        text = self.texts.get(id(fn))
-        if text is None:
-            text = self.texts[id(fn)] = self._text(fn)
-        return any(_binds(text, name) for name in names)
+
+def _text(lines: Sequence[str], node: ast.stmt | ast.expr) -> str:
+    """The whole lines of `node`."""
+    return "\n".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])
 
 
 def _binds(text: str, name: str) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 from kverr.extractor import depth
 from kverr.extractor.context import (
+    IDENTIFIER,
     ModuleContext,
     class_prefix,
     first_line,
@@ -266,14 +267,13 @@ def _own_text(stmt: ast.stmt, lines: list[str]) -> str:
 
 
 _ESCAPED = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8 (surrogateescape)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
     text = "\n".join(lines[unit.start - 1 : unit.end])
     # A superset of the names the unit reads (its class names too: an Action's flags are keyed
     # by its class): cheap and safe.
-    names = set(_WORD.findall(text)) | set(unit.prefix)
+    names = set(IDENTIFIER.findall(text)) | set(unit.prefix)
     h = hashlib.sha256()
     for piece in (
         EXTRACTOR_VERSION,
