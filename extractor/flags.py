@@ -252,9 +252,11 @@ def _text(lines: Sequence[str], node: ast.stmt | ast.expr) -> str:
 
 def _binds(text: str, name: str) -> bool:
     """Whether a statement of `text` starts `name =` or `name:` (at a line start or after
-    `;`). The pattern starts with the name, so the search skips to its occurrences (a
-    pattern that starts with `^|;` is tried at every position of a 3,000-line function)."""
-    for m in re.finditer(rf"\b{re.escape(name)}[ \t]*(?:=(?!=)|:)", text):
+    `;`). The pattern starts with the name's own letters, so `re` skips to its occurrences:
+    one that starts with `^|;`, or even with `\\b`, is tried at every position of a
+    3,000-line function (1.2 ms a search, against 0.1 ms). No `\\b` is needed: the end of
+    a longer name has a letter before it, which the check of what precedes refuses."""
+    for m in re.finditer(rf"{re.escape(name)}[ \t]*(?:=(?!=)|:)", text):
         before = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].rstrip(" \t")
         if not before or before.endswith(";"):
             return True

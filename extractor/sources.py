@@ -295,23 +295,48 @@ def describe(
 def list_files(
     repo: str | os.PathLike[str], sha: str, globs: Sequence[str]
 ) -> list[tuple[str, str]]:
-    """(path, blob sha) of every file in commit `sha` matching `globs`, sorted by path.
-    ls-tree is limited to the globs' literal directories so huge trees stay cheap."""
+    """(path, blob sha) of every file in commit `sha` matching `globs`, sorted by path."""
+    with BlobReader(repo) as reader:
+        return list_files_read(reader, sha, globs)
+
+
+def list_files_read(
+    reader: BlobReader, sha: str, globs: Sequence[str], memo: dict | None = None
+) -> list[tuple[str, str]]:
+    """`list_files` through a running `git cat-file --batch`: the commit's tree objects read
+    one by one, only down the globs' literal directories so huge trees stay cheap, and no
+    process started per commit (one ls-tree each was 2 ms, most of a thousand-commit plan). `memo`, kept by the caller across
+    commits, holds the listing of each (tree, directory) read: neighbours share subtrees."""
     prefixes = sorted({_literal_prefix(g) for g in globs})
-    args = ["ls-tree", "-r", "-z", "--full-tree", sha]
-    if "" not in prefixes:
-        args += ["--", *prefixes]
-    out = git(repo, *args)
-    files = []
-    for entry in out.split(b"\0"):
-        if not entry:
-            continue
-        meta, path_b = entry.split(b"\t", 1)
-        mode, kind, obj = meta.decode().split(" ")
-        path = path_b.decode("utf-8", "surrogateescape")
-        if kind == "blob" and mode != "120000" and matches_any(path, globs):
-            files.append((path, obj))
-    return sorted(files)
+    memo = {} if memo is None else memo
+
+    def listing(tree: str, base: str) -> list[tuple[str, str]]:
+        hit = memo.get((tree, base))
+        if hit is not None:
+            return hit
+        found: list[tuple[str, str]] = []
+        for mode, name, obj in _tree_entries(reader.read(tree)):
+            path = base + name
+            if mode.startswith(b"4"):  # 40000: a directory
+                if any(p.startswith(path + "/") or (path + "/").startswith(p) for p in prefixes):
+                    found += listing(obj, path + "/")
+            elif mode not in (b"120000", b"160000") and matches_any(path, globs):
+                found.append((path, obj))  # (a symlink and a submodule are no source files)
+        memo[(tree, base)] = found
+        return found
+
+    return sorted(listing(f"{sha}^{{tree}}", ""))
+
+
+def _tree_entries(data: bytes) -> Iterator[tuple[bytes, str, str]]:
+    """(mode, name, object sha) of each entry of a raw tree object: `<mode> <name>\\0<20 bytes>`."""
+    at = 0
+    while at < len(data):
+        space = data.index(b" ", at)
+        nul = data.index(b"\0", space)
+        name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+        yield data[at:space], name, data[nul + 1 : nul + 21].hex()
+        at = nul + 21
 
 
 class BlobReader:
@@ -378,10 +403,10 @@ def read_git(
     check_repo(repo)
     sha = resolve(repo, rev)
     (revision,) = describe(repo, [sha], repo_name=repo_name)
-    entries = list_files(repo, sha, globs)
-    if not entries:
-        raise SourceError(_no_match(f"{repo} at {rev}", globs))
     with BlobReader(repo) as reader:
+        entries = list_files_read(reader, sha, globs)
+        if not entries:
+            raise SourceError(_no_match(f"{repo} at {rev}", globs))
         return revision, [reader.source(path, obj) for path, obj in entries]
 
 

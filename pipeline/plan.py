@@ -83,10 +83,15 @@ def plan_git(
     revisions = sources.list_revisions(
         repo, revs, tags_glob=tags_glob, touching=touching, globs=globs, repo_name=repo_name
     )
-    files = [_tree(repo, r.sha or "", globs, cache) for r in revisions]
-    if not any(files):
-        raise SourceError(sources._no_match(f"{repo} at the selected revisions", globs))
     reader = sources.BlobReader(repo)
+    try:
+        memo: dict = {}  # subtrees already listed: neighbouring commits share most of them
+        files = [_tree(reader, r.sha or "", globs, cache, memo) for r in revisions]
+        if not any(files):
+            raise SourceError(sources._no_match(f"{repo} at the selected revisions", globs))
+    except BaseException:
+        reader.close()
+        raise
     return Plan(
         revisions,
         files,
@@ -148,13 +153,15 @@ def add_snapshot(
     )
 
 
-def _tree(repo: Path, sha: str, globs: Sequence[str], cache: Cache | None) -> list[tuple[str, str]]:
-    """A commit's matching files never change: cached, a no-op rebuild spawns no ls-tree."""
+def _tree(
+    reader: sources.BlobReader, sha: str, globs: Sequence[str], cache: Cache | None, memo: dict
+) -> list[tuple[str, str]]:
+    """A commit's matching files never change: cached, a no-op rebuild reads no tree."""
     key = f"{sha}:{json.dumps(list(globs))}"
     hit = cache.get("tree", key) if cache else None
     if hit is not None:
         return [tuple(x) for x in json.loads(hit)]
-    files = sources.list_files(repo, sha, globs)
+    files = sources.list_files_read(reader, sha, globs, memo)
     if cache:
         cache.put_many("tree", {key: json.dumps(files)})
     return files

@@ -1006,6 +1006,10 @@ def test_remembered_declarations_equal_a_fresh_reading(case):
         ("foo(a, X=3)", False),
         ("YX = 1", False),
         ("a.X = 1", False),
+        ("_X = 1", False),
+        ("\u00e9X = 1", False),  # a longer name, its first letter not ASCII
+        ("X1 = 1", False),
+        ("YX = 1\nX = 2", True),  # a longer name's match does not hide the next line's
     ],
 )
 def test_a_line_that_may_bind_a_name(text, binds):

@@ -248,6 +248,63 @@ def test_read_git_binary_blob_is_marked(repo: Git) -> None:
     assert [f.error is not None for f in files] == [True, False, False]
 
 
+@pytest.fixture
+def odd_tree(tmp_path: Path) -> Git:
+    """Nested directories, a symlink, an executable, a submodule entry, a non-ASCII name and
+    names that share a prefix with the file set's directories."""
+    g = Git(tmp_path / "odd")
+    g.commit("c1", {SA: "x = 1\n", "python/sglang/srt/arg_groups/a/b/deep.py": "d = 1\n",
+                    "python/sglang/srt/arg_groups.py": "n = 1\n",
+                    "python/sglang/srt/arg_groups_old/x.py": "o = 1\n",
+                    "python/sglang/srt/arg_groups/caf\u00e9.py": "c = 1\n",
+                    "python/sglang/srt/arg_groups/notes.txt": "t\n", "top.py": "t = 1\n"})  # fmt: skip
+    os.symlink("../server_args.py", g.root / "python/sglang/srt/arg_groups/link.py")
+    (g.root / "python/sglang/srt/arg_groups/run.py").write_text("r = 1\n")
+    (g.root / "python/sglang/srt/arg_groups/run.py").chmod(0o755)
+    g.run("add", "-A")
+    sub = g.run("rev-parse", "HEAD")  # any commit id will do for a gitlink
+    g.run(
+        "update-index", "--add", "--cacheinfo", f"160000,{sub},python/sglang/srt/arg_groups/sub.py"
+    )
+    g.n += 1
+    g.run("commit", "-q", "-m", "c2")
+    return g
+
+
+@pytest.mark.parametrize(
+    "globs",
+    [
+        SGLANG_FILES,
+        ["python/sglang/srt/arg_groups/*.py"],
+        ["python/**/*.py"],
+        ["**/*.py"],
+        ["*.py", "python/sglang/srt/arg_groups.py"],
+        ["python/sglang/srt/arg_groups/a/b/deep.py"],
+        ["python/sglang/srt/arg_group*/*.py"],
+        ["nothing/here.py"],
+    ],
+)
+def test_listing_a_tree_from_git_objects_equals_ls_tree(odd_tree: Git, globs) -> None:
+    """The plan reads trees through `git cat-file --batch` (no process per commit): its listing
+    must be ls-tree's, blobs only (no symlink, no submodule), for every commit."""
+    for rev in ("HEAD~1", "HEAD"):
+        sha = odd_tree.run("rev-parse", rev)
+        out = subprocess.run(["git", "-C", str(odd_tree.root), "ls-tree", "-r", "-z", sha],
+                             check=True, capture_output=True).stdout  # fmt: skip
+        expected = []
+        for entry in filter(None, out.split(b"\0")):
+            meta, path = entry.split(b"\t", 1)
+            mode, kind, obj = meta.decode().split(" ")
+            name = path.decode("utf-8", "surrogateescape")
+            if kind == "blob" and mode != "120000" and sources.matches_any(name, globs):
+                expected.append((name, obj))
+        assert sources.list_files(odd_tree.root, sha, globs) == sorted(expected)
+    memo: dict = {}
+    with sources.BlobReader(odd_tree.root) as reader:  # through one memo of subtrees read
+        both = [sources.list_files_read(reader, r, globs, memo) for r in ("HEAD~1", "HEAD")]
+    assert both == [sources.list_files(odd_tree.root, r, globs) for r in ("HEAD~1", "HEAD")]
+
+
 # ---------------------------------------------------------------- revision listing
 
 
