@@ -22,6 +22,7 @@ from kverr.extractor.context import (
 )
 from kverr.extractor.link import filter_flags, restamp, site_order
 from kverr.extractor.visitor import SiteCollector
+from kverr.extractor.walk import walk
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kverr.ftypes import (
@@ -317,7 +318,7 @@ def _extract_unit(
         in_args_class=unit.in_args_class,
         skip_wrapper=unit.wrapped,
     )
-    module.visit(collector)
+    walk(collector, module)  # module.visit, without libcst's copy of the tree
     return collector.sites
 
 
@@ -381,7 +382,7 @@ def _newer_syntax_tree(
         return r.start.line, r.end.line, r.start.column, r.end.column
 
     collector = SiteCollector(ctx, src.path, lines, position, lambda ordinal: None)
-    wrapper.module.visit(collector)
+    walk(collector, wrapper.module)
     sites = sorted(collector.sites, key=lambda s: (s.line, s.col, s.variant))
     return FileExtraction(
         src, tuple(sites), ctx.flags, (), _stats(1, 1, 0), literals=ctx.literal_types
