@@ -17,6 +17,7 @@ from typing import Any
 
 import libcst as cst
 from kverr.extractor.templates import code, normalise
+from kverr.extractor.walk import walk
 
 from kverr.ftypes import Binding, FlagDecl
 
@@ -127,14 +128,14 @@ class _NameReads(cst.CSTVisitor):
         self.names: list[str] = []
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(self, node.value)
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
         if not isinstance(node.func, cst.Name):
-            node.func.visit(self)
+            walk(self, node.func)
         for arg in node.args:
-            arg.value.visit(self)
+            walk(self, arg.value)
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -152,7 +153,7 @@ def names_read(nodes: Sequence[cst.CSTNode | None], memo: dict[int, list[str]]) 
         names = memo.get(id(node))
         if names is None:
             reads = _NameReads()
-            node.visit(reads)
+            walk(reads, node)
             names = memo[id(node)] = reads.names
         out.extend(n for n in names if n not in out)
     return out
@@ -256,7 +257,7 @@ def function_assignments(fn: cst.FunctionDef) -> list[cst.Assign]:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is fn  # a nested def has its own locals
 
-    fn.visit(_Find())
+    walk(_Find(), fn)
     return out
 
 
@@ -380,7 +381,7 @@ def _maybe_assigned(stmt: cst.CSTNode, is_args: Callable[[cst.BaseExpression], b
             if isinstance(t, cst.Attribute) and is_args(t.value):
                 found.add(t.attr.value)
 
-    stmt.visit(_Find())
+    walk(_Find(), stmt)
     return found
 
 

@@ -42,6 +42,7 @@ from kverr.extractor.templates import (
     normalise,
     templates_for,
 )
+from kverr.extractor.walk import walk
 
 from kverr.ftypes import Binding, Guard, Site, Template
 
@@ -469,7 +470,7 @@ class SiteCollector(cst.CSTVisitor):
             return memo
         names = scope.args_names if scope else self.args.default_names
         finder = _FlagFinder(names, self.args)
-        node.visit(finder)
+        walk(finder, node)
         self.flag_memo[id(node)] = finder.flags
         return finder.flags
 

@@ -20,6 +20,8 @@ Visitors whose `on_visit_attribute` hooks matter (`visit_Call_func`, ...) must k
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 _ORDER: dict[type, tuple[str, ...]] = {}  # node type -> its child attributes, in visit order
@@ -76,7 +78,12 @@ def _learn(node: cst.CSTNode) -> tuple[str, ...]:
     node._visit_and_replace_children(recorder)
     kind = type(node)
     order = _ORDER[kind] = tuple(dict.fromkeys(recorder.attributes))
-    _OTHER[kind] = tuple(f for f in node.__dataclass_fields__ if f not in order)  # type: ignore[attr-defined]
+    # (a field declared `str` or `bool`, `Name.value` say, cannot hold a node: never looked at)
+    _OTHER[kind] = tuple(
+        f.name
+        for f in dataclasses.fields(node)
+        if f.name not in order and f.type not in (str, bool, "str", "bool")
+    )
     return order
 
 
