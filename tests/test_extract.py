@@ -826,7 +826,7 @@ def test_a_call_s_function_is_found_by_lines_as_by_walking_its_subtree():
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
         assert calls
         for call in calls:
-            assert local._owner(call.lineno) is owner.get(id(call)), ast.unparse(call)[:80]
+            assert local.owner(call.lineno) is owner.get(id(call)), ast.unparse(call)[:80]
 
 
 BINDING_FORMS = """
@@ -957,6 +957,72 @@ _REVISIONS = {
             parser.add_argument("--backend", choices=BACKENDS)
         """,
     ],
+    "a constant the function names, not the call, changes": [
+        """
+        OTHER = 1
+
+        def add_cli_args(parser):
+            n = OTHER
+            BACKENDS = ["triton", "fa3"]
+            parser.add_argument("--backend", choices=BACKENDS, default="fa3")
+        """,
+        """
+        OTHER = 2
+
+        def add_cli_args(parser):
+            n = OTHER
+            BACKENDS = ["triton", "fa3"]
+            parser.add_argument("--backend", choices=BACKENDS, default="fa3")
+        """,
+    ],
+    "the function's own choices change, then move with it": [
+        """
+        def add_cli_args(parser):
+            BACKENDS = ["triton", "fa3"]
+            parser.add_argument("--backend", choices=BACKENDS)
+        """,
+        """
+        def add_cli_args(parser):
+            BACKENDS = ["triton", "fa3", "flashinfer"]
+            parser.add_argument("--backend", choices=BACKENDS)
+        """,
+        """
+        import os
+
+        def add_cli_args(parser):
+            BACKENDS = ["triton", "fa3", "flashinfer"]
+            parser.add_argument("--backend", choices=BACKENDS)
+        """,
+    ],
+    "the same function text as a method": [
+        """
+        def add_cli_args(parser):
+            parser.add_argument("--tp-size", type=int, default=1)
+        """,
+        """
+        class ServerArgs:
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--tp-size", type=int, default=1)
+        """,
+    ],
+    "an inner function is unchanged while its outer one changes": [
+        """
+        def register(parser):
+            def add(group):
+                CHOICES = ["a", "b"]
+                group.add_argument("--mode", choices=CHOICES)
+            add(parser)
+        """,
+        """
+        def register(parser):
+            parser.set_defaults(x=1)
+            def add(group):
+                CHOICES = ["a", "b"]
+                group.add_argument("--mode", choices=CHOICES)
+            add(parser)
+        """,
+    ],
     "a field's default changes": [
         """
         import dataclasses
@@ -992,6 +1058,8 @@ def test_remembered_declarations_equal_a_fresh_reading(case):
         for _ in range(2):  # the first reading fills the memo, the second reads from it
             assert flags.flag_decls(tree, ctx, "m.py", None, _lines(text)) == fresh
     assert flags._SEEN  # (the memo was used)
+    if "add_argument" in _REVISIONS[case][0]:  # by the function's key too
+        assert any(key[0] == "af" for key in flags._SEEN)
 
 
 @pytest.mark.parametrize(
