@@ -194,14 +194,16 @@ def first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
-def walk_facts(tree: ast.AST) -> tuple[list[ast.Call], set[str]]:
-    """The calls of `tree` in `ast.walk` order and the names it mutates (`mutated_names`): all
-    the module context needs from every node, in one walk of the file. Three walks (mutated
-    names, flag declarations, parameter sources) were most of the cost of a file whose
-    functions were all cached. Leaves (names, constants, contexts, operators) are judged from
-    their parent and never queued: leaving them out keeps `ast.walk`'s order of the rest."""
+def walk_facts(tree: ast.AST) -> tuple[list[ast.Call], set[str], list[ast.AST]]:
+    """The calls of `tree` in `ast.walk` order, the names it mutates (`mutated_names`) and its
+    functions (defs, nested ones too): all the module context needs from every node, in one
+    walk of the file. Three walks (mutated names, flag declarations, parameter sources) were
+    most of the cost of a file whose functions were all cached. Leaves (names, constants,
+    contexts, operators) are judged from their parent and never queued: leaving them out
+    keeps `ast.walk`'s order of the rest."""
     calls: list[ast.Call] = []
     out: set[str] = set()
+    defs: list[ast.AST] = []
     todo = collections.deque([tree])
     pop, push = todo.popleft, todo.append
     while todo:
@@ -224,14 +226,21 @@ def walk_facts(tree: ast.AST) -> tuple[list[ast.Call], set[str]]:
                 out.add(node.value.id)
         elif kind is ast.Global or kind is ast.Nonlocal:
             out.update(node.names)
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            defs.append(node)
         _push_children(node, push, _LEAVES)
-    return calls, out
+    return calls, out, defs
 
 
 def _push_children(node: ast.AST, push, skip: set[type]) -> None:
     """`push` each child node of `node` whose type is not in `skip` (what `ast.iter_child_nodes`
     yields, without its generator and its isinstance test of every field)."""
-    for name in node._fields:
+    fields = _CHILD_FIELDS.get(node.__class__)
+    if fields is None:
+        fields = _CHILD_FIELDS[node.__class__] = tuple(
+            f for f in node._fields if f not in _NO_CHILD
+        )
+    for name in fields:
         value = getattr(node, name, None)
         if value.__class__ is list:
             for item in value:
@@ -239,6 +248,15 @@ def _push_children(node: ast.AST, push, skip: set[type]) -> None:
                     push(item)
         elif isinstance(value, ast.AST) and value.__class__ not in skip:
             push(value)
+
+
+# Fields that never hold a node both walks queue: names and flags (str, int) and contexts and
+# operators (leaves either walk skips). Reading them was a third of each walk's field reads.
+_NO_CHILD = frozenset({
+    "id", "attr", "arg", "name", "module", "level", "conversion", "kind", "type_comment",
+    "simple", "is_async", "ctx", "op", "ops",
+})  # fmt: skip
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 _STORES = {ast.Store, ast.Del}
@@ -456,7 +474,7 @@ def module_context(
     flat = _flatten(stmts)
     bind_imports(flat, ctx)
     ctx.loggers |= logger_names(stmts, ctx)
-    calls, mutated = walk_facts(tree)
+    calls, mutated, defs = walk_facts(tree)
     ctx.constants = scope_constants(stmts, {}, mutated)
     ctx.literals = scope_constants(stmts, {}, set())
     split = text.splitlines()
@@ -469,7 +487,7 @@ def module_context(
             prefix = class_prefix(node.name, ctx.rules)
             if prefix is not None:
                 ctx.args_classes[node.name] = prefix
-    ctx.flags = flag_decls(tree, ctx, path, calls, lines)
+    ctx.flags = flag_decls(tree, ctx, path, calls, lines, defs)
     ctx.literal_types = literal_aliases(tree)
     names = frozenset(n for n in ctx.rules.args_names if n.isidentifier())
     ctx.params = param_sources(tree, names, calls)

@@ -31,10 +31,12 @@ def flag_decls(
     path: str,
     calls: Sequence[ast.Call] | None = None,
     lines: Sequence[str] | None = None,
+    defs: Sequence[ast.AST] | None = None,
 ) -> tuple[FlagDecl, ...]:
     """Every declared flag: dataclass field and add_argument merged per dest, first-seen order.
     `calls`: the tree's calls in `ast.walk` order, when the caller walked it already; `lines`:
-    the file's lines (split at Python's own line breaks), to reuse declarations read before."""
+    the file's lines (split at Python's own line breaks), to reuse declarations read before;
+    `defs`: every function of the tree (context.walk_facts), when the caller has them."""
     fields: dict[str, FlagDecl] = {}
     args: dict[str, FlagDecl] = {}
     aliases: dict[str, tuple[str, str]] = {}  # alias dest -> (add_argument dest, option string)
@@ -47,7 +49,7 @@ def flag_decls(
                 fields.setdefault(decl.dest, decl)
         elif prefix:
             config += _config_decls(node, path, prefix)
-    local = _LocalLiterals(tree, ctx, lines)
+    local = _LocalLiterals(tree, ctx, lines, defs)
     for node in ast.walk(tree) if calls is None else calls:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "add_argument":
@@ -146,9 +148,13 @@ class _LocalLiterals:
     once for the whole module and only when a call needs it."""
 
     def __init__(
-        self, tree: ast.Module, ctx: ModuleContext, lines: Sequence[str] | None = None
+        self,
+        tree: ast.Module,
+        ctx: ModuleContext,
+        lines: Sequence[str] | None = None,
+        defs: Sequence[ast.AST] | None = None,
     ) -> None:
-        self.tree, self.ctx, self.lines = tree, ctx, lines
+        self.tree, self.ctx, self.lines, self.defs = tree, ctx, lines, defs
         # (first line, last line, function), by first line: a def's lines, its decorators'
         # first, hold its whole subtree and nothing else (a def is a statement: no other
         # statement shares its lines), and a nested def starts after its parent
@@ -161,7 +167,8 @@ class _LocalLiterals:
         walking every node of the module (once for it, once more for each function's subtree)
         was a third of a backfill's extraction time."""
         if self.spans is None:
-            spans = [(first_line(fn), fn.end_lineno or 0, fn) for fn in _defs(self.tree.body)]
+            defs = _defs(self.tree.body) if self.defs is None else self.defs
+            spans = [(first_line(fn), fn.end_lineno or 0, fn) for fn in defs]  # type: ignore[arg-type]
             self.spans = sorted(spans, key=lambda s: s[:2])
         k = bisect.bisect_right(self.spans, line, key=lambda s: s[0])
         for _, last, fn in reversed(self.spans[:k]):  # the latest start that holds it
@@ -216,7 +223,7 @@ class _Seen:
 
     def __init__(self, lines: Sequence[str], ctx: ModuleContext, path: str) -> None:
         self.lines, self.ctx, self.path = lines, ctx, path
-        self.functions: dict[int, str] = {}  # id(function) -> its key
+        self.functions: dict[int, tuple[str, int]] = {}  # id(function) -> key, first line
         self.module_env: str | None = None
 
     def field(self, stmt: ast.AnnAssign) -> FlagDecl | None:
@@ -230,10 +237,10 @@ class _Seen:
         fn = local.owner(call.lineno)
         if fn is None:
             return self._call(call, local)
-        top = first_line(fn)
+        fkey, top = self._function_key(fn)
         key = (
             "af",
-            self._function_key(fn),
+            fkey,
             call.lineno - top,
             call.col_offset,
             (call.end_lineno or call.lineno) - top,
@@ -244,7 +251,8 @@ class _Seen:
             return _placed(hit[0], call)
         return _remember(key, self._call(call, local), ())
 
-    def _function_key(self, fn: ast.AST) -> str:
+    def _function_key(self, fn: ast.AST) -> tuple[str, int]:
+        """(the key of `fn`, its first line)."""
         key = self.functions.get(id(fn))
         if key is None:
             if self.module_env is None:
@@ -256,7 +264,7 @@ class _Seen:
             text = _text(self.lines, fn)  # type: ignore[arg-type]
             digest = hashlib.sha256(f"{self.path}\0{fn.col_offset}\0{text}\0{self.module_env}".encode(
                 "utf-8", "surrogatepass"))  # fmt: skip
-            key = self.functions[id(fn)] = digest.hexdigest()
+            key = self.functions[id(fn)] = (digest.hexdigest(), first_line(fn))  # type: ignore[arg-type]
         return key
 
     def _env(self, text: str) -> tuple[tuple[str, str, str], ...]:

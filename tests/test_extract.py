@@ -1084,3 +1084,34 @@ def test_a_line_that_may_bind_a_name(text, binds):
     from kverr.extractor.flags import _binds
 
     assert _binds(text, "X") is binds
+
+
+_SCANNED = [
+    "def f(x):\n    raise ValueError('x')\n\ndef g():\n    return 1\n",
+    "x = 1  # see foo.\nlogger.info('a')\n",  # a match that starts in one unit, ends in the next
+    "x = 1  # see foo.\ninfo('a')\n",  # only a spanning match: neither unit
+    "myraise = 1\nreraise_it = 2\nraise_ = 3\n",  # raise inside longer names: no site
+    "class A:\n    def f(self):\n        logging.\\\n  warning('x')\n    y = 1; assert y\n",
+    "def g():\n    pass\n# raise in a comment between units\n\ndef h():\n    warn_user('x')\n",
+    "import warnings\nwarnings.warn('x')\nfrom x import assert_ok\nassert_ok(1)\n",
+]
+
+
+@pytest.mark.parametrize("text", _SCANNED)
+def test_one_scan_finds_the_units_a_search_of_each_finds(text):
+    """run._with_sites scans the file once; it must pick the units that a search of each
+    unit's own text picks, matches across a unit's end and between units included."""
+    import ast
+
+    from kverr.extractor import run
+    from kverr.extractor.context import module_context
+
+    tree = ast.parse(text)
+    lines = run._lines(text)
+    ctx = module_context(tree, text, "m.py", None, lines)
+    ctx.warn_funcs.add("warn_user")
+    units = list(run._units(tree.body, lines, (), None, False, ctx))
+    site_re = run._site_regex(ctx)
+    each = [bool(site_re.search("\n".join(lines[u.start - 1 : u.end]))) for u in units]
+    assert run._with_sites(units, lines, site_re) == each
+    assert len(units) >= 2

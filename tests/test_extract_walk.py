@@ -149,3 +149,64 @@ def test_a_node_with_a_child_outside_its_learnt_order_is_visited_by_libcst(monke
     walk(ours, module)
     assert ours.events == libcst_own.events
     assert [n.value for n in handed] == ["b"]  # only the parenthesised name has a right paren
+
+
+# ---------------------------------------------------------------- the stdlib walk (context.py)
+
+
+def _naive_facts(tree):
+    """What context.walk_facts must give, from ast.walk and plain isinstance tests."""
+    import ast
+
+    from kverr.extractor.context import MUTATORS
+
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    mutated: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr in MUTATORS and isinstance(n.func.value, ast.Name):
+                mutated.add(n.func.value.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            mutated.add(n.target.id)
+        elif isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.value, ast.Name):
+            if isinstance(n.ctx, (ast.Store, ast.Del)):
+                mutated.add(n.value.id)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            mutated.update(n.names)
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return calls, mutated, defs
+
+
+MUTATIONS = """
+import os
+A = []; B = {}; C = 0
+A.append(1); B["k"] = 2; C += 1; os.environ["X"] = "1"; del B["k"]
+def f(x):
+    global G
+    x.attr = 1
+    return [g(y) for y in h(x)] + [lambda: k()]
+"""
+
+
+@pytest.mark.parametrize("name, text", [*_sources(), ("mutations", MUTATIONS)])
+def test_walk_facts_is_ast_walk(name: str, text: str) -> None:
+    """walk_facts reads only the fields that can hold a node and never queues leaves: its calls
+    must still come in ast.walk's order, with the same mutated names and functions."""
+    import ast
+
+    from kverr.extractor.context import walk_facts
+
+    tree = ast.parse(text)
+    calls, mutated, defs = walk_facts(tree)
+    want_calls, want_mutated, want_defs = _naive_facts(tree)
+    assert calls == want_calls and mutated == want_mutated and defs == want_defs
+    assert calls
+
+
+def test_walk_facts_is_ast_walk_in_the_seed(seed_module: str) -> None:
+    import ast
+
+    from kverr.extractor.context import walk_facts
+
+    tree = ast.parse(seed_module)
+    assert walk_facts(tree) == _naive_facts(tree)
