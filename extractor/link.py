@@ -5,6 +5,7 @@ its units' cached sites, and their flags linked against the flags the whole file
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -23,16 +24,21 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
     field, or the field of the config's JSON option (flags.FlagTable)."""
     if not decls:
         return fx
-    table = FlagTable.of(decls)
-    by_dest = table.by_dest
-    for dest in _named_in_messages(fx):
-        by_dest.setdefault(dest, "--" + dest.replace("_", "-"))
+    table, dests = _table(decls)
+    named = {
+        d: "--" + d.replace("_", "-") for d in _named_in_messages(fx) if d not in table.by_dest
+    }
+    if named:  # this file's own messages add flags: a table of its own
+        table = dataclasses.replace(table, by_dest={**table.by_dest, **named})
+    kept: dict[tuple[str, ...], tuple[str, ...]] = {}  # a block's guards share their flags
 
     def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
-        names = (table.resolve(f[2:].replace("-", "_")) for f in flags)
-        return tuple(dict.fromkeys(n for n in names if n))
+        hit = kept.get(flags)
+        if hit is None:
+            names = (table.resolve(f[2:].replace("-", "_")) for f in flags)
+            hit = kept[flags] = tuple(dict.fromkeys(n for n in names if n))
+        return hit
 
-    dests = list(dict.fromkeys(d.dest for d in decls if "." not in d.dest))
     sites = []
     for s in fx.sites:
         bindings = _kept_bindings(s.bindings, keep, dests)
@@ -44,6 +50,24 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
         else:
             sites.append(dataclasses.replace(s, flags=flags, guards=guards, bindings=bindings))
     return dataclasses.replace(fx, sites=tuple(sites), flags=table.reachable(fx.flags))
+
+
+_TABLES: dict[tuple, tuple[FlagTable, list[str]]] = {}  # see _table
+
+
+def _table(decls: Sequence[FlagDecl]) -> tuple[FlagTable, list[str]]:
+    """The FlagTable of `decls` and their plain dests, built once while the declarations stay
+    the same: a backfill links every file of a thousand revisions against nearly the same few
+    hundred declarations (lines aside, which neither depends on). Keep the table as it is:
+    it is shared."""
+    key = tuple((d.dest, d.name, d.default) for d in decls)
+    hit = _TABLES.get(key)
+    if hit is None:
+        if len(_TABLES) >= 64:
+            _TABLES.clear()
+        dests = list(dict.fromkeys(d.dest for d in decls if "." not in d.dest))
+        hit = _TABLES[key] = (FlagTable.of(decls), dests)
+    return hit
 
 
 def _with_flags(item, flags: tuple[str, ...]):
@@ -116,12 +140,13 @@ _WORD = re.compile(r"[a-z0-9]+")
 _SHORT = {"attn": "attention", "tp": "tensor", "dp": "data", "pp": "pipeline", "ep": "expert"}
 
 
-def _words(name: str) -> set[str]:
+@functools.lru_cache(maxsize=8192)
+def _words(name: str) -> frozenset[str]:
     out = set()
     for w in _WORD.findall(name.lower()):
         w = _SHORT.get(w, w)
         out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
-    return out
+    return frozenset(out)
 
 
 def guess_flags(name: str, call: str, dests: Sequence[str]) -> tuple[str, ...]:
