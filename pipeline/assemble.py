@@ -15,7 +15,7 @@ from kverr.pipeline.history import Scan
 from kverr.pipeline.plan import Plan
 
 from kverr.errors import DatasetError
-from kverr.ftypes import FlagDecl, ParseFailure, from_json
+from kverr.ftypes import FlagDecl, ParseFailure, from_json, to_json
 
 if TYPE_CHECKING:
     from kverr.pipeline.run import Clock
@@ -75,7 +75,7 @@ def assemble(
     return Assembled(
         records=records,
         occurrences=scan.spans,
-        flags=_newest_flags(plan, scan),
+        flags=_newest_flags(plan, scan, cache),
         lineage=lines,
         failures=sorted(
             (from_json(json.dumps(f)) for f in scan.failures.values()),
@@ -170,12 +170,21 @@ def _repin_to_commit(plan: Plan, records: list[dict]) -> list[dict]:
     ]
 
 
-def _newest_flags(plan: Plan, scan: Scan) -> list[FlagDecl]:
+def _newest_flags(plan: Plan, scan: Scan, cache: Cache) -> list[FlagDecl]:
     """Each flag as declared in the last revision that declares it (later files of a revision
-    win), reading the declarations of only those revisions (from their blobs)."""
+    win), reading the declarations of only those revisions: each one's linked declarations are
+    kept in the cache by the revision's key (its files and the code), so a rebuild or one new
+    commit does not decode and link some sixty revisions' sites again to read their flags."""
     out: dict[str, FlagDecl] = {}
     for ord_ in sorted(set(scan.flag_last.values())):
-        for f in (f for e in scan.loader.load(plan.files[ord_], text=False) for f in e.flags):
+        key = scan.keys[ord_]
+        raw = cache.get("revflags", key)
+        if raw is not None:
+            flags = from_json(raw)
+        else:
+            flags = [f for e in scan.loader.load(plan.files[ord_], text=False) for f in e.flags]
+            cache.put_many("revflags", {key: to_json(flags)})
+        for f in flags:
             if scan.flag_last.get(f.name) == ord_:
                 out[f.name] = f
     return [out[n] for n in sorted(out)]

@@ -15,6 +15,7 @@ The story (one commit each, fixed dates, our own fixture code imitating the serv
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -258,6 +259,10 @@ def test_rebuild_is_a_noop_and_byte_identical(story: dict, built: pipeline.Build
     assert {k: v for k, v in m1.items() if k != "build"} == {
         k: v for k, v in m2.items() if k != "build"
     }
+    # the newest declarations came from each revision's linked flags in the cache
+    with sqlite3.connect(again.cache) as db:
+        (kept,) = db.execute("SELECT count(*) FROM kv WHERE ns = 'revflags'").fetchone()
+    assert kept >= 1
 
 
 def test_new_commit_reuses_unchanged_functions(story: dict, tmp_path: Path) -> None:
