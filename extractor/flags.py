@@ -258,13 +258,13 @@ class _Seen:
             if self.module_env is None:
                 # every module constant and literal, not only those the text names: finding
                 # those cost as much as the lookups this key saves
-                consts, literals = self.ctx.constants, self.ctx.literals
-                self.module_env = repr((sorted((k, repr(v)) for k, v in consts.items()),
-                                        sorted((k, repr(v)) for k, v in literals.items())))  # fmt: skip
+                values = (self.ctx.constants, self.ctx.literals)
+                self.module_env = repr([sorted((k, repr(v)) for k, v in d.items()) for d in values])
+            h = hashlib.sha256()
             text = _text(self.lines, fn)  # type: ignore[arg-type]
-            digest = hashlib.sha256(f"{self.path}\0{fn.col_offset}\0{text}\0{self.module_env}".encode(
-                "utf-8", "surrogatepass"))  # fmt: skip
-            key = self.functions[id(fn)] = (digest.hexdigest(), first_line(fn))  # type: ignore[arg-type]
+            for piece in (self.path, str(fn.col_offset), text, self.module_env):
+                h.update(piece.encode("utf-8", "surrogatepass") + b"\0")
+            key = self.functions[id(fn)] = (h.hexdigest(), first_line(fn))  # type: ignore[arg-type]
         return key
 
     def _env(self, text: str) -> tuple[tuple[str, str, str], ...]:

@@ -127,7 +127,7 @@ def _extract_tree(
         if not may_hold:
             continue
         unit_text = "\n".join(lines[unit.start - 1 : unit.end])
-        key = _cache_key(unit, lines, ctx)
+        key = _cache_key(unit, unit_text, ctx)
         cached = cache.get(key) if cache is not None else None
         if cached is not None:
             hits += 1
@@ -305,8 +305,8 @@ def _own_text(stmt: ast.stmt, lines: list[str]) -> str:
 _ESCAPED = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8 (surrogateescape)
 
 
-def _cache_key(unit: Unit, lines: list[str], ctx: ModuleContext) -> str:
-    text = "\n".join(lines[unit.start - 1 : unit.end])
+def _cache_key(unit: Unit, text: str, ctx: ModuleContext) -> str:
+    """`text`: the unit's lines, as _extract_tree joined them."""
     # A superset of the names the unit reads (its class names too: an Action's flags are keyed
     # by its class): cheap and safe.
     names = set(IDENTIFIER.findall(text)) | set(unit.prefix)

@@ -305,8 +305,9 @@ def list_files_read(
 ) -> list[tuple[str, str]]:
     """`list_files` through a running `git cat-file --batch`: the commit's tree objects read
     one by one, only down the globs' literal directories so huge trees stay cheap, and no
-    process started per commit (one ls-tree each was 2 ms, most of a thousand-commit plan). `memo`, kept by the caller across
-    commits, holds the listing of each (tree, directory) read: neighbours share subtrees."""
+    process started per commit (one ls-tree each was 2 ms, most of a thousand-commit plan).
+    `memo`, kept by the caller across commits, holds the listing of each (tree, directory)
+    read: neighbours share subtrees."""
     prefixes = sorted({_literal_prefix(g) for g in globs})
     memo = {} if memo is None else memo
 

@@ -44,9 +44,9 @@ def walk(visitor: cst.CSTVisitor, node: cst.CSTNode) -> None:
         else:
             for name in order:
                 value = getattr(node, name)
-                what = _KIND.get(value.__class__)
+                what = _KIND.get(value.__class__)  # (_kind, inlined: once per attribute)
                 if what is None:
-                    what = _kind(value.__class__)
+                    what = _kind(value)
                 if what == _NODE:
                     walk(visitor, value)
                 elif what == _MANY:
@@ -55,9 +55,15 @@ def walk(visitor: cst.CSTVisitor, node: cst.CSTNode) -> None:
     visitor.on_leave(node)
 
 
-def _kind(t: type) -> int:
-    _KIND[t] = _NODE if issubclass(t, cst.CSTNode) else _MANY if t in (tuple, list) else 0
-    return _KIND[t]
+def _kind(value: object) -> int:
+    """_NODE, _MANY or 0 for a field's value, by its type (_KIND)."""
+    t = value.__class__
+    what = _KIND.get(t)
+    if what is None:
+        what = _KIND[t] = (
+            _NODE if issubclass(t, cst.CSTNode) else _MANY if t in (tuple, list) else 0
+        )
+    return what
 
 
 def _other_children(node: cst.CSTNode, other: tuple[str, ...]) -> bool:
@@ -65,9 +71,7 @@ def _other_children(node: cst.CSTNode, other: tuple[str, ...]) -> bool:
     it): a node type whose children differ from one node to the next."""
     for name in other:
         value = getattr(node, name, None)
-        what = _KIND.get(value.__class__)
-        if what is None:
-            what = _kind(value.__class__)
+        what = _kind(value)
         if what == _NODE or (what == _MANY and any(isinstance(v, cst.CSTNode) for v in value)):
             return True
     return False
