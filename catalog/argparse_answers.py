@@ -104,6 +104,8 @@ class History:
         self._texts: dict[frozenset[int], str] = {}
         self._by_first: dict[int, list[str]] | None = None
         self.everything = frozenset(self.ords)
+        self._options: NameIndex | None = None  # every option any revision accepts
+        self._new_options: dict[int, NameIndex] = {}  # new_in(ord) as a NameIndex
         self._groups: dict[tuple[str, str], list[tuple[Any, frozenset[int]]]] = {}
 
     def accepted(self, option: str) -> set[int]:
@@ -127,6 +129,19 @@ class History:
             for option in self.runs:
                 self._by_first.setdefault(self.first(option), []).append(option)
         return self._by_first.get(ord_, [])
+
+    def options(self) -> NameIndex:
+        """Every option any revision accepts, ready for "did you mean" (`_close_options`)."""
+        if self._options is None:
+            self._options = NameIndex(_bare_names(sorted(self.runs)))
+        return self._options
+
+    def new_options(self, ord_: int) -> NameIndex:
+        """`new_in(ord_)` ready for "did you mean" (a renamed option's new name)."""
+        got = self._new_options.get(ord_)
+        if got is None:
+            got = _remember(self._new_options, ord_, NameIndex(_bare_names(self.new_in(ord_))))
+        return got
 
     def after(self, ord_: int) -> int:
         """The first revision after `ord_` (there is one: `ord_` is not the newest)."""
@@ -468,7 +483,6 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
     if not tokens:
         return None
     everything = hist.everything
-    names = sorted(hist.runs)
     rows, text, known = [], [], False
     for tok in tokens:
         ords = hist.accepted(tok)
@@ -497,7 +511,7 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
                 )
                 row["addedIn"] = hist.at(first)
         else:
-            row["closest"] = _close_options(tok, names)
+            row["closest"] = _close_options(tok, hist.options())
             known = known or bool(row["closest"])
             guess = f"; did you mean {' or '.join(row['closest'])}?" if row["closest"] else "."
             text.append(f"No {product} {hist.unit} in this catalog has {tok}{guess}")
@@ -512,12 +526,17 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
     }
 
 
-def _close_options(option: str, names: list[str], n: int = 3) -> list[str]:
+def _close_options(option: str, names: list[str] | NameIndex, n: int = 3) -> list[str]:
     """Option names close to `option`, compared without their dashes (`--user` is not close
-    to `--ep`: two dashes of four characters would make it so)."""
-    bare = {name.lstrip("-"): name for name in names}
-    close = close_matches(option.lstrip("-"), list(bare), n=n, cutoff=CLOSE)
-    return [bare[c] for c in close]
+    to `--ep`: two dashes of four characters would make it so). `names`: a list, or a
+    NameIndex of one (`_bare_names`) that an answer asks again and again."""
+    index = names if isinstance(names, NameIndex) else NameIndex(_bare_names(names))
+    return [index.full[c] for c in index.close(option.lstrip("-"), n, CLOSE)]
+
+
+def _bare_names(names: list[str]) -> dict[str, str]:
+    """Option names without their dashes -> the names (the last one wins, as a dict keeps)."""
+    return {name.lstrip("-"): name for name in names}
 
 
 def close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
@@ -526,24 +545,58 @@ def close_matches(word: str, possibilities: list[str], n: int, cutoff: float) ->
     each name, 3 ms for an unknown option against a project's thousand names; here it is one
     intersection of two sets in C (`_bag`), and SequenceMatcher runs on the few names that
     pass, as there."""
+    return _closest(word, possibilities, [_bag(x) for x in possibilities], n, cutoff)
+
+
+def _closest(
+    word: str, names: list[str], bags: list[frozenset], n: int, cutoff: float
+) -> list[str]:
     s = difflib.SequenceMatcher()
     s.set_seq2(word)
     bag, lw = _bag(word), len(word)
     found = []
-    for x in possibilities:
+    for x, bx in zip(names, bags, strict=True):
         total = lw + len(x)
         if total and (
-            2.0 * min(lw, len(x)) / total < cutoff or 2.0 * len(bag & _bag(x)) / total < cutoff
+            2.0 * min(lw, len(x)) / total < cutoff or 2.0 * len(bag & bx) / total < cutoff
         ):
             continue  # (real_quick_ratio, then quick_ratio: difflib's bounds, as it computes them)
         s.set_seq1(x)
         if (r := s.ratio()) >= cutoff:
             found.append((r, x))
+    # (heapq.nlargest of (ratio, name): the order the names were tried in changes nothing)
     return [x for _, x in heapq.nlargest(n, found)]
+
+
+class NameIndex:
+    """Names asked for close matches again and again (a project's thousand option names, for
+    every unknown option of every paste): kept in order of length with their bags, so a word
+    is compared with the names whose length can pass difflib's first bound (real_quick_ratio,
+    2 * min(len) / total), a window found by bisect, instead of with each of them.
+    `close(word, n, cutoff)` is `close_matches(word, names, n, cutoff)`."""
+
+    def __init__(self, full: dict[str, str]) -> None:
+        self.full = full  # bare name -> the option as written
+        self.names = sorted(full, key=len)
+        self.lens = [len(x) for x in self.names]
+        self.bags = [_make_bag(x) for x in self.names]
+
+    def close(self, word: str, n: int, cutoff: float) -> list[str]:
+        lw = len(word)
+        lo, hi = 0, len(self.names)
+        if 0 < cutoff < 2:  # 2*lx/(lw+lx) >= c below lw, 2*lw/(lw+lx) >= c above (one of slack)
+            lo = bisect.bisect_left(self.lens, int(cutoff * lw / (2 - cutoff)) - 1)
+            hi = bisect.bisect_right(self.lens, int(lw * (2 - cutoff) / cutoff) + 1)
+        return _closest(word, self.names[lo:hi], self.bags[lo:hi], n, cutoff)
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def _bag(text: str) -> frozenset[tuple[str, int]]:
+    """`_make_bag`, remembered (the lists `close_matches` gets repeat their names)."""
+    return _make_bag(text)
+
+
+def _make_bag(text: str) -> frozenset[tuple[str, int]]:
     """The characters of `text` as a set of (character, how many came before it): the size of
     two bags' intersection is the multiset intersection difflib's quick_ratio counts."""
     seen: dict[str, int] = {}
@@ -558,7 +611,7 @@ def _bag(text: str) -> frozenset[tuple[str, int]]:
 def _renamed_option(hist: History, option: str, gone: int) -> str | None:
     """The option that took `option`'s place: first accepted in the revision that dropped it,
     and close to it by name (`--kt-amx-method` -> `--kt-method`)."""
-    close = _close_options(option, hist.new_in(gone), n=1)
+    close = _close_options(option, hist.new_options(gone), n=1)
     return close[0] if close else None
 
 

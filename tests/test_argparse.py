@@ -650,7 +650,7 @@ def test_close_matches_is_difflibs_list():
     import difflib
     import random
 
-    from kverr.catalog.argparse_answers import close_matches
+    from kverr.catalog.argparse_answers import NameIndex, close_matches
 
     rnd = random.Random(5)
     names = [
@@ -659,12 +659,21 @@ def test_close_matches_is_difflibs_list():
         "speculative-algorithm", "speculative-draft-model-path", "chunked-prefill-size",
     ]  # fmt: skip
     names += ["".join(rnd.sample("abcdefgh-", rnd.randint(1, 9))) for _ in range(300)]
+    names += [
+        "".join(rnd.choice("abcdefgh-") for _ in range(rnd.randint(10, 45))) for _ in range(200)
+    ]
     words = ["tp-szie", "enable-mpt", "pagesize", "kv-cache-type", "", "a", "ezis-pt", "aaaa"]
     words += [
         "".join(rnd.choice("abcdefgh-") for _ in range(rnd.randint(0, 10))) for _ in range(200)
     ]
+    unique = list(dict.fromkeys(names))
+    index = NameIndex({x: x for x in unique})  # (the names by length, tried in a window)
+    words += ["x" * k for k in range(0, 40, 3)] + [n + n[:3] for n in unique[:40]]
     for word in words:
-        for n, cutoff in ((3, 0.5), (1, 0.4), (3, 0.75), (1, 0.0), (2, 1.0)):
+        for n, cutoff in ((3, 0.5), (1, 0.4), (3, 0.75), (1, 0.0), (2, 1.0), (3, 0.9), (2, 0.1)):
             assert close_matches(word, names, n, cutoff) == difflib.get_close_matches(
                 word, names, n=n, cutoff=cutoff
+            ), (word, n, cutoff)
+            assert index.close(word, n, cutoff) == difflib.get_close_matches(
+                word, unique, n=n, cutoff=cutoff
             ), (word, n, cutoff)
