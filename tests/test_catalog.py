@@ -145,6 +145,20 @@ def test_get_returns_the_full_record(cat):
     assert cat.get("0000000000000000") is None
 
 
+def test_each_get_is_the_callers_own_copy(cat):
+    """Records are kept decoded; a caller that changes its copy (a list, a nested dict) changes
+    no other caller's, nor what the catalog answers next."""
+    first = cat.get("7d10000000000003")
+    for value in first.values():
+        if isinstance(value, list):
+            value.append("changed")
+        elif isinstance(value, dict):
+            value["changed"] = True
+    first["errorMessage"] = "changed"
+    assert cat.get("7d10000000000003") == FIXTURE_RECORDS[2]
+    assert cat.get("7d10000000000003") is not cat.get("7d10000000000003")
+
+
 def test_records_respect_version(cat):
     all_ids = {r["id"] for r in cat.records()}
     assert all_ids == {r["id"] for r in FIXTURE_RECORDS}
