@@ -134,6 +134,7 @@ class Index:
         self.lit: list[int] = state["lit"]
         self.pos = {rid: i for i, rid in enumerate(self.ids)}
         self._compiled: dict[int, patterns.Searcher] = {}
+        self._heads: dict[int, str] = {}
         self._by_code: dict[str, list[tuple]] | None = None
         # the projects' log forms: stripped from every line, and a hint of who printed it
         self.forms = forms or normalize.NO_FORMS
@@ -155,6 +156,13 @@ class Index:
             rows = self.con.execute("SELECT id, file, line FROM records").fetchall()
             self._places = {self.pos[r]: (f or "", n or 0) for r, f, n in rows if r in self.pos}
         return self._places.get(i, ("", 0))
+
+    def head(self, i: int) -> str:
+        """What every cut message judged against record `i` shows (prefilter.head)."""
+        found = self._heads.get(i)
+        if found is None:
+            found = self._heads[i] = prefilter.head(patterns.shape(self.pattern[i]))
+        return found
 
     def compiled(self, i: int) -> patterns.Searcher:
         """Record `i`'s searcher, compiled on first use."""
@@ -190,9 +198,13 @@ class Index:
         self.prefilter.rx  # noqa: B018 - compiled on first use
 
     def candidates(self, text: str) -> set[int]:
+        """The records whose anchor token is among `text`'s tokens: a necessary condition of a
+        match (a matching text tokenizes its anchor identically: patterns.anchor_tokens)."""
         out: set[int] = set()
         by_token = self.by_token
-        for tok in patterns.TOKEN_RE.findall(text.lower()):
+        # each token once, in the order the text has them: the set, and so the order its
+        # candidates are tried in (which orders equal answers), is the same as token by token
+        for tok in dict.fromkeys(patterns.TOKEN_RE.findall(text.lower())):
             hit = by_token.get(tok)
             if hit:
                 out.update(hit)
@@ -262,33 +274,42 @@ def _windows(text: str) -> Iterable[tuple[int, str]]:
 
 
 def pattern_hits(
-    idx: Index, text: str, *, variant: int = 0, allowed: set[str] | None = None
+    idx: Index,
+    text: str,
+    *,
+    variant: int = 0,
+    allowed: set[str] | None = None,
+    whole: set[int] | None = None,
 ) -> list[Hit]:
-    """Every record whose pattern occurs in `text`; `line` is left for the caller to set."""
-    whole = idx.candidates(text)
+    """Every record whose pattern occurs in `text`; `line` is left for the caller to set.
+    `whole`: `idx.candidates(text)`, when the caller has it already."""
+    if whole is None:
+        whole = idx.candidates(text)
     if not whole:  # most log lines stop here, before any copying
         return []
     # Patterns spell a whitespace run as one space (records/pattern.py): collapse to match.
     text = " ".join(text.split())
     hits = []
     seen: set[tuple[int, int]] = set()
+    required, ids = idx.required, idx.ids
     for base, win in _windows(text):
         spend()
         # (no blank is in a token: one window's candidates are the whole text's)
         for i in whole if len(win) == len(text) else idx.candidates(win):
-            if allowed is not None and idx.ids[i] not in allowed:
+            if allowed is not None and ids[i] not in allowed:
                 continue
-            if any(r not in win for r in idx.required[i]):  # cheap necessary condition first
-                continue
-            m = idx.compiled(i).find(win)
-            if not m or (i, base + m[0]) in seen:  # (seen through two overlapping windows)
-                continue
-            seen.add((i, base + m[0]))
-            start, end, values = m
-            lit = idx.lit[i]
-            score = 0.9 + 0.1 * min(1.0, lit / max(end - start, 1))
-            span = (variant, base + start, base + end)
-            hits.append(Hit(i, score, "pattern", None, values, span, lit, win[start:end]))
+            for r in required[i]:  # cheap necessary condition first
+                if r not in win:
+                    break
+            else:
+                m = idx.compiled(i).find(win)
+                if m and (i, base + m[0]) not in seen:  # (seen through two overlapping windows)
+                    seen.add((i, base + m[0]))
+                    start, end, values = m
+                    lit = idx.lit[i]
+                    score = 0.9 + 0.1 * min(1.0, lit / max(end - start, 1))
+                    span = (variant, base + start, base + end)
+                    hits.append(Hit(i, score, "pattern", None, values, span, lit, win[start:end]))
     return _drop_shadowed(hits)
 
 
@@ -481,6 +502,10 @@ def partial_hits(
         if allowed is not None and rid not in allowed or not idx.pattern[i]:
             continue
         sh = patterns.shape(idx.pattern[i])
+        # HEAD_CHARS literal characters shown in order show the pattern's head whole
+        # (prefilter.head): without it no cover can be enough, and most candidates lack it
+        if idx.head(i) not in body:
+            continue
         covered = prefix_cover(sh, body, strict_end=strict_end)
         if covered is not None and covered >= prefilter.HEAD_CHARS:
             hits.append(
@@ -565,23 +590,26 @@ def _bm25(idx: Index, text: str) -> list[tuple[str, float]]:
         return []
     unknown = set(patterns.terms(_without_values(text))) - known
     total = sum(hit) * (1 + len(unknown) / len(hit))  # an unknown term weighs an average known one
-    acc: dict[str, list[float]] = {}
+    # Each record's recall (shares) and matched idf, summed in the order of the terms. Two
+    # plain dicts: the sums are the same floats as one list per record's, in half the time.
+    recall: dict[str, float] = {}
+    matched: dict[str, float] = {}
     for _, idf, ids, recalls, stop in rows:
         if stop:
             continue
+        get = recall.get
         for rid, share in zip(ids, recalls, strict=True):
-            a = acc.get(rid)
-            if a is None:
-                acc[rid] = [share, idf]
-            else:
-                a[0] += share
-                a[1] += idf
-    scored = []
-    for rid, (recall, hit_idf) in acc.items():
-        prec = hit_idf / total
-        scored.append((rid, 2 * recall * prec / (recall + prec)))
-    scored.sort(key=lambda x: (-x[1], x[0]))
-    return scored
+            recall[rid] = get(rid, 0.0) + share
+        get = matched.get
+        for rid in ids:
+            matched[rid] = get(rid, 0.0) + idf
+    # best first, ties by id: sorted as (-score, id) tuples, with no key function to call
+    order = []
+    for rid, r in recall.items():
+        prec = matched[rid] / total
+        order.append((-(2 * r * prec / (r + prec)), rid))
+    order.sort()
+    return [(rid, -neg) for neg, rid in order]
 
 
 def _negations(idx: Index, rid: str) -> set[str]:

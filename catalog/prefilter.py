@@ -485,10 +485,17 @@ class Prefilter:
         starts = list(
             accumulate((len(x.encode("utf-8", "surrogatepass")) + 1 for x in seams), initial=0)
         )
-        for m in self.joined_rx.finditer(text):
-            k = bisect.bisect_right(starts, m.start()) - 1
+        # finditer through the binding's own Match (the wrapper's Match objects cost more
+        # than the search); keys are never empty, so each search goes on from a match's end
+        match, anchor, pos, size = self.joined_rx._regexp.Match, self._unanchored, 0, len(text)
+        while pos < size:
+            start, end = match(anchor, text, pos, size)[0]
+            if start < 0:
+                break
+            pos = end if end > start else start + 1
+            k = bisect.bisect_right(starts, start) - 1
             cut = starts[k] + len(seams[k][: cuts[k]].encode("utf-8", "surrogatepass"))
-            if m.start() < cut < m.end():  # across the seam (inside one line: already seen)
+            if start < cut < end:  # across the seam (inside one line: already seen)
                 row, at = rows[k]
                 out.setdefault(row - 1, block.rfind(b"\n", 0, at - 1) + 1)
                 out.setdefault(row, at)

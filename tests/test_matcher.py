@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from kverr.catalog import normalize, open_catalog, patterns, synth
 from kverr.catalog.matcher import prefix_cover
@@ -450,6 +452,64 @@ def test_a_cut_message_head_is_what_every_judged_cut_shows(pattern, head):
         covered = prefix_cover(sh, text[:cut])  # the text before a cut mark
         if covered is not None and covered >= prefilter.HEAD_CHARS:
             assert head in text[:cut]
+
+
+def test_a_cover_long_enough_to_judge_always_shows_the_head():
+    """partial_hits passes over a candidate whose head is not in the cut text, before its
+    prefix_cover: sound only if every cover of HEAD_CHARS literal characters shows the head
+    whole. Random patterns of literal runs, blanks and placeholders, each filled and cut at
+    every position behind some noise, with and without a strict end."""
+    import random
+
+    from kverr.catalog import prefilter
+
+    rnd = random.Random(15)
+    words = ["--tp-size", "is", "not", "supported", "when", "a", "x", "., ", "`", "must be", "=="]
+    checked = 0
+    for _ in range(300):
+        parts, values = [], []
+        for k in range(rnd.randint(1, 6)):
+            kind = rnd.random()
+            if kind < 0.55:
+                word = rnd.choice(words)
+                parts.append(re.escape(word))
+                values.append(word)
+            elif kind < 0.75:
+                parts.append(r"\s+")
+                values.append(rnd.choice([" ", "  "]))
+            else:
+                parts.append(f"(?P<v{k}>.{{0,256}})")
+                values.append(rnd.choice(["", "8", "'fp8'", "a b", "not"]))
+        try:
+            sh = patterns.shape("".join(parts))
+        except re.error:
+            continue
+        head = prefilter.head(sh)
+        text = rnd.choice(["", "ValueError: ", "noise is not supported "]) + "".join(values)
+        for cut in range(len(text) + 1):
+            for strict in (False, True):
+                covered = prefix_cover(sh, text[:cut], strict_end=strict)
+                if covered is not None and covered >= prefilter.HEAD_CHARS:
+                    checked += 1
+                    assert head in text[:cut], (parts, text[:cut])
+    assert checked > 500
+
+
+@pytest.mark.parametrize(
+    ("lines", "ways"),
+    [
+        (["one"], [("one", [0])]),
+        # smart: the longest line was cut by the terminal (nothing between), a shorter one at a
+        # space; then every line joined by "\n", " " and nothing
+        (["abcd", "ef", "g"], [("abcdef g", [0, 4, 7]), ("abcd\nef\ng", [0, 5, 8]),
+                               ("abcd ef g", [0, 5, 8]), ("abcdefg", [0, 4, 6])]),
+        # a way that reads as an earlier one is left out (the earlier keeps its offsets)
+        (["ab", "cd"], [("abcd", [0, 2]), ("ab\ncd", [0, 3]), ("ab cd", [0, 3])]),
+        (["a ", "b"], [("a b", [0, 2]), ("a \nb", [0, 3]), ("a  b", [0, 3])]),
+    ],
+)  # fmt: skip
+def test_the_ways_a_wrapped_message_reads(lines, ways):
+    assert normalize.joins(lines) == ways
 
 
 SHORT_PASTES = [
