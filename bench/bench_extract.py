@@ -10,7 +10,12 @@ build cannot do less than parse the largest file once). Each round runs, in turn
   * the same build again on that cache (warm: nothing to parse, imports off the path);
   * `extract_files` over the revision's files in a fresh process (extraction alone);
   * a reference: libcst's import and parse of the same files alone, no extraction (the
-    parser the design card names: what no build can skip).
+    parser the design card names);
+  * the design card's floor: in one process, libcst's import and parse of exactly the units
+    the extractor hands it (the functions that hold a site, captured from a real extraction),
+    then jsonschema's validation of every record the cold build wrote (the validator the
+    design card names). No libcst and jsonschema build can do less than these two, and the
+    floor's own parse of the module comes on top of them.
 Medians of wall time and of the child's CPU time. Target (issue 15): the cold build <= 8x.
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import os
 import resource
 import shutil
@@ -39,6 +45,27 @@ import sys
 import libcst
 for p in sys.argv[1:]:
     libcst.parse_module(open(p, encoding="utf-8").read())
+"""
+# The texts the extractor hands libcst (its units), captured from a real extraction.
+UNITS = """
+import json, sys
+import libcst
+from kverr.extractor import extract_files
+from kverr.ftypes import SourceFile
+texts = []
+parse = libcst.parse_module
+libcst.parse_module = lambda text: texts.append(text) or parse(text)  # run.py's cst.parse_module
+extract_files([SourceFile(p, open(p, encoding="utf-8").read(), "") for p in sys.argv[2:]], {})
+json.dump(texts, open(sys.argv[1], "w"))
+"""
+DESIGN_FLOOR = """
+import json, sys
+import libcst
+for text in json.load(open(sys.argv[1])):
+    libcst.parse_module(text)
+from kverr.schema import validate_record
+for line in open(sys.argv[2], encoding="utf-8"):
+    validate_record(json.loads(line)["record"])
 """
 EXTRACT = """
 import sys
@@ -103,10 +130,17 @@ def main(argv: list[str] | None = None) -> int:
 
         runs: dict[str, list[tuple[float, float]]] = {
             "floor": [], "cold build": [], "warm rebuild": [], "extract alone": [],
-            "libcst parse": [],
+            "libcst parse": [], "design floor": [],
         }  # fmt: skip
         once([sys.executable, "-c", FLOOR, str(main_file)], env)  # warm-up (.pyc, page cache)
         once([sys.executable, "-c", EXTRACT, *map(str, paths)], env)
+        units = t / "units.json"
+        once([sys.executable, "-c", UNITS, str(units), *map(str, paths)], env)
+        once(build(-1), env)  # the records the design floor validates
+        written = t / "out-1" / "records.jsonl"
+        floor_args = [sys.executable, "-c", DESIGN_FLOOR, str(units), str(written)]
+        n_units = len(json.loads(units.read_text(encoding="utf-8")))
+        n_records = sum(1 for _ in written.open(encoding="utf-8"))
         for n in range(args.rounds):
             runs["floor"].append(once([sys.executable, "-c", FLOOR, str(main_file)], env))
             runs["cold build"].append(once(build(n), env))
@@ -115,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 once([sys.executable, "-c", EXTRACT, *map(str, paths)], env)
             )
             runs["libcst parse"].append(once([sys.executable, "-c", LIBCST, *map(str, paths)], env))
+            runs["design floor"].append(once(floor_args, env))
     wall = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
     print(f"{args.rev}: {len(paths)} files, {lines} lines; {args.rounds} rounds in turn, medians")
@@ -123,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
             f"  {name:<14} wall {wall[name]:7.3f} s ({wall[name] / wall['floor']:5.2f}x)"
             f"   cpu {cpu[name]:7.3f} s ({cpu[name] / cpu['floor']:5.2f}x)"
         )
+    print(
+        f"design floor: libcst's import and parse of the {n_units} units the extractor parses"
+        f" and jsonschema's validation of the {n_records} records the build wrote:"
+        f" {wall['design floor'] / wall['floor']:.2f}x wall, before any extraction, record or"
+        " file is made (the module's own parse, the floor, comes on top)"
+    )
     ratio = wall["cold build"] / wall["floor"]
     print(
         f"cold build / ast.parse floor: {ratio:.2f}x wall, {cpu['cold build'] / cpu['floor']:.2f}x"
