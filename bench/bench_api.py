@@ -13,6 +13,9 @@ own rate). For each worker count:
     /explain  at 1 client, one INFO line with no error in it: what a POST with a body and a
               small answer costs beside /healthz's GET when the matcher has next to nothing
               to do (the HTTP floor of an explain; its ratio is the most /explain can reach)
+    /explain  at 1 client, the pastes that are one log line (a third of them): what the mix
+              would reach if every paste cost what reading one line costs (a traceback or a
+              log excerpt is read per line, per unit and in up to three joined readings)
     /explain  at 16 clients with 130 idle connections held open (reopened when the server
               closes one): the p99 must not move, and no request may get a 503
     /healthz  at 1 client beside one client posting 30-line launch logs back to back: what
@@ -339,6 +342,7 @@ def main() -> None:
     args = ap.parse_args()
     bodies = pastes(args.catalog)
     explains = [post("/explain", b) for b in bodies]
+    one_line = [post("/explain", b) for b in bodies if "\n" not in b]
     long_logs = [post("/explain", text) for text in logs()]
     rows = []
     found = 0
@@ -355,6 +359,7 @@ def main() -> None:
                 ("", "/healthz", [GET_HEALTHZ], 16, 0, None),
                 ("", "/explain", explains, 1, 0, None),
                 ("no error", "/explain", [post("/explain", NO_ERROR)], 1, 0, None),
+                ("one line", "/explain", one_line, 1, 0, None),
                 ("", "/explain", explains, 16, 0, None),
                 (f"{IDLE} idle", "/explain", explains, 16, IDLE, None),
                 ("beside logs", "/healthz", [GET_HEALTHZ], 1, 0, long_logs),
@@ -394,6 +399,11 @@ def main() -> None:
         print(
             f"{w} worker(s): /explain of a line with no error ÷ /healthz at  1 client(s):"
             f" {floor:.2f} (the HTTP floor of a POST: a paste with an error in it costs more)"
+        )
+        line = rps[(w, "/explain", 1, "one line")] / rps[(w, "/healthz", 1, "")]
+        print(
+            f"{w} worker(s): /explain of the one-line pastes alone ÷ /healthz at  1 client(s):"
+            f" {line:.2f} (the mix's ratio if a traceback or log excerpt cost what one line does)"
         )
         base, idle = p99[(w, "/explain", 16, "")], p99[(w, "/explain", 16, f"{IDLE} idle")]
         print(
