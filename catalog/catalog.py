@@ -23,7 +23,7 @@ MAX_FLAG_QUERY = 200  # a search query longer than this is not a flag name
 _FLAG_QUERY = re.compile(r"-{0,2}[A-Za-z0-9][A-Za-z0-9_]*(?:[-_][A-Za-z0-9]+)+")
 
 
-RECORD_CACHE = 4096  # records kept decoded per open catalog (about 8 KB each)
+RECORD_CACHE = 4096  # records kept decoded per open catalog
 
 
 class Catalog:

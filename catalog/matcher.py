@@ -202,9 +202,9 @@ class Index:
         match (a matching text tokenizes its anchor identically: patterns.anchor_tokens)."""
         out: set[int] = set()
         by_token = self.by_token
-        # each token once, in the order the text has them: the set, and so the order its
-        # candidates are tried in (which orders equal answers), is the same as token by token
-        for tok in dict.fromkeys(patterns.TOKEN_RE.findall(text.lower())):
+        # (the set is built token by token, in the text's order: the order its candidates
+        # are tried in orders equal answers, so any other way of building it must keep it)
+        for tok in patterns.TOKEN_RE.findall(text.lower()):
             hit = by_token.get(tok)
             if hit:
                 out.update(hit)
@@ -274,17 +274,10 @@ def _windows(text: str) -> Iterable[tuple[int, str]]:
 
 
 def pattern_hits(
-    idx: Index,
-    text: str,
-    *,
-    variant: int = 0,
-    allowed: set[str] | None = None,
-    whole: set[int] | None = None,
+    idx: Index, text: str, *, variant: int = 0, allowed: set[str] | None = None
 ) -> list[Hit]:
-    """Every record whose pattern occurs in `text`; `line` is left for the caller to set.
-    `whole`: `idx.candidates(text)`, when the caller has it already."""
-    if whole is None:
-        whole = idx.candidates(text)
+    """Every record whose pattern occurs in `text`; `line` is left for the caller to set."""
+    whole = idx.candidates(text)
     if not whole:  # most log lines stop here, before any copying
         return []
     # Patterns spell a whitespace run as one space (records/pattern.py): collapse to match.
@@ -590,24 +583,22 @@ def _bm25(idx: Index, text: str) -> list[tuple[str, float]]:
         return []
     unknown = set(patterns.terms(_without_values(text))) - known
     total = sum(hit) * (1 + len(unknown) / len(hit))  # an unknown term weighs an average known one
-    # Each record's recall (shares) and matched idf, summed in the order of the terms. Two
-    # plain dicts: the sums are the same floats as one list per record's, in half the time.
-    recall: dict[str, float] = {}
-    matched: dict[str, float] = {}
+    acc: dict[str, list[float]] = {}
     for _, idf, ids, recalls, stop in rows:
         if stop:
             continue
-        get = recall.get
         for rid, share in zip(ids, recalls, strict=True):
-            recall[rid] = get(rid, 0.0) + share
-        get = matched.get
-        for rid in ids:
-            matched[rid] = get(rid, 0.0) + idf
+            a = acc.get(rid)
+            if a is None:
+                acc[rid] = [share, idf]
+            else:
+                a[0] += share
+                a[1] += idf
     # best first, ties by id: sorted as (-score, id) tuples, with no key function to call
     order = []
-    for rid, r in recall.items():
-        prec = matched[rid] / total
-        order.append((-(2 * r * prec / (r + prec)), rid))
+    for rid, (recall, hit_idf) in acc.items():
+        prec = hit_idf / total
+        order.append((-(2 * recall * prec / (recall + prec)), rid))
     order.sort()
     return [(rid, -neg) for neg, rid in order]
 

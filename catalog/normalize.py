@@ -338,23 +338,21 @@ def joins(lines: list[str]) -> list[tuple[str, list[int]]]:
     or mail client wraps at spaces (join with a space). "smart" picks per break: lines as long
     as the longest line were cut by the terminal.
     """
+    seps = [
+        _smart_seps(lines),
+        ["\n"] * (len(lines) - 1),
+        [" "] * (len(lines) - 1),
+        [""] * (len(lines) - 1),
+    ]
     out: dict[str, list[int]] = {}
-    lens = [len(s) for s in lines]
-    for seps in (_smart_seps(lines), "\n", " ", ""):
-        if isinstance(seps, str):  # one separator throughout: one join in C
-            text, widths = seps.join(lines), [len(seps)] * (len(lines) - 1)
-        else:
-            text, widths = (
-                "".join([s + p for s, p in zip(lines, [*seps, ""], strict=True)]),
-                list(map(len, seps)),
-            )
-        if text in out:  # (the first way that reads so keeps its offsets)
-            continue
-        offsets, pos = [], 0
-        for n, w in zip(lens, [*widths, 0], strict=True):
+    for sep in seps:
+        parts, offsets, pos = [], [], 0
+        for i, s in enumerate(lines):
             offsets.append(pos)
-            pos += n + w
-        out[text] = offsets
+            piece = s + (sep[i] if i < len(sep) else "")
+            parts.append(piece)
+            pos += len(piece)
+        out.setdefault("".join(parts), offsets)
     return list(out.items())
 
 
