@@ -133,14 +133,14 @@ class History:
     def options(self) -> NameIndex:
         """Every option any revision accepts, ready for "did you mean" (`_close_options`)."""
         if self._options is None:
-            self._options = NameIndex(_bare_names(sorted(self.runs)))
+            self._options = NameIndex.of_options(sorted(self.runs))
         return self._options
 
     def new_options(self, ord_: int) -> NameIndex:
         """`new_in(ord_)` ready for "did you mean" (a renamed option's new name)."""
         got = self._new_options.get(ord_)
         if got is None:
-            got = _remember(self._new_options, ord_, NameIndex(_bare_names(self.new_in(ord_))))
+            got = _remember(self._new_options, ord_, NameIndex.of_options(self.new_in(ord_)))
         return got
 
     def after(self, ord_: int) -> int:
@@ -526,17 +526,11 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
     }
 
 
-def _close_options(option: str, names: list[str] | NameIndex, n: int = 3) -> list[str]:
+def _close_options(option: str, options: NameIndex, n: int = 3) -> list[str]:
     """Option names close to `option`, compared without their dashes (`--user` is not close
-    to `--ep`: two dashes of four characters would make it so). `names`: a list, or a
-    NameIndex of one (`_bare_names`) that an answer asks again and again."""
-    index = names if isinstance(names, NameIndex) else NameIndex(_bare_names(names))
-    return [index.full[c] for c in index.close(option.lstrip("-"), n, CLOSE)]
-
-
-def _bare_names(names: list[str]) -> dict[str, str]:
-    """Option names without their dashes -> the names (the last one wins, as a dict keeps)."""
-    return {name.lstrip("-"): name for name in names}
+    to `--ep`: two dashes of four characters would make it so). `options`: the names, as
+    `NameIndex.of_options` keeps them."""
+    return [options.full[c] for c in options.close(option.lstrip("-"), n, CLOSE)]
 
 
 def close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
@@ -576,10 +570,16 @@ class NameIndex:
     `close(word, n, cutoff)` is `close_matches(word, names, n, cutoff)`."""
 
     def __init__(self, full: dict[str, str]) -> None:
-        self.full = full  # bare name -> the option as written
+        self.full = full  # name compared -> the name answered (an option as written)
         self.names = sorted(full, key=len)
         self.lens = [len(x) for x in self.names]
         self.bags = [_make_bag(x) for x in self.names]
+
+    @classmethod
+    def of_options(cls, options: list[str]) -> NameIndex:
+        """Option names, compared without their dashes (of two that differ only there, the
+        later one is answered)."""
+        return cls({name.lstrip("-"): name for name in options})
 
     def close(self, word: str, n: int, cutoff: float) -> list[str]:
         lw = len(word)

@@ -603,10 +603,10 @@ def test_scan_of_a_log_answers_too(cat):
     ],
 )
 def test_close_options(option, close):
-    from kverr.catalog.argparse_answers import _close_options
+    from kverr.catalog.argparse_answers import NameIndex, _close_options
 
     names = ["--tp-size", "--kt-amx-method", "--use-ray", "--ep", "--tensor-parallel-size"]
-    assert _close_options(option, names) == close
+    assert _close_options(option, NameIndex.of_options(names)) == close
 
 
 @pytest.mark.parametrize(
