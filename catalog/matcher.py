@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -250,14 +251,33 @@ def budget(seconds: float | None) -> Iterator[None]:
         _deadline.reset(token)
 
 
+# Set by a server for work nobody may wait for any more (its client left, its deadline passed):
+# the checks below are the only places a running match can be stopped from outside.
+_stop: ContextVar[threading.Event | None] = ContextVar("kverr_stop", default=None)
+
+
+@contextmanager
+def stop_when(event: threading.Event) -> Iterator[None]:
+    """Inside the block, the matcher raises TooExpensive at its next check once `event` is set
+    (from any thread)."""
+    token = _stop.set(event)
+    try:
+        yield
+    finally:
+        _stop.reset(token)
+
+
 def spend() -> None:
-    """Raise TooExpensive when the current explain is past its CPU budget."""
+    """Raise TooExpensive when the current explain is past its CPU budget, or was stopped."""
     limit = _deadline.get()
     if limit is not None and time.thread_time() > limit[0]:
         raise TooExpensive(
             f"too expensive to explain: matching this text took more than {limit[1]:g} s of CPU;"
             " send only the lines around the error."
         )
+    stop = _stop.get()
+    if stop is not None and stop.is_set():
+        raise TooExpensive("matching was stopped: nobody waits for its answer any more.")
 
 
 # ---------------------------------------------------------------- exact patterns

@@ -439,6 +439,7 @@ class Scanner:
         line (as normalize.parse_tracebacks reads a paste), or give up after TRACEBACK_LINES."""
         end = self.lines.end
         while self.tb is not None and self.tb_next < end:
+            matcher.spend()  # a flood of traceback headers costs time quadratic in its lines
             i = self.tb_next
             self.tb_next += 1
             text = (
