@@ -391,7 +391,14 @@ def build(
         bool,
         typer.Option(
             "--verify",
-            help="With --git: run each record's fix through its revision's own check (sandboxed) and keep only fixes that pass.",
+            help="With --git: run each record's fix through its revision's own check, confined by bubblewrap (no network, read-only view, rlimits), and keep only fixes that pass.",
+        ),
+    ] = False,
+    trust_repo: Annotated[
+        bool,
+        typer.Option(
+            "--trust-repo",
+            help="With --verify on a machine bubblewrap cannot confine: run the repository's code unconfined, as you would run its tests.",
         ),
     ] = False,
     platform: Annotated[
@@ -442,6 +449,7 @@ def build(
             verify=verify,
             platform=platform,
             profile=profile,
+            trust_repo=trust_repo,
         )
     typer.echo(render.build_summary(result))
 

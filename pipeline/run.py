@@ -84,6 +84,7 @@ def build(
     profile: Profile | str | Path | None = None,
     verify: bool = False,
     platform: str | None = None,
+    trust_repo: bool = False,
 ) -> BuildResult:
     """Build the dataset directory `out` (and the catalog, when given) from a directory or a
     git repository. Idempotent: a second run with nothing new reuses every cached result.
@@ -91,7 +92,8 @@ def build(
     `profile`: the project (a Profile, a shipped profile's name or a TOML path; default: the
     default project), whose file set applies when `globs` is not given.
     `verify` runs each record's fix through its revision's own check (pipeline/verify.py) on
-    the `platform` profile (default: the spec's, one CUDA SM90 GPU)."""
+    the `platform` profile (default: the spec's, one CUDA SM90 GPU), each child confined by the
+    OS (verify/confine.py); `trust_repo` runs them unconfined where no sandbox can be made."""
     started = time.monotonic()
     clock = Clock()
     progress = on_progress or (lambda phase, done, total: None)
@@ -105,8 +107,10 @@ def build(
         if git_repo is None:
             raise SourceError("--verify runs each revision's own code from git; add --git REPO.")
         from kverr.pipeline.verify import spec_for
+        from kverr.verify import confine
 
         spec_for(profile).platform(platform)  # an unknown --platform fails now
+        confine.require(trust_repo)  # no sandbox here: refuse now, before any work
     loaded_overlay = load_overlay(overlay)  # a bad overlay fails now, not after extraction
     cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
     try:
@@ -155,6 +159,7 @@ def build(
             assembled.records, report = verify_step(
                 plan, cache, scan, assembled.records, repo=Path(git_repo), platform=platform,
                 progress=progress, workers=jobs, occurrences=assembled.occurrences,
+                trust_repo=trust_repo,
             )  # fmt: skip
             clock.lap("verify")
     finally:

@@ -109,6 +109,7 @@ def verify_step(
     progress: Progress | None = None,
     workers: int = 1,
     occurrences: Sequence[dict] = (),
+    trust_repo: bool = False,
 ) -> tuple[list[dict], VerifyReport]:
     """`records` with their verification (and verified fixes), and the build's report.
     `occurrences`: where each record applies; an argparse record is judged at the newest
@@ -152,7 +153,8 @@ def verify_step(
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix=".kverr-verify-", dir=cache.path.parent) as tmp:
         session = Session(
-            spec, str(repo), Path(tmp), platform=platform, cache=runs, workers=workers
+            spec, str(repo), Path(tmp), platform=platform, cache=runs, workers=workers,
+            trust_repo=trust_repo,
         )
         try:
             done = 0

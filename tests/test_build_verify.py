@@ -15,6 +15,8 @@ from verify_fixture import sglang_files
 from kverr.cli import app
 from kverr.errors import SourceError
 
+pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
+
 SA = "python/sglang/srt/server_args.py"
 
 

@@ -20,6 +20,8 @@ from verify_fixture_config import PREPARE, READER, READER_TEXT, config_repo, con
 
 from kverr.ftypes import Launch
 
+pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
+
 RUN = "python -m fakesrv.launch --model-path MODEL_PATH"
 GOOD = f"echo '{{\"tp-size\": 1}}' > config.yaml && {RUN} --config config.yaml"
 

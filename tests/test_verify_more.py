@@ -11,6 +11,8 @@ from verify_fixture_more import ARGS, more_repo, more_spec
 
 from kverr.verification import fix_status
 
+pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
+
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:

@@ -16,6 +16,8 @@ from verify_fixture import sglang_files
 
 from kverr.ftypes import Launch
 
+pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
+
 SA = "python/sglang/srt/server_args.py"
 LAUNCH = "python -m sglang.launch_server --model-path MODEL_PATH"
 

@@ -9,6 +9,8 @@ from kverr.records import build_records
 from kverr.verify.stage import Session, apply_verdict, verify_revision
 from verify_fixture import ARGS, fake_repo, fake_spec
 
+pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory):

@@ -16,7 +16,7 @@ from kverr.profile import load_profile
 MIRROR = Path("/work/.mirror/Clarit-AI+Engram/repo")
 NEWEST = "3d3a32c0b9f50962ccdddadda02c52a59e45bbc8"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 
 @pytest.fixture(scope="module")

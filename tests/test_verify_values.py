@@ -18,6 +18,8 @@ from verify_fixture_values import ARGS, SERVER_ARGS, values_repo, values_spec
 
 from kverr.ftypes import FlagDecl
 
+pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
+
 DEVICES = ("cuda", "xpu", "npu", "cpu")
 
 

@@ -2,9 +2,10 @@
 a fix's command lines, in a sandbox, and says whether the fix is verified.
 
     spec.py     VerifySpec: what a project's validation looks like, as data (sglang.toml)
-    harness.py  Harness: one sandboxed child per platform, revision after revision; run()
-    child.py    the child: loads the revision's modules from git objects, runs one job a line
-    walls.py    the child's walls: no network, no programs, no writes outside its work dir
+    harness.py  Harness: one confined child per platform, revision after revision; run()
+    confine.py  the child's confinement by the OS: bubblewrap namespaces, rlimits, no privileges
+    channel.py  the frames between harness and child: length-prefixed JSON, read with deadlines
+    child.py    the child: loads the revision's modules from git objects, runs one job a frame
     disk.py     the file system a run sees: the platform's declared paths, the launch's files
     argv.py     the argv stage: the launch's statements before it parses the command line
     watch.py    the child's watch: each guard evaluated where the code evaluates it

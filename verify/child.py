@@ -1,12 +1,13 @@
 """The verify child: one process per revision, running that revision's own validation.
 
-    python -m kverr.verify.child        (started by verify.harness; speaks JSON lines)
+    python -m kverr.verify.child --fds 3,4     (started by verify.harness)
 
-First line in: the setup (repository, commit, snapshot files, spec, platform, model). The child
-reads the package's files from git objects, closes the sandbox (no sockets, no programs, no
-writes outside its working directory), installs the import world of `sandbox.py`, loads the
-revision's modules and answers `{"ready": ...}`. Then one job per line: a command line, its
-environment and the record's function; one outcome per line back.
+It runs confined by the OS (verify/confine.py: namespaces, a read-only view, rlimits), and
+speaks in frames (verify/channel.py) on the two descriptors named by `--fds JOBS,ANSWERS`.
+First frame in: the setup (repository, commit, snapshot files, spec, platform, model). The
+child reads the package's files from git objects, installs the import world of `sandbox.py`,
+loads the revision's modules and answers `{"ready": ...}`. Then one job per frame: a command
+line, its environment and the record's function; one outcome per frame back.
 
 A run parses the command line with the revision's own parser, builds the args object from the
 Namespace, and runs the validation phases in order, the phase that reaches the record's
@@ -22,6 +23,7 @@ import importlib
 import json
 import logging
 import os
+import resource
 import signal
 import sys
 import time
@@ -32,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from kverr.extractor.sources import BlobReader, decode_source
-from kverr.verify import disk, sandbox, steps, stubs
+from kverr.verify import channel, disk, sandbox, steps, stubs
 from kverr.verify.argv import ArgvStage, build_stage
-from kverr.verify.walls import close_walls
+from kverr.verify.channel import Reader
 from kverr.verify.watch import Watch, plain
 
 MESSAGE_LIMIT = 4000  # characters of an exception or log message sent back
@@ -578,31 +580,31 @@ class World:
 
 
 def main() -> int:
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # the revision's prints must not corrupt the protocol
-    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    jobs, answers = (int(fd) for fd in sys.argv[sys.argv.index("--fds") + 1].split(","))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(devnull, fd)  # the revision's prints and reads never touch the frames
     signal.signal(signal.SIGALRM, _on_alarm)
     # A revision's load makes a few hundred thousand AST nodes and the child keeps the parses
     # of unchanged modules across revisions: with the default threshold, full collections
     # walking them tripled the time of some loads (as in pipeline/run.py).
     gc.set_threshold(50_000, *gc.get_threshold()[1:])
-    first = json.loads(sys.stdin.readline())
-    # git runs before the walls close, once: every later revision is read through it.
+    inbox = Reader(jobs)
+    first = inbox.read(None)
+    # One `git cat-file` for the whole life of the child: every revision is read through it.
     reader = BlobReader(first["repo"])
     reader.read(first.get("probe_object") or "HEAD")
-    close_walls(Path(first["workdir"]))
+    os.chdir(first["workdir"])
     baseline = set(sys.modules)
     world: World | None = None
 
     def send(data: dict[str, Any]) -> None:
-        proto.write(json.dumps(data, default=repr) + "\n")
-        proto.flush()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        channel.send(answers, {**data, "cpu": round(usage.ru_utime + usage.ru_stime, 3)})
 
-    line = json.dumps(first)
-    while True:
-        message = json.loads(line) if line.strip() else None
-        if message is not None and "spec" in message:  # a (new) revision
+    message: dict[str, Any] | None = first
+    while message is not None:
+        if "spec" in message:  # a (new) revision
             if world is not None:
                 world.close(baseline)
                 world = None
@@ -619,7 +621,7 @@ def main() -> int:
                 for name in [n for n in sys.modules if n not in baseline]:
                     del sys.modules[name]
                 sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, sandbox.Finder)]
-        elif message is not None:
+        else:
             started = time.perf_counter()
             try:
                 if world is None:
@@ -633,9 +635,11 @@ def main() -> int:
                     "reason": f"{type(exc).__name__}: {exc}",
                 }
             send(out)
-        line = sys.stdin.readline()
-        if not line:
-            return 0
+        try:
+            message = inbox.read(None)
+        except channel.ChannelError:  # the harness closed the jobs pipe: the build is done
+            message = None
+    return 0
 
 
 def _on_alarm(signum: int, frame: Any) -> None:

@@ -3,17 +3,19 @@
     with Harness(spec, repo=..., sha=..., workdir=...) as h:
         outcome = h.run(["--tp-size", "3"], {}, Target(file, "ServerArgs.check_server_args", 6112))
 
-The child is started on the first run (a build whose runs all come from the cache starts none).
-Each run has a time limit in the child (an alarm) and in the parent (a read deadline): a child
-that does not answer in time is killed and the next run starts a fresh one.
+The child is started on the first run (a build whose runs all come from the cache starts none),
+confined by the OS (verify/confine.py) unless the build trusts the repository. Jobs and answers
+are frames on a pair of pipes of their own (verify/channel.py). Each run has a time limit in the
+child (an alarm) and in the parent (a deadline on the whole answer): a child that does not
+answer in time, or answers with anything but a frame, is killed with its process group and the
+next run starts a fresh one.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,10 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from kverr.extractor import sources
+from kverr.verify import confine
+from kverr.verify.channel import ChannelError, Late, Reader, send
 from kverr.verify.spec import VerifySpec
 
-HARNESS_VERSION = "1"  # bump when what a run means changes (part of every cache key)
+from kverr.errors import SourceError
+
+HARNESS_VERSION = "2"  # bump when what a run means changes (part of every cache key)
 START_TIMEOUT = 60.0  # seconds for the child to read and load the revision's modules
+# CPU seconds of runs after which a child is replaced between revisions, well before its
+# RLIMIT_CPU (confine.Limits) would end it in the middle of a run.
+RECYCLE_CPU = confine.Limits().cpu_seconds / 2
 
 
 @dataclass(frozen=True)
@@ -93,22 +102,39 @@ class Outcome:
 
     @classmethod
     def from_child(cls, data: Mapping[str, Any]) -> Outcome:
-        exc = data.get("exc") or {}
+        """The outcome a child sent; ValueError when its shape is not an outcome's (the
+        child runs the repository's code, so nothing it says is taken on trust)."""
+        exc = _shaped(data.get("exc") or {}, dict, "exc")
         logs = tuple(
-            Log(g["level"], g["message"], g["file"], int(g["line"])) for g in data.get("logs", ())
+            Log(str(g["level"]), str(g["message"]), str(g["file"]), int(g["line"]))
+            for g in _shaped(data.get("logs", []), list, "logs")
         )
+        status = data.get("status", "error")
+        if status not in _STATUSES:
+            raise ValueError(f"unknown status {str(status)[:40]!r}")
         return cls(
-            status=data.get("status", "error"),
-            exc_class=exc.get("class", ""),
-            message=exc.get("message", ""),
-            file=exc.get("file", ""),
+            status=status,
+            exc_class=str(exc.get("class", "")),
+            message=str(exc.get("message", "")),
+            file=str(exc.get("file", "")),
             line=int(exc.get("line", 0) or 0),
-            function=exc.get("function", ""),
+            function=str(exc.get("function", "")),
             logs=logs,
-            reason=data.get("reason", ""),
-            stop=data.get("stop", ""),
-            trace=data.get("trace") or {},
+            reason=str(data.get("reason", "")),
+            stop=str(data.get("stop", "")),
+            trace=_shaped(data.get("trace") or {}, dict, "trace"),
         )
+
+
+_STATUSES = frozenset(
+    "passed raised undecidable parse-error timeout unreachable unavailable error".split()
+)
+
+
+def _shaped(value: Any, kind: type, name: str) -> Any:
+    if not isinstance(value, kind):
+        raise ValueError(f"{name} is a {type(value).__name__}, not a {kind.__name__}")
+    return value
 
 
 @dataclass
@@ -129,7 +155,11 @@ class Harness:
     runs: int = 0
     seconds: float = 0.0  # time spent in runs and start-up (the bench reads it)
     child_ms: dict[str, float] = field(default_factory=lambda: {"load": 0.0, "run": 0.0})
-    _proc: subprocess.Popen[str] | None = None
+    trust_repo: bool = False  # run the child unconfined (the user vouches for the repository)
+    _proc: subprocess.Popen[bytes] | None = None
+    _to_child: int = -1  # the job pipe's write end
+    _from_child: Reader | None = None  # the answer pipe's read end
+    _cpu: float = 0.0  # CPU seconds the current child reported
     _fields: Any = None  # the solver's attribute map the child holds
     _loaded: tuple | None = None  # the revision the child has loaded
     _broken: dict[tuple, dict[str, Any]] = field(default_factory=dict)  # revisions that fail
@@ -182,7 +212,6 @@ class Harness:
             return Outcome(
                 "unavailable", reason=self.info.get("reason", "the sandbox did not start")
             )
-        assert self._proc is not None and self._proc.stdin is not None
         self._next += 1
         job = {
             "id": self._next,
@@ -204,18 +233,33 @@ class Harness:
             self._fields = fields
         self.runs += 1
         try:
-            self._proc.stdin.write(json.dumps(job) + "\n")
-            self._proc.stdin.flush()
-            line = self._read_line(self.timeout + 5.0)
-        except (BrokenPipeError, OSError):
-            line = None
-        if line is None:
+            data = self._ask(job, self.timeout + 5.0)
+            out = Outcome.from_child(data)
+        except Late:
             self._kill()  # the next run starts a fresh child and loads the revision again
-            self._fields = None
             return Outcome("timeout", reason=f"the sandbox did not answer within {self.timeout} s")
-        data = json.loads(line)
-        self.child_ms["run"] += data.get("ms", 0.0)
-        return Outcome.from_child(data)
+        except (ChannelError, OSError, TypeError, ValueError, KeyError, AttributeError) as exc:
+            self._kill()
+            return Outcome("error", reason=f"harness: the sandbox's answer is unusable ({exc})")
+        self.child_ms["run"] += _number(data.get("ms"))
+        self._cpu = max(self._cpu, _number(data.get("cpu")))
+        return out
+
+    def _ask(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one frame and read the answer within `timeout` seconds."""
+        assert self._proc is not None and self._from_child is not None
+        deadline = time.monotonic() + timeout
+        try:
+            send(self._to_child, message, timeout)
+            return self._from_child.read(deadline - time.monotonic())
+        except Late:
+            raise
+        except (ChannelError, BrokenPipeError) as exc:
+            try:  # a closed channel is usually a child that died: its last words say why
+                self._proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                raise ChannelError(str(exc)) from None
+            raise ChannelError(self._died()) from None
 
     def retarget(self, sha: str | None, overrides: Mapping[str, str] | None = None) -> None:
         """Point the sandbox at another revision; the running child loads it on the next run
@@ -231,24 +275,26 @@ class Harness:
         if key in self._broken:
             self.info = self._broken[key]
             return False  # the revision does not load: no point in trying again per run
+        if self._proc is not None and self._loaded != key and self._cpu > RECYCLE_CPU:
+            self._kill()  # a fresh child before this one nears its CPU limit (module doc)
+        if not self.trust_repo and confine.unavailable() is not None:
+            self.info = {"ready": False, "reason": f"no sandbox: {confine.unavailable()}"}
+            return False
         if self._proc is None or self._proc.poll() is not None:
             self._spawn()
         elif self._loaded == key:
             return True
-        assert self._proc is not None and self._proc.stdin is not None
         self._fields = None  # a new world has no attribute map yet
         try:
-            self._proc.stdin.write(json.dumps(self._setup()) + "\n")
-            self._proc.stdin.flush()
-            line = self._read_line(START_TIMEOUT)
-        except (BrokenPipeError, OSError):
-            line = None
-        self.info = json.loads(line) if line else {"ready": False, "reason": self._died()}
-        self.child_ms["load"] += self.info.get("ms", 0.0)
-        if not self.info.get("ready"):
+            self.info = self._ask(self._setup(), START_TIMEOUT)
+        except (ChannelError, OSError) as exc:
+            reason = f"did not load within {START_TIMEOUT:g} s" if isinstance(exc, Late) else exc
+            self.info = {"ready": False, "reason": f"the sandbox process failed: {reason}"}
+            self._kill()
+        self.child_ms["load"] += _number(self.info.get("ms"))
+        if self.info.get("ready") is not True:
+            self.info["reason"] = str(self.info.get("reason", "the revision did not load"))
             self._broken[key] = self.info
-            if line is None:
-                self._kill()
             self._loaded = None
             return False
         self._loaded = key
@@ -258,30 +304,45 @@ class Harness:
         self._kill()
         self._dir = Path(tempfile.mkdtemp(prefix="kverr-verify-", dir=self.workdir))
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self._dir),
-            "TMPDIR": str(self._dir),
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
             "LANG": "C.UTF-8",
+            "GIT_CONFIG_NOSYSTEM": "1",
         }
         if os.environ.get("KVERR_VERIFY_DEBUG"):
             env["KVERR_VERIFY_DEBUG"] = "1"
         # One hash seed for every child: a check that prints a set (`list(allowed)`) must read
         # the same in each run, or a rebuild solves a different fix. So not -I, which would
-        # ignore PYTHONHASHSEED: the environment above is ours alone, -s leaves the user's site
-        # out and -P (3.11+) keeps the work dir, where a launch writes its files, off sys.path.
+        # ignore PYTHONHASHSEED: the environment is ours alone, -s leaves the user's site out
+        # and -P (3.11+) keeps the work dir, where a launch writes its files, off sys.path.
         env["PYTHONHASHSEED"] = "0"
+        jobs_r, jobs_w = os.pipe()
+        answers_r, answers_w = os.pipe()
         safe_path = ["-P"] if sys.version_info >= (3, 11) else []
-        self._proc = subprocess.Popen(
-            [sys.executable, "-s", *safe_path, "-B", "-m", "kverr.verify.child"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(self._dir / "stderr.txt", "w"),  # noqa: SIM115 - the child owns it
-            cwd=self._dir,
-            env=env,
-            text=True,
-            encoding="utf-8",
-        )
-        self._loaded = None
+        argv = [sys.executable, "-s", *safe_path, "-B", "-m", "kverr.verify.child"]
+        argv += ["--fds", f"{jobs_r},{answers_w}"]
+        if self.trust_repo:
+            work = str(self._dir)
+            env.update(PATH=os.environ.get("PATH", env["PATH"]), HOME=work, TMPDIR=work)
+            cmd = argv
+        else:  # bubblewrap itself gets no more of our environment than the child does
+            work = confine.SCRATCH
+            cmd = confine.command(argv, reads=_repo_paths(self.repo), env=env)
+            env = {"PATH": env["PATH"], "LANG": env["LANG"]}
+        with open(self._dir / "stderr.txt", "wb") as stderr:  # the child's rlimit caps it
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                cwd=self._dir,
+                env=env,
+                pass_fds=(jobs_r, answers_w),
+                start_new_session=True,  # one process group: _kill ends it whole
+            )
+        os.close(jobs_r)
+        os.close(answers_w)
+        self._to_child, self._from_child = jobs_w, Reader(answers_r)
+        self._work, self._cpu, self._loaded = work, 0.0, None
 
     def _setup(self) -> dict[str, Any]:
         spec = self.spec
@@ -290,12 +351,12 @@ class Harness:
             dict(sources.list_files(self.repo, self.sha, [f"{prefix}/**/*.py"])) if self.sha else {}
         )
         return {
-            "repo": str(self.repo),
+            "repo": os.path.abspath(self.repo),
             "sha": self.sha,
             "files": files,
             "probe_object": next(iter(files.values()), None),
             "overrides": dict(self.overrides),
-            "workdir": str(self._dir),
+            "workdir": self._work,
             "spec": {
                 "source_root": spec.source_root,
                 "package": spec.package,
@@ -315,43 +376,60 @@ class Harness:
             "model_path": _model_path(spec.base_args),
         }
 
-    def _read_line(self, timeout: float) -> str | None:
-        assert self._proc is not None and self._proc.stdout is not None
-        ready, _, _ = select.select([self._proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        line = self._proc.stdout.readline()
-        return line or None
-
     def _died(self) -> str:
         tail = ""
         if self._dir is not None and (self._dir / "stderr.txt").exists():
-            lines = (self._dir / "stderr.txt").read_text(errors="replace").strip().splitlines()
-            tail = lines[-1] if lines else ""
+            with open(self._dir / "stderr.txt", "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+                lines = f.read().decode("utf-8", "replace").strip().splitlines()
+            tail = lines[-1][:400] if lines else ""
         return f"the sandbox process exited ({tail or 'no message'})"
 
     def _kill(self) -> None:
         self._loaded = None
         if self._proc is not None:
-            if self._proc.poll() is None:
-                self._proc.kill()
+            try:  # the whole group: whatever the revision started goes with it
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
             self._proc.wait()
-            for stream in (self._proc.stdin, self._proc.stdout):
-                if stream:
-                    stream.close()
             self._proc = None
+        if self._to_child >= 0:
+            os.close(self._to_child)
+            self._to_child = -1
+        if self._from_child is not None:
+            os.close(self._from_child.fd)
+            self._from_child = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
     def close(self) -> None:
-        if self._proc is not None and self._proc.stdin is not None:
+        if self._proc is not None and self._to_child >= 0:
+            os.close(self._to_child)  # end of jobs: the child exits on its own
+            self._to_child = -1
             try:
-                self._proc.stdin.close()
                 self._proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
+            except subprocess.TimeoutExpired:
                 pass
         self._kill()
+
+
+def _number(value: Any) -> float:
+    """A figure the child reports, 0 when it is not a number (the child is not trusted)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def _repo_paths(repo: str) -> list[str]:
+    """The repository and its git dirs (a worktree's or a `.git` file's point elsewhere)."""
+    paths = [os.path.abspath(repo)]
+    for flag in ("--absolute-git-dir", "--git-common-dir"):
+        try:
+            found = sources.git(repo, "rev-parse", flag).decode("utf-8", "surrogateescape")
+        except SourceError:
+            continue
+        paths.append(os.path.abspath(os.path.join(repo, found.strip())))
+    return paths
 
 
 def _model_path(base_args: Sequence[str]) -> str:

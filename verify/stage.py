@@ -58,11 +58,15 @@ class Session:
     cache: MutableMapping[str, str] | None = None  # run key -> Outcome JSON
     timeout: float = 5.0
     workers: int = 1  # sandbox children per platform, each verifying a share of the records
+    trust_repo: bool = False  # children unconfined (verify/confine.py): the user vouches
     stats: dict[str, float] = field(
         default_factory=lambda: {"runs": 0, "cached": 0, "seconds": 0.0}
     )
     _harnesses: dict[tuple[str, int], Harness] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # The worker threads live as long as the session: a child dies with the thread that
+    # started it (bubblewrap's --die-with-parent), and it serves the whole build.
+    _pool: ThreadPoolExecutor | None = None
 
     def count(self, key: str, n: float = 1) -> None:
         with self._lock:
@@ -98,12 +102,22 @@ class Session:
                     platform=platform,
                     overrides=dict(overrides),
                     timeout=self.timeout,
+                    trust_repo=self.trust_repo,
                 )
             h = self._harnesses[(platform, worker)]
         h.retarget(revision.sha or "", overrides)
         return h
 
+    def pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="kverr-verify")
+            return self._pool
+
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
         for h in self._harnesses.values():
             self.stats["seconds"] += h.seconds
             self.stats["child_load_s"] = (
@@ -351,9 +365,8 @@ def verify_revision(
     if workers == 1:
         out.update(verify_share(0))
     else:
-        with ThreadPoolExecutor(workers) as pool:
-            for mine in pool.map(verify_share, range(workers)):
-                out.update(mine)
+        for mine in session.pool().map(verify_share, range(workers)):
+            out.update(mine)
     for rid in wanted:
         out.setdefault(
             rid, _verdict("unverified", "no site of this revision holds the record", base)
