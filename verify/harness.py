@@ -317,6 +317,7 @@ class Harness:
         env["PYTHONHASHSEED"] = "0"
         jobs_r, jobs_w = os.pipe()
         answers_r, answers_w = os.pipe()
+        keep, seccomp = [jobs_r, answers_w], None  # the descriptors the child gets
         safe_path = ["-P"] if sys.version_info >= (3, 11) else []
         argv = [sys.executable, "-s", *safe_path, "-B", "-m", "kverr.verify.child"]
         argv += ["--fds", f"{jobs_r},{answers_w}"]
@@ -326,7 +327,13 @@ class Harness:
             cmd = argv
         else:  # bubblewrap itself gets no more of our environment than the child does
             work = confine.SCRATCH
-            cmd = confine.command(argv, reads=_repo_paths(self.repo), env=env)
+            program = confine.seccomp_filter()
+            if program is not None:
+                seccomp = os.memfd_create("kverr-seccomp", 0)
+                os.write(seccomp, program)
+                os.lseek(seccomp, 0, os.SEEK_SET)
+                keep.append(seccomp)
+            cmd = confine.command(argv, reads=_repo_paths(self.repo), env=env, seccomp_fd=seccomp)
             env = {"PATH": env["PATH"], "LANG": env["LANG"]}
         with open(self._dir / "stderr.txt", "wb") as stderr:  # the child's rlimit caps it
             self._proc = subprocess.Popen(
@@ -336,11 +343,11 @@ class Harness:
                 stderr=stderr,
                 cwd=self._dir,
                 env=env,
-                pass_fds=(jobs_r, answers_w),
+                pass_fds=keep,
                 start_new_session=True,  # one process group: _kill ends it whole
             )
-        os.close(jobs_r)
-        os.close(answers_w)
+        for fd in keep:
+            os.close(fd)
         self._to_child, self._from_child = jobs_w, Reader(answers_r)
         self._work, self._cpu, self._loaded = work, 0.0, None
 

@@ -8,6 +8,7 @@ The fixture project is the verify tests' own (tests/verify_fixture.py); this rev
 from __future__ import annotations
 
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -97,6 +98,13 @@ def attack(what):
                 n += 1
         finally:
             raise RuntimeError("forked %d" % n)
+    elif what == "syscalls":  # ptrace(TRACEME), io_uring_setup, bpf: x86-64 numbers
+        libc = ctypes.CDLL(None, use_errno=True)
+        errnos = []
+        for nr in (101, 425, 321):
+            libc.syscall(nr, 0, 0, 0, 0)
+            errnos.append(ctypes.get_errno())
+        raise OSError("errnos %s" % errnos)
     elif what == "read":
         seen = []
         for path in [HOST + "/secret", os.path.expanduser("~/.ssh/id_ed25519")] + [
@@ -199,6 +207,14 @@ def test_memory_and_processes_are_bounded(scene) -> None:
     out = harness.run(["--phone-home"], {"FAKE_ATTACK": "forks"}, FOO)
     assert out.status == "raised" and out.message.startswith("forked ")
     assert int(out.message.split()[1]) < confine.Limits().processes
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the attack uses x86-64 numbers")
+def test_the_calls_kernel_exploits_favour_are_refused(scene) -> None:
+    harness, *_ = scene
+    out = harness.run(["--phone-home"], {"FAKE_ATTACK": "syscalls"}, FOO)
+    assert out.status == "raised" and out.message == "errnos [1, 1, 1]"  # EPERM each
 
 
 @pytest.mark.sandbox
