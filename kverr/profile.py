@@ -36,7 +36,13 @@ _IDENT_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]!.]+")
 # table -> key -> expected kind; "" is the top level
 _KEYS: dict[str, dict[str, str]] = {
     "": {"name": "str", "product": "str", "repository": "str", "files": "list"},
-    "launch": {"command": "str", "model": "str"},
+    "launch": {
+        "command": "str",
+        "model": "str",
+        "modules": "list",
+        "executables": "list",
+        "dumps": "list",
+    },
     "extract": {
         "log_methods": "table",
         "flag_classes": "list",
@@ -140,6 +146,12 @@ class Profile:
     # the names argparse prints as `PROG: error: ...` for this project's launch commands: an
     # argparse error another program printed (`pip: error: ...`) is not this project's
     programs: tuple[str, ...] = ()
+    # how a launch of this project looks in a paste (kverr/launch.py): `python -m MODULE`, an
+    # executable's words ("vllm serve"), and the markers a logged literal of its arguments
+    # follows ("non-default args:")
+    launch_modules: tuple[str, ...] = ()
+    launch_executables: tuple[str, ...] = ()
+    dumps: tuple[str, ...] = ()
     # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
     # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
@@ -246,6 +258,9 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         files=get.strings("", "files", nonempty=True),
         launch=launch,
         model=get.text("launch", "model"),
+        launch_modules=get.strings("launch", "modules"),
+        launch_executables=get.strings("launch", "executables"),
+        dumps=get.strings("launch", "dumps"),
         extract=ExtractRules(
             log_methods=tuple(sorted(methods.items())),
             flag_classes=get.idents("extract", "flag_classes", nonempty=True),
@@ -378,7 +393,19 @@ def as_tables(profile: Profile) -> dict[str, Any]:
         "product": profile.product,
         "repository": profile.repository,
         "files": list(profile.files),
-        "launch": {"command": profile.launch, "model": profile.model},
+        "launch": {
+            "command": profile.launch,
+            "model": profile.model,
+            **{
+                key: list(value)
+                for key, value in (
+                    ("modules", profile.launch_modules),
+                    ("executables", profile.launch_executables),
+                    ("dumps", profile.dumps),
+                )
+                if value
+            },
+        },
         "extract": {
             "log_methods": dict(e.log_methods),
             "flag_classes": list(e.flag_classes),
