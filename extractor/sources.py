@@ -82,6 +82,22 @@ def _literal_prefix(glob: str) -> str:
 
 # ---------------------------------------------------------------- decoding
 
+# A source file larger than this is skipped (a ParseFailure naming it): no file of a project's
+# file set comes near it, and a bigger one would only cost memory for records nobody reads.
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
+
+
+class _TooLarge(SourceError):
+    def __init__(self, size: int) -> None:
+        super().__init__(too_large(size)[4:])
+        self.size = size
+
+
+def too_large(size: int) -> str:
+    """The `error` of a SourceFile over MAX_SOURCE_BYTES."""
+    mb, cap = size / (1 << 20), MAX_SOURCE_BYTES >> 20
+    return f"1:1:{mb:.1f} MB, over the {cap} MB a source file may have; skipped (split it or leave it out of --files)"
+
 
 def blob_sha(data: bytes) -> str:
     """Git's blob id for these bytes, so a file on disk and the same blob in git share cache keys."""
@@ -93,6 +109,8 @@ def decode_source(path: str, data: bytes, blob: str | None = None) -> SourceFile
     `error` set (line:col:message), which extraction reports as a ParseFailure; its text keeps
     the bad bytes (NULs, surrogate escapes) so the extractor's own check refuses it too."""
     blob = blob or blob_sha(data)
+    if len(data) > MAX_SOURCE_BYTES:
+        return SourceFile(path, "", blob, error=too_large(len(data)))
     loose = data.decode("utf-8", "surrogateescape")
     if b"\0" in data[:8192]:
         return SourceFile(
@@ -120,7 +138,7 @@ def read_directory(
     A single file is read as itself, whatever the globs say (its path is its file name)."""
     root = Path(path)
     if root.is_file():
-        return Revision(), [decode_source(root.name, root.read_bytes())]
+        return Revision(), [read_disk_file(root, root.name)]
     if not root.is_dir():
         raise SourceError(f"{root} does not exist; pass an existing directory or .py file.")
     files = []
@@ -137,8 +155,11 @@ def read_disk_file(path: Path, rel: str) -> SourceFile:
     loop, a dangling link, no permission) or is no regular file (a FIFO would block the read
     forever) comes back with `error` set, so the build reports it as a ParseFailure and goes on."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):  # stat follows links: ELOOP for a loop
+        info = path.stat()  # follows links: ELOOP for a loop
+        if not stat.S_ISREG(info.st_mode):
             return _unreadable(rel, "it is not a regular file (a FIFO, socket or device)")
+        if info.st_size > MAX_SOURCE_BYTES:  # never read into memory
+            return SourceFile(rel, "", blob_sha(b""), error=too_large(info.st_size))
         return decode_source(rel, path.read_bytes())
     except OSError as exc:
         why = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
@@ -159,6 +180,14 @@ def _walk(root: Path) -> Iterator[str]:
             yield name if rel_dir == "." else f"{rel_dir}/{name}"
 
 
+def shown(text: str) -> str:
+    """`text` (a file name from a repository, a revision) for a one-line message: control,
+    format (bidi) and surrogate characters as their Python escapes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _no_match(where: str, globs: Sequence[str]) -> str:
     shown = ", ".join(repr(g) for g in globs)
     return f"no files in {where} match {shown}; pass --files GLOB with a pattern relative to that root."
@@ -167,15 +196,56 @@ def _no_match(where: str, globs: Sequence[str]) -> str:
 # ---------------------------------------------------------------- git plumbing
 
 
+# Every git call only reads, whatever the repository's own config says: no hook, no
+# fsmonitor daemon, no gpg for a signature, no fetch (a partial clone would fetch lazily), no
+# optional lock or index refresh written into it. `safe.directory`: a clone another user owns
+# is read as well (its config runs nothing, per the above).
+_GIT_CONFIG = (
+    "safe.directory=*",
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "log.showSignature=false",
+    "protocol.allow=never",
+)
+# Variables that would point git at another repository than `-C` names (a kverr run from a
+# git hook inherits GIT_DIR).
+_GIT_REDIRECTS = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_EXTERNAL_DIFF",
+)  # fmt: skip
+
+
+def git_command(repo: str | os.PathLike[str], *args: str) -> list[str]:
+    """The argv of one read-only git call in `repo` (every git call kverr makes)."""
+    config = [arg for item in _GIT_CONFIG for arg in ("-c", item)]
+    return ["git", "--no-pager", "-C", str(repo), *config, *args]
+
+
+def git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECTS}
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",  # never prompt
+            "GIT_PAGER": "cat",
+            "LC_ALL": "C",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_NO_REPLACE_OBJECTS": "1",  # the objects as they are, not as refs/replace says
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_NO_LAZY_FETCH": "1",
+        }
+    )
+    return env
+
+
 def git(repo: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> bytes:
     """Run one git command in `repo`; a failure becomes a SourceError naming the repo."""
     try:
         proc = subprocess.run(
-            ["git", "-C", str(repo), *args],
+            git_command(repo, *args),
             input=stdin,
             capture_output=True,
             check=False,
-            env=_git_env(),
+            env=git_env(),
         )
     except FileNotFoundError:
         raise SourceError("git is not installed; install git to build from a repository.") from None
@@ -188,25 +258,25 @@ def git(repo: str | os.PathLike[str], *args: str, stdin: bytes | None = None) ->
     return proc.stdout
 
 
-def _git_env() -> dict[str, str]:
-    env = dict(os.environ)
-    # Never prompt, never page, and read the repo even when another user owns the directory.
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"})
-    env.setdefault("GIT_CONFIG_COUNT", "1")
-    if env["GIT_CONFIG_COUNT"] == "1":
-        env.update({"GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"})
-    return env
-
-
-_GITHUB_URL = re.compile(r"github\.com[:/]+([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
-
-
 def _git_ask(repo: str | os.PathLike[str], *args: str) -> str | None:
     """stdout of a git question whose "no" is an answer, not an error (None then)."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, check=False, env=_git_env()
-    )
+    proc = subprocess.run(git_command(repo, *args), capture_output=True, check=False, env=git_env())
     return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else None
+
+
+def _nul_fields(out: bytes, width: int) -> Iterator[list[str]]:
+    """Records of `width` NUL-separated fields (`log -z` with %x00 between fields): a name or
+    a message may hold any other byte, a newline or \x01 included. A record whose first
+    field is no commit sha (never, from git) is left out rather than misread."""
+    fields = out.decode("utf-8", "replace").split("\0")
+    for i in range(0, len(fields) - width + 1, width):
+        record = fields[i : i + width]
+        if _SHA.fullmatch(record[0]):
+            yield record
+
+
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_GITHUB_URL = re.compile(r"github\.com[:/]+([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 
 def github_name(repo: str | os.PathLike[str]) -> str | None:
@@ -229,6 +299,10 @@ def check_repo(repo: str | os.PathLike[str]) -> Path:
 
 def resolve(repo: str | os.PathLike[str], rev: str) -> str:
     """Full commit sha of `rev` (branch, tag, sha prefix, HEAD~3 ...)."""
+    if rev.startswith("-"):
+        raise SourceError(
+            f"revision {rev!r} starts with '-', which git would read as an option; name the ref in full (refs/tags/..., refs/heads/...)."
+        )
     sha = _git_ask(
         repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
     )
@@ -241,13 +315,13 @@ def resolve(repo: str | os.PathLike[str], rev: str) -> str:
 
 def tags_by_commit(repo: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
     """commit sha -> sorted tag names pointing at it (annotated tags peeled)."""
-    out = git(
-        repo, "for-each-ref", "--format=%(objectname) %(*objectname) %(refname:short)", "refs/tags"
-    )
+    fmt = "--format=%(objectname)%00%(*objectname)%00%(refname:short)%00"
+    out = git(repo, "for-each-ref", fmt, "refs/tags")
     tags: dict[str, list[str]] = {}
-    for line in out.decode("utf-8", "replace").splitlines():
-        obj, peeled, name = line.split(" ", 2)
-        tags.setdefault(peeled or obj, []).append(name)
+    for line in out.decode("utf-8", "replace").split("\0\n"):
+        if line:
+            obj, peeled, name = line.split("\0", 2)
+            tags.setdefault(peeled or obj, []).append(name)
     return {sha: tuple(sorted(names)) for sha, names in tags.items()}
 
 
@@ -270,16 +344,13 @@ def describe(
     out = git(
         repo,
         "log",
+        "-z",
         "--no-walk=unsorted",
-        "--format=%H%x00%ct%x00%s%x00",
+        "--format=%H%x00%ct%x00%s",
         "--stdin",
         stdin="\n".join(shas).encode() + b"\n",
     )
-    info = {}
-    for chunk in out.decode("utf-8", "replace").split("\0\n"):
-        if chunk.strip():
-            sha, ct, subject = chunk.strip("\n").split("\0", 2)
-            info[sha] = (int(ct), subject)
+    info = {sha: (int(ct), subject) for sha, ct, subject in _nul_fields(out, 3)}
     return [
         Revision(
             repo=repo_name,
@@ -354,30 +425,45 @@ class BlobReader:
         self.close()
 
     def read(self, obj: str) -> bytes:
+        """The object's bytes; an object over MAX_SOURCE_BYTES is never held in memory (a
+        _TooLarge SourceError), and a name that would break the batch protocol is refused."""
+        if "\n" in obj or "\r" in obj:
+            raise SourceError(
+                f"object name {obj!r} holds a line break; git cannot be asked for it."
+            )
         proc = self._start()
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(obj.encode() + b"\n")
+        proc.stdin.write(obj.encode("utf-8", "surrogateescape") + b"\n")
         proc.stdin.flush()
-        header = proc.stdout.readline().decode().split()
-        if len(header) != 3:
+        header = proc.stdout.readline().decode("utf-8", "replace").split()
+        if len(header) != 3 or not header[2].isdigit():
             raise SourceError(
-                f"object {obj} is missing from {self.repo}; run `git -C {self.repo} fsck`."
+                f"object {obj!r} is missing from {self.repo}; run `git -C {self.repo} fsck`."
             )
-        data = proc.stdout.read(int(header[2]))
+        size = int(header[2])
+        if size > MAX_SOURCE_BYTES:
+            left = size + 1  # drained in pieces, to keep the protocol in step
+            while left > 0 and (piece := proc.stdout.read(min(left, 1 << 20))):
+                left -= len(piece)
+            raise _TooLarge(size)
+        data = proc.stdout.read(size)
         proc.stdout.read(1)  # the newline after each object
         return data
 
     def source(self, path: str, obj: str) -> SourceFile:
-        return decode_source(path, self.read(obj), obj)
+        try:
+            return decode_source(path, self.read(obj), obj)
+        except _TooLarge as exc:
+            return SourceFile(path, "", obj, error=too_large(exc.size))
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
             self._proc = subprocess.Popen(
-                ["git", "-C", self.repo, "cat-file", "--batch"],
+                git_command(self.repo, "cat-file", "--batch"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env=_git_env(),
+                env=git_env(),
             )
         return self._proc
 
@@ -438,7 +524,8 @@ def list_revisions(
     tags = tags_by_commit(repo)
     chosen: set[str] = set()
     for rng in ranges:
-        chosen |= set(_rev_list(repo, [rng], globs if touching else None))
+        old, new = (resolve(repo, end or "HEAD") for end in rng.split("..", 1))
+        chosen |= set(_rev_list(repo, [new, f"^{old}"], globs if touching else None))
     if touching and not ranges:
         tips = [resolve(repo, r) for r in singles] or [resolve(repo, "HEAD")]
         chosen |= set(_rev_list(repo, tips, globs))
@@ -461,13 +548,11 @@ def list_revisions(
 
 
 def _rev_list(
-    repo: str | os.PathLike[str], args: Sequence[str], globs: Sequence[str] | None
+    repo: str | os.PathLike[str], shas: Sequence[str], globs: Sequence[str] | None
 ) -> list[str]:
-    for a in args:
-        for end in a.split(".."):
-            if end:
-                resolve(repo, end)  # a clear "unknown revision" instead of git's usage text
-    cmd = ["rev-list", *args]
+    """`shas`: resolved commits, `^sha` to exclude one; never a user's text (a ref named
+    `--output=X` would be an option here)."""
+    cmd = ["rev-list", "--end-of-options", *shas]
     if globs is not None:
         cmd += ["--", *pathspecs(globs)]
     return git(repo, *cmd).decode().split()
@@ -476,7 +561,8 @@ def _rev_list(
 def touching_commits(repo: str | os.PathLike[str], tip: str, globs: Sequence[str]) -> list[str]:
     """Every commit up to `tip` that changed a file of `globs`, in the order `--touching`
     builds them (parents first, date order between branches): one rev-list walk."""
-    cmd = ["rev-list", "--date-order", "--reverse", tip, "--", *pathspecs(globs)]
+    cmd = ["rev-list", "--date-order", "--reverse", "--end-of-options", tip]
+    cmd += ["--", *pathspecs(globs)]
     return git(repo, *cmd).decode().split()
 
 
@@ -489,17 +575,13 @@ def commit_messages(
     out = git(
         repo,
         "log",
+        "-z",
         "--no-walk=unsorted",
-        "--format=%H%x00%s%x00%b%x01",
+        "--format=%H%x00%s%x00%b",
         "--stdin",
         stdin="\n".join(shas).encode() + b"\n",
     )
-    found = {}
-    for chunk in out.decode("utf-8", "replace").split("\x01"):
-        if chunk.strip():
-            sha, subject, body = chunk.lstrip("\n").split("\0", 2)
-            found[sha] = (subject, body)
-    return found
+    return {sha: (subject, body) for sha, subject, body in _nul_fields(out, 3)}
 
 
 def _oldest_first(repo: str | os.PathLike[str], shas: set[str]) -> list[str]:
@@ -537,7 +619,7 @@ def read_snapshot(spec: str, globs: Sequence[str]) -> list[tuple[str, SourceFile
     if disk.is_file():
         if not matches_any(repo_path, globs):
             raise SourceError(_no_match(f"--snapshot {spec}", globs))
-        return [(str(disk), decode_source(repo_path, disk.read_bytes()))]
+        return [(str(disk), read_disk_file(disk, repo_path))]
     if not disk.is_dir():
         raise SourceError(
             f"--snapshot {spec}: {disk} does not exist; pass an existing file or directory."
