@@ -68,29 +68,42 @@ class ModuleContext:
     params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
     actions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Action class -> flags
     imports: dict[str, str] = field(default_factory=dict)  # UPPER_CASE name -> "module:NAME"
+    _reprs: dict[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
 
     def fingerprint(self, names: set[str]) -> str:
         """Hash of the context entries a unit can see, restricted to the names it mentions, so
-        an unrelated constant edit elsewhere in the file does not invalidate its cache entry."""
+        an unrelated constant edit elsewhere in the file does not invalidate its cache entry.
+        Costs the names a unit mentions, not the size of the context: a file of thousands of
+        constants and functions asked this once per function."""
         parts = []
         for label, table in (
-            ("c", {k: repr(v) for k, v in self.constants.items()}),
-            ("w", {k: repr(v) for k, v in self.wrappers.items()}),
-            ("l", dict.fromkeys(self.loggers, "")),
-            ("lm", dict.fromkeys(self.logging_mods, "")),
-            ("lf", dict.fromkeys(self.logger_factories, "")),
-            ("wm", dict.fromkeys(self.warnings_mods, "")),
-            ("wf", dict.fromkeys(self.warn_funcs, "")),
-            ("sm", dict.fromkeys(self.sys_mods, "")),
-            ("sf", dict.fromkeys(self.exit_funcs, "")),
+            ("c", self.constants),
+            ("w", self.wrappers),
+            ("l", self.loggers),
+            ("lm", self.logging_mods),
+            ("lf", self.logger_factories),
+            ("wm", self.warnings_mods),
+            ("wf", self.warn_funcs),
+            ("sm", self.sys_mods),
+            ("sf", self.exit_funcs),
             ("a", self.args_classes),
-            ("p", {k: repr(v) for k, v in self.params.items()}),
-            ("ac", {k: repr(v) for k, v in self.actions.items()}),
+            ("p", self.params),
+            ("ac", self.actions),
             ("im", self.imports),
         ):
-            for k in sorted(set(table) & names):
-                parts.append(f"{label}:{k}={table[k]}")
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+            for k in sorted(k for k in names if k in table):
+                parts.append(f"{label}:{k}={self._shown(label, table, k)}")
+        return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _shown(self, label: str, table: dict | set, key: str) -> str:
+        if isinstance(table, set):
+            return ""
+        if label in ("a", "im"):
+            return table[key]
+        shown = self._reprs.get((label, key))  # each value's repr made once
+        if shown is None:
+            shown = self._reprs[(label, key)] = repr(table[key])
+        return shown
 
 
 # ---------------------------------------------------------------- constants
@@ -98,11 +111,49 @@ class ModuleContext:
 
 def const_eval(node: ast.AST, env: dict[str, object]) -> object:
     """Evaluate a literal-ish expression (literals, known constant names, a few pure builtins);
-    returns _UNSET when it is not a compile-time constant."""
+    returns _UNSET when it is not a compile-time constant, or past the folding bounds."""
     try:
         return _const(node, env)
     except _NotConst:
         return _UNSET
+
+
+# Folding stops where a value gets big: past these, a name is a runtime value (a placeholder
+# in the message). 40 lines of `A1 = A0 + A0` would otherwise fold into a terabyte.
+MAX_FOLDED_CHARS = 64 * 1024  # characters (bytes) of the strings in one value, all counted
+MAX_FOLDED_ITEMS = 4096  # items of its lists, tuples, sets and dicts, nested ones counted
+_SIZED = (str, bytes, list, tuple)
+
+
+def bounded(value: object) -> object:
+    """`value`, or _NotConst when it holds more than the folding bounds allow. Looks at
+    MAX_FOLDED_ITEMS items at most, so a check costs no more than a bound."""
+    chars = items = 0
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, (str, bytes)):
+            chars += len(v)
+            if chars > MAX_FOLDED_CHARS:
+                raise _NotConst
+        elif isinstance(v, (list, tuple, set, frozenset, dict)):
+            items += len(v)
+            if items > MAX_FOLDED_ITEMS:
+                raise _NotConst
+            todo.extend(v.items() if isinstance(v, dict) else v)
+    return value
+
+
+def _sum(left: object, right: object) -> object:
+    """`left + right` for constants, refused before it is made when it would pass a bound."""
+    if isinstance(left, _SIZED) and isinstance(right, _SIZED):
+        cap = MAX_FOLDED_CHARS if isinstance(left, (str, bytes)) else MAX_FOLDED_ITEMS
+        if len(left) + len(right) > cap:
+            raise _NotConst
+    try:
+        return bounded(left + right)  # type: ignore[operator]
+    except TypeError as exc:  # `1 + "a"` raises at runtime: not a constant
+        raise _NotConst from exc
 
 
 class _NotConst(Exception):
@@ -138,21 +189,31 @@ def _const(node: ast.AST, env: dict[str, object]) -> object:
             else:
                 items.append(_const(elt, env))
         if isinstance(node, ast.List):
-            return items
+            return bounded(items)
         if isinstance(node, ast.Tuple):
-            return tuple(items)
-        return set(items)
+            return bounded(tuple(items))
+        try:
+            return bounded(set(items))
+        except TypeError as exc:  # an unhashable item
+            raise _NotConst from exc
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise _NotConst
-        return {_const(k, env): _const(v, env) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+        try:
+            pairs = zip(node.keys, node.values, strict=True)
+            return bounded({_const(k, env): _const(v, env) for k, v in pairs})  # type: ignore[arg-type]
+        except TypeError as exc:
+            raise _NotConst from exc
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _const(node.operand, env)
-        return -v if isinstance(node.op, ast.USub) else +v  # type: ignore[operator]
+        if not isinstance(v, (int, float, complex)):
+            raise _NotConst  # `-"a"` raises at runtime
+        return -v if isinstance(node.op, ast.USub) else +v
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _const(node.left, env) + _const(node.right, env)  # type: ignore[operator]
+        return _sum(_const(node.left, env), _const(node.right, env))
     if isinstance(node, ast.Call) and not any(k.arg not in ("reverse",) for k in node.keywords):
-        args = [_const(a, env) for a in node.args]
+        # what a call makes is as big as what it is given, at most: checked before it runs
+        args = [bounded(_const(a, env)) for a in node.args]
         kwargs = {k.arg: _const(k.value, env) for k in node.keywords if k.arg}
         if any(_unordered(a) for a in args) and _callee_name(node.func) in _ORDER_SENSITIVE:
             raise _NotConst  # list({...}) / ", ".join({...}) follow the per-process hash order
@@ -160,13 +221,17 @@ def _const(node: ast.AST, env: dict[str, object]) -> object:
             if node.func.id in env:  # shadowed builtin
                 raise _NotConst
             try:
-                return _PURE_CALLS[node.func.id](*args, **kwargs)
+                return bounded(_PURE_CALLS[node.func.id](*args, **kwargs))
             except Exception as exc:  # evaluating would raise at runtime too: not a constant
                 raise _NotConst from exc
         if isinstance(node.func, ast.Attribute) and node.func.attr in _PURE_METHODS:
-            target = _const(node.func.value, env)
+            target = bounded(_const(node.func.value, env))
+            if node.func.attr == "join" and args and isinstance(args[0], _SIZED + (set, dict)):
+                # the separator repeats once per item: 64 KiB of it between 4,096 items
+                if len(target) * len(args[0]) > MAX_FOLDED_CHARS:  # type: ignore[arg-type]
+                    raise _NotConst
             try:
-                return getattr(target, node.func.attr)(*args)
+                return bounded(getattr(target, node.func.attr)(*args))
             except Exception as exc:
                 raise _NotConst from exc
     raise _NotConst
@@ -404,10 +469,24 @@ def _wrapper(node: ast.FunctionDef, text_lines: list[str]) -> Wrapper | None:
     a = node.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or not a.args:
         return None
-    src = ast.get_source_segment("\n".join(text_lines), ret)
+    src = _segment(text_lines, ret)
     if src is None:
         return None
     return Wrapper(tuple(p.arg for p in a.args), src)
+
+
+def _segment(lines: Sequence[str], node: ast.expr) -> str | None:
+    """`ast.get_source_segment` over the file's lines, without joining the whole file for
+    each expression (a file of one-line helpers made that quadratic)."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        return None
+    picked = [line.encode() for line in lines[node.lineno - 1 : node.end_lineno]]
+    if not picked:
+        return None
+    if len(picked) == 1:
+        return picked[0][node.col_offset : node.end_col_offset].decode()
+    first, last = picked[0][node.col_offset :], picked[-1][: node.end_col_offset]
+    return b"\n".join([first, *picked[1:-1], last]).decode()
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
@@ -455,6 +534,11 @@ def rules_key(rules: ExtractRules) -> str:
     return hashlib.sha256(to_json(rules).encode()).hexdigest()[:16]
 
 
+def split_lines(text: str) -> list[str]:
+    # Python's own line breaks only (str.splitlines also splits on \f, \x1c, ...)
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def module_context(
     tree: ast.Module,
     text: str,
@@ -477,10 +561,10 @@ def module_context(
     calls, mutated, defs = walk_facts(tree)
     ctx.constants = scope_constants(stmts, {}, mutated)
     ctx.literals = scope_constants(stmts, {}, set())
-    split = text.splitlines()
+    lines = split_lines(text) if lines is None else lines
     for node in stmts:
         if isinstance(node, ast.FunctionDef):
-            w = _wrapper(node, split)
+            w = _wrapper(node, lines)
             if w is not None:
                 ctx.wrappers[node.name] = w
         elif isinstance(node, ast.ClassDef):

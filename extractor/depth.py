@@ -18,8 +18,12 @@ import io
 import tokenize
 
 MAX_DEPTH = 100
+# Python's parser runs out of its own stack (a MemoryError, not a RecursionError) only past
+# about 2,000 nested levels: a MemoryError on a file estimated below this is the machine's.
+PARSER_STACK = 1000
 _NESTING_KEYWORDS = frozenset({"not", "and", "or", "if", "else", "lambda", "await", "in", "is"})
 TOO_DEEP = "too deeply nested"  # the start of every ParseFailure message this gives
+OUT_OF_MEMORY = "out of memory while parsing"  # a MemoryError that is not the parser's own
 
 
 def too_deep(text: str, limit: int = MAX_DEPTH) -> int | None:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from kverr.ftypes import Template
 
 _CONVERT = {"r": repr, "s": str, "a": ascii}
+MAX_WIDTH = 4096  # a format spec's width or precision: `{x:>999999999}` would be a gigabyte
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def too_wide(spec: str) -> bool:
+    """Whether a format spec (`>10`, `%08.3f`) asks for more than MAX_WIDTH characters."""
+    return any(len(n) > 4 or int(n) > MAX_WIDTH for n in _NUMBER.findall(spec))
 
 
 def render(template: Template, values: Mapping[str, object]) -> str:
@@ -19,6 +27,8 @@ def render(template: Template, values: Mapping[str, object]) -> str:
             continue
         value = values[part.expr or ""]
         spec = part.format_spec or ""
+        if too_wide(spec):  # the value unpadded, rather than a gigabyte of padding
+            spec = ""
         if spec.startswith("%"):
             out.append(spec % (value,))
             continue

@@ -21,6 +21,7 @@ from kverr.extractor.context import (
     first_line,
     module_context,
     rules_key,
+    split_lines,
 )
 from kverr.extractor.link import filter_flags, restamp, site_order
 from kverr.extractor.visitor import SiteCollector
@@ -98,14 +99,17 @@ def extract_raw(
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
         return _newer_syntax(src, exc, rules)
-    except (RecursionError, MemoryError):  # e.g. a 20,000-term concatenation
+    except RecursionError:  # e.g. a 20,000-term concatenation
         return _too_deep(src)
+    except MemoryError:
+        return _out_of_memory(src)
     try:
         return _extract_tree(src, tree, cache, rules, units)
-    except RecursionError:  # a stdlib-ast walk deeper than the interpreter's stack allows
+    except (RecursionError, MemoryError) as exc:  # e.g. an ast walk past the interpreter's stack
+        del tree
         if units is not None:
             units.clear()
-        return _too_deep(src)
+        return _too_deep(src) if isinstance(exc, RecursionError) else _out_of_memory(src)
 
 
 def _extract_tree(
@@ -116,7 +120,7 @@ def _extract_tree(
     keys: list[tuple[str, int]] | None = None,
 ) -> FileExtraction:
     text = src.text
-    lines = _lines(text)
+    lines = split_lines(text)
     ctx = module_context(tree, text, src.path, rules, lines)
     sites: list[Site] = []
     units = list(_units(tree.body, lines, (), None, False, ctx))
@@ -178,8 +182,19 @@ def _deep_failure(path: str, line: int, lines: list[str]) -> ParseFailure:
 def _too_deep(src: SourceFile) -> FileExtraction:
     """The whole file is too deep for a parser: one failure, at the first line past the limit."""
     line = depth.too_deep(src.text) or 1
-    failure = _deep_failure(src.path, line, _lines(src.text))
+    failure = _deep_failure(src.path, line, split_lines(src.text))
     return FileExtraction(src, failures=(failure,), stats=_stats(0, 0, 0))
+
+
+def _out_of_memory(src: SourceFile) -> FileExtraction:
+    """A MemoryError: the parser's own (its stack overflows past about 2,000 nested levels)
+    says the file is too deep, every time; otherwise the machine ran short this time, which
+    is no property of the file: the `retry` stat tells the build not to keep the result."""
+    if depth.too_deep(src.text, depth.PARSER_STACK) is not None:
+        return _too_deep(src)
+    message = f"{depth.OUT_OF_MEMORY} (its sites are missing from this build only; the next build tries it again)"
+    failure = ParseFailure(src.path, 1, 1, message)
+    return FileExtraction(src, failures=(failure,), stats={**_stats(0, 0, 0), "retry": 1})
 
 
 def _stats(units: int, parsed: int, hits: int) -> dict[str, int]:
@@ -202,11 +217,6 @@ def _not_text(src: SourceFile) -> ParseFailure | None:
         col = pos - (src.text.rfind("\n", 0, pos) + 1) + 1
         return ParseFailure(src.path, line, col, "not valid UTF-8; save it as UTF-8 or skip it")
     return None
-
-
-def _lines(text: str) -> list[str]:
-    # Python's own line breaks only (str.splitlines also splits on \f, \x1c, ...)
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def _units(
@@ -398,6 +408,8 @@ def _newer_syntax(
         return _newer_syntax_tree(src, exc, rules)
     except RecursionError:
         return _too_deep(src)
+    except MemoryError:
+        return _out_of_memory(src)
 
 
 def _newer_syntax_tree(
@@ -407,7 +419,7 @@ def _newer_syntax_tree(
         module = cst.parse_module(src.text)
     except (cst.ParserSyntaxError, cst.CSTValidationError):  # e.g. "a" b"b": bytes and str
         return FileExtraction(src, failures=(_failure(src, exc),), stats=_stats(0, 0, 0))
-    lines = _lines(src.text)
+    lines = split_lines(src.text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ranges = wrapper.resolve(PositionProvider)
     ctx = module_context(_parsable_statements(module, ranges), src.text, src.path, rules)
@@ -442,7 +454,7 @@ def _parsable_statements(module: cst.Module, ranges) -> ast.Module:
 def _failure(src: SourceFile, exc: SyntaxError | ValueError) -> ParseFailure:
     if isinstance(exc, SyntaxError):
         line = exc.lineno or 1
-        lines = _lines(src.text)
+        lines = split_lines(src.text)
         source_line = lines[line - 1].rstrip() if 0 < line <= len(lines) else ""
         return ParseFailure(src.path, line, exc.offset or 1, exc.msg, source_line)
     return ParseFailure(src.path, 1, 1, str(exc))

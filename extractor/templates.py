@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 from kverr.extractor.context import _UNSET, Wrapper, const_eval, is_deterministic
+from kverr.extractor.render import too_wide
 
 from kverr.errors import KverrError
 from kverr.ftypes import Part, Template
@@ -181,7 +182,20 @@ def _merge_literals(parts: list[Part]) -> tuple[Part, ...]:
             out[-1] = Part(text=(out[-1].text or "") + (p.text or ""))
         else:
             out.append(p)
+    if any(p.is_literal and _SURROGATE.search(p.text or "") for p in out):
+        out = [Part(text=visible(p.text)) if p.is_literal else p for p in out]
     return tuple(out)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def visible(text: str | None) -> str | None:
+    """A literal's lone surrogates (`"\\ud800"` in the source) as the escape Python prints
+    for them on stderr (backslashreplace): no UTF-8 encoder can take them as they are."""
+    if text is None or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _placeholder(node: cst.CSTNode, conversion: str | None = None, spec: str | None = None) -> Part:
@@ -261,13 +275,9 @@ def _fstring_expr(part: cst.FormattedStringExpression, ctx: TemplateContext) -> 
         lead = [Part(text=code(bare)[1:-1])]
         if conversion is None and spec is None:
             conversion = "r"
-    value = _const(part.expression, ctx)
-    if value is not _UNSET and is_deterministic(value):
-        shown = _CONVERT[conversion](value) if conversion else value
-        try:
-            return [lead + [Part(text=format(shown, spec or ""))]]
-        except (TypeError, ValueError):
-            pass
+    text = _formatted(_const(part.expression, ctx), conversion, spec)
+    if text is not None:
+        return [lead + [Part(text=text)]]
     if conversion is None and not spec:
         got = _str_variants(part.expression, ctx)
         if got is not None:
@@ -490,7 +500,7 @@ def _pct_value(
 ) -> Variants:
     value = _const(node, ctx)
     pct = "%" + spec + kind
-    if value is not _UNSET and is_deterministic(value):
+    if value is not _UNSET and is_deterministic(value) and not too_wide(spec):
         try:
             return [[Part(text=pct % (value,))]]
         except (TypeError, ValueError):
@@ -562,16 +572,24 @@ def _format_text(
     return _product(chunks)
 
 
+def _formatted(value: object, conversion: str | None, spec: str | None) -> str | None:
+    """A constant as `format` prints it, or None: no constant, a spec too wide to fold
+    (render.MAX_WIDTH), or one the value does not take."""
+    if value is _UNSET or not is_deterministic(value) or too_wide(spec or ""):
+        return None
+    shown = _CONVERT[conversion](value) if conversion else value
+    try:
+        return format(shown, spec or "")
+    except (TypeError, ValueError):
+        return None
+
+
 def _value_parts(
     arg: cst.BaseExpression, conversion: str | None, spec: str | None, ctx: TemplateContext
 ) -> Variants:
-    value = _const(arg, ctx)
-    if value is not _UNSET and is_deterministic(value):
-        shown = _CONVERT[conversion](value) if conversion else value
-        try:
-            return [[Part(text=format(shown, spec or ""))]]
-        except (TypeError, ValueError):
-            pass
+    text = _formatted(_const(arg, ctx), conversion, spec)
+    if text is not None:
+        return [[Part(text=text)]]
     if conversion is None and not spec:
         got = _str_variants(arg, ctx)
         if got is not None:

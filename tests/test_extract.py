@@ -1048,7 +1048,7 @@ def test_remembered_declarations_equal_a_fresh_reading(case):
     import ast
 
     from kverr.extractor import context, flags
-    from kverr.extractor.run import _lines
+    from kverr.extractor.context import split_lines as _lines
 
     flags._SEEN.clear()
     for text in map(src, _REVISIONS[case]):
@@ -1104,10 +1104,10 @@ def test_one_scan_finds_the_units_a_search_of_each_finds(text):
     import ast
 
     from kverr.extractor import run
-    from kverr.extractor.context import module_context
+    from kverr.extractor.context import module_context, split_lines
 
     tree = ast.parse(text)
-    lines = run._lines(text)
+    lines = split_lines(text)
     ctx = module_context(tree, text, "m.py", None, lines)
     ctx.warn_funcs.add("warn_user")
     units = list(run._units(tree.body, lines, (), None, False, ctx))
