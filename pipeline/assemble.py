@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kverr.extractor.sources import shown
 from kverr.pipeline.cache import Cache, code_fingerprint
 from kverr.pipeline.history import Scan
 from kverr.pipeline.plan import Plan
 
-from kverr.errors import DatasetError
+from kverr.errors import DatasetError, KverrWarning
 from kverr.ftypes import FlagDecl, ParseFailure, from_json, to_json
 
 if TYPE_CHECKING:
@@ -62,19 +64,26 @@ def assemble(
         code_fingerprint("extractor", "records", "schema") + plan.profile.fingerprint() + overlay_fp
     )
     last_ord = _pin_to_commits(plan, scan)
-    records = _newest_forms(plan, cache, scan, last_ord, overlay, records_fp)
+    skipped: dict[str, str] = {}
+    records = _newest_forms(plan, cache, scan, last_ord, overlay, records_fp, skipped)
     records = _repin_to_commit(plan, records)
     if clock:
         clock.lap("records")
-    lines = scan.lineage.lines()
+    lines = [
+        line
+        for line in scan.lineage.lines()
+        if line["id"] not in skipped and line["previousId"] not in skipped
+    ]
     from kverr.records import lineage as lin
 
     lin.apply(records, lines)
     current = {e["id"] for e in scan.entries_at(len(plan.revisions) - 1)}
     newest = [r for r in records if r["id"] in current]
+    for why in sorted(skipped.values()):
+        warnings.warn(KverrWarning(f"record skipped at {shown(why)}"), stacklevel=2)
     return Assembled(
         records=records,
-        occurrences=scan.spans,
+        occurrences=[s for s in scan.spans if s["id"] not in skipped],
         flags=_newest_flags(plan, scan, cache),
         lineage=lines,
         failures=sorted(
@@ -183,7 +192,8 @@ def _newest_flags(plan: Plan, scan: Scan, cache: Cache) -> list[FlagDecl]:
             flags = from_json(raw)
         else:
             flags = [f for e in scan.loader.load(plan.files[ord_], text=False) for f in e.flags]
-            cache.put_many("revflags", {key: to_json(flags)})
+            if scan.keeps(ord_):
+                cache.put_many("revflags", {key: to_json(flags)})
         for f in flags:
             if scan.flag_last.get(f.name) == ord_:
                 out[f.name] = f
@@ -197,9 +207,12 @@ def _newest_forms(
     last_ord: dict[str, int],
     overlay: Any,
     records_fp: str,
+    skipped: dict[str, str],
 ) -> list[dict]:
     """Each record as built at the last revision that has it: from the record cache, or one
-    build_records per revision that still owes records. Adding a commit rebuilds only it."""
+    build_records per revision that still owes records. Adding a commit rebuilds only it.
+    A record that fails the schema is left out: `skipped` gets its id and `file:line: why`
+    (kept in the cache, so a rebuild says it again)."""
     from kverr.records import build_records
 
     out: dict[str, dict] = {}
@@ -217,28 +230,37 @@ def _newest_forms(
 
     for rid, ord_ in last_ord.items():
         hit = cache.get("record", rkey(ord_, rid))
-        if hit is not None:
-            out[rid] = json.loads(hit)
-        else:
+        if hit is None:
             missing.setdefault(ord_, []).append(rid)
+            continue
+        rec = json.loads(hit)
+        if "skipped" in rec:
+            skipped[rid] = rec["skipped"]
+        else:
+            out[rid] = rec
     for ord_, ids in sorted(missing.items()):
         exts = with_imports(plan, ord_, scan.loader.load(plan.files[ord_], text=True))
         rev, previous = plan.revisions[ord_], scan.previous_at(ord_)
         # Only the ids this revision owes the dataset are built (and validated): ~100x less
         # work, while build_records still sees every site for ids and earlier checks.
+        invalid: dict[str, str] = {}
         built = build_records(
-            exts, rev, overlay=overlay, only=set(ids), previous=previous, profile=plan.profile
-        )
-        by_id = {r["id"]: r for r in built}
+            exts, rev, overlay=overlay, only=set(ids), previous=previous, profile=plan.profile,
+            invalid=invalid,
+        )  # fmt: skip
+        by_id: dict[str, dict] = {r["id"]: r for r in built}
+        by_id.update((rid, {"skipped": why}) for rid, why in invalid.items())
         lost = [rid for rid in ids if rid not in by_id]
         if lost:
             raise DatasetError(
                 f"records and identity disagree on {lost[0]} at {plan.revisions[ord_].sha}; report this kverr bug."
             )
-        fresh = {rkey(ord_, rid): json.dumps(by_id[rid], sort_keys=True) for rid in ids}
-        cache.put_many("record", fresh)
-        cache.commit()
-        out.update({rid: by_id[rid] for rid in ids})
+        skipped.update(invalid)
+        if scan.keeps(ord_):
+            fresh = {rkey(ord_, rid): json.dumps(by_id[rid], sort_keys=True) for rid in ids}
+            cache.put_many("record", fresh)
+            cache.commit()
+        out.update({rid: by_id[rid] for rid in ids if rid not in invalid})
     return [out[rid] for rid in sorted(out)]
 
 

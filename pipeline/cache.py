@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import sqlite3
 import zlib
 from collections.abc import Iterator, MutableMapping
@@ -69,16 +70,20 @@ class Cache:
 
     def has(self, ns: str, key: str) -> bool:
         return (
-            self.db.execute("SELECT 1 FROM kv WHERE ns = ? AND key = ?", (ns, key)).fetchone()
+            self.db.execute(
+                "SELECT 1 FROM kv WHERE ns = ? AND key = ?", (ns, _sql_key(key))
+            ).fetchone()
             is not None
         )
 
     def get(self, ns: str, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM kv WHERE ns = ? AND key = ?", (ns, key)).fetchone()
-        return zlib.decompress(row[0]).decode() if row else None
+        row = self.db.execute(
+            "SELECT value FROM kv WHERE ns = ? AND key = ?", (ns, _sql_key(key))
+        ).fetchone()
+        return _unpack(row[0]) if row else None
 
     def put_many(self, ns: str, items: dict[str, str]) -> None:
-        rows = [(ns, k, zlib.compress(v.encode(), 1)) for k, v in items.items()]
+        rows = [(ns, _sql_key(k), _pack(v)) for k, v in items.items()]
         self.db.executemany("INSERT OR REPLACE INTO kv VALUES (?, ?, ?)", rows)
 
     def put_new(self, ns: str, items: dict[str, str]) -> None:
@@ -94,6 +99,23 @@ class Cache:
         self.db.close()
 
 
+def _pack(value: str) -> bytes:
+    # surrogatepass: a value may carry a file name that was not UTF-8 (surrogate escapes)
+    return zlib.compress(value.encode("utf-8", "surrogatepass"), 1)
+
+
+def _unpack(data: bytes) -> str:
+    return zlib.decompress(data).decode("utf-8", "surrogatepass")
+
+
+def _sql_key(key: str) -> str:
+    """sqlite takes UTF-8 text only: a key holding such a name is kept by its hash."""
+    if key.isascii() or not _SURROGATES.search(key):
+        return key
+    return "~" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 CHUNKS = 16  # content-addressed pieces a long list is stored in (put_chunked)
 
 
@@ -154,12 +176,10 @@ class SharedUnits:
 
     def get(self, key: str) -> str | None:
         rows = self.db.execute("SELECT value FROM units WHERE key = ?", (key,)).fetchall()
-        return zlib.decompress(rows[0][0]).decode() if rows else None
+        return _unpack(rows[0][0]) if rows else None
 
     def put(self, key: str, value: str) -> None:
-        self.db.execute(
-            "INSERT OR IGNORE INTO units VALUES (?, ?)", (key, zlib.compress(value.encode(), 1))
-        )
+        self.db.execute("INSERT OR IGNORE INTO units VALUES (?, ?)", (key, _pack(value)))
 
     def close(self) -> None:
         self.db.close()

@@ -180,6 +180,8 @@ class Loader:
         self.memo: dict[tuple[str, str], FileExtraction] = {}
         # Extracted in this run and not yet used: its cache value, not read back from the file.
         self.fresh: dict[tuple[str, str], str] = {}
+        # Extracted in this run and never cached (history.Scanner.taint): kept for the build.
+        self.transient: dict[tuple[str, str], str] = {}
         # decoded units and flag sets of the last revision loaded: its neighbours share most
         self.units: dict[Any, tuple[Site, ...]] = {}  # key, or (path, key, start): placed
         self.flagsets: dict[str, list[dict]] = {}
@@ -193,7 +195,7 @@ class Loader:
         flagsets: dict[str, list[dict]] = {}
         decls: dict[int, tuple[dict, FlagDecl]] = {}
         for pb in files:
-            raw = self.memo.get(pb) or self.fresh.pop(pb, None)
+            raw = self.memo.get(pb) or self.fresh.pop(pb, None) or self.transient.get(pb)
             if raw is None:
                 raw = self.cache.get("blob", f"{self.fp}:{pb[0]}:{pb[1]}")
             if raw is None:

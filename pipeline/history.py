@@ -131,6 +131,13 @@ class Scan:
     # Revisions whose ids history decided (a shared key someone held before): their entries are
     # cached under the history's chain key (`settled`), and their records are built with it.
     settled: set[int] = field(default_factory=set)
+    # Revisions with a file this run could not extract for reasons of its own (out of memory):
+    # nothing derived from them is cached, so the next build does them again.
+    tainted: set[int] = field(default_factory=set)
+
+    def keeps(self, ord_: int) -> bool:
+        """Whether what revision `ord_` gives may be cached."""
+        return ord_ not in self.tainted
 
     def previous_at(self, ord_: int) -> dict | None:
         """records.identity's `previous` for revision `ord_`: None when history decided nothing."""
@@ -217,6 +224,12 @@ class Scanner:
             for e in self.entries_at(ord_)
         ]
 
+    def taint(self, key: tuple[str, str], value: str) -> None:
+        """`key`'s extraction (`value`) is this run's only: every revision holding it is
+        scanned from it, and nothing that follows from those revisions is cached."""
+        self.loader.transient[key] = value
+        self.scan.tainted.update(n for n, files in enumerate(self.plan.files) if key in files)
+
     def advance(self, pending: set[tuple[str, str]]) -> None:
         """Scan every next revision none of whose blobs is still being extracted."""
         files = self.plan.files
@@ -226,7 +239,7 @@ class Scanner:
 
     def save(self) -> None:
         """Keep the folded state of this history, unless it was restored whole."""
-        if self.restored < len(self.chain):
+        if self.restored < len(self.chain) and not self.scan.tainted:
             self.cache.put_many("fold", {self.chain[-1]: json.dumps(self.scan.state())})
 
     def _step(self, ord_: int) -> None:
@@ -244,7 +257,8 @@ class Scanner:
             }
             # (the full declarations are read back from the blobs, for the few revisions whose
             # declarations the dataset shows: assemble._newest_flags)
-            put_rev(self.cache, key, value)
+            if scan.keeps(ord_):
+                put_rev(self.cache, key, value)
             self.stats["revisions_built"] += 1
         for pb in files:  # never used again unless a later revision has it (then: memo or cache)
             self.loader.fresh.pop(pb, None)
@@ -253,7 +267,10 @@ class Scanner:
             entries = _settle(entries, _holders(self.entries_at(ord_ - 1)))
             if entries is not value["entries"]:
                 scan.settled.add(ord_)
-                self.cache.put_many("settled", {self.chain[ord_]: json.dumps({"entries": entries})})
+                if scan.keeps(ord_):
+                    self.cache.put_many(
+                        "settled", {self.chain[ord_]: json.dumps({"entries": entries})}
+                    )
         self.held[ord_] = entries
         for e in entries:
             scan.last_ord[e["id"]] = ord_

@@ -7,11 +7,14 @@ from __future__ import annotations
 import functools
 import gc
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kverr.extractor.depth import OUT_OF_MEMORY
+from kverr.extractor.sources import shown
 from kverr.pipeline.assemble import add_argparse, assemble, load_overlay
 from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
 from kverr.pipeline.extract import GC_THRESHOLD, Progress, run_extraction
@@ -21,7 +24,7 @@ from kverr.pipeline.introduce import introducing_commits, touching_soon
 from kverr.pipeline.plan import Plan, add_snapshot, link_repo, plan_directory_default, plan_git
 from kverr.pipeline.write import check_out, make_manifest, write_out
 
-from kverr.errors import SourceError
+from kverr.errors import KverrWarning, SourceError
 from kverr.ftypes import ParseFailure, Profile, Revision, SourceFile
 from kverr.profile import load_profile
 
@@ -227,7 +230,17 @@ def _extract_and_scan(
 
     def on_done(src: SourceFile, value: str, file_stats: dict[str, int]) -> None:
         key = (src.path, src.blob)
-        cache.put_many("blob", {f"{fp}:{src.path}:{src.blob}": value})
+        if file_stats.get("retry"):  # this run's trouble, not the file's: kept out of the cache
+            scanner.taint(key, value)
+            warnings.warn(
+                KverrWarning(
+                    f"{shown(src.path)}: {OUT_OF_MEMORY}; its records are missing from this"
+                    " build, which caches nothing that depends on it (the next build tries again)"
+                ),
+                stacklevel=2,
+            )
+        else:
+            cache.put_many("blob", {f"{fp}:{src.path}:{src.blob}": value})
         scanner.loader.fresh[key] = value
         pending.discard(key)
         stats["blobs_parsed"] += 1

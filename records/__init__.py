@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.identity import record_id as lone_id
@@ -63,6 +64,7 @@ def build_records(
     only: set[str] | frozenset[str] | None = None,
     previous: Mapping[str, Holder] | None = None,
     profile: Profile | None = None,
+    invalid: dict[str, str] | None = None,
 ) -> list[dict]:
     """Every site of one revision as a validated schema-v2 record, sorted by id.
 
@@ -75,7 +77,9 @@ def build_records(
     `only`: derive just the records with these ids (a history build that needs a few newest
     forms); ids and knowledge still see every site of the revision, so each record equals
     its counterpart in a full build. Raises SchemaError (naming the record id and field) when a
-    record does not validate, which stops the build: a dataset never holds an invalid record.
+    record does not validate: a dataset never holds an invalid record. With `invalid` (a
+    build), such a record is left out instead and `invalid` maps its id to `file:line: why`,
+    so one odd site does not cost the whole build.
     """
     from kverr.schema import validate_record
 
@@ -101,10 +105,18 @@ def build_records(
         if only is None or rid in only
     ]
     records = apply_overlay(records, overlay)
+    valid = []
     for rec in records:
-        validate_record(rec)
-        check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
-    return sorted(records, key=lambda r: r["id"])
+        try:
+            validate_record(rec)
+            check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
+        except SchemaError as exc:
+            if invalid is None:
+                raise
+            invalid[rec["id"]] = f"{rec['filePath']}:{rec['lineNumber']}: {exc}"
+            continue
+        valid.append(rec)
+    return sorted(valid, key=lambda r: r["id"])
 
 
 def _profile(profile: Profile | None) -> Profile:
@@ -160,9 +172,7 @@ def record_for(
         "sourceCode": code,
         "sourceCodeStart": start,
         "sourceCodeEnd": end,
-        "githubUrl": (
-            f"https://github.com/{repo}/blob/{sha}/{site.file}#L{start}-L{end}" if sha else None
-        ),
+        "githubUrl": github_url(repo, sha, site.file, start, end),
         "analyzedSha": sha,
         "analyzedAt": revision.date or dataset_version or EPOCH,
         "schemaVersion": 2,
@@ -176,6 +186,16 @@ def record_for(
     }
     rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile), repo))
     return rec
+
+
+def github_url(repo: str, sha: str | None, path: str, start: int, end: int) -> str | None:
+    """The permalink of lines start..end of `path` at commit `sha` (None without a commit).
+    The path is percent-encoded: a file name may hold a newline, `#`, `?` or bytes that were
+    not UTF-8 (surrogate escapes, encoded back to those bytes)."""
+    if not sha:
+        return None
+    quoted = quote(path, safe="/", errors="surrogateescape")
+    return f"https://github.com/{repo}/blob/{sha}/{quoted}#L{start}-L{end}"
 
 
 def _flags(site: Site) -> list[str]:
@@ -234,15 +254,10 @@ def repin(record: dict, revision: Revision, *, dataset_version: str | None = Non
     (the repo field aside, which is the same for one repository).
     """
     sha = revision.sha
-    url = None
-    if sha:
-        url = (
-            f"https://github.com/{record['repo']}/blob/{sha}/{record['filePath']}"
-            f"#L{record['sourceCodeStart']}-L{record['sourceCodeEnd']}"
-        )
+    start, end = record["sourceCodeStart"], record["sourceCodeEnd"]
     return {
         **record,
-        "githubUrl": url,
+        "githubUrl": github_url(record["repo"], sha, record["filePath"], start, end),
         "analyzedSha": sha,
         "analyzedAt": revision.date or dataset_version or EPOCH,
     }

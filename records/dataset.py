@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -35,7 +36,20 @@ EPOCH = "1970-01-01T00:00:00.000Z"
 
 
 def _line(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _visible(json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _visible(text: str, slash: str = "\\\\") -> str:
+    """JSON text whose lone surrogates (a file name that was not UTF-8, a `"\\ud800"` escape
+    in a string the code declares) are written as their visible escape, `\\udcff`: UTF-8
+    cannot hold them, and a file must never be left unwritten for one name. `slash`: one
+    backslash in plain text, two in JSON."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"{slash}u{ord(m.group()):04x}", text)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -109,7 +123,9 @@ def write_dataset(
         "flags.jsonl": _jsonl(flag_rows),
         "flaghistory.jsonl": _jsonl(history),
         "lineage.jsonl": _jsonl(lin),
-        "manifest.json": json.dumps(full_manifest, sort_keys=True, indent=2, ensure_ascii=False)
+        "manifest.json": _visible(
+            json.dumps(full_manifest, sort_keys=True, indent=2, ensure_ascii=False)
+        )
         + "\n",
     }
     for name, text in files.items():
@@ -191,7 +207,7 @@ def readme_text(manifest: dict, revisions: Sequence[Revision]) -> str:
             " from them have `analyzedSha: null`, `githubUrl: null` and `analyzedAt` = that date.",
             "",
         ]
-    return "\n".join(out)
+    return _visible("\n".join(out), "\\")
 
 
 def _plain_flag(decl: FlagDecl) -> dict[str, Any]:
