@@ -12,6 +12,7 @@ import json
 import math
 import os
 import stat
+import time
 import warnings
 from array import array
 from collections import Counter
@@ -783,19 +784,69 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
 
     `cached`: the file is kverr's own cached default catalog, so a damaged one is removed
     (the next open rebuilds it) instead of sending the user to `kverr load`. A file that is
-    not a catalog at all never gets a `kverr load` hint: that command would replace it."""
+    not a catalog at all never gets a `kverr load` hint: that command would replace it.
+
+    A load replaces the file while readers open it (os.replace). DuckDB opens a file by its
+    name three times (magic, header, blocks), so a swap between those reads leaves it a header
+    of one catalog over the blocks of another, which reads as truncated and aborts the process
+    when closed. So DuckDB is given a hard link of its own to the file as it is now, which no
+    swap can replace, and every check reads that same file."""
     if path.is_dir():
         raise CatalogError(
             f"{path} is a directory, not a catalog; pass --catalog FILE.duckdb (build one with"
             " `kverr load DATASET_DIR --catalog FILE.duckdb`)."
         )
+    missing = CatalogError(
+        f"catalog {path} does not exist; build it with `kverr load DATASET_DIR --catalog {path}`."
+    )
     if not path.is_file():
-        raise CatalogError(
-            f"catalog {path} does not exist; build it with `kverr load DATASET_DIR --catalog {path}`."
-        )
-    identity = _identity(path)
+        raise missing
+    deadline = time.monotonic() + SWAP_WAIT
+    while time.monotonic() < deadline:
+        try:
+            pinned = _pin(path)
+        except FileNotFoundError:  # replaced between the lookup of its name and the link
+            if not path.is_file():
+                raise missing from None
+            continue
+        try:
+            con = _connect(path, pinned or path, cached)
+        finally:
+            if pinned is not None:
+                with contextlib.suppress(OSError):  # DuckDB holds the file open from here
+                    pinned.unlink()
+        if con is not None:
+            return con
+    raise CatalogError(
+        f"catalog {path} was replaced again and again for {SWAP_WAIT:.0f} s while kverr opened"
+        " it; run the command again once the catalog has been written.",
+        "replaced while it was being opened",
+    )
+
+
+SWAP_WAIT = 2.0  # seconds a reader tries to open a catalog that keeps being replaced
+
+
+def _pin(path: Path) -> Path | None:
+    """A hard link to the file at `path`, named as a load's temp file (kverr/leftovers.py
+    removes one a killed reader left); None where links cannot be made (a read-only folder).
+    FileNotFoundError: the file was replaced while it was being linked."""
+    link = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        os.link(path, link)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None
+    return link
+
+
+def _connect(path: Path, opened: Path, cached: bool) -> Connection | None:
+    """The connection to `opened` (the file at `path`, or a link to it), checked; None when
+    `opened` is `path` itself and it was replaced while DuckDB opened it (open it again)."""
 
     def damaged(why: str) -> CatalogError:
+        why = why.replace(str(opened), str(path))  # DuckDB names the file it was given
         if not cached:
             return CatalogError(f"catalog {path} is damaged ({why}); {rebuild_hint(path)}.", why)
         if _discard(path, identity):
@@ -811,12 +862,14 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
         )
 
     try:
-        with path.open("rb") as fh:
+        with opened.open("rb") as fh:
             head = fh.read(12)
+            st = os.fstat(fh.fileno())  # the file read here, whatever `path` names by now
     except OSError as exc:
         raise CatalogError(
             f"cannot read catalog {path} ({exc.strerror}); check its permissions."
         ) from None
+    identity = (st.st_dev, st.st_ino)
     # DuckDB's magic, after a header checksum; a shorter non-empty file is no catalog either
     # (an empty one is: a copy cut short, which `kverr load` may replace).
     if head and head[8:12] != b"DUCK":
@@ -828,9 +881,16 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
     try:
         # (no config: DuckDB refuses a second connection to one file in one process with a
         # configuration other than the first's, and callers and tests open their own)
-        raw = quiet(duckdb.connect(str(path), read_only=True))
+        raw = quiet(duckdb.connect(str(opened), read_only=True))
     except duckdb.Error as exc:
+        if opened == path and _identity(path) != identity:
+            return None
         raise damaged(first_line(exc)) from None
+    if opened == path and _identity(path) != identity:
+        # Unpinned (no link in a read-only folder): the swap may have fallen between DuckDB's
+        # reads, a risk only a writable folder removes.
+        raw.close()
+        return None
     try:
         # the format, and the projects' facts and matcher index every explain reads, in one query
         meta = dict(
@@ -860,9 +920,10 @@ def connect_read_only(path: Path, *, cached: bool = False) -> Connection:
         blocks, size = con.execute(
             "SELECT total_blocks, block_size FROM pragma_database_size()"
         ).fetchone()
-        have = path.stat().st_size
-        if blocks * size > have:
-            raise damaged(f"truncated: {have} bytes, its header lists {blocks * size} in blocks")
+        if blocks * size > st.st_size:
+            raise damaged(
+                f"truncated: {st.st_size} bytes, its header lists {blocks * size} in blocks"
+            )
     except CatalogError:
         con.close()
         raise
