@@ -108,16 +108,23 @@ class World:
     """One revision's import world and its runs. A child serves revision after revision: each
     setup replaces the World (close() puts the process back as it was before the first)."""
 
-    def __init__(self, setup: dict[str, Any], reader: BlobReader) -> None:
+    def __init__(self, setup: dict[str, Any], reader: BlobReader | None) -> None:
         self.spec = setup["spec"]
         spec = self.spec
         overrides: dict[str, str] = setup.get("overrides", {})
         files: dict[str, str] = dict(setup.get("files", {}))  # path -> blob, listed by the parent
         files.update({p: "override" for p in overrides})
 
+        on_disk = setup.get("disk") or {}  # {"root", "prefix"}: files read from a folder
+
         def read(path: str) -> str:
             if path in overrides:
                 return overrides[path]
+            if files[path] == "disk":
+                rel = path[len(on_disk["prefix"]) :].lstrip("/")
+                with open(os.path.join(on_disk["root"], rel), "rb") as f:
+                    return decode_source(path, f.read()).text
+            assert reader is not None
             return decode_source(path, reader.read(files[path]), files[path]).text
 
         self.tree = sandbox.SourceTree(spec["source_root"], files, read)
@@ -591,9 +598,11 @@ def main() -> int:
     gc.set_threshold(50_000, *gc.get_threshold()[1:])
     inbox = Reader(jobs)
     first = inbox.read(None)
-    # One `git cat-file` for the whole life of the child: every revision is read through it.
-    reader = BlobReader(first["repo"])
-    reader.read(first.get("probe_object") or "HEAD")
+    # One `git cat-file` for the whole life of the child: every revision is read through it
+    # (none when the files come from a folder).
+    reader = BlobReader(first["repo"]) if first.get("repo") else None
+    if reader is not None:
+        reader.read(first.get("probe_object") or "HEAD")
     os.chdir(first["workdir"])
     baseline = set(sys.modules)
     world: World | None = None

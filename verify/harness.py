@@ -156,6 +156,9 @@ class Harness:
     seconds: float = 0.0  # time spent in runs and start-up (the bench reads it)
     child_ms: dict[str, float] = field(default_factory=lambda: {"load": 0.0, "run": 0.0})
     trust_repo: bool = False  # run the child unconfined (the user vouches for the repository)
+    # (folder, prefix): the package's files read from a folder instead of git objects (an
+    # installed package, a checkout), each under `prefix` as in the repository
+    disk: tuple[str, str] | None = None
     _proc: subprocess.Popen[bytes] | None = None
     _to_child: int = -1  # the job pipe's write end
     _from_child: Reader | None = None  # the answer pipe's read end
@@ -333,7 +336,9 @@ class Harness:
                 os.write(seccomp, program)
                 os.lseek(seccomp, 0, os.SEEK_SET)
                 keep.append(seccomp)
-            cmd = confine.command(argv, reads=_repo_paths(self.repo), env=env, seccomp_fd=seccomp)
+            reads = _repo_paths(self.repo) if self.repo else []
+            reads += [self.disk[0]] if self.disk else []
+            cmd = confine.command(argv, reads=reads, env=env, seccomp_fd=seccomp)
             env = {"PATH": env["PATH"], "LANG": env["LANG"]}
         with open(self._dir / "stderr.txt", "wb") as stderr:  # the child's rlimit caps it
             self._proc = subprocess.Popen(
@@ -354,14 +359,18 @@ class Harness:
     def _setup(self) -> dict[str, Any]:
         spec = self.spec
         prefix = f"{spec.source_root}/{spec.package}".strip("/")
-        files = (
-            dict(sources.list_files(self.repo, self.sha, [f"{prefix}/**/*.py"])) if self.sha else {}
-        )
+        if self.disk is not None:
+            files = _disk_files(self.disk, prefix)
+        elif self.sha:
+            files = dict(sources.list_files(self.repo, self.sha, [f"{prefix}/**/*.py"]))
+        else:
+            files = {}
         return {
-            "repo": os.path.abspath(self.repo),
+            "repo": os.path.abspath(self.repo) if self.repo else "",
+            "disk": {"root": self.disk[0], "prefix": self.disk[1]} if self.disk else None,
             "sha": self.sha,
             "files": files,
-            "probe_object": next(iter(files.values()), None),
+            "probe_object": next(iter(files.values()), None) if self.sha else None,
             "overrides": dict(self.overrides),
             "workdir": self._work,
             "spec": {
@@ -425,6 +434,18 @@ class Harness:
 def _number(value: Any) -> float:
     """A figure the child reports, 0 when it is not a number (the child is not trusted)."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def _disk_files(disk: tuple[str, str], prefix: str) -> dict[str, str]:
+    """virtual path -> "disk" for each .py file of the package in the folder: `prefix` is
+    where the folder stands in the repository's layout ("python" for site-packages)."""
+    root, at = Path(disk[0]), disk[1].strip("/")
+    package = prefix[len(at) :].strip("/") if prefix.startswith(at) else prefix
+    out = {}
+    for path in sorted((root / package).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        out[f"{at}/{rel}" if at else rel] = "disk"
+    return out
 
 
 def _repo_paths(repo: str) -> list[str]:

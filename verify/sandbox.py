@@ -89,7 +89,7 @@ class SourceTree:
         """The file's blob id, the key of the parses a child keeps across revisions ("" for a
         file from disk, which is never shared)."""
         blob = self.files.get(path)
-        return blob if isinstance(blob, str) and blob != "override" else ""
+        return blob if isinstance(blob, str) and blob not in ("override", "disk") else ""
 
 
 # blob -> (text, tree), across the revisions one child serves: most of a package's modules are

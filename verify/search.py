@@ -103,6 +103,7 @@ class Search:
             name: words_pattern(words) for name, words in (differs or {}).items() if words
         }
         self._memo: dict[tuple[str, ...], Any] = {}
+        self.runs = 0  # runs of the check the current search spent (find() starts it anew)
         self._site = 0  # which call site of the record's function the search goes through
         self.attrs = {d.dest: name for name, d in self.decls.items()}
 

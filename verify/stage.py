@@ -59,6 +59,7 @@ class Session:
     timeout: float = 5.0
     workers: int = 1  # sandbox children per platform, each verifying a share of the records
     trust_repo: bool = False  # children unconfined (verify/confine.py): the user vouches
+    disk: tuple[str, str] | None = None  # the package read from a folder (verify/release.py)
     stats: dict[str, float] = field(
         default_factory=lambda: {"runs": 0, "cached": 0, "seconds": 0.0}
     )
@@ -103,6 +104,7 @@ class Session:
                     overrides=dict(overrides),
                     timeout=self.timeout,
                     trust_repo=self.trust_repo,
+                    disk=self.disk,
                 )
             h = self._harnesses[(platform, worker)]
         h.retarget(revision.sha or "", overrides)
@@ -254,6 +256,86 @@ def files_key(revision: Revision, files: Sequence[tuple[str, str]]) -> str:
     return hashlib.sha256(json.dumps([revision.sha, list(files)]).encode()).hexdigest()[:24]
 
 
+@dataclass
+class Bench:
+    """One revision as the search sees it, built once: the parser's options as the revision
+    reports them, the flag declarations, each site's facts and id, the sources, and a Search
+    per worker whose runs go through the session's cache."""
+
+    session: Session
+    revision: Revision
+    key: str  # the file set's cache key (files_key)
+    overrides: dict[str, str]
+    info: dict[str, Any]  # options_of: ready, reason, options, loaded, argv
+    sites: list[Site]
+    ids: list[str]  # assign_ids(sites), in the same order
+    decls: dict[str, FlagDecl]
+    facts: dict[int, Facts]  # id(site) -> its facts, on first use
+    texts: dict[str, str]  # path -> source text of the revision's file set
+    fields: dict[str, Any]
+
+    def by_line(self, file: str, line: int) -> Facts | None:
+        """The facts of the raise/assert site whose statement holds (file, line)."""
+        return self._by_line(file, line)
+
+    def __post_init__(self) -> None:
+        self._by_line = _by_line(self.sites, self.facts)
+
+    def runner(self, platform: str | None = None, worker: int = 0) -> Callable[..., Outcome]:
+        return runner_for(
+            self.session, self.revision, self.key, self.overrides, self.fields,
+            platform=platform, worker=worker,
+        )  # fmt: skip
+
+    def searcher(self, worker: int = 0) -> Search:
+        session = self.session
+        return Search(
+            {name: self.runner(name, worker) for name in session.platforms()},
+            self.decls,
+            self.by_line,
+            lambda file: self.texts.get(file, ""),
+            session.spec.args_class,
+            {
+                name: {
+                    **m.objects.get("hf_config", {}),
+                    **{f"config.{k}": v for k, v in m.objects.get("config", {}).items()},
+                }
+                for name, m in session.spec.models.items()
+                if name != session.spec.default_model
+            },
+            session.spec.differences(session.platform),
+        )
+
+
+def bench_for(
+    exts: Sequence[FileExtraction],
+    session: Session,
+    revision: Revision,
+    *,
+    key: str,
+    overrides: Mapping[str, str] | None = None,
+    previous: Mapping[str, Holder] | None = None,
+) -> Bench:
+    """The revision's Bench; `bench.info["ready"]` is False (with a reason) when its code does
+    not load in the sandbox."""
+    overrides = dict(overrides or {})
+    info = options_of(session, revision, key, overrides)
+    sites = [s for ex in exts for s in ex.sites]
+    decls = parser_decls(flag_map(ex.flags for ex in exts), info["options"])
+    texts = {ex.source.path: ex.source.text for ex in exts}
+    main = texts.get(session.spec.main_path, "")
+    args_class = session.spec.args_class
+    fields = fields_of(
+        decls,
+        reading.assigned_values(main, args_class),
+        values.compared_values(main, args_class),
+    )
+    return Bench(
+        session, revision, key, overrides, info, sites, assign_ids(sites, previous), decls,
+        _facts(sites, decls), texts, fields,
+    )  # fmt: skip
+
+
 def verify_revision(
     exts: Sequence[FileExtraction],
     records: Iterable[dict],
@@ -282,48 +364,13 @@ def verify_revision(
         # from it, so nothing there is run.
         reason = "this revision is a snapshot of files from disk, not a commit the harness can read"
         return {rid: _verdict("unverified", reason, base) for rid in wanted}
-    info = options_of(session, revision, key, overrides)
+    bench = bench_for(exts, session, revision, key=key, overrides=overrides, previous=previous)
+    info = bench.info
     if not info["ready"]:
         reason = f"the revision's code does not load in the sandbox: {info['reason']}"
         return {rid: _verdict("unverified", reason, base) for rid in wanted}
-    sites = [s for ex in exts for s in ex.sites]
-    ids = assign_ids(sites, previous)
-    decls = parser_decls(flag_map(ex.flags for ex in exts), info["options"])
-    facts = _facts(sites, decls)
-    by_line = _by_line(sites, facts)
+    sites, ids, decls, facts = bench.sites, bench.ids, bench.decls, bench.facts
     loaded = set(info["loaded"].values())
-    texts = {ex.source.path: ex.source.text for ex in exts}
-    main = texts.get(session.spec.main_path, "")
-    args_class = session.spec.args_class
-    fields = fields_of(
-        decls,
-        reading.assigned_values(main, args_class),
-        values.compared_values(main, args_class),
-    )
-
-    def searcher(worker: int) -> Search:
-        runners = {
-            name: runner_for(
-                session, revision, key, overrides, fields, platform=name, worker=worker
-            )
-            for name in session.platforms()
-        }
-        return Search(
-            runners,
-            decls,
-            by_line,
-            lambda file: texts.get(file, ""),
-            session.spec.args_class,
-            {
-                name: {
-                    **m.objects.get("hf_config", {}),
-                    **{f"config.{k}": v for k, v in m.objects.get("config", {}).items()},
-                }
-                for name, m in session.spec.models.items()
-                if name != session.spec.default_model
-            },
-            session.spec.differences(session.platform),
-        )
 
     argv_files = _argv_files(session.spec, info)
     out: dict[str, Verdict] = {}
@@ -346,12 +393,12 @@ def verify_revision(
         # Each worker has its own children; the records are dealt round-robin, and each
         # record's verdict depends on that record alone, so the result is the same for any
         # number of workers.
-        search, mine = searcher(worker), {}
+        search, mine = bench.searcher(worker), {}
         for rid, site in todo[worker :: session.workers]:
             expect = _expect(site, wanted[rid])
             if site.file in argv_files:
                 assert session.spec.argv is not None
-                run = runner_for(session, revision, key, overrides, fields, worker=worker)
+                run = bench.runner(worker=worker)
                 target = Target(site.file, site.function, site.line, site.end_line)
                 configs = ConfigSearch(run, session.spec.argv, info["options"], decls,
                                        session.platform_name)  # fmt: skip

@@ -1,0 +1,554 @@
+"""The user's own launch through a revision's own checks, and the smallest change to *that*
+launch that passes them all (`kverr check`, and the personal fix of `kverr explain`).
+
+1. **Read it as the parser does** (`resolve`): the words the user typed, with the revision's
+   option table (verify/child.py's `options`): argparse's abbreviations (`--tp` for
+   `--tp-size`) and aliases named once, a logged dictionary's dests turned into options,
+   and of a logged dump of every field, only what differs from the parser's default.
+2. **Run it** (`run`) through the parser and every validation phase (Target until="end"),
+   with the model it names (config.json of a local path, else a table of known models, else
+   the spec's default model, and the checks that read it say so).
+3. **Fix it** (`fix`): the candidate changes of the check that fired (the fix search's own,
+   verify/search.py), plus values near the user's own for each option the check reads
+   (divisors and multiples of the numbers in the message, the next power of two). Each
+   "after" must pass every phase, not only this check. Candidates are tried in the order a
+   user wants them: never a feature the user did not ask for, a changed option they set
+   before an added one, fewer options, values closer to their own.
+4. **Every error, in order** (`check`): a launch with several mistakes gets a fix for the
+   first, then the next error under that fix, up to MAX_ERRORS.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kverr.records.knowledge import candidates
+from kverr.records.pattern import pattern_for
+from kverr.verify.changes import describe
+from kverr.verify.harness import Log, Outcome, Target
+from kverr.verify.judge import Expect, fires
+from kverr.verify.stage import Bench
+
+from kverr.ftypes import FixChange, Launch, Site
+
+MAX_TRIES = 24  # full runs spent on one error's fix
+MAX_ERRORS = 5  # errors followed one after the other in one launch
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+# ---------------------------------------------------------------- 1. read it
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The user's launch in the revision's own option names."""
+
+    launch: Launch
+    unknown: tuple[str, ...] = ()  # options this revision's parser does not have
+    spelled: tuple[tuple[str, str], ...] = ()  # (as typed, as the parser names it)
+
+
+def resolve(
+    words: Sequence[str] = (),
+    *,
+    values: Sequence[tuple[str, Any]] = (),
+    every_field: bool = False,
+    env: Sequence[tuple[str, str]] = (),
+    options: Mapping[str, Mapping[str, Any]],
+) -> Resolved:
+    """`words` as typed (a command line), or `values` by dest (a logged dictionary; with
+    `every_field`, a dump of every field whose defaults are left out)."""
+    names = _canonical(options)
+    args: list[tuple[str, Any]] = []
+    unknown: list[str] = []
+    spelled: list[tuple[str, str]] = []
+    if words:
+        i = 0
+        while i < len(words):
+            word = words[i]
+            i += 1
+            if not word.startswith("-") or word == "-":
+                continue  # a positional word (`vllm serve MODEL`): the parser's business
+            typed, eq, inline = word.partition("=")
+            name = _option(typed, options)
+            if name is None:
+                unknown.append(typed)
+                continue
+            # The user's own spelling of an option stays (`--tp-size`, not its first alias);
+            # an abbreviation is written out, as the parser reads it.
+            opt, canonical = options[name], name
+            if typed != canonical:
+                spelled.append((typed, canonical))
+            if opt.get("switch"):
+                args.append((canonical, None))
+            elif eq:
+                args.append((canonical, inline))
+            elif opt.get("list"):
+                taken = []
+                while i < len(words) and not words[i].startswith("--"):
+                    taken.append(words[i])
+                    i += 1
+                args.append((canonical, tuple(taken)))
+            elif i < len(words):
+                args.append((canonical, words[i]))
+                i += 1
+    by_dest = {opt["dest"]: name for name, opt in options.items() if name.startswith("--")}
+    for dest, value in values:
+        name = by_dest.get(dest)
+        if name is None:
+            continue  # a field no option sets (vLLM's `model_tag` is the positional)
+        opt = options[name]
+        if every_field and ("default" in opt and opt["default"] == value):
+            continue
+        word = _word(value, opt)
+        if word is not _LEFT_OUT:
+            args.append((names[name], word))
+    return Resolved(Launch(args=tuple(args), env=tuple(env)), tuple(unknown), tuple(spelled))
+
+
+_LEFT_OUT = object()
+
+
+def _word(value: Any, opt: Mapping[str, Any]) -> Any:
+    """A logged value as the command line word(s) that give it."""
+    if value is None or value is False:
+        return _LEFT_OUT
+    if value is True:
+        return None if opt.get("switch") else "true"
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value) if value else _LEFT_OUT
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return str(value)
+
+
+def _canonical(options: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Option string -> the name a fix uses for it: its first long name (aliases of one
+    action share it, so `--tp` and `--tensor-parallel-size` become one option)."""
+    out = {}
+    for name, opt in options.items():
+        longs = [n for n in opt.get("names", [name]) if n.startswith("--")] or [name]
+        out[name] = longs[0]
+    return out
+
+
+def _option(typed: str, options: Mapping[str, Any]) -> str | None:
+    """The option `typed` names: itself, or the one option it abbreviates (argparse's
+    allow_abbrev, which the projects' parsers keep on)."""
+    if typed in options:
+        return typed
+    if not typed.startswith("--"):
+        return None
+    found = [n for n in options if n.startswith(typed)]
+    owners = {id(options[n]) for n in found}
+    return found[0] if len(owners) == 1 else None
+
+
+def close_options(typed: str, options: Iterable[str]) -> list[str]:
+    """Options of this revision spelled like `typed` ("did you mean")."""
+    return difflib.get_close_matches(typed, [o for o in options if o.startswith("--")], 3, 0.75)
+
+
+# ---------------------------------------------------------------- 2. run it
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One run of a whole launch through the revision's parser and every phase."""
+
+    outcome: Outcome
+    site: Site | None = None  # the raise/assert statement that fired, when it is one of ours
+    site_id: str = ""
+    notices: tuple[Log, ...] = ()  # what the checks logged: the values they changed silently
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome.status == "passed"
+
+
+def run(bench: Bench, launch: Launch) -> Ran:
+    out = bench.runner()(launch, whole_launch(bench))
+    site, rid = _site_at(bench, out.file, out.line) if out.status == "raised" else (None, "")
+    return Ran(out, site, rid, tuple(g for g in out.logs if _notice(g)))
+
+
+# An info line that says the release changed or chose a value for the user
+_CHANGED = re.compile(
+    r"\b(?:reset|set to|setting|overrid|automatically|adjust|chang|fall(?:ing)? back|instead)",
+    re.I,
+)
+
+
+def _notice(g: Log) -> bool:
+    """A log line worth a user's attention before launch: a warning or error, or an info line
+    saying the release changed a value."""
+    return g.level in ("warning", "error", "critical") or (
+        g.level == "info" and _CHANGED.search(g.message) is not None
+    )
+
+
+def whole_launch(bench: Bench) -> Target:
+    return Target(bench.session.spec.main_path, None, 0, until="end")
+
+
+def _site_at(bench: Bench, file: str, line: int) -> tuple[Site | None, str]:
+    for site, rid in zip(bench.sites, bench.ids, strict=True):
+        if (
+            site.file == file
+            and site.kind in ("raise", "assert", "exit")
+            and site.line <= line <= max(site.end_line, site.line)
+        ):
+            return site, rid
+    return None, ""
+
+
+# ---------------------------------------------------------------- 3. fix it
+
+
+@dataclass(frozen=True)
+class YourFix:
+    """The smallest change to the user's launch that passes every phase."""
+
+    before: Launch
+    after: Launch
+    change: FixChange
+    runs: int
+
+    @property
+    def changed(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(name for _, name, _ in self.change.edits))
+
+    def words(self) -> str:
+        return describe(self.change)
+
+
+@dataclass(frozen=True)
+class NoFix:
+    reason: str
+    runs: int = 0
+
+
+def fix(bench: Bench, launch: Launch, ran: Ran) -> YourFix | NoFix:
+    """The first candidate change, in the order a user wants them, whose launch passes every
+    phase of the revision (module doc)."""
+    if ran.site is None:
+        return NoFix("the error was raised outside the checks kverr reads")
+    site = ran.site
+    f = bench.facts[id(site)]
+    expect = Expect(
+        site.kind,
+        "AssertionError" if site.kind == "assert" else site.error_class,
+        pattern_for(site.template),
+        site.file,
+        site.line,
+        max(site.end_line, site.line),
+    )
+    search = bench.searcher()
+    target = Target(site.file, site.function, site.line, site.end_line)
+    found = search.fixes(f, expect, target, launch, None)
+    mine = _near_values(f, launch, ran.outcome.message, bench)
+    ordered = order(_unique([*mine, *found]), launch, bench)
+    runs = search.runs
+    whole = whole_launch(bench)
+    for change in ordered[:MAX_TRIES]:
+        after = candidates.apply(launch, change, bench.decls)
+        if after == launch:
+            continue
+        out = bench.runner()(after, whole)
+        runs += 1
+        if out.status == "passed" and not fires(out, expect):
+            return YourFix(launch, after, change, runs)
+    return NoFix(
+        f"none of {min(len(ordered), MAX_TRIES)} changes to this launch passes every check"
+        if ordered
+        else "no change of this launch's options undoes the check",
+        runs,
+    )
+
+
+def _unique(changes: Iterable[FixChange]) -> list[FixChange]:
+    seen, out = set(), []
+    for c in changes:
+        if c.edits not in seen:
+            seen.add(c.edits)
+            out.append(c)
+    return out
+
+
+def order(changes: Sequence[FixChange], launch: Launch, bench: Bench) -> list[FixChange]:
+    """The changes a user would accept, best first: none turns on a feature they did not ask
+    for (a switch, or an option whose default is off) or touches the model; a changed option
+    they set before an added one; fewer options; values closer to their own."""
+    options = bench.info.get("options", {})
+
+    def turns_on(op: str, name: str) -> bool:
+        if op != "set" or launch.has(name):
+            return False
+        opt = options.get(name, {})
+        return bool(opt.get("switch")) or opt.get("default") in (None, False, "")
+
+    kept = [
+        c
+        for c in changes
+        if not any(turns_on(op, n) or op in ("model", "file") for op, n, _ in c.edits)
+    ]
+
+    def key(c: FixChange) -> tuple:
+        names = {n for _, n, _ in c.edits}
+        added = sum(1 for n in names if not launch.has(n) and not n.isupper())
+        dropped = sum(1 for op, n, _ in c.edits if op == "drop" and launch.has(n))
+        return (dropped, added, len(names), _distance(c, launch))
+
+    return sorted(kept, key=key)
+
+
+def _distance(change: FixChange, launch: Launch) -> float:
+    """How far the change moves the user's numbers (log scale): 8 -> 4 is nearer than 8 -> 1."""
+    total = 0.0
+    for op, name, value in change.edits:
+        old = launch.value(name)
+        a, b = _number(old), _number(value)
+        if op == "set" and a is not None and b is not None:
+            total += abs(math.log((abs(b) + 1) / (abs(a) + 1)))
+        elif op == "set" and old is not None:
+            total += 1.0
+    return total
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return float(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _near_values(f: Any, launch: Launch, message: str, bench: Bench) -> list[FixChange]:
+    """For each numeric option the user set that the check reads: values near theirs that
+    the numbers in the message suggest (its divisors and multiples), and the powers of two
+    around it."""
+    read = {n for n in bench.decls if n in _flags_read(f)}
+    numbers = [float(n) for n in _NUMBER.findall(message)]
+    out = []
+    for name, value in launch.args:
+        v = _number(value)
+        if name not in read or v is None or v != int(v) or v <= 0:
+            continue
+        v = int(v)
+        near = {2 ** round(math.log2(v)) // 2, 2 ** round(math.log2(v)) * 2, v - 1, v + 1}
+        for n in numbers:
+            if n == int(n) and n > 0:
+                n = int(n)
+                near.update(d for d in _divisors(n) if d != v)
+                near.update(m for m in (n * (v // n), n * (v // n + 1)) if m > 0)
+        for c in sorted(near, key=lambda c: (abs(math.log(c / v)) if c > 0 else 99, c)):
+            if c > 0 and c != v:
+                out.append(FixChange((("set", name, str(c)),), "yours"))
+    return out
+
+
+def _divisors(n: int) -> list[int]:
+    if n > 1 << 20:
+        return []
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)})
+
+
+def _flags_read(f: Any) -> set[str]:
+    """The options the site reads: its guards' atoms and the flags of its message."""
+    found = set(f.site.flags)
+    for r in f.readings:
+        for atom in r.atoms:
+            found.update(filter(None, (atom.flag, *atom.flags)))
+    return found
+
+
+# ---------------------------------------------------------------- 4. every error
+
+
+@dataclass(frozen=True)
+class Step:
+    """One error of the launch, and the fix that gets past it."""
+
+    ran: Ran
+    fix: YourFix | NoFix | None = None
+
+
+@dataclass(frozen=True)
+class Checked:
+    launch: Launch
+    steps: tuple[Step, ...] = ()
+    final: Launch | None = None  # the launch with every fix applied, when they all passed
+    notices: tuple[Log, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.steps) and self.steps[-1].ran.passed
+
+    @property
+    def errors(self) -> tuple[Step, ...]:
+        return tuple(s for s in self.steps if not s.ran.passed)
+
+
+def check(bench: Bench, launch: Launch) -> Checked:
+    """Every error the launch runs into, each with the fix that gets past it (module doc)."""
+    steps: list[Step] = []
+    current = launch
+    for _ in range(MAX_ERRORS):
+        ran = run(bench, current)
+        if ran.passed or ran.outcome.status != "raised":
+            steps.append(Step(ran))
+            break
+        got = fix(bench, current, ran)
+        steps.append(Step(ran, got))
+        if not isinstance(got, YourFix):
+            break
+        current = got.after
+    last = steps[-1].ran
+    final = current if last.passed and current != launch else None
+    return Checked(launch, tuple(steps), final, last.notices if last.passed else ())
+
+
+def model_overrides(
+    path: str, known: Mapping[str, Mapping[str, Any]]
+) -> tuple[tuple[str, Any], ...]:
+    """What the run's model is, from the model path the user gave: its config.json when the
+    path is a local folder, else the table of well-known models; () when neither knows it."""
+    config = Path(path) / "config.json" if path else None
+    if config is not None and config.is_file() and config.stat().st_size < 1 << 20:
+        try:
+            data = json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict):
+            return _with_config({k: v for k, v in data.items() if _plain(v)})
+    entry = known.get(path) or known.get(path.rsplit("/", 1)[-1].lower(), {})
+    return _with_config(dict(entry)) if entry else ()
+
+
+# hf_config attributes the model config (`config.x` in a launch's model) repeats
+_REPEATED = ("num_attention_heads", "num_key_value_heads", "hidden_size", "num_hidden_layers")
+
+
+def _with_config(hf: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The hf_config attributes, and what the model config derives from them."""
+    out = dict(hf)
+    out.update({f"config.{k}": hf[k] for k in _REPEATED if k in hf})
+    if isinstance(hf.get("max_position_embeddings"), int):
+        out["config.context_len"] = hf["max_position_embeddings"]
+    return tuple(sorted(out.items()))
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or (
+        isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value)
+    )
+
+
+def with_model(launch: Launch, model: Sequence[tuple[str, Any]]) -> Launch:
+    return replace(
+        launch, model=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in model)
+    )
+
+
+# ---------------------------------------------------------------- the whole check
+
+
+@dataclass(frozen=True)
+class Report:
+    """`kverr check`'s answer: the launch as the release reads it, and what its checks did."""
+
+    release: str
+    platform: str
+    model: str  # what the run's model was: a known model, a local config.json, the default
+    launch: Launch
+    program: str = ""
+    unknown: tuple[str, ...] = ()
+    spelled: tuple[tuple[str, str], ...] = ()
+    checked: Checked | None = None
+    reason: str = ""  # why nothing ran (the release's code does not load in the sandbox)
+    close: tuple[tuple[str, tuple[str, ...]], ...] = ()  # unknown option -> close names
+    ids: dict[str, str] = field(default_factory=dict, compare=False)  # site key -> record id
+
+
+def check_launch(
+    pasted: Any,
+    *,
+    spec: Any,
+    globs: Sequence[str],
+    workdir: Path,
+    release: str | None = None,
+    source: str | None = None,
+    platform: str | None = None,
+    trust_repo: bool = False,
+) -> Report:
+    """Read `pasted` (kverr.launch.PastedLaunch) as `release` does and run it through every
+    check of that release (module doc). SourceError when no release can be read."""
+    from kverr.extractor import extract_files
+    from kverr.verify.release import find_release
+    from kverr.verify.stage import Session, bench_for, files_key
+
+    rel = find_release(spec, tuple(globs), release=release, source=source)
+    exts = extract_files(list(rel.files))
+    session = Session(
+        spec, rel.repo, workdir, platform=platform, cache={}, trust_repo=trust_repo,
+        disk=rel.disk,
+    )  # fmt: skip
+    try:
+        key = files_key(rel.revision, [(f.path, f.blob) for f in rel.files])
+        bench = bench_for(exts, session, rel.revision, key=key)
+        plat = session.platform_name
+        if not bench.info["ready"]:
+            why = f"{rel.name}'s checks do not load in the sandbox: {bench.info['reason']}"
+            return Report(rel.name, plat, "", Launch(), pasted.program, reason=why)
+        options = bench.info["options"]
+        resolved = resolve(
+            pasted.words,
+            values=pasted.values,
+            every_field=pasted.form == "fields",
+            env=pasted.env,
+            options=options,
+        )
+        launch = resolved.launch
+        model_path = launch.value("--model-path") or launch.value("--model") or ""
+        known = known_models()
+        model = model_overrides(str(model_path), known)
+        label = _model_label(str(model_path), model, known)
+        launch = with_model(launch, model)
+        checked = check(bench, launch)
+        close = tuple((u, tuple(close_options(u, options))) for u in resolved.unknown)
+        return Report(
+            rel.name, plat, label, launch, pasted.program, resolved.unknown, resolved.spelled,
+            checked, close=close,
+        )  # fmt: skip
+    finally:
+        session.close()
+
+
+def _model_label(path: str, model: Sequence[tuple[str, Any]], known: Mapping[str, Any]) -> str:
+    arch = dict(model).get("architectures")
+    name = arch[0] if isinstance(arch, (list, tuple)) and arch else ""
+    if not model:
+        return "the default model (the model path is neither a local folder nor a known model)"
+    where = "its config.json" if Path(path, "config.json").is_file() else "kverr's model table"
+    return f"{name or path} ({where})"
+
+
+def known_models() -> dict[str, dict[str, Any]]:
+    """verify/models.toml, keyed by the full name and by its last part in lower case."""
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    table = tomllib.loads((Path(__file__).parent / "models.toml").read_text(encoding="utf-8"))
+    out: dict[str, dict[str, Any]] = {}
+    for name, entry in table.items():
+        out[name] = entry
+        out.setdefault(name.rsplit("/", 1)[-1].lower(), entry)
+    return out
