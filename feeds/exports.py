@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from kverr.feeds import html as h
-from kverr.feeds.output import replace_dir, write_file_atomic
+from kverr.feeds.output import replace_dir, replace_file
 from kverr.feeds.site import decl_of, file_token, records_of
 
 
@@ -24,16 +24,16 @@ def releases_of(cat, record_id: str) -> list[str]:
 
 def export_jsonl(cat, out: Path, project: str | None = None) -> int:
     """Every record with the release tags that contain it; returns the number of lines."""
-    lines = [
-        json.dumps(
-            {"record": rec, "releases": releases_of(cat, rec["id"])},
-            sort_keys=True,
-            ensure_ascii=False,
-        )
-        for rec in sorted(cat.records(project=project), key=lambda r: r["id"])
-    ]
-    write_file_atomic(Path(out), "".join(line + "\n" for line in lines))
-    return len(lines)
+    n = 0
+    with (
+        replace_file(Path(out), ".jsonl") as tmp,
+        open(tmp, "w", encoding="utf-8", newline="\n") as fh,
+    ):
+        for rec in sorted(cat.records(project=project), key=lambda r: r["id"]):
+            doc = {"record": rec, "releases": releases_of(cat, rec["id"])}
+            fh.write(json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n")
+            n += 1
+    return n
 
 
 # ---------------------------------------------------------------- markdown
@@ -209,4 +209,5 @@ def export(
 def export_parquet_path(catalog_path: Path, out: Path) -> int:
     from kverr.catalog.export import export_parquet as copy_parquet
 
-    return copy_parquet(catalog_path, Path(out))
+    with replace_file(Path(out).resolve(), ".parquet") as tmp:
+        return copy_parquet(catalog_path, tmp)
