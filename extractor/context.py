@@ -14,7 +14,7 @@ import collections
 import functools
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
 from kverr.ftypes import ExtractRules, FlagDecl, to_json
@@ -266,11 +266,31 @@ def walk_facts(tree: ast.AST) -> tuple[list[ast.Call], set[str], list[ast.AST]]:
     most of the cost of a file whose functions were all cached. Leaves (names, constants,
     contexts, operators) are judged from their parent and never queued: leaving them out
     keeps `ast.walk`'s order of the rest."""
+    return _walk_facts(tree)  # type: ignore[return-value]
+
+
+Place = tuple[int, tuple[int, ...]]  # a node's depth, and its child indices from the root
+
+
+def placed_facts(
+    tree: ast.AST, at: Place, stop: Container[int] = ()
+) -> tuple[list[tuple[Place, ast.Call]], set[str], list[ast.AST], dict[int, Place]]:
+    """`walk_facts` of a piece of a file whose root sits at `at`: each call with its place,
+    which sorts as `ast.walk` of the whole file would visit it (depth, then child indices).
+    The children of a node whose id is in `stop` are not walked (skeleton.py walks those
+    functions on their own); the last item is the place of each such node."""
+    return _walk_facts(tree, at, stop)  # type: ignore[return-value]
+
+
+def _walk_facts(tree: ast.AST, at: Place | None = None, stop: Container[int] = ()) -> tuple:
     calls: list[ast.Call] = []
     out: set[str] = set()
     defs: list[ast.AST] = []
     todo = collections.deque([tree])
     pop, push = todo.popleft, todo.append
+    places = None if at is None else collections.deque([at])
+    call_places: list[Place] = []
+    stopped: dict[int, Place] = {}
     while todo:
         node = pop()
         kind = node.__class__
@@ -293,8 +313,23 @@ def walk_facts(tree: ast.AST) -> tuple[list[ast.Call], set[str], list[ast.AST]]:
             out.update(node.names)
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             defs.append(node)
-        _push_children(node, push, _LEAVES)
-    return calls, out, defs
+        if places is None:
+            _push_children(node, push, _LEAVES)
+            continue
+        depth, path = here = places.popleft()
+        if kind is ast.Call:
+            call_places.append(here)
+        if id(node) in stop:
+            stopped[id(node)] = here
+            continue
+        children: list[ast.AST] = []
+        _push_children(node, children.append, _LEAVES)
+        for i, child in enumerate(children):
+            push(child)
+            places.append((depth + 1, (*path, i)))
+    if places is None:
+        return calls, out, defs
+    return list(zip(call_places, calls, strict=True)), out, defs, stopped
 
 
 def _push_children(node: ast.AST, push, skip: set[type]) -> None:
@@ -459,7 +494,7 @@ def logger_names(stmts: list[ast.stmt], ctx: ModuleContext) -> set[str]:
     return out
 
 
-def _wrapper(node: ast.FunctionDef, text_lines: list[str]) -> Wrapper | None:
+def wrapper_of(node: ast.FunctionDef, text_lines: list[str]) -> Wrapper | None:
     body = [s for s in node.body if not _is_docstring(s)]
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         return None
@@ -545,9 +580,12 @@ def module_context(
     path: str = "",
     rules: ExtractRules | None = None,
     lines: list[str] | None = None,
+    facts: tuple | None = None,
 ) -> ModuleContext:
     """What the file's units may read of it. `lines`: the text split at Python's own line
-    breaks (the caller has them), so the flag declarations of earlier revisions are reused."""
+    breaks (the caller has them), so the flag declarations of earlier revisions are reused.
+    `facts`: when `tree` is the file's outline (skeleton.py), `walk_facts` of the whole file
+    and the wrappers among the functions the outline leaves out."""
     # local: both import this module (bindings through templates)
     from kverr.extractor.bindings import action_flags, imported_constants, param_sources
     from kverr.extractor.flags import flag_decls, literal_aliases
@@ -558,13 +596,14 @@ def module_context(
     flat = _flatten(stmts)
     bind_imports(flat, ctx)
     ctx.loggers |= logger_names(stmts, ctx)
-    calls, mutated, defs = walk_facts(tree)
+    calls, mutated, defs = walk_facts(tree) if facts is None else facts[:3]
     ctx.constants = scope_constants(stmts, {}, mutated)
     ctx.literals = scope_constants(stmts, {}, set())
     lines = split_lines(text) if lines is None else lines
+    wrappers = facts[3] if facts is not None else {}  # an outline's blanked ones, by node id
     for node in stmts:
         if isinstance(node, ast.FunctionDef):
-            w = _wrapper(node, lines)
+            w = wrappers.get(id(node)) or wrapper_of(node, lines)
             if w is not None:
                 ctx.wrappers[node.name] = w
         elif isinstance(node, ast.ClassDef):

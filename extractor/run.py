@@ -13,7 +13,7 @@ from collections.abc import Iterable, MutableMapping
 from dataclasses import dataclass
 
 import libcst as cst
-from kverr.extractor import depth
+from kverr.extractor import depth, skeleton
 from kverr.extractor.context import (
     IDENTIFIER,
     ModuleContext,
@@ -50,6 +50,7 @@ class Unit:
     prefix: tuple[str, ...]
     in_args_class: str | None  # see context.class_prefix
     wrapped: bool  # a method: parsed inside a stand-in `class _K:` so its indentation is legal
+    stub: skeleton.Stub | None = None  # a function of an outline: `nodes` is empty
 
 
 # ---------------------------------------------------------------- public
@@ -96,34 +97,64 @@ def extract_raw(
     if bad is not None:
         return FileExtraction(src, failures=(bad,), stats=_stats(0, 0, 0))
     try:
-        tree = ast.parse(text)
+        lines = split_lines(text)
+    except MemoryError:
+        return _out_of_memory(src)
+    try:
+        parsed = _parse(text, lines)
     except (SyntaxError, ValueError) as exc:
+        if len(text) > skeleton.WHOLE_FILE_BYTES:  # never parsed whole, by ast or libcst
+            return FileExtraction(src, failures=(_failure(src, exc),), stats=_stats(0, 0, 0))
         return _newer_syntax(src, exc, rules)
     except RecursionError:  # e.g. a 20,000-term concatenation
         return _too_deep(src)
     except MemoryError:
-        return _out_of_memory(src)
+        return _out_of_memory(src, parsing=True)
     try:
-        return _extract_tree(src, tree, cache, rules, units)
+        # (the list is emptied here: _extract_tree drops the outline once it has its units)
+        return _extract_tree(src, *_take(parsed), cache, rules, units, lines)
     except (RecursionError, MemoryError) as exc:  # e.g. an ast walk past the interpreter's stack
-        del tree
         if units is not None:
             units.clear()
         return _too_deep(src) if isinstance(exc, RecursionError) else _out_of_memory(src)
 
 
+def _parse(text: str, lines: list[str]) -> list:
+    """[the file's tree, {}, None]; past skeleton.WHOLE_FILE_BYTES [its outline, the blanked
+    functions (by node id), the facts the module context would walk the whole tree for]."""
+    if len(text) > skeleton.WHOLE_FILE_BYTES:
+        found = skeleton.outline(lines)
+        if found is not None:
+            return list(found)
+    return [ast.parse(text), {}, None]
+
+
+def _take(parsed: list) -> list:
+    """The items of `parsed`, which is emptied: its caller keeps no reference to them."""
+    items = list(parsed)
+    parsed.clear()
+    return items
+
+
 def _extract_tree(
     src: SourceFile,
     tree: ast.Module,
+    stubs: dict[int, skeleton.Stub],
+    facts: tuple | None,
     cache: MutableMapping[str, str] | None,
     rules: ExtractRules | None,
-    keys: list[tuple[str, int]] | None = None,
+    keys: list[tuple[str, int]] | None,
+    lines: list[str],
 ) -> FileExtraction:
     text = src.text
-    lines = split_lines(text)
-    ctx = module_context(tree, text, src.path, rules, lines)
+    ctx = module_context(tree, text, src.path, rules, lines, facts)
     sites: list[Site] = []
     units = list(_units(tree.body, lines, (), None, False, ctx))
+    if stubs:  # an outline: its functions' nodes go, each unit parses its own when it must
+        for unit in units:
+            if len(unit.nodes) == 1 and id(unit.nodes[0]) in stubs:
+                unit.stub, unit.nodes = stubs[id(unit.nodes[0])], []
+        del tree, facts, stubs
     site_re = _site_regex(ctx)
     parsed = hits = 0
     failures: list[ParseFailure] = []
@@ -186,12 +217,17 @@ def _too_deep(src: SourceFile) -> FileExtraction:
     return FileExtraction(src, failures=(failure,), stats=_stats(0, 0, 0))
 
 
-def _out_of_memory(src: SourceFile) -> FileExtraction:
+def _out_of_memory(src: SourceFile, *, parsing: bool = False) -> FileExtraction:
     """A MemoryError: the parser's own (its stack overflows past about 2,000 nested levels)
     says the file is too deep, every time; otherwise the machine ran short this time, which
     is no property of the file: the `retry` stat tells the build not to keep the result."""
-    if depth.too_deep(src.text, depth.PARSER_STACK) is not None:
-        return _too_deep(src)
+    if parsing:
+        try:
+            deep = depth.too_deep(src.text, depth.PARSER_STACK)
+        except MemoryError:
+            deep = None
+        if deep is not None:
+            return _too_deep(src)
     message = f"{depth.OUT_OF_MEMORY} (its sites are missing from this build only; the next build tries it again)"
     failure = ParseFailure(src.path, 1, 1, message)
     return FileExtraction(src, failures=(failure,), stats={**_stats(0, 0, 0), "retry": 1})
@@ -334,14 +370,19 @@ def _cache_key(unit: Unit, text: str, ctx: ModuleContext) -> str:
 
 
 def _extract_unit(
-    unit: Unit, path: str, lines: list[str], ctx: ModuleContext, site_re: re.Pattern[str]
+    unit: Unit,
+    path: str,
+    lines: list[str],
+    ctx: ModuleContext,
+    site_re: re.Pattern[str],
 ) -> list[Site]:
     text = "\n".join(lines[unit.start - 1 : unit.end]) + "\n"
     if unit.wrapped:
         text = "class _K:\n" + text
     module = cst.parse_module(text)
     stmts: list[ast.stmt] = []
-    for node in unit.nodes:
+    nodes = unit.nodes if unit.stub is None else [skeleton.parse_stub(lines, unit.stub)]
+    for node in nodes:
         _preorder(node, stmts)
 
     def position(ordinal: int, node: cst.CSTNode) -> tuple[int, int, int, int]:
@@ -409,7 +450,7 @@ def _newer_syntax(
     except RecursionError:
         return _too_deep(src)
     except MemoryError:
-        return _out_of_memory(src)
+        return _out_of_memory(src, parsing=True)
 
 
 def _newer_syntax_tree(
