@@ -111,8 +111,8 @@ def decode_source(path: str, data: bytes, blob: str | None = None) -> SourceFile
     blob = blob or blob_sha(data)
     if len(data) > MAX_SOURCE_BYTES:
         return SourceFile(path, "", blob, error=too_large(len(data)))
-    loose = data.decode("utf-8", "surrogateescape")
     if b"\0" in data[:8192]:
+        loose = data.decode("utf-8", "surrogateescape")
         return SourceFile(
             path, loose, blob, error="1:1:binary file (contains NUL bytes); leave it out of --files"
         )
@@ -123,6 +123,7 @@ def decode_source(path: str, data: bytes, blob: str | None = None) -> SourceFile
         line = head.count(b"\n") + 1
         col = exc.start - (head.rfind(b"\n") + 1) + 1
         msg = f"not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8 or leave it out of --files"
+        loose = data.decode("utf-8", "surrogateescape")
         return SourceFile(path, loose, blob, error=f"{line}:{col}:{msg}")
     # A BOM is an encoding marker, not source; dropping it keeps line/col identical.
     return SourceFile(path, text.removeprefix("\ufeff"), blob)
