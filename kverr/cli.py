@@ -660,6 +660,75 @@ def explain(
     raise typer.Exit(0 if matches else 1)
 
 
+@command(context_settings={"ignore_unknown_options": True})
+def check(
+    launch: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="-- COMMAND...",
+            help="The launch command, after --: python -m sglang.launch_server --model-path M ...",
+        ),
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            metavar="PATH",
+            help="Read the launch from a file: a script, a log or an issue that holds it ('-': stdin).",
+        ),
+    ] = None,
+    release: ReleaseOpt = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            metavar="DIR|GIT",
+            help="The project's source: a git clone (the release is a tag) or a checkout; default $KVERR_SOURCE, then the installed package.",
+        ),
+    ] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform", help="Platform profile: cuda-sm90 (default), cuda-sm100, rocm-mi300."
+        ),
+    ] = None,
+    trust_repo: Annotated[
+        bool,
+        typer.Option(
+            "--trust-repo",
+            help="Run the source's code unconfined where bubblewrap cannot confine it.",
+        ),
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    plain: PlainOpt = False,
+) -> None:
+    """Check a launch before it runs: every error its release's own checks raise, each with the
+    fix of this command, and the values the release would change silently.
+
+    Exit status: 0 when the launch passes, 1 when a check fails, 2 on bad input.
+
+    \b
+    Example: kverr check -- python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp 4 --dp 3 --enable-dp-attention
+    Example: kverr check --release 0.5.9 --source ~/sglang --file launch.sh
+    """
+    import json
+    import shlex
+
+    from kverr.verify.preflight import check_text, read_input
+
+    text = read_input(str(file)) if file is not None else shlex.join(launch or [])
+    _report, data = check_text(
+        text, release=release, source=source, platform=platform, trust_repo=trust_repo
+    )
+    if json_out:
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        from kverr.checkcard import check_text as card
+
+        _emit(card(data, _term(plain)), plain, True)
+    raise typer.Exit(0 if data["passed"] else 1)
+
+
 @command
 def show(
     key: Annotated[

@@ -42,6 +42,7 @@ _KEYS: dict[str, dict[str, str]] = {
         "modules": "list",
         "executables": "list",
         "dumps": "list",
+        "hardware_options": "list",
     },
     "extract": {
         "log_methods": "table",
@@ -152,12 +153,15 @@ class Profile:
     launch_modules: tuple[str, ...] = ()
     launch_executables: tuple[str, ...] = ()
     dumps: tuple[str, ...] = ()
+    # options that say what hardware a launch has (their product is its GPU count): a fix of
+    # the user's own launch, and advice from a message's values, change them last
+    hardware_options: tuple[str, ...] = ()
     # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
     # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
 
     def verifiable(self) -> bool:
-        """Whether a verify spec exists for this project (pipeline/verify.py's spec_for): its
+        """Whether a verify spec exists for this project (verify/spec.py's spec_for): its
         own [verify] tables, or verify/'s spec, which is the default project's. Without one,
         no fix is ever run, so what the records show must be runnable as written."""
         return self.verify is not None or self.name == DEFAULT
@@ -261,6 +265,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         launch_modules=get.strings("launch", "modules"),
         launch_executables=get.strings("launch", "executables"),
         dumps=get.strings("launch", "dumps"),
+        hardware_options=get.strings("launch", "hardware_options"),
         extract=ExtractRules(
             log_methods=tuple(sorted(methods.items())),
             flag_classes=get.idents("extract", "flag_classes", nonempty=True),
@@ -402,6 +407,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
                     ("modules", profile.launch_modules),
                     ("executables", profile.launch_executables),
                     ("dumps", profile.dumps),
+                    ("hardware_options", profile.hardware_options),
                 )
                 if value
             },

@@ -109,8 +109,8 @@ def build(
     if verify:
         if git_repo is None:
             raise SourceError("--verify runs each revision's own code from git; add --git REPO.")
-        from kverr.pipeline.verify import spec_for
         from kverr.verify import confine
+        from kverr.verify.spec import spec_for
 
         spec_for(profile).platform(platform)  # an unknown --platform fails now
         confine.require(trust_repo)  # no sandbox here: refuse now, before any work

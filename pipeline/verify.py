@@ -114,6 +114,7 @@ def verify_step(
     """`records` with their verification (and verified fixes), and the build's report.
     `occurrences`: where each record applies; an argparse record is judged at the newest
     revision it applies at (its own parser, verify/parsing.py)."""
+    from kverr.verify.spec import spec_for
     from kverr.verify.stage import Session, Verdict, apply_verdict, files_key, verify_revision
 
     spec = spec_for(plan.profile)
@@ -273,17 +274,6 @@ def _verify_argparse(
         out[rec["id"]] = apply_verdict(rec, verdict)
     cache.put_many("verdict", fresh)
     return out
-
-
-def spec_for(profile: Any) -> Any:
-    """The verify spec of the build's project: its profile's [verify] tables when it has them
-    (the place a project's spec lives), else verify/'s own (the default project's). A project whose files
-    lack that spec's main module is then not verified, and its records say so."""
-    from kverr.verify.spec import VerifySpec, load_spec
-
-    if profile is not None and profile.verify is not None:
-        return VerifySpec.from_table(json.loads(profile.verify), where=f"profile {profile.name}")
-    return load_spec()
 
 
 def _not_run(reason: str) -> dict:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
-from kverr.verify import yours
+from kverr.verify import preflight, yours
 from kverr.verify.stage import Session, bench_for, files_key
 from verify_fixture import ARGS, FILES, fake_repo, fake_spec
 
@@ -112,7 +112,7 @@ def test_check_launch_reads_the_release_from_a_clone_or_a_checkout(tmp_path: Pat
             (source / path).parent.mkdir(parents=True, exist_ok=True)
             (source / path).write_text(text)
     pasted = PastedLaunch("fakesrv", "command", ("--model-path", "org/m", "--tp", "16"))
-    report = yours.check_launch(
+    report = preflight.check_launch(
         pasted, spec=fake_spec(), globs=[ARGS], workdir=tmp_path, source=str(source)
     )
     assert report.release and report.checked is not None, report.reason
@@ -123,4 +123,4 @@ def test_check_launch_reads_the_release_from_a_clone_or_a_checkout(tmp_path: Pat
 def test_no_release_to_read_is_one_line(tmp_path: Path) -> None:
     pasted = PastedLaunch("fakesrv", "command", ("--tp", "2"))
     with pytest.raises(sources.SourceError, match="pass --source"):
-        yours.check_launch(pasted, spec=fake_spec(), globs=[ARGS], workdir=tmp_path)
+        preflight.check_launch(pasted, spec=fake_spec(), globs=[ARGS], workdir=tmp_path)

@@ -10,6 +10,7 @@ the same table as `[verify]` and hand it to `VerifySpec.from_table`. A project w
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Mapping
@@ -237,3 +238,12 @@ def load_spec(path: Path = SGLANG_SPEC) -> VerifySpec:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SourceError(f"{path} cannot be read as TOML ({exc}); fix or restore it.") from None
     return VerifySpec.from_table(table, where=str(path))
+
+
+def spec_for(profile: Any) -> VerifySpec:
+    """The verify spec of a project: its profile's [verify] tables when it has them (the place
+    a project's spec lives), else verify/'s own (the default project's). A project whose files
+    lack that spec's main module is then not verified, and its records say so."""
+    if profile is not None and profile.verify is not None:
+        return VerifySpec.from_table(json.loads(profile.verify), where=f"profile {profile.name}")
+    return load_spec()

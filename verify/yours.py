@@ -25,8 +25,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from kverr.records.knowledge import candidates
@@ -235,7 +234,7 @@ class NoFix:
     runs: int = 0
 
 
-def fix(bench: Bench, launch: Launch, ran: Ran) -> YourFix | NoFix:
+def fix(bench: Bench, launch: Launch, ran: Ran, keep: Sequence[str] = ()) -> YourFix | NoFix:
     """The first candidate change, in the order a user wants them, whose launch passes every
     phase of the revision (module doc)."""
     if ran.site is None:
@@ -254,7 +253,7 @@ def fix(bench: Bench, launch: Launch, ran: Ran) -> YourFix | NoFix:
     target = Target(site.file, site.function, site.line, site.end_line)
     found = search.fixes(f, expect, target, launch, None)
     mine = _near_values(f, launch, ran.outcome.message, bench)
-    ordered = order(_unique([*mine, *found]), launch, bench)
+    ordered = order(_unique([*mine, *found]), launch, bench, keep)
     runs = search.runs
     whole = whole_launch(bench)
     for change in ordered[:MAX_TRIES]:
@@ -282,10 +281,13 @@ def _unique(changes: Iterable[FixChange]) -> list[FixChange]:
     return out
 
 
-def order(changes: Sequence[FixChange], launch: Launch, bench: Bench) -> list[FixChange]:
+def order(
+    changes: Sequence[FixChange], launch: Launch, bench: Bench, keep: Sequence[str] = ()
+) -> list[FixChange]:
     """The changes a user would accept, best first: none turns on a feature they did not ask
     for (a switch, or an option whose default is off) or touches the model; a changed option
-    they set before an added one; fewer options; values closer to their own."""
+    they set before an added one; the hardware they have (`keep`: the profile's `hardware`
+    options) kept; fewer options; values closer to their own."""
     options = bench.info.get("options", {})
 
     def turns_on(op: str, name: str) -> bool:
@@ -300,13 +302,23 @@ def order(changes: Sequence[FixChange], launch: Launch, bench: Bench) -> list[Fi
         if not any(turns_on(op, n) or op in ("model", "file") for op, n, _ in c.edits)
     ]
 
+    hardware = _aliases_of(keep, options)
+
     def key(c: FixChange) -> tuple:
         names = {n for _, n, _ in c.edits}
         added = sum(1 for n in names if not launch.has(n) and not n.isupper())
         dropped = sum(1 for op, n, _ in c.edits if op == "drop" and launch.has(n))
-        return (dropped, added, len(names), _distance(c, launch))
+        return (dropped, added, bool(names & hardware), len(names), _distance(c, launch))
 
     return sorted(kept, key=key)
+
+
+def _aliases_of(names: Iterable[str], options: Mapping[str, Any]) -> set[str]:
+    """`names` with every other spelling of the same options (`--tp` of `--tp-size`)."""
+    out = set(names)
+    for name in names:
+        out.update(options.get(name, {}).get("names", ()))
+    return out
 
 
 def _distance(change: FixChange, launch: Launch) -> float:
@@ -396,7 +408,7 @@ class Checked:
         return tuple(s for s in self.steps if not s.ran.passed)
 
 
-def check(bench: Bench, launch: Launch) -> Checked:
+def check(bench: Bench, launch: Launch, keep: Sequence[str] = ()) -> Checked:
     """Every error the launch runs into, each with the fix that gets past it (module doc)."""
     steps: list[Step] = []
     current = launch
@@ -405,7 +417,7 @@ def check(bench: Bench, launch: Launch) -> Checked:
         if ran.passed or ran.outcome.status != "raised":
             steps.append(Step(ran))
             break
-        got = fix(bench, current, ran)
+        got = fix(bench, current, ran, keep)
         steps.append(Step(ran, got))
         if not isinstance(got, YourFix):
             break
@@ -413,142 +425,3 @@ def check(bench: Bench, launch: Launch) -> Checked:
     last = steps[-1].ran
     final = current if last.passed and current != launch else None
     return Checked(launch, tuple(steps), final, last.notices if last.passed else ())
-
-
-def model_overrides(
-    path: str, known: Mapping[str, Mapping[str, Any]]
-) -> tuple[tuple[str, Any], ...]:
-    """What the run's model is, from the model path the user gave: its config.json when the
-    path is a local folder, else the table of well-known models; () when neither knows it."""
-    config = Path(path) / "config.json" if path else None
-    if config is not None and config.is_file() and config.stat().st_size < 1 << 20:
-        try:
-            data = json.loads(config.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None
-        if isinstance(data, dict):
-            return _with_config({k: v for k, v in data.items() if _plain(v)})
-    entry = known.get(path) or known.get(path.rsplit("/", 1)[-1].lower(), {})
-    return _with_config(dict(entry)) if entry else ()
-
-
-# hf_config attributes the model config (`config.x` in a launch's model) repeats
-_REPEATED = ("num_attention_heads", "num_key_value_heads", "hidden_size", "num_hidden_layers")
-
-
-def _with_config(hf: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """The hf_config attributes, and what the model config derives from them."""
-    out = dict(hf)
-    out.update({f"config.{k}": hf[k] for k in _REPEATED if k in hf})
-    if isinstance(hf.get("max_position_embeddings"), int):
-        out["config.context_len"] = hf["max_position_embeddings"]
-    return tuple(sorted(out.items()))
-
-
-def _plain(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool)) or (
-        isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value)
-    )
-
-
-def with_model(launch: Launch, model: Sequence[tuple[str, Any]]) -> Launch:
-    return replace(
-        launch, model=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in model)
-    )
-
-
-# ---------------------------------------------------------------- the whole check
-
-
-@dataclass(frozen=True)
-class Report:
-    """`kverr check`'s answer: the launch as the release reads it, and what its checks did."""
-
-    release: str
-    platform: str
-    model: str  # what the run's model was: a known model, a local config.json, the default
-    launch: Launch
-    program: str = ""
-    unknown: tuple[str, ...] = ()
-    spelled: tuple[tuple[str, str], ...] = ()
-    checked: Checked | None = None
-    reason: str = ""  # why nothing ran (the release's code does not load in the sandbox)
-    close: tuple[tuple[str, tuple[str, ...]], ...] = ()  # unknown option -> close names
-    ids: dict[str, str] = field(default_factory=dict, compare=False)  # site key -> record id
-
-
-def check_launch(
-    pasted: Any,
-    *,
-    spec: Any,
-    globs: Sequence[str],
-    workdir: Path,
-    release: str | None = None,
-    source: str | None = None,
-    platform: str | None = None,
-    trust_repo: bool = False,
-) -> Report:
-    """Read `pasted` (kverr.launch.PastedLaunch) as `release` does and run it through every
-    check of that release (module doc). SourceError when no release can be read."""
-    from kverr.extractor import extract_files
-    from kverr.verify.release import find_release
-    from kverr.verify.stage import Session, bench_for, files_key
-
-    rel = find_release(spec, tuple(globs), release=release, source=source)
-    exts = extract_files(list(rel.files))
-    session = Session(
-        spec, rel.repo, workdir, platform=platform, cache={}, trust_repo=trust_repo,
-        disk=rel.disk,
-    )  # fmt: skip
-    try:
-        key = files_key(rel.revision, [(f.path, f.blob) for f in rel.files])
-        bench = bench_for(exts, session, rel.revision, key=key)
-        plat = session.platform_name
-        if not bench.info["ready"]:
-            why = f"{rel.name}'s checks do not load in the sandbox: {bench.info['reason']}"
-            return Report(rel.name, plat, "", Launch(), pasted.program, reason=why)
-        options = bench.info["options"]
-        resolved = resolve(
-            pasted.words,
-            values=pasted.values,
-            every_field=pasted.form == "fields",
-            env=pasted.env,
-            options=options,
-        )
-        launch = resolved.launch
-        model_path = launch.value("--model-path") or launch.value("--model") or ""
-        known = known_models()
-        model = model_overrides(str(model_path), known)
-        label = _model_label(str(model_path), model, known)
-        launch = with_model(launch, model)
-        checked = check(bench, launch)
-        close = tuple((u, tuple(close_options(u, options))) for u in resolved.unknown)
-        return Report(
-            rel.name, plat, label, launch, pasted.program, resolved.unknown, resolved.spelled,
-            checked, close=close,
-        )  # fmt: skip
-    finally:
-        session.close()
-
-
-def _model_label(path: str, model: Sequence[tuple[str, Any]], known: Mapping[str, Any]) -> str:
-    arch = dict(model).get("architectures")
-    name = arch[0] if isinstance(arch, (list, tuple)) and arch else ""
-    if not model:
-        return "the default model (the model path is neither a local folder nor a known model)"
-    where = "its config.json" if Path(path, "config.json").is_file() else "kverr's model table"
-    return f"{name or path} ({where})"
-
-
-def known_models() -> dict[str, dict[str, Any]]:
-    """verify/models.toml, keyed by the full name and by its last part in lower case."""
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    table = tomllib.loads((Path(__file__).parent / "models.toml").read_text(encoding="utf-8"))
-    out: dict[str, dict[str, Any]] = {}
-    for name, entry in table.items():
-        out[name] = entry
-        out.setdefault(name.rsplit("/", 1)[-1].lower(), entry)
-    return out

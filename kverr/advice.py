@@ -1,0 +1,178 @@
+"""Advice from the values a message captured, when no launch was pasted: the record's own
+condition ("so that `64 % --page-size == 0` is true", written by records/knowledge) solved
+for one option, with every other option at the value the message printed.
+
+    advise(record, values) -> ["With --tp-size 4, use --dp-size 4, 2 or 1."]
+
+The condition is evaluated by a small interpreter over numbers (arithmetic, comparisons,
+`and`/`or`/`not`); anything else in it (a call, a name that is no option) and no advice is
+given. Candidate values come from the numbers at hand (their divisors and multiples, powers of
+two, the captured value's neighbours), nearest to the captured value first.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_CONDITION = re.compile(r"so that `([^`]{1,300})` is (true|false)")
+_OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+SHOWN = 3  # values offered per option
+
+
+def advise(
+    record: Mapping[str, Any], values: Mapping[str, str], keep: Sequence[str] = ()
+) -> list[str]:
+    """Concrete values for the record's condition, from what the message captured (module doc);
+    a change of an option in `keep` (what hardware the launch has) is offered last."""
+    known = _option_values(record, values)
+    if not known:
+        return []
+    out: list[tuple[bool, str]] = []
+    for solution in record.get("solutions") or ():
+        m = _CONDITION.search(solution)
+        if not m:
+            continue
+        text, want = m.group(1), m.group(2) == "true"
+        for free in dict.fromkeys(_OPTION.findall(text)):
+            line = _solve(text, want, free, known)
+            if line and all(line != seen for _, seen in out):
+                out.append((free in keep, line))
+    return [line for _, line in sorted(out, key=lambda item: item[0])]
+
+
+def _option_values(record: Mapping[str, Any], values: Mapping[str, str]) -> dict[str, float]:
+    """--option -> the number the message printed for it (a placeholder `self.tp_size` is the
+    value of the option whose dest is tp_size)."""
+    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
+    out: dict[str, float] = {}
+    for expr, text in values.items():
+        dest = expr.rsplit(".", 1)[-1]
+        flag = by_dest.get(dest)
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if flag and n:
+            out[flag] = float(n.group())
+    return out
+
+
+def _solve(text: str, want: bool, free: str, known: Mapping[str, float]) -> str | None:
+    others = [o for o in dict.fromkeys(_OPTION.findall(text)) if o != free]
+    if free not in known or any(o not in known for o in others):
+        return None
+    try:
+        tree = ast.parse(_OPTION.sub(lambda m: _name(m.group()), text), mode="eval").body
+    except SyntaxError:
+        return None
+    env = {_name(o): known[o] for o in known}
+    if _eval(tree, env) == want:
+        return None  # the printed values already satisfy it: nothing to say from them
+    current = known[free]
+    numbers = [current, *(known[o] for o in others), *map(float, _NUMBER.findall(text))]
+    good = []
+    for c in _candidates(numbers, current):
+        if _eval(tree, {**env, _name(free): c}) == want:
+            good.append(c)
+        if len(good) == SHOWN:
+            break
+    if not good:
+        return None
+    held = ", ".join(f"{o} {_shown(known[o])}" for o in others)
+    choice = ", ".join(_shown(v) for v in good[:-1]) + (" or " if len(good) > 1 else "")
+    choice += _shown(good[-1])
+    lead = f"With {held}, use" if held else "Use"
+    return f"{lead} {free} {choice} (not {_shown(current)})."
+
+
+def _candidates(numbers: Sequence[float], current: float) -> list[float]:
+    """Values worth trying, nearest to `current` first (log scale for positive numbers)."""
+    pool: set[float] = set()
+    for n in numbers:
+        if n == int(n) and 0 < n <= 1 << 20:
+            k = int(n)
+            pool.update(float(d) for d in _divisors(k))
+            pool.update(float(k * m) for m in (2, 3, 4))
+            pool.update((n - 1, n + 1))
+        if 0 < n < 1:
+            pool.update((round(n - 0.05, 2), round(n + 0.05, 2)))
+    pool.update(float(2**e) for e in range(0, 17))
+    pool.discard(current)
+
+    def distance(c: float) -> float:
+        if c > 0 and current > 0:
+            return abs(math.log(c / current))
+        return abs(c - current) + 100
+
+    return sorted((c for c in pool if c >= 0), key=lambda c: (distance(c), c))
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)})
+
+
+def _name(option: str) -> str:
+    return "o_" + option.lstrip("-").replace("-", "_")
+
+
+def _shown(v: float) -> str:
+    return str(int(v)) if v == int(v) else f"{v:g}"
+
+
+_BIN = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Mod: operator.mod,
+    ast.FloorDiv: operator.floordiv,
+    ast.Div: operator.truediv,
+}
+_CMP = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+
+def _eval(node: ast.expr, env: Mapping[str, float]) -> Any:
+    """Numbers, names bound in `env`, arithmetic, comparisons, and/or/not; None otherwise."""
+    try:
+        return _ev(node, env)
+    except (ZeroDivisionError, OverflowError, TypeError, KeyError, _Unknown):
+        return None
+
+
+class _Unknown(Exception):
+    pass
+
+
+def _ev(node: ast.expr, env: Mapping[str, float]) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
+        return _BIN[type(node.op)](_ev(node.left, env), _ev(node.right, env))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_ev(node.operand, env)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not _ev(node.operand, env)
+    if isinstance(node, ast.BoolOp):
+        vals = [_ev(v, env) for v in node.values]
+        return all(vals) if isinstance(node.op, ast.And) else any(vals)
+    if isinstance(node, ast.Compare) and all(type(o) in _CMP for o in node.ops):
+        left = _ev(node.left, env)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = _ev(right_node, env)
+            if not _CMP[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise _Unknown()

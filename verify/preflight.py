@@ -1,0 +1,290 @@
+"""`kverr check`: a launch read from what the user gives (a command line, a paste), checked
+against the release they run (verify/release.py), with the model it names, every error
+reported with the fix of that launch (verify/yours.py), and the values the release would
+change silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kverr.verify.spec import spec_for
+from kverr.verify.yours import Checked, Launch, NoFix, YourFix, check, close_options, resolve
+
+from kverr.errors import QueryError
+from kverr.launch import forms_of, read_launches
+from kverr.profile import DEFAULT, builtin_names, load_profile
+
+
+def model_overrides(
+    path: str, known: Mapping[str, Mapping[str, Any]]
+) -> tuple[tuple[str, Any], ...]:
+    """What the run's model is, from the model path the user gave: its config.json when the
+    path is a local folder, else the table of well-known models; () when neither knows it."""
+    config = Path(path) / "config.json" if path else None
+    if config is not None and config.is_file() and config.stat().st_size < 1 << 20:
+        try:
+            data = json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict):
+            return _with_config({k: v for k, v in data.items() if _plain(v)})
+    entry = known.get(path) or known.get(path.rsplit("/", 1)[-1].lower(), {})
+    return _with_config(dict(entry)) if entry else ()
+
+
+# hf_config attributes the model config (`config.x` in a launch's model) repeats
+_REPEATED = ("num_attention_heads", "num_key_value_heads", "hidden_size", "num_hidden_layers")
+
+
+def _with_config(hf: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The hf_config attributes, and what the model config derives from them."""
+    out = dict(hf)
+    out.update({f"config.{k}": hf[k] for k in _REPEATED if k in hf})
+    if isinstance(hf.get("max_position_embeddings"), int):
+        out["config.context_len"] = hf["max_position_embeddings"]
+    return tuple(sorted(out.items()))
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or (
+        isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value)
+    )
+
+
+def with_model(launch: Launch, model: Sequence[tuple[str, Any]]) -> Launch:
+    return replace(
+        launch, model=tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in model)
+    )
+
+
+# ---------------------------------------------------------------- the whole check
+
+
+@dataclass(frozen=True)
+class Report:
+    """`kverr check`'s answer: the launch as the release reads it, and what its checks did."""
+
+    release: str
+    platform: str
+    model: str  # what the run's model was: a known model, a local config.json, the default
+    launch: Launch
+    program: str = ""
+    unknown: tuple[str, ...] = ()
+    spelled: tuple[tuple[str, str], ...] = ()
+    checked: Checked | None = None
+    reason: str = ""  # why nothing ran (the release's code does not load in the sandbox)
+    close: tuple[tuple[str, tuple[str, ...]], ...] = ()  # unknown option -> close names
+    ids: dict[str, str] = field(default_factory=dict, compare=False)  # site key -> record id
+
+
+def check_launch(
+    pasted: Any,
+    *,
+    spec: Any,
+    globs: Sequence[str],
+    workdir: Path,
+    release: str | None = None,
+    source: str | None = None,
+    platform: str | None = None,
+    trust_repo: bool = False,
+    keep: Sequence[str] = (),
+) -> Report:
+    """Read `pasted` (kverr.launch.PastedLaunch) as `release` does and run it through every
+    check of that release (module doc). SourceError when no release can be read."""
+    from kverr.extractor import extract_files
+    from kverr.verify.release import find_release
+    from kverr.verify.stage import Session, bench_for, files_key
+
+    rel = find_release(spec, tuple(globs), release=release, source=source)
+    exts = extract_files(list(rel.files))
+    session = Session(
+        spec, rel.repo, workdir, platform=platform, cache={}, trust_repo=trust_repo,
+        disk=rel.disk,
+    )  # fmt: skip
+    try:
+        key = files_key(rel.revision, [(f.path, f.blob) for f in rel.files])
+        bench = bench_for(exts, session, rel.revision, key=key)
+        plat = session.platform_name
+        if not bench.info["ready"]:
+            why = f"{rel.name}'s checks do not load in the sandbox: {bench.info['reason']}"
+            return Report(rel.name, plat, "", Launch(), pasted.program, reason=why)
+        options = bench.info["options"]
+        resolved = resolve(
+            pasted.words,
+            values=pasted.values,
+            every_field=pasted.form == "fields",
+            env=pasted.env,
+            options=options,
+        )
+        launch = resolved.launch
+        model_path = launch.value("--model-path") or launch.value("--model") or ""
+        known = known_models()
+        model = model_overrides(str(model_path), known)
+        label = _model_label(str(model_path), model, known)
+        launch = with_model(launch, model)
+        checked = check(bench, launch, keep)
+        close = tuple((u, tuple(close_options(u, options))) for u in resolved.unknown)
+        return Report(
+            rel.name, plat, label, launch, pasted.program, resolved.unknown, resolved.spelled,
+            checked, close=close,
+        )  # fmt: skip
+    finally:
+        session.close()
+
+
+def _model_label(path: str, model: Sequence[tuple[str, Any]], known: Mapping[str, Any]) -> str:
+    arch = dict(model).get("architectures")
+    name = arch[0] if isinstance(arch, (list, tuple)) and arch else ""
+    if not model:
+        return "the default model (the model path is neither a local folder nor a known model)"
+    where = "its config.json" if Path(path, "config.json").is_file() else "kverr's model table"
+    return f"{name or path} ({where})"
+
+
+def known_models() -> dict[str, dict[str, Any]]:
+    """verify/models.toml, keyed by the full name and by its last part in lower case."""
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    table = tomllib.loads((Path(__file__).parent / "models.toml").read_text(encoding="utf-8"))
+    out: dict[str, dict[str, Any]] = {}
+    for name, entry in table.items():
+        out[name] = entry
+        out.setdefault(name.rsplit("/", 1)[-1].lower(), entry)
+    return out
+
+
+def report_json(report: Report, command: str = "") -> dict[str, Any]:
+    """The report as `kverr check --json` and `POST /check` give it: the launch, each error
+    with the fix of this launch, what the release changes silently, the launch fully fixed."""
+    program = command or report.program or "LAUNCH"
+    typed = {option: word for word, option in report.spelled}
+
+    def line(launch: Launch) -> str:
+        """The command in the user's own spelling (`--tp 4` stays `--tp`)."""
+        args = tuple((typed.get(o, o), v) for o, v in launch.args)
+        return replace(launch, args=args).command(program)
+
+    def verification(status: str) -> dict[str, Any]:
+        return {
+            "status": status,
+            "revision": report.release,
+            "platform": report.platform,
+            "model": report.model,
+        }
+
+    errors = []
+    checked = report.checked
+    for step in checked.errors if checked else ():
+        o = step.ran.outcome
+        item: dict[str, Any] = {
+            "status": o.status,
+            "errorClass": o.exc_class,
+            "message": o.message,
+            "file": o.file,
+            "line": o.line,
+            "id": step.ran.site_id or None,
+        }
+        if isinstance(step.fix, YourFix):
+            item["yourFix"] = {
+                "before": line(step.fix.before),
+                "after": line(step.fix.after),
+                "changed": list(step.fix.changed),
+                "verification": verification("verified"),
+            }
+        elif isinstance(step.fix, NoFix):
+            item["yourFix"] = None
+            item["noFix"] = step.fix.reason
+        errors.append(item)
+    last = checked.steps[-1].ran.outcome if checked and checked.steps else None
+    return {
+        "release": report.release,
+        "platform": report.platform,
+        "model": report.model,
+        "launch": {"command": line(report.launch), "argv": report.launch.argv()},
+        "spelled": [{"typed": a, "option": b} for a, b in report.spelled],
+        "unknownOptions": [{"option": u, "didYouMean": list(c)} for u, c in report.close],
+        "passed": bool(checked and checked.passed and not checked.errors),
+        "errors": errors,
+        "stopped": (
+            {"status": last.status, "reason": last.reason}
+            if last is not None and last.status not in ("passed", "raised")
+            else None
+        ),
+        "notices": [
+            {"level": n.level, "message": n.message, "file": n.file, "line": n.line}
+            for n in (checked.notices if checked else ())
+        ],
+        "fixed": line(checked.final) if checked and checked.final else None,
+        "reason": report.reason or None,
+    }
+
+
+MAX_INPUT = 1 << 20  # bytes read from --file or stdin: a launch script, a log, an issue
+
+
+def read_input(path: str) -> str:
+    """The text of `path` ('-': stdin), its first MAX_INPUT bytes; QueryError names it when
+    it cannot be read."""
+    import sys
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_INPUT)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_INPUT)
+    except OSError as exc:
+        raise QueryError(f"cannot read {path} ({exc.strerror}); pass a readable file.") from None
+    return data.decode("utf-8", "replace")
+
+
+def check_text(
+    text: str,
+    *,
+    release: str | None = None,
+    source: str | None = None,
+    platform: str | None = None,
+    trust_repo: bool = False,
+) -> tuple[Report, dict[str, Any]]:
+    """`kverr check`'s one library call: the first launch in `text` (a command line, or a paste
+    that holds one), checked; (the report, its JSON). QueryError when there is no launch, or
+    when kverr cannot run that project's checks yet."""
+    import tempfile
+
+    from kverr.verify import confine
+
+    names = sorted(builtin_names(), key=lambda n: n != DEFAULT)  # the default project first
+    profiles = [load_profile(name) for name in names]
+    forms = forms_of(profiles)
+    launches = read_launches(text, forms)
+    if not launches and text.lstrip().startswith("-"):  # options alone: the default project's
+        default = profiles[0]
+        program = f"python -m {default.launch_modules[0]}" if default.launch_modules else ""
+        launches = read_launches(f"{program} {text}", forms) if program else []
+    if not launches:
+        raise QueryError(
+            "no launch command in the input; pass it after --, e.g. kverr check -- python -m"
+            " sglang.launch_server --model-path MODEL --tp-size 2"
+        )
+    pasted = launches[0]
+    profile = next(p for p in profiles if p.name == pasted.project)
+    if not profile.verifiable():
+        raise QueryError(
+            f"kverr cannot run {profile.product}'s checks yet (its profile has no [verify]"
+            f" table); explain its errors with kverr explain."
+        )
+    spec = spec_for(profile)
+    confine.require(trust_repo)
+    with tempfile.TemporaryDirectory(prefix="kverr-check-") as tmp:
+        report = check_launch(
+            pasted, spec=spec, globs=profile.files, workdir=Path(tmp), release=release,
+            source=source, platform=platform, trust_repo=trust_repo, keep=profile.hardware_options,
+        )  # fmt: skip
+    return report, report_json(report)
