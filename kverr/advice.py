@@ -1,4 +1,6 @@
-"""Advice from the values a message captured, when no launch was pasted: the record's own
+"""What to do with the user's own values: `personalize` gives each match the fix of the user's
+own launch when the paste holds one (verify/preflight.py runs it through the release's
+checks), and otherwise `advise`s from the values the message captured: the record's own
 condition ("so that `64 % --page-size == 0` is true", written by records/knowledge) solved
 for one option, with every other option at the value the message printed.
 
@@ -176,3 +178,31 @@ def _ev(node: ast.expr, env: Mapping[str, float]) -> Any:
             left = right
         return True
     raise _Unknown()
+
+
+def personalize(
+    text: str,
+    matches: Sequence[Any],
+    *,
+    release: str | None = None,
+    source: str | None = None,
+) -> list[Any]:
+    """`matches` (kverr.answers.Match) with `yours` or `advice` (module doc). The verify
+    machinery is imported only when the paste holds a launch: an explain without one stays
+    as fast as it was."""
+    from dataclasses import replace
+
+    from kverr.launch import forms_of, read_launches
+    from kverr.profile import builtin_names, load_profile
+
+    profiles = {name: load_profile(name) for name in builtin_names()}
+    if matches and read_launches(text, forms_of(profiles.values())):
+        from kverr.verify.preflight import personal_answers
+
+        return personal_answers(text, matches, release=release, source=source)
+    out = []
+    for m in matches:
+        name = (m.project or {}).get("name") or m.record.get("project")
+        keep = profiles[name].hardware_options if name in profiles else ()
+        out.append(replace(m, advice=tuple(advise(m.record, m.values, keep))))
+    return out

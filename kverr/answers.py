@@ -25,6 +25,12 @@ class Match:
     # an argparse record's answer for the pasted values (catalog/argparse_answers.py), computed
     # from the releases the catalog holds; None for every other match
     argparse: dict[str, Any] | None = None
+    # the fix of the user's own launch, when the paste held one (verify/preflight.py
+    # personal_answers): {"before", "after", "changed", "verification"} or {"status", "reason"}
+    yours: dict[str, Any] | None = None
+    # without a launch, the record's condition solved with the values the message printed
+    # (kverr/advice.py): "With --tp-size 4, use --dp-size 4, 2 or 1 (not 3)."
+    advice: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         from kverr.verification import fix_status
@@ -41,6 +47,10 @@ class Match:
         }
         if self.argparse is not None:
             out["argparse"] = self.argparse
+        if self.yours is not None:
+            out["yourFix"] = self.yours
+        if self.advice:
+            out["advice"] = list(self.advice)
         return out
 
 

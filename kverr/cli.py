@@ -564,6 +564,14 @@ def load(
     typer.echo(render.load_summary(catalog, report))
 
 
+SourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--source",
+        metavar="DIR|GIT",
+        help="The project's source, to run a pasted launch through its release's checks: a git clone (the release is a tag) or a checkout; default $KVERR_SOURCE, then the installed package.",
+    ),
+]
 ReleaseOpt = Annotated[
     str | None,
     typer.Option(
@@ -605,6 +613,7 @@ def explain(
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
     project: ExplainProjectOpt = None,
+    source: SourceOpt = None,
 ) -> None:
     """Explain a launch error from a log line, a traceback or a whole log: fix, meaning, cause,
     and which project (SGLang, vLLM) it comes from.
@@ -637,11 +646,18 @@ def explain(
         )
         order = [] if json_out else cat.release_order(tags_only=True)
         products = [p["product"] for p in cat.projects if project in (None, p["name"])]
+    if shown is None and matches:  # the fix of the user's own launch, or advice from values
+        from kverr.advice import personalize
+        from kverr.launch import read_input
+
+        pasted = text if text not in (None, "-") else read_input(str(file)) if file else ""
+        matches = personalize(pasted, matches, release=version, source=source)
     if json_out:
         from kverr.answers import explain_json_chunks
+        from kverr.term import escape_json
 
         for chunk in explain_json_chunks(query, matches, cut):
-            typer.echo(chunk, nl=False)
+            typer.echo(escape_json(chunk), nl=False)
         typer.echo()
     else:
         from kverr import render  # (the card and the terminal: the human view's alone)
@@ -678,14 +694,7 @@ def check(
         ),
     ] = None,
     release: ReleaseOpt = None,
-    source: Annotated[
-        str | None,
-        typer.Option(
-            "--source",
-            metavar="DIR|GIT",
-            help="The project's source: a git clone (the release is a tag) or a checkout; default $KVERR_SOURCE, then the installed package.",
-        ),
-    ] = None,
+    source: SourceOpt = None,
     platform: Annotated[
         str | None,
         typer.Option(
@@ -714,7 +723,8 @@ def check(
     import json
     import shlex
 
-    from kverr.verify.preflight import check_text, read_input
+    from kverr.launch import read_input
+    from kverr.verify.preflight import check_text
 
     text = read_input(str(file)) if file is not None else shlex.join(launch or [])
     _report, data = check_text(

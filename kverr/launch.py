@@ -27,9 +27,12 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from kverr.errors import QueryError
 
 MAX_CHARS = 16_384  # characters of one launch (a command line or a logged literal)
 MAX_LAUNCHES = 16  # launches kept from one paste
@@ -293,6 +296,23 @@ def _depth(text: str) -> int:
         elif ch in ")]}":
             depth -= 1
     return deepest
+
+
+MAX_INPUT = 1 << 20  # bytes read from --file or stdin: a launch script, a log, an issue
+
+
+def read_input(path: str) -> str:
+    """The text of `path` ('-': stdin), its first MAX_INPUT bytes; QueryError names it when
+    it cannot be read."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_INPUT)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_INPUT)
+    except OSError as exc:
+        raise QueryError(f"cannot read {path} ({exc.strerror}); pass a readable file.") from None
+    return data.decode("utf-8", "replace")
 
 
 def forms_of(profiles: Iterable[Any]) -> list[LaunchForms]:

@@ -7,6 +7,8 @@ change silently.
 from __future__ import annotations
 
 import json
+import re
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,8 +17,8 @@ from typing import Any
 from kverr.verify.spec import spec_for
 from kverr.verify.yours import Checked, Launch, NoFix, YourFix, check, close_options, resolve
 
-from kverr.errors import QueryError
-from kverr.launch import forms_of, read_launches
+from kverr.errors import QueryError, SourceError
+from kverr.launch import PastedLaunch, forms_of, read_launches
 from kverr.profile import DEFAULT, builtin_names, load_profile
 
 
@@ -226,25 +228,6 @@ def report_json(report: Report, command: str = "") -> dict[str, Any]:
     }
 
 
-MAX_INPUT = 1 << 20  # bytes read from --file or stdin: a launch script, a log, an issue
-
-
-def read_input(path: str) -> str:
-    """The text of `path` ('-': stdin), its first MAX_INPUT bytes; QueryError names it when
-    it cannot be read."""
-    import sys
-
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read(MAX_INPUT)
-        else:
-            with open(path, "rb") as f:
-                data = f.read(MAX_INPUT)
-    except OSError as exc:
-        raise QueryError(f"cannot read {path} ({exc.strerror}); pass a readable file.") from None
-    return data.decode("utf-8", "replace")
-
-
 def check_text(
     text: str,
     *,
@@ -288,3 +271,102 @@ def check_text(
             source=source, platform=platform, trust_repo=trust_repo, keep=profile.hardware_options,
         )  # fmt: skip
     return report, report_json(report)
+
+
+_VERSION_IN = re.compile(
+    r"\b(?P<project>sglang|vllm)(?:==|[ :=]{1,3}(?:version[ :=]{1,3})?v?)"
+    r"(?P<version>\d{1,3}\.\d{1,3}\.\d{1,3}(?:\.post\d{1,3}|rc\d{1,3})?)\b",
+    re.I,
+)
+
+
+def version_in(text: str, project: str) -> str | None:
+    """The release a paste says it runs (`sglang==0.5.9`, `vLLM version 0.11.1`), or None."""
+    for m in _VERSION_IN.finditer(text[: 1 << 20]):
+        if m.group("project").lower() == project:
+            return m.group("version")
+    return None
+
+
+def personal_answers(
+    text: str,
+    matches: Sequence[Any],
+    *,
+    release: str | None = None,
+    source: str | None = None,
+    trust_repo: bool = False,
+) -> list[Any]:
+    """`matches` (kverr.answers.Match) with the fix of the user's own launch when `text` holds
+    one (`yours`), and without one, advice from the values each message printed (`advice`).
+    The launch runs through the release it names, or the paste's version, or the newest
+    release of the match; a launch that does not raise the matched error gets a yourFix that
+    says so and why, never the generic example."""
+    from kverr.advice import advise
+
+    profiles = {name: load_profile(name) for name in builtin_names()}
+    launches = read_launches(text, forms_of(profiles.values()))
+    out = []
+    for m in matches:
+        project = (m.project or {}).get("name") or m.record.get("project") or DEFAULT
+        keep = profiles[project].hardware_options if project in profiles else ()
+        mine = [p for p in launches if p.project == project]
+        if not mine:
+            out.append(replace(m, advice=tuple(advise(m.record, m.values, keep))))
+            continue
+        out.append(replace(m, yours=_yours(m, mine[0], profiles[project], text, release, source,
+                                            trust_repo)))  # fmt: skip
+    return out
+
+
+def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str | None,
+           source: str | None, trust_repo: bool) -> dict[str, Any]:  # fmt: skip
+    """The personal answer for one match (personal_answers)."""
+    from kverr.verify import confine
+
+    if not profile.verifiable():
+        return {
+            "status": "not-checked",
+            "reason": f"kverr cannot run {profile.product}'s checks yet",
+        }
+    release = release or version_in(text, profile.name) or _newest(m.revisions)
+    why = confine.unavailable()
+    if why is not None and not trust_repo:
+        return {"status": "not-checked", "reason": f"no sandbox to run the checks in: {why}"}
+    try:
+        with tempfile.TemporaryDirectory(prefix="kverr-check-") as tmp:
+            report = check_launch(
+                pasted, spec=spec_for(profile), globs=profile.files, workdir=Path(tmp),
+                release=release, source=source, trust_repo=trust_repo,
+                keep=profile.hardware_options,
+            )  # fmt: skip
+    except SourceError as exc:
+        return {"status": "not-checked", "reason": str(exc)}
+    data = report_json(report)
+    if report.reason:
+        return {"status": "not-checked", "reason": report.reason}
+    for err in data["errors"]:
+        if err["id"] == m.record.get("id"):
+            fix = err.get("yourFix")
+            if fix:
+                return fix
+            return {
+                "status": "no-fix",
+                "reason": err.get("noFix") or "",
+                "release": data["release"],
+            }
+    if data["errors"]:
+        first = data["errors"][0]
+        said = f"{first['errorClass']}: {first['message']}".strip(": ")
+        reason = f"your launch stops at another check of {data['release']} first ({said})"
+    else:
+        reason = (
+            f"your launch passes every check of {data['release']} on {data['platform']} with"
+            f" {data['model']}: the error comes from another release, another model or another"
+            " platform"
+        )
+    return {"status": "not-reproduced", "reason": reason, "release": data["release"]}
+
+
+def _newest(releases: Sequence[str]) -> str | None:
+    tags = [r for r in releases if re.fullmatch(r"v?\d+(\.\d+){1,3}(\.post\d+)?", r)]
+    return max(tags, key=lambda t: tuple(int(n) for n in re.findall(r"\d+", t)), default=None)

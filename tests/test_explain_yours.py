@@ -1,0 +1,83 @@
+"""`kverr explain` with the user's own launch in the paste: the match carries the fix of that
+launch, checked by the release the paste names (the fixture project laid out as SGLang, tagged
+v9.9.9); without a launch, advice from the values the message printed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_sources import Git
+from typer.testing import CliRunner
+from verify_fixture import sglang_files
+
+from kverr.cli import app
+
+MOE = "35f71508f59b40d3"  # "tp_size must be divisible by moe_dp_size", shipped and fixture alike
+ISSUE = """\
+I run sglang==9.9.9 with
+```
+python -m sglang.launch_server --model-path org/m \\
+    --tp-size {tp} --moe-dp-size {moe}
+```
+and it stops with
+AssertionError: tp_size must be divisible by moe_dp_size
+"""
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    g = Git(tmp_path_factory.mktemp("explain-yours") / "repo")
+    g.commit("fixture", sglang_files())
+    g.tag("v9.9.9")
+    return g.root
+
+
+def explain(*args: str) -> dict:
+    got = CliRunner().invoke(app, ["explain", "--json", *args])
+    assert got.exit_code == 0, got.output
+    return json.loads(got.output)
+
+
+def match(report: dict, rid: str) -> dict:
+    return next(m for m in report["matches"] if m["record"]["id"] == rid)
+
+
+@pytest.mark.sandbox
+def test_the_users_launch_gets_its_own_verified_fix(repo) -> None:
+    got = match(explain(ISSUE.format(tp=6, moe=4), "--source", str(repo)), MOE)
+    fix = got["yourFix"]
+    assert fix["verification"] == {
+        "status": "verified",
+        "revision": "v9.9.9",
+        "platform": "cuda-sm90",
+        "model": "the default model (the model path is neither a local folder nor a known model)",
+    }
+    assert fix["changed"] == ["--moe-dp-size"]  # the GPUs (--tp-size 6) stay as they are
+    assert fix["before"].endswith("--tp-size 6 --moe-dp-size 4")
+    assert "--tp-size 6 --moe-dp-size " in fix["after"] and "advice" not in got
+
+
+@pytest.mark.sandbox
+def test_a_launch_that_does_not_raise_it_is_never_given_the_generic_fix(repo) -> None:
+    got = match(explain(ISSUE.format(tp=8, moe=8), "--source", str(repo)), MOE)
+    assert got["yourFix"]["status"] == "not-reproduced"
+    assert "passes every check of v9.9.9" in got["yourFix"]["reason"]
+
+
+def test_without_a_source_it_says_so(monkeypatch) -> None:
+    monkeypatch.delenv("KVERR_SOURCE", raising=False)
+    got = match(explain(ISSUE.format(tp=12, moe=8)), MOE)
+    assert got["yourFix"]["status"] == "not-checked"
+    assert "pass --source" in got["yourFix"]["reason"]
+
+
+def test_without_a_launch_the_message_values_give_advice() -> None:
+    report = explain("ValueError: mamba_track_interval 100 must be divisible by page_size 64")
+    (got,) = report["matches"]
+    assert "yourFix" not in got
+    assert got["advice"] == [
+        "With --page-size 64, use --mamba-track-interval 128, 64 or 192 (not 100).",
+        "With --mamba-track-interval 100, use --page-size 50, 100 or 25 (not 64).",
+    ]
