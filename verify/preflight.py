@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from kverr.verify.spec import spec_for
-from kverr.verify.yours import Checked, Launch, NoFix, YourFix, check, close_options, resolve
+from kverr.verify.yours import (
+    Checked,
+    Launch,
+    NoFix,
+    Resolved,
+    YourFix,
+    check,
+    close_options,
+    resolve,
+)
 
 from kverr.errors import QueryError, SourceError
 from kverr.launch import PastedLaunch, forms_of, read_launches
@@ -116,19 +125,7 @@ def check_launch(
             why = f"{rel.name}'s checks do not load in the sandbox: {bench.info['reason']}"
             return Report(rel.name, plat, "", Launch(), pasted.program, reason=why)
         options = bench.info["options"]
-        resolved = resolve(
-            pasted.words,
-            values=pasted.values,
-            every_field=pasted.form == "fields",
-            env=pasted.env,
-            options=options,
-        )
-        launch = resolved.launch
-        model_path = launch.value("--model-path") or launch.value("--model") or ""
-        known = known_models()
-        model = model_overrides(str(model_path), known)
-        label = _model_label(str(model_path), model, known)
-        launch = with_model(launch, model)
+        resolved, launch, label = your_launch(pasted, options)
         checked = check(bench, launch, keep)
         close = tuple((u, tuple(close_options(u, options))) for u in resolved.unknown)
         return Report(
@@ -137,6 +134,23 @@ def check_launch(
         )  # fmt: skip
     finally:
         session.close()
+
+
+def your_launch(pasted: Any, options: Mapping[str, Any]) -> tuple[Resolved, Launch, str]:
+    """`pasted` in the release's own option names (`options`: the parser's table), with the
+    model its model path names; (how it was read, the launch, what the model is)."""
+    resolved = resolve(
+        pasted.words,
+        values=pasted.values,
+        every_field=pasted.form == "fields",
+        env=pasted.env,
+        options=options,
+    )
+    launch = resolved.launch
+    model_path = str(launch.value("--model-path") or launch.value("--model") or "")
+    known = known_models()
+    model = model_overrides(model_path, known)
+    return resolved, with_model(launch, model), _model_label(model_path, model, known)
 
 
 def _model_label(path: str, model: Sequence[tuple[str, Any]], known: Mapping[str, Any]) -> str:
