@@ -4,18 +4,22 @@ jsonl     one line per record, keys sorted, ordered by id: {"record", "releases"
 parquet   DuckDB COPY of the records table (the SQL lives in catalog/export.py)
 markdown  one file per error with YAML front matter + index.md, for MkDocs or Docusaurus.
           Prose is backslash-escaped so MDX (Docusaurus) reads `<path>` or `{x}` as text, and code
-          goes in fences longer than any backtick run inside it.
+          goes in fences longer than any backtick run inside it (kverr/card.py's Markdown, the
+          one the bots' answers use); control characters show as escapes everywhere.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from kverr.feeds import html as h
 from kverr.feeds.output import replace_dir, replace_file
 from kverr.feeds.site import decl_of, file_token, records_of
+
+from kverr import display
+from kverr.card import md_block, md_code, md_escape, md_link
+from kverr.term import escape_json, escape_terminal
 
 
 def releases_of(cat, record_id: str) -> list[str]:
@@ -31,31 +35,18 @@ def export_jsonl(cat, out: Path, project: str | None = None) -> int:
     ):
         for rec in sorted(cat.records(project=project), key=lambda r: r["id"]):
             doc = {"record": rec, "releases": releases_of(cat, rec["id"])}
-            fh.write(json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n")
+            fh.write(escape_json(json.dumps(doc, sort_keys=True, ensure_ascii=False)) + "\n")
             n += 1
     return n
 
 
 # ---------------------------------------------------------------- markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
-
-
-def md_text(text: str | None) -> str:
-    """Prose safe for CommonMark and MDX: every markup character backslash-escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", (text or "").replace("\r", ""))
-
-
-def md_code(text: str, lang: str = "text") -> str:
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{lang}\n{text}\n{fence}\n"
-
 
 def front_matter(fields: dict) -> str:
     """YAML front matter; each value is written as JSON, which YAML reads unchanged."""
     body = "".join(
-        f"{k}: {json.dumps(v, ensure_ascii=False)}\n"
+        f"{k}: {escape_json(json.dumps(v, ensure_ascii=False))}\n"
         for k, v in fields.items()
         if v not in (None, [])
     )
@@ -76,37 +67,39 @@ def error_markdown(rec: dict, releases: list[str], flags: dict[tuple[str, str], 
                 "severity": rec.get("severity"),
             }
         ),  # fmt: skip
-        f"# {md_text(title)}\n\n",
-        f"**{md_text(rec.get('severity'))}** · `{rec.get('errorClass') or rec.get('kind')}` · id `{rec['id']}`\n\n",
-        md_code(h.plain(rec.get("errorMessage") or "") or h.source_line(rec).strip()),
+        f"# {md_escape(title)}\n\n",
+        f"**{md_escape(rec.get('severity'))}** · {md_code(rec.get('errorClass') or rec.get('kind') or '')}"
+        f" · id {md_code(rec['id'])}\n\n",
+        md_block(h.plain(rec.get("errorMessage") or "") or h.source_line(rec).strip(), "text"),
+        "\n",
     ]
     for label, key in (("What it means", "documentation"), ("When it happens", "triggerScenarios"),
                        ("Common situations", "commonSituations")):  # fmt: skip
         if rec.get(key):
-            out.append(f"\n## {label}\n\n{md_text(rec[key])}\n")
+            out.append(f"\n## {label}\n\n{md_escape(rec[key])}\n")
     if rec.get("solutions") or rec.get("exampleFix"):
         out.append("\n## How to fix it\n\n")
-        out.extend(f"- {md_text(s)}\n" for s in rec.get("solutions") or [])
-        if rec.get("exampleFix"):
-            out.append("\n" + md_code(rec["exampleFix"], "bash"))
+        out.extend(f"- {md_escape(s)}\n" for s in rec.get("solutions") or [])
+        example = display.example_fix(rec.get("exampleFix"))
+        if example:  # the commands as shown everywhere (quoted, <VALUE>), in one block
+            fix = f"# before\n{example.before.text}\n# after\n{example.after.text}"
+            out.append("\n" + md_block(fix, "bash") + "\n")
+            if example.before.hidden or example.after.hidden:
+                out.append(f"\n{md_escape(display.HIDDEN_NOTE)}\n")
+        elif rec.get("exampleFix"):
+            out.append("\n" + md_block(rec["exampleFix"], "bash") + "\n")
     if rec.get("flags"):
         out.append("\n## Flags\n\n| Flag | Help | Default | Choices |\n|---|---|---|---|\n")
         for name in rec["flags"]:
             f = decl_of(flags, rec, name)
             cells = [f.get("help"), f.get("default"), ", ".join(f.get("choices") or [])]
-            text = " | ".join(md_text(c).replace("\n", " ") for c in cells)
-            out.append(
-                f"| `{name}` | {text} |\n"
-            )  # code span: smartypants would turn -- into a dash
-    link = h.href(rec.get("githubUrl"))
+            text = " | ".join(md_escape(c).replace("\n", " ") for c in cells)
+            # a code span: smartypants would turn -- into a dash
+            out.append(f"| {md_code(name)} | {text} |\n")
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
-    if link:
-        url = rec["githubUrl"].replace("(", "%28").replace(")", "%29")
-        out.append(f"\n## Source\n\n[{md_text(where)}]({url})\n")
-    else:
-        out.append(f"\n## Source\n\n{md_text(where)}\n")
+    out.append(f"\n## Source\n\n{md_link(where, rec.get('githubUrl'))}\n")
     if releases:
-        out.append("\n## Releases\n\n" + ", ".join(f"`{t}`" for t in releases) + "\n")
+        out.append("\n## Releases\n\n" + ", ".join(md_code(t) for t in releases) + "\n")
     return "".join(out)
 
 
@@ -128,7 +121,7 @@ def export_markdown(cat, out_dir: Path, project: str | None = None) -> int:
             text = error_markdown(rec, releases_of(cat, rec["id"]), flags)
             (tmp / "errors" / f"{name}.md").write_text(text, encoding="utf-8")
             rows.append(
-                f"| [{md_text(h.title_of(rec)[:100])}](errors/{name}.md) | {md_text(rec.get('severity'))} |\n"
+                f"| [{md_escape(h.title_of(rec)[:100])}](errors/{name}.md) | {md_escape(rec.get('severity'))} |\n"
             )
         index = (front_matter({"title": "Error reference", "sidebar_position": 1})
                  + "# Error reference\n\n| Error | Severity |\n|---|---|\n" + "".join(rows))  # fmt: skip
@@ -194,16 +187,17 @@ def export(
                 if base
                 else " (pass --base-url for canonical URLs and a sitemap)"
             )
-            return f"wrote {n} pages to {out}{extra}; open {Path(out) / 'index.html'} in a browser."
-        if fmt == "markdown":
-            return f"wrote {export_markdown(cat, out, project)} error pages and index.md to {out}."
-        if fmt == "jsonl":
-            return f"wrote {export_jsonl(cat, out, project)} records to {out}."
+            done = f"wrote {n} pages to {out}{extra}; open {Path(out) / 'index.html'} in a browser."
+        elif fmt == "markdown":
+            done = f"wrote {export_markdown(cat, out, project)} error pages and index.md to {out}."
+        elif fmt == "jsonl":
+            done = f"wrote {export_jsonl(cat, out, project)} records to {out}."
         path = cat.path
     finally:
         cat.close()
-    # Parquet opens its own read-only connection, after ours is closed.
-    return f"wrote {export_parquet_path(path, out)} records to {out}."
+    if fmt == "parquet":  # its own read-only connection, after ours is closed
+        done = f"wrote {export_parquet_path(path, out)} records to {out}."
+    return escape_terminal(done)  # (a file name may hold anything)
 
 
 def export_parquet_path(catalog_path: Path, out: Path) -> int:

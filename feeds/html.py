@@ -1,8 +1,9 @@
 """HTML for the static error reference: one plain function per page or block.
 
 Every string that comes from a record, a flag or a revision goes through `esc` (or `href`), so a
-message like `<path>` or hostile text in a record shows as text and never runs. Links are relative
-so the site works from file://, from any sub-path of a web server, and offline.
+message like `<path>` or hostile text in a record shows as text and never runs, and a control
+character (a bidirectional override, a C1 control) shows as its escape, as on the terminal.
+Links are relative so the site works from file://, from any sub-path of a web server, and offline.
 """
 
 from __future__ import annotations
@@ -12,27 +13,26 @@ import re
 from collections.abc import Iterable
 
 from kverr import display
-
-_SAFE_URL = re.compile(r"^https://[A-Za-z0-9.-]+/[^\s\"'<>]*$")
+from kverr.term import escape_terminal
 
 
 def esc(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    return html.escape(escape_terminal("" if value is None else str(value)), quote=True)
 
 
 def href(url: str | None) -> str | None:
     """Only plain https links leave the site: a `javascript:` or odd URL in a record is dropped."""
-    if url and _SAFE_URL.match(url):
-        return esc(url)
-    return None
+    url = display.safe_url(url)
+    return esc(url) if url else None
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def plain(text: str) -> str:
-    """Terminal colour codes (`\\x1b[91m...`) and control characters are noise on a web page."""
-    return _ANSI.sub("", text)
+    """Terminal colour codes (`\\x1b[91m...`) are noise on a web page: gone; any other control
+    character shows as its escape."""
+    return escape_terminal(_ANSI.sub("", text))
 
 
 def title_of(rec: dict) -> str:
@@ -191,24 +191,26 @@ def before_after(fix: str) -> str:
     example = display.example_fix(fix)
     if example is None:
         return code(fix)
+    hidden = example.before.hidden or example.after.hidden
     return (
         '<div class="fix">'
         + _pane("Before", "bad", "before", example.before, example.removed(), "del")
         + _pane("After", "good", "after", example.after, example.added(), "ins")
+        + (f'<p class="note">{esc(display.HIDDEN_NOTE)}</p>' if hidden else "")
         + "</div>"
     )
 
 
-def _pane(label: str, tone: str, cls: str, command: str, changed: set[str], tag: str) -> str:
+def _pane(
+    label: str, tone: str, cls: str, command: display.Command, changed: set[str], tag: str
+) -> str:
     # Each argument is one inline block: a narrow screen wraps between arguments, never at
     # the hyphens inside one (`--model-` / `path`), and the text copies unchanged.
-    marked = "".join(
-        esc(text)
-        if text.isspace()
-        else f'<{tag} class="a chg">{esc(text)}</{tag}>'
-        if hit
-        else f'<span class="a">{esc(text)}</span>'
-        for text, hit in display.changed_spans(command, changed)
+    marked = " ".join(
+        f'<{tag} class="a chg">{esc(shown)}</{tag}>'
+        if word in changed
+        else f'<span class="a">{esc(shown)}</span>'
+        for word, shown in zip(command.words, command.shown, strict=True)
     )
     # The button is hidden until assets/copy.js shows it: without script it could do nothing.
     return (

@@ -5,6 +5,11 @@ The fix comes first, right under the message: the solutions, then the launch com
 and after, each a whole line of its own with nothing around it (no border, no indent, never
 wrapped), so a triple-click or a mouse drag copies exactly the command; then whether that fix
 was verified. The facts follow: meaning, trigger, flags, source (a link), releases as ranges.
+
+Every string of a match (the record, the values pasted, the answer) is escaped first
+(kverr.term.escape_data): a control character in any of them shows as `\\x1b` or `\\u009b`,
+and only kverr's own styling and links reach the terminal as escapes. Commands are shown
+safe to copy (kverr.display.Command).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 
 from kverr import display
 from kverr.answers import Match
-from kverr.term import PLAIN, Term
+from kverr.term import PLAIN, Term, escape_data, escape_terminal
 from kverr.verification import fix_status, is_verified
 
 LABEL = 15  # width of the fact labels ("What it means  ")
@@ -95,6 +100,7 @@ def prose(text: str, m: Match, term: Term = PLAIN) -> str:
 def card(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[str]:
     """The card's lines. `order`: every release the catalog holds, oldest first, so the
     record's releases print as ranges."""
+    m = escape_data(m)
     out = [header(m, term), *term.wrap(message(m, term))]
     fix = argparse_lines(m, term) if m.argparse else fix_lines(m, term)
     if fix:
@@ -114,10 +120,7 @@ def fix_lines(m: Match, term: Term = PLAIN) -> list[str]:
     for s in solutions:
         out += term.wrap("  • " + prose(s, m, term), indent=4)
     if example:
-        out.append(term.style("  Before:", "dim"))
-        out.append(_command(example.before, example.removed(), term, "red"))
-        out.append(term.style("  After:", "dim"))
-        out.append(_command(example.after, example.added(), term, "green"))
+        out += _before_after(example, term)
     elif rec.get("exampleFix"):
         out += rec["exampleFix"].splitlines()
     # The slot for kverr build --verify's verdict: verified against which revision's own
@@ -133,14 +136,9 @@ def argparse_lines(m: Match, term: Term = PLAIN) -> list[str]:
     out = [term.style("How to fix", "bold", "cyan")]
     for sentence in a.get("text") or []:
         out += term.wrap("  • " + prose(sentence, m, term), indent=4)
-    ex = a.get("example") or {}
-    if ex.get("before"):
-        before, after = ex["before"], ex.get("after") or ""
-        out.append(term.style("  Before:", "dim"))
-        out.append(_command(before, set(before.split()) - set(after.split()), term, "red"))
-        out.append(term.style("  After:" if after else "  After: leave it out", "dim"))
-        if after:
-            out.append(_command(after, set(after.split()) - set(before.split()), term, "green"))
+    example = argparse_example(m)
+    if example:
+        out += _before_after(example, term)
     status = term.style(fix_status(m.record), "green" if is_verified(m.record) else "dim")
     out += term.wrap("  " + status, 2)
     return out
@@ -164,11 +162,38 @@ def argparse_rows(m: Match, limit: int = 4) -> list[tuple[str, str]]:
     return rows
 
 
-def _command(cmd: str, changed: set[str], term: Term, colour: str) -> str:
+def argparse_example(m: Match) -> display.ExampleFix | None:
+    """The option as pasted and as it should be (an empty `after`: leave it out)."""
+    a = m.argparse or {}
+    ex = a.get("example") or {}
+    if not ex.get("before"):
+        return None
+    flag = a.get("flag")
+    return display.ExampleFix(
+        display.command(display.option_words(ex["before"], flag)),
+        display.command(display.option_words(ex.get("after") or "", flag)),
+    )
+
+
+def _before_after(example: display.ExampleFix, term: Term) -> list[str]:
+    out = [term.style("  Before:", "dim"), _command(example.before, example.removed(), term, "red")]
+    if example.after.words:
+        out += [
+            term.style("  After:", "dim"),
+            _command(example.after, example.added(), term, "green"),
+        ]
+    else:
+        out.append(term.style("  After: leave it out", "dim"))
+    if example.before.hidden or example.after.hidden:
+        out += term.wrap(term.style("  " + display.HIDDEN_NOTE, "dim"), 2)
+    return out
+
+
+def _command(cmd: display.Command, changed: set[str], term: Term, colour: str) -> str:
     """A whole command line, never wrapped or indented: the changed arguments in colour."""
-    return "".join(
-        term.style(text, "bold", colour) if hit else text
-        for text, hit in display.changed_spans(cmd, changed)
+    return " ".join(
+        term.style(shown, "bold", colour) if word in changed else shown
+        for word, shown in zip(cmd.words, cmd.shown, strict=True)
     )
 
 
@@ -190,7 +215,7 @@ def fact_lines(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[
         shown = label
     row("Flags", ", ".join(rec.get("flags") or []))
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
-    url = rec.get("githubUrl")
+    url = display.safe_url(rec.get("githubUrl"))
     row("Source", term.link(term.style(where, "underline"), url))
     if url and not term.links:  # whole, on its own line: most terminals make it clickable
         out.append(" " * LABEL + url)
@@ -221,7 +246,20 @@ def project_text(m: Match) -> str:
     return f"{p.get('product', p.get('name'))}, matched by {how}"
 
 
+# What the one-line views read of a record: a scan may print thousands of them, so they escape
+# these alone, not the whole record.
+_LINE_FIELDS = ("id", "severity", "errorClass", "kind", "errorMessage", "placeholders",
+                "filePath", "lineNumber", "sourceCode", "sourceCodeStart")  # fmt: skip
+
+
+def _line_view(m: Match, *, releases: bool = False) -> Match:
+    record = {k: escape_data(m.record.get(k)) for k in _LINE_FIELDS}
+    revisions = escape_data(m.revisions) if releases else ()
+    return Match(record, m.score, m.how, escape_data(m.values), m.line, revisions)
+
+
 def also_at(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> str:
+    m = _line_view(m, releases=True)
     rec = m.record
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
     span = display.release_span(m.revisions, order)
@@ -230,6 +268,7 @@ def also_at(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> str:
 
 
 def one_line(m: Match, term: Term = PLAIN) -> str:
+    m = _line_view(m)
     rec = m.record
     sev = rec.get("severity") or ""
     head = f"line {m.line}: " if m.line is not None else ""
@@ -240,6 +279,7 @@ def one_line(m: Match, term: Term = PLAIN) -> str:
 
 def list_line(m: Match, term: Term = PLAIN) -> str:
     """One record in a list (`kverr search`): id, severity, class, message."""
+    m = _line_view(m)
     rec = m.record
     sev = rec.get("severity") or ""
     cls = rec.get("errorClass") or rec.get("kind") or ""
@@ -254,13 +294,15 @@ def list_line(m: Match, term: Term = PLAIN) -> str:
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
 
 
-def md_escape(text: str) -> str:
-    """Prose safe for CommonMark (GitHub, Discourse, Slack-like renderers)."""
-    return _MD_SPECIAL.sub(r"\\\1", text.replace("\r", ""))
+def md_escape(text: str | None) -> str:
+    """Prose safe for CommonMark and MDX (GitHub, Discourse, Docusaurus): every markup character
+    backslash-escaped, every control character shown as an escape."""
+    return _MD_SPECIAL.sub(r"\\\1", escape_terminal((text or "").replace("\r", "")))
 
 
 def md_code(text: str) -> str:
     """An inline code span that survives backticks inside it."""
+    text = escape_terminal(text)
     longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -274,13 +316,37 @@ def md_prose(text: str, m: Match | None = None) -> str:
 
 
 def md_block(text: str, lang: str = "") -> str:
+    """A fenced block longer than any backtick run inside it."""
+    text = escape_terminal(text)
     longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{text}\n{fence}"
 
 
+def md_link(text: str, url: str | None) -> str:
+    """`text` linked to `url` when it is a plain https URL (its parentheses encoded, so none
+    ends the link early), else `text` alone; both as Markdown."""
+    url = display.safe_url(url)
+    if url is None:
+        return md_escape(text)
+    return f"[{md_escape(text)}]({url.replace('(', '%28').replace(')', '%29')})"
+
+
+def md_fix(example: display.ExampleFix) -> list[str]:
+    """An example fix's commands as bash blocks, and what <VALUE> stands for."""
+    out = ["Before:", md_block(example.before.text, "bash")]
+    if example.after.words:
+        out += ["After:", md_block(example.after.text, "bash")]
+    else:
+        out.append("After: leave it out.")
+    if example.before.hidden or example.after.hidden:
+        out.append(md_escape(display.HIDDEN_NOTE))
+    return out
+
+
 def markdown(m: Match, order: Sequence[str] = ()) -> str:
     """The answer to one match in Markdown, ready to post: message, fix first, then why."""
+    m = escape_data(m)
     rec = m.record
     what = rec.get("errorClass") or rec.get("kind") or "error"
     out = [f"**{md_escape(what)}**: {md_code(message(m))}", ""]
@@ -288,24 +354,24 @@ def markdown(m: Match, order: Sequence[str] = ()) -> str:
     example = display.example_fix(rec.get("exampleFix"))
     if m.argparse:  # answered for the pasted values from the catalog's releases
         solutions = list(m.argparse.get("text") or [])
-        ex = m.argparse.get("example") or {}
-        example = (
-            display.ExampleFix(ex["before"], ex.get("after") or "") if ex.get("before") else None
-        )
+        example = argparse_example(m)
         solutions += [f"{label}: {text}" for label, text in argparse_rows(m)]
     if solutions or example:
         out.append("**How to fix**")
         out += [f"- {md_prose(s, m)}" for s in solutions]
         if example:
-            out += ["", "Before:", md_block(example.before, "bash"), "After:"]
-            out.append(md_block(example.after, "bash"))
+            out += ["", *md_fix(example)]
         out += ["", f"_{md_escape(fix_status(rec))}_", ""]
     if rec.get("documentation"):
         out += [f"**What it means:** {md_prose(rec['documentation'], m)}", ""]
     if rec.get("triggerScenarios"):
         out += [f"**Why it fired:** {md_prose(rec['triggerScenarios'], m)}", ""]
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
-    src = f"[{md_escape(where)}]({rec['githubUrl']})" if rec.get("githubUrl") else md_code(where)
+    src = (
+        md_link(where, rec.get("githubUrl"))
+        if display.safe_url(rec.get("githubUrl"))
+        else md_code(where)
+    )
     facts = [f"Source: {src}"]
     span = display.release_span(m.revisions, order)
     if span:

@@ -197,7 +197,9 @@ def command(fn=None, **settings):
                 warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
         except KverrError as exc:
-            typer.echo(f"kverr: {exc}", err=True)
+            from kverr.term import escape_terminal  # (the message may quote a paste or a path)
+
+            typer.echo(f"kverr: {escape_terminal(str(exc))}", err=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("kverr: interrupted; run the same command again to resume.", err=True)
@@ -217,7 +219,9 @@ _python_showwarning = warnings.showwarning
 
 def _show_warning(message, category, *args, **kwargs) -> None:
     if issubclass(category, KverrWarning):
-        typer.echo(f"kverr: warning: {message}", err=True)
+        from kverr.term import escape_terminal
+
+        typer.echo(f"kverr: warning: {escape_terminal(str(message))}", err=True)
     else:
         _python_showwarning(message, category, *args, **kwargs)
 
@@ -557,10 +561,11 @@ def load(
     """
     from kverr import render
     from kverr.catalog import load_datasets
+    from kverr.term import escape_terminal
 
     report = load_datasets(dataset_dirs, catalog)
     for warning in report.warnings:
-        typer.echo(f"kverr: warning: {warning}", err=True)
+        typer.echo(f"kverr: warning: {escape_terminal(warning)}", err=True)
     typer.echo(render.load_summary(catalog, report))
 
 
@@ -773,8 +778,10 @@ def show(
         m = record_match_or_raise(cat, key)
         order = cat.release_order(tags_only=True)
     if json_out:
+        from kverr.term import escape_json
+
         out = {"record": m.record, "releases": list(m.revisions)}
-        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        typer.echo(escape_json(json.dumps(out, indent=2, ensure_ascii=False)))
     elif markdown:
         typer.echo(card.markdown(m, order))
     else:
@@ -832,6 +839,93 @@ def search(
         view = render.search_text(matches, total, offset=offset, term=_term(plain), what=what)
         _emit(view, plain, no_pager)
     raise typer.Exit(0 if total else 1)
+
+
+SourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--source",
+        metavar="DIR|GIT",
+        help="The project's source for checking launches: a git clone (releases are tags) or a checkout; default $KVERR_SOURCE.",
+    ),
+]
+
+
+@command
+def mcp(
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="HOST:PORT",
+            help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks one).",
+        ),
+    ] = None,
+    source: SourceOpt = None,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Serve kverr to an assistant over MCP: tools explain, check, show, search, releases and
+    kverr://<project>/<id> resources. Stdio by default (a desktop client starts it).
+
+    \b
+    Example: kverr mcp  (in the client's config: {"command": "kverr", "args": ["mcp"]})
+    Example: kverr mcp --http 127.0.0.1:8766 --source ~/sglang
+    """
+    from kverr.feeds.mcp_server import run
+
+    run(catalog, http=http, source=source, on_listen=lambda url: typer.echo(url, err=True))
+
+
+@command
+def respond(
+    event: Annotated[
+        Path | None,
+        typer.Option(
+            "--event",
+            envvar="GITHUB_EVENT_PATH",
+            metavar="FILE",
+            help="The issues or issue_comment event's JSON (default $GITHUB_EVENT_PATH).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the comment instead of posting it.")
+    ] = False,
+    release: ReleaseOpt = None,
+    source: SourceOpt = None,
+    api_url: Annotated[
+        str,
+        typer.Option(
+            "--api-url", envvar="GITHUB_API_URL", metavar="URL", help="GitHub's REST API."
+        ),
+    ] = "https://api.github.com",
+    bot_login: Annotated[
+        str,
+        typer.Option(
+            "--bot-login", metavar="LOGIN", help="Who posts: kverr edits only this login's comment."
+        ),
+    ] = "github-actions[bot]",
+    catalog: CatalogOpt = None,
+) -> None:
+    """Answer a GitHub issue: one comment with the fix of the user's launch and each pasted
+    error's card, edited on later events, none when kverr knows nothing. Token: $GITHUB_TOKEN.
+
+    \b
+    Example: kverr respond --event issue.json --dry-run
+    Example: kverr respond  (in a workflow: see docs/integrations.md)
+    """
+    from kverr.feeds.respond import respond as run_respond
+
+    if event is None:
+        raise typer.BadParameter("no event: pass --event FILE or set GITHUB_EVENT_PATH.")
+    done = run_respond(
+        event, catalog=catalog, source=source, release=release, dry_run=dry_run,
+        token=os.environ.get("GITHUB_TOKEN"), api_url=api_url, bot_login=bot_login,
+    )  # fmt: skip
+    if dry_run and done.comment:
+        typer.echo(done.comment, nl=False)
+    from kverr.term import escape_terminal  # (the summary names the event's repository)
+
+    typer.echo(f"kverr: {escape_terminal(done.summary)}", err=True)
 
 
 def main() -> None:

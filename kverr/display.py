@@ -3,16 +3,97 @@ the before/after commands of an example fix and the flags that changed between t
 placeholder's short label (`{self.page_size}` shows as ‹page_size›), code spans in prose, and
 a record's releases as ranges ("v0.4.1.post7 … v0.5.10rc0 · 87 releases").
 
+A command is shown safe to copy: each word quoted for the shell, and a word that is no
+plausible option value (a paste's `$(id)`, shell syntax, control characters) as <VALUE>.
+
 Plain functions over strings: no styling here, each view styles the pieces its own way.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kverr.term import escape_terminal
+
 _EXAMPLE = re.compile(r"\s*#\s*before\s*\n(.*?)\n\s*#\s*after\s*\n(.*)", re.S | re.I)
+
+VALUE = "<VALUE>"
+HIDDEN_NOTE = f"{VALUE} stands for a value not shown: it is not a plausible option value."
+# Shell syntax kverr's own fixes write (a config file, then the launch): kept where the
+# command has it bare. Anywhere else these characters make a word no plausible value, as do
+# a backslash (what escape_terminal leaves of a control character) and control characters.
+_OPERATORS = ("&&", ">")
+_SHELL = re.compile(r"[$`;|&<>()\\\n]")
+_ASSIGNED = re.compile(r"(--?[A-Za-z0-9][\w.-]*=)(.*)", re.S)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command line as shown: `words` as the program gets them, `shown` each as the shell
+    reads it back (shlex.quote), <VALUE> for a word that is no plausible option value."""
+
+    words: tuple[str, ...]
+    shown: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.shown)
+
+    @property
+    def hidden(self) -> bool:
+        return VALUE in self.shown
+
+
+def command(words: Sequence[str]) -> Command:
+    """Words (a flag and a pasted value) as a Command."""
+    return Command(tuple(words), tuple(map(quote, words)))
+
+
+def parse_command(text: str) -> Command:
+    """Shell text (a record's exampleFix) as a Command: each word unquoted as the shell would,
+    then quoted again; && and > stay operators only where the text has them unquoted."""
+    lex = shlex.shlex(text, posix=True)
+    lex.whitespace_split, lex.commenters = True, ""
+    words, shown, start = [], [], 0
+    try:
+        while (word := lex.get_token()) is not None:
+            end = lex.instream.tell()
+            raw = text[start:end].strip()  # the word as written, quotes and all
+            start = end
+            words.append(word)
+            shown.append(raw if raw in _OPERATORS else quote(word) if plausible(raw) else VALUE)
+    except ValueError:  # an open quote: no shell reads it as written
+        return command(text.split())
+    return Command(tuple(words), tuple(shown))
+
+
+def plausible(word: str) -> bool:
+    """Could `word` be an option or its value as a person types it: no shell syntax, no
+    backslash, no control character."""
+    return not _SHELL.search(word) and escape_terminal(word) == word
+
+
+def quote(word: str) -> str:
+    """`word` as the shell reads it back (--flag='{}' rather than '--flag={}'), or <VALUE>."""
+    if not plausible(word):
+        return VALUE
+    assigned = _ASSIGNED.fullmatch(word)
+    if assigned:
+        return assigned[1] + shlex.quote(assigned[2])
+    return shlex.quote(word)
+
+
+def option_words(text: str, flag: str | None) -> tuple[str, ...]:
+    """An argparse answer's fragment, "FLAG VALUE" (catalog/argparse_answers.py), as its words:
+    the flag and the pasted value whole, whatever the value holds."""
+    if flag and text.startswith(flag + " "):
+        return (flag, text[len(flag) + 1 :])
+    return tuple(text.split())
+
+
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PLACEHOLDER = re.compile(r"\{([^{}\n]{1,200})\}")
 
@@ -21,16 +102,16 @@ _PLACEHOLDER = re.compile(r"\{([^{}\n]{1,200})\}")
 class ExampleFix:
     """An exampleFix as two commands: the launch that raises the error and the one that does not."""
 
-    before: str
-    after: str
+    before: Command
+    after: Command
 
     def removed(self) -> set[str]:
         """Arguments of `before` that `after` drops or changes."""
-        return set(self.before.split()) - set(self.after.split())
+        return set(self.before.words) - set(self.after.words)
 
     def added(self) -> set[str]:
         """Arguments of `after` that `before` lacks (new flags, changed values)."""
-        return set(self.after.split()) - set(self.before.split())
+        return set(self.after.words) - set(self.before.words)
 
 
 def example_fix(text: str | None) -> ExampleFix | None:
@@ -38,16 +119,18 @@ def example_fix(text: str | None) -> ExampleFix | None:
     m = _EXAMPLE.match(text or "")
     if not m:
         return None
-    return ExampleFix(" ".join(m.group(1).split()), " ".join(m.group(2).split()))
+    return ExampleFix(parse_command(m.group(1)), parse_command(m.group(2)))
 
 
-def changed_spans(command: str, changed: set[str]) -> list[tuple[str, bool]]:
-    """`command` cut into (text, changed?) runs, whitespace kept: what a view highlights."""
-    out: list[tuple[str, bool]] = []
-    for piece in re.split(r"(\s+)", command):
-        if piece:
-            out.append((piece, piece in changed))
-    return out
+def safe_url(url: str | None) -> str | None:
+    """A link target every view may use: a plain https URL, else None (a `javascript:` URL,
+    spaces, quotes, brackets or a control character in a record are never linked)."""
+    if url and _SAFE_URL.fullmatch(url):
+        return url
+    return None
+
+
+_SAFE_URL = re.compile(r"https://[A-Za-z0-9.-]+/[\x21-\x7e]*")
 
 
 def placeholder_label(expr: str) -> str:

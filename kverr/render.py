@@ -2,6 +2,9 @@
 
 A view builds its lines and styles them through a kverr.term.Term (colour, links and wrapping
 on a terminal; plain, unwrapped text in a pipe); the explain card itself is kverr/card.py.
+Every view returns text with no control character of its data left (kverr.term.escape_terminal
+on the data before styling, or on the whole text of an unstyled view), and JSON with the
+controls JSON leaves raw escaped (escape_json).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from kverr import card, display
 from kverr.answers import CutLines, Match, explain_json, explain_json_chunks  # noqa: F401 - (re-exported)
 from kverr.card import fill  # noqa: F401 - i10-words' helper, now beside the card that uses it
-from kverr.term import PLAIN, Term
+from kverr.term import PLAIN, Term, escape_data, escape_json, escape_terminal
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each
 
@@ -68,9 +71,9 @@ def explain_text(
                 )
                 out.append(f"  {m.record['id']}  {m.record['errorMessage'][:90]}  (in: {where})")
             out.append("Run without --release for the full explanation.")
-            return "\n".join(out)
+            return escape_terminal("\n".join(out))
         names = " or ".join(products) if products else "launch-argument"
-        return f"No known {names} error matches this text."
+        return escape_terminal(f"No known {names} error matches this text.")
     shown: set[str] = set()
     out: list[str] = []
     full = 0
@@ -96,6 +99,7 @@ def search_text(
     matches: Sequence[Match], total: int, *, offset: int = 0, term: Term = PLAIN, what: str = ""
 ) -> str:
     """`kverr search`: a line per record, then how many there are and how to see more."""
+    what = escape_terminal(what)
     if not matches:
         return (
             f"No record matches {what}."
@@ -114,13 +118,13 @@ def search_json(query: dict, matches: Sequence[Match], total: int, offset: int, 
     """`kverr search --json`: the page, its place and the total, like the API's /search."""
     doc = {**query, "total": total, "offset": offset, "limit": limit,
            "matches": [m.to_dict() for m in matches]}  # fmt: skip
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+    return escape_json(json.dumps(doc, indent=2, ensure_ascii=False))
 
 
 def load_summary(catalog: Any, report: Any) -> str:
     """One line for `kverr load`."""
     skipped = report.records - report.usable
-    return (
+    return escape_terminal(
         f"loaded {report.records} records into {catalog} ({skipped} found by traceback or id only)"
     )
 
@@ -204,7 +208,7 @@ def build_summary(result: Any) -> str:
         lines.append(f"  extraction cache: {result.cache} (reused by the next build)")
     if result.collisions:
         lines += collision_lines(result.collisions)
-    return "\n".join(lines)
+    return escape_terminal("\n".join(lines))
 
 
 def collision_lines(collisions: Sequence[Any], show: int = 20) -> list[str]:
@@ -306,6 +310,7 @@ def _h_clip(text: str, n: int = 100) -> str:
 
 def diff_text(d: Any, term: Term = PLAIN) -> str:
     """Human form of catalog.history.Diff, every list in file and line order."""
+    d = escape_data(d)
     out = [
         term.style(
             f"{_h_rev(d.rev_a)} -> {_h_rev(d.rev_b)}: {len(d.added)} added, {len(d.removed)} removed, "
@@ -381,7 +386,7 @@ def revisions_text(revisions: list[dict]) -> str:
         project = f"{r.get('project') or '':<8} " if several else ""
         out.append(f"{project}{sha:<12} {r.get('date') or '':<25} {tags}".rstrip())
     out.append(f"{len(revisions)} revision(s); pass a tag, a snapshot label or a sha to --release.")
-    return "\n".join(out)
+    return escape_terminal("\n".join(out))
 
 
 def history_text(h: Any, order: Sequence[str] = ()) -> str:
@@ -414,4 +419,4 @@ def history_text(h: Any, order: Sequence[str] = ()) -> str:
         out.append("releases: " + display.release_span(releases, order))
         if gaps:
             out.append("not in: " + ", ".join(gaps))
-    return "\n".join(out)
+    return escape_terminal("\n".join(out))

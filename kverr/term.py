@@ -1,4 +1,7 @@
-"""What the terminal can take: colour, clickable links, a width to wrap prose at, a pager.
+"""What the terminal can take: colour, clickable links, a width to wrap prose at, a pager,
+and nothing that steers it: `escape_terminal` shows every control character of a string from a
+paste, a record, a repository or a file name as a visible escape, before kverr's own styling
+and links are added.
 
 The views (kverr/render.py) build plain lines and ask a `Term` to style them, so one code
 path prints a coloured card on a terminal and plain, unwrapped text into a pipe, a file or a
@@ -10,13 +13,70 @@ KVERR_PAGER=cat, turns it off.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TypeVar
+
+# What steers a terminal or reorders what it shows: the C0 controls but newline and tab (ESC,
+# BEL, backspace, CR...), DEL, the C1 controls U+0080-U+009F (a VT terminal reads U+009B as
+# CSI and U+009D as OSC, as it reads ESC [ and ESC ]), and the bidirectional controls.
+_BIDI = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "]")
+# What json.dumps(ensure_ascii=False) leaves raw of those (it escapes the C0 controls itself).
+_JSON_RAW = re.compile(r"[\x7f-\x9f" + _BIDI + "]")
+
+T = TypeVar("T")
+
+
+def escape_terminal(text: str) -> str:
+    """`text` with each control character shown as an escape: `\\x1b`, `\\u009b`, `\\u202e`.
+    For every string from a paste, a record, a repository or a file name; kverr's own styling
+    and links go around the result. Idempotent: what it returns has no control left."""
+    return _CONTROLS.sub(_shown, text)
+
+
+def _shown(m: re.Match[str]) -> str:
+    n = ord(m.group())
+    return f"\\x{n:02x}" if n < 0x80 else f"\\u{n:04x}"
+
+
+def escape_json(text: str) -> str:
+    """JSON text from json.dumps(..., ensure_ascii=False) with DEL, the C1 and the bidirectional
+    controls as \\uXXXX escapes too: the same data, nothing a terminal acts on. (Outside
+    strings JSON text is ASCII, so every such character is inside a string.)"""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def escape_data(value: T) -> T:
+    """escape_terminal over every string in `value`: dicts (keys too), lists, tuples and
+    dataclass instances (a Match, a Diff), copied; anything else as it is."""
+    kind = type(value)
+    if kind is str:
+        return _CONTROLS.sub(_shown, value)  # type: ignore[return-value, arg-type]
+    if kind is dict:
+        return {escape_data(k): escape_data(v) for k, v in value.items()}  # type: ignore[attr-defined, return-value]
+    if kind is list or kind is tuple:
+        return kind(escape_data(v) for v in value)  # type: ignore[call-arg, attr-defined]
+    if kind in _SCALARS:
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {
+            f.name: escape_data(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init
+        }
+        return dataclasses.replace(value, **fields)
+    if isinstance(value, str):  # a str subclass (an enum's value...)
+        return escape_terminal(value)  # type: ignore[return-value]
+    return value
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
 
 # SGR codes by name: the few styles the views use.
 _SGR = {
@@ -38,6 +98,7 @@ _SGR = {
 # escape as nothing or, worse, as garbage, so links are opt-in by detection; the full URL is
 # printed as text either way, which most terminals make clickable on their own.
 _LINK_TERMS = ("iTerm.app", "WezTerm", "vscode", "Hyper", "ghostty", "Tabby", "rio")
+_LINKABLE = re.compile(r"https://[\x21-\x7e]+")
 
 
 @dataclass(frozen=True)
@@ -57,8 +118,9 @@ class Term:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
     def link(self, text: str, url: str | None) -> str:
-        """`text` as a clickable OSC 8 hyperlink to `url` where the terminal draws them."""
-        if not self.links or not url:
+        """`text` as a clickable OSC 8 hyperlink to `url` where the terminal draws them; only
+        a plain https URL is linked (one with a control character would end the escape)."""
+        if not self.links or not url or not _LINKABLE.fullmatch(url):
             return text
         return f"\x1b]8;;{url}\x1b\\{text}\x1b]8;;\x1b\\"
 
