@@ -841,6 +841,31 @@ def search(
     raise typer.Exit(0 if total else 1)
 
 
+@command
+def mcp(
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="HOST:PORT",
+            help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks one).",
+        ),
+    ] = None,
+    source: SourceOpt = None,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Serve kverr to an assistant over MCP: tools explain, check, show, search, releases and
+    kverr://<project>/<id> resources. Stdio by default (a desktop client starts it).
+
+    \b
+    Example: kverr mcp  (in the client's config: {"command": "kverr", "args": ["mcp"]})
+    Example: kverr mcp --http 127.0.0.1:8766 --source ~/sglang
+    """
+    from kverr.feeds.mcp_server import run
+
+    run(catalog, http=http, source=source, on_listen=lambda url: typer.echo(url, err=True))
+
+
 def main() -> None:
     # Typer builds the parameters of every command before it runs one (15 ms of each `kverr
     # explain`): when the first argument names a command, only that one is registered for the
