@@ -866,6 +866,58 @@ def mcp(
     run(catalog, http=http, source=source, on_listen=lambda url: typer.echo(url, err=True))
 
 
+@command
+def respond(
+    event: Annotated[
+        Path | None,
+        typer.Option(
+            "--event",
+            envvar="GITHUB_EVENT_PATH",
+            metavar="FILE",
+            help="The issues or issue_comment event's JSON (default $GITHUB_EVENT_PATH).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the comment instead of posting it.")
+    ] = False,
+    release: ReleaseOpt = None,
+    source: SourceOpt = None,
+    api_url: Annotated[
+        str,
+        typer.Option(
+            "--api-url", envvar="GITHUB_API_URL", metavar="URL", help="GitHub's REST API."
+        ),
+    ] = "https://api.github.com",
+    bot_login: Annotated[
+        str,
+        typer.Option(
+            "--bot-login", metavar="LOGIN", help="Who posts: kverr edits only this login's comment."
+        ),
+    ] = "github-actions[bot]",
+    catalog: CatalogOpt = None,
+) -> None:
+    """Answer a GitHub issue: one comment with the fix of the user's launch and each pasted
+    error's card, edited on later events, none when kverr knows nothing. Token: $GITHUB_TOKEN.
+
+    \b
+    Example: kverr respond --event issue.json --dry-run
+    Example: kverr respond  (in a workflow: see docs/integrations.md)
+    """
+    from kverr.feeds.respond import respond as run_respond
+
+    if event is None:
+        raise typer.BadParameter("no event: pass --event FILE or set GITHUB_EVENT_PATH.")
+    done = run_respond(
+        event, catalog=catalog, source=source, release=release, dry_run=dry_run,
+        token=os.environ.get("GITHUB_TOKEN"), api_url=api_url, bot_login=bot_login,
+    )  # fmt: skip
+    if dry_run and done.comment:
+        typer.echo(done.comment, nl=False)
+    from kverr.term import escape_terminal  # (the summary names the event's repository)
+
+    typer.echo(f"kverr: {escape_terminal(done.summary)}", err=True)
+
+
 def main() -> None:
     # Typer builds the parameters of every command before it runs one (15 ms of each `kverr
     # explain`): when the first argument names a command, only that one is registered for the
