@@ -863,7 +863,10 @@ def mcp(
     """
     from kverr.feeds.mcp_server import run
 
-    run(catalog, http=http, source=source, on_listen=lambda url: typer.echo(url, err=True))
+    def listening(url: str) -> None:
+        typer.echo(f"kverr: MCP over streamable HTTP at {url}", err=True)
+
+    run(catalog, http=http, source=source, on_listen=listening)
 
 
 @command

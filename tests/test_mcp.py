@@ -73,8 +73,9 @@ def http_server(*extra: str) -> Iterator[str]:
     cmd = [sys.executable, "-m", "kverr", "mcp", "--http", "127.0.0.1:0", *extra]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stderr=subprocess.PIPE, text=True)
     try:
-        url = proc.stderr.readline().strip()  # the first line, once the socket listens
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
+        line = proc.stderr.readline()  # the first line, once the socket listens
+        assert line.startswith("kverr: MCP over streamable HTTP at http://127.0.0.1:"), line
+        url = line.split(" at ", 1)[1].strip()
         yield url
     finally:
         proc.terminate()

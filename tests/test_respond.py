@@ -381,3 +381,13 @@ def test_the_action_passes_no_input_through_the_shell() -> None:
     scripts = [step["run"] for step in action["runs"]["steps"] if "run" in step]
     assert scripts and not [s for s in scripts if "${{" in s]  # inputs come as env vars
     assert set(action["inputs"]) == {"token", "release", "source", "dry-run", "python-version"}
+
+
+def test_the_documented_workflow_may_write_issues_and_nothing_else() -> None:
+    yaml = pytest.importorskip("yaml")
+    doc = (ROOT / "docs" / "integrations.md").read_text()
+    workflow = yaml.safe_load(doc.split("```yaml\n", 1)[1].split("```", 1)[0])
+    assert workflow["permissions"] == {"issues": "write"}
+    assert set(workflow[True]) == {"issues", "issue_comment"}  # YAML 1.1 reads `on` as True
+    (job,) = workflow["jobs"].values()
+    assert job["concurrency"]["group"] == "kverr-${{ github.event.issue.number }}"
