@@ -79,8 +79,7 @@ def assemble(
     lin.apply(records, lines)
     current = {e["id"] for e in scan.entries_at(len(plan.revisions) - 1)}
     newest = [r for r in records if r["id"] in current]
-    for why in sorted(skipped.values()):
-        warnings.warn(KverrWarning(f"record skipped at {shown(why)}"), stacklevel=2)
+    _warn_skipped(skipped)
     return Assembled(
         records=records,
         occurrences=[s for s in scan.spans if s["id"] not in skipped],
@@ -97,6 +96,12 @@ def assemble(
         dataset_version=version,
         sites=scan.sites,
     )
+
+
+def _warn_skipped(skipped: dict[str, str]) -> None:
+    """One warning per record left out for failing the schema (`file:line: why`)."""
+    for why in sorted(skipped.values()):
+        warnings.warn(KverrWarning(f"record skipped at {shown(why)}"), stacklevel=3)
 
 
 def add_argparse(plan: Plan, cache: Cache, scan: Scan, a: Assembled) -> None:
@@ -118,19 +123,22 @@ def add_argparse(plan: Plan, cache: Cache, scan: Scan, a: Assembled) -> None:
     repo = plan.repository or plan.profile.repository
     decls = {d.name: d for d in a.flags}
     fp = code_fingerprint("records", "schema")
-    seen: dict[str, str] = {}  # records validated by this build, remembered in the cache
+    seen: dict[str, str] = {}  # id -> key of the records this build validates
 
     def checked(rec: dict) -> bool:
         key = hashlib.sha256((fp + json.dumps(rec, sort_keys=True)).encode()).hexdigest()
         if cache.has("argparse", key):
             return True
-        seen[key] = "1"
+        seen[rec["id"]] = key
         return False
 
+    invalid: dict[str, str] = {}
     recs, occs = argparse_records(
-        scan.flag_spans, decls, plan.revisions, scan.flag_last, source, plan.profile, repo, checked
-    )
-    cache.put_many("argparse", seen)  # after all of them passed
+        scan.flag_spans, decls, plan.revisions, scan.flag_last, source, plan.profile, repo,
+        checked, invalid,
+    )  # fmt: skip
+    _warn_skipped(invalid)
+    cache.put_many("argparse", {key: "1" for rid, key in seen.items() if rid not in invalid})
     a.records = sorted(a.records + recs, key=lambda r: r["id"])
     a.occurrences = a.occurrences + occs
     a.flag_history = scan.flag_spans

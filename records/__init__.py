@@ -12,7 +12,7 @@ request, so no HTTP status is involved.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
@@ -81,8 +81,6 @@ def build_records(
     build), such a record is left out instead and `invalid` maps its id to `file:line: why`,
     so one odd site does not cost the whole build.
     """
-    from kverr.schema import validate_record
-
     profile = _profile(profile)
     pairs = [(site, ex.source) for ex in extractions for site in ex.sites]
     decls = flag_map(ex.flags for ex in extractions)
@@ -105,18 +103,32 @@ def build_records(
         if only is None or rid in only
     ]
     records = apply_overlay(records, overlay)
-    valid = []
+    return sorted(valid_only(records, invalid), key=lambda r: r["id"])
+
+
+def valid_only(
+    records: Iterable[dict],
+    invalid: dict[str, str] | None = None,
+    checked: Callable[[dict], bool] = lambda rec: False,
+) -> list[dict]:
+    """The records that pass schema v2 and the pattern check (those `checked` says passed
+    before are not checked again). A SchemaError for one that does not, or with `invalid`,
+    its id mapped to `file:line: why` instead, and the record left out."""
+    from kverr.schema import validate_record
+
+    out = []
     for rec in records:
         try:
-            validate_record(rec)
-            check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
+            if not checked(rec):
+                validate_record(rec)
+                check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
         except SchemaError as exc:
             if invalid is None:
                 raise
             invalid[rec["id"]] = f"{rec['filePath']}:{rec['lineNumber']}: {exc}"
             continue
-        valid.append(rec)
-    return sorted(valid, key=lambda r: r["id"])
+        out.append(rec)
+    return out
 
 
 def _profile(profile: Profile | None) -> Profile:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from kverr.records.identity import hash_key
-from kverr.records.pattern import check_pattern, escape_literal
+from kverr.records.pattern import escape_literal
 
 from kverr.argforms import (
     FORMS,
@@ -81,10 +81,12 @@ def argparse_records(
     profile: Profile,
     repo: str,
     checked: Callable[[dict], bool] = lambda rec: False,
+    invalid: dict[str, str] | None = None,
 ) -> tuple[list[dict], list[dict]]:
     """(records, occurrence spans) of every argparse error the flag history allows, sorted by
     id, each validated (schema and pattern) unless `checked(record)` says it already was (the
     build remembers validated records: a rebuild derives 500 of them again in milliseconds).
+    `invalid`: as for build_records (a record that fails is left out, with its spans).
     `spans`: flaghistory.jsonl lines; `decls`: each flag's newest declaration (help, line);
     `newest_ord`: the revision that declaration is from, whose text `source` reads."""
     by_flag: dict[str, list[dict]] = {}
@@ -120,12 +122,11 @@ def argparse_records(
     if generic is not None:
         recs.append(generic)
         occs += _occurrences(generic, everywhere)
-    from kverr.schema import validate_record
+    from kverr.records import valid_only
 
-    for rec in recs:
-        if not checked(rec):
-            validate_record(rec)
-            check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
+    failed: dict[str, str] = {} if invalid is None else invalid
+    recs = valid_only(recs, None if invalid is None else failed, checked)
+    occs = [o for o in occs if o["id"] not in failed]
     return sorted(recs, key=lambda r: r["id"]), occs
 
 
