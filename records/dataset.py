@@ -13,7 +13,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +52,12 @@ def _visible(text: str, slash: str = "\\\\") -> str:
     return _SURROGATE.sub(lambda m: f"{slash}u{ord(m.group()):04x}", text)
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """`text`, or its pieces in order (a dataset of 70,000 records is never one string)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            fh.writelines([text] if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         # mkstemp makes the file private (0600); a dataset is shipped and shared: 0644.
@@ -67,8 +68,8 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _jsonl(rows: Iterable[Any]) -> str:
-    return "".join(_line(r) + "\n" for r in rows)
+def _jsonl(rows: Iterable[Any]) -> Iterator[str]:
+    return (_line(r) + "\n" for r in rows)
 
 
 def write_dataset(
