@@ -1,6 +1,7 @@
-"""Hostile input, measured: the figures of issue 14 (text, memory, build), each probe bounded.
+"""Hostile input, measured: text, memory, build and bounds figures, each probe bounded.
 
-    python bench/bench_hostile.py [--only text,memory,build] [--timeout 120] [--big-mb 200]
+    python bench/bench_hostile.py [--only text,memory,build,bounds] [--timeout 120] [--big-mb 200]
+        [--source-mb 10] [--full-build]
 
 text   - `Catalog.explain` CPU time on adversarial pastes (runs of spaces, long words after a
          known word, `(` x N, repeated prefixes, repeated pattern literals, one endless line, the
@@ -12,6 +13,12 @@ memory - peak RSS of `kverr explain --file` over /dev/zero (15 s), a --big-mb si
 build  - `kverr build` of generated sources: 3,000 nested parentheses, a 20,000-term concatenation,
          a symlink loop, 200/400/800 raises on one flag; and whether a killed build's temp files
          are swept by the next build.
+bounds - a --source-mb file of small functions, each with a raise: peak RSS and CPU of its
+         extraction read whole (the path every file took before the outline) and as an outline
+         (extractor/skeleton.py), and with --full-build of a whole `kverr build` of it; builds
+         of 1,000 to 8,000 raises (files of 1,000): CPU seconds and Python calls (cProfile,
+         which the machine's load does not change), each against half as many (linear: 2.0);
+         40 lines of `A1 = A0 + A0` (a terabyte, folded).
 
 Everything is local: a catalog loaded from the packaged dataset into a temp dir, files in a temp
 dir, children killed at their timeout. Nothing here asserts: it prints figures.
@@ -332,11 +339,118 @@ def build_probe(timeout: float) -> None:
         print(f"stale temp files left after the next build: {len(left)} of {len(stale)} {left}")
 
 
+# ---------------------------------------------------------------- bounds
+
+
+def small_functions(n: int, start: int = 0) -> str:
+    """`n` small functions of about 150 bytes, each with one raise."""
+    return "".join(
+        f"def check_{i}(cfg):\n"
+        f"    if cfg.page_size == {i}:\n"
+        f'        raise ValueError(f"--page-size {i} is not supported, got {{cfg.page_size}}")\n'
+        f"    return cfg\n\n\n"
+        for i in range(start, start + n)
+    )
+
+
+# A child extracts one file, as a build does (the sites kept in the function cache), and
+# prints its CPU seconds: `whole` reads the file with one ast.parse, as every file was before.
+EXTRACT = """
+import sys, time
+from kverr.extractor import skeleton
+from kverr.extractor.run import extract_raw
+from kverr.extractor.sources import read_disk_file
+from pathlib import Path
+if sys.argv[2] == "whole":
+    skeleton.WHOLE_FILE_BYTES = 1 << 40
+src = read_disk_file(Path(sys.argv[1]), "python/sglang/srt/server_args.py")
+units = []
+t = time.process_time()
+fx = extract_raw(src, {}, None, units)
+print(len(units), "functions with sites,", len(fx.failures), "failures,",
+      f"{time.process_time() - t:.0f} s CPU")
+"""
+
+# A child builds a directory and prints its CPU seconds, or (profiled) its Python calls.
+BUILD = """
+import cProfile, pstats, sys, time
+from pathlib import Path
+from kverr.pipeline import build
+root, profiled = Path(sys.argv[1]), sys.argv[2] == "calls"
+run = lambda: build(out=root / "ds", source=root / "src", cache_path=root / "c.sqlite",
+                    globs=["**/*.py"])
+if profiled:
+    prof = cProfile.Profile()
+    prof.runcall(run)
+    print(pstats.Stats(prof).total_calls)
+else:
+    t = time.process_time()
+    run()
+    print(f"{time.process_time() - t:.1f}")
+"""
+
+
+def _child(code: str, *args: str, timeout: float) -> str:
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return f"> {timeout:.0f} s (killed)"
+    return (out.stdout.strip() or out.stderr.strip()[-200:]).splitlines()[-1]
+
+
+def bounds_probe(timeout: float, source_mb: float, full_build: bool) -> None:
+    kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        target = tmp / "big" / "src" / SERVER_ARGS
+        target.parent.mkdir(parents=True)
+        n = int(source_mb * (1 << 20) / len(small_functions(1, 10_000)))
+        target.write_text(small_functions(n), encoding="utf-8")
+        size = target.stat().st_size / (1 << 20)
+        print(f"## bounds: one {size:.1f} MB file of {n:,} small functions, each with a raise")
+        for mode in ("whole", "outline"):
+            cmd = [sys.executable, "-c", EXTRACT, str(target), mode]
+            rss, how = peak_rss_mb(cmd, timeout * 20, dict(os.environ))
+            print(f"extraction, {mode}: peak RSS {rss:.0f} MB ({how})", flush=True)
+        if full_build:
+            out = tmp / "big" / "ds"
+            cmd = [kverr, "build", str(target.parents[3]), "--out", str(out)]
+            rss, how = peak_rss_mb(cmd, timeout * 60, dict(os.environ))
+            print(f"kverr build: peak RSS {rss:.0f} MB ({how})", flush=True)
+        print("## bounds: builds by raises (files of 1,000); ratio = against half as many")
+        print(f"{'raises':>8} {'CPU s':>8} {'ratio':>6} {'calls':>12} {'ratio':>6}")
+        before = None
+        for raises in (1000, 2000, 4000, 8000):
+            root = tmp / f"scale-{raises}"
+            for k in range(0, raises, 1000):
+                f = root / "src" / f"m{k}.py"
+                f.parent.mkdir(parents=True, exist_ok=True)
+                f.write_text(small_functions(1000, k), encoding="utf-8")
+            row = []
+            for what in ("cpu", "calls"):
+                shutil.rmtree(root / "ds", ignore_errors=True)
+                (root / "c.sqlite").unlink(missing_ok=True)
+                got = _child(BUILD, str(root), what, timeout=timeout * 20)
+                row.append(float(got) if got.replace(".", "").isdigit() else float("nan"))
+            ratios = [a / b for a, b in zip(row, before, strict=True)] if before else ["", ""]
+            cells = [f"{r:6.2f}" if r != "" else f"{'':6}" for r in ratios]
+            print(f"{raises:>8} {row[0]:8.1f} {cells[0]} {row[1]:12,.0f} {cells[1]}", flush=True)
+            before = row
+        lines = ['A0 = "ab"'] + [f"A{i} = A{i - 1} + A{i - 1}" for i in range(1, 41)]
+        text = "\n".join(lines) + '\n\n\ndef f(cfg):\n    raise ValueError(f"--x {A40}")\n'
+        root = build_case(tmp, "doubling", HEADER + text)
+        print(f"40 doubling constants (2**40 characters folded): {run_build(root, timeout)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default="text,memory,build")
+    ap.add_argument("--only", default="text,memory,build,bounds")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--big-mb", type=int, default=200)
+    ap.add_argument("--source-mb", type=float, default=10.0)
+    ap.add_argument("--full-build", action="store_true", help="also `kverr build` the big file")
     args = ap.parse_args()
     only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as tmp:
@@ -351,6 +465,8 @@ def main() -> None:
             memory_probe(catalog, args.timeout, args.big_mb)
     if "build" in only:
         build_probe(args.timeout)
+    if "bounds" in only:
+        bounds_probe(args.timeout, args.source_mb, args.full_build)
 
 
 if __name__ == "__main__":
