@@ -25,17 +25,23 @@ failure is a JSON `{"error", "status"}` with a 4xx code; a damaged catalog answe
 Where a request runs: the tension between "no thread-pool hop" and "one request never stalls
 the others". A paste of a line or a traceback (the bench's realistic ones are 150-714 chars)
 runs on the event loop: no hop, and no lock, since each thread has its own DuckDB cursor
-(catalog/connection.py). A longer paste runs in a small thread pool, so the loop keeps
-answering while it is matched. Measured on the 2-core development machine with
+(catalog/connection.py). A longer paste runs in a lane (`Lane`): one thread per lane, so the
+loop keeps answering while it is matched. Measured on the 2-core development machine with
 bench/bench_api.py (its "beside logs" row, and the same with INLINE_CHARS changed):
-- through the pool, a typical paste's p50 was 0.57 ms against 0.50 ms on the loop (a hop costs
+- through a thread, a typical paste's p50 was 0.57 ms against 0.50 ms on the loop (a hop costs
   ~35 us bare, more under load);
 - everything on the loop, /healthz's p99 beside one client posting 30-line launch logs was
   110-145 ms (each log costs the matcher tens of ms today); with INLINE_CHARS = 1024, 2-4 ms.
-The pool only lets the loop take turns (the GIL is released every 5 ms), so the matcher's own
-bound on the work per request still matters; `--workers N` keeps the other cores answering.
-Nor is there a hop on the way in or out: the body's deadline is set on the request's own task
-(asyncio.timeout, not wait_for's task), and a record's JSON is written once per process.
+Two lanes, by size: a launch log of a few KB never waits behind 250 KB pastes (60 of those
+once queued a minute of work in one unbounded pool, and the 2 KB log was dropped at the 30 s
+deadline). Each lane admits a few pastes at once, a few per client, and answers a JSON 503
+with Retry-After past that; a paste still unanswered at the lane's deadline, or whose client
+has gone, is dropped before it starts or stopped at the matcher's next check
+(catalog.matcher.stop_when). Threads only let the loop take turns (a serving process hands the
+GIL over every millisecond: feeds/server.py `settle`), so each lane's CPU budget per paste still
+matters; `--workers N` keeps the other cores answering. Nor is there a hop on the way in or out:
+the body's deadline is set on the request's own task (asyncio.timeout, not wait_for's task),
+and a record's JSON is written once per process.
 """
 
 from __future__ import annotations
@@ -45,12 +51,15 @@ import hashlib
 import json
 import logging
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from kverr.catalog import matcher
+from kverr.feeds.server import Slots, client_of
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -69,8 +78,7 @@ MAX_OFFSET = 10_000
 MAX_BATCH = 20  # texts per POST /explain/batch; together at most MAX_EXPLAIN characters
 BODY_TIMEOUT = 10.0  # seconds to receive a whole body
 RECORD_JSON = 4096  # records' JSON texts an Api keeps (about 4 KB each)
-INLINE_CHARS = 1024  # longer pastes are explained in the thread pool (module doc)
-EXPLAIN_THREADS = 2  # the pool's size: long pastes at once per worker process
+INLINE_CHARS = 1024  # longer pastes are explained in a lane (module doc)
 HEALTH_EVERY = 1.0  # seconds between /healthz's catalog queries (cheap, yet not per request)
 DAMAGED = "The catalog behind this server is damaged; the operator must rebuild it (the server log names the file)."
 
@@ -93,8 +101,8 @@ class ApiError(HTTPException):
     """A request we refuse: status + one sentence saying what was wrong and what to send instead."""
 
 
-def _json(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status, headers=_HEADERS)
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(data, status_code=status, headers={**_HEADERS, **(headers or {})})
 
 
 def _dumps(data: Any) -> str:
@@ -290,19 +298,142 @@ def check_limit(value: str | None, default: int) -> int:
     return int(value)
 
 
+# ---------------------------------------------------------------- the lanes
+
+
+@dataclass(frozen=True)
+class Lane:
+    """Where pastes of up to `chars` characters are matched, one at a time per worker process:
+    `queue` admitted at once (the one matched and those waiting), `per_client` of them from one
+    client; each has `timeout` seconds from admission to answer and `budget` CPU seconds
+    (never more than the catalog's own budget)."""
+
+    name: str
+    chars: int
+    queue: int
+    per_client: int
+    timeout: float
+    budget: float
+    retry_after: int  # seconds a refused client is told to wait
+
+
+LANES = (
+    Lane("short", 16 * 1024, queue=8, per_client=4, timeout=10.0, budget=1.0, retry_after=1),
+    Lane("long", MAX_EXPLAIN, queue=4, per_client=2, timeout=20.0, budget=5.0, retry_after=5),
+)
+
+
+class Lanes:
+    """Each Lane's thread and admitted pastes."""
+
+    def __init__(self, lanes: tuple[Lane, ...]) -> None:
+        self.lanes = lanes
+        self.slots = {lane: Slots(lane.queue, lane.per_client) for lane in lanes}
+        self.pools = {
+            lane: ThreadPoolExecutor(1, thread_name_prefix=f"kverr-explain-{lane.name}")
+            for lane in lanes
+        }
+
+    def lane(self, size: int) -> Lane:
+        return next((lane for lane in self.lanes if size <= lane.chars), self.lanes[-1])
+
+    def refuse_early(self, request: Request) -> None:
+        """Before a body is read: the 503 `run` would answer, when every lane a text of its
+        Content-Length could need is full, so that a refused 250 KB paste is not read first.
+        A character takes 1 to 12 bytes (in JSON, an escaped surrogate pair: "\\ud83d\\ude00")."""
+        declared = request.headers.get("content-length", "")
+        if not _DIGITS.fullmatch(declared) or int(declared) // 12 <= INLINE_CHARS:
+            return
+        least, most = self.lane(int(declared) // 12), self.lane(int(declared))
+        client = client_of(request.scope)
+        lanes = self.lanes[self.lanes.index(least) : self.lanes.index(most) + 1]
+        refusals = [self.slots[lane].refusal(client) for lane in lanes]
+        if all(refusals):
+            raise _busy(most, refusals[-1])
+
+    async def run(self, lane: Lane, work, request: Request):
+        """`work(budget)`'s result, run in `lane`'s thread; ApiError 503 when the lane is full or
+        the answer is not ready in time. Work nobody waits for any more (the client left, the
+        deadline passed) is dropped if it has not started, else stopped at its next check."""
+        client = client_of(request.scope)
+        slots = self.slots[lane]
+        refused = slots.take(client)
+        if refused:
+            raise _busy(lane, refused)
+        loop = asyncio.get_running_loop()
+        stop = threading.Event()
+
+        def job():
+            with matcher.stop_when(stop):
+                return work(lane.budget)
+
+        def release(_) -> None:  # when the work ends or is dropped: the slot is free only then
+            try:
+                loop.call_soon_threadsafe(slots.give, client)
+            except RuntimeError:  # the loop has closed (shutdown): nothing left to count
+                pass
+
+        future = self.pools[lane].submit(job)
+        future.add_done_callback(release)
+        answer = asyncio.wrap_future(future)
+        gone = loop.create_task(_disconnected(request))
+        try:
+            await asyncio.wait(
+                (answer, gone), timeout=lane.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if answer.done():
+                return answer.result()
+            raise ApiError(
+                503,
+                f"The paste was not matched within {lane.timeout:g} s (the server is busy);"
+                f" retry in {lane.retry_after} s, or send only the lines around the error.",
+                {"Retry-After": str(lane.retry_after)},
+            )
+        finally:
+            stop.set()
+            answer.cancel()  # cancels the work too when it has not started
+            gone.cancel()
+
+
+def _busy(lane: Lane, refused: str) -> ApiError:
+    """The 503 of a full lane: `refused` says whose share is taken (Slots.refusal)."""
+    retry = {"Retry-After": str(lane.retry_after)}
+    if refused == "server":
+        return ApiError(
+            503,
+            f"The server is matching as many pastes of this size as it can; retry in"
+            f" {lane.retry_after} s, or send only the lines around the error.",
+            retry,
+        )
+    return ApiError(
+        503,
+        f"This client has {lane.per_client} pastes of this size being matched already;"
+        " wait for their answers before sending more.",
+        retry,
+    )
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client hangs up (its body has been read: nothing else can arrive)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
 # ---------------------------------------------------------------- the app
 
 
 class Api:
-    """Handlers bound to one catalog (module doc: which run on the loop, which in the pool)."""
+    """Handlers bound to one catalog (module doc: which run on the loop, which in a lane)."""
 
-    def __init__(self, cat, body_timeout: float = BODY_TIMEOUT) -> None:
+    def __init__(
+        self, cat, body_timeout: float = BODY_TIMEOUT, lanes: tuple[Lane, ...] = LANES
+    ) -> None:
         self.cat = cat
         self.body_timeout = body_timeout
         self.count = cat.ping()
         self.index = cat.index  # the matcher's index: read now, not by the first request
         self.index.warm()  # terms and traceback lookups in memory: no query per request
-        self.pool = ThreadPoolExecutor(EXPLAIN_THREADS, thread_name_prefix="kverr-explain")
+        self.lanes = Lanes(lanes)
         self.checked = time.monotonic()
         self.damaged: str | None = None  # the CatalogError that showed the catalog is damaged
         self.dataset_version = cat.dataset_version()
@@ -316,6 +447,7 @@ class Api:
         self.record_json: dict[str, str] = {}
 
     async def explain(self, request: Request) -> Response:
+        self.lanes.refuse_early(request)
         raw = await read_body(request, timeout=self.body_timeout)
         text, opts = explain_input(raw, request.headers.get("content-type", "text/plain"))
         q = request.query_params
@@ -324,7 +456,7 @@ class Api:
         offset = check_offset(opts.get("offset", q.get("offset")))
         fmt = check_format(opts.get("format", q.get("format")))
         project = check_project(opts.get("project", q.get("project")))
-        matches = await self._explain(text, version, project)
+        matches = await self._explain(request, text, version, project)
         if fmt == "markdown":  # the whole answer, as a bot posts it (card.markdown_answer)
             from kverr import card
 
@@ -333,12 +465,13 @@ class Api:
         return _json_text(self._page(text, matches, limit, offset))
 
     async def explain_batch(self, request: Request) -> JSONResponse:
+        self.lanes.refuse_early(request)
         raw = await read_body(request, timeout=self.body_timeout)
         texts, opts = batch_input(raw)
         version = check_version(opts.get("version"))
         limit = check_limit(opts.get("limit"), 5)
         project = check_project(opts.get("project"))
-        found = await self._explain(texts, version, project)
+        found = await self._explain(request, texts, version, project)
         results = [
             self._page(text, matches, limit, 0) for text, matches in zip(texts, found, strict=True)
         ]
@@ -368,27 +501,33 @@ class Api:
         return '{"record":' + text + "," + _dumps(doc)[1:]
 
     async def _explain(
-        self, texts: str | list[str], version: str | None, project: str | None = None
+        self,
+        request: Request,
+        texts: str | list[str],
+        version: str | None,
+        project: str | None = None,
     ) -> list:
         """Every match of a text, or for a batch a list per text (the page is cut by the
         caller), under one CPU budget for the whole request: 20 texts of a batch once got
-        20 budgets. Short input on the loop, long input in the pool (module doc): a batch
-        counts as long by its texts together."""
+        20 budgets. Short input on the loop, longer input in a lane by its size (module doc):
+        a batch counts by its texts together."""
         batch = not isinstance(texts, str)
         if not batch:
             texts = [texts]
 
-        def run() -> list:
-            with matcher.budget(self.cat.budget):
+        def run(lane_budget: float | None) -> list:
+            budgets = [b for b in (self.cat.budget, lane_budget) if b is not None]
+            with matcher.budget(min(budgets, default=None)):
                 return [
                     self.cat.explain(t, version=version, limit=MAX_OFFSET, project=project)
                     for t in texts
                 ]
 
-        if sum(len(t) for t in texts) <= INLINE_CHARS:
-            found = run()
+        size = sum(len(t) for t in texts)
+        if size <= INLINE_CHARS:
+            found = run(None)
         else:
-            found = await asyncio.get_running_loop().run_in_executor(self.pool, run)
+            found = await self.lanes.run(self.lanes.lane(size), run, request)
         return found if batch else found[0]
 
     async def error(self, request: Request) -> Response:
@@ -582,7 +721,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
             404: f"No such endpoint {request.url.path!r}; see /openapi.json for the API.",
             405: f"{request.method} is not allowed on {request.url.path!r}; see /openapi.json.",
         }.get(status, detail)
-    return _json({"error": detail, "status": status}, status)
+    return _json({"error": detail, "status": status}, status, getattr(exc, "headers", None))
 
 
 async def _kverr_error(request: Request, exc: Exception) -> JSONResponse:
@@ -621,12 +760,17 @@ class _Cors(CORSMiddleware):
 
 
 def create_app(
-    cat, *, body_timeout: float = BODY_TIMEOUT, cors_origins: tuple[str, ...] = ()
+    cat,
+    *,
+    body_timeout: float = BODY_TIMEOUT,
+    cors_origins: tuple[str, ...] = (),
+    lanes: tuple[Lane, ...] = LANES,
 ) -> Starlette:
     """The Starlette app over an open Catalog (read-only use; the caller owns and closes it).
     `cors_origins`: sites whose pages may call the API from a browser (`*`: any); none by
-    default, so a page elsewhere cannot make its visitors' browsers use this server."""
-    api = Api(cat, body_timeout)
+    default, so a page elsewhere cannot make its visitors' browsers use this server.
+    `lanes`: where pastes longer than INLINE_CHARS are matched, by size (module doc)."""
+    api = Api(cat, body_timeout, lanes)
     routes = [
         Route("/", api.home, methods=["GET"]),
         Route("/explain", api.guarded(api.explain), methods=["POST"]),

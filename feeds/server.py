@@ -1,6 +1,6 @@
 """Running the JSON API (feeds/api.py) for the open internet: uvicorn, guarded, in N processes.
 
-Stock uvicorn fell to a few probes (issue 14); three additions close them:
+Stock uvicorn fell to a few probes; three additions close them:
 - `GuardedH11Protocol`, uvicorn's h11 protocol with deadlines and a connection cap. uvicorn
   starts its keep-alive timer only after a first response, so a client that connects and
   sends nothing, or trickles a header, kept its slot for good, and 128 of them made every
@@ -8,11 +8,20 @@ Stock uvicorn fell to a few probes (issue 14); three additions close them:
   opening (or of its previous response) or is closed, an answer is written within
   `request_timeout` or the connection is closed, and when connections pass `max_connections`
   the one that has waited longest without a request in flight is closed to make room: idle
-  sockets cannot lock clients out, however many an attacker opens.
-- `guard`, an ASGI wrapper: a JSON 503 past `max_in_flight` requests, a JSON 400 that closes
-  the connection for a request framed by both Content-Length and Transfer-Encoding (RFC 9112
-  §6.3: a smuggling attempt), and a JSON 500 for anything that escaped the app. With the
-  protocol's own 400/408/431, every error the server sends is `{"error", "status"}`.
+  sockets cannot lock clients out, however many an attacker opens. A head past MAX_HEAD is a
+  431 however it arrives (h11 measures only a head still incomplete, so one sent whole in a
+  single write went through). A connection answered before its body arrived (408, 413, 503),
+  or refused for its head, reads what still comes and drops it for LINGER seconds, then closes.
+- `guard`, an ASGI wrapper that admits requests. A request still receiving its body takes a
+  receiving slot (`max_receiving`, `max_receiving_per_client`), and only once the body is in
+  an answering slot (`max_in_flight`, `max_in_flight_per_client`): 70 sockets that announce a
+  body and stall used to take all 64 answering slots, and /healthz answered 503 to the load
+  balancer. /healthz, answered from memory, is never counted nor refused. Past a cap, a JSON
+  503 with Retry-After; peers are told apart by address (uvicorn takes it from
+  X-Forwarded-For when the peer is a trusted proxy: docs/serving.md). Also a JSON 400 that
+  closes the connection for a request framed by both Content-Length and Transfer-Encoding
+  (RFC 9112 §6.3: a smuggling attempt), and a JSON 500 for anything that escaped the app.
+  With the protocol's own 400/408/431, every error the server sends is `{"error", "status"}`.
 - `--workers N`: N processes, each with its own read-only catalog connection and its own
   listening socket on one port (SO_REUSEPORT: the kernel spreads new connections over them,
   so keep-alive clients land on every worker, not on whichever accepted first). A small
@@ -23,11 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import gc
 import json
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import re
 import resource
 import signal
 import socket
@@ -38,11 +49,21 @@ from dataclasses import dataclass, replace
 from http import HTTPStatus
 from pathlib import Path
 
+import h11
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from kverr.errors import KverrError, QueryError
 
-MAX_HEAD = 64 * 1024  # request line + headers, bytes (h11 answers past it)
+MAX_HEAD = 64 * 1024  # request line + headers, bytes; past it a 431
+HEAD_TOO_LONG = "The request line and headers pass 64 KiB; send a shorter request."
+_HEAD_END = re.compile(rb"\n\r?\n")  # the blank line that ends a head, as h11 finds it
+# Seconds a connection we stop serving (a 431, or an answer before its body arrived) goes on
+# reading and dropping what the client sends before it closes (GuardedH11Protocol._linger).
+LINGER = 2.0
+GC_THRESHOLD = 50_000  # allocations between young collections in a serving process (settle)
+SWITCH_INTERVAL = 0.001  # seconds a thread holds the GIL when another waits (settle)
 log = logging.getLogger("uvicorn.error")  # uvicorn configures its handler and level
 
 
@@ -53,9 +74,12 @@ class Limits:
     head_timeout: float = 10.0  # seconds to send a request head, from connect or last answer
     keep_alive: int = 5  # seconds an idle keep-alive connection stays open (uvicorn's timer)
     request_timeout: float = 30.0  # seconds from request head to the end of its answer
-    body_timeout: float = 10.0  # seconds to receive a whole body (feeds/api.py answers 408)
+    body_timeout: float = 10.0  # seconds from the head to the whole body (feeds/api.py: 408)
     max_connections: int = 1000  # open connections per worker; the longest idle one makes room
-    max_in_flight: int = 64  # requests being answered per worker; past it a JSON 503
+    max_receiving: int = 256  # requests still receiving their body, per worker; past it a 503
+    max_receiving_per_client: int = 8  # the same, from one client address
+    max_in_flight: int = 64  # requests being answered (body in) per worker; past it a 503
+    max_in_flight_per_client: int = 8  # the same, from one client address
     graceful: int = 10  # seconds in-flight requests get to finish on shutdown
 
 
@@ -68,6 +92,45 @@ def error_bytes(status: int, text: str) -> bytes:
         "cache-control: no-store\r\n\r\n"
     )
     return head.encode() + body
+
+
+def client_of(scope) -> str:
+    """The client's address: the peer's, or the one a trusted proxy names (uvicorn's
+    ProxyHeadersMiddleware sets it from X-Forwarded-For)."""
+    client = scope.get("client")
+    return client[0] if client else ""
+
+
+class Slots:
+    """A count of requests at once, overall and per client address."""
+
+    def __init__(self, total: int, per_client: int) -> None:
+        self.total, self.per_client = total, per_client
+        self.used = 0
+        self.by_client: collections.Counter[str] = collections.Counter()
+
+    def refusal(self, client: str) -> str | None:
+        """Which cap refuses one more request of `client` now: "server", "client" (one client
+        may not take every slot) or None."""
+        if self.used >= self.total:
+            return "server"
+        if self.by_client[client] >= self.per_client:
+            return "client"
+        return None
+
+    def take(self, client: str) -> str | None:
+        """Count one more request of `client`, or say which cap refused it (`refusal`)."""
+        refused = self.refusal(client)
+        if refused is None:
+            self.used += 1
+            self.by_client[client] += 1
+        return refused
+
+    def give(self, client: str) -> None:
+        self.used -= 1
+        self.by_client[client] -= 1
+        if not self.by_client[client]:
+            del self.by_client[client]
 
 
 # ---------------------------------------------------------------- the connection
@@ -84,6 +147,8 @@ class GuardedH11Protocol(H11Protocol):
         self.waiting_since = self.loop.time()  # waiting for a request head since
         self.request_since = 0.0
         self.seen_cycle = None
+        self.head_seen, self.head_tail = 0, b""  # the incomplete head h11 holds: size, end
+        self.draining = False  # answered; the rest of the body is read and dropped (LINGER)
         self.deadline: asyncio.TimerHandle | None = None
         self._arm(self.limits.head_timeout)
         if len(self.connections) > self.limits.max_connections:
@@ -94,6 +159,24 @@ class GuardedH11Protocol(H11Protocol):
             self.deadline.cancel()
         super().connection_lost(exc)
 
+    def data_received(self, data: bytes) -> None:
+        if self.draining or self.conn.their_state is h11.IDLE and not self._head_fits(data):
+            return
+        super().data_received(data)
+
+    def _head_fits(self, data: bytes) -> bool:
+        """Whether the request head that `data` begins or continues stays within MAX_HEAD;
+        when not, the answer is a 431 and the connection closes."""
+        seen = self.head_tail + data
+        end = _HEAD_END.search(seen)
+        size = self.head_seen - len(self.head_tail) + (end.end() if end else len(seen))
+        if size > MAX_HEAD:
+            self.transport.write(error_bytes(431, HEAD_TOO_LONG))
+            self._linger()
+            return False
+        self.head_seen, self.head_tail = (0, b"") if end else (size, seen[-3:])
+        return True
+
     def handle_events(self) -> None:
         super().handle_events()
         if self.cycle is not self.seen_cycle:  # a request head arrived (a new cycle began)
@@ -102,7 +185,31 @@ class GuardedH11Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         self.waiting_since = self.loop.time()
+        if not self.transport.is_closing():
+            if self.conn.their_state is h11.SEND_BODY:  # answered before its body arrived
+                self._linger()
+                return
+            # A pipelined request already read: h11 parses its head below in one piece.
+            pending = self.conn.trailing_data[0]
+            self.head_seen, self.head_tail = 0, b""
+            if pending and not self._head_fits(pending):
+                return
         super().on_response_complete()
+
+    def _linger(self) -> None:
+        """Serve no more: read and drop what the client still sends for LINGER seconds, then
+        close. Closing with its bytes unread resets the connection, and a client still sending
+        (a body, the rest of a long head) could lose the answer already written."""
+        self.draining = True
+        try:
+            self.transport.write_eof()  # once what is written has gone out
+        except OSError:  # the client has gone already
+            self.transport.close()
+            return
+        if self.deadline is not None:
+            self.deadline.cancel()
+        self.waiting_since = self.loop.time()
+        self._arm(LINGER)
 
     def in_flight(self) -> bool:
         return self.cycle is not None and not self.cycle.response_complete
@@ -115,7 +222,12 @@ class GuardedH11Protocol(H11Protocol):
         if self.transport.is_closing():
             return
         now = self.loop.time()
-        if self.in_flight():
+        if self.draining:
+            left = self.waiting_since + LINGER - now
+            if left <= 0:
+                self.transport.close()
+                return
+        elif self.in_flight():
             left = self.request_since + self.limits.request_timeout - now
             if left <= 0:  # e.g. a client that never reads its answer: free the slot
                 self.transport.close()
@@ -153,39 +265,57 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.close()
 
     def send_400_response(self, msg: str) -> None:
-        # h11 refused the request head; uvicorn would answer in plain text.
-        if len(self.conn.trailing_data[0]) >= MAX_HEAD:
-            status, text = 431, "The request line and headers pass 64 KiB; send a shorter request."
-        else:
-            status, text = (
-                400,
-                "The request is not valid HTTP/1.1; check its request line and headers.",
-            )
-        self.transport.write(error_bytes(status, text))
+        # h11 refused the request; uvicorn would answer in plain text.
+        text = "The request is not valid HTTP/1.1; check its request line and headers."
+        self.transport.write(error_bytes(400, text))
         self.transport.close()
 
 
 # ---------------------------------------------------------------- the requests
 
 
-def guard(app, max_in_flight: int):
+BUSY = {
+    "server": "The server is answering as many requests as it can; retry in a moment.",
+    "client": "This client has as many requests open as one client may; wait for their answers.",
+}
+RETRY_AFTER = "1"  # seconds, on every 503 of a full slot count
+
+
+def guard(app, limits: Limits):
     """The ASGI app behind the last checks every request passes (module doc)."""
-    in_flight = 0
+    receiving = Slots(limits.max_receiving, limits.max_receiving_per_client)
+    answering = Slots(limits.max_in_flight, limits.max_in_flight_per_client)
 
     async def guarded(scope, receive, send) -> None:
-        nonlocal in_flight
         if scope["type"] != "http":
             return await app(scope, receive, send)
-        names = [name for name, _ in scope["headers"]]
-        if b"transfer-encoding" in names and b"content-length" in names:
+        headers = dict(scope["headers"])  # (names are unique enough for these two)
+        if b"transfer-encoding" in headers and b"content-length" in headers:
             return await _send_error(
                 send, 400, "The request has both Content-Length and Transfer-Encoding; send one."
             )
-        if in_flight >= max_in_flight:
-            return await _send_error(
-                send, 503, "The server is answering as many requests as it can; retry in a moment."
-            )
-        in_flight += 1
+        if scope["path"] == "/healthz":  # answered from memory: a balancer's probe always is
+            return await app(scope, receive, send)
+        client = client_of(scope)
+        body = b"transfer-encoding" in headers or headers.get(b"content-length", b"0") != b"0"
+        held = receiving if body else answering
+        refused = held.take(client)
+        if refused:  # (an unread body is then read and dropped: LINGER)
+            return await _send_error(send, 503, BUSY[refused], RETRY_AFTER, close=False)
+
+        async def receive_counted():
+            nonlocal held
+            message = await receive()
+            if held is receiving and not message.get("more_body"):  # the body is in (or gone)
+                receiving.give(client)
+                held = None
+                if message["type"] == "http.request":
+                    refused = answering.take(client)
+                    if refused:  # the app answers it as any HTTPException: JSON
+                        raise HTTPException(503, BUSY[refused], {"Retry-After": RETRY_AFTER})
+                    held = answering
+            return message
+
         started = False
 
         async def send_and_note(message) -> None:
@@ -194,7 +324,9 @@ def guard(app, max_in_flight: int):
             await send(message)
 
         try:
-            await app(scope, receive, send_and_note)
+            await app(scope, receive_counted if body else receive, send_and_note)
+        except ClientDisconnect:
+            pass  # gone mid-body: nobody to answer, and a traceback each would flood the log
         except Exception:
             # Starlette has answered with its JSON 500 and re-raises for the log; anything it
             # could not answer gets the envelope here. Never internals to the client.
@@ -202,20 +334,26 @@ def guard(app, max_in_flight: int):
             if not started:
                 await _send_error(send, 500, "Internal error; the server log has details.")
         finally:
-            in_flight -= 1
+            if held is not None:
+                held.give(client)
 
     return guarded
 
 
-async def _send_error(send, status: int, text: str) -> None:
+async def _send_error(
+    send, status: int, text: str, retry_after: str | None = None, close: bool = True
+) -> None:
     body = json.dumps({"error": text, "status": status}, separators=(",", ":")).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),  # h11 then closes the connection after the answer
         (b"x-content-type-options", b"nosniff"),
         (b"cache-control", b"no-store"),
     ]
+    if close:  # h11 then closes the connection after the answer
+        headers.append((b"connection", b"close"))
+    if retry_after is not None:
+        headers.append((b"retry-after", retry_after.encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -257,7 +395,7 @@ def server_for(app, sock: socket.socket, *, log_level: str = "warning", limits: 
     capped = replace(limits, max_connections=max(cap, 16))
     protocol = type("KverrH11Protocol", (GuardedH11Protocol,), {"limits": capped})
     config = uvicorn.Config(
-        guard(app, limits.max_in_flight),
+        guard(app, limits),
         http=protocol,  # never httptools, even if installed: the guards live in this class
         log_level=log_level,
         access_log=False,  # request lines can carry pasted secrets
@@ -270,6 +408,19 @@ def server_for(app, sock: socket.socket, *, log_level: str = "warning", limits: 
         h11_max_incomplete_event_size=MAX_HEAD,
     )
     return uvicorn.Server(config)
+
+
+def settle() -> None:
+    """Tune a serving process once its catalog index is in memory. A long paste is matched in a
+    thread beside the event loop, and while the other thread holds the GIL the loop waits: for
+    the switch interval (5 ms by default), and for a whole garbage collection, which walked the
+    index each time (30-100 ms during a 250 KB paste, bench/bench_abuse.py). The index lives as
+    long as the process, so it is frozen out of every collection, and collections run less often
+    (the matcher's own objects are freed by reference counting)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 def _announce(path: Path, host: str, port: int, detail: str = "") -> None:
@@ -301,6 +452,7 @@ def serve(
             sock.listen(2048)  # before the URL is printed: a client may connect at once
             _announce(cat.path, host, sock.getsockname()[1])
             app = create_app(cat, body_timeout=limits.body_timeout, cors_origins=cors_origins)
+            settle()
             server_for(app, sock, limits=limits).run(sockets=[sock])
             return
         path = cat.path
@@ -325,6 +477,7 @@ def _worker(
         sock = bind(host, port, reuse_port=True)
         sock.listen(2048)
         app = create_app(cat, body_timeout=limits.body_timeout, cors_origins=cors_origins)
+        settle()
         server = server_for(app, sock, limits=limits)
     except KverrError as exc:
         ready.send(("error", str(exc)))
