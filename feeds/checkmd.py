@@ -31,7 +31,8 @@ def check_markdown(report: dict[str, Any], *, heading: str = "**kverr check**") 
     out += [line for err in report["errors"] for line in error_markdown(err, report)]
     if report.get("stopped"):
         s = report["stopped"]
-        out += ["", f"The check stopped: {md_code(s['status'])} {md_code(s['reason'] or '')}"]
+        why = f" ({md_code(s['reason'])})" if s.get("reason") else ""
+        out += ["", f"The check stopped: {md_code(s['status'])}{why}"]
     if report["notices"]:
         out += ["", f"{release} would adjust this launch:"]
         out += [f"- {md_code(n['message'].strip())}" for n in report["notices"]]

@@ -15,6 +15,7 @@ check that cannot run is a tool error with kverr's one-line message, never a cra
 server: the model reads the sentence and can act on it.
 """
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -88,9 +89,14 @@ def create_server(
         project: ProjectArg = None,
     ) -> CallToolResult:
         """Explain an SGLang or vLLM launch error from pasted text: the known errors it holds,
-        best first, each with its fix, meaning, cause and the releases it exists in. An empty
-        list means no known launch-argument error is in the text."""
+        best first, each with its fix, meaning, cause and the releases it exists in, and advice
+        from the values the message printed (`advice`), or the fix of the launch command the
+        paste holds (`yourFix`). An empty list means no known launch-argument error is in it."""
         query, matches, cut = explain_query(cat, text, None, version=release, project=project)
+        if matches:  # the fix of a launch the paste holds, or advice from the values it printed
+            from kverr.advice import personalize
+
+            matches = personalize(text, matches, release=release, source=source)
         doc = json.loads(explain_json(query, matches, cut))
         return _result(doc, card.markdown_answer(matches, order))
 
@@ -207,7 +213,6 @@ def _add_records(server: MCPServer, cat: Any, project: str, product: str) -> Non
 
 def _guarded(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
     """`fn` with kverr's own failures as tool errors: the one-line message the CLI prints."""
-    import functools
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> CallToolResult:

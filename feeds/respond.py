@@ -129,7 +129,12 @@ def compose(
     user's launch against; without one the answer is the cards alone."""
     version = release if release and _holds(cat, release) else None
     matches = [m for m in cat.explain(text, version=version) if m.how in TRUSTED]
-    report = _checked(text, source or os.environ.get("KVERR_SOURCE"), release, platform)
+    source = source or os.environ.get("KVERR_SOURCE")
+    report = _checked(text, source, release, platform)
+    if matches and not source:  # explain's own answer: advice from the values pasted
+        from kverr.advice import personalize
+
+        matches = personalize(text, matches, release=version)
     if not matches and report is None:
         return None
     parts = [MARKER]
@@ -199,31 +204,31 @@ _LIVE = re.compile(r"(?<![\w`])(?:@[A-Za-z0-9][\w-]*|(?:https?://|www\.)[^\s`]+)
 
 
 def quoted(m: Match) -> Match:
-    """`m` with the values pasted placed in its prose as code spans, where nothing they hold is
-    markup or a mention. A value that cannot be a code span there (a backtick, a brace, an @)
-    shows as its placeholder's label; the message line above quotes it whole, as code."""
-    rec = dict(m.record)
+    """`m` as the comment shows it: the values pasted placed in its prose as code spans, where
+    nothing they hold is markup, a mention or a link (a value that cannot be a code span there,
+    with a backtick, a brace or an @, shows as its placeholder's label: the message line above
+    quotes it whole, as code), and the advice from those values first among the fixes."""
+    exprs = [e for e in m.record.get("placeholders") or [] if e in m.values]
 
-    def place(text: str) -> str:
-        for expr in rec.get("placeholders") or []:
-            value = m.values.get(expr)
-            if value is None:
-                continue
+    def settle(text: str) -> str:
+        for expr in exprs:
+            value = m.values[expr]
             bare = value[1:-1] if len(value) > 1 and value[0] == value[-1] in "'\"" else value
             plain = _PLAIN_VALUE.fullmatch(bare)
             text = text.replace(
                 "{" + expr + "}", f"`{bare}`" if plain else display.placeholder_label(expr)
             )
-        return no_pings(text)
+        return no_pings(text)  # nothing placed holds a brace: the card fills no value in again
 
+    rec = dict(m.record)
     for key in ("documentation", "triggerScenarios"):
         if rec.get(key):
-            rec[key] = place(rec[key])
-    rec["solutions"] = [place(s) for s in rec.get("solutions") or [] if s]
+            rec[key] = settle(rec[key])
+    rec["solutions"] = [settle(s) for s in [*m.advice, *(rec.get("solutions") or [])] if s]
     answer = m.argparse
     if answer:
-        answer = {**answer, "text": [no_pings(s) for s in answer.get("text") or []]}
-    return dataclasses.replace(m, record=rec, argparse=answer)
+        answer = {**answer, "text": [settle(s) for s in answer.get("text") or []]}
+    return dataclasses.replace(m, record=rec, argparse=answer, advice=())
 
 
 def no_pings(text: str) -> str:

@@ -145,6 +145,44 @@ def test_the_comment_renders_no_markup_from_the_issue(comments, name) -> None:
     assert tags.prose[-1].startswith("Answered by kverr")
 
 
+def test_advice_from_the_values_comes_first(tmp_path) -> None:
+    event = json.loads((ISSUES / "sglang-comment.json").read_text())
+    event["comment"]["body"] = (
+        "AssertionError: mamba_track_interval 100 must be divisible by page_size 64"
+    )
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event))
+    got = CliRunner().invoke(
+        app, ["respond", "--dry-run", "--event", str(path)], env={"KVERR_SOURCE": ""}
+    )
+    fixes = got.stdout.split("**How to fix**\n", 1)[1]
+    assert fixes.startswith(
+        "- With `--page-size` 64, use `--mamba-track-interval` 128, 64 or 192 \\(not 100\\).\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "ValueError: Invalid disaggregation_mode={self.disaggregation_mode}@octocat",
+        "launch_server.py: error: argument --mamba-ssm-dtype: invalid choice: '{value}@octocat'"
+        " (choose from 'float32', 'bfloat16')",
+    ],
+)
+def test_a_value_that_names_a_placeholder_is_not_filled_in_again(paste) -> None:
+    from kverr.catalog import open_catalog
+    from kverr.feeds.respond import compose
+
+    with open_catalog() as cat:
+        text = compose(cat, paste)
+    assert (
+        "{value}@octocat" in text
+        or "Launching with `--disaggregation-mode=‹disaggregation_mode›`" in text
+    )
+    tags = render(text)
+    assert not MENTION.search(" ".join(tags.prose)), tags.prose
+
+
 def test_hostile_text_is_quoted_as_code(comments) -> None:
     vllm = comments["vllm-hostile"]
     assert (
