@@ -13,6 +13,7 @@ next run starts a fresh one.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -34,6 +35,7 @@ from kverr.errors import SourceError
 
 HARNESS_VERSION = "2"  # bump when what a run means changes (part of every cache key)
 START_TIMEOUT = 60.0  # seconds for the child to read and load the revision's modules
+SETUP_PIPE = 1 << 20  # bytes of the job pipe: a setup frame (the package's file list) fits
 # CPU seconds of runs after which a child is replaced between revisions, well before its
 # RLIMIT_CPU (confine.Limits) would end it in the middle of a run.
 RECYCLE_CPU = confine.Limits().cpu_seconds / 2
@@ -165,6 +167,7 @@ class Harness:
     _cpu: float = 0.0  # CPU seconds the current child reported
     _fields: Any = None  # the solver's attribute map the child holds
     _loaded: tuple | None = None  # the revision the child has loaded
+    _pending: tuple | None = None  # the revision whose setup went out, its answer not yet read
     _broken: dict[tuple, dict[str, Any]] = field(default_factory=dict)  # revisions that fail
     _dir: Path | None = None
     _next: int = 0
@@ -248,12 +251,14 @@ class Harness:
         self._cpu = max(self._cpu, _number(data.get("cpu")))
         return out
 
-    def _ask(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one frame and read the answer within `timeout` seconds."""
+    def _ask(self, message: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
+        """Send one frame (None: it went out before, see start_soon) and read the answer
+        within `timeout` seconds."""
         assert self._proc is not None and self._from_child is not None
         deadline = time.monotonic() + timeout
         try:
-            send(self._to_child, message, timeout)
+            if message is not None:
+                send(self._to_child, message, timeout)
             return self._from_child.read(deadline - time.monotonic())
         except Late:
             raise
@@ -272,6 +277,26 @@ class Harness:
     def _key(self) -> tuple[str | None, tuple[str, ...]]:
         return self.sha, tuple(sorted(self.overrides))
 
+    def start_soon(self) -> None:
+        """Start the child and send it the revision now, without waiting for it to load: the
+        caller works meanwhile, and the first run reads the child's answer (`kverr check`
+        reads its caches while the sandbox loads the release)."""
+        key = self._key()
+        if key in self._broken or key in (self._loaded, self._pending):
+            return
+        if not self.trust_repo and confine.unavailable() is not None:
+            return  # the first run says why
+        if self._proc is None or self._proc.poll() is not None:
+            self._spawn()
+        elif self._pending is not None:
+            return  # another revision is still loading; _start settles it
+        try:
+            send(self._to_child, self._setup(), START_TIMEOUT)
+        except (ChannelError, OSError):
+            self._kill()  # the first run starts a fresh child and says what went wrong
+            return
+        self._pending, self._fields = key, None
+
     def _start(self) -> bool:
         """The child running with the current revision loaded (False: it does not load)."""
         key = self._key()
@@ -289,7 +314,12 @@ class Harness:
             return True
         self._fields = None  # a new world has no attribute map yet
         try:
-            self.info = self._ask(self._setup(), START_TIMEOUT)
+            if self._pending is not None and self._pending != key:
+                self._ask(None, START_TIMEOUT)  # the answer for a revision no longer wanted
+                self._pending = None
+            setup = None if self._pending == key else self._setup()
+            self._pending = None
+            self.info = self._ask(setup, START_TIMEOUT)
         except (ChannelError, OSError) as exc:
             reason = f"did not load within {START_TIMEOUT:g} s" if isinstance(exc, Late) else exc
             self.info = {"ready": False, "reason": f"the sandbox process failed: {reason}"}
@@ -320,6 +350,10 @@ class Harness:
         env["PYTHONHASHSEED"] = "0"
         jobs_r, jobs_w = os.pipe()
         answers_r, answers_w = os.pipe()
+        try:  # room for the whole setup frame, so start_soon never waits for the child
+            fcntl.fcntl(jobs_w, fcntl.F_SETPIPE_SZ, SETUP_PIPE)
+        except (AttributeError, OSError):
+            pass  # not Linux, or over the system's pipe-max-size: send waits, as before
         keep, seccomp = [jobs_r, answers_w], None  # the descriptors the child gets
         safe_path = ["-P"] if sys.version_info >= (3, 11) else []
         argv = [sys.executable, "-s", *safe_path, "-B", "-m", "kverr.verify.child"]
@@ -338,6 +372,7 @@ class Harness:
                 keep.append(seccomp)
             reads = _repo_paths(self.repo) if self.repo else []
             reads += [self.disk[0]] if self.disk else []
+            reads += _bytecode(env)
             cmd = confine.command(argv, reads=reads, env=env, seccomp_fd=seccomp)
             env = {"PATH": env["PATH"], "LANG": env["LANG"]}
         with open(self._dir / "stderr.txt", "wb") as stderr:  # the child's rlimit caps it
@@ -360,7 +395,7 @@ class Harness:
         spec = self.spec
         prefix = f"{spec.source_root}/{spec.package}".strip("/")
         if self.disk is not None:
-            files = _disk_files(self.disk, prefix)
+            files = _disk_files(self.disk, spec)
         elif self.sha:
             files = dict(sources.list_files(self.repo, self.sha, [f"{prefix}/**/*.py"]))
         else:
@@ -402,7 +437,7 @@ class Harness:
         return f"the sandbox process exited ({tail or 'no message'})"
 
     def _kill(self) -> None:
-        self._loaded = None
+        self._loaded = self._pending = None
         if self._proc is not None:
             try:  # the whole group: whatever the revision started goes with it
                 os.killpg(self._proc.pid, signal.SIGKILL)
@@ -421,7 +456,9 @@ class Harness:
             self._dir = None
 
     def close(self) -> None:
-        if self._proc is not None and self._to_child >= 0:
+        # A child still loading a revision nobody asked a run of (start_soon, every run
+        # answered from a cache) would finish loading before it saw the end of its jobs.
+        if self._proc is not None and self._to_child >= 0 and self._pending is None:
             os.close(self._to_child)  # end of jobs: the child exits on its own
             self._to_child = -1
             try:
@@ -436,16 +473,39 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
-def _disk_files(disk: tuple[str, str], prefix: str) -> dict[str, str]:
-    """virtual path -> "disk" for each .py file of the package in the folder: `prefix` is
-    where the folder stands in the repository's layout ("python" for site-packages)."""
+def package_dir(disk: tuple[str, str], spec: VerifySpec) -> Path:
+    """The package's folder in a release read from disk: `disk[1]` is where the folder stands
+    in the repository's layout ("python" for site-packages, "" for a checkout)."""
+    prefix = f"{spec.source_root}/{spec.package}".strip("/")
+    at = disk[1].strip("/")
+    return Path(disk[0]) / (prefix[len(at) :].strip("/") if prefix.startswith(at) else prefix)
+
+
+def _disk_files(disk: tuple[str, str], spec: VerifySpec) -> dict[str, str]:
+    """virtual path -> "disk" for each .py file of the package in the folder."""
     root, at = Path(disk[0]), disk[1].strip("/")
-    package = prefix[len(at) :].strip("/") if prefix.startswith(at) else prefix
     out = {}
-    for path in sorted((root / package).rglob("*.py")):
+    for path in sorted(package_dir(disk, spec).rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         out[f"{at}/{rel}" if at else rel] = "disk"
     return out
+
+
+def _bytecode(env: dict[str, str]) -> list[str]:
+    """Where the child finds the bytecode of the code it may read when the user keeps bytecode
+    apart (PYTHONPYCACHEPREFIX): those folders of the prefix alone, read-only, and the prefix
+    named in `env`. Compiling kverr's modules was a good part of a child's start."""
+    prefix = sys.pycache_prefix
+    if not prefix:
+        return []
+    found = [
+        folder
+        for path in confine._python_paths()  # the folders it binds
+        if os.path.isdir(folder := os.path.join(prefix, path.lstrip("/")))
+    ]
+    if found:
+        env["PYTHONPYCACHEPREFIX"] = prefix
+    return found
 
 
 def _repo_paths(repo: str) -> list[str]:

@@ -12,23 +12,17 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kverr.verify.spec import spec_for
-from kverr.verify.yours import (
-    Checked,
-    Launch,
-    NoFix,
-    Resolved,
-    YourFix,
-    check,
-    close_options,
-    resolve,
-)
 
 from kverr.errors import QueryError, SourceError
+from kverr.ftypes import Launch
 from kverr.launch import PastedLaunch, forms_of, read_launches
 from kverr.profile import DEFAULT, builtin_names, load_profile
+
+if TYPE_CHECKING:  # the search (verify/yours.py) is imported once the sandbox is starting
+    from kverr.verify.yours import Checked, Resolved
 
 
 def model_overrides(
@@ -106,26 +100,46 @@ def check_launch(
     keep: Sequence[str] = (),
 ) -> Report:
     """Read `pasted` (kverr.launch.PastedLaunch) as `release` does and run it through every
-    check of that release (module doc). SourceError when no release can be read."""
-    from kverr.extractor import extract_files
+    check of that release (module doc). SourceError when no release can be read.
+
+    What one check learns is kept for the next (verify/memo.py): the release's extraction and
+    the sandbox's answers. The sandbox starts loading the release before anything else, so it
+    loads while this process reads the extraction and builds the bench."""
+    from kverr.verify.harness import Harness
+    from kverr.verify.memo import Memo
     from kverr.verify.release import find_release
-    from kverr.verify.stage import Session, bench_for, files_key
 
     rel = find_release(spec, tuple(globs), release=release, source=source)
-    exts = extract_files(list(rel.files))
+    # The sandbox starts loading the release first: the search's own modules are imported,
+    # and the caches read, while it loads.
+    plat = spec.platform(platform).name
+    harness = Harness(
+        spec, repo=rel.repo, sha=rel.revision.sha or "", workdir=workdir, platform=plat,
+        trust_repo=trust_repo, disk=rel.disk,
+    )  # fmt: skip
+    harness.start_soon()
+    from kverr.verify.stage import Session, bench_for
+    from kverr.verify.yours import check, close_options
+
+    memo = Memo.open()
     session = Session(
-        spec, rel.repo, workdir, platform=platform, cache={}, trust_repo=trust_repo,
+        spec, rel.repo, workdir, platform=platform, cache=memo, trust_repo=trust_repo,
         disk=rel.disk,
     )  # fmt: skip
+    session.adopt(harness)
+    ready = False
     try:
-        key = files_key(rel.revision, [(f.path, f.blob) for f in rel.files])
-        bench = bench_for(exts, session, rel.revision, key=key)
-        plat = session.platform_name
+        key = release_key(rel, spec)
+        exts = extraction(rel, key, memo)
+        bench = bench_for(exts, session, rel.revision, key=key, fields=memo_fields(key, memo))
         if not bench.info["ready"]:
             why = f"{rel.name}'s checks do not load in the sandbox: {bench.info['reason']}"
             return Report(rel.name, plat, "", Launch(), pasted.program, reason=why)
+        ready = True
+        remember_fields(key, memo, bench.fields)
         options = bench.info["options"]
         resolved, launch, label = your_launch(pasted, options)
+        read_ahead(bench)
         checked = check(bench, launch, keep)
         close = tuple((u, tuple(close_options(u, options))) for u in resolved.unknown)
         return Report(
@@ -134,11 +148,101 @@ def check_launch(
         )  # fmt: skip
     finally:
         session.close()
+        if ready:  # a release that did not load (no sandbox, a slow machine) is asked again
+            memo.fresh = {k: v for k, v in memo.fresh.items() if not _unavailable(v)}
+            memo.flush()
+        memo.close()
+
+
+def read_ahead(bench: Any) -> None:
+    """What the fix search reads of the release's source before its first question to the
+    sandbox (verify/reading.py keeps it per text), read now, while the sandbox still loads:
+    after the launch's first run it would wait in line."""
+    from kverr.verify import reading
+
+    spec = bench.session.spec
+    main = bench.texts.get(spec.main_path, "")
+    reading.method_reads(main, spec.args_class)
+    reading.call_sites(main, spec.args_class, f"{spec.args_class}.{spec.phases[0]}")
+    bench.searcher()
+
+
+def release_key(rel: Any, spec: Any) -> str:
+    """The verify cache's file-set key of a release (verify/stage.py files_key); a release
+    read from a folder has no commit, so its package's files' sizes and times stand in for
+    the modules the sandbox reads lazily."""
+    from kverr.verify.harness import package_dir
+    from kverr.verify.memo import folder_stamp
+    from kverr.verify.stage import files_key
+
+    files = [(f.path, f.blob) for f in rel.files]
+    if rel.disk is not None:
+        files.append(("", folder_stamp(package_dir(rel.disk, spec))))
+    return files_key(rel.revision, files)
+
+
+def extraction(rel: Any, key: str, memo: Any) -> list[Any]:
+    """The release's FileExtractions from the cache, else from libcst (imported only then)."""
+    import kverr.extractor
+    from kverr.verify.memo import code_stamp
+
+    from kverr import ftypes
+
+    code = code_stamp(Path(kverr.extractor.__file__).parent, Path(ftypes.__file__))
+    name = f"extract:{key}:{code}:{load_profile().fingerprint('extract')}"
+    hit = memo.get(name)
+    if hit is not None:
+        try:
+            exts = ftypes.from_json(hit)
+            if isinstance(exts, list) and all(isinstance(e, ftypes.FileExtraction) for e in exts):
+                return exts
+        except (ValueError, TypeError, KeyError):
+            pass  # not what this kverr writes: extracted again below
+    from kverr.extractor import extract_files
+
+    exts = extract_files(list(rel.files))
+    memo[name] = ftypes.to_json(exts)
+    return exts
+
+
+def _fields_key(key: str) -> str:
+    """The solver's field table depends on the release's files, the parser's options and the
+    code of verify/ and records/ that reads them."""
+    import kverr.records
+    import kverr.records.knowledge
+    import kverr.verify
+    from kverr.verify.memo import code_stamp
+
+    folders = (kverr.verify.__file__, kverr.records.__file__, kverr.records.knowledge.__file__)
+    return f"fields:{key}:{code_stamp(*(Path(f).parent for f in folders))}"
+
+
+def memo_fields(key: str, memo: Any) -> dict[str, Any] | None:
+    hit = memo.get(_fields_key(key))
+    try:
+        fields = json.loads(hit) if hit is not None else None
+    except ValueError:
+        return None
+    return fields if isinstance(fields, dict) else None
+
+
+def remember_fields(key: str, memo: Any, fields: dict[str, Any]) -> None:
+    """Kept only when JSON gives them back as they are (a tuple or a set would not be)."""
+    text = json.dumps(fields, sort_keys=True)
+    if json.loads(text) == fields:
+        memo[_fields_key(key)] = text
+
+
+def _unavailable(value: str) -> bool:
+    """A run whose sandbox did not start (Outcome.to_json writes the status first)."""
+    return value.startswith('{"status": "unavailable"')
 
 
 def your_launch(pasted: Any, options: Mapping[str, Any]) -> tuple[Resolved, Launch, str]:
     """`pasted` in the release's own option names (`options`: the parser's table), with the
     model its model path names; (how it was read, the launch, what the model is)."""
+    from kverr.verify.yours import resolve
+
     resolved = resolve(
         pasted.words,
         values=pasted.values,
@@ -179,6 +283,8 @@ def known_models() -> dict[str, dict[str, Any]]:
 def report_json(report: Report, command: str = "") -> dict[str, Any]:
     """The report as `kverr check --json` and `POST /check` give it: the launch, each error
     with the fix of this launch, what the release changes silently, the launch fully fixed."""
+    from kverr.verify.yours import NoFix, YourFix
+
     program = command or report.program or "LAUNCH"
     typed = {option: word for word, option in report.spelled}
 

@@ -110,6 +110,12 @@ class Session:
         h.retarget(revision.sha or "", overrides)
         return h
 
+    def adopt(self, harness: Harness, worker: int = 0) -> None:
+        """Serve `harness`'s platform with it: a sandbox started before the session was made
+        (`kverr check` starts it before importing the search)."""
+        with self._lock:
+            self._harnesses[(harness.platform_name, worker)] = harness
+
     def pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
@@ -315,9 +321,11 @@ def bench_for(
     key: str,
     overrides: Mapping[str, str] | None = None,
     previous: Mapping[str, Holder] | None = None,
+    fields: dict[str, Any] | None = None,
 ) -> Bench:
     """The revision's Bench; `bench.info["ready"]` is False (with a reason) when its code does
-    not load in the sandbox."""
+    not load in the sandbox. `fields`: the solver's table as an earlier bench of the same
+    files built it (read from a cache), else built here."""
     overrides = dict(overrides or {})
     info = options_of(session, revision, key, overrides)
     sites = [s for ex in exts for s in ex.sites]
@@ -325,11 +333,12 @@ def bench_for(
     texts = {ex.source.path: ex.source.text for ex in exts}
     main = texts.get(session.spec.main_path, "")
     args_class = session.spec.args_class
-    fields = fields_of(
-        decls,
-        reading.assigned_values(main, args_class),
-        values.compared_values(main, args_class),
-    )
+    if fields is None:
+        fields = fields_of(
+            decls,
+            reading.assigned_values(main, args_class),
+            values.compared_values(main, args_class),
+        )
     return Bench(
         session, revision, key, overrides, info, sites, assign_ids(sites, previous), decls,
         _facts(sites, decls), texts, fields,
