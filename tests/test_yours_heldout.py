@@ -150,8 +150,9 @@ def test_a_pasted_issue_through_the_command_line(repo: Path, tmp_path: Path) -> 
     (err,) = report["errors"]
     assert m.says in err["message"]
     fix = err["yourFix"]
-    assert fix["changed"] == ["--data-parallel-size"] and fix["after"] == report["fixed"]
-    assert "--tp 4 --ep 4 --enable-dp-attention" in fix["after"]  # the user's own spelling
+    assert fix["changed"] == ["--dp-size"] and fix["after"] == report["fixed"]
+    # the user's own spelling, every other option as it was
+    assert fix["after"].endswith("--tp 4 --ep 4 --enable-dp-attention --dp 4")
 
 
 @pytest.mark.slow

@@ -287,12 +287,10 @@ class ServerArgs:
         parser.add_argument("--max-running-requests", type=int)
         parser.add_argument("--chunked-prefill-size", type=int)
         parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
-        parser.add_argument("--tensor-parallel-size", "--tp-size", type=int, dest="tp_size", default=1)
-        parser.add_argument("--data-parallel-size", "--dp-size", type=int, dest="dp_size", default=1)
-        parser.add_argument(
-            "--pipeline-parallel-size", "--pp-size", type=int, dest="pp_size", default=1
-        )
-        parser.add_argument("--expert-parallel-size", "--ep-size", type=int, dest="ep_size", default=1)
+        parser.add_argument("--tensor-parallel-size", "--tp-size", type=int, default=1)
+        parser.add_argument("--data-parallel-size", "--dp-size", type=int, default=1)
+        parser.add_argument("--pipeline-parallel-size", "--pp-size", type=int, default=1)
+        parser.add_argument("--expert-parallel-size", "--ep-size", type=int, default=1)
         parser.add_argument("--nnodes", type=int, default=ServerArgs.nnodes)
         parser.add_argument("--node-rank", type=int, default=ServerArgs.node_rank)
         parser.add_argument("--dist-init-addr", type=str)
@@ -310,6 +308,11 @@ class ServerArgs:
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):
+        # the parallel sizes are parsed under their long names and kept under short ones
+        args.tp_size = args.tensor_parallel_size
+        args.dp_size = args.data_parallel_size
+        args.pp_size = args.pipeline_parallel_size
+        args.ep_size = args.expert_parallel_size
         names = [field.name for field in dataclasses.fields(cls)]
         return cls(**{name: getattr(args, name) for name in names})
 
@@ -479,12 +482,12 @@ BASES: dict[str, str] = {
     " --attention-backend triton --page-size 64",
     "gptoss20b-ngram": "--model-path openai/gpt-oss-20b --speculative-algorithm NGRAM"
     " --speculative-num-steps 4 --max-running-requests 32",
-    "qwen-vl": "--model-path Qwen/Qwen2.5-VL-7B-Instruct --tp 2 --pp 2"
+    "qwen-vl": "--model-path Qwen/Qwen2.5-VL-7B-Instruct --tp 2 --pp-size 2"
     " --chunked-prefill-size 8192 --context-length 32768 --enable-metrics",
 }
 
 
-Changes = dict  # dest (or VARIABLE) -> its new value; None: the option is dropped
+Changes = dict  # option (its first long name) or VARIABLE -> new value; None: dropped
 
 
 @dataclass(frozen=True)
@@ -546,6 +549,16 @@ def within(dest: str, low: float, high: float) -> Callable[[Changes], bool]:
     return ok
 
 
+def multiple(dest: str, of: int, low: int, high: int) -> Callable[[Changes], bool]:
+    """Only `dest` changes, to a multiple of `of` in [low, high]."""
+
+    def ok(c: Changes) -> bool:
+        v = _number(c.get(dest))
+        return set(c) == {dest} and v is not None and v % of == 0 and low <= v <= high
+
+    return ok
+
+
 def dropped(dest: str) -> Callable[[Changes], bool]:
     return lambda c: c == {dest: None}
 
@@ -560,7 +573,7 @@ def either(*tests: Callable[[Changes], bool]) -> Callable[[Changes], bool]:
 
 
 BACKENDS_HERE = either(
-    one("attention_backend", "fa3", "flashinfer", "triton"), dropped("attention_backend")
+    one("--attention-backend", "fa3", "flashinfer", "triton"), dropped("--attention-backend")
 )
 
 
@@ -573,103 +586,105 @@ def _m(base: str, *pairs: str | None, drop=(), says: str, pasted=False, good=Non
 
 MISTAKES: list[Mistake] = [
     _m("llama8b", "--mem-fraction-static", "85", says="is a fraction of GPU memory",
-       good=one("mem_fraction_static", "0.85")),
+       good=one("--mem-fraction-static", "0.85")),
     _m("llama8b", "--max-running-requests", "0", says="must be a positive number", pasted=True,
-       good=dropped("max_running_requests")),
+       good=dropped("--max-running-requests")),
     _m("llama8b", "--context-length", "262144", says="longer than the 131072 tokens",
-       good=either(within("context_length", 4096, 131072), dropped("context_length"))),
+       good=either(within("--context-length", 4096, 131072), dropped("--context-length"))),
     _m("llama8b", "--attention-backend", "trtllm_mha", says="runs on SM100", pasted=True,
        good=BACKENDS_HERE),
     _m("llama70b", "--tp", "6", says="64 attention heads, which tp_size 6",
-       good=one("tp_size", "4", "8")),
+       good=one("--tensor-parallel-size", "4", "8")),
     _m("llama70b", "--page-size", "24", says="must be a power of two", pasted=True,
-       good=one("page_size", "16", "32")),
+       good=one("--page-size", "16", "32")),
     _m("llama70b", "--chunked-prefill-size", "5000", says="must be a multiple of page_size",
-       good=either(one("chunked_prefill_size", "4096", "4992", "5008", "5120"),
-                   dropped("chunked_prefill_size"))),
+       good=either(multiple("--chunked-prefill-size", 16, 2048, 16384),
+                   dropped("--chunked-prefill-size"))),
     _m("llama70b", "--attention-backend", "torch_native", says="supports page_size 1 only",
-       good=either(BACKENDS_HERE, one("page_size", "1"))),
+       good=either(BACKENDS_HERE, one("--page-size", "1"))),
     _m("qwen7b-lora", "--lora-paths", "/adapters/qwen-sql", says="must be given as NAME=PATH",
-       good=added("lora_paths", "=/adapters/qwen-sql")),
+       good=added("--lora-paths", "=/adapters/qwen-sql")),
     _m("qwen7b-lora", drop=("--lora-paths",), says="needs at least one adapter", pasted=True,
-       good=added("lora_paths", "=")),
+       good=added("--lora-paths", "=")),
     _m("qwen7b-lora", "--tp", "8", says="28 attention heads, which tp_size 8",
-       good=one("tp_size", "2", "4")),
+       good=one("--tensor-parallel-size", "2", "4")),
     _m("qwen7b-lora", "--max-loras-per-batch", "0", says="must be at least 1",
-       good=either(within("max_loras_per_batch", 1, 64), dropped("max_loras_per_batch"))),
+       good=either(within("--max-loras-per-batch", 1, 64), dropped("--max-loras-per-batch"))),
     _m("qwen72b-awq", "--dtype", "bfloat16", says="awq kernels compute in float16", pasted=True,
-       good=either(one("dtype", "float16", "half", "auto"), dropped("dtype"))),
+       good=either(one("--dtype", "float16", "half", "auto"), dropped("--dtype"))),
     _m("qwen72b-awq", "--mem-fraction-static", "1.1", says="is a fraction of GPU memory",
-       good=within("mem_fraction_static", 0.8, 0.95)),
+       good=within("--mem-fraction-static", 0.8, 0.95)),
     _m("qwen72b-awq", "--tp", "3", says="64 attention heads, which tp_size 3",
-       good=one("tp_size", "2", "4")),
+       good=one("--tensor-parallel-size", "2", "4")),
     _m("qwen72b-awq", "--port", "70000", says="is not a TCP port",
-       good=within("port", 1024, 65535)),
+       good=within("--port", 1024, 65535)),
     _m("qwen3-eagle", drop=("--speculative-draft-model-path",), says="needs a draft model",
-       good=added("speculative_draft_model_path")),
+       good=added("--speculative-draft-model-path")),
     _m("qwen3-eagle", drop=("--speculative-num-steps",), says="is required", pasted=True,
-       good=added("speculative_num_steps")),
+       good=added("--speculative-num-steps")),
     _m("qwen3-eagle", "--mem-fraction-static", "0", says="is a fraction of GPU memory",
-       good=either(within("mem_fraction_static", 0.5, 0.95), dropped("mem_fraction_static"))),
+       good=either(within("--mem-fraction-static", 0.5, 0.95), dropped("--mem-fraction-static"))),
     _m("qwen3-eagle", "--attention-backend", "cutlass_mla", says="runs on SM100",
        good=BACKENDS_HERE),
     _m("qwen3-moe", "--dp", "3", says="must be a multiple of dp_size (3)", pasted=True,
-       good=one("dp_size", "2", "4")),
+       good=one("--data-parallel-size", "2", "4")),
     _m("qwen3-moe", "--ep", "3", says="must be divisible by ep_size (3)",
-       good=one("ep_size", "2", "4")),
+       good=one("--expert-parallel-size", "2", "4")),
     _m("qwen3-moe", drop=("--dp",), says="needs a --dp-size greater than 1",
-       good=either(one("dp_size", "2", "4"), dropped("enable_dp_attention"))),
+       good=either(one("--data-parallel-size", "2", "4"), dropped("--enable-dp-attention"))),
     _m("qwen3-moe", "--ep", "8", says="must be divisible by ep_size (8)", pasted=True,
-       good=one("ep_size", "2", "4")),
+       good=one("--expert-parallel-size", "2", "4")),
     _m("mistral", "--port", "80800", says="is not a TCP port",
-       good=within("port", 1024, 65535)),
+       good=within("--port", 1024, 65535)),
     _m("mistral", "--context-length", "65536", says="longer than the 32768 tokens", pasted=True,
-       good=either(within("context_length", 4096, 32768), dropped("context_length"))),
+       good=either(within("--context-length", 4096, 32768), dropped("--context-length"))),
     _m("mistral", "--attention-backend", "cutlass_mla", says="runs on SM100",
        good=BACKENDS_HERE),
     _m("mistral", "--tp", "3", says="32 attention heads, which tp_size 3",
-       good=either(one("tp_size", "1", "2", "4"), dropped("tp_size"))),
+       good=either(one("--tensor-parallel-size", "1", "2", "4"), dropped("--tensor-parallel-size"))),
     _m("deepseek-v3", drop=("--dist-init-addr",), says="needs --dist-init-addr", pasted=True,
-       good=added("dist_init_addr", ":")),
+       good=added("--dist-init-addr", ":")),
     _m("deepseek-v3", "--dist-init-addr", "10.0.0.1", says="must be HOST:PORT",
-       good=added("dist_init_addr", "10.0.0.1:")),
+       good=added("--dist-init-addr", "10.0.0.1:")),
     _m("deepseek-v3", "--node-rank", "2", says="is out of range for --nnodes 2",
-       good=one("node_rank", "0", "1")),
+       good=one("--node-rank", "0", "1")),
     _m("deepseek-v3", "--tp", "12", says="128 attention heads, which tp_size 12", pasted=True,
-       good=one("tp_size", "8", "16")),
+       good=one("--tensor-parallel-size", "8", "16")),
     _m("deepseek-r1", "--dp", "3", says="must be a multiple of dp_size (3)",
-       good=one("dp_size", "2", "4", "8")),
+       good=one("--data-parallel-size", "2", "4", "8")),
     _m("deepseek-r1", "--dtype", "float32", says="cannot run with --dtype float32", pasted=True,
-       good=either(one("dtype", "bfloat16", "float16", "half", "auto"), dropped("dtype"))),
+       good=either(one("--dtype", "bfloat16", "float16", "half", "auto"), dropped("--dtype"))),
     _m("deepseek-r1", "--ep", "16", says="must be divisible by ep_size (16)",
-       good=either(one("ep_size", "2", "4", "8"), dropped("ep_size"))),
+       good=either(one("--expert-parallel-size", "2", "4", "8"), dropped("--expert-parallel-size"))),
     _m("deepseek-r1", "--max-running-requests", "-1", says="must be a positive number",
-       good=dropped("max_running_requests")),
+       good=dropped("--max-running-requests")),
     _m("gptoss120b", "--page-size", "48", says="must be a power of two",
-       good=one("page_size", "32", "64")),
+       good=one("--page-size", "32", "64")),
     _m("gptoss120b", "--tp", "5", says="64 attention heads, which tp_size 5", pasted=True,
-       good=one("tp_size", "4", "8")),
+       good=one("--tensor-parallel-size", "4", "8")),
     _m("gptoss120b", "--attention-backend", "trtllm_mha", says="runs on SM100",
        good=BACKENDS_HERE),
     _m("gptoss120b", "--chunked-prefill-size", "1000", says="must be a multiple of page_size",
-       good=either(one("chunked_prefill_size", "960", "1024"), dropped("chunked_prefill_size"))),
+       good=either(multiple("--chunked-prefill-size", 64, 512, 8192),
+                   dropped("--chunked-prefill-size"))),
     _m("gptoss20b-ngram", "--speculative-algorithm", "EAGLE", says="needs a draft model",
-       good=either(one("speculative_algorithm", "NGRAM"), added("speculative_draft_model_path"))),
+       good=either(one("--speculative-algorithm", "NGRAM"), added("--speculative-draft-model-path"))),
     _m("gptoss20b-ngram", drop=("--speculative-num-steps",), says="is required", pasted=True,
-       good=added("speculative_num_steps")),
+       good=added("--speculative-num-steps")),
     _m("gptoss20b-ngram", "--max-running-requests", "0", says="must be a positive number",
-       good=dropped("max_running_requests")),
+       good=dropped("--max-running-requests")),
     _m("qwen-vl", "--chunked-prefill-size", "-1", says="needs chunked prefill", pasted=True,
-       good=either(within("chunked_prefill_size", 1024, 16384), dropped("chunked_prefill_size"))),
+       good=either(within("--chunked-prefill-size", 1024, 16384),
+                   dropped("--chunked-prefill-size"))),
     _m("qwen-vl", "--context-length", "200000", says="longer than the 128000 tokens",
-       good=either(within("context_length", 4096, 128000), dropped("context_length"))),
+       good=either(within("--context-length", 4096, 128000), dropped("--context-length"))),
     _m("qwen-vl", "--tp", "3", says="28 attention heads, which tp_size 3",
-       good=one("tp_size", "2", "4")),
+       good=one("--tensor-parallel-size", "2", "4")),
     # the parser's own refusals: a value its choices do not hold
     _m("deepseek-r1", "--kv-cache-dtype", "fp8", says="invalid choice: 'fp8'",
-       good=one("kv_cache_dtype", "fp8_e4m3")),
+       good=one("--kv-cache-dtype", "fp8_e4m3")),
     _m("gptoss120b", "--quantization", "fp4", says="invalid choice: 'fp4'", pasted=True,
-       good=one("quantization", "mxfp4")),
+       good=one("--quantization", "mxfp4")),
 ]  # fmt: skip
 
 TRACEBACK = """\
@@ -734,15 +749,20 @@ class Graded:
         return self.mistake.says in self.error
 
 
+def first_name(option: str, options: dict) -> str:
+    """The option's first long name: `--tp` and `--tp-size` are `--tensor-parallel-size`."""
+    names = options.get(option, {}).get("names", [option])
+    return next((n for n in names if n.startswith("--")), option)
+
+
 def changes(before: Launch, after: Launch, options: dict) -> Changes:
-    """dest -> new value for each option the fix sets, adds or drops (None), and each
+    """option -> new value for each option the fix sets, adds or drops (None), and each
     environment variable it sets; aliases (`--tp`, `--tensor-parallel-size`) are one."""
 
     def by_dest(launch: Launch) -> dict[str, object]:
         out: dict[str, object] = {}
         for name, value in launch.args:
-            dest = options.get(name, {}).get("dest", name)
-            out[dest] = " ".join(value) if isinstance(value, tuple) else value
+            out[first_name(name, options)] = " ".join(value) if isinstance(value, tuple) else value
         return out
 
     a, b = by_dest(before), by_dest(after)
@@ -766,7 +786,7 @@ def grade(mistake: Mistake, checked: Checked, judge: Callable[[Launch], bool], o
     after = checked.final
     changed = changes(launch, after, options)
     # What the fixes say they change: nothing else of the user's launch may differ.
-    said = {options.get(n, {}).get("dest", n) for s in checked.errors for n in s.fix.changed}
+    said = {first_name(n, options) for s in checked.errors for n in s.fix.changed}
     keeps = set(changed) <= said and after.model == launch.model
     return Graded(
         mistake, error, out.status, True, judge(after), keeps, changed, mistake.good(changed)
