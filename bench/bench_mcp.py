@@ -3,10 +3,11 @@ in-process and beside the JSON API (`kverr serve`, POST /explain), all in one ru
 
 Rows, per paste (realistic pastes from the catalog, bench_api.pastes):
     in-process explain   what the MCP tool computes, called directly: Catalog.explain, the
-                         --json fields, the Markdown
+                         advice from the values (kverr.advice), the --json fields, the Markdown
     MCP stdio            the SDK's client calling `explain` on a `kverr mcp` child process
     MCP HTTP             the same on `kverr mcp --http 127.0.0.1:0` (one session, kept)
-    API POST /explain    `kverr serve` on 127.0.0.1:0, one keep-alive httpx client
+    API POST /explain    `kverr serve` on 127.0.0.1:0, one keep-alive httpx client (the API
+                         gives no advice: its answer is the matches alone)
 
 Each round calls every row once per paste, in turn, so load from other jobs hits them alike;
 figures are medians (and p90) over every call, and ratios to "in-process explain". The clients'
@@ -34,6 +35,7 @@ from kverr.catalog import open_catalog
 from mcp import Client, StdioServerParameters
 
 from kverr import card
+from kverr.advice import personalize
 from kverr.answers import explain_json
 
 
@@ -72,7 +74,7 @@ async def bench(catalog: Path | None, texts: list[str], rounds: int) -> dict[str
                 with httpx.Client(base_url=f"http://{addr[0]}:{addr[1]}", timeout=60) as api:
 
                     def tool(text: str) -> None:
-                        matches = cat.explain(text)
+                        matches = personalize(text, cat.explain(text))
                         json.loads(explain_json(text, matches))
                         card.markdown_answer(matches, order)
 
