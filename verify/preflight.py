@@ -6,6 +6,7 @@ change silently.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import tempfile
@@ -163,7 +164,8 @@ def read_ahead(bench: Any) -> None:
     spec = bench.session.spec
     main = bench.texts.get(spec.main_path, "")
     reading.method_reads(main, spec.args_class)
-    reading.call_sites(main, spec.args_class, f"{spec.args_class}.{spec.phases[0]}")
+    for phase in spec.phases[:1]:
+        reading.call_sites(main, spec.args_class, f"{spec.args_class}.{phase}")
     bench.searcher()
 
 
@@ -183,13 +185,9 @@ def release_key(rel: Any, spec: Any) -> str:
 
 def extraction(rel: Any, key: str, memo: Any) -> list[Any]:
     """The release's FileExtractions from the cache, else from libcst (imported only then)."""
-    import kverr.extractor
-    from kverr.verify.memo import code_stamp
-
     from kverr import ftypes
 
-    code = code_stamp(Path(kverr.extractor.__file__).parent, Path(ftypes.__file__))
-    name = f"extract:{key}:{code}:{load_profile().fingerprint('extract')}"
+    name = f"extract:{key}:{_extract_code()}"
     hit = memo.get(name)
     if hit is not None:
         try:
@@ -205,16 +203,34 @@ def extraction(rel: Any, key: str, memo: Any) -> list[Any]:
     return exts
 
 
+@functools.cache
+def _extract_code() -> str:
+    """The extractor's code, the types it writes and the default profile's rules."""
+    import kverr.extractor
+    from kverr.verify.memo import code_stamp
+
+    from kverr import ftypes
+
+    code = code_stamp(Path(kverr.extractor.__file__).parent, Path(ftypes.__file__))
+    return f"{code}:{load_profile().fingerprint('extract')}"
+
+
 def _fields_key(key: str) -> str:
     """The solver's field table depends on the release's files, the parser's options and the
     code of verify/ and records/ that reads them."""
+    return f"fields:{key}:{_fields_code()}"
+
+
+@functools.cache
+def _fields_code() -> str:
+    """Once per process, which is when that code was imported (as the build's cache does)."""
     import kverr.records
     import kverr.records.knowledge
     import kverr.verify
     from kverr.verify.memo import code_stamp
 
     folders = (kverr.verify.__file__, kverr.records.__file__, kverr.records.knowledge.__file__)
-    return f"fields:{key}:{code_stamp(*(Path(f).parent for f in folders))}"
+    return code_stamp(*(Path(f).parent for f in folders))
 
 
 def memo_fields(key: str, memo: Any) -> dict[str, Any] | None:
@@ -228,7 +244,10 @@ def memo_fields(key: str, memo: Any) -> dict[str, Any] | None:
 
 def remember_fields(key: str, memo: Any, fields: dict[str, Any]) -> None:
     """Kept only when JSON gives them back as they are (a tuple or a set would not be)."""
-    text = json.dumps(fields, sort_keys=True)
+    try:
+        text = json.dumps(fields, sort_keys=True)
+    except (TypeError, ValueError):
+        return
     if json.loads(text) == fields:
         memo[_fields_key(key)] = text
 
