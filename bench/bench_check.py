@@ -17,7 +17,10 @@ before the first round), then `kverr check` cold (an empty check cache), warm (t
 earlier checks, a launch not seen before) and repeated (the same launch again); medians over
 the rounds, and each check's ratio to the explain of the same round. Every process keeps its
 bytecode in one temp PYTHONPYCACHEPREFIX (as an installed kverr has its .pyc files), whatever
-PYTHONDONTWRITEBYTECODE says. Target: a warm check within 3x of a warm explain.
+PYTHONDONTWRITEBYTECODE says. Beside wall seconds, CPU seconds (what a loaded machine
+changes less): the command's and those of the sandboxes it waited for (a sandbox killed
+before it answered, as a check whose runs all come from the cache does, is not counted).
+Target: a warm check within 3x of a warm explain.
 
 Skips with a message (exit 0) when the repository is absent.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -122,11 +126,19 @@ def timing(repo: Path, release: str, rounds: int) -> None:
             return [*kverr, "check", "--json", "--release", release, "--source", str(repo),
                     "--", *launch]  # fmt: skip
 
-        def seconds(cmd: list[str], cache: str | None = None) -> float:
+        cpu: dict[str, list[float]] = {}
+
+        def seconds(cmd: list[str], cache: str | None = None, kind: str = "") -> float:
+            """Wall seconds; the CPU seconds of the process and its sandbox go to cpu[kind]
+            (what the machine's load does not change)."""
             run_env = dict(env, XDG_CACHE_HOME=cache) if cache else env
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             done = subprocess.run(cmd, env=run_env, capture_output=True, timeout=600)
             took = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            cpu.setdefault(kind, []).append(used)
             if done.returncode not in (0, 1):
                 raise SystemExit(f"{' '.join(cmd[:4])} failed: {done.stderr.decode()[-400:]}")
             return took
@@ -138,10 +150,10 @@ def timing(repo: Path, release: str, rounds: int) -> None:
         rows: dict[str, list[float]] = {"explain": [], "cold": [], "warm": [], "repeat": []}
         for i in range(rounds):
             dp = 5 + i  # a launch the warm cache has not seen (each raises and gets a fix)
-            rows["explain"].append(seconds(explain))
-            rows["cold"].append(seconds(check(dp), str(Path(tmp) / f"cold-{i}")))
-            rows["warm"].append(seconds(check(dp), warm))
-            rows["repeat"].append(seconds(check(dp), warm))
+            rows["explain"].append(seconds(explain, kind="explain"))
+            rows["cold"].append(seconds(check(dp), str(Path(tmp) / f"cold-{i}"), "cold"))
+            rows["warm"].append(seconds(check(dp), warm, "warm"))
+            rows["repeat"].append(seconds(check(dp), warm, "repeat"))
             print(
                 f"  round {i + 1}: explain {rows['explain'][-1]:.2f} s, check cold"
                 f" {rows['cold'][-1]:.2f} s, warm {rows['warm'][-1]:.2f} s, repeat"
@@ -149,8 +161,9 @@ def timing(repo: Path, release: str, rounds: int) -> None:
                 flush=True,
             )
         base = statistics.median(rows["explain"])
-        print(f"\nmedians of {rounds} rounds (load average {os.getloadavg()[0]:.1f})")
-        print(f"  {'kverr explain (warm, one line)':34} {base:6.2f} s")
+        print(f"\nmedians of {rounds} rounds (load average {os.getloadavg()[0]:.1f}): wall, CPU")
+        explain_cpu = statistics.median(cpu["explain"])
+        print(f"  {'kverr explain (warm, one line)':34} {base:6.2f} s {explain_cpu:6.2f} s")
         for kind, what in (
             ("cold", "kverr check, cold (no cache)"),
             ("warm", "kverr check, warm (a new launch)"),
@@ -158,8 +171,9 @@ def timing(repo: Path, release: str, rounds: int) -> None:
         ):
             ratios = [c / e for c, e in zip(rows[kind], rows["explain"], strict=True)]
             print(
-                f"  {what:34} {statistics.median(rows[kind]):6.2f} s   "
-                f"{statistics.median(ratios):4.1f}x explain"
+                f"  {what:34} {statistics.median(rows[kind]):6.2f} s"
+                f" {statistics.median(cpu[kind]):6.2f} s   {statistics.median(ratios):4.1f}x"
+                f" explain (CPU {statistics.median(cpu[kind]) / explain_cpu:.1f}x)"
             )
         print("  target: a warm check within 3x of a warm explain")
 
