@@ -39,6 +39,12 @@ PROFILE = load_profile("sglang")
 FORMS = forms_of([PROFILE])
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a check keeps (verify/memo.py) goes to this test's folder, not the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return release_repo(tmp_path_factory.mktemp("heldout") / "repo")
