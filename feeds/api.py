@@ -72,6 +72,7 @@ from kverr.errors import CatalogError, KverrError, NotFound, QueryError, TooExpe
 
 MAX_BODY = 1 << 20  # whole request body, bytes
 MAX_EXPLAIN = 256 * 1024  # text handed to the matcher, characters: bounds the work per request
+MAX_CHECK = 64 * 1024  # POST /check: a command line, or a paste around one, characters
 MAX_QUERY = 500  # /search q, characters
 MAX_LIMIT = 50
 MAX_OFFSET = 10_000
@@ -192,6 +193,24 @@ def explain_input(raw: bytes, content_type: str) -> tuple[str, dict[str, str]]:
             413,
             f"The text is longer than {MAX_EXPLAIN} characters; send only the lines around the error.",
         )
+    return text, opts
+
+
+def check_input(raw: bytes, content_type: str) -> tuple[str, dict[str, str]]:
+    """(launch text, options) for POST /check: a text/plain command line (or a paste that
+    holds one), or a JSON object {"command", "release"}."""
+    text = decode_text(raw)
+    opts: dict[str, str] = {}
+    if content_type.split(";")[0].strip().lower() == "application/json":
+        doc = _json_object(text, '{"command": "python -m sglang.launch_server ..."}')
+        if not isinstance(doc.get("command"), str):
+            raise ApiError(400, 'The JSON body needs a string "command" field.')
+        text = doc["command"]
+        opts = {"release": str(doc["release"])} if doc.get("release") is not None else {}
+    if not text.strip():
+        raise ApiError(400, "The body is empty; POST the launch command as the body.")
+    if len(text) > MAX_CHECK:
+        raise ApiError(413, f"A launch is at most {MAX_CHECK} characters; send the command alone.")
     return text, opts
 
 
@@ -321,6 +340,11 @@ LANES = (
     Lane("short", 16 * 1024, queue=8, per_client=4, timeout=10.0, budget=1.0, retry_after=1),
     Lane("long", MAX_EXPLAIN, queue=4, per_client=2, timeout=20.0, budget=5.0, retry_after=5),
 )
+# POST /check runs a release's own code in a sandboxed child (about a second a launch): a lane
+# of its own, so a queue of checks never delays an explain. Its budget is the child's deadline.
+CHECK_LANE = Lane(
+    "check", MAX_CHECK, queue=2, per_client=1, timeout=60.0, budget=30.0, retry_after=10
+)
 
 
 class Lanes:
@@ -426,14 +450,21 @@ class Api:
     """Handlers bound to one catalog (module doc: which run on the loop, which in a lane)."""
 
     def __init__(
-        self, cat, body_timeout: float = BODY_TIMEOUT, lanes: tuple[Lane, ...] = LANES
+        self,
+        cat,
+        body_timeout: float = BODY_TIMEOUT,
+        lanes: tuple[Lane, ...] = LANES,
+        source: str | None = None,
     ) -> None:
         self.cat = cat
         self.body_timeout = body_timeout
         self.count = cat.ping()
         self.index = cat.index  # the matcher's index: read now, not by the first request
         self.index.warm()  # terms and traceback lookups in memory: no query per request
-        self.lanes = Lanes(lanes)
+        self.lanes = Lanes((*lanes, CHECK_LANE))
+        self.source = (
+            source  # what POST /check reads a release from (None: KVERR_SOURCE, installed)
+        )
         self.checked = time.monotonic()
         self.damaged: str | None = None  # the CatalogError that showed the catalog is damaged
         self.dataset_version = cat.dataset_version()
@@ -463,6 +494,20 @@ class Api:
             body = card.markdown_answer(matches[offset:], self.release_tags, limit)
             return Response(body, media_type="text/markdown; charset=utf-8", headers=_HEADERS)
         return _json_text(self._page(text, matches, limit, offset))
+
+    async def check(self, request: Request) -> Response:
+        """A launch through its release's own checks, as `kverr check --json` reports it."""
+        raw = await read_body(request, limit=MAX_CHECK * 4, timeout=self.body_timeout)
+        text, opts = check_input(raw, request.headers.get("content-type", "text/plain"))
+        release = check_version(opts.get("release", request.query_params.get("release")))
+
+        def run(_budget: float | None) -> dict:
+            from kverr.verify.preflight import check_text
+
+            return check_text(text, release=release, source=self.source)[1]
+
+        report = await self.lanes.run(CHECK_LANE, run, request)
+        return _json_text(_dumps(report))
 
     async def explain_batch(self, request: Request) -> JSONResponse:
         self.lanes.refuse_early(request)
@@ -765,16 +810,18 @@ def create_app(
     body_timeout: float = BODY_TIMEOUT,
     cors_origins: tuple[str, ...] = (),
     lanes: tuple[Lane, ...] = LANES,
+    source: str | None = None,
 ) -> Starlette:
     """The Starlette app over an open Catalog (read-only use; the caller owns and closes it).
     `cors_origins`: sites whose pages may call the API from a browser (`*`: any); none by
     default, so a page elsewhere cannot make its visitors' browsers use this server.
     `lanes`: where pastes longer than INLINE_CHARS are matched, by size (module doc)."""
-    api = Api(cat, body_timeout, lanes)
+    api = Api(cat, body_timeout, lanes, source)
     routes = [
         Route("/", api.home, methods=["GET"]),
         Route("/explain", api.guarded(api.explain), methods=["POST"]),
         Route("/explain/batch", api.guarded(api.explain_batch), methods=["POST"]),
+        Route("/check", api.guarded(api.check), methods=["POST"]),
         Route("/errors/{record_id}", api.guarded(api.error), methods=["GET"]),
         Route("/search", api.guarded(api.search), methods=["GET"]),
         Route("/flags/{flag}", api.guarded(api.flag), methods=["GET"]),

@@ -435,14 +435,18 @@ def serve(
     workers: int = 1,
     limits: Limits = Limits(),
     cors_origins: tuple[str, ...] = (),
+    source: str | None = None,
 ) -> None:
     """Run the API until interrupted; prints the URL (with the real port when port is 0).
     The catalog is read whole first: a damaged one stops here with one line (exit 2).
-    `cors_origins`: sites whose pages may call it (feeds/api.py create_app)."""
+    `cors_origins`: sites whose pages may call it (feeds/api.py create_app); `source`: where
+    POST /check reads releases from, handed to every worker as KVERR_SOURCE."""
     from kverr.catalog import open_catalog
     from kverr.feeds.api import check_origins, create_app
 
     cors_origins = check_origins(cors_origins)  # a bad one fails before anything starts
+    if source:
+        os.environ["KVERR_SOURCE"] = source
 
     cat = open_catalog(catalog_path)
     try:

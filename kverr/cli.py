@@ -294,8 +294,9 @@ def serve(
         ),
     ] = None,
     catalog: CatalogOpt = None,
+    source: SourceOpt = None,
 ) -> None:
-    """Serve the read-only JSON API: POST /explain (and /explain/batch), GET /errors/{id}, /search, /flags/{flag}, /versions, /healthz, /openapi.json; GET / lists them.
+    """Serve the read-only JSON API: POST /explain (and /explain/batch), POST /check, GET /errors/{id}, /search, /flags/{flag}, /versions, /healthz, /openapi.json; GET / lists them.
 
     \b
     Example: kverr serve --port 8765 --workers 2  (then: curl --data-binary @server.log http://127.0.0.1:8765/explain)
@@ -303,7 +304,7 @@ def serve(
     """
     from kverr.feeds.server import serve as run_server
 
-    run_server(catalog, host, port, workers, cors_origins=tuple(cors_origin or ()))
+    run_server(catalog, host, port, workers, cors_origins=tuple(cors_origin or ()), source=source)
 
 
 @command
@@ -655,7 +656,9 @@ def explain(
         from kverr.advice import personalize
         from kverr.launch import read_input
 
-        pasted = text if text not in (None, "-") else read_input(str(file)) if file else ""
+        # (stdin was read by the match already: a launch there is not looked for again)
+        on_disk = file is not None and str(file) != "-"
+        pasted = text if text not in (None, "-") else read_input(str(file)) if on_disk else ""
         matches = personalize(pasted, matches, release=version, source=source)
     if json_out:
         from kverr.answers import explain_json_chunks
