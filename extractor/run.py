@@ -111,8 +111,7 @@ def extract_raw(
     except MemoryError:
         return _out_of_memory(src, parsing=True)
     try:
-        # (the list is emptied here: _extract_tree drops the outline once it has its units)
-        return _extract_tree(src, *_take(parsed), cache, rules, units, lines)
+        return _extract_tree(src, parsed, cache, rules, units, lines)
     except (RecursionError, MemoryError) as exc:  # e.g. an ast walk past the interpreter's stack
         if units is not None:
             units.clear()
@@ -129,23 +128,18 @@ def _parse(text: str, lines: list[str]) -> list:
     return [ast.parse(text), {}, None]
 
 
-def _take(parsed: list) -> list:
-    """The items of `parsed`, which is emptied: its caller keeps no reference to them."""
-    items = list(parsed)
-    parsed.clear()
-    return items
-
-
 def _extract_tree(
     src: SourceFile,
-    tree: ast.Module,
-    stubs: dict[int, skeleton.Stub],
-    facts: tuple | None,
+    parsed: list,
     cache: MutableMapping[str, str] | None,
     rules: ExtractRules | None,
     keys: list[tuple[str, int]] | None,
     lines: list[str],
 ) -> FileExtraction:
+    """`parsed`: what _parse gave, emptied here, so that an outline's tree can go once the
+    units are known (a list, not arguments: the caller would hold those for the call)."""
+    tree, stubs, facts = parsed
+    parsed.clear()
     text = src.text
     ctx = module_context(tree, text, src.path, rules, lines, facts)
     sites: list[Site] = []
