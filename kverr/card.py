@@ -110,13 +110,60 @@ def card(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[str]:
     return out
 
 
+def yours_example(m: Match) -> display.ExampleFix | None:
+    """The fix of the user's own launch (Match.yours), before and after, when there is one."""
+    y = m.yours or {}
+    if not (y.get("before") and y.get("after")):
+        return None
+    return display.ExampleFix(display.parse_command(y["before"]), display.parse_command(y["after"]))
+
+
+def yours_status(m: Match) -> str:
+    """One sentence on the fix of the user's own launch: what it was checked against, or why
+    there is none ("" when the paste held no launch)."""
+    y = m.yours or {}
+    v = y.get("verification") or {}
+    if v.get("status") == "verified":
+        return (
+            f"Your launch, fixed: verified against {v.get('revision')}'s own checks on"
+            f" {v.get('platform')} with {v.get('model')}."
+        )
+    if y.get("status") == "not-reproduced":
+        return f"Your launch does not raise this error: {y.get('reason')}."
+    if y.get("status") in ("not-checked", "no-fix"):
+        return f"Your launch was not fixed: {y.get('reason')}."
+    return ""
+
+
+def _yours_lines(m: Match, term: Term) -> list[str]:
+    """The user's own launch first: its fix, or why there is none; advice from the values
+    the message printed when no launch was pasted."""
+    out: list[str] = []
+    example = yours_example(m)
+    if example:
+        out += _before_after(example, term)
+    said = yours_status(m)
+    if said:
+        out += term.wrap("  " + term.style(said, "green" if example else "dim"), 2)
+    for line in m.advice:
+        out += term.wrap("  • " + prose(line, m, term), indent=4)
+    return out
+
+
 def fix_lines(m: Match, term: Term = PLAIN) -> list[str]:
     rec = m.record
     solutions = [s for s in rec.get("solutions") or [] if s]
     example = display.example_fix(rec.get("exampleFix"))
-    if not solutions and not rec.get("exampleFix"):
+    mine = _yours_lines(m, term)
+    if not solutions and not rec.get("exampleFix") and not mine:
         return []
-    out = [term.style("How to fix", "bold", "cyan")]
+    out = [term.style("How to fix", "bold", "cyan"), *mine]
+    if yours_example(m):
+        # The user's own launch, fixed and checked, is the answer; the record's ways out stay
+        # as words, its example launch (someone else's) is left out.
+        out.append(term.style("  Other ways out:", "dim"))
+        out += [line for s in solutions for line in term.wrap("  • " + prose(s, m, term), indent=4)]
+        return out
     for s in solutions:
         out += term.wrap("  • " + prose(s, m, term), indent=4)
     if example:
@@ -356,12 +403,20 @@ def markdown(m: Match, order: Sequence[str] = ()) -> str:
         solutions = list(m.argparse.get("text") or [])
         example = argparse_example(m)
         solutions += [f"{label}: {text}" for label, text in argparse_rows(m)]
-    if solutions or example:
+    mine = yours_example(m)
+    if solutions or example or mine or m.advice or yours_status(m):
         out.append("**How to fix**")
+        if mine:
+            out += ["", "Your launch, fixed:", *md_fix(mine)]
+            example = None  # the record's example is someone else's launch
+        if yours_status(m):
+            out += ["", f"_{md_escape(yours_status(m))}_", ""]
+        out += [f"- {md_prose(a, m)}" for a in m.advice]
         out += [f"- {md_prose(s, m)}" for s in solutions]
         if example:
             out += ["", *md_fix(example)]
-        out += ["", f"_{md_escape(fix_status(rec))}_", ""]
+        if not mine:  # the record's verdict is about its own example launch
+            out += ["", f"_{md_escape(fix_status(rec))}_", ""]
     if rec.get("documentation"):
         out += [f"**What it means:** {md_prose(rec['documentation'], m)}", ""]
     if rec.get("triggerScenarios"):

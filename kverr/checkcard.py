@@ -6,18 +6,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from kverr import term
+from kverr import display, term
 
 
 def check_text(report: dict[str, Any], t: term.Term) -> str:
     safe = term.escape_terminal
     out: list[str] = []
+    hidden = False
+
+    def command(text: str) -> str:
+        """A whole command line, safe to copy: each word quoted, an implausible value hidden."""
+        nonlocal hidden
+        cmd = display.parse_command(text)
+        hidden = hidden or cmd.hidden
+        return cmd.text
+
     head = f"{report['release']} · {report['platform']} · {report['model']}"
     out.append(t.style("kverr check", "bold") + f"  {safe(head)}")
     if report.get("reason"):
         out.append(f"not checked: {safe(report['reason'])}")
         return "\n".join(out) + "\n"
-    out += ["", "Your launch", safe(report["launch"]["command"])]
+    out += ["", "Your launch", command(report["launch"]["command"])]
     for item in report.get("spelled", ()):
         out.append(f"  ({safe(item['typed'])} is read as {safe(item['option'])})")
     for u in report.get("unknownOptions", ()):
@@ -27,14 +36,14 @@ def check_text(report: dict[str, Any], t: term.Term) -> str:
     for err in report["errors"]:
         out.append("")
         where = f" ({safe(err['file'])}:{err['line']})" if err.get("file") else ""
-        message = err["message"] or "(an assert with no message)"
+        message = err["message"] or err.get("statement") or "(an assert with no message)"
         out.append(t.style("✗ ", "red") + safe(f"{err['errorClass']}: {message}") + where)
         fix = err.get("yourFix")
         if fix:
             changed = ", ".join(fix["changed"])
             out.append(f"  Your fix changes {safe(changed)}, verified against")
             out.append(f"  {safe(report['release'])}'s own checks on {safe(report['platform'])}:")
-            out.append(safe(fix["after"]))
+            out.append(command(fix["after"]))
         elif err.get("noFix"):
             out.append(f"  No fix of this launch passes: {safe(err['noFix'])}")
         if err.get("id"):
@@ -50,5 +59,7 @@ def check_text(report: dict[str, Any], t: term.Term) -> str:
         out.append(t.style("✓ ", "green") + "The launch passes every check of this release.")
     elif report.get("fixed"):
         out.append(t.style("✓ ", "green") + "With every fix above, the launch passes:")
-        out.append(safe(report["fixed"]))
+        out.append(command(report["fixed"]))
+    if hidden:
+        out += ["", display.HIDDEN_NOTE]
     return "\n".join(out) + "\n"

@@ -331,6 +331,8 @@ def report_json(report: Report, command: str = "") -> dict[str, Any]:
             "file": o.file,
             "line": o.line,
             "id": step.ran.site_id or None,
+            # what the code says, for an assert that prints nothing
+            "statement": step.ran.site.snippet.strip().splitlines()[0] if step.ran.site else "",
         }
         if isinstance(step.fix, YourFix):
             item["yourFix"] = {
