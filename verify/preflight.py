@@ -166,7 +166,6 @@ def read_ahead(bench: Any) -> None:
     reading.method_reads(main, spec.args_class)
     for phase in spec.phases[:1]:
         reading.call_sites(main, spec.args_class, f"{spec.args_class}.{phase}")
-    bench.searcher()
 
 
 def release_key(rel: Any, spec: Any) -> str:
