@@ -16,6 +16,7 @@ from verify_fixture import ARGS, FILES, fake_repo, fake_spec
 from kverr.launch import PastedLaunch
 
 pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
+HARDWARE = ("--tp-size",)  # as a profile's hardware_options: the GPUs the user has stay
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +76,7 @@ def test_each_mistake_is_reproduced_and_its_fix_keeps_the_rest(
     bench, words, message, changes
 ) -> None:
     launch = resolved(bench, *words).launch
-    checked = yours.check(bench, launch)
+    checked = yours.check(bench, launch, keep=HARDWARE)
     (step,) = checked.errors
     assert step.ran.outcome.message.startswith(message)
     assert re.search(bench.records[step.ran.site_id]["messagePattern"], step.ran.outcome.message)

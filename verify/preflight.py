@@ -326,7 +326,7 @@ def report_json(report: Report, command: str = "") -> dict[str, Any]:
         item: dict[str, Any] = {
             "status": o.status,
             "errorClass": o.exc_class,
-            "message": o.message,
+            "message": o.message or (o.reason if o.status == "parse-error" else ""),
             "file": o.file,
             "line": o.line,
             "id": step.ran.site_id or None,

@@ -253,7 +253,8 @@ def fix(bench: Bench, launch: Launch, ran: Ran, keep: Sequence[str] = ()) -> You
     target = Target(site.file, site.function, site.line, site.end_line)
     found = search.fixes(f, expect, target, launch, None)
     mine = _near_values(f, launch, ran.outcome.message, bench)
-    ordered = order(_unique([*mine, *found]), launch, bench, keep)
+    needed = _needed(f, ran.outcome.message, bench)
+    ordered = order(_unique([*mine, *found]), launch, bench, keep, needed, ran.outcome.message)
     runs = search.runs
     whole = whole_launch(bench)
     for change in ordered[:MAX_TRIES]:
@@ -282,16 +283,31 @@ def _unique(changes: Iterable[FixChange]) -> list[FixChange]:
 
 
 def order(
-    changes: Sequence[FixChange], launch: Launch, bench: Bench, keep: Sequence[str] = ()
+    changes: Sequence[FixChange],
+    launch: Launch,
+    bench: Bench,
+    keep: Sequence[str] = (),
+    needed: Iterable[str] = (),
+    message: str = "",
 ) -> list[FixChange]:
-    """The changes a user would accept, best first: none turns on a feature they did not ask
-    for (a switch, or an option whose default is off) or touches the model; a changed option
-    they set before an added one; the hardware they have (`keep`: the profile's `hardware`
-    options) kept; fewer options; values closer to their own."""
+    """The changes a user would accept, best first:
+
+    - none turns on a feature they did not ask for (a switch, or an option whose default is
+      off) unless the check asks for that option (`needed`: the message names it, or the
+      failing guard tests whether it is set), and none touches the model;
+    - a change that gives up an option they set comes last, unless its value was no value
+      at all (0 or less: leaving it out restores the release's own choice);
+    - the hardware they have (`keep`: the profile's `hardware_options`) stays;
+    - a changed option they set comes before an added one (an environment variable counts
+      as added);
+    - an option the message names comes first (the one whose printed value is wrong);
+    - fewer options; values closer to their own."""
     options = bench.info.get("options", {})
+    needed = _aliases_of(needed, options)
+    hardware = _aliases_of(keep, options)
 
     def turns_on(op: str, name: str) -> bool:
-        if op != "set" or launch.has(name):
+        if op != "set" or launch.has(name) or name in needed:
             return False
         opt = options.get(name, {})
         return bool(opt.get("switch")) or opt.get("default") in (None, False, "")
@@ -302,15 +318,48 @@ def order(
         if not any(turns_on(op, n) or op in ("model", "file") for op, n, _ in c.edits)
     ]
 
-    hardware = _aliases_of(keep, options)
-
     def key(c: FixChange) -> tuple:
         names = {n for _, n, _ in c.edits}
-        added = sum(1 for n in names if not launch.has(n) and not n.isupper())
-        dropped = sum(1 for op, n, _ in c.edits if op == "drop" and launch.has(n))
-        return (dropped, added, bool(names & hardware), len(names), _distance(c, launch))
+        dropped = sum(
+            1
+            for op, n, _ in c.edits
+            if op == "drop" and launch.has(n) and not _no_value(launch.value(n))
+        )
+        added = sum(1 for op, n, _ in c.edits if not launch.has(n) and op != "drop")
+        added += sum(1 for op, n, v in c.edits if op == "env" and dict(launch.env).get(n) != v)
+        named = any(_named(n, message, options) for n in names)
+        return (dropped, bool(names & hardware), added, not named, len(names), _distance(c, launch))
 
     return sorted(kept, key=key)
+
+
+def _no_value(value: Any) -> bool:
+    """A user's value that sets nothing: 0 or a negative number ("no limit", "auto")."""
+    n = _number(value)
+    return n is not None and n <= 0
+
+
+def _named(option: str, message: str, options: Mapping[str, Any]) -> bool:
+    """The message names the option, by one of its spellings or by its dest."""
+    if not message:
+        return False
+    opt = options.get(option, {})
+    words = {*opt.get("names", (option,)), opt.get("dest", "")}
+    return any(w and re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", message) for w in words)
+
+
+def _needed(f: Any, message: str, bench: Bench) -> set[str]:
+    """Options the check asks for: named by its message, or tested for being set by the
+    guard that fires (`if self.x is None`, `if not self.x`)."""
+    options = bench.info.get("options", {})
+    out = {n for n in options if n.startswith("--") and _named(n, message, options)}
+    for r in f.readings:
+        if r.role != "direct":
+            continue
+        for atom in r.atoms:
+            if atom.flag and atom.op in ("unset", "is None", "set", "is not None"):
+                out.add(atom.flag)
+    return out
 
 
 def _aliases_of(names: Iterable[str], options: Mapping[str, Any]) -> set[str]:
@@ -322,13 +371,19 @@ def _aliases_of(names: Iterable[str], options: Mapping[str, Any]) -> set[str]:
 
 
 def _distance(change: FixChange, launch: Launch) -> float:
-    """How far the change moves the user's numbers (log scale): 8 -> 4 is nearer than 8 -> 1."""
+    """How far the change moves the user's numbers (log scale): 8 -> 4 is nearer than 8 -> 1;
+    leaving out a value that set nothing (0, -1) is a small move."""
     total = 0.0
     for op, name, value in change.edits:
         old = launch.value(name)
         a, b = _number(old), _number(value)
-        if op == "set" and a is not None and b is not None:
-            total += abs(math.log((abs(b) + 1) / (abs(a) + 1)))
+        if op == "drop" and _no_value(old):
+            total += 0.3
+        elif op == "set" and a is not None and b is not None:
+            if a <= 0 or b <= 0:
+                total += 1.0 + abs(b - a) / (abs(a) + abs(b) + 1)
+            else:
+                total += abs(math.log(b / a))
         elif op == "set" and old is not None:
             total += 1.0
     return total
@@ -343,14 +398,20 @@ def _number(value: Any) -> float | None:
 
 def _near_values(f: Any, launch: Launch, message: str, bench: Bench) -> list[FixChange]:
     """For each numeric option the user set that the check reads: values near theirs that
-    the numbers in the message suggest (its divisors and multiples), and the powers of two
-    around it."""
-    read = {n for n in bench.decls if n in _flags_read(f)}
+    the numbers in the message suggest (its divisors and multiples), the powers of two
+    around it, and for a fraction given as a percentage (85 for 0.85), that fraction."""
+    options = bench.info.get("options", {})
+    read = _aliases_of(_flags_read(f), options)
     numbers = [float(n) for n in _NUMBER.findall(message)]
     out = []
     for name, value in launch.args:
         v = _number(value)
-        if name not in read or v is None or v != int(v) or v <= 0:
+        if name not in read or v is None or v <= 0:
+            continue
+        default = options.get(name, {}).get("default")
+        if isinstance(default, float) and 0 < default <= 1 and v > 1:
+            out.append(FixChange((("set", name, f"{v / 100:g}"),), "yours"))
+        if v != int(v):
             continue
         v = int(v)
         near = {2 ** round(math.log2(v)) // 2, 2 ** round(math.log2(v)) * 2, v - 1, v + 1}
@@ -379,6 +440,47 @@ def _flags_read(f: Any) -> set[str]:
         for atom in r.atoms:
             found.update(filter(None, (atom.flag, *atom.flags)))
     return found
+
+
+# What argparse says when it refuses a value: the option, the value, what it would take.
+_CHOICE = re.compile(
+    r"argument (?P<opt>--[\w-]{1,80})[^:]{0,200}: invalid choice: '(?P<value>[^'\n]{0,200})'"
+    r" \(choose from (?P<choices>[^)\n]{0,4000})\)"
+)
+_TYPE = re.compile(
+    r"argument (?P<opt>--[\w-]{1,80})[^:]{0,200}: invalid (?P<type>\w{1,40}) value:"
+    r" '(?P<value>[^'\n]{0,200})'"
+)
+
+
+def parser_fix(bench: Bench, launch: Launch, said: str) -> YourFix | NoFix:
+    """The fix of a value the release's parser refused: the choice nearest to what the user
+    typed, or the number they meant in the type the option takes; the first that the parser
+    takes (a later check, if any, is the next error of `check`)."""
+    changes: list[FixChange] = []
+    if m := _CHOICE.search(said):
+        choices = re.findall(r"'([^'\n]{0,200})'", m["choices"])
+        near = difflib.get_close_matches(m["value"], choices, n=4, cutoff=0.0)
+        changes = [FixChange((("set", m["opt"], c),), "parser") for c in near]
+    elif (m := _TYPE.search(said)) and m["type"] == "int" and _number(m["value"]) is not None:
+        value = round(float(m["value"]))
+        changes = [FixChange((("set", m["opt"], str(value)),), "parser")]
+    runs = 0
+    for change in changes:
+        name = change.edits[0][1]
+        typed = next((o for o, _ in launch.args if _same(o, name, bench)), name)
+        change = FixChange(tuple((op, typed, v) for op, _, v in change.edits), change.source)
+        after = candidates.apply(launch, change, bench.decls)
+        runs += 1
+        if run(bench, after).outcome.status != "parse-error":  # past the parser: the next
+            return YourFix(launch, after, change, runs)  # error, if any, is the next step's
+    return NoFix(f"the parser refused the launch ({said}); no value it lists passes", runs)
+
+
+def _same(a: str, b: str, bench: Bench) -> bool:
+    """Two spellings of one option of this release."""
+    opt = bench.info.get("options", {}).get(a, {})
+    return a == b or b in opt.get("names", ())
 
 
 # ---------------------------------------------------------------- 4. every error
@@ -414,10 +516,13 @@ def check(bench: Bench, launch: Launch, keep: Sequence[str] = ()) -> Checked:
     current = launch
     for _ in range(MAX_ERRORS):
         ran = run(bench, current)
-        if ran.passed or ran.outcome.status != "raised":
+        if ran.passed or ran.outcome.status not in ("raised", "parse-error"):
             steps.append(Step(ran))
             break
-        got = fix(bench, current, ran, keep)
+        if ran.outcome.status == "parse-error":
+            got = parser_fix(bench, current, ran.outcome.reason)
+        else:
+            got = fix(bench, current, ran, keep)
         steps.append(Step(ran, got))
         if not isinstance(got, YourFix):
             break
