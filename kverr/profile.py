@@ -43,6 +43,7 @@ _KEYS: dict[str, dict[str, str]] = {
         "executables": "list",
         "dumps": "list",
         "hardware_options": "list",
+        "archive": "str",
     },
     "extract": {
         "log_methods": "table",
@@ -156,6 +157,9 @@ class Profile:
     # options that say what hardware a launch has (their product is its GPU count): a fix of
     # the user's own launch, and advice from a message's values, change them last
     hardware_options: tuple[str, ...] = ()
+    # where `kverr check` fetches a release's source when the user has none: a URL template
+    # with {repository} and {sha} (a tar.gz of the tree at that commit)
+    archive: str = ""
     # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
     # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
@@ -266,6 +270,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         launch_executables=get.strings("launch", "executables"),
         dumps=get.strings("launch", "dumps"),
         hardware_options=get.strings("launch", "hardware_options"),
+        archive=get.text("launch", "archive", ""),
         extract=ExtractRules(
             log_methods=tuple(sorted(methods.items())),
             flag_classes=get.idents("extract", "flag_classes", nonempty=True),
@@ -408,6 +413,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
                     ("executables", profile.launch_executables),
                     ("dumps", profile.dumps),
                     ("hardware_options", profile.hardware_options),
+                    ("archive", profile.archive),
                 )
                 if value
             },

@@ -171,7 +171,7 @@ def build(
     manifest = make_manifest(plan, globs, assembled, stats, command)
     if report is not None:
         manifest["counts"]["verification"] = report.to_dict()
-    write_out(out, plan.revisions, assembled, manifest)
+    write_out(out, plan.revisions, assembled, manifest, plan.files)
     clock.lap("write")
     if catalog is not None:
         from kverr.catalog import load_dataset

@@ -90,7 +90,13 @@ def _provenance(plan: Plan) -> dict:
     return {"summary": text, "snapshots": [dict(s) for s in plan.snapshots]}
 
 
-def write_out(out: Path, revisions: list[Revision], a: Assembled, manifest: dict) -> None:
+def write_out(
+    out: Path,
+    revisions: list[Revision],
+    a: Assembled,
+    manifest: dict,
+    files: Sequence[Sequence[tuple[str, str]]] = (),
+) -> None:
     """Write the dataset into a sibling temp dir, then swap it in: an interrupt or a crash leaves
     either the old dataset or the new one, never a mix."""
     from kverr.records.dataset import readme_text, write_dataset
@@ -112,6 +118,7 @@ def write_out(out: Path, revisions: list[Revision], a: Assembled, manifest: dict
             lineage=a.lineage,
             manifest=manifest,
             flag_history=a.flag_history,
+            revision_files=files,
         )
         (tmp / "README.md").write_text(readme_text(manifest, revisions), encoding="utf-8")
         if out.exists():

@@ -82,8 +82,13 @@ def write_dataset(
     lineage: Sequence[dict],
     manifest: dict,
     flag_history: Sequence[dict] = (),
+    revision_files: Sequence[Sequence[tuple[str, str]]] = (),
 ) -> None:
     """Write the dataset files into `out_dir` (created if needed), each atomically.
+
+    `revision_files`: each revision's file set as (path, blob id), in the order of
+    `revisions`; a release's (a tagged revision's) and the newest revision's are written, so a
+    source fetched later can be checked to be that revision's (verify/release.py).
 
     `records` are schema-v2 records (or ready dataset lines); each becomes
     `{"datasetVersion": manifest["datasetVersion"], "record": ...}`. `revisions` are oldest first.
@@ -105,6 +110,9 @@ def write_dataset(
         {"sha": r.sha, "date": r.date, "tags": list(r.tags), "subject": r.subject, "ord": i}
         for i, r in enumerate(revisions)
     ]
+    for i, files in enumerate(revision_files):
+        if i < len(rev_rows) and (revisions[i].tags or i == len(rev_rows) - 1):
+            rev_rows[i]["files"] = dict(sorted(files))
     ord_of = {r.sha: i for i, r in enumerate(revisions)}
     occ = sorted(
         (as_span(o, ord_of) for o in occurrences),

@@ -21,16 +21,11 @@ import zlib
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 
+from kverr.places import cache_dir
+
 NAME = "check.sqlite"
 FORMAT = "1"  # bump when what is stored changes shape
 MAX_ROWS = 20_000  # runs are ~1 KB compressed, an extraction ~200 KB
-
-
-def cache_dir() -> Path:
-    """The user's kverr cache folder, the same as the catalog's (catalog/store.py), which
-    verify/ does not import."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kverr"
 
 
 class Memo(MutableMapping[str, str]):

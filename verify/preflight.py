@@ -99,9 +99,11 @@ def check_launch(
     platform: str | None = None,
     trust_repo: bool = False,
     keep: Sequence[str] = (),
+    profile: Any = None,
 ) -> Report:
     """Read `pasted` (kverr.launch.PastedLaunch) as `release` does and run it through every
-    check of that release (module doc). SourceError when no release can be read.
+    check of that release (module doc). SourceError when no release can be read. `profile`:
+    the project's (kverr.profile.Profile), for where its releases can be fetched.
 
     What one check learns is kept for the next (verify/memo.py): the release's extraction and
     the sandbox's answers. The sandbox starts loading the release before anything else, so it
@@ -110,7 +112,7 @@ def check_launch(
     from kverr.verify.memo import Memo
     from kverr.verify.release import find_release
 
-    rel = find_release(spec, tuple(globs), release=release, source=source)
+    rel = find_release(spec, tuple(globs), release=release, source=source, profile=profile)
     # The sandbox starts loading the release first: the search's own modules are imported,
     # and the caches read, while it loads.
     plat = spec.platform(platform).name
@@ -409,6 +411,7 @@ def check_text(
         report = check_launch(
             pasted, spec=spec, globs=profile.files, workdir=Path(tmp), release=release,
             source=source, platform=platform, trust_repo=trust_repo, keep=profile.hardware_options,
+            profile=profile,
         )  # fmt: skip
     return report, report_json(report)
 
@@ -478,6 +481,7 @@ def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str |
                 pasted, spec=spec_for(profile), globs=profile.files, workdir=Path(tmp),
                 release=release, source=source, trust_repo=trust_repo,
                 keep=profile.hardware_options,
+                profile=profile,
             )  # fmt: skip
     except SourceError as exc:
         return {"status": "not-checked", "reason": str(exc)}

@@ -4,7 +4,13 @@
    there, `v0.5.9` or `0.5.9`) or a checkout's folder;
 2. the installed package's own files (site-packages), read as text: the package is located,
    never imported;
-3. nothing: a one-line error that says how to give one. (kverr ships no upstream source.)
+3. the project's public repository: the release's tree as one archive (the profile's
+   `[launch] archive` URL, or KVERR_ARCHIVE_URL), unpacked into the user's cache and kept
+   only when each file of the file set has the blob id the shipped dataset records for that
+   release (revisions.jsonl `files`); kverr ships no upstream source;
+4. nothing: a one-line error that says how to give one.
+
+Whatever is read this way is run in the sandbox (verify/confine.py), never imported here.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kverr.extractor import sources
 from kverr.verify.spec import VerifySpec
@@ -36,9 +43,17 @@ class Release:
 
 
 def find_release(
-    spec: VerifySpec, globs: tuple[str, ...], *, release: str | None, source: str | None
+    spec: VerifySpec,
+    globs: tuple[str, ...],
+    *,
+    release: str | None,
+    source: str | None,
+    profile: Any = None,
+    dataset: Path | None = None,
 ) -> Release:
-    """The release to check against (module doc); SourceError names what to do otherwise."""
+    """The release to check against (module doc); SourceError names what to do otherwise.
+    `profile` (kverr.profile.Profile): where its archive is fetched from; `dataset`: the
+    dataset folder whose blob ids a fetched archive must match (default: the shipped one)."""
     source = source or os.environ.get("KVERR_SOURCE") or None
     if source:
         path = Path(source).expanduser()
@@ -57,9 +72,15 @@ def find_release(
             )
         name = f"{version or 'unknown version'} (installed)"
         return _from_folder(folder, globs, name, spec.source_root)
+    why = "no archive URL is declared"
+    if profile is not None and (os.environ.get("KVERR_ARCHIVE_URL") or profile.archive):
+        try:
+            return _fetched(spec, globs, profile, release, dataset)
+        except SourceError as exc:
+            why = str(exc)
     raise SourceError(
-        f"no {spec.project} source to check against: pass --source (a git clone or a checkout),"
-        f" set KVERR_SOURCE, or run kverr where {spec.package} is installed."
+        f"no {spec.project} source to check against ({why}): pass --source (a git clone or a"
+        f" checkout), set KVERR_SOURCE, or run kverr where {spec.package} is installed."
     )
 
 
@@ -132,3 +153,121 @@ def _installed(spec: VerifySpec) -> tuple[Path, str | None] | None:
             version = m.group(1)
             break
     return package.parent, version
+
+
+# ---------------------------------------------------------------- fetched from the repository
+
+MAX_ARCHIVE = 512 << 20  # bytes of a release's archive, and of what it unpacks to
+FETCH_TIMEOUT = 60.0  # seconds without a byte before the download is given up
+
+
+def _fetched(
+    spec: VerifySpec,
+    globs: tuple[str, ...],
+    profile: Any,
+    release: str | None,
+    dataset: Path | None = None,
+) -> Release:
+    """The release unpacked into the user's cache from the project's repository, kept only
+    when its file set matches the blob ids the shipped dataset records (module doc)."""
+    import shutil
+
+    from kverr.places import cache_dir
+
+    sha, name, expected = _recorded(profile.name, release, dataset)
+    folder = cache_dir() / "sources" / profile.name / sha
+    if not (folder / ".complete").is_file():
+        shutil.rmtree(folder, ignore_errors=True)
+        template = os.environ.get("KVERR_ARCHIVE_URL") or profile.archive
+        url = template.format(repository=profile.repository, sha=sha)
+        _unpack(_download(url), folder, f"{spec.source_root}/{spec.package}".strip("/"))
+        (folder / ".complete").write_text(url + "\n", encoding="utf-8")
+    got = _from_folder(folder, globs, name, "")
+    wrong = [f.path for f in got.files if expected.get(f.path) not in (None, f.blob)]
+    missing = sorted(set(expected) - {f.path for f in got.files})
+    if wrong or missing:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise SourceError(
+            f"the archive of {name} does not hold the files the dataset records"
+            f" ({', '.join((wrong + missing)[:3])}); it was removed"
+        )
+    return got
+
+
+def _recorded(
+    project: str, release: str | None, dataset: Path | None
+) -> tuple[str, str, dict[str, str]]:
+    """(sha, name, {path: blob}) of `release` (default: the newest release) as the dataset
+    records it."""
+    import json
+    from importlib import resources
+
+    rows = []
+    try:
+        where = dataset or resources.files("kverr.data").joinpath(project)
+        text = where.joinpath("revisions.jsonl").read_text("utf-8")
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, ValueError):
+        pass
+    with_files = [r for r in rows if r.get("sha") and r.get("files")]
+    if release:
+        want = {release, f"v{_bare(release)}", _bare(release)}
+        hit = [
+            r for r in with_files if want & set(r.get("tags") or ()) or r["sha"].startswith(release)
+        ]
+    else:
+        hit = [r for r in with_files if r.get("tags")] or with_files
+        hit = hit[-1:]
+    if not hit:
+        raise SourceError(
+            f"the shipped {project} dataset records no file blob ids for {release or 'any release'}"
+        )
+    row = hit[-1]
+    return row["sha"], (row.get("tags") or [row["sha"][:12]])[0], dict(row["files"])
+
+
+def _download(url: str) -> bytes:
+    import urllib.request
+
+    if not url.startswith(("https://", "http://127.0.0.1", "http://localhost")):
+        raise SourceError(f"the archive URL {url!r} is not https")
+    try:
+        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as answer:  # noqa: S310
+            data = answer.read(MAX_ARCHIVE + 1)
+    except OSError as exc:
+        raise SourceError(f"cannot download {url} ({exc})") from None
+    if len(data) > MAX_ARCHIVE:
+        raise SourceError(f"{url} is over {MAX_ARCHIVE >> 20} MiB")
+    return data
+
+
+def _unpack(data: bytes, folder: Path, package: str) -> None:
+    """The archive's Python files under `package`, as regular files under `folder`, at their
+    path in the repository (the archive's own top folder dropped); links, devices, absolute
+    or escaping names and anything past MAX_ARCHIVE bytes are left out."""
+    import io
+    import tarfile
+
+    total = 0
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            for member in tar:
+                parts = member.name.split("/", 1)
+                rel = parts[1] if len(parts) == 2 else ""
+                if (
+                    not member.isreg()
+                    or not rel.endswith(".py")
+                    or not rel.startswith(package + "/")
+                    or ".." in rel.split("/")
+                ):
+                    continue
+                total += member.size
+                if total > MAX_ARCHIVE:
+                    raise SourceError("the archive unpacks to more than it may")
+                target = folder / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                if source is not None:
+                    target.write_bytes(source.read())
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise SourceError(f"the archive cannot be unpacked ({exc})") from None
