@@ -175,12 +175,24 @@ def _count_calls(monkeypatch, module, name: str) -> list[int]:
 @pytest.mark.parametrize(
     ("module", "name", "shape"),
     [
-        (cond, "_check_passed", lambda n: _raises(n)),
-        (cond, "atoms_of", lambda n: _raises(n)),
-        (guards_mod, "_exits", lambda n: _raises(10, early_returns=n)),
-        (bind, "_simple_assignments", lambda n: _raises(n, early_returns=n)),
+        # the default run keeps the quickest shape; each of the others builds 700 checks
+        pytest.param(
+            cond, "_check_passed", lambda n: _raises(n), id="earlier checks", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            cond, "atoms_of", lambda n: _raises(n), id="guards read", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            guards_mod, "_exits", lambda n: _raises(10, early_returns=n), id="early exits"
+        ),
+        pytest.param(
+            bind,
+            "_simple_assignments",
+            lambda n: _raises(n, early_returns=n),
+            id="flag assignments",
+            marks=pytest.mark.slow,
+        ),
     ],
-    ids=["earlier checks", "guards read", "early exits", "flag assignments"],
 )
 def test_work_per_function_is_linear_in_its_checks(monkeypatch, module, name, shape):
     """Counted, not timed: each further 100, 200 checks in one function add work in proportion

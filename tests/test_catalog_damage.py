@@ -1,5 +1,5 @@
 """Damaged catalogs, cache folders kverr cannot write, and `load` refusing what it must not read
-or replace: one line and exit 2 (or a rebuild with a warning), never a traceback (issue 14).
+or replace: one line and exit 2 (or a rebuild with a warning), never a traceback.
 
 Real DuckDB files damaged the ways disks and cut-short copies do (`synth.damage`), real
 folders, the real CLI (CliRunner, plus real subprocesses for `serve`)."""
@@ -343,6 +343,7 @@ def test_serve_refuses_a_damaged_catalog(good, tmp_path, how, table, workers):
     assert done.stderr.startswith(f"kverr: catalog {path} is damaged (")
 
 
+@pytest.mark.slow  # eight processes each building the whole packaged catalog
 def test_eight_processes_racing_on_a_cold_cache_all_answer(tmp_path):
     """What held before must hold with self-healing: 8 `kverr explain` at once on an empty
     cache each build or find a whole catalog, with no warning (none is judged damaged)."""

@@ -1,4 +1,4 @@
-"""The static site (issue 11): no dead link or anchor anywhere (a link checker over every page,
+"""The static site: no dead link or anchor anywhere (a link checker over every page,
 on the hand-made dataset and on the shipped one), placeholders and code in prose, release pages
 that agree with `kverr diff`, and --base-url for canonical URLs and a sitemap."""
 
@@ -41,6 +41,7 @@ def test_no_dead_links_or_anchors(site):
     assert checked > 100 and broken == [], "\n".join(map(str, broken))
 
 
+@pytest.mark.slow  # a crawl of the shipped dataset's whole site
 def test_no_dead_links_or_anchors_in_the_shipped_site(shipped_site):
     checked, broken = check_site(shipped_site)
     assert checked > 10_000 and broken == [], "\n".join(map(str, broken[:20]))

@@ -1,6 +1,6 @@
 """A long log finds every message a paste of it alone finds, at the line it starts on.
 
-The long-log table test (issue 12) writes one log of realistic SGLang noise (data/noise.json)
+The long-log table test writes one log of realistic SGLang noise (data/noise.json)
 with messages of the shipped catalog's records mixed in, plain, wrapped at words, hard-wrapped
 by a terminal, cut with `...`, printed over several lines and inside tracebacks, and checks,
 message by message, that the scan's answers are the ones a paste of the message alone gets.
@@ -264,7 +264,14 @@ def _cpu(fn, *args) -> float:
     return best
 
 
-@pytest.mark.parametrize("shape", ["log with errors", "errors only, no prefixes", "tracebacks"])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param("log with errors", marks=pytest.mark.slow),
+        pytest.param("errors only, no prefixes", marks=pytest.mark.slow),
+        "tracebacks",
+    ],
+)
 def test_scan_time_grows_linearly(cat, shape):
     rnd = random.Random(5)
     unit = {
@@ -319,12 +326,13 @@ def test_a_log_read_in_blocks_of_bytes_answers_as_read_line_by_line(shipped):
         assert reader.cut_lines().lines == (len(log) - 21,)
 
 
-# ---------------------------------------------------------------- kept hits, bounded (issue 14)
+# ---------------------------------------------------------------- kept hits, bounded
 
 
 class _AllKept:
-    """The kept hits as they were before issue 14: every hit until the end, then traceback
-    folding and the once-per-message dedupe over all of them (the reference answers)."""
+    """The kept hits as they were before they were bounded: every hit until the end, then
+    traceback folding and the once-per-message dedupe over all of them (the reference
+    answers)."""
 
     def __init__(self) -> None:
         self.kept: list[tuple[matcher.Hit, str | None]] = []
@@ -403,7 +411,7 @@ def _scan(idx, log, kept_class, monkeypatch):
     return [(h.index, h.score, h.how, h.line, h.values, h.span, h.text) for h in hits], hints
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, *(pytest.param(s, marks=pytest.mark.slow) for s in (2, 3))])
 @pytest.mark.parametrize("cap", [matcher.SCAN_MAX_HITS, 7])
 def test_kept_hits_answer_as_all_hits_kept_did(shipped, monkeypatch, seed, cap):
     from kverr.catalog import stream
@@ -417,6 +425,7 @@ def test_kept_hits_answer_as_all_hits_kept_did(shipped, monkeypatch, seed, cap):
     assert len(new[0]) >= 5 if cap > 7 else len(new[0]) == cap
 
 
+@pytest.mark.slow  # a scan of 100,000 lines
 def test_kept_hits_stay_bounded_over_100k_repeats(cat, monkeypatch):
     from kverr.catalog import stream
 

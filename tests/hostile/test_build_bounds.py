@@ -17,6 +17,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from test_sources import Git
 
 SA = "python/sglang/srt/server_args.py"
@@ -101,6 +102,7 @@ def test_doubling_constants_are_not_folded_past_a_bound(tmp_path):
 # ---------------------------------------------------------------- memory
 
 
+@pytest.mark.slow  # a 3 MB module built under a memory limit
 def test_extraction_memory_follows_one_function_not_the_file(tmp_path):
     """3 MB of 20,000 ordinary functions: a parse of the whole file peaks near 700 MB, more
     than the build may take here; a function at a time it stays near 150 MB. The file's one
@@ -220,6 +222,7 @@ def test_a_file_over_the_size_cap_is_skipped_with_its_name(tmp_path):
     assert f"  {SA}:1:1: 16.0 MB, over the 16 MB a source file may have; skipped" in proc.stdout
 
 
+@pytest.mark.slow  # two builds of a module with a 1.5-million-line statement
 def test_out_of_memory_is_this_runs_failure_and_never_cached(tmp_path):
     """One statement too big for the memory the build may take: the file is reported as a
     failure of this run, named in a warning, and the next build (with memory) parses it."""

@@ -51,6 +51,7 @@ def catalogs(tmp_path_factory) -> tuple[Path, Path]:
     return small, large
 
 
+@pytest.mark.slow  # up to 40 s of opens racing a swapping process
 def test_an_open_during_a_swap_never_sees_damage(catalogs, tmp_path):
     small, large = catalogs
     path, stop = tmp_path / "c.duckdb", tmp_path / "stop"
