@@ -354,7 +354,7 @@ def small_functions(n: int, start: int = 0) -> str:
 
 
 # A child extracts one file, as a build does (the sites kept in the function cache), and
-# prints its CPU seconds: `whole` reads the file with one ast.parse, as every file was before.
+# says its CPU seconds: `whole` reads the file with one ast.parse, as every file was before.
 EXTRACT = """
 import sys, time
 from kverr.extractor import skeleton
@@ -368,7 +368,7 @@ units = []
 t = time.process_time()
 fx = extract_raw(src, {}, None, units)
 print(len(units), "functions with sites,", len(fx.failures), "failures,",
-      f"{time.process_time() - t:.0f} s CPU")
+      f"{time.process_time() - t:.0f} s CPU", file=sys.stderr)  # (peak_rss_mb shows stderr)
 """
 
 # A child builds a directory and prints its CPU seconds, or (profiled) its Python calls.
