@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from kverr.catalog import matcher, normalize, store
+from kverr.catalog import browse, matcher, normalize, store
 from kverr.catalog.reader import BoundedLines
 
 from kverr.answers import Match
@@ -34,6 +34,7 @@ class Catalog:
         # Every query goes through this door: a cursor per thread, DuckDB errors as CatalogError.
         self.con = store.connect_read_only(self.path, cached=cached)
         self._index: matcher.Index | None = None
+        self._search: browse.Index | None = None  # catalog/browse.py's, on first search
         self._revs: dict[str, tuple[str, ...]] = {}
         self._records: dict[str, dict[str, Any]] = {}  # decoded records, never handed out
         self._projects: list[dict[str, Any]] | None = None
@@ -171,9 +172,9 @@ class Catalog:
         limit: int = 20,
         project: str | None = None,
     ) -> list[Match]:
-        """Records whose message words resemble `q` (BM25), with no threshold: for browsing.
-        A query that is a flag (`page-size`, `--page-size`) lists the records involving that
-        flag first: their messages often spell it differently (`page_size`, "page size")."""
+        """Records whose message, flags or meaning resemble `q` (BM25F, catalog/browse.py),
+        with no threshold: for browsing. A query that is a flag (`page-size`, `--page-size`,
+        `page_size`) lists the records of that flag first (search_flag's order)."""
         return self.search_page(q, version=version, limit=limit, project=project)[0]
 
     def search_page(
@@ -186,8 +187,12 @@ class Catalog:
         project: str | None = None,
     ) -> tuple[list[Match], int]:
         """One page of `search` (`limit` matches from `offset`) and how many matched in all."""
-        ids = self._search_ids(q, version, project)
-        return [self._match(h) for h in ids[offset : offset + limit]], len(ids)
+        idx = self.search_index
+        ranked = browse.rank(idx, q)
+        if len(q) <= MAX_FLAG_QUERY and _FLAG_QUERY.fullmatch(q.strip()):
+            first = [(d, 1.0) for d, _ in browse.rank_flag(idx, q)]
+            ranked = first + [(d, s * 0.99) for d, s in ranked]  # (below every flag record)
+        return self._page(ranked, version, project, limit, offset)
 
     def search_flag(
         self,
@@ -198,42 +203,33 @@ class Catalog:
         offset: int = 0,
         project: str | None = None,
     ) -> tuple[list[Match], int]:
-        """The records whose check involves `flag` (`--page-size`, `page-size`, `page_size`),
-        in id order, one page of them and how many in all."""
-        name = "--" + flag.strip().lstrip("-").replace("_", "-").lower()
-        rows = self.con.execute(
-            "SELECT id FROM record_flags WHERE flag = ? ORDER BY id", [name]
-        ).fetchall()
-        allowed = self._allowed(version, project)
-        idx = self.index
-        hits = [
-            matcher.Hit(idx.pos[r[0]], 1.0, "flag", None)
-            for r in rows
-            if r[0] in idx.pos and (allowed is None or r[0] in allowed)
-        ]
-        return [self._match(h) for h in hits[offset : offset + limit]], len(hits)
+        """The records of `flag` (`--max-model-len`, `max-model-len`, `max_model_len`, or a
+        prefix: `max-model`), most about it first (browse.rank_flag), one page of them and
+        how many in all."""
+        ranked = browse.rank_flag(self.search_index, flag)
+        return self._page(ranked, version, project, limit, offset, how="flag")
 
-    def _search_ids(
-        self, q: str, version: str | None, project: str | None = None
-    ) -> list[matcher.Hit]:
+    @property
+    def search_index(self) -> browse.Index:
+        if self._search is None:  # read on the first search: explain never pays for it
+            self._search = browse.load(self.con)
+        return self._search
+
+    def _page(
+        self, ranked, version, project, limit: int, offset: int, how: str = "fuzzy"
+    ) -> tuple[list[Match], int]:
+        """A page of (search position, score) pairs as matches, filtered and each id once."""
         allowed = self._allowed(version, project)
-        idx = self.index
-        flagged = []
-        if len(q) <= MAX_FLAG_QUERY and _FLAG_QUERY.fullmatch(q.strip()):
-            name = "--" + q.strip().lstrip("-").replace("_", "-").lower()
-            rows = self.con.execute(
-                "SELECT id FROM record_flags WHERE flag = ? ORDER BY id", [name]
-            ).fetchall()
-            flagged = [r[0] for r in rows if r[0] in idx.pos]
-        ranked = matcher.bm25(idx, q, limit=None)
+        ids, pos = self.search_index.ids, self.index.pos
         seen: set[str] = set()
         hits = []
-        for rid, score in [(r, 1.0) for r in flagged] + ranked:
-            if rid in seen or (allowed is not None and rid not in allowed):
+        for doc, score in ranked:
+            rid = ids[doc]
+            if rid in seen or rid not in pos or (allowed is not None and rid not in allowed):
                 continue
             seen.add(rid)
-            hits.append(matcher.Hit(idx.pos[rid], min(score, 1.0), "fuzzy", None))
-        return hits
+            hits.append(matcher.Hit(pos[rid], score, how, None))
+        return [self._match(h) for h in hits[offset : offset + limit]], len(hits)
 
     def _matches(
         self, hits: list[matcher.Hit], found: matcher.Detection | None = None

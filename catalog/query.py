@@ -8,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+from kverr.catalog import browse
 from kverr.catalog.catalog import Catalog
 from kverr.catalog.reader import BoundedLines
 
@@ -104,7 +105,7 @@ def search_query(
         raise QueryError(str(exc)) from None
     page = {"version": version, "limit": limit, "offset": offset, "project": project}
     if flag:
-        name = "--" + flag.strip().lstrip("-").replace("_", "-").lower()
+        name = browse.option(flag)
         matches, total = cat.search_flag(name, **page)
         return {"flag": name}, matches, total
     matches, total = cat.search_page(words, **page)

@@ -835,11 +835,14 @@ def search(
             offset=offset,
             project=project,
         )
+        several = project is None and len(cat.projects) > 1
     if json_out:
         typer.echo(render.search_json(query, matches, total, offset, limit))
     else:
         what = f"involving {query['flag']}" if "flag" in query else f"for {query['query']!r}"
-        view = render.search_text(matches, total, offset=offset, term=_term(plain), what=what)
+        view = render.search_text(
+            matches, total, offset=offset, term=_term(plain), what=what, projects=several
+        )
         _emit(view, plain, no_pager)
     raise typer.Exit(0 if total else 1)
 

@@ -96,9 +96,16 @@ def show_text(m: Match, *, term: Term = PLAIN, order: Sequence[str] = ()) -> str
 
 
 def search_text(
-    matches: Sequence[Match], total: int, *, offset: int = 0, term: Term = PLAIN, what: str = ""
+    matches: Sequence[Match],
+    total: int,
+    *,
+    offset: int = 0,
+    term: Term = PLAIN,
+    what: str = "",
+    projects: bool = False,
 ) -> str:
-    """`kverr search`: a line per record, then how many there are and how to see more."""
+    """`kverr search`: a line per record, then how many there are and how to see more.
+    `projects`: the catalog holds several, so each line starts with its record's."""
     what = escape_terminal(what)
     if not matches:
         return (
@@ -107,6 +114,13 @@ def search_text(
             else f"No records past {offset} ({total} in all)."
         )
     out = [card.list_line(m, term) for m in matches]
+    if projects:
+        names = [escape_terminal((m.project or {}).get("name") or "") for m in matches]
+        width = max(map(len, names))
+        out = [
+            f"{term.style(n.ljust(width), 'dim')}  {line}"
+            for n, line in zip(names, out, strict=True)
+        ]
     last = offset + len(matches)
     tail = f"{offset + 1}-{last} of {total}" if offset or last < total else f"{total}"
     more = f"; --offset {last} for more" if last < total else ""
