@@ -1,4 +1,4 @@
-"""The server stays up (issue 14): idle and slow connections, the server's own errors as JSON,
+"""The server stays up: idle and slow connections, the server's own errors as JSON,
 conflicting framing, a damaged catalog found while serving, and `serve --workers N`.
 
 A real uvicorn on 127.0.0.1 (in a thread, with small limits so deadlines pass in about a
@@ -257,7 +257,7 @@ def big_catalog(tmp_path) -> Path:
 
 def test_damage_found_while_serving_is_503_and_healthz_says_so(big_catalog):
     """A record's text is first read by the match that shows it: damage there surfaces
-    mid-service (the term table and the traceback lookup are in memory since issue 15).
+    mid-service (the term table and the traceback lookup are in memory).
     Every request answers in the envelope, never 500, and /healthz turns 503 for good."""
     cat = Catalog(big_catalog)
     try:
@@ -329,6 +329,7 @@ def alive(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow  # several server processes
 def test_workers_share_the_port_and_a_dead_one_is_replaced(feeds_catalog_path, tmp_path):  # noqa: F811
     server = Serve(feeds_catalog_path, 2, tmp_path)
     try:
@@ -351,6 +352,7 @@ def test_workers_share_the_port_and_a_dead_one_is_replaced(feeds_catalog_path, t
         server.stop()
 
 
+@pytest.mark.slow  # several server processes
 def test_sigint_stops_every_worker(feeds_catalog_path, tmp_path):  # noqa: F811
     server = Serve(feeds_catalog_path, 2, tmp_path)
     try:
@@ -367,6 +369,7 @@ def test_sigint_stops_every_worker(feeds_catalog_path, tmp_path):  # noqa: F811
         server.stop()
 
 
+@pytest.mark.slow  # several server processes
 def test_two_servers_cannot_share_one_port(feeds_catalog_path, tmp_path):  # noqa: F811
     """SO_REUSEPORT would let a second `serve` join the first one's port: it must not."""
     server = Serve(feeds_catalog_path, 2, tmp_path)
@@ -397,6 +400,7 @@ def test_two_servers_cannot_share_one_port(feeds_catalog_path, tmp_path):  # noq
         server.stop()
 
 
+@pytest.mark.slow  # several server processes
 def test_a_worker_that_cannot_start_stops_the_server_with_one_line(feeds_catalog_path, tmp_path):  # noqa: F811
     """The catalog vanishes between the supervisor's check and a worker's start (here: replaced
     by junk while the first workers start): one line, exit 2, no worker left behind."""
@@ -417,6 +421,7 @@ def test_a_worker_that_cannot_start_stops_the_server_with_one_line(feeds_catalog
         server.stop()
 
 
+@pytest.mark.slow  # several server processes
 def test_workers_of_a_killed_supervisor_exit_on_their_own(feeds_catalog_path, tmp_path):  # noqa: F811
     server = Serve(feeds_catalog_path, 2, tmp_path)
     try:

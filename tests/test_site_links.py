@@ -60,6 +60,7 @@ def test_the_checker_finds_a_dead_anchor(tmp_path):
     ]
 
 
+@pytest.mark.slow  # the shipped dataset's whole site
 def test_shipped_records_without_flags_have_no_flags_link(shipped_site):
     pages = [p.read_text(encoding="utf-8") for p in (shipped_site / "errors").glob("*.html")]
     flagless = [t for t in pages if "<span>Flags</span>none" in t]
@@ -109,6 +110,7 @@ def test_before_and_after_are_stacked_with_changes_marked(site):
 # ---------------------------------------------------------------- releases agree with kverr diff
 
 
+@pytest.mark.slow  # the shipped dataset's whole site
 @pytest.mark.parametrize(("prev", "tag"), [("v0.5.8.post1", "v0.5.9"), ("v0.5.9", "v0.5.10rc0")])
 def test_shipped_release_pages_agree_with_kverr_diff(shipped_site, prev, tag):
     res = CliRunner().invoke(app, ["diff", prev, tag], env={"KVERR_CATALOG": ""})
@@ -172,6 +174,7 @@ def test_cli_bad_base_url_is_one_line(feeds_catalog_path, tmp_path, args, messag
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # the shipped dataset's whole site
 def test_shipped_search_offers_flag_and_release_pages(shipped_site):
     text = (shipped_site / "assets" / "search-index.js").read_text(encoding="utf-8")
     assert '"k":"flag","n":"--page-size","u":"flags/page-size.html"' in text

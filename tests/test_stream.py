@@ -195,6 +195,7 @@ def _answers(matches, first: int, last: int) -> set[tuple]:
     return {(m.record["id"], m.how, m.line - first) for m in matches if first <= m.line <= last}
 
 
+@pytest.mark.slow  # a sweep over the shipped catalog
 def test_a_long_log_answers_every_message_as_its_paste_alone(shipped, tmp_path):
     rnd = random.Random(12)
     recs = [
@@ -237,6 +238,7 @@ def test_a_long_log_answers_every_message_as_its_paste_alone(shipped, tmp_path):
     assert forms_found >= {"plain", "wrapped at words", "cut", "terminal wrap", "traceback"}
 
 
+@pytest.mark.slow  # a sweep over the shipped catalog
 def test_noise_gets_no_answer_a_line_alone_does_not(shipped):
     """Windows and joins add no answer: a log of SGLang's own other messages (errors raised
     outside the server-args files among them) gets exactly what its lines get one by one."""
@@ -293,6 +295,7 @@ def _answers_of(matches) -> list[tuple]:
     ]
 
 
+@pytest.mark.slow  # a sweep over the shipped catalog
 def test_a_log_read_in_blocks_of_bytes_answers_as_read_line_by_line(shipped):
     """The scan of a file (bytes in blocks, the regex over each block, only lines near a hit
     decoded) gives what the same lines fed one by one give: with wrapped, cut and multi-line
@@ -411,7 +414,8 @@ def _scan(idx, log, kept_class, monkeypatch):
     return [(h.index, h.score, h.how, h.line, h.values, h.span, h.text) for h in hits], hints
 
 
-@pytest.mark.parametrize("seed", [1, *(pytest.param(s, marks=pytest.mark.slow) for s in (2, 3))])
+@pytest.mark.slow  # a sweep over the shipped catalog
+@pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("cap", [matcher.SCAN_MAX_HITS, 7])
 def test_kept_hits_answer_as_all_hits_kept_did(shipped, monkeypatch, seed, cap):
     from kverr.catalog import stream
@@ -447,6 +451,7 @@ def test_kept_hits_stay_bounded_over_100k_repeats(cat, monkeypatch):
 # ---------------------------------------------------------------- a log's cut lines
 
 
+@pytest.mark.slow  # a sweep over the shipped catalog
 def test_a_log_leaves_out_only_cut_lines_that_change_no_answer(shipped):
     """A log's prefilter does not mark a timestamped line cut with `...` that shows no head
     (prefilter.log_cuts); the answers are those of the paste's regex, which marks every cut

@@ -156,6 +156,7 @@ def test_a_wave_of_stalled_bodies_leaves_healthz_and_pastes_answered(feeds_catal
         assert healthy(health, at_least=20), health
 
 
+@pytest.mark.slow  # two server processes beside 140 stalled bodies
 def test_two_workers_keep_answering_beside_140_stalled_bodies(feeds_catalog_path, tmp_path):  # noqa: F811
     """`kverr serve --workers 2` with its default limits: 140 stalled bodies, ~70 per worker.
     Their clients then hang up mid-body, which must leave no traceback in the log: 140 of
@@ -244,6 +245,7 @@ def test_a_head_past_64_kib_is_431_however_it_arrives(feeds_catalog, how):  # no
 # ---------------------------------------------------------------- heavy pastes
 
 
+@pytest.mark.slow  # a queue of heavy pastes (stress)
 def test_a_queue_of_heavy_pastes_is_bounded_and_a_launch_log_still_answers(heavy):
     """24 pastes of 250 KB at once used to queue behind each other in an unbounded pool, and
     a 2 KB launch log waited behind them all. Now the long lane admits 4 (2 per client) and
@@ -320,6 +322,7 @@ def test_work_past_the_lane_deadline_is_dropped_with_a_503(heavy):
 # ---------------------------------------------------------------- one client
 
 
+@pytest.mark.slow  # every slot filled with heavy pastes (stress)
 def test_one_client_cannot_take_every_slot(heavy):
     """Per client address: 8 bodies on their way at most, and (here) 2 requests being
     answered; past either a quick 503, while another client is served as usual."""
