@@ -1,6 +1,6 @@
 """Every run the fix search makes for a few records of one revision, printed as it goes.
 
-    python scripts/verify_trace.py MIRROR REV ID [ID ...]
+    python scripts/verify_trace.py [--profile vllm] MIRROR REV ID [ID ...]
 
 For a record whose verified fix looks wrong: which launch each run tried, what the check did
 with it, and the fix it kept. No cache is read or written (each run starts a sandbox child).
@@ -16,19 +16,22 @@ from kverr.extractor import extract_files
 from kverr.extractor.sources import read_git
 from kverr.records import build_records
 from kverr.verify import stage
-from kverr.verify.spec import load_spec
+from kverr.verify.spec import spec_for
 
-from kverr.profile import default_profile
+from kverr.profile import load_profile
 
 
 def main(argv: list[str]) -> int:
+    name = None
+    if argv[:1] == ["--profile"] and len(argv) > 1:
+        name, argv = argv[1], argv[2:]
     if len(argv) < 3:
-        print("usage: verify_trace.py MIRROR REV ID [ID ...]", file=sys.stderr)
+        print("usage: verify_trace.py [--profile NAME] MIRROR REV ID [ID ...]", file=sys.stderr)
         return 2
     mirror, rev, ids = argv[0], argv[1], set(argv[2:])
-    profile = default_profile()
+    profile = load_profile(name)
     revision, sources = read_git(mirror, rev, profile.files)
-    exts = extract_files(sources)
+    exts = extract_files(sources, rules=profile.extract)
     records = [r for r in build_records(exts, revision, profile=profile) if r["id"] in ids]
     if not records:
         print(f"none of {sorted(ids)} is a record of {rev}", file=sys.stderr)
@@ -55,7 +58,7 @@ def main(argv: list[str]) -> int:
 
     stage.runner_for = logged
     with tempfile.TemporaryDirectory() as tmp:
-        session = stage.Session(load_spec(), mirror, Path(tmp))
+        session = stage.Session(spec_for(profile), mirror, Path(tmp), profile=profile)
         try:
             for rec in records:
                 print(f"{rec['id']} line {rec['lineNumber']}: {rec['errorMessage'][:80]}")

@@ -62,8 +62,8 @@ def test_an_unknown_option_is_named_with_close_ones(repo) -> None:
     ("words", "release", "said"),
     [
         ([], "9.9.9", "no launch command in the input"),
-        (LAUNCH, "1.2.3", "release 1.2.3 is not a tag of"),
-        (["vllm", "serve", "org/m"], "9.9.9", "kverr cannot run vLLM's checks yet"),
+        (LAUNCH, "1.2.3", "release 1.2.3 is neither a tag nor a commit of"),
+        (LAUNCH, "deadbeef", "release deadbeef is neither a tag nor a commit of"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(repo, words, release, said) -> None:

@@ -147,8 +147,8 @@ def test_invented_values_are_the_metavar(arg: str, made_up: bool) -> None:
     "profile, verifiable",
     [
         (load_profile("sglang"), True),  # verify/'s own spec is the default project's
-        (load_profile("vllm"), False),
-        (dataclasses.replace(load_profile("vllm"), verify="{}"), True),
+        (load_profile("vllm"), True),  # its own [verify] tables
+        (dataclasses.replace(load_profile("vllm"), verify=None), False),
     ],
 )
 def test_which_profiles_have_a_verify_spec(profile, verifiable: bool) -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kverr.extractor.sources import BlobReader, decode_source
-from kverr.verify import channel, disk, sandbox, steps, stubs
+from kverr.verify import channel, disk, fakes, sandbox, steps, stubs  # noqa: F401 - fakes: see decode
 from kverr.verify.argv import ArgvStage, build_stage
 from kverr.verify.channel import Reader
 from kverr.verify.watch import Watch, plain
@@ -65,6 +65,10 @@ def decode(value: Any, refs: dict[str, Any]) -> Any:
     """A TOML profile value as the Python object the code sees (see verify/spec.py)."""
     if isinstance(value, dict) and set(value) == {"tuple"}:
         return tuple(decode(v, refs) for v in value["tuple"])
+    if isinstance(value, dict) and set(value) == {"new", "args"}:
+        # an object of the revision's own class: {new = "module:Class", args = [9, 0]}
+        make, args = decode(f"@ref:{value['new']}", refs), decode(value["args"], refs)
+        return stubs.Later(lambda: stubs.resolve(make)(*stubs.resolve(args)))
     if isinstance(value, list):
         return [decode(v, refs) for v in value]
     if isinstance(value, dict):
@@ -72,15 +76,22 @@ def decode(value: Any, refs: dict[str, Any]) -> Any:
     if isinstance(value, str) and value.startswith("@"):
         if value == "@none":
             return None
+        if value.startswith("@arg:"):
+            return stubs.Echo(int(value[5:]))
         if value in refs:
             return refs[value]
         if value.startswith("@ref:"):
-            module, _, attr = value[5:].partition(":")
-            obj: Any = importlib.import_module(module)
-            for part in attr.split("."):
-                obj = getattr(obj, part)
-            return obj
+            return stubs.Later(lambda: _reference(value[5:]))
     return value
+
+
+def _reference(where: str) -> Any:
+    """`module:attr.attr` in the import world."""
+    module, _, attr = where.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 class _Factory:
@@ -133,12 +144,15 @@ class World:
         self.loaded = self._loaded_modules()
         for target in spec.get("substitutes", {}).values():
             importlib.import_module(target)  # before the finder: it would stub kverr's own
+        real = frozenset(spec.get("real", ()))
+        stubs.LIBRARIES.update(real)
         self.finder = sandbox.Finder(
             self.tree,
             spec["package"],
             self.loaded,
             spec.get("substitutes", {}),
             absent=frozenset(setup["platform"]["absent_packages"]),
+            real=real,
         )
         sys.meta_path.insert(0, self.finder)
         self._answer(setup["platform"], setup["model"])
@@ -151,6 +165,11 @@ class World:
             self.modules[name] = importlib.import_module(name)
         main = self.modules[spec["main_module"]]
         self.cls = getattr(main, spec["args_class"])
+        if spec.get("parser") and spec["parser"] not in main.__dict__:
+            raise LookupError(
+                f"{self.loaded[spec['main_module']]} names no {spec['parser']}, the parser the"
+                " verify spec reads the command line with"
+            )
         self.main_path = self.loaded[spec["main_module"]]
         self.plan = steps.plan_steps(
             {path: self.tree.text(path) for path in self.loaded.values()},
@@ -158,6 +177,9 @@ class World:
             spec["args_class"],
             spec["phases"],
             {path: self.tree.tree(path) for path in self.loaded.values()},
+            follow=spec.get("follow", "self"),
+            validators=spec.get("validators", ()),
+            add_args=spec["add_args"],
         )
         self.phase_fns = {p: self.cls.__dict__[p] for p in self.plan.phases}
         if "__post_init__" in self.phase_fns:
@@ -167,6 +189,7 @@ class World:
         self._codes: dict[str, Any] = {}
         self.fields: dict[str, Any] = {}  # attribute -> option, for the solver (sent once)
         self.parsers: dict[tuple, argparse.ArgumentParser] = {}
+        self._parser_cls: type[argparse.ArgumentParser] | None = None
         self.main_tree = self.tree.tree(self.main_path)
         self.argv: ArgvStage | None = None
         if spec.get("argv"):
@@ -188,8 +211,7 @@ class World:
         sandbox's own and the revision's), the profile's answers."""
         if self.finder in sys.meta_path:
             sys.meta_path.remove(self.finder)
-        for name in [n for n in sys.modules if n not in baseline]:
-            del sys.modules[name]
+        _forget(baseline)
         stubs.ANSWERS.clear()
         stubs.NOTES.clear()
         logging.getLogger().handlers[:] = []
@@ -221,42 +243,43 @@ class World:
         stubs.ANSWERS.clear()
         for key, value in platform["probes"].items():
             stubs.ANSWERS[key] = decode(value, {})
-        self.factory = _Factory(None)
+        # A model profile's objects (verify/spec.py): "config" with the "calls" its methods
+        # answer, holding "hf_config"; any other table an object of its own ("@name").
+        self.hf = stubs.Facts("model's hf_config", {}, {})
+        self.model_config = stubs.Facts("model config", {}, {})
+        self.objects = {"config": self.model_config, "hf_config": self.hf}
+        self.factory = _Factory(self.model_config)
         if self.spec.get("model_factory"):
             stubs.ANSWERS[self.spec["model_factory"]] = self.factory
         self.model_profiles: dict[str, Any] = {model["name"]: model}
         self.model_profiles.update(self.spec.get("models", {}))
-        self.model_built: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
         self.model_name = ""
         self.default_model = model["name"]
         self.use_model(model["name"])
 
     def use_model(self, name: str) -> None:
-        """Make `name` the model of the following runs: its config objects and its probes."""
+        """Make `name` the model of the following runs: its objects and its probes. The
+        objects are the same Python objects for every model, refilled (the revision's code
+        keeps what it read once: `from x import get_config`, a registry held by a module)."""
         if name == self.model_name:
             return
-        if name not in self.model_built:
-            profile = self.model_profiles[name]
-            objects = profile.get("objects", {})
-            hf = stubs.Facts("model's hf_config", {}, {})
-            config = stubs.Facts("model config", {"hf_config": hf}, {})
-            refs = {"@model": config, "@hf_config": hf}
-            probes = {k: decode(v, refs) for k, v in profile.get("probes", {}).items()}
-            # Values that name the revision's own objects resolve in the import world.
-            for key, value in objects.get("hf_config", {}).items():
-                hf._values[key] = decode(value, refs)
-            for key, value in objects.get("config", {}).items():
-                config._values[key] = decode(value, refs)
-            for key, value in objects.get("calls", {}).items():
-                config._calls[key] = decode(value, refs)
-            self.model_built[name] = (config, hf, probes)
+        profile = self.model_profiles[name]
         if self.model_name:
-            for key in self.model_built[self.model_name][2]:
+            for key in self.model_profiles[self.model_name].get("probes", {}):
                 stubs.ANSWERS.pop(key, None)
-        config, hf, probes = self.model_built[name]
-        stubs.ANSWERS.update(probes)
-        self.factory._model = config
-        self.hf, self.model_config, self.model_name = hf, config, name
+        tables = profile.get("objects", {})
+        for key in tables:
+            if key not in self.objects and key != "calls":
+                self.objects[key] = stubs.Facts(f"model's {key}", {}, {})
+        refs = {"@model": self.model_config, **{f"@{k}": v for k, v in self.objects.items()}}
+        for key, obj in self.objects.items():
+            table = dict(tables.get(key, {}))
+            calls = tables.get("calls", {}) if key == "config" else table.pop("calls", {})
+            obj._values = {k: decode(v, refs) for k, v in table.items()}
+            obj._calls = {k: decode(v, refs) for k, v in calls.items()}
+        self.model_config._values["hf_config"] = self.hf
+        stubs.ANSWERS.update({k: decode(v, refs) for k, v in profile.get("probes", {}).items()})
+        self.model_name = name
 
     def _model_dir(self, workdir: Path, model: dict[str, Any], name: str) -> None:
         """The model directory the launch names, relative to the working directory."""
@@ -264,7 +287,8 @@ class World:
             return
         folder = workdir / name
         folder.mkdir(parents=True, exist_ok=True)
-        config = model.get("objects", {}).get("hf_config", {})
+        config = dict(model.get("objects", {}).get("hf_config", {}))
+        config.pop("calls", None)
         for file in model["files"]:
             text = json.dumps(config) if file == "config.json" else ""
             (folder / file).write_text(text, encoding="utf-8")
@@ -312,10 +336,34 @@ class World:
         # Defaults can read the environment (`default=envs.X.get()`): one parser per environment.
         key = tuple(sorted(os.environ.items()))
         if key not in self.parsers:
-            parser = _Parser(prog="kverr-verify", allow_abbrev=False)
+            parser = self._parser_class()(prog="kverr-verify", allow_abbrev=False)
+            for word in self.spec.get("positional", {}):
+                parser.add_argument(word, nargs="?", default=None)
             getattr(self.cls, self.spec["add_args"])(parser)
             self.parsers[key] = parser
         return self.parsers[key]
+
+    def _parser_class(self) -> type[argparse.ArgumentParser]:
+        """The revision's own parser class (the spec's `parser`, as the main module names
+        it), with argparse's exits turned into ParseFailed; argparse's own without one."""
+        name = self.spec.get("parser") or ""
+        if not name:
+            return _Parser
+        if self._parser_cls is None:
+            main = self.modules[self.spec["main_module"]]
+            base = main.__dict__[name]
+            self._parser_cls = type(name, (base,), {"error": _Parser.error, "exit": _Parser.exit})
+        return self._parser_cls
+
+    def parse(self, argv: list[str]) -> argparse.Namespace:
+        """The command line through the parser; each positional word's value into the option
+        it stands for, as the launch command does (`vllm serve MODEL`)."""
+        namespace = self.parser().parse_args(argv)
+        for word, dest in self.spec.get("positional", {}).items():
+            value = getattr(namespace, word, None)
+            if value is not None:
+                setattr(namespace, dest, value)
+        return namespace
 
     def info(self) -> dict[str, Any]:
         try:
@@ -402,7 +450,7 @@ class World:
             stop, at_parse = None, until == "parse"
         else:
             stop = self.plan.stop_for((target["file"], target["function"] or ""), target["line"])
-            at_parse = stop is None and self._parse_time(target["function"] or "")
+            at_parse = stop is None and self._parse_time(target["file"], target["function"] or "")
         # A check of the argv stage (the config merger) is decided before the parser runs;
         # the run goes on through the parse, which reads the command line the stage made.
         if stop is None and self.argv is not None and not until:
@@ -417,7 +465,7 @@ class World:
         self.logs.clear()
         overrides = dict(job.get("model", {}))
         self.use_model(overrides.pop("profile", None) or self.default_model)
-        saved = (dict(self.hf._values), dict(self.model_config._values))
+        saved = [(obj, dict(obj._values)) for obj in self.objects.values()]
         for key, value in overrides.items():
             if key.startswith("config."):
                 self.model_config._values[key[7:]] = value
@@ -438,7 +486,7 @@ class World:
             argv = job["argv"]
             if self.argv is not None and self.argv.ready:
                 argv = self.argv.run(argv, self.parser())
-            namespace = self.parser().parse_args(argv)
+            namespace = self.parse(argv)
             if not at_parse:
                 obj = getattr(self.cls, self.spec["from_args"])(namespace)
                 for phase in self.plan.phases:
@@ -447,7 +495,11 @@ class World:
                         break
                     self.phase_fns[phase](obj)
         except ParseFailed as exc:
-            out.update(status="parse-error", reason=str(exc)[:MESSAGE_LIMIT])
+            inner = self._wrapped(exc)
+            if inner is not None:  # a check of a config the parser builds (a JSON option)
+                out.update(status="raised", exc=self._where(inner), reason=str(exc)[:400])
+            else:
+                out.update(status="parse-error", reason=str(exc)[:MESSAGE_LIMIT])
         except Timeout:
             out.update(status="timeout", reason=f"ran longer than {job.get('timeout', 5.0)} s")
         except stubs.Undecidable as exc:
@@ -459,8 +511,8 @@ class World:
         finally:
             sys.settrace(None)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            self.hf._values, self.model_config._values = saved
-            self.model_config._values["hf_config"] = self.hf
+            for obj, values in saved:  # what the run set on the model's objects
+                obj._values = values
             disk.remove(made)
         if watch.by_place and watch.guards:
             out["trace"] = watch.report()
@@ -493,12 +545,37 @@ class World:
                 return code
         return None
 
-    def _where(self, exc: BaseException) -> dict[str, Any]:
-        frames = [
+    def _wrapped(self, exc: BaseException) -> BaseException | None:
+        """The check's own error inside `exc`: through causes and contexts, and through an
+        exception of a wrapper class (the spec's `wrappers`: a validation library's error,
+        which keeps the check's exception in its details). None when there is no wrapper on
+        the way or the error inside it was not raised by the revision's loaded modules."""
+        wrappers = set(self.spec.get("wrappers", ()))
+        seen: set[int] = set()
+        todo: list[BaseException] = [exc]
+        while todo:
+            current = todo.pop(0)
+            if id(current) in seen or len(seen) > 16:
+                continue
+            seen.add(id(current))
+            if type(current).__name__ in wrappers:
+                for inner in _carried(current):
+                    if self._frames(inner):
+                        return self._wrapped(inner) or inner
+            todo += [e for e in (current.__cause__, current.__context__) if e is not None]
+        return None
+
+    def _frames(self, exc: BaseException) -> list[tuple[str, int, str]]:
+        return [
             (f.filename, f.lineno, f.name)
             for f in traceback.extract_tb(exc.__traceback__)
             if f.filename in self.loaded.values()
         ]
+
+    def _where(self, exc: BaseException) -> dict[str, Any]:
+        if type(exc).__name__ in self.spec.get("wrappers", ()):
+            exc = self._wrapped(exc) or exc
+        frames = self._frames(exc)
         file, line, func = frames[-1] if frames else ("", 0, "")
         try:
             message = str(exc)
@@ -512,12 +589,15 @@ class World:
             "function": func,
         }
 
-    def _parse_time(self, function: str) -> bool:
-        """A site in an argparse Action (or a type function the parser calls)."""
+    def _parse_time(self, file: str, function: str) -> bool:
+        """A site in an argparse Action, or in a function building the parser reaches (a
+        type function the parser calls on an option's value)."""
         owner = function.split(".")[0]
         main = self.modules[self.spec["main_module"]]
         obj = main.__dict__.get(owner)
-        return isinstance(obj, type) and issubclass(obj, argparse.Action)
+        if isinstance(obj, type) and issubclass(obj, argparse.Action):
+            return True
+        return bool(function) and self.plan.parse_time((file, function))
 
     def _unreachable(self, target: dict[str, Any]) -> str:
         """Why no validation step reaches the record's function, as precisely as the
@@ -586,6 +666,30 @@ class World:
         return ["--" + a.replace("_", "-") for a in dict.fromkeys(found)]
 
 
+def _forget(baseline: set[str]) -> None:
+    """Every module imported since `baseline` but the real third-party packages (the spec's
+    `real`: what a revision imports of them is the installed package, the same for the
+    next, and an extension module cannot be imported twice anyway)."""
+    for name in [n for n in sys.modules if n not in baseline]:
+        if name.partition(".")[0] not in stubs.LIBRARIES:
+            del sys.modules[name]
+
+
+def _carried(exc: BaseException) -> list[BaseException]:
+    """Exceptions a wrapper keeps in its details: `exc.errors()` items' `ctx["error"]`."""
+    try:
+        details = exc.errors()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a wrapper without details carries nothing
+        return []
+    out = []
+    for item in details if isinstance(details, list) else []:
+        ctx = item.get("ctx") if isinstance(item, dict) else None
+        error = ctx.get("error") if isinstance(ctx, dict) else None
+        if isinstance(error, BaseException):
+            out.append(error)
+    return out
+
+
 def main() -> int:
     jobs, answers = (int(fd) for fd in sys.argv[sys.argv.index("--fds") + 1].split(","))
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -627,8 +731,7 @@ def main() -> int:
                 last = traceback.extract_tb(exc.__traceback__)[-1:]
                 where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
                 send({"ready": False, "reason": f"{type(exc).__name__}: {exc}"[:400] + where})
-                for name in [n for n in sys.modules if n not in baseline]:
-                    del sys.modules[name]
+                _forget(baseline)
                 sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, sandbox.Finder)]
         else:
             started = time.perf_counter()

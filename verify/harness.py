@@ -421,6 +421,12 @@ class Harness:
                 "substitutes": dict(spec.substitutes),
                 "models": {name: m.to_json() for name, m in spec.models.items()},
                 "argv": spec.argv.to_json() if spec.argv else None,
+                "real": list(spec.real),
+                "parser": spec.parser,
+                "positional": dict(spec.positional),
+                "wrappers": list(spec.wrappers),
+                "follow": spec.follow,
+                "validators": list(spec.validators),
             },
             "platform": spec.platform(self.platform).to_json(),
             "model": spec.model(self.model).to_json(),
@@ -521,6 +527,9 @@ def _repo_paths(repo: str) -> list[str]:
 
 
 def _model_path(base_args: Sequence[str]) -> str:
-    """The value after the first option of `base_args` (`--model-path MODEL_PATH`)."""
+    """The model `base_args` name: the value after their first option (`--model-path
+    MODEL_PATH`), or their first word when it is no option (`vllm serve MODEL`)."""
     args = list(base_args)
+    if args and not args[0].startswith("-"):
+        return args[0]
     return args[1] if len(args) >= 2 and not args[1].startswith("-") else ""

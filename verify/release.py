@@ -28,6 +28,7 @@ from kverr.verify.spec import VerifySpec
 from kverr.errors import SourceError
 from kverr.ftypes import Revision, SourceFile
 
+_SHA = re.compile(r"[0-9a-f]{7,40}")
 _VERSION = re.compile(r"""__version__\s*=\s*["']([^"'\n]{1,40})["']""")
 
 
@@ -105,8 +106,16 @@ def _from_git(repo: Path, globs: tuple[str, ...], release: str | None) -> Releas
                 return Release(tag, rev, tuple(files), repo=str(repo.resolve()))
             except SourceError:
                 continue
+        if _SHA.fullmatch(release):  # a project that tags no releases: a commit names one
+            try:
+                rev, files = sources.read_git(repo, release, globs)
+            except SourceError:
+                pass
+            else:
+                return Release(rev.sha[:12], rev, tuple(files), repo=str(repo.resolve()))
         raise SourceError(
-            f"release {release} is not a tag of {repo}; list them with `git -C {repo} tag`."
+            f"release {release} is neither a tag nor a commit of {repo}; list the tags with"
+            f" `git -C {repo} tag`."
         )
     tag = newest_tag(repo)
     rev, files = sources.read_git(repo, tag or "HEAD", globs)

@@ -12,7 +12,8 @@ Three kinds of module exist in the sandbox:
   first use. A name nothing defines is a Stub.
 - **stub** (torch, transformers, anything outside the standard library): a Stub module.
 
-Standard-library modules import normally; `substitutes` maps a third-party module to a
+Standard-library modules import normally, and so do the packages the spec names `real` (a
+validation library the configs are built with); `substitutes` maps a third-party module to a
 standard one with the same API for what validation uses (orjson -> json).
 """
 
@@ -25,6 +26,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+import sysconfig
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -174,8 +176,8 @@ class LazyModule(types.ModuleType):
         self._busy: set[str] = set()
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") and name.endswith("__") and not self.defines(name):
+            raise AttributeError(name)  # protocols probe; `__version__` is a definition
         sub = f"{self.__name__}.{name}"
         if self._tree.locate(sub) is not None:
             return importlib.import_module(sub)  # `from pkg import submodule`
@@ -297,7 +299,14 @@ def _absolute(stmt: ast.ImportFrom, package: str) -> str:
 
 
 def _binds(stmt: ast.stmt) -> list[str]:
-    """Top-level names a statement binds (what a lazy module can define from it)."""
+    """Top-level names a statement binds (what a lazy module can define from it); an `if` or
+    a `try` binds what its branches do (`try: from ._version import __version__ except …:
+    __version__ = "dev"`), and runs whole."""
+    if isinstance(stmt, (ast.If, ast.Try)):
+        branches = [stmt.body, stmt.orelse]
+        if isinstance(stmt, ast.Try):
+            branches += [h.body for h in stmt.handlers] + [stmt.finalbody]
+        return [name for body in branches for s in body for name in _binds(s)]
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [stmt.name]
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -315,6 +324,22 @@ def _binds(stmt: ast.stmt) -> list[str]:
     return out
 
 
+_STDLIB = [p for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]} if p]
+_FOUND: dict[str, bool] = {}
+
+
+def _standard(top: str) -> bool:
+    """A standard-library module: named as one, or a private module of its folders that the
+    list leaves out (`_sysconfigdata_…`, which `sysconfig` imports by a computed name)."""
+    if top in sys.stdlib_module_names or top in sys.builtin_module_names:
+        return True
+    if not top.startswith("_"):
+        return False
+    if top not in _FOUND:
+        _FOUND[top] = importlib.machinery.PathFinder.find_spec(top, _STDLIB) is not None
+    return _FOUND[top]
+
+
 class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Decides, per imported name, which of the three kinds of module it gets."""
 
@@ -325,10 +350,12 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         loaded: Mapping[str, str],
         substitutes: Mapping[str, str],
         absent: frozenset[str] = frozenset(),
+        real: frozenset[str] = frozenset(),
     ) -> None:
         self.tree, self.package = tree, package
         self.loaded = dict(loaded)  # module name -> repository path, executed for real
         self.substitutes = dict(substitutes)
+        self.real = real  # third-party packages the interpreter imports as installed
         # packages (or a package's module: "flashinfer.mamba") the platform profile says are
         # not installed
         self.absent = absent
@@ -336,16 +363,17 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         top = fullname.partition(".")[0]
         if fullname in self.loaded:
+            origin = self.loaded[fullname]
             return importlib.machinery.ModuleSpec(
-                fullname, self, origin=self.loaded[fullname], is_package=False
+                fullname, self, origin=origin, is_package=origin.endswith("/__init__.py")
             )
         if any(fullname == a or fullname.startswith(a + ".") for a in self.absent):
             raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        if top in self.real and top != self.package:
+            return None
         if top != self.package and top in self.substitutes:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=False)
-        if top != self.package and (
-            top in sys.stdlib_module_names or top in sys.builtin_module_names
-        ):
+        if top != self.package and _standard(top):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
@@ -367,7 +395,11 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name in self.loaded:
             path = self.loaded[name]
             module.__file__ = path
-            code = compile(self.tree.tree(path), path, "exec")
+            if path.endswith("/__init__.py"):
+                module.__path__ = []  # its submodules are found by this finder, by name
+            # dont_inherit: this file's `from __future__ import annotations` is not the
+            # module's (a validated class reads its annotations as objects)
+            code = compile(self.tree.tree(path), path, "exec", dont_inherit=True)
             exec(code, module.__dict__)  # noqa: S102 - the revision's own module, sandboxed
         elif isinstance(module, StubModule):
             module.__path__ = []

@@ -3,9 +3,10 @@
 `VerifySpec` is everything project-specific: where the modules live, which are loaded for
 real, the parser entry point, the validation methods in run order, how a launch command
 starts, and the named platform and model profiles that answer hardware, package and model
-probes. SGLang's is `verify/sglang.toml`; a project profile (`profiles/<name>.toml`) can carry
-the same table as `[verify]` and hand it to `VerifySpec.from_table`. A project without one
-(vLLM, for now) gets no verification: its records say "not verified" rather than guess.
+probes. SGLang's is `verify/sglang.toml`; a project profile (`profiles/<name>.toml`) carries
+the same tables as `[verify]`, `[platform.*]`, `[model.*]` (vLLM's does) and hands them to
+`VerifySpec.from_table`. A project without one gets no verification: its records say "not
+verified" rather than guess.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ class Profile:
 
     `probes` keys are dotted paths a stub would stand for, matched on their ending: `is_cuda()`
     (a function; any call returns the value), `torch.version.hip` (a value). Values are TOML
-    values, with `"@none"` for None, `{tuple = [...]}` for a tuple and `"@ref:module:attr"` for an
-    object of the revision's own code (resolved in the sandbox)."""
+    values, with `"@none"` for None, `{tuple = [...]}` for a tuple, `"@ref:module:attr"` for an
+    object of the revision's own code (resolved in the sandbox), `{new = "module:Class", args =
+    [...]}` for one made by that code, `"@arg:0"` for a call's own first argument, and `"@name"` for a model profile's object of that
+    name (its `[model.x.name]` table: attributes, and a `calls` table of what methods return)."""
 
     name: str
     description: str
@@ -102,6 +105,23 @@ class VerifySpec:
     default_platform: str
     default_model: str
     argv: ArgvStage | None = None  # absent: the parser reads the command line as typed
+    # Third-party packages imported for real (a project whose configs are validated by a
+    # library: the checks mean nothing with the validator stubbed); everything else is stubbed.
+    real: tuple[str, ...] = ()
+    # The parser class, a name in the main module's namespace (as the revision imports it,
+    # wherever it is defined); "" is argparse's own.
+    parser: str = ""
+    # Words the launch command takes before its options, each the option it stands for
+    # (`vllm serve MODEL`: model_tag -> model), in order.
+    positional: Mapping[str, str] = field(default_factory=dict)
+    # Exception classes (by name) that wrap a check's own error: a validation library's
+    # error that carries the check's ValueError; the run reports the check's own.
+    wrappers: tuple[str, ...] = ()
+    # How validation steps reach a check (verify/steps.py): "self" follows `self.m()` and
+    # module functions; "all" also follows classes built (their __init__, __post_init__ and
+    # methods decorated by one of `validators`) and methods called on any object.
+    follow: str = "self"
+    validators: tuple[str, ...] = ()
 
     @property
     def main_path(self) -> str:
@@ -168,6 +188,12 @@ class VerifySpec:
                 default_platform=v["default_platform"],
                 default_model=v["default_model"],
                 argv=_argv_stage(v["argv"]) if "argv" in v else None,
+                real=tuple(v.get("real", ())),
+                parser=v.get("parser", ""),
+                positional=dict(v.get("positional", {})),
+                wrappers=tuple(v.get("wrappers", ())),
+                follow=v.get("follow", "self"),
+                validators=tuple(v.get("validators", ())),
             )
         except (KeyError, TypeError) as exc:
             raise SourceError(

@@ -60,6 +60,9 @@ class Session:
     workers: int = 1  # sandbox children per platform, each verifying a share of the records
     trust_repo: bool = False  # children unconfined (verify/confine.py): the user vouches
     disk: tuple[str, str] | None = None  # the package read from a folder (verify/release.py)
+    # the project's profile (kverr.profile.Profile): the records' ids and facts are read with
+    # it; None: the shipped profile of the spec's project
+    profile: Any = None
     stats: dict[str, float] = field(
         default_factory=lambda: {"runs": 0, "cached": 0, "seconds": 0.0}
     )
@@ -68,6 +71,13 @@ class Session:
     # The worker threads live as long as the session: a child dies with the thread that
     # started it (bubblewrap's --die-with-parent), and it serves the whole build.
     _pool: ThreadPoolExecutor | None = None
+
+    def __post_init__(self) -> None:
+        if self.profile is None:
+            from kverr.profile import builtin_names, load_profile
+
+            if self.spec.project in builtin_names():
+                self.profile = load_profile(self.spec.project)
 
     def count(self, key: str, n: float = 1) -> None:
         with self._lock:
@@ -340,8 +350,9 @@ def bench_for(
             values.compared_values(main, args_class),
         )
     return Bench(
-        session, revision, key, overrides, info, sites, assign_ids(sites, previous), decls,
-        _facts(sites, decls), texts, fields,
+        session, revision, key, overrides, info, sites,
+        assign_ids(sites, previous, session.profile), decls,
+        _facts(sites, decls, session.profile), texts, fields,
     )  # fmt: skip
 
 
@@ -464,10 +475,10 @@ class _Facts(dict):
     verifies and the earlier checks they run into, not for every site of the revision. Workers
     share it; a site computed twice at once gives equal Facts."""
 
-    def __init__(self, sites: Sequence[Site], decls: dict[str, FlagDecl]) -> None:
+    def __init__(self, sites: Sequence[Site], decls: dict[str, FlagDecl], profile: Any) -> None:
         super().__init__()
         self.sites = {id(s): s for s in sites}
-        self.decls = decls
+        self.decls, self.profile = decls, profile
         self.by_function: dict[tuple[str, str | None], list[Site]] = {}
         for s in sites:
             self.by_function.setdefault((s.file, s.function), []).append(s)
@@ -475,14 +486,15 @@ class _Facts(dict):
     def __missing__(self, key: int) -> Facts:
         s = self.sites[key]
         value = facts_for(
-            s, self.decls, pattern_for(s.template), self.by_function[(s.file, s.function)]
-        )
+            s, self.decls, pattern_for(s.template), self.by_function[(s.file, s.function)],
+            self.profile,
+        )  # fmt: skip
         self[key] = value
         return value
 
 
-def _facts(sites: Sequence[Site], decls: dict[str, FlagDecl]) -> dict[int, Facts]:
-    return _Facts(sites, decls)
+def _facts(sites: Sequence[Site], decls: dict[str, FlagDecl], profile: Any) -> dict[int, Facts]:
+    return _Facts(sites, decls, profile)
 
 
 def _by_line(

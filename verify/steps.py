@@ -7,8 +7,9 @@ for each top-level statement of those methods, every function it can reach; the 
 statement that reaches the record's function is where the run stops.
 
 Reachability follows `self.m(...)` calls within the class and calls of module-level functions
-of the loaded modules (`handle_x(self)` imported from an arg-groups module). A nested function
-counts as part of the function that defines it. Pure stdlib `ast`: the parent uses it to say
+of the loaded modules (`handle_x(self)` imported from an arg-groups module); a spec that says
+`follow = "all"` also follows the config classes a step builds and the methods it calls on
+them (`_Index`). A nested function counts as part of the function that defines it. Pure stdlib `ast`: the parent uses it to say
 why a record is not applicable, the child to truncate the run.
 """
 
@@ -44,20 +45,38 @@ class StepPlan:
     # function -> the functions of the loaded modules that call it (why a function is not
     # reached: nothing calls it, or only what no step reaches)
     callers: Mapping[Node, frozenset[Node]] = dataclasses.field(default_factory=dict, compare=False)
+    # The run goes on to the last step that may reach a check, not the first: reach followed
+    # through every object over-approximates (`_Index`), and the first step that might reach
+    # it may not.
+    last: bool = False
+    # what building the parser reaches: its type functions run as the command line is parsed
+    at_parse: frozenset[Node] = frozenset()
 
     def stop_for(self, node: Node, line: int = 0) -> Step | None:
-        """The first step that reaches `node` (its function or a nested one), or None. A site
-        in a phase method's own body (`line` given) stops at the statement holding it."""
+        """The first (or, with `last`, the last) step that reaches `node` (its function or a
+        nested one), or None. A site in a phase method's own body (`line` given) stops at the
+        statement holding it."""
         file, func = node
+        found = None
         for step, reach in zip(self.steps, self.reach, strict=True):
             if file == self.main_file and func == f"{self.args_class}.{step.phase}":
                 if step.line <= line <= step.end_line:
                     return step
                 continue
-            for f, q in reach:
-                if f == file and (q == func or func.startswith(q + ".")):
+            if _within(node, reach):
+                found = step
+                if not self.last:
                     return step
-        return None
+        return found
+
+    def parse_time(self, node: Node) -> bool:
+        """`node` runs while the command line is parsed (a type function the parser calls)."""
+        return _within(node, self.at_parse)
+
+
+def _within(node: Node, reach: frozenset[Node]) -> bool:
+    file, func = node
+    return any(f == file and (q == func or func.startswith(q + ".")) for f, q in reach)
 
 
 def plan_steps(
@@ -66,15 +85,19 @@ def plan_steps(
     args_class: str,
     phases: Sequence[str],
     trees: Mapping[str, ast.Module] | None = None,
+    follow: str = "self",
+    validators: Sequence[str] = (),
+    add_args: str = "",
 ) -> StepPlan:
     """The steps of `phases` (methods of `args_class` in `main_file`), with their reach over
-    every function defined in `sources` (path -> text; `trees`: the same already parsed)."""
+    every function defined in `sources` (path -> text; `trees`: the same already parsed).
+    `follow="all"` also follows classes built and methods called on any object (see
+    `_Index`); `validators`: decorators whose methods run when their class is built;
+    `add_args`: the method that builds the parser (what it reaches runs at parse time)."""
     trees = trees or {path: ast.parse(text) for path, text in sources.items()}
     defs = _definitions(trees)
-    by_name: dict[str, list[Node]] = {}
-    for n in defs:
-        by_name.setdefault(n[1], []).append(n)
-    graph = {node: _callees(node, fn, by_name, args_class) for node, fn in defs.items()}
+    index = _Index(defs, trees, args_class, follow == "all", frozenset(validators))
+    graph = {node: index.callees(node, fn) for node, fn in defs.items()}
     steps, reach, found, missing = [], [], [], []
     lines = sources[main_file].splitlines()
     for phase in phases:
@@ -86,7 +109,7 @@ def plan_steps(
         for i, stmt in enumerate(fn.body):
             if i == 0 and _is_docstring(stmt):
                 continue
-            start = _callees((main_file, f"{args_class}.{phase}"), stmt, by_name, args_class)
+            start = index.callees((main_file, f"{args_class}.{phase}"), stmt)
             end = stmt.end_lineno or stmt.lineno
             steps.append(Step(phase, i, stmt.lineno, end, _first_line(lines, stmt)))
             reach.append(_closure(start, graph))
@@ -95,6 +118,8 @@ def plan_steps(
         for callee in callees:
             if callee != caller:
                 callers.setdefault(callee, set()).add(caller)
+    builder = (main_file, f"{args_class}.{add_args}")
+    at_parse = _closure(index.callees(builder, defs[builder]), graph) if builder in defs else set()
     return StepPlan(
         tuple(steps),
         tuple(reach),
@@ -103,6 +128,8 @@ def plan_steps(
         args_class,
         tuple(missing),
         {k: frozenset(v) for k, v in callers.items()},
+        last=follow == "all",
+        at_parse=frozenset(at_parse),
     )
 
 
@@ -132,22 +159,80 @@ def _definitions(trees: Mapping[str, ast.Module]) -> dict[Node, ast.AST]:
     return out
 
 
-def _callees(
-    node: Node, body: ast.AST, by_name: Mapping[str, list[Node]], args_class: str
-) -> set[Node]:
-    """Functions `body` calls: `self.m()` (a method of the args class, in any loaded file) and
-    bare `f()` (a module-level function of a loaded file). The enclosing node itself counts,
-    so nested helpers are reached with their parent."""
-    out = {node} if isinstance(body, (ast.FunctionDef, ast.AsyncFunctionDef)) else set()
-    for sub in ast.walk(body):
-        if not isinstance(sub, ast.Call):
-            continue
-        f = sub.func
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
-            out.update(by_name.get(f"{args_class}.{f.attr}", ()))
-        elif isinstance(f, ast.Name):
-            out.update(by_name.get(f.id, ()))
-    return out
+class _Index:
+    """What a call or an attribute reaches among the loaded modules' functions.
+
+    Always: `self.m()` (a method of the args class, or of the class the caller belongs to)
+    and a bare `f()` (a module-level function). With `everything`: a class called is built,
+    which runs its `__init__`, `__post_init__` and the methods decorated by one of
+    `validators`, and so is a class or function handed on by name (`type=parse_x`,
+    `TypeAdapter(XConfig)`); `obj.m()` reaches every method named `m` (the object's class is
+    not known from the source: a config held by another, `self.model_config.verify_x()`); and
+    reading an attribute that some class defines as a property runs it. That over-approximates, so a
+    run may stop at a step before the one that truly reaches a check: the check then does not
+    fire there and stays unverified, never wrongly verified."""
+
+    def __init__(
+        self,
+        defs: Mapping[Node, ast.AST],
+        trees: Mapping[str, ast.Module],
+        args_class: str,
+        everything: bool,
+        validators: frozenset[str],
+    ) -> None:
+        self.args_class, self.everything = args_class, everything
+        self.by_name: dict[str, list[Node]] = {}
+        self.methods: dict[str, list[Node]] = {}
+        self.properties: dict[str, list[Node]] = {}
+        self.built: dict[str, list[Node]] = {}
+        for n, fn in defs.items():
+            self.by_name.setdefault(n[1], []).append(n)
+            owner, dot, method = n[1].rpartition(".")
+            if not dot:
+                continue
+            self.methods.setdefault(method, []).append(n)
+            names = {_decorator(d) for d in getattr(fn, "decorator_list", ())}
+            if names & {"property", "cached_property"}:
+                self.properties.setdefault(method, []).append(n)
+            if method in ("__init__", "__post_init__") or names & validators:
+                self.built.setdefault(owner, []).append(n)
+
+    def callees(self, node: Node, body: ast.AST) -> set[Node]:
+        """Functions `body` reaches; the enclosing node itself counts, so nested helpers are
+        reached with their parent."""
+        out = {node} if isinstance(body, (ast.FunctionDef, ast.AsyncFunctionDef)) else set()
+        own = node[1].rpartition(".")[0]
+        for sub in ast.walk(body):
+            if self.everything and isinstance(sub, ast.Attribute):
+                out.update(self.properties.get(sub.attr, ()))
+            if self.everything and isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                # a function or class handed on (`type=parse_x`, `TypeAdapter(XConfig)`) is
+                # called, or built, by whoever receives it
+                out.update(self.by_name.get(sub.id, ()))
+                out.update(self.built.get(sub.id, ()))
+            if not isinstance(sub, ast.Call):
+                continue
+            f = sub.func
+            if isinstance(f, ast.Attribute):
+                if isinstance(f.value, ast.Name) and f.value.id == "self":
+                    for cls in dict.fromkeys((self.args_class, own)):
+                        out.update(self.by_name.get(f"{cls}.{f.attr}", ()))
+                elif self.everything:
+                    out.update(self.methods.get(f.attr, ()))
+            elif isinstance(f, ast.Name):
+                out.update(self.by_name.get(f.id, ()))
+                if self.everything:
+                    out.update(self.built.get(f.id, ()))
+        return out
+
+
+def _decorator(node: ast.expr) -> str:
+    """A decorator's name: `property`, `field_validator` of `@field_validator("x")`."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _closure(start: set[Node], graph: Mapping[Node, set[Node]]) -> frozenset[Node]:

@@ -13,6 +13,7 @@ swallow it; each one is also noted in `NOTES`, so even a bare `except:` cannot h
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 NOTES: list[str] = []  # every Undecidable raised during the current run, oldest first
@@ -26,30 +27,81 @@ _MISSING = object()
 
 def lookup(path: str) -> Any:
     """The profile's object for `path`, or _MISSING."""
-    best, hit = -1, _MISSING
-    for key, value in ANSWERS.items():
+    best, found = -1, ""
+    for key in ANSWERS:
         if (path == key or path.endswith("." + key)) and len(key) > best:
-            best, hit = len(key), value
+            best, found = len(key), key
+    if best < 0:
+        return _MISSING
+    hit = ANSWERS[found]
+    if _later(hit):
+        hit = ANSWERS[found] = resolve(hit)
     return hit
 
 
 def answer_for(path: str) -> Any:
     """What stands at `path`: the profile's value, a function returning the profile's value
-    for `path()`, or _MISSING."""
+    for `path()` (read when called: the model in use answers), or _MISSING."""
     hit = lookup(path)
     if hit is not _MISSING:
         return hit
-    value = lookup(path + "()")
-    if value is _MISSING:
+    call = path + "()"
+    if lookup(call) is _MISSING:
         return _MISSING
-    return _returning(value)
 
-
-def _returning(value: Any):
     def probe(*args: Any, **kwargs: Any) -> Any:
-        return value
+        value = lookup(call)
+        if value is _MISSING:
+            raise Undecidable(f"a call of `{path}`, which the model profile in use does not answer")
+        return _result(value, args)
 
     return probe
+
+
+class Later:
+    """A profile value made by the revision's own code (`"@ref:module:attr"`, `{new = …}`),
+    made on first use: making it imports the revision's modules, which must see every probe
+    of the platform and the model (a definition read lazily keeps what it was answered)."""
+
+    def __init__(self, make: Any) -> None:
+        self.make = make
+
+
+def _later(value: Any) -> bool:
+    if isinstance(value, Later):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_later(v) for v in value)
+    if isinstance(value, dict):
+        return any(_later(v) for v in value.values())
+    return False
+
+
+def resolve(value: Any) -> Any:
+    """`value` with each Later in it made."""
+    if isinstance(value, Later):
+        return value.make()
+    if isinstance(value, list):
+        return [resolve(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(resolve(v) for v in value)
+    if isinstance(value, dict):
+        return {k: resolve(v) for k, v in value.items()}
+    return value
+
+
+class Echo:
+    """A probe that returns its call's argument (`"@arg:0"`): a check the platform passes
+    through unchanged (`check_max_model_len(n)` returns n)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _result(value: Any, args: tuple) -> Any:
+    if isinstance(value, Echo):
+        return args[value.index] if len(args) > value.index else None
+    return value
 
 
 class Undecidable(BaseException):  # noqa: N818 - an outcome, not a programming error
@@ -72,9 +124,38 @@ class MissingFact(AttributeError):
         super().__init__(f"the profile's {owner} does not declare {name!r}")
 
 
+# Modules whose comparisons of a stub are bookkeeping, not a decision of the revision's code:
+# the typing machinery building `Literal["auto"] | torch.dtype` (it compares a union's members),
+# a validation library reading a class's annotations. The child adds the spec's real packages.
+LIBRARIES: set[str] = {"typing", "typing_extensions", "types", "abc", "dataclasses", "functools"}
+
+
+def _by_library(depth: int) -> bool:
+    """The frame `depth` levels up belongs to one of LIBRARIES."""
+    try:
+        name = sys._getframe(depth + 1).f_globals.get("__name__")
+    except ValueError:
+        return False
+    # No module name: code a library generated with exec() into a bare namespace (the
+    # typing inspection's predicates); the revision's own modules always have one.
+    return name is None or name.partition(".")[0] in LIBRARIES
+
+
 def _undecidable(op: str):
     def method(self: Stub, *args: Any) -> Any:
         raise Undecidable(f"{op} `{object.__getattribute__(self, '_path')}`")
+
+    return method
+
+
+def _identity(equal: bool):
+    """== / != : by identity when a library compares (see LIBRARIES), else undecidable."""
+    op = "==" if equal else "!="
+
+    def method(self: Stub, other: Any) -> Any:
+        if _by_library(1):
+            return (self is other) is equal
+        raise Undecidable(f"{op} on `{object.__getattribute__(self, '_path')}`")
 
     return method
 
@@ -111,7 +192,7 @@ class Stub:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         path = f"{object.__getattribute__(self, '_path')}()"
         hit = lookup(path)
-        return Stub(path) if hit is _MISSING else hit
+        return Stub(path) if hit is _MISSING else _result(hit, args)
 
     def __getitem__(self, key: Any) -> Stub:
         return Stub(f"{object.__getattribute__(self, '_path')}[…]")
@@ -139,13 +220,28 @@ class Stub:
     def __hash__(self) -> int:
         return id(self)
 
+    def __copy__(self) -> Stub:
+        return self  # a stand-in has no state to copy (`copy.deepcopy(config)` holding one)
+
+    def __deepcopy__(self, memo: Any) -> Stub:
+        return self
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        """A stubbed type in a validated class's annotations (`dtype: str | torch.dtype`):
+        any value passes, as the real type's instances would (only that library asks)."""
+        from pydantic_core import core_schema
+
+        return core_schema.any_schema()
+
     @property  # type: ignore[misc]
     def __class__(self):  # noqa: D105 - isinstance(stub, X) would otherwise answer False
+        if _by_library(1):
+            return Stub  # the typing machinery sorting annotations: a stub is no known type
         raise Undecidable(f"isinstance() of `{object.__getattribute__(self, '_path')}`")
 
     __bool__ = _undecidable("truth value of")
-    __eq__ = _undecidable("== on")
-    __ne__ = _undecidable("!= on")
+    __eq__ = _identity(True)
+    __ne__ = _identity(False)
     __lt__ = _undecidable("< on")
     __le__ = _undecidable("<= on")
     __gt__ = _undecidable("> on")
@@ -186,10 +282,13 @@ class Facts:
         if name.startswith("_"):
             raise AttributeError(name)
         if name in self._values:
-            return self._values[name]
+            value = self._values[name]
+            if _later(value):
+                value = self._values[name] = resolve(value)
+            return value
         if name in self._calls:
-            value = self._calls[name]
-            return lambda *a, **k: value
+            value = resolve(self._calls[name])
+            return lambda *a, **k: _result(value, a)
         raise MissingFact(self._owner, name)
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -1,0 +1,320 @@
+"""A small serving project of our own laid out like vLLM, for the verify tests: package `vllm`,
+`vllm/engine/arg_utils.py` with an EngineArgs dataclass whose parser is a
+FlexibleArgumentParser of its own (underscores, `--x-config.key=v`), and `vllm/config/*.py`
+with pydantic-dataclass configs whose __post_init__, validators and verify methods raise.
+Written for these tests (no upstream code); the shipped vLLM spec (profiles/vllm.toml) and
+its cuda-sm90 platform and dense model profiles drive it, committed into a real git repo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_sources import Git
+
+ARGS = "vllm/engine/arg_utils.py"
+MODEL = "vllm/config/model.py"
+PARALLEL = "vllm/config/parallel.py"
+CACHE = "vllm/config/cache.py"
+VLLM = "vllm/config/vllm.py"
+
+FILES: dict[str, str] = {}
+
+FILES["vllm/__init__.py"] = '"""The serving project of the verify tests."""\n'
+
+FILES["vllm/envs.py"] = """\
+import os
+
+_READERS = {
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": lambda: os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0")
+    in ("1", "true"),
+}
+
+
+def __getattr__(name):
+    if name in _READERS:
+        return _READERS[name]()
+    raise AttributeError(name)
+"""
+
+FILES["vllm/utils/__init__.py"] = ""
+
+FILES["vllm/utils/argparse_utils.py"] = '''\
+import argparse
+import json
+
+import yaml  # only for config files, which these tests never pass
+
+
+class FlexibleArgumentParser(argparse.ArgumentParser):
+    """Takes --a_b as --a-b, and --x-config.key=v as --x-config '{"key": v}'."""
+
+    def parse_args(self, args=None, namespace=None):
+        out, nested = [], {}
+        words = list(args or [])
+        i = 0
+        while i < len(words):
+            word = words[i]
+            if word.startswith("--"):
+                key, eq, value = word.partition("=")
+                key = key.replace("_", "-") if "." not in key else key
+                if "." in key:
+                    if not eq:
+                        i += 1
+                        value = words[i]
+                    option, _, field = key.partition(".")
+                    try:
+                        parsed = json.loads(value)
+                    except ValueError:
+                        parsed = value
+                    nested.setdefault(option, {})[field] = parsed
+                    i += 1
+                    continue
+                word = key + eq + value
+            out.append(word)
+            i += 1
+        for option, fields in nested.items():
+            out += [option, json.dumps(fields)]
+        return super().parse_args(out, namespace)
+'''
+
+FILES["vllm/platforms/__init__.py"] = """\
+import torch
+
+
+def _resolve():
+    if torch.cuda.is_available():
+        from vllm.platforms.cuda import CudaPlatform
+        return CudaPlatform()
+    raise RuntimeError("no platform")
+
+
+def __getattr__(name):
+    if name == "current_platform":
+        return _resolve()
+    raise AttributeError("this module defines current_platform only")
+"""
+
+FILES["vllm/transformers_utils/__init__.py"] = ""
+
+FILES["vllm/transformers_utils/config.py"] = """\
+import torch
+from transformers import AutoConfig
+
+
+def get_config(model, trust_remote_code=False):
+    return AutoConfig.from_pretrained(model, trust_remote_code=trust_remote_code)
+"""
+
+FILES["vllm/config/__init__.py"] = """\
+from vllm.config.cache import CacheConfig
+from vllm.config.model import ModelConfig
+from vllm.config.parallel import ParallelConfig
+from vllm.config.speculative import SpeculativeConfig
+from vllm.config.vllm import VllmConfig
+"""
+
+FILES["vllm/config/utils.py"] = """\
+from pydantic import ConfigDict
+from pydantic.dataclasses import dataclass
+
+
+def config(cls):
+    return dataclass(cls, config=ConfigDict(extra="forbid", arbitrary_types_allowed=True))
+"""
+
+FILES[CACHE] = """\
+import torch
+from pydantic import field_validator
+
+from vllm.config.utils import config
+
+
+@config
+class CacheConfig:
+    gpu_memory_utilization: float = 0.9
+    cache_dtype: str | torch.dtype = "auto"
+
+    @field_validator("gpu_memory_utilization")
+    @classmethod
+    def _check_utilization(cls, value: float) -> float:
+        if not 0 < value <= 1:
+            raise ValueError(
+                f"gpu_memory_utilization must be in (0, 1], got {value}"
+            )
+        return value
+"""
+
+FILES[PARALLEL] = """\
+from vllm.config.utils import config
+from vllm.platforms import current_platform
+
+
+@config
+class ParallelConfig:
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+
+    def __post_init__(self):
+        self.world_size = self.tensor_parallel_size * self.pipeline_parallel_size
+        if self.world_size > current_platform.device_count():
+            raise ValueError(
+                f"World size ({self.world_size}) is larger than the number of GPUs"
+                f" ({current_platform.device_count()}) in this node."
+            )
+"""
+
+FILES[MODEL] = """\
+from vllm import envs
+from vllm.config.utils import config
+from vllm.transformers_utils.config import get_config
+
+
+@config
+class ModelConfig:
+    model: str = "org/model"
+    max_model_len: int | None = None
+
+    def __post_init__(self):
+        self.hf_config = get_config(self.model)
+        derived = self.hf_config.max_position_embeddings
+        if self.max_model_len is None:
+            self.max_model_len = derived
+        elif self.max_model_len > derived and not envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN:
+            raise ValueError(
+                f"User-specified max_model_len ({self.max_model_len}) is greater than the"
+                f" derived max_model_len ({derived})."
+            )
+
+    def verify_with_parallel_config(self, parallel_config) -> None:
+        heads = self.hf_config.num_attention_heads
+        if heads % parallel_config.tensor_parallel_size != 0:
+            raise ValueError(
+                f"Total number of attention heads ({heads}) must be divisible by tensor"
+                f" parallel size ({parallel_config.tensor_parallel_size})."
+            )
+"""
+
+FILES["vllm/config/speculative.py"] = """\
+from pydantic import model_validator
+
+from vllm.config.utils import config
+
+
+@config
+class SpeculativeConfig:
+    method: str | None = None
+    num_speculative_tokens: int | None = None
+
+    @model_validator(mode="after")
+    def _check_tokens(self):
+        if self.method == "ngram" and self.num_speculative_tokens is None:
+            raise ValueError("num_speculative_tokens must be set for the ngram method.")
+        return self
+"""
+
+FILES[VLLM] = """\
+from typing import Any
+
+from vllm.config.cache import CacheConfig
+from vllm.config.model import ModelConfig
+from vllm.config.parallel import ParallelConfig
+from vllm.config.speculative import SpeculativeConfig
+from vllm.config.utils import config
+
+
+@config
+class VllmConfig:
+    model_config: Any = None
+    cache_config: Any = None
+    parallel_config: Any = None
+    speculative_config: Any = None
+
+    def __post_init__(self):
+        self.model_config.verify_with_parallel_config(self.parallel_config)
+"""
+
+FILES[ARGS] = """\
+import argparse
+import dataclasses
+import json
+from dataclasses import dataclass
+
+from pydantic import TypeAdapter, ValidationError
+
+from vllm.config import (
+    CacheConfig,
+    ModelConfig,
+    ParallelConfig,
+    SpeculativeConfig,
+    VllmConfig,
+)
+from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+
+def _speculative(text):
+    try:
+        return TypeAdapter(SpeculativeConfig).validate_json(text)
+    except ValidationError as e:
+        raise argparse.ArgumentTypeError(repr(e)) from e
+
+
+@dataclass
+class EngineArgs:
+    model: str = "org/model"
+    max_model_len: int | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    speculative_config: SpeculativeConfig | None = None
+    max_num_seqs: int = 256
+
+    def __post_init__(self):
+        assert self.max_num_seqs > 0, "max_num_seqs must be positive"
+
+    @staticmethod
+    def add_cli_args(parser: FlexibleArgumentParser) -> FlexibleArgumentParser:
+        parser.add_argument("--model", type=str, default="org/model")
+        parser.add_argument("--max-model-len", type=int, default=None)
+        parser.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
+        parser.add_argument("--pipeline-parallel-size", "-pp", type=int, default=1)
+        parser.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+        parser.add_argument("--speculative-config", type=_speculative, default=None)
+        parser.add_argument("--max-num-seqs", type=int, default=256)
+        return parser
+
+    @classmethod
+    def from_cli_args(cls, args: argparse.Namespace):
+        names = [f.name for f in dataclasses.fields(cls)]
+        return cls(**{n: getattr(args, n) for n in names if hasattr(args, n)})
+
+    def create_engine_config(self, usage_context=None) -> VllmConfig:
+        model_config = ModelConfig(model=self.model, max_model_len=self.max_model_len)
+        cache_config = CacheConfig(gpu_memory_utilization=self.gpu_memory_utilization)
+        parallel_config = ParallelConfig(
+            tensor_parallel_size=self.tensor_parallel_size,
+            pipeline_parallel_size=self.pipeline_parallel_size,
+        )
+        return VllmConfig(
+            model_config=model_config,
+            cache_config=cache_config,
+            parallel_config=parallel_config,
+            speculative_config=self.speculative_config,
+        )
+"""
+
+
+def vllm_repo(root: Path) -> tuple[Git, str]:
+    """The fixture project committed into a fresh git repo."""
+    g = Git(root)
+    return g, g.commit("fixture project laid out as vLLM", dict(FILES))
+
+
+def line_of(path: str, needle: str, after: str = "") -> int:
+    """1-based line of the first line of `path` containing `needle` (after the first line
+    containing `after`)."""
+    lines = FILES[path].splitlines()
+    start = next((i for i, line in enumerate(lines) if after in line), 0) if after else 0
+    for i, line in enumerate(lines[start:], start + 1):
+        if needle in line:
+            return i
+    raise AssertionError(f"{needle!r} is not in {path}")
