@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kverr.argforms import accepted_options, conversion, expected_count
+from kverr.argforms import accepted_options, conversion, expected_count, is_switch, takes_value
 
 MAX_OPTIONS = 20  # options of one `unrecognized arguments:` list answered
 CLOSE = 0.75  # difflib ratio of a "did you mean" option name (dashes left out)
@@ -35,15 +35,22 @@ CLOSE = 0.75  # difflib ratio of a "did you mean" option name (dashes left out)
 # ---------------------------------------------------------------- the program that printed it
 
 
+_QUOTES = "`'\"‘’“”"
+
+
 def program_of(before: str) -> str | None:
-    """The program argparse named in front of the message (`prog: error: `), or None."""
+    """The program argparse named in front of the message (`prog: error: `), or None. What an
+    issue title or a chat client put before it (`[Bug]: `, a quote or backtick glued to the
+    name) is not part of it."""
     head = " ".join((before or "").split())
     if not head.endswith("error:"):
         return None
     head = head[: -len("error:")].rstrip()
     if not head.endswith(":"):
         return None
-    words = head[:-1].split()
+    head = head[:-1].rsplit(": ", 1)[-1]  # `[Bug]: vllm serve` -> `vllm serve`
+    words = [w.strip(_QUOTES) for w in head.split()]
+    words = [w for w in words if w]
     return " ".join(words[-2:]) if words else None
 
 
@@ -306,10 +313,41 @@ def answer(cat: Any, rec: dict, values: dict[str, str], project: dict) -> dict |
         if found is None or (program is None and not found["known"]):
             return None  # nothing kverr knows about these names: another program's, likely
         out.update(found)
+    elif form in ("ambiguous", "required"):
+        found = (_ambiguous if form == "ambiguous" else _required)(hist, values, product)
+        if found is None or (program is None and not found["known"]):
+            return None
+        out.update(found)
     else:
         return None
     out["text"] = [s for s in out["text"] if s]
     return out
+
+
+def rehome(cat: Any, rec: dict, values: dict[str, str]) -> tuple[dict, dict, dict] | None:
+    """An `unrecognized arguments` line that another project's program printed, matched by a
+    record of this one (its removed flag is in the list): (that project's generic record, its
+    values, the project), so the line is answered for the program that printed it."""
+    info = rec.get("argparse") or {}
+    program = program_of(values.get("before", ""))
+    if info.get("form") != "unrecognized" or not info.get("flag") or program is None:
+        return None  # (each project's generic record matches the line itself)
+    for facts in cat.projects:
+        if facts["name"] == rec.get("project") or not is_own(program, facts.get("programs") or []):
+            continue
+        row = cat.con.execute(
+            "SELECT id FROM records WHERE project = ? AND kind = 'argparse'"
+            " AND message = 'unrecognized arguments: {args}'",
+            [facts["name"]],
+        ).fetchone()
+        other = cat.get(row[0]) if row else None
+        if other is None:
+            return None
+        flag = info.get("flag") or ""
+        args = values.get("args") or f"{values.get('head', '')}{flag}{values.get('tail', '')}"
+        project = {"name": facts["name"], "product": facts.get("product", facts["name"])}
+        return other, {"before": values.get("before", ""), "args": args}, project
+    return None
 
 
 def _bare(value: str) -> str:
@@ -500,10 +538,20 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
             if last < max(everything):
                 gone = hist.after(last)
                 after, renamed = hist.at(gone), _renamed_option(hist, tok, gone)
-                what = f"; renamed to {renamed}?" if renamed else ""
-                text.append(f"{tok} exists in {hist.text(ords)} only (removed in {after}{what}).")
+                successor = None if renamed else _successor(hist, tok, gone)
+                if successor:
+                    text.append(
+                        f"{tok} was removed in {after} (it exists in {hist.text(ords)} only);"
+                        f" use {successor} instead."
+                    )
+                else:
+                    what = f"; renamed to {renamed}?" if renamed else ""
+                    text.append(
+                        f"{tok} exists in {hist.text(ords)} only (removed in {after}{what})."
+                    )
                 row["removedIn"], row["renamedTo"] = after, renamed
-                row["closest"] = [renamed] if renamed else []
+                row["successor"] = successor
+                row["closest"] = [renamed or successor] if renamed or successor else []
             else:
                 text.append(
                     f"{tok} exists from {hist.at(first)} on ({hist.text(ords)}): upgrade, or"
@@ -523,6 +571,60 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
         "known": known,
         "text": text,
         "example": _example(first["option"], None, None, replace=fix),
+    }
+
+
+def _ambiguous(hist: History, values: dict[str, str], product: str) -> dict | None:
+    """`ambiguous option: --model could match --model-impl, --model-loader-extra-config`: the
+    abbreviation, each option it could be and the releases that have it."""
+    option = values.get("option", "").split("=", 1)[0].strip()
+    meant = [o.strip() for o in values.get("options", "").split(",")[:MAX_OPTIONS]]
+    meant = [o for o in meant if _OPTION.fullmatch(o)]
+    if not _OPTION.fullmatch(option) or not meant:
+        return None
+    rows = [{"option": o, "releases": hist.names(hist.accepted(o))} for o in meant]
+    known = any(r["releases"] for r in rows)
+    text = [
+        f"{option} is no whole option name here, and argparse reads a shortened name only when"
+        f" one option starts with it: {', '.join(meant)} all do. Write the full name of the one"
+        " you meant."
+    ]
+    own = hist.accepted(option)
+    if own:
+        text.append(
+            f"{option} itself is an option of {hist.text(own)}: this parser is another"
+            f" command's, or a release without it."
+        )
+    return {
+        "options": rows,
+        "known": known or bool(own),
+        "text": text,
+        "example": _example(option, None, None, replace=f"{meant[0]} VALUE"),
+    }
+
+
+def _required(hist: History, values: dict[str, str], product: str) -> dict | None:
+    """`the following arguments are required: --model-path`: each argument, and the releases
+    whose parser has it."""
+    names = [a.strip() for a in values.get("arguments", "").split(",")[:MAX_OPTIONS]]
+    names = [a for a in names if a and " " not in a]
+    if not names:
+        return None
+    rows, text, known = [], [], False
+    for name in names:
+        ords = hist.accepted(name) if name.startswith("-") else set()
+        known = known or bool(ords)
+        rows.append({"option": name, "releases": hist.names(ords)})
+        where = f" ({product} {hist.text(ords)})" if ords else ""
+        what = f"{name} VALUE" if name.startswith("-") else f"the {name} argument"
+        text.append(f"Add {what}: the parser requires it{where}.")
+    first = names[0]
+    after = f"{first} VALUE" if first.startswith("-") else first.upper()
+    return {
+        "options": rows,
+        "known": known,
+        "text": text,
+        "example": {"before": "", "after": after},
     }
 
 
@@ -613,6 +715,35 @@ def _renamed_option(hist: History, option: str, gone: int) -> str | None:
     and close to it by name (`--kt-amx-method` -> `--kt-method`)."""
     close = _close_options(option, hist.new_options(gone), n=1)
     return close[0] if close else None
+
+
+_SWITCH_WORDS = frozenset({"enable", "disable", "use", "no", "with", "allow"})
+
+
+def _successor(hist: History, option: str, gone: int) -> str | None:
+    """The option that does what a removed switch did, when the history shows one: accepted in
+    the revision that dropped it, and the one option there that shares the most of its words
+    besides enable/disable/use (`--enable-reasoning` -> `--reasoning-parser NAME`), with a
+    placeholder for its value when it takes one."""
+    words = set(option.lstrip("-").split("-")) - _SWITCH_WORDS
+    if not words:
+        return None
+    scored = []
+    for other, runs in hist.runs.items():
+        if other == option or not any(lo <= gone <= hi for lo, hi in runs):
+            continue
+        shared = len(words & set(other.lstrip("-").split("-")))
+        if shared:
+            scored.append((-shared, len(other), other))
+    scored.sort()
+    if not scored or (len(scored) > 1 and scored[1][:2] == scored[0][:2]):
+        return None  # nothing shares its words, or two options do as much: no guess
+    name = scored[0][2]
+    spans = hist.spans.get(name) or []
+    newest = spans[-1] if spans else {}
+    if not newest or is_switch(newest) or not takes_value(newest):
+        return name
+    return f"{name} {'N' if newest.get('type') in ('int', 'float') else 'NAME'}"
 
 
 def _groups(spans: list[dict], key) -> list[tuple[Any, frozenset[int]]]:

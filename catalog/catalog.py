@@ -263,6 +263,11 @@ class Catalog:
             from kverr.catalog import argparse_answers  # only a paste of an argparse error
 
             answer = argparse_answers.answer(self, rec, values, project)
+            moved = None if answer else argparse_answers.rehome(self, rec, values)
+            if moved:  # another project's program printed it: answered as that project's
+                rec, values, facts = moved
+                rid, project = rec["id"], {**facts, "detectedBy": "program"}
+                answer = argparse_answers.answer(self, rec, values, project)
             for group in ("before", "closed", "head", "tail"):  # read by the answer alone
                 values.pop(group, None)
         return Match(rec, h.score, h.how, values, h.line, self._release_names(rid), project, answer)

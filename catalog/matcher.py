@@ -9,6 +9,7 @@ nothing exact matched, because bags of words cannot tell "--a requires --b" from
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import os
 import re
 import threading
@@ -485,6 +486,9 @@ def _gap_ok(gap: str, between: str) -> bool:
     return between == ""
 
 
+SURE_CHARS = 120  # literal characters of a cut message, in order, that identify it
+
+
 def partial_hits(
     idx: Index,
     text: str,
@@ -534,10 +538,29 @@ def partial_hits(
         return []
     best = max(h.covered for h in hits)
     top = [h for h in hits if h.covered == best]
-    if len({idx.pattern[h.index] for h in top}) > 1:
+    if len({idx.pattern[h.index] for h in top}) > 1 and not _one_check(idx, top):
         return []  # cut before the words that tell the records apart: no guessing
     # enough of the message must be seen to be sure (one message raised at several sites: all)
-    return [h for h in top if h.score >= 0.55 + 0.3 * 0.35]
+    top.sort(key=lambda h: -idx.last_ord[h.index])  # one check's wordings: the newest first
+    # (a long message cut by an issue title or a chat client shows a small share of itself,
+    # but SURE_CHARS of its literal text in order are as sure as a third of a short one; the
+    # wordings of one check share what the cut shows, so one sure of them is all of them)
+    sure = any(h.score >= 0.55 + 0.3 * 0.35 or h.covered >= SURE_CHARS for h in top)
+    score = max(h.score for h in top)  # one check: ranked as one, its newest wording first
+    return [dataclasses.replace(h, score=score) for h in top] if sure else []
+
+
+def _one_check(idx: Index, hits: list[Hit]) -> bool:
+    """Whether the records a cut leaves are one check in several releases' wordings (one
+    project, one function): what tells them apart was cut, but not what to do."""
+    ids = [idx.ids[h.index] for h in hits]
+    if len({idx.project[h.index] for h in hits}) > 1:
+        return False
+    marks = ", ".join("?" * len(ids))
+    rows = idx.con.execute(
+        f"SELECT DISTINCT function FROM records WHERE id IN ({marks})", ids
+    ).fetchall()
+    return len(rows) == 1 and rows[0][0] is not None
 
 
 # ---------------------------------------------------------------- fuzzy

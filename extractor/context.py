@@ -68,6 +68,8 @@ class ModuleContext:
     params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
     actions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Action class -> flags
     imports: dict[str, str] = field(default_factory=dict)  # UPPER_CASE name -> "module:NAME"
+    # the file is on the profile's launch path: the args object is read off any object there
+    launch: bool = False
     _reprs: dict[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
 
     def fingerprint(self, names: set[str]) -> str:
@@ -589,8 +591,10 @@ def module_context(
     # local: both import this module (bindings through templates)
     from kverr.extractor.bindings import action_flags, imported_constants, param_sources
     from kverr.extractor.flags import flag_decls, literal_aliases
+    from kverr.extractor.sources import matches_any
 
     ctx = ModuleContext(rules=rules or default_rules())
+    ctx.launch = bool(path) and matches_any(path, ctx.rules.launch_path)
     stmts = list(tree.body)
     # imports may sit under `if TYPE_CHECKING:` / try blocks: look one level in as well
     flat = _flatten(stmts)

@@ -10,23 +10,32 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from kverr.extractor.flags import FlagTable
+from kverr.extractor.scope import launch_sites
+from kverr.extractor.sources import matches_any
 
-from kverr.ftypes import Binding, FileExtraction, FlagDecl, Site, moved
+from kverr.ftypes import Binding, ExtractRules, FileExtraction, FlagDecl, Site, moved
 
 
-def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtraction:
+def filter_flags(
+    fx: FileExtraction, decls: Sequence[FlagDecl], rules: ExtractRules | None = None
+) -> FileExtraction:
     """Map `--attr` names to declared flags and drop the rest; keep all when nothing is declared.
 
     A flag the file's own messages name literally (`"--foo-bar requires ..."`) is kept too: an
     arg-groups module can be newer than the server_args.py it is read with (a snapshot), and its
     message text is then the best evidence that `cfg.foo_bar` is a launch flag. A read on a
     config object (`--cache-config.enable-prefix-caching`) becomes the flag that fills that
-    field, or the field of the config's JSON option (flags.FlagTable)."""
-    if not decls:
+    field, or the field of the config's JSON option (flags.FlagTable).
+
+    A file on the `rules`' launch path keeps only the sites scope.launch_sites keeps."""
+    launch = bool(rules and rules.launch_path) and matches_any(fx.source.path, rules.launch_path)
+    if not decls and not launch:
         return fx
     table, dests = _table(decls)
     named = {
-        d: "--" + d.replace("_", "-") for d in _named_in_messages(fx) if d not in table.by_dest
+        d: "--" + d.replace("_", "-")
+        for d in (() if launch else _named_in_messages(fx))
+        if d not in table.by_dest
     }
     if named:  # this file's own messages add flags: a table of its own
         table = dataclasses.replace(table, by_dest={**table.by_dest, **named})
@@ -49,6 +58,8 @@ def filter_flags(fx: FileExtraction, decls: Sequence[FlagDecl]) -> FileExtractio
             sites.append(s)  # (most sites: a revision's link then costs no copies)
         else:
             sites.append(dataclasses.replace(s, flags=flags, guards=guards, bindings=bindings))
+    if launch:
+        sites = launch_sites(sites, table, rules.env_prefixes)
     return dataclasses.replace(fx, sites=tuple(sites), flags=table.reachable(fx.flags))
 
 

@@ -64,7 +64,7 @@ def extract_file(
     """Sites, flag declarations and parse failures of one file (flags filtered by its own decls).
     `rules`: the project profile's extraction rules (default: the default project's)."""
     raw = extract_raw(src, cache, rules)
-    return filter_flags(raw, raw.flags)
+    return filter_flags(raw, raw.flags, rules)
 
 
 def extract_files(
@@ -75,7 +75,7 @@ def extract_files(
     """Every file; a site's flags keep only attributes the whole file set declares as flags."""
     raws = [extract_raw(s, cache, rules) for s in sources]
     decls = tuple(d for r in raws for d in r.flags)
-    return [filter_flags(r, decls) for r in raws]
+    return [filter_flags(r, decls, rules) for r in raws]
 
 
 # ---------------------------------------------------------------- one file
@@ -357,7 +357,7 @@ def _cache_key(unit: Unit, text: str, ctx: ModuleContext) -> str:
         ctx.fingerprint(names),
         rules_key(ctx.rules),
         ".".join(unit.prefix),
-        f"{unit.in_args_class}:{unit.wrapped}",
+        f"{unit.in_args_class}:{unit.wrapped}:{ctx.launch}",
     ):
         h.update(piece.encode("utf-8", "surrogatepass") + b"\0")
     return h.hexdigest()[:32]  # 128 bits: a thousand revisions' blobs list these keys

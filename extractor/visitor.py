@@ -529,6 +529,10 @@ class _ArgsRules:
         self.has_config = bool(rules.config_classes)
         # outside any function (a module-level statement): the plain names the profile lists
         self.default_names: ArgsNames = {n: "" for n in rules.args_names if n.isidentifier()}
+        # On the launch path the args object is held by objects of every kind (a model
+        # runner's `self.server_args`, a worker's `self.cache_config`), so an attribute of
+        # that name is it, whatever holds it. Elsewhere only the known holders count.
+        self.loose = mctx.launch
 
     def view(self, name: str) -> bool:
         return self.views.match(name) is not None
@@ -568,7 +572,8 @@ def _args_path(node: cst.BaseExpression, names: ArgsNames, rules: _ArgsRules) ->
     Converting one tree to the other on every attribute would cost more than keeping the two in
     step, so change both together."""
     if isinstance(node, cst.Name):
-        return names.get(node.value)
+        hit = names.get(node.value)
+        return _loose_path(node.value, rules) if hit is None and rules.loose else hit
     if isinstance(node, cst.Call):
         f = node.func
         if isinstance(f, cst.Name) and rules.view(f.value):
@@ -581,13 +586,24 @@ def _args_path(node: cst.BaseExpression, names: ArgsNames, rules: _ArgsRules) ->
         base = _args_path(node.value, names, rules)
         if base is not None:
             return f"{base}.{node.attr.value}" if base else node.attr.value
+    if rules.loose and isinstance(node, cst.Attribute):
+        return _loose_path(node.attr.value, rules)
     return None
+
+
+def _loose_path(name: str, rules: _ArgsRules) -> str | None:
+    """On the launch path: `server_args` is the args object, `cache_config` a config view,
+    whoever holds them."""
+    if rules.names.match(name):
+        return ""
+    return name if rules.config_view(name) else None
 
 
 def _ast_args_path(node: ast.AST, names: ArgsNames, rules: _ArgsRules) -> str | None:
     """_args_path on stdlib `ast` nodes; keep the two in step."""
     if isinstance(node, ast.Name):
-        return names.get(node.id)
+        hit = names.get(node.id)
+        return _loose_path(node.id, rules) if hit is None and rules.loose else hit
     if isinstance(node, ast.Call):
         f = node.func
         if isinstance(f, ast.Name) and rules.view(f.id):
@@ -600,6 +616,8 @@ def _ast_args_path(node: ast.AST, names: ArgsNames, rules: _ArgsRules) -> str | 
         base = _ast_args_path(node.value, names, rules)
         if base is not None:
             return f"{base}.{node.attr}" if base else node.attr
+    if rules.loose and isinstance(node, ast.Attribute):
+        return _loose_path(node.attr, rules)
     return None
 
 

@@ -35,7 +35,7 @@ def advise(
     known = _option_values(record, values)
     if not known:
         return []
-    out: list[tuple[bool, str]] = []
+    out: list[tuple[bool, str]] = [(False, line) for line in _directions(record, values, known)]
     for solution in record.get("solutions") or ():
         m = _CONDITION.search(solution)
         if not m:
@@ -46,6 +46,60 @@ def advise(
             if line and all(line != seen for _, seen in out):
                 out.append((free in keep, line))
     return [line for _, line in sorted(out, key=lambda item: item[0])]
+
+
+# "try to increase --mem-fraction-static", "Try increasing `gpu_memory_utilization` or
+# decreasing `max_model_len`": a message that says which way to move an option
+_DIRECTION = re.compile(
+    r"\b(increas|rais|larger|bigger|decreas|reduc|lower|smaller)\w*\s+(?:the\s+)?"
+    r"[`'\"]?(--[a-z0-9-]{1,80}|[a-z][a-z0-9_]{1,80})",
+    re.IGNORECASE,
+)
+_UP = ("increas", "rais", "larger", "bigger")
+LAUNCH_PATH_NOTE = "runs after start-up: kverr cannot confirm it before a launch"
+
+
+def _directions(
+    record: Mapping[str, Any], values: Mapping[str, str], known: Mapping[str, float]
+) -> list[str]:
+    """A value one step the way the message says to move an option whose value it printed:
+    a fraction by 0.05 (at most 0.95), a count to the limit the message printed beside it
+    (`the estimated maximum model length is 15120`), else halved or doubled."""
+    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
+    out = []
+    for m in _DIRECTION.finditer(record.get("errorMessage") or ""):
+        word = m.group(2)
+        flag = word if word.startswith("--") else by_dest.get(word)
+        if flag not in known:
+            continue
+        up, now = m.group(1).lower().startswith(_UP), known[flag]
+        if 0 < now < 1:
+            new = round(min(now + 0.05, 0.95) if up else now - 0.05, 2)
+        else:
+            limit = _limit(flag, values, now, up)
+            new = limit if limit is not None else (now * 2 if up else max(now // 2, 1))
+        if new == now or new <= 0:
+            continue
+        line = f"{'Raise' if up else 'Lower'} {flag} from {_shown(now)} to {_shown(new)}"
+        if record.get("scope") == "launch-path":
+            line += f" (this check {LAUNCH_PATH_NOTE})"
+        out.append(line + ".")
+    return list(dict.fromkeys(out))
+
+
+def _limit(flag: str, values: Mapping[str, str], now: float, up: bool) -> float | None:
+    """A number the message printed under another name sharing the option's words, on the
+    side the message says to move to (`estimated_max_len` for --max-model-len)."""
+    words = set(flag.lstrip("-").split("-"))
+    for expr, text in values.items():
+        name = expr.rsplit(".", 1)[-1]
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if not n or len(words & set(name.split("_"))) < 2:
+            continue
+        v = float(n.group())
+        if (v > now) if up else (0 < v < now):
+            return v
+    return None
 
 
 def _option_values(record: Mapping[str, Any], values: Mapping[str, str]) -> dict[str, float]:

@@ -35,7 +35,13 @@ _IDENT_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]!.]+")
 
 # table -> key -> expected kind; "" is the top level
 _KEYS: dict[str, dict[str, str]] = {
-    "": {"name": "str", "product": "str", "repository": "str", "files": "list"},
+    "": {
+        "name": "str",
+        "product": "str",
+        "repository": "str",
+        "files": "list",
+        "launch_path": "list",
+    },
     "launch": {
         "command": "str",
         "model": "str",
@@ -105,6 +111,13 @@ class ExtractRules:
     args_getters: tuple[
         str, ...
     ] = ()  # argument-less calls returning it (`get_global_server_args()`)
+    # The launch path (the profile's `launch_path` globs): modules the launch runs through
+    # after the arguments are parsed (model runner, memory pools, workers, platforms). Only
+    # their sites that name a flag, an args field or one of `env_prefixes`' variables, or
+    # whose guard reads one, are kept (extractor/link.py); there the args object is also
+    # recognised as an attribute (`self.server_args`, `self.cache_config`) of any object.
+    launch_path: tuple[str, ...] = ()
+    env_prefixes: tuple[str, ...] = ()
     # What an add_argument call that unpacks a mapping (`**kwargs["x"]`) declares: "annotation"
     # (the flag class field's type annotation decides type, choices and action, as vLLM's
     # get_kwargs derives them); "" (unknown: argparse's answers assume nothing)
@@ -169,6 +182,15 @@ class Profile:
         own [verify] tables, or verify/'s spec, which is the default project's. Without one,
         no fix is ever run, so what the records show must be runnable as written."""
         return self.verify is not None or self.name == DEFAULT
+
+    @property
+    def launch_path(self) -> tuple[str, ...]:
+        """The second file set (globs): where the launch goes after its arguments parse."""
+        return self.extract.launch_path
+
+    def file_set(self) -> tuple[str, ...]:
+        """What a build reads: the file set, then the launch path."""
+        return self.files + tuple(g for g in self.launch_path if g not in self.files)
 
     def launch_command(self) -> str:
         return self.launch.replace("{model}", self.model)
@@ -280,6 +302,8 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
             view_calls=get.idents("extract", "view_calls"),
             args_getters=get.idents("extract", "args_getters"),
             argument_kwargs=kwargs_rule,
+            launch_path=get.strings("", "launch_path"),
+            env_prefixes=get.idents("knowledge", "own_env_prefixes"),
         ),
         id_namespace=get.text("identity", "namespace", ""),
         id_receivers=get.idents("identity", "receivers"),
@@ -403,6 +427,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
         "product": profile.product,
         "repository": profile.repository,
         "files": list(profile.files),
+        **({"launch_path": list(profile.launch_path)} if profile.launch_path else {}),
         "launch": {
             "command": profile.launch,
             "model": profile.model,

@@ -210,7 +210,7 @@ class Loader:
         exts = [memo[pb] for pb in files]
         if text:
             exts = [_with_text(e, self.plan.read(*pb)) for e, pb in zip(exts, files, strict=True)]
-        return link_flags(exts)
+        return link_flags(exts, self.plan.profile.extract)
 
     def _decode(self, raw: str, units: dict, flagsets: dict, decls: dict) -> FileExtraction:
         from kverr.extractor.link import site_order, sites_of_units
@@ -277,9 +277,12 @@ def _with_text(ext: FileExtraction, src: SourceFile) -> FileExtraction:
     )
 
 
-def link_flags(exts: list[FileExtraction]) -> list[FileExtraction]:
-    """The extractor's second pass over a whole file set: site flags limited to declared flags."""
+def link_flags(
+    exts: list[FileExtraction], rules: ExtractRules | None = None
+) -> list[FileExtraction]:
+    """The extractor's second pass over a whole file set: site flags limited to declared flags,
+    the launch path's sites to those `rules` keep there."""
     from kverr.extractor.link import filter_flags
 
     decls = tuple(d for e in exts for d in e.flags)
-    return [filter_flags(e, decls) for e in exts]
+    return [filter_flags(e, decls, rules) for e in exts]

@@ -64,7 +64,7 @@ def plan_directory_default(
     if globs:
         return plan_directory(path, globs, **kw), list(globs)
     try:
-        return plan_directory(path, profile.files, **kw), list(profile.files)
+        return plan_directory(path, profile.file_set(), **kw), list(profile.file_set())
     except SourceError:
         return plan_directory(path, ["**/*.py"], **kw), ["**/*.py"]
 
@@ -175,7 +175,7 @@ def link_repo(git_repo: Path, globs: Sequence[str] | None, profile: Profile) -> 
     name = sources.github_name(git_repo)
     if name:
         return name
-    if not globs or list(globs) == list(profile.files):
+    if not globs or list(globs) in (list(profile.files), list(profile.file_set())):
         return profile.repository
     raise SourceError(
         f"{git_repo} has no GitHub origin to link records to; pass --repo-name OWNER/NAME."

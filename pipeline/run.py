@@ -119,7 +119,7 @@ def build(
     try:
         if git_repo is not None:
             repo_name = repo_name or link_repo(Path(git_repo), globs, profile)
-            globs = list(globs or profile.files)
+            globs = list(globs or profile.file_set())
             plan = plan_git(
                 Path(git_repo),
                 revs,

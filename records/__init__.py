@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
+from kverr.extractor.sources import matches_any
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.identity import record_id as lone_id
 from kverr.records.knowledge import facts_for, knowledge_fields
@@ -196,6 +197,9 @@ def record_for(
         # verify/ replaces this when the build runs the revision's own check (--verify).
         "verification": dict(NOT_VERIFIED),
     }
+    if matches_any(site.file, profile.launch_path):
+        rec["scope"] = "launch-path"
+        rec["verification"] = dict(LAUNCH_PATH)
     rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile), repo))
     return rec
 
@@ -217,6 +221,15 @@ def _flags(site: Site) -> list[str]:
     return [f for f in dict.fromkeys(site.flags) if f not in unread]
 
 
+# A launch-path check reads what only a running launch has (free GPU memory, the loaded
+# model, the other ranks): no run before the launch can decide it.
+LAUNCH_PATH = {
+    "status": "unverified",
+    "platform": None,
+    "revision": None,
+    "reason": "a launch-path check: it runs after start-up, against the GPU's memory and the "
+    "loaded model, so no run before a launch can confirm the fix",
+}
 NOT_VERIFIED = {
     "status": "unverified",
     "platform": None,

@@ -118,8 +118,7 @@ def argparse_records(
             rec = _record("unrecognized", name, flag_spans, ctx, profile, repo)
             recs.append(rec)
             occs += _occurrences(rec, absent)
-    generic = _generic(by_flag, decls, newest_ord, revisions, source, profile, repo)
-    if generic is not None:
+    for generic in _generic(by_flag, decls, newest_ord, revisions, source, profile, repo):
         recs.append(generic)
         occs += _occurrences(generic, everywhere)
     from kverr.records import valid_only
@@ -275,9 +274,11 @@ def _generic(
     source: Source,
     profile: Profile,
     repo: str,
-) -> dict | None:
-    """The record for an unrecognized option no per-flag record names (a typo, another
-    program's option): explain computes its answer (the closest option names)."""
+) -> list[dict]:
+    """The project's records for what no per-flag record names: an unrecognized option (a
+    typo, another program's option), an abbreviation that starts several options, a required
+    argument left out. explain computes their answers (the closest option names, the options
+    meant, which releases require what)."""
     newest = len(revisions) - 1
     present = [n for n, sp in by_flag.items() if sp[-1]["to"] == newest and n in decls]
     if not present:
@@ -309,6 +310,48 @@ def _generic(
             "exampleFix": "",
             "backgroundTag": "invalid-value",
             "argparse": {"flag": None, "form": "unrecognized"},
+        }
+    )
+    return [rec, *(_generic_form(form, ctx, profile, repo) for form in _MORE)]
+
+
+# form -> (message, pattern after BEFORE, placeholders, documentation, solution). argparse
+# prints them for any option: `ambiguous option: --model could match --model-impl, ...` and
+# `the following arguments are required: --model-path`.
+_MORE = {
+    "ambiguous": (
+        "ambiguous option: {option} could match {options}",
+        r"ambiguous option: (?P<v0>[^ ]{1,200}) could match (?P<v1>.{1,1000})",
+        ["option", "options"],
+        "argparse accepts an unambiguous prefix of an option name; this one starts several"
+        " options, so it cannot tell which was meant.",
+        "Write the option's full name (kverr explain lists the ones it could be).",
+    ),
+    "required": (
+        "the following arguments are required: {arguments}",
+        r"the following arguments are required: (?P<v0>.{1,1000})",
+        ["arguments"],
+        "The command line lacks an argument the parser requires.",
+        "Add the required arguments (kverr explain says which releases require them).",
+    ),
+}
+
+
+def _generic_form(form: str, ctx: _Context, profile: Profile, repo: str) -> dict:
+    message, pattern, placeholders, doc, fix = _MORE[form]
+    rid = record_id(form, None, profile)
+    rec = _base(rid, message, BEFORE + pattern, placeholders, ctx, profile, repo)
+    rec.update(
+        {
+            "slug": _slug(message.split(":")[0], rid),
+            "flags": [],
+            "documentation": doc,
+            "triggerScenarios": "A command line the installed release's parser cannot read.",
+            "commonSituations": "",
+            "solutions": [fix],
+            "exampleFix": "",
+            "backgroundTag": "invalid-value",
+            "argparse": {"flag": None, "form": form},
         }
     )
     return rec

@@ -1,0 +1,206 @@
+"""What users actually paste: argparse errors wrapped by issue titles and chat clients, lists
+of several options, argparse's other forms, removed flags with a successor, long messages cut
+short, and one check worded differently across releases. Table tests over real catalogs built
+from our own fixture repositories (tests/argparse_fixture.py) and fixture records; every text
+below is written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+from argparse_fixture import SA, make_repo, make_vllm_repo
+from kverr.catalog import load_dataset, load_datasets, open_catalog, synth
+from kverr.catalog.argparse_answers import program_of
+from test_catalog import FLAGS, REVISIONS
+
+from kverr import pipeline
+
+# v0.1.0 has --old-flag and --enable-x; v0.2.0 drops --old-flag. The successor test adds a
+# release that drops a switch whose work another option of the same words goes on doing.
+SWITCH = '        parser.add_argument("--enable-thinking", action="store_true", help="Think.")\n'
+PARSER = (
+    '        parser.add_argument("--thinking-parser", type=str, default=None, help="Parser.")\n'
+)
+
+
+def _with(text: str, extra: str) -> str:
+    return text.rstrip("\n") + "\n" + extra
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("shapes")
+    sg = make_repo(root / "sglang-repo")
+    base = (sg.root / SA).read_text(encoding="utf-8")
+    sg.commit("add thinking", {SA: _with(base, SWITCH + PARSER)})
+    sg.tag("v0.4.0")
+    sg.commit("drop the switch", {SA: _with(base, PARSER)})
+    sg.tag("v0.5.0")
+    vl = make_vllm_repo(root / "vllm-repo")
+    kw = {"cache_path": root / "cache.sqlite", "command": ["kverr", "build"]}
+    pipeline.build(out=root / "sglang", git_repo=sg.root, tags_glob="v*", **kw)
+    pipeline.build(out=root / "vllm", git_repo=vl.root, profile="vllm", touching=True, **kw)
+    load_datasets([root / "sglang", root / "vllm"], root / "both.duckdb")
+    with open_catalog(root / "both.duckdb") as c:
+        yield c
+
+
+def _one(cat, text: str):
+    matches = cat.explain(text)
+    assert len(matches) == 1, [(m.record["id"], m.record["errorMessage"]) for m in matches]
+    (m,) = matches
+    assert m.argparse is not None, m.record["errorMessage"]
+    return m
+
+
+# (case, pasted text, project, program, sentences the answer must hold)
+SHAPES = [
+    ("backtick glued to the program", "`launch_server.py: error: unrecognized arguments: --enable-xx",
+     "sglang", "launch_server.py", ["did you mean --enable-x"]),
+    ("quote glued to the program", "\"sglang: error: argument --tensor-parallel-size/--tp-size: invalid int value: 'two'",
+     "sglang", "sglang", ["'two'"]),
+    ("issue title before the program", "[Bug]: sglang serve: error: unrecognized arguments: --enable-xx",
+     "sglang", "sglang serve", ["did you mean --enable-x"]),
+    ("issue title and a quote", "[Usage]: 'vllm: error: unrecognized arguments: --max-num-seq 8",
+     "vllm", "vllm", ["did you mean --max-num-seqs"]),
+    ("several options, one unknown", "sglang: error: unrecognized arguments: --name x --zzqq-blorp --enable-xx",
+     "sglang", "sglang", ["Every SGLang release in this catalog has --name", "No SGLang release in this catalog has --zzqq-blorp.",
+                          "did you mean --enable-x"]),
+    ("a removed flag of one project, printed by the other's program",
+     "vllm: error: unrecognized arguments: --old-flag --max-num-seqs 8",
+     "vllm", "vllm", ["No vLLM revision in this catalog has --old-flag", "--max-num-seqs"]),
+    ("ambiguous option", "sglang: error: ambiguous option: --enable could match --enable-x, --enable-thinking",
+     "sglang", "sglang", ["--enable is no whole option name", "--enable-x, --enable-thinking all do"]),
+    ("required argument", "launch_server.py: error: the following arguments are required: --name",
+     "sglang", "launch_server.py", ["Add --name VALUE: the parser requires it (SGLang v0.1.0 … v0.5.0)."]),
+    ("removed switch with a successor", "sglang: error: unrecognized arguments: --enable-thinking",
+     "sglang", "sglang", ["--enable-thinking was removed in v0.5.0", "use --thinking-parser NAME instead"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in SHAPES])
+def test_paste_shapes(built, case):
+    _, text, project, program, sentences = next(c for c in SHAPES if c[0] == case)
+    m = _one(built, text)
+    assert m.project["name"] == project and m.argparse["program"] == program
+    said = " ".join(m.argparse["text"])
+    for sentence in sentences:
+        assert sentence in said, said
+
+
+def test_the_successor_is_offered_as_the_fix(built):
+    m = _one(built, "sglang: error: unrecognized arguments: --enable-thinking")
+    (row,) = m.argparse["options"]
+    assert row["successor"] == "--thinking-parser NAME" and row["removedIn"] == "v0.5.0"
+    assert m.argparse["example"] == {
+        "before": "--enable-thinking",
+        "after": "--thinking-parser NAME",
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pip: error: ambiguous option: --enable could match --enable-x, --enable-thinking",
+        "error: the following arguments are required: --input-file",  # nothing either knows
+        "[Bug]: pip: error: unrecognized arguments: --enable-xx",
+        "`git: error: the following arguments are required: --name",
+    ],
+)
+def test_near_misses_stay_silent(built, text):
+    assert [m for m in built.explain(text) if m.record["kind"] == "argparse"] == []
+
+
+@pytest.mark.parametrize(
+    ("before", "program"),
+    [
+        ("`launch_server.py: error: ", "launch_server.py"),
+        ('"vllm: error: ', "vllm"),
+        ("[Bug]: vllm: error: ", "vllm"),
+        ("[Bug]: vllm serve: error: ", "vllm serve"),
+        ("\u201csglang serve: error: ", "sglang serve"),
+        ("Title: `pip: error: ", "pip"),
+    ],
+)
+def test_program_of_a_wrapped_paste(before, program):
+    assert program_of(before) == program
+
+
+# ---------------------------------------------------------------- cut messages
+
+# One check (one function) in two releases' wordings, long enough that a cut shows a small
+# share of it, and a different check that shares its opening words.
+_FN = "    def _check_context_window(self):\n        raise ValueError(msg)"
+OLD_WORDING, NEW_WORDING, OTHER = "c1d0000000000001", "c1d0000000000002", "c1d0000000000003"
+_HEAD = (
+    "Requested context window ({window}) is larger than what the checkpoint declares "
+    "(position_limit={limit} or tokenizer_limit={tok} in its config file). "
+)
+_OLD_TAIL = "Outputs past that window are unreliable; lower the window or check the checkpoint."
+_NEW_TAIL = (
+    "To go past that limit anyway, set KVX_ALLOW_LONG_WINDOW=1, knowing that positions beyond "
+    "the trained range produce garbage with rotary embeddings and out-of-range indexing with "
+    "learned ones; otherwise pass a smaller --context-window."
+)
+
+
+def _rec(rid: str, tail: str, *, function: str = _FN) -> dict:
+    message = _HEAD + tail
+    pattern = (
+        r"Requested context window \((?P<v0>.{0,256}?)\) is larger than what the checkpoint"
+        r" declares \(position_limit=(?P<v1>.{0,256}?) or tokenizer_limit=(?P<v2>.{0,256}?)"
+        r" in its config file\)\. " + synth.re.escape(tail).replace("\\ ", " ")
+    )
+    return synth.make_record(
+        rid, message, pattern, placeholders=["window", "limit", "tok"],
+        flags=["--context-window"], source=function, source_start=99,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cut_cat(tmp_path_factory):
+    other = "    def _check_other_window(self):\n        raise ValueError(msg)"
+    records = [
+        _rec(OLD_WORDING, _OLD_TAIL),
+        _rec(NEW_WORDING, _NEW_TAIL),
+        synth.make_record(
+            OTHER,
+            "Requested context window is larger than the scheduler budget; raise --budget.",
+            source=other,
+            source_start=99,
+        ),
+    ]
+    tmp = tmp_path_factory.mktemp("cuts")
+    # the old wording in the older release only, the new one in the newer only
+    occs = [
+        {"id": r["id"], "sha": rev["sha"], "file": r["filePath"], "line": r["lineNumber"]}
+        for rev in REVISIONS
+        for r in records
+        if (r["id"], rev["ord"]) not in ((OLD_WORDING, 1), (NEW_WORDING, 0))
+    ]
+    ds = synth.write_files(tmp / "ds", records, revisions=REVISIONS, occurrences=occs, flags=FLAGS)
+    load_dataset(ds, tmp / "cuts.duckdb")
+    with open_catalog(tmp / "cuts.duckdb") as c:
+        yield c
+
+
+FULL_NEW = (
+    "ValueError: Requested context window (65536) is larger than what the checkpoint declares "
+    "(position_limit=32768 or tokenizer_limit=None in its config file). " + _NEW_TAIL
+)
+
+# (case, pasted text, the records answered, best first)
+CUTS = [
+    ("the whole newer wording", FULL_NEW, [NEW_WORDING]),
+    ("cut by an issue title, with an ellipsis", "[Bug]: " + FULL_NEW[12:200] + "...", [NEW_WORDING]),
+    ("cut by a chat client, no mark", FULL_NEW[:215], [NEW_WORDING]),
+    ("cut before the wordings differ: the check's newest wording", FULL_NEW[:140] + "…",
+     [NEW_WORDING]),
+    ("cut before the checks differ: no guess", "ValueError: Requested context window...", []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in CUTS])
+def test_cut_messages(cut_cat, case):
+    _, text, expected = next(c for c in CUTS if c[0] == case)
+    assert [m.record["id"] for m in cut_cat.explain(text)] == expected
