@@ -73,6 +73,7 @@ _KEYS: dict[str, dict[str, str]] = {
     },
     "knowledge.catch": {"import": "str", "call": "str", "files": "list"},
     "explain": {"log_prefixes": "list", "log_suffixes": "list", "programs": "list"},
+    "docs": {"pages": "list", "launches": "list", "url": "str", "flag_url": "str"},
     # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
     # profiles that answer the probes its checks make)
     "verify": {},
@@ -173,6 +174,16 @@ class Profile:
     # where `kverr check` fetches a release's source when the user has none: a URL template
     # with {repository} and {sha} (a tar.gz of the tree at that commit)
     archive: str = ""
+    # the project's own documentation, read at each revision built (records/knowledge/docs.py):
+    # `docs_pages` globs of pages (Markdown: argument tables and prose; Python: config fields'
+    # docstrings), `docs_launches` globs of files whose launches (docs examples, tests, CI)
+    # show which options are set together and with what values; `docs_url` links a page
+    # ({repository}, {sha}, {release}, {path}, {anchor}), `docs_flag_url` a flag's own
+    # generated page ({release}, {flag_anchor}), when the project renders one
+    docs_pages: tuple[str, ...] = ()
+    docs_launches: tuple[str, ...] = ()
+    docs_url: str = ""
+    docs_flag_url: str = ""
     # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
     # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
@@ -323,6 +334,10 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         log_prefixes=get.forms("log_prefixes", suffix=False),
         log_suffixes=get.forms("log_suffixes", suffix=True),
         programs=get.strings("explain", "programs"),
+        docs_pages=get.strings("docs", "pages"),
+        docs_launches=get.strings("docs", "launches"),
+        docs_url=get.text("docs", "url", ""),
+        docs_flag_url=get.text("docs", "flag_url", ""),
         verify=json.dumps(verify, sort_keys=True) if verify is not None else None,
     )
 
@@ -477,6 +492,14 @@ def as_tables(profile: Profile) -> dict[str, Any]:
             "programs": list(profile.programs),
         },
     }
+    docs = {
+        "pages": list(profile.docs_pages),
+        "launches": list(profile.docs_launches),
+        "url": profile.docs_url,
+        "flag_url": profile.docs_flag_url,
+    }
+    if any(docs.values()):
+        out["docs"] = {k: v for k, v in docs.items() if v}
     if profile.verify is not None:
         out.update(json.loads(profile.verify))  # [verify], [platform.*], [model.*] as written
     return out
