@@ -156,7 +156,12 @@ def verify_step(
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix=".kverr-verify-", dir=cache.path.parent) as tmp:
         session = Session(
-            spec, str(repo), Path(tmp), platform=platform, cache=runs, workers=workers,
+            spec,
+            str(repo),
+            Path(tmp),
+            platform=platform,
+            cache=runs,
+            workers=workers,
             trust_repo=trust_repo,
         )
         try:
