@@ -220,6 +220,22 @@ def _pane(
     )
 
 
+def table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
+    """A table of HTML cells ("" without rows). On a narrow screen each row becomes a card of
+    labelled lines (style.css: table.rows), so no column is cut off at the edge."""
+    if not rows:
+        return ""
+    head = "".join(f"<th>{esc(t)}</th>" for t in headers)
+    body = "".join(
+        "<tr>" + "".join(f'<td data-label="{esc(t)}">{cell}</td>' for t, cell in zip(headers, row, strict=True)) + "</tr>"
+        for row in rows
+    )  # fmt: skip
+    return (
+        f'<div class="table-wrap"><table class="{esc(("rows " + cls).strip())}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
 def section(title: str, inner: str, ident: str = "") -> str:
     if not inner.strip():
         return ""
@@ -243,15 +259,18 @@ def error_row(
     rank_data: bool = False,
     note: str | None = None,
     project: str | None = None,
+    where: str | None = None,
 ) -> str:
     """One error in a list: message in code font, badges, flags. Index rows carry data-id for
-    search. `project`: the product badge, in a site of several projects."""
+    search. `project`: the product badge, in a site of several projects; `where`: what tells
+    this row from others with the same message (file, function, releases)."""
     data = f' data-id="{esc(rec["id"])}"' if rank_data else ""
     flags = " ".join(f"<code>{esc(f)}</code>" for f in rec.get("flags") or [])
     extra = f'<span class="note">{esc(note)}</span>' if note else ""
+    place = f'<span class="where">{esc(where)}</span>' if where else ""
     return (
         f'<li class="err-row"{data}><a href="{esc(link)}">'
-        f'<span class="msg">{message_html(rec)}</span>'
+        f'<span class="msg">{message_html(rec)}</span>{place}'
         f'<span class="meta">{badge(project, "project")}'
         f"{badge(rec.get('severity'), rec.get('severity') or '')}"
         f"{badge(rec.get('errorClass') or rec.get('kind'), 'cls')}{extra}"

@@ -27,6 +27,8 @@ from typing import Any
 from kverr.feeds import html as h
 from kverr.feeds.output import replace_dir
 
+from kverr import display
+
 
 @dataclass
 class SiteData:
@@ -46,6 +48,10 @@ class SiteData:
     # release tag -> catalog.history.Diff from the release before it (None: the first one)
     release_diffs: dict[str, Any] = field(default_factory=dict)
     products: dict[str, str] = field(default_factory=dict)  # project name -> product
+    order: list[str] = field(default_factory=list)  # release tags, oldest first
+    # record id -> the other records printing the same message (one text raised at several
+    # sites): their pages and rows say what tells them apart
+    twins: dict[str, list[dict]] = field(default_factory=dict)
 
     def product_of(self, rec: dict) -> str | None:
         """The product a record is from, when the site holds several (a badge says so)."""
@@ -55,6 +61,29 @@ class SiteData:
 
     def decl(self, rec: dict, name: str) -> dict:
         return decl_of(self.flags, rec, name)
+
+    def tags_of(self, rec: dict) -> list[str]:
+        return [t for r in self.releases_of.get(rec["id"], []) for t in r.get("tags") or []]
+
+    def where(self, rec: dict) -> str:
+        """What tells a record from another printing the same message: its file and line, its
+        function and its releases (`model.py:412 · _check_len() · v0.4.0 … v0.6.0 · 9 releases`)."""
+        parts = [f"{(rec.get('filePath') or '').rsplit('/', 1)[-1]}:{rec.get('lineNumber')}"]
+        if rec.get("function"):
+            parts.append(f"{rec['function']}()")
+        parts.append(display.release_span(self.tags_of(rec), self.order) or self._seen(rec))
+        return " · ".join(parts)
+
+    def _seen(self, rec: dict) -> str:
+        """When a record in no tagged release existed: the dates of its first and last commit."""
+        dates = [r["date"][:10] for r in self.releases_of.get(rec["id"], []) if r.get("date")]
+        if not dates:
+            return "unreleased"
+        return f"seen {dates[0]}" + (f" … {dates[-1]}" if dates[-1] != dates[0] else "")
+
+    def twin_note(self, rec: dict) -> str | None:
+        """`where` for a row whose message other rows share, else None (a row needs no more)."""
+        return self.where(rec) if rec["id"] in self.twins else None
 
 
 def decl_of(flags: dict[tuple[str, str], dict], rec: dict, name: str) -> dict:
@@ -86,9 +115,12 @@ def records_of(cat, project: str | None = None) -> list[dict]:
     """The records in page order, each with its project: a record written before records
     carried `project` belongs to its dataset's (the catalog's column says which), and the
     pages need it to tell the projects apart."""
-    owner = dict(cat.con.execute("SELECT id, project FROM records", []).fetchall())
+    rows = cat.con.execute("SELECT id, project, function FROM records", []).fetchall()
+    owner = {rid: (proj, fn) for rid, proj, fn in rows}
     return sorted(
-        ({**r, "project": r.get("project") or owner.get(r["id"])} for r in cat.records(project=project)),
+        ({**r, "project": r.get("project") or owner.get(r["id"], (None, None))[0],
+          "function": r.get("function") or owner.get(r["id"], (None, None))[1]}
+         for r in cat.records(project=project)),
         key=lambda r: (h.title_of(r).lower(), r["id"]),
     )  # fmt: skip
 
@@ -114,6 +146,13 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
         for rev in data.releases_of[rec["id"]]:
             for tag in rev.get("tags") or []:
                 data.by_release.setdefault(tag, []).append(rec)
+    data.order = [t for r in data.revisions for t in r.get("tags") or []]
+    same: dict[tuple[str, str], list[dict]] = {}
+    for rec in records:
+        same.setdefault((rec.get("project") or "", h.title_of(rec)), []).append(rec)
+    data.twins = {
+        r["id"]: [o for o in group if o is not r] for group in same.values() if len(group) > 1 for r in group
+    }  # fmt: skip
     data.release_diffs = _release_diffs(cat, data)
     data.histories = {
         (p, name): cat.flag_history(name, project=p) if p else []
@@ -128,10 +167,15 @@ def _release_diffs(cat, data: SiteData) -> dict[str, Any]:
     counts as a release: `kverr diff v0.5.10rc0 seed` is what its page shows)."""
     from kverr.catalog.history import diff
 
-    tags = [t for r in data.revisions for t in r.get("tags") or [] if t in data.by_release]
     out: dict[str, Any] = {}
-    for prev, tag in zip([None, *tags], tags, strict=False):
-        out[tag] = diff(cat, prev, tag) if prev else None
+    by_project: dict[str, list[str]] = {}  # each project's releases: no diff crosses two
+    for r in data.revisions:
+        by_project.setdefault(r.get("project") or "", []).extend(
+            t for t in r.get("tags") or [] if t in data.by_release
+        )
+    for project, tags in by_project.items():
+        for prev, tag in zip([None, *tags], tags, strict=False):
+            out[tag] = diff(cat, prev, tag, project=project or None) if prev else None
     return out
 
 
@@ -261,8 +305,9 @@ def index_page(data: SiteData) -> str:
                          ("flags", len(data.by_flag)), ("releases", len(data.by_release))]
     )  # fmt: skip
     rows = "".join(
-        h.error_row(r, page_of(r), rank_data=True, project=data.product_of(r)) for r in data.records
-    )
+        h.error_row(r, page_of(r), rank_data=True, project=data.product_of(r), where=data.twin_note(r))
+        for r in data.records
+    )  # fmt: skip
     body = f"""
 <section class="hero">
   <h1>{h.esc(data.meta.get("siteTitle", "Error reference"))}</h1>
@@ -282,6 +327,9 @@ def index_page(data: SiteData) -> str:
 
 
 def error_page(data: SiteData, rec: dict) -> str:
+    """One error: the fix first (before and after, to copy), then what it means, why it
+    happens, its flags and releases; the message as printed, the source and the rest below.
+    A reader arrives from a pasted error and wants the fix; whoever wants more scrolls on."""
     up = "../"
     title = h.label_of(rec)
     badges = (h.badge(data.product_of(rec), "project")
@@ -299,44 +347,31 @@ def error_page(data: SiteData, rec: dict) -> str:
     pattern = ""
     if rec.get("messagePattern"):
         pattern = f"<details><summary>Pattern that matches it in logs</summary>{h.code(rec['messagePattern'])}</details>"
-    sections = [
-        h.section("What it means", h.para(rec.get("documentation")), "meaning"),
-        h.section(
-            "When it happens",
-            h.para(rec.get("triggerScenarios")) + h.para(rec.get("commonSituations")),
-            "triggers",
-        ),
-        h.section("How to fix it", _fixes(rec), "fix"),
-        h.section(
-            "Prevent it",
-            h.bullets(rec.get("preventionTips"))
-            + (h.code(rec["validationCode"]) if rec.get("validationCode") else ""),
-            "prevent",
-        ),  # fmt: skip
-        h.section("Flags", _flag_table(data, rec, up), "flags"),
-        h.section(
-            "In each release",
-            _history_table(data, rec.get("project") or "", (rec.get("flags") or [""])[0]),
-            "per-release",
-        )
-        if rec.get("kind") == "argparse"
-        else "",
-        h.section("Source", _source(rec), "source"),
-        h.section("Releases", _releases(data, rec, up), "releases"),
-        h.section(
-            "Tags",
-            h.chips((t, f"{up}tags/{file_token(t)}.html") for t in rec.get("tags") or []),
-            "tags",
-        ),
-        h.section("Related errors", _related(data, rec, up), "related"),
-    ]
-    sections = [p for p in sections if p]
+    why = h.para(rec.get("triggerScenarios")) + h.para(rec.get("commonSituations"))
+    per_release = ""
+    if rec.get("kind") == "argparse":
+        flag = (rec.get("flags") or [""])[0]
+        per_release = _history_table(data, rec.get("project") or "", flag)
+    prevent = h.bullets(rec.get("preventionTips")) + (
+        h.code(rec["validationCode"]) if rec.get("validationCode") else ""
+    )
+    tags = h.chips((t, f"{up}tags/{file_token(t)}.html") for t in rec.get("tags") or [])
     parts = [
         f'<nav class="crumbs"><a href="{up}index.html">Errors</a> / <span>{h.esc(rec["id"])}</span></nav>',
         f'<h1 class="err-title">{h.message_html(rec)}</h1><div class="badges">{badges}</div>',
-        _facts(data, rec, sections),
+        f'<p class="where">{h.esc(data.where(rec))}</p>',
+        h.section("How to fix it", _fixes(rec), "fix"),
+        h.section("What it means", h.para(rec.get("documentation")), "meaning"),
+        h.section("Why it happens", why, "why"),
+        h.section("Flags", _flag_table(data, rec, up), "flags"),
+        h.section("In each release", per_release, "per-release"),
+        h.section("Releases", _releases(data, rec, up), "releases"),
+        h.section("Same message elsewhere", _twins(data, rec, up), "twins"),
         h.section("Message", message + pattern, "message"),
-        *sections,
+        h.section("Prevent it", prevent, "prevent"),
+        h.section("Source", _source(rec), "source"),
+        h.section("Tags", tags, "tags"),
+        h.section("Related errors", _related(data, rec, up), "related"),
     ]
     # Search engines show the description: the meaning says more than the message repeated.
     return h.layout(title[:80], "\n".join(p for p in parts if p), depth=1, active="Errors",
@@ -344,32 +379,20 @@ def error_page(data: SiteData, rec: dict) -> str:
                     path=page_of(rec), scripts=("assets/copy.js",))  # fmt: skip
 
 
-def _facts(data: SiteData, rec: dict, sections: list[str]) -> str:
-    """One line of at-a-glance facts under the title, each linking to its section below when
-    the page has that section (a record without flags has no Flags section to link to)."""
-    tags = [t for r in data.releases_of.get(rec["id"], []) for t in r.get("tags") or []]
-    span = f"{tags[0]} … {tags[-1]}" if len(tags) > 1 else (tags[0] if tags else "unreleased")
-    facts = [
-        (
-            "Flags",
-            " ".join(f"<code>{h.esc(f)}</code>" for f in rec.get("flags") or []) or "none",
-            "#flags",
-        ),
-        ("Releases", h.esc(span), "#releases"),
-        (
-            "Source",
-            f"<code>{h.esc((rec.get('filePath') or '').rsplit('/', 1)[-1])}:{h.esc(rec.get('lineNumber'))}</code>",
-            "#source",
-        ),
-    ]
-    present = {m.group(1) for s in sections if (m := re.match(r'<section id="([^"]+)"', s))}
-    cells = "".join(
-        f'<a class="fact" href="{ref}"><span>{k}</span>{v}</a>'
-        if ref[1:] in present
-        else f'<div class="fact"><span>{k}</span>{v}</div>'
-        for k, v, ref in facts
+def _twins(data: SiteData, rec: dict, up: str) -> str:
+    """The other checks printing this message, each with where it is and when it exists."""
+    twins = data.twins.get(rec["id"]) or []
+    if not twins:
+        return ""
+    rows = "".join(
+        h.error_row(t, f"{up}{page_of(t)}", where=data.where(t), project=data.product_of(t))
+        for t in twins
     )
-    return f'<div class="facts">{cells}</div>'
+    intro = (
+        f'<p class="muted">{len(twins) + 1} checks print this message; this one is at '
+        f"<code>{h.esc(data.where(rec))}</code>.</p>"
+    )
+    return f'{intro}<ol class="err-list compact">{rows}</ol>'
 
 
 def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
@@ -383,18 +406,18 @@ def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
     by_id = {r["id"]: r for r in data.records}
     best = sorted(shared, key=lambda i: (-shared[i], h.title_of(by_id[i]).lower()))[:limit]
     rows = "".join(
-        h.error_row(by_id[i], f"{up}{page_of(by_id[i])}", project=data.product_of(by_id[i]))
+        h.error_row(by_id[i], f"{up}{page_of(by_id[i])}", project=data.product_of(by_id[i]),
+                    where=data.twin_note(by_id[i]))
         for i in best
-    )
+    )  # fmt: skip
     return f'<ol class="err-list compact">{rows}</ol>' if rows else ""
 
 
 def _fixes(rec: dict) -> str:
     from kverr.verification import fix_status, is_verified
 
-    out = h.bullets(rec.get("solutions"))
-    if rec.get("exampleFix"):
-        out += h.before_after(rec["exampleFix"])
+    out = h.before_after(rec["exampleFix"]) if rec.get("exampleFix") else ""
+    out += h.bullets(rec.get("solutions"))
     if out:
         cls = "verified" if is_verified(rec) else "unverified"
         out += f'<p class="fix-status {cls}">{h.esc(fix_status(rec))}</p>'
@@ -406,15 +429,12 @@ def _flag_table(data: SiteData, rec: dict, up: str) -> str:
     for name in rec.get("flags") or []:
         f = data.decl(rec, name)
         choices = " ".join(f"<code>{h.esc(c)}</code>" for c in f.get("choices") or [])
-        rows.append(
-            f'<tr><td><a href="{up}flags/{file_token(name)}.html"><code>{h.esc(name)}</code></a></td>'
-            f"<td>{h.esc(f.get('help') or '')}</td><td><code>{h.esc(f.get('default') or '')}</code></td>"
-            f"<td>{choices or h.esc(f.get('action') or f.get('type') or '')}</td></tr>"
-        )
-    if not rows:
-        return ""
-    return ('<div class="table-wrap"><table><thead><tr><th>Flag</th><th>Help</th><th>Default</th>'
-            f"<th>Choices / type</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")  # fmt: skip
+        rows.append([
+            f'<a href="{up}flags/{file_token(name)}.html"><code>{h.esc(name)}</code></a>',
+            h.esc(f.get("help") or ""), f"<code>{h.esc(f.get('default') or '')}</code>",
+            choices or h.esc(f.get("action") or f.get("type") or ""),
+        ])  # fmt: skip
+    return h.table(["Flag", "Help", "Default", "Choices / type"], rows)
 
 
 def _source(rec: dict) -> str:
@@ -493,16 +513,9 @@ def _history_table(data: SiteData, project: str, name: str) -> str:
         choices = " ".join(f"<code>{h.esc(c)}</code>" for c in sp.get("choices") or [])
         opts = " ".join(f"<code>{h.esc(o)}</code>" for o in sp.get("options") or [])
         kind = sp.get("type") or sp.get("action") or ""
-        rows.append(
-            f"<tr><td>{h.esc(sp.get('range') or '')}</td><td>{choices or '—'}</td>"
-            f"<td>{h.esc(kind)}</td><td><code>{h.esc(sp.get('default') or '')}</code></td>"
-            f"<td>{opts}</td></tr>"
-        )
-    if not rows:
-        return ""
-    return ('<div class="table-wrap"><table class="history"><thead><tr><th>Releases</th>'
-            "<th>Choices</th><th>Type</th><th>Default</th><th>Options</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div>")  # fmt: skip
+        rows.append([h.esc(sp.get("range") or ""), choices or "—", h.esc(kind),
+                     f"<code>{h.esc(sp.get('default') or '')}</code>", opts])  # fmt: skip
+    return h.table(["Releases", "Choices", "Type", "Default", "Options"], rows, "history")
 
 
 def _release_intro(data: SiteData, tag: str) -> str:
@@ -545,7 +558,7 @@ def _group_pages(
         if folder == "releases":
             body = _release_body(data, n, groups[n])
         else:
-            body = f"<h2>{_count(len(groups[n]))}</h2>" + _rows(groups[n], product=data.product_of)
+            body = f"<h2>{_count(len(groups[n]))}</h2>" + _rows(data, groups[n])
         path = f"{folder}/{file_token(n)}.html"
         pages[path] = h.layout(n, head + body, depth=1, active=label, meta=data.meta, path=path)
     return pages
@@ -555,10 +568,10 @@ def _count(n: int) -> str:
     return f"{n} error{'s' if n != 1 else ''}"
 
 
-def _rows(recs: list[dict], note=None, product=None) -> str:
+def _rows(data: SiteData, recs: list[dict], note=None) -> str:
     rows = "".join(
         h.error_row(r, f"../{page_of(r)}", note=note(r) if note else None,
-                    project=product(r) if product else None)
+                    project=data.product_of(r), where=data.twin_note(r))
         for r in recs
     )  # fmt: skip
     return f'<ol class="err-list">{rows}</ol>'
@@ -569,7 +582,7 @@ def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
     carried over unchanged. The first release built has no previous one: all of it is listed."""
     d = data.release_diffs.get(tag)
     if d is None:
-        return f"<h2>{_count(len(recs))} in the first release built</h2>" + _rows(recs)
+        return f"<h2>{_count(len(recs))} in the first release built</h2>" + _rows(data, recs)
     by_id = {r["id"]: r for r in data.records}
     prev = (d.rev_a.get("tags") or [d.rev_a.get("sha") or ""])[0]
     summary = (
@@ -603,7 +616,7 @@ def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
     return (
         summary
         + "".join(
-            f'<section id="{ident}"><h2>{h.esc(title)}</h2>{_rows(items, note)}</section>'
+            f'<section id="{ident}"><h2>{h.esc(title)}</h2>{_rows(data, items, note)}</section>'
             for title, ident, items, note in sections
             if items
         )

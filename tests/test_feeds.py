@@ -12,6 +12,7 @@ from kverr.feeds.exports import export_jsonl, export_markdown, export_parquet_pa
 from kverr.feeds.output import MARKER, OutputError
 from kverr.feeds.site import export_site, file_token, page_of
 from test_feeds_data import BY_KEY, RECORDS, XSS, feeds_catalog, feeds_catalog_path  # noqa: F401
+from test_search_rank import KEYS, catalog_path  # noqa: F401
 from typer.testing import CliRunner
 
 from kverr.cli import app
@@ -274,3 +275,30 @@ def test_cli_export_bad_input_is_one_sentence(feeds_catalog_path, tmp_path, args
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_error_page_puts_the_fix_first(site):
+    text = (site / page_of(BY_KEY["page-size-power"])).read_text(encoding="utf-8")
+    ids = re.findall(r'<section id="([\w-]+)">', text)
+    assert ids[:5] == ["fix", "meaning", "why", "flags", "releases"], ids
+    # nothing but the title, its badges and where it is comes before the fix
+    head = text.split('<main class="wrap">', 1)[1].split('<section id="fix">', 1)[0]
+    assert re.sub(r"<(nav|h1|div|p)\b.*?</\1>", "", head, flags=re.S).strip() == ""
+    fix = text.split('<section id="fix">', 1)[1].split("</section>", 1)[0]
+    assert fix.index('<div class="fix">') < fix.index("<ul>")  # the commands, then the advice
+    assert '<p class="where">server_args.py:412 · v0.5.0 · 1 release</p>' in text
+
+
+def test_duplicate_messages_say_what_tells_them_apart(catalog_path, tmp_path):  # noqa: F811
+    from kverr.catalog import open_catalog
+
+    with open_catalog(catalog_path) as cat:
+        export_site(cat, tmp_path / "site", meta=META)
+        new, old = (cat.get(KEYS[k]) for k in ("ctx-over", "ctx-over-old"))
+    page = (tmp_path / "site" / page_of(new)).read_text(encoding="utf-8")
+    assert '<p class="where">server_args.py:100 · v0.0, v1.0 · 2 releases</p>' in page
+    twins = page.split('<section id="twins">', 1)[1].split("</section>", 1)[0]
+    assert "2 checks print this message" in twins and page_of(old) in twins
+    assert '<span class="where">server_args.py:101 · v0.0 · 1 release</span>' in twins
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert index.count('class="where"') == 2  # the two rows that look alike, no other

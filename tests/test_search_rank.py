@@ -92,7 +92,7 @@ def _write(out: Path, project: str, specs: dict, first_line: int) -> Path:
     files = {
         "records.jsonl": [{"datasetVersion": "2026-05-01T00:00:00.000Z", "record": r} for r in recs],
         "revisions.jsonl": [
-            {"sha": sha, "date": f"2026-0{n + 1}-01T00:00:00Z", "tags": [f"v{n}.0"], "subject": "s", "ord": n}
+            {"sha": sha, "date": f"2026-0{n + 1}-01T00:00:00Z", "tags": [f"{project[0]}{n}.0"], "subject": "s", "ord": n}
             for n, sha in enumerate(shas)
         ],
         "occurrences.jsonl": occurrences,

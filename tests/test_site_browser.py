@@ -1,19 +1,24 @@
-"""The exported site in a real headless Chromium (Debian: `apt-get install -y chromium`).
+"""The exported site in a real headless Chromium (Debian: `apt-get install -y chromium`),
+driven over the DevTools protocol (tests/cdp.py) with real device emulation: a 390 px phone is
+a 390 px layout viewport at device scale 3, not a 390 px window (which headless Chromium lays
+out at 485 px, so overflow at 390 px went unseen).
 
 Opens the index, searches by pasting a log line through `index.html?q=...` (the page's script
-reads it), opens an error page, asserts on the rendered DOM, and saves screenshots under
-tests/artifacts/ for a human to look at.
+reads it), opens error pages, asserts on the rendered DOM and layout (nothing wider than the
+phone, the fix the first thing under the title), and saves screenshots under tests/artifacts/
+for a human to look at.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from cdp import DESKTOP, OVERFLOW_JS, PHONE, Browser
 from kverr.feeds.site import export_site, page_of
 from test_feeds_data import BY_KEY, RECORDS, feeds_catalog, feeds_catalog_path  # noqa: F401
 
@@ -26,17 +31,23 @@ BROWSER = next(
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        BROWSER is None, reason="no chromium on PATH; install it with `apt-get install -y chromium`"
+        BROWSER is None,
+        reason="no chromium on PATH, so the site's browser tests cannot run; install it with"
+        " `apt-get install -y chromium` (as root)",
     ),
 ]
 
 
-def chromium(url: str, *args: str, profile: Path) -> str:
-    cmd = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           f"--user-data-dir={profile}", "--virtual-time-budget=5000", *args, url]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with Browser(BROWSER, tmp_path_factory.mktemp("chromium")) as b:
+        yield b
+
+
+def dom(browser: Browser, url: str, device: dict = DESKTOP) -> str:
+    """The page's DOM once its scripts have run."""
+    browser.open(url, device)
+    return browser.eval("document.documentElement.outerHTML")
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +59,6 @@ def site(feeds_catalog, tmp_path_factory) -> Path:  # noqa: F811
     return out
 
 
-@pytest.fixture
-def profile(tmp_path) -> Path:
-    return tmp_path / "profile"
-
-
 def _rows(dom: str) -> list[tuple[str, bool, str]]:
     """(record id, hidden?, class) for each row of the index list, in DOM order."""
     return [
@@ -61,9 +67,8 @@ def _rows(dom: str) -> list[tuple[str, bool, str]]:
     ]
 
 
-def test_index_lists_every_error(site, profile):
-    dom = chromium((site / "index.html").as_uri(), "--dump-dom", profile=profile)
-    rows = _rows(dom)
+def test_index_lists_every_error(site, browser):
+    rows = _rows(dom(browser, (site / "index.html").as_uri()))
     assert sorted(r[0] for r in rows) == sorted(r["id"] for r in RECORDS)
     assert not any(hidden for _, hidden, _ in rows)
 
@@ -75,31 +80,25 @@ def test_index_lists_every_error(site, profile):
      ("radix offload", "radix-offload")],
     ids=["paste", "paste-two-values", "words"],
 )  # fmt: skip
-def test_search_from_the_url_finds_the_error(site, profile, query, best):
-    url = (site / "index.html").as_uri() + "?q=" + quote(query)
-    dom = chromium(url, "--dump-dom", profile=profile)
-    visible = [rid for rid, hidden, _ in _rows(dom) if not hidden]
+def test_search_from_the_url_finds_the_error(site, browser, query, best):
+    page = dom(browser, (site / "index.html").as_uri() + "?q=" + quote(query))
+    visible = [rid for rid, hidden, _ in _rows(page) if not hidden]
     assert visible and visible[0] == BY_KEY[best]["id"], visible
-    assert re.search(r'id="search-status"[^>]*>\d+ matching error', dom)
+    assert re.search(r'id="search-status"[^>]*>\d+ matching error', page)
 
 
-def test_search_with_no_match_says_so(site, profile):
-    dom = chromium(
-        (site / "index.html").as_uri() + "?q=" + quote("completely unrelated words zebra"),
-        "--dump-dom",
-        profile=profile,
-    )
-    assert all(hidden for _, hidden, _ in _rows(dom))
-    assert "No error matches" in dom
+def test_search_with_no_match_says_so(site, browser):
+    url = (site / "index.html").as_uri() + "?q=" + quote("completely unrelated words zebra")
+    page = dom(browser, url)
+    assert all(hidden for _, hidden, _ in _rows(page))
+    assert "No error matches" in page
 
 
-def test_error_page_renders_escaped_text(site, profile):
-    dom = chromium(
-        (site / page_of(BY_KEY["chat-template-missing"])).as_uri(), "--dump-dom", profile=profile
-    )
-    assert "<img" not in dom and "<script>alert" not in dom  # hostile record text stayed text
-    assert '&lt;script&gt;alert("xss")&lt;/script&gt;' in dom
-    assert "Invalid --chat-template &lt;path&gt;" in dom
+def test_error_page_renders_escaped_text(site, browser):
+    page = dom(browser, (site / page_of(BY_KEY["chat-template-missing"])).as_uri())
+    assert "<img" not in page and "<script>alert" not in page  # hostile record text stayed text
+    assert '&lt;script&gt;alert("xss")&lt;/script&gt;' in page
+    assert "Invalid --chat-template &lt;path&gt;" in page
 
 
 @pytest.mark.parametrize(
@@ -109,20 +108,16 @@ def test_error_page_renders_escaped_text(site, profile):
      ("ValueError: --kv-cache-dtype 'fp8_e5m2' is not supported with --attention-backend 'triton'.", "flags/kv-cache-dtype.html")],
     ids=["flag", "flag-words", "release", "flag-in-a-paste"],
 )  # fmt: skip
-def test_search_offers_flag_and_release_pages(site, profile, query, link):
-    dom = chromium(
-        (site / "index.html").as_uri() + "?q=" + quote(query), "--dump-dom", profile=profile
-    )
-    hits = re.search(r'<ul id="page-hits" class="page-hits"( hidden="")?>(.*?)</ul>', dom, re.S)
+def test_search_offers_flag_and_release_pages(site, browser, query, link):
+    page = dom(browser, (site / "index.html").as_uri() + "?q=" + quote(query))
+    hits = re.search(r'<ul id="page-hits" class="page-hits"( hidden="")?>(.*?)</ul>', page, re.S)
     assert hits and hits.group(1) is None, "the page suggestions stayed hidden"
     assert f'href="{link}"' in hits.group(2)
 
 
-def test_copy_buttons_appear_with_script(site, profile):
-    dom = chromium(
-        (site / page_of(BY_KEY["kv-dtype-backend"])).as_uri(), "--dump-dom", profile=profile
-    )
-    buttons = re.findall(r"<button[^>]*class=\"copy\"[^>]*>", dom)
+def test_copy_buttons_appear_with_script(site, browser):
+    page = dom(browser, (site / page_of(BY_KEY["kv-dtype-backend"])).as_uri())
+    buttons = re.findall(r"<button[^>]*class=\"copy\"[^>]*>", page)
     assert len(buttons) == 2 and not any("hidden" in b for b in buttons)
 
 
@@ -150,21 +145,17 @@ PAGES = [
 ]
 
 
+DEVICES = {1280: DESKTOP, 390: PHONE}
+
+
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize(("name", "page", "query", "height"), PAGES, ids=[p[0] for p in PAGES])
-def test_screenshots(site, profile, name, page, query, height, width):
+def test_screenshots(site, browser, name, page, query, height, width):
     m = re.search(r"\{(.+)\}", page)
     if m:
         page = page_of(BY_KEY[m.group(1)])
-    _shoot(
-        site / page,
-        query,
-        f"site-{name}-{width}",
-        width,
-        height,
-        dark=name.endswith("dark"),
-        profile=profile,
-    )
+    _shoot(browser, site / page, query, f"site-{name}-{width}", DEVICES[width], height,
+           dark=name.endswith("dark"))  # fmt: skip
 
 
 SHIPPED = [
@@ -187,33 +178,99 @@ SHIPPED = [
 
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize(("name", "page", "query", "height"), SHIPPED, ids=[p[0] for p in SHIPPED])
-def test_screenshots_of_the_shipped_site(shipped_site, profile, name, page, query, height, width):
+def test_screenshots_of_the_shipped_site(shipped_site, browser, name, page, query, height, width):
     assert (shipped_site / page).is_file(), page
-    _shoot(
-        shipped_site / page,
-        query,
-        f"site-{name}-{width}",
-        width,
-        height,
-        dark=False,
-        profile=profile,
-    )
+    _shoot(browser, shipped_site / page, query, f"site-{name}-{width}", DEVICES[width], height,
+           dark=False)  # fmt: skip
 
 
 def _shoot(
-    path: Path, query: str | None, stem: str, width: int, height: int, *, dark: bool, profile: Path
+    browser: Browser,
+    path: Path,
+    query: str | None,
+    stem: str,
+    device: dict,
+    height: int,
+    *,
+    dark: bool,
 ) -> None:
-    url = path.as_uri() + ("?q=" + quote(query) if query else "")
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / f"{stem}.png"
     shot.unlink(missing_ok=True)
-    # Blink's preferredColorScheme 0 is dark: the page follows prefers-color-scheme.
-    scheme = "--blink-settings=preferredColorScheme=" + ("0" if dark else "1")
-    chromium(
-        url, f"--screenshot={shot}", f"--window-size={width},{height}", scheme, profile=profile
-    )
+    browser.open(path.as_uri() + ("?q=" + quote(query) if query else ""), device, dark=dark)
+    browser.screenshot(shot, height)
     assert (
         shot.is_file()
         and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         and shot.stat().st_size > 10_000
     )
+
+
+# ---------------------------------------------------------------- a phone, for real
+
+PHONE_PAGES = ["index.html", "flags/index.html", "flags/kv-cache-dtype.html", "tags/index.html",
+               "releases/index.html", "releases/v0.5.0.html",
+               *(page_of(r) for r in RECORDS)]  # fmt: skip
+SHIPPED_PHONE_PAGES = ["index.html", "flags/index.html", "releases/v0.5.10rc0.html",
+                       "flags/page-size.html", SHIPPED[0][1], SHIPPED[1][1]]  # fmt: skip
+
+
+def _overflow(browser: Browser, url: str) -> dict:
+    browser.open(url, PHONE)
+    got = browser.eval(OVERFLOW_JS)
+    # the emulation took: the layout viewport is the phone's, not headless Chromium's 485 px
+    assert got["viewport"] == PHONE["width"], got
+    return got
+
+
+@pytest.mark.parametrize("page", PHONE_PAGES)
+def test_nothing_is_wider_than_a_phone(site, browser, page):
+    got = _overflow(browser, (site / page).as_uri())
+    assert got["page"] == PHONE["width"] and got["overflow"] == [], got
+
+
+@pytest.mark.parametrize(
+    "query", ["--page-size", "ValueError: --kv-cache-dtype 'fp8_e5m2' is not supported"]
+)
+def test_search_results_fit_a_phone(site, browser, query):
+    got = _overflow(browser, (site / "index.html").as_uri() + "?q=" + quote(query))
+    assert got["page"] == PHONE["width"] and got["overflow"] == [], got
+
+
+@pytest.mark.parametrize("page", SHIPPED_PHONE_PAGES)
+def test_nothing_in_the_shipped_site_is_wider_than_a_phone(shipped_site, browser, page):
+    # its index had rows 448 px wide, cut off: a long flag name stretched the list's one column
+    got = _overflow(browser, (shipped_site / page).as_uri())
+    assert got["page"] == PHONE["width"] and got["overflow"] == [], got
+
+
+FIX_JS = """
+(() => {
+  const ids = [...document.querySelectorAll("main > section")].map((s) => s.id);
+  const fix = document.querySelector("#fix");
+  const title = document.querySelector("h1");
+  return {ids, fix: fix && Math.round(fix.getBoundingClientRect().top + scrollY),
+          title: Math.round(title.getBoundingClientRect().bottom + scrollY), screen: innerHeight};
+})()
+"""
+ORDER = ["fix", "meaning", "why", "flags", "releases"]
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("key", ["page-size-power", "kv-dtype-backend", "chat-template-missing"])
+def test_the_fix_is_the_first_thing_under_the_title(site, browser, key, width):
+    browser.open((site / page_of(BY_KEY[key])).as_uri(), DEVICES[width])
+    got = browser.eval(FIX_JS)
+    assert got["ids"][0] == "fix", got
+    assert [i for i in got["ids"] if i in ORDER] == [i for i in ORDER if i in got["ids"]], got
+    # the fix starts in the upper half of the first screen, right below the title's line
+    assert got["fix"] - got["title"] < 160 and got["fix"] < got["screen"] / 2, got
+    ARTIFACTS.mkdir(exist_ok=True)
+    figure = {"page": key, "width": width, "fixTop": got["fix"], "titleBottom": got["title"]}
+    (ARTIFACTS / f"site-fix-y-{key}-{width}.json").write_text(json.dumps(figure) + "\n")
+
+
+def test_the_shipped_fix_is_the_first_thing_under_the_title(shipped_site, browser):
+    browser.open((shipped_site / SHIPPED[0][1]).as_uri(), PHONE)
+    got = browser.eval(FIX_JS)
+    assert got["ids"][:2] == ["fix", "meaning"] and got["fix"] < got["screen"] / 2, got
