@@ -77,7 +77,8 @@ def decode(value: Any, refs: dict[str, Any]) -> Any:
         if value == "@none":
             return None
         if value.startswith("@arg:"):
-            return stubs.Echo(int(value[5:]))
+            which = value[5:]
+            return stubs.Echo(int(which) if which.isdigit() else which)
         if value in refs:
             return refs[value]
         if value.startswith("@ref:"):

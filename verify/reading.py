@@ -69,6 +69,24 @@ def _function(text: str, function: str | None) -> ast.AST | None:
     return _defs_of(text).get(("", function)) if function else None
 
 
+def validated(text: str, function: str | None) -> dict[str, str]:
+    """A validator of a named field (`@field_validator("numa_bind_nodes")`, a decorator
+    called with the field names): its value parameter -> the first field it validates."""
+    fn = _function(text, function)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    params = [a.arg for a in fn.args.args if a.arg not in ("self", "cls")]
+    for d in fn.decorator_list:
+        names = [
+            a.value
+            for a in getattr(d, "args", ())
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.isidentifier()
+        ]
+        if isinstance(d, ast.Call) and names and params:
+            return {params[0]: names[0]}
+    return {}
+
+
 @functools.lru_cache(maxsize=4096)
 def inline_locals(
     text: str, function: str | None, test: str, line: int, params: tuple[tuple[str, str], ...] = ()

@@ -124,6 +124,8 @@ class Search:
                 self._memo[key] = reading.try_test(text, function, *rest)
             elif what == "text":
                 self._memo[key] = reading.function_text(text, function)
+            elif what == "aliases":
+                self._memo[key] = reading.validated(text, function)
             elif what == "params":
                 sites = reading.call_sites(text, self.args_class, function)
                 if sites:
@@ -258,7 +260,7 @@ class Search:
             change, result = tried[0]
             reason = (
                 f"none of {len(tried)} candidate fixes passed; the first, "
-                f"{describe(change)}, {what_happened(result)}"
+                f"{describe(change)}, {_fell_short(result, expect)}"
             )
         return Found("unverified", reason, before, None, None, self.runs, True, self.platform)
 
@@ -379,6 +381,7 @@ class Search:
         site = f.site
         words = list(self._steps("words", site.file, site.function))
         owners = self._steps("owners", site.file, site.function)
+        aliases = {**self._steps("aliases", site.file, site.function), **self._held_by(f)}
         path: list[str] = []  # the guards so far, each as it holds on the way to the site
         for r in f.readings:
             g = r.guard
@@ -404,6 +407,8 @@ class Search:
                 item["words"] = words  # once per run: the child shares them with every guard
             if owners:
                 item["owners"] = owners  # a word compared with one option is offered it alone
+            if aliases:
+                item["aliases"] = aliases  # a validator's argument is its field's value
             out.append(item)
         if not flip_all:
             # The sibling tests of an if/elif chain that the words leave out (`rule == "tse"`
@@ -458,6 +463,18 @@ class Search:
         if raw is None:
             return None
         return self._steps("inline", file, function, raw, g.line)
+
+    def _held_by(self, f: Facts) -> dict[str, str]:
+        """`self.x` -> the option it is, for a check of a config class whose fields are
+        options of their own (`--speculative-config.x`): what the check's conditions read."""
+        out = {}
+        for r in f.readings:
+            for a in r.atoms:
+                for flag in (a.flag, *a.flags):
+                    decl = self.decls.get(flag or "")
+                    if decl is not None and "." in flag and decl.dest in self.fields:
+                        out[f"self.{flag.rsplit('.', 1)[1]}"] = decl.dest
+        return out
 
     def _item(self, line: int, test: str, want: bool, file: str) -> dict[str, Any]:
         """One watched guard; `vars`: attributes that methods it calls on self read."""
@@ -725,3 +742,14 @@ class Search:
         merged = candidates._unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before)
+
+
+def _fell_short(result: Outcome, expect: Expect) -> str:
+    """What a tried fix did instead of passing, said so that it never reads "passed": a run
+    that went through still reported the message (a notice logs it anyway), or passed only
+    on a model the launch does not have."""
+    if result.status != "passed":
+        return what_happened(result)
+    if passes(result, expect):
+        return "passed only with another model than the launch's"
+    return "still logged this message" if expect.logs else "still reported this error"

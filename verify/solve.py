@@ -52,19 +52,26 @@ def solve(
     near: bool = False,
     keep: Sequence[ast.Expression] = (),
     owners: Mapping[str, Sequence[str]] | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> list[list[list[Any]]]:
     """Assignments [[option, value], ...] under which the guard evaluates to `want`.
 
     scope: the frame's globals and locals (with `self`); fields: attribute -> {"flag",
     "switch", "choices", "int", "list", "item"} for the attributes a launch option sets;
     keep: guards of the path (compiled to hold) that an assignment must not turn around;
-    owners: word -> the attributes the function compares it with (values.owners)."""
+    owners: word -> the attributes the function compares it with (values.owners);
+    aliases: local -> the attribute it holds (a field validator's argument)."""
     obj = scope.get("self")
     has_obj = obj is not None and hasattr(obj, "__dict__")
     found_attrs = [*_self_attrs(tree), *extra]  # extra: what methods the guard calls read
     variables: list[tuple[str, list[Any]]] = []
     constants = _constants(tree, scope, obj if has_obj else None)
     strings = list(dict.fromkeys([*_strings(tree), *words]))  # words: the function's own
+    aliases = aliases or {}
+    for a in found_attrs:  # a config's own field that is an option of its own (`--x-config.a`)
+        key = aliases.get(f"self.{a}")
+        if a not in fields and key in fields:
+            fields = {**fields, a: fields[key]}
     if has_obj:
         for a in dict.fromkeys(found_attrs):
             if a in fields and hasattr(obj, a):
@@ -73,6 +80,14 @@ def solve(
                 variables.append(
                     (a, _domain(getattr(obj, a), fields[a], constants, mine, near, own))
                 )
+    # An option's value held by another object (a config built from the options copies them
+    # by name: `parallel_config.tensor_parallel_size`), or by a local of its name or of a
+    # name the search says stands for it (a validator's `value`): the same option's values.
+    held = _held(tree, scope, fields, aliases)
+    for key, (_, attr, current) in held.items():
+        fields = {**fields, key: fields[attr]}
+        own, mine = _own(tree, attr), _mine(strings, tree, attr, owners)
+        variables.append((key, _domain(current, fields[attr], constants, mine, near, own)))
     action = _action_option(scope, fields)
     if action is not None and _reads(tree, "values"):
         # An argparse Action's __call__: its option's words arrive as `values`, and the
@@ -184,6 +199,8 @@ def _own(tree: ast.AST, attr: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def _flag(name: str, fields: Mapping[str, dict[str, Any]]) -> str:
+    if name.startswith(HELD):
+        return fields[_HOLDERS[name][1]]["flag"]
     return name if name.startswith(ENV) else fields[name]["flag"]
 
 
@@ -200,6 +217,46 @@ def _action_option(
 
 def _reads(tree: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
+
+
+HELD = "held:"  # another object's attribute in a solution's key: "held:parallel_config.tp"
+_HOLDERS: dict[str, tuple[Any, str, Any]] = {}  # the current solve's held keys
+
+
+def _held(
+    tree: ast.AST, scope: dict[str, Any], fields: Mapping[str, Any], aliases: Mapping[str, str]
+) -> dict[str, tuple[Any, str, Any]]:
+    """key -> (holder, attribute, current value) for each option value the guard reads off an
+    object other than `self` (a name or a chain of attributes, never a call) whose own
+    attributes hold it, and LOCAL keys for a local named like an option or aliased to one."""
+    _HOLDERS.clear()
+    out: dict[str, tuple[Any, str, Any]] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id != "self" and n.id in scope:
+            attr = aliases.get(n.id) or (n.id if n.id in fields else "")
+            if attr in fields and plain_value(scope[n.id]):
+                out[LOCAL + n.id] = (None, attr, scope[n.id])
+        if not (isinstance(n, ast.Attribute) and n.attr in fields) or not _chain(n.value):
+            continue
+        if isinstance(n.value, ast.Name) and n.value.id == "self":
+            continue
+        try:
+            holder = eval(compile(ast.Expression(n.value), "<holder>", "eval"), scope)  # noqa: S307
+            own = holder.__dict__
+        except BaseException:  # noqa: BLE001 - no object there, or one without attributes
+            continue
+        if type(holder).__name__ == "Facts" or n.attr not in own or not plain_value(own[n.attr]):
+            continue  # a model profile's object is no option
+        key = f"{HELD}{ast.unparse(n.value)}.{n.attr}"
+        out[key] = _HOLDERS[key] = (holder, n.attr, own[n.attr])
+    return out
+
+
+def _chain(node: ast.AST) -> bool:
+    """`a`, `a.b.c`: read without calling anything."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _self_attrs(tree: ast.AST) -> list[str]:
@@ -255,6 +312,8 @@ def _constants(tree: ast.AST, scope: dict[str, Any], obj: Any) -> list[int]:
             and obj is not None
         ):
             value = obj.__dict__.get(n.attr)
+        if type(value) is float and value.is_integer() and abs(value) < 2**53:
+            value = int(value)  # a length derived as a float (`min(inf, 32768)`)
         if type(value) is int:
             out.append(value)
     return out
@@ -435,6 +494,20 @@ def _value(code: Any, scope: dict[str, Any], obj: Any, changed: dict[str, Any]) 
     """The guard with some attributes (and environment variables) changed in place, then put
     back (cheaper than a copy of an object with hundreds of fields, and methods of the object
     see the change)."""
+    held = {k: v for k, v in changed.items() if k.startswith(HELD)}
+    if held:  # another object's attribute: set on it, the rest as below
+        holder, attr, _ = _HOLDERS[next(iter(held))]
+        key = next(iter(held))
+        saved_held = holder.__dict__.get(attr, _UNSET)
+        holder.__dict__[attr] = held[key]
+        try:
+            rest = {k: v for k, v in changed.items() if k != key}
+            return _value(code, scope, obj, rest)
+        finally:
+            if saved_held is _UNSET:
+                holder.__dict__.pop(attr, None)
+            else:
+                holder.__dict__[attr] = saved_held
     attrs = {k: v for k, v in changed.items() if not k.startswith((ENV, LOCAL))}
     env = {k[len(ENV) :]: v for k, v in changed.items() if k.startswith(ENV)}
     local = {k[len(LOCAL) :]: v for k, v in changed.items() if k.startswith(LOCAL)}

@@ -53,7 +53,7 @@ def answer_for(path: str) -> Any:
         value = lookup(call)
         if value is _MISSING:
             raise Undecidable(f"a call of `{path}`, which the model profile in use does not answer")
-        return _result(value, args)
+        return _result(value, args, kwargs)
 
     return probe
 
@@ -91,16 +91,20 @@ def resolve(value: Any) -> Any:
 
 
 class Echo:
-    """A probe that returns its call's argument (`"@arg:0"`): a check the platform passes
-    through unchanged (`check_max_model_len(n)` returns n)."""
+    """A probe that returns its call's argument (`"@arg:0"`, `"@arg:model"` for a keyword):
+    a check the platform passes through unchanged (`check_max_model_len(n)` returns n)."""
 
-    def __init__(self, index: int) -> None:
-        self.index = index
+    def __init__(self, which: int | str) -> None:
+        self.which = which
 
 
-def _result(value: Any, args: tuple) -> Any:
+def _result(value: Any, args: tuple, kwargs: dict | None = None) -> Any:
     if isinstance(value, Echo):
-        return args[value.index] if len(args) > value.index else None
+        if isinstance(value.which, str):
+            return (kwargs or {}).get(value.which)
+        return args[value.which] if len(args) > value.which else None
+    if isinstance(value, tuple) and any(isinstance(v, Echo) for v in value):
+        return tuple(_result(v, args, kwargs) for v in value)
     return value
 
 
@@ -192,7 +196,7 @@ class Stub:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         path = f"{object.__getattribute__(self, '_path')}()"
         hit = lookup(path)
-        return Stub(path) if hit is _MISSING else _result(hit, args)
+        return Stub(path) if hit is _MISSING else _result(hit, args, kwargs)
 
     def __getitem__(self, key: Any) -> Stub:
         return Stub(f"{object.__getattribute__(self, '_path')}[…]")
@@ -288,7 +292,7 @@ class Facts:
             return value
         if name in self._calls:
             value = resolve(self._calls[name])
-            return lambda *a, **k: _result(value, a)
+            return lambda *a, **k: _result(value, a, k)
         raise MissingFact(self._owner, name)
 
     def __setattr__(self, name: str, value: Any) -> None:

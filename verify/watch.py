@@ -104,6 +104,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             True,
             keep,
             guard.get("owners") or {},
+            guard.get("aliases") or {},
         )
     if guard.get("others") and want is not None and out["value"] == want:
         # Other values under which it still comes out this way (the search's way round a
@@ -118,6 +119,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             False,
             keep,
             guard.get("owners") or {},
+            guard.get("aliases") or {},
         )
     if want is not None and out["value"] is not None and out["value"] != want:
         out["solutions"] = solve.solve(
@@ -130,6 +132,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
             bool(guard.get("near")),
             keep,
             guard.get("owners") or {},
+            guard.get("aliases") or {},
         )
         fields = guard.get("fields", {})
         if not out["solutions"] and solve.exhausted(
