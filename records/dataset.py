@@ -87,8 +87,8 @@ def write_dataset(
     """Write the dataset files into `out_dir` (created if needed), each atomically.
 
     `revision_files`: each revision's file set as (path, blob id), in the order of
-    `revisions`; a release's (a tagged revision's) and the newest revision's are written, so a
-    source fetched later can be checked to be that revision's (verify/release.py).
+    `revisions`; a release's (a tagged commit's) and the newest commit's are written, so a
+    source fetched later can be checked to be that commit's (verify/release.py).
 
     `records` are schema-v2 records (or ready dataset lines); each becomes
     `{"datasetVersion": manifest["datasetVersion"], "record": ...}`. `revisions` are oldest first.
@@ -111,7 +111,7 @@ def write_dataset(
         for i, r in enumerate(revisions)
     ]
     for i, files in enumerate(revision_files):
-        if i < len(rev_rows) and (revisions[i].tags or i == len(rev_rows) - 1):
+        if i < len(rev_rows) and revisions[i].sha and (revisions[i].tags or i == len(rev_rows) - 1):
             rev_rows[i]["files"] = dict(sorted(files))
     ord_of = {r.sha: i for i, r in enumerate(revisions)}
     occ = sorted(
