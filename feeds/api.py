@@ -12,6 +12,7 @@
     GET  /versions           the releases (and revisions) the catalog holds; ?project=
     GET  /healthz
     GET  /openapi.json
+    GET  /docs               the same document as a reference page (HTML, no script, no CDN)
 
 Lists are pages: `limit` (default 5 for explain, 20 for search) matches from `offset`, with
 `total`. Cross-origin calls (a docs-site widget) are refused unless `kverr serve
@@ -59,6 +60,7 @@ from importlib import resources
 from typing import Any
 
 from kverr.catalog import matcher
+from kverr.feeds import apidocs
 from kverr.feeds.server import Slots, client_of
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -667,6 +669,7 @@ class Api:
                 "records": self.count,
                 "endpoints": ENDPOINTS,
                 "openapi": "/openapi.json",
+                "docs": "/docs",
             }
         )
 
@@ -725,6 +728,9 @@ class Api:
     async def openapi(self, request: Request) -> Response:
         return Response(OPENAPI, media_type="application/json", headers=_HEADERS)
 
+    async def docs(self, request: Request) -> Response:
+        return Response(DOCS_HTML, media_type="text/html", headers=DOCS_HEADERS)
+
 
 def _etags(header: str) -> set[str]:
     """The entity tags of an If-None-Match header (weak ones compare equal, RFC 9110 §13.1.2)."""
@@ -749,6 +755,12 @@ def openapi_document() -> dict:
 
 
 OPENAPI = json.dumps(openapi_document(), indent=1, ensure_ascii=False)
+DOCS_HTML = apidocs.render(json.loads(OPENAPI))
+# the page needs nothing but its own inline style: a policy that allows nothing else
+DOCS_HEADERS = {
+    **_HEADERS,
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+}
 # GET /: each endpoint and its summary, from the OpenAPI document (one source for both).
 ENDPOINTS = [
     {"method": method.upper(), "path": path, "summary": op.get("summary", "")}
@@ -760,13 +772,17 @@ ENDPOINTS = [
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     status = getattr(exc, "status_code", 400)
     detail = getattr(exc, "detail", "")
+    headers = dict(getattr(exc, "headers", None) or {})
+    if "Allow" in headers:  # (Starlette lists a route's methods in set order: one order here)
+        headers["Allow"] = ", ".join(sorted(headers["Allow"].split(", ")))
     if not isinstance(exc, ApiError):
         # Starlette's own 404/405 carry bare phrases; say what exists instead.
         detail = {
-            404: f"No such endpoint {request.url.path!r}; see /openapi.json for the API.",
-            405: f"{request.method} is not allowed on {request.url.path!r}; see /openapi.json.",
+            404: f"No such endpoint {request.url.path!r}; see /docs (or /openapi.json) for the API.",
+            405: f"{request.method} is not allowed on {request.url.path!r}; use "
+            f"{headers.get('Allow', 'another method')} (see /docs).",
         }.get(status, detail)
-    return _json({"error": detail, "status": status}, status, getattr(exc, "headers", None))
+    return _json({"error": detail, "status": status}, status, headers)
 
 
 async def _kverr_error(request: Request, exc: Exception) -> JSONResponse:
@@ -828,6 +844,7 @@ def create_app(
         Route("/versions", api.guarded(api.versions), methods=["GET"]),
         Route("/healthz", api.healthz, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
+        Route("/docs", api.docs, methods=["GET"]),
     ]
     handlers = {
         HTTPException: _http_error,

@@ -5,7 +5,9 @@ explain, ETag and immutable caching, one name for the releases list, and GET /."
 from __future__ import annotations
 
 import contextlib
+import html
 import json
+import re
 import threading
 import time
 from importlib import resources
@@ -293,3 +295,38 @@ def test_releases_is_one_name_everywhere(client):
     assert match["releases"] == record["releases"] == found["releases"] == ["v0.5.0", "c3c3c3c3c3"]
     schema = client.get("/openapi.json").json()["components"]["schemas"]
     assert schema["Match"]["properties"]["releases"] == {"$ref": "#/components/schemas/Releases"}
+
+
+# ---------------------------------------------------------------- /docs and 405
+
+
+def test_docs_is_the_openapi_document_as_a_page(client):
+    r = client.get("/docs")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    # nothing from elsewhere, nothing to run: the page is its own inline style
+    assert r.headers["content-security-policy"] == "default-src 'none'; style-src 'unsafe-inline'"
+    page = r.text
+    assert "<script" not in page and not re.search(r'\b(src|href)="(https?:)?//', page)
+    doc = client.get("/openapi.json").json()
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            anchor = method + "-" + re.sub(r"[^A-Za-z0-9]", "-", path).strip("-")
+            assert f'<section id="{anchor}">' in page and f'href="#{anchor}"' in page, path
+            assert html.escape(op["summary"], quote=True) in page
+    for name in doc["components"]["schemas"]:
+        assert f'id="schema-{name}"' in page
+    # parameters with their bounds, references as links
+    assert "<code>limit</code>" in page and "integer 1..50" in page
+    assert '<a href="#schema-Page">Page</a>' in page
+    assert client.get("/").json()["docs"] == "/docs"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [("POST", "/search", "GET, HEAD"), ("GET", "/explain", "POST"), ("DELETE", "/docs", "GET, HEAD"),
+     ("PUT", "/errors/" + "a" * 16, "GET, HEAD")],
+)  # fmt: skip
+def test_wrong_method_names_the_allowed_ones(client, method, path, allow):
+    r = client.request(method, path)
+    assert r.status_code == 405 and r.headers["allow"] == allow
+    assert r.json()["error"] == f"{method} is not allowed on {path!r}; use {allow} (see /docs)."
