@@ -14,7 +14,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -142,6 +143,8 @@ class Index:
         self.forms = forms or normalize.NO_FORMS
         self.multi = len(set(self.project)) > 1
         self._places: dict[int, tuple[str, int]] | None = None
+        self._snapshots: set[int] | None = None  # ords of revisions without a sha
+        self._in_commit: dict[int, bool] = {}  # record -> some commit holds it (`in_commits`)
         self.terms: dict[str, tuple] | None = None  # term -> its `terms` row, after warm()
         self._prefilter: prefilter.Prefilter | None = None
 
@@ -158,6 +161,30 @@ class Index:
             rows = self.con.execute("SELECT id, file, line FROM records").fetchall()
             self._places = {self.pos[r]: (f or "", n or 0) for r, f, n in rows if r in self.pos}
         return self._places.get(i, ("", 0))
+
+    def in_commits(self, indexes: Iterable[int]) -> set[int]:
+        """Those of records `indexes` that some commit holds, not only a snapshot of files from
+        disk (revisions without a sha): read per record on first use, only for records that
+        tie for a paste."""
+        if self._snapshots is None:
+            rows = self.con.execute("SELECT ord FROM revisions WHERE sha IS NULL").fetchall()
+            self._snapshots = {o for (o,) in rows}
+        todo = sorted({i for i in indexes if i not in self._in_commit})
+        if todo:
+            marks = ", ".join("?" * len(todo))
+            rows = self.con.execute(
+                f"SELECT id, from_ord, to_ord FROM occurrences WHERE id IN ({marks})",
+                [self.ids[i] for i in todo],
+            ).fetchall()
+            found = dict.fromkeys(todo, False)
+            snap = self._snapshots
+            for rid, a, b in rows:
+                # ords are consecutive within a project: a span holds a commit unless every
+                # revision in it is a snapshot
+                if a is not None and b is not None and sum(a <= o <= b for o in snap) <= b - a:
+                    found[self.pos[rid]] = True
+            self._in_commit.update(found)  # whole, for a server's other threads
+        return {i for i in indexes if self._in_commit.get(i)}
 
     def head(self, i: int) -> str:
         """What every cut message judged against record `i` shows (prefilter.head)."""
@@ -680,14 +707,17 @@ def fuzzy_hits(
 
 
 def _paragraphs(numbered: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """Runs of lines between blank and fence lines (a fence frames a message, it is never part
+    of one), at most PARAGRAPH_LINES each."""
     out, cur = [], []
     for no, text in numbered:
-        if text.strip() and len(cur) < PARAGRAPH_LINES:
+        part = bool(text.strip()) and not normalize.is_fence(text)
+        if part and len(cur) < PARAGRAPH_LINES:
             cur.append((no, text))
             continue
         if cur:
             out.append(cur)
-        cur = [(no, text)] if text.strip() else []
+        cur = [(no, text)] if part else []
     if cur:
         out.append(cur)
     return out
@@ -726,29 +756,78 @@ def uncut_fallbacks(idx: Index, numbered: list[tuple[int, str]], allowed) -> lis
     an ellipsis is still a prefix, and word order tells `--a requires --b` from `--b requires
     --a` where a bag of words cannot, so it is tried before fuzzy, which only guesses."""
     paragraphs = [[(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered)]
-    pieces = [(no, t) for no, t in numbered if t.strip()]
+    # (text, its lines' numbers, where each line starts in it)
+    pieces = [(t, (no,), (0,)) for p in paragraphs for no, t in p]
     pieces += [
-        (p[0][0], j)
+        (j, tuple(no for no, _ in p), offsets)
         for p in paragraphs
         if len(p) > 1
-        for j, _ in normalize.joins([t for _, t in p])
+        for j, offsets in normalize.joins([t for _, t in p])
     ]
     tail = pieces[:60][-20:]
     ranked: dict = {}  # each piece is ranked once for both
-    cut = [
-        h
-        for no, t in tail
-        for h in partial_hits(idx, t, no, allowed=allowed, implicit=True, ranked=ranked)
-    ]
+    cut = []
+    for t, nos, offsets in tail:
+        for h in partial_hits(idx, t, nos[0], allowed=allowed, implicit=True, ranked=ranked):
+            h.line = nos[line_of(offsets, cut_start(idx, h.index, t))]
+            cut.append(h)
     return cut or [
-        h for no, t in tail for h in fuzzy_hits(idx, t, no, allowed=allowed, ranked=ranked)
+        h for t, nos, _ in tail for h in fuzzy_hits(idx, t, nos[0], allowed=allowed, ranked=ranked)
     ]
 
 
-def merge(idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint] | None = None) -> list[Hit]:
+def line_of(offsets: Sequence[int], at: int) -> int:
+    """Which line of a joined reading (`offsets`: where each line starts) holds offset `at`."""
+    return max(bisect.bisect_right(offsets, at) - 1, 0)
+
+
+def cut_start(idx: Index, i: int, text: str) -> int:
+    """Where record `i`'s message begins in `text`, which shows it cut short (partial_hits):
+    at its first literal words, or where a cut inside them begins. A message that opens with
+    a value begins at those words too: the value's start is not known, and the words are
+    what the text shows of the message."""
+    try:
+        run = patterns.shape(idx.pattern[i]).runs[0]
+    except (re.error, RecursionError, OverflowError, IndexError):
+        return 0
+    body = normalize.truncated(text) or text.rstrip()
+    j = body.find(run)
+    if j < 0:  # cut inside its first words: the text ends with their beginning
+        j = len(body) - (_cut_inside(run, body) or 0)
+    return j
+
+
+def match_start(idx: Index, h: Hit, offsets: Sequence[int]) -> int:
+    """The line of a joined reading (`offsets`: where each line starts) where a pattern hit's
+    message starts: the match's, except for a message that opens with a value
+    (`{path} is not found.`), whose lazy wildcard starts at the leftmost place it can and so
+    reads back over the lines before (a fence, a line of prose, the log line before): then
+    the line of its first literal words, or the line before when those words open their line
+    (the value ended the line before)."""
+    first = line_of(offsets, h.span[1])
+    try:
+        sh = patterns.shape(idx.pattern[h.index])
+    except (re.error, RecursionError, OverflowError):
+        return first
+    if not sh.runs or sh.gaps[0] != "var":
+        return first
+    at = h.span[1] + max(h.text.find(sh.runs[0]), 0)
+    words = line_of(offsets, at)
+    if words > first and at == offsets[words]:
+        words -= 1
+    return max(first, words)
+
+
+def merge(
+    idx: Index,
+    hits: list[Hit],
+    hints: dict[int, normalize.Hint] | None = None,
+    frames: dict[int, tuple[str, int]] | None = None,
+) -> list[Hit]:
     """One hit per record: the best score, values from the pattern hit, the earliest line.
     Records that tie (one message raised at several sites) are told apart by the place the
-    logger printed (`[arg_utils.py:123]`), when the line carried it."""
+    input names for the line: the logger's (`[arg_utils.py:123]`, `hints`) or the innermost
+    frame of the traceback the line is in (`frames`: line -> (file, line))."""
     best: dict[int, Hit] = {}
     for h in hits:
         old = best.get(h.index)
@@ -767,11 +846,21 @@ def merge(idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint] | None =
             top.line = other.line
         best[h.index] = top
     out = [h for h in best.values() if h.score >= MIN_SCORE]
-    # ties: the record still present in the newest revision first (what a user most likely runs)
+
+    def key(h: Hit) -> tuple:
+        return (-h.score, _distance(idx, h, hints, frames))
+
+    # ties: the site the input names first; then a record some commit holds before one that
+    # only a snapshot of files from disk has (a seed module laid over a release); then the
+    # record still present in the newest revision (what a user most likely runs)
+    keys = [key(h) for h in out]
+    counts = Counter(keys)
+    tied = [h.index for h, k in zip(out, keys, strict=True) if counts[k] > 1]
+    real = idx.in_commits(tied) if tied else set()
     out.sort(
         key=lambda h: (
-            -h.score,
-            _distance(idx, h, hints),
+            *key(h),
+            h.index not in real,
             -idx.last_ord[h.index],
             SEVERITY_RANK.get(idx.severity[h.index], 9),
             h.line or 0,
@@ -780,16 +869,49 @@ def merge(idx: Index, hits: list[Hit], hints: dict[int, normalize.Hint] | None =
     return out
 
 
-def _distance(idx: Index, h: Hit, hints: dict[int, normalize.Hint] | None) -> tuple[int, int]:
-    """How far the record's site is from where the log line says it was printed: (0, lines
-    apart) in the file the logger named, (1, 0) elsewhere or when the line named no file."""
-    hint = hints.get(h.line) if hints and h.line is not None else None
-    if hint is None or not hint.file:
+def one_per_line(idx: Index, hits: list[Hit]) -> list[Hit]:
+    """A paste's answers, best first, with a second answer only from another line of the
+    input: on a line a better hit explains, a hit of another message (a traceback frame naming
+    another check of the same function, an older wording of the check a cut leaves, a weaker
+    fuzzy reading) is no answer. Records sharing the message (one text raised at several
+    sites) all stay, and so do two whole messages printed on one line. A frame hit's line is
+    its whole traceback."""
+    kept: list[Hit] = []
+    for h in hits:
+        lo, hi = (h.span[1], h.span[2]) if h.how == "traceback" and h.span else (h.line, h.line)
+        if lo is not None and any(
+            k.line is not None
+            and lo <= k.line <= hi
+            and idx.pattern[k.index] != idx.pattern[h.index]
+            and not (k.how == h.how == "pattern")
+            for k in kept
+        ):
+            continue
+        kept.append(h)
+    return kept
+
+
+def _distance(
+    idx: Index,
+    h: Hit,
+    hints: dict[int, normalize.Hint] | None,
+    frames: dict[int, tuple[str, int]] | None = None,
+) -> tuple[int, int]:
+    """How far the record's site is from where the input says the message was raised: the
+    file and line the logger printed, else the innermost frame of the line's traceback.
+    (0, lines apart) in that file, (1, 0) elsewhere or when nothing names a place."""
+    if h.line is None:
         return (1, 0)
-    file, line = idx.place(h.index)
-    if not same_file(hint.file, file):
-        return (1, 0)
-    return (0, abs((hint.line or 0) - line))
+    hint = hints.get(h.line) if hints else None
+    file, line = idx.place(h.index) if hint is not None and hint.file else ("", 0)
+    if hint is not None and hint.file and same_file(hint.file, file):
+        return (0, abs((hint.line or 0) - line))
+    frame = frames.get(h.line) if frames else None
+    if frame is not None:
+        file, line = idx.place(h.index)
+        if _same_file(frame[0], file):
+            return (0, abs(frame[1] - line))
+    return (1, 0)
 
 
 def same_file(logged: str, path: str) -> bool:

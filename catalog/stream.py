@@ -76,6 +76,8 @@ class Scanner:
         self.cut_verdicts = _Memo()  # text -> (cut, no head shown)
         self.one_line = _Memo()  # text -> (hits, cut seen)
         self.hint_lines: dict[int, str] = {}  # a paste's: line number -> raw line, if it hit
+        # a paste's: line number -> (file, line) of the innermost frame of its traceback
+        self.frames: dict[int, tuple[str, int]] = {}
         self.joined: dict[str, list[Hit]] = {}  # a paste's: joined text -> its pattern hits
         self.last_joined: tuple[str | None, list[Hit]] = (None, [])  # a log's last one
         self.total = 0
@@ -112,7 +114,7 @@ class Scanner:
                 self.head.extend(head.split("\n"))
                 if len(self.head) > matcher.PASTE_LINES or self.chars > matcher.PASTE_CHARS:
                     self.head = None  # a log: nothing of it is kept whole
-                    self.joined = {}
+                    self.joined, self.frames = {}, {}
             block = text if isinstance(text, bytes) else text.encode("utf-8", errors)
             pf = self.idx.prefilter
             found = pf.marked(block, n, errors, log=self.head is None)
@@ -347,7 +349,7 @@ class Scanner:
                     # a message one line already shows, read again with its neighbours
                     if any((h.index, numbered[k][0]) in on_line for k in range(first, last + 1)):
                         continue
-                    h.line = numbered[first][0]
+                    h.line = numbered[matcher.match_start(self.idx, h, offsets)][0]
                     hits.append(h)
             hits = matcher._drop_contained(hits)
         seen = {h.line for h in hits}
@@ -359,10 +361,11 @@ class Scanner:
             if normalize.truncated(line) is None:
                 continue
             self.cut_seen = True
-            hits += self._partial(line, no)
+            hits += self._partial(line, (no,))
             if k > start:  # a cut message wrapped over the lines before: judged as they read joined
-                for joined, _ in normalize.joins(texts[start : k + 1]):
-                    hits += self._partial(joined, numbered[start][0])
+                nos = tuple(n for n, _ in numbered[start : k + 1])
+                for joined, offsets in normalize.joins(texts[start : k + 1]):
+                    hits += self._partial(joined, nos, offsets)
             # A line cut with "..." ends its message, so the next cut line's message begins
             # after it; joining from the unit's start instead made a unit of cut lines cost
             # the square of its length.
@@ -393,7 +396,13 @@ class Scanner:
             h.span = (variant, *h.span[1:])
         return out
 
-    def _partial(self, text: str, no: int) -> list[Hit]:
+    def _partial(
+        self, text: str, nos: tuple[int, ...], offsets: tuple[int, ...] = (0,)
+    ) -> list[Hit]:
+        """The records `text` shows cut short; `text` reads lines `nos` joined (`offsets`: where
+        each starts in it). Each hit is at the line its message starts on (never the log line
+        or the prose before it), and its text is the message from that line on: the same cut
+        read alone and read joined with the line before is one answer."""
         body = normalize.truncated(text)
         if body is None or not self.idx.prefilter.may_be_cut(body[-matcher.PARTIAL_CHARS :]):
             return []
@@ -403,10 +412,14 @@ class Scanner:
             if len(self.partials) >= PARTIAL_MEMO:
                 self.partials.clear()
             self.partials[text] = found
-        body = normalize.truncated(text) or ""
-        return [
-            Hit(h.index, h.score, h.how, no, dict(h.values), h.span, h.covered, body) for h in found
-        ]
+        out = []
+        for h in found:
+            k = matcher.line_of(offsets, matcher.cut_start(self.idx, h.index, text))
+            at = nos[k], body[offsets[k] :]
+            out.append(
+                Hit(h.index, h.score, h.how, at[0], dict(h.values), h.span, h.covered, at[1])
+            )
+        return out
 
     def _keep(self, hits: list[Hit]) -> None:
         """Keep a unit's hits: all of them while the input may be a paste (bounded by its
@@ -449,11 +462,17 @@ class Scanner:
             )
             self.tb.append(text[: matcher.TRACEBACK_LINE_CHARS])
             if len(self.tb) > 1 and (_ends(text) or len(self.tb) >= TRACEBACK_LINES):
+                tbs = normalize.parse_tracebacks(self.tb)
                 found = [
                     h
-                    for tb in normalize.parse_tracebacks(self.tb)
+                    for tb in tbs
                     for h in matcher.frame_hits(self.idx, tb, i + 1, allowed=self.allowed)
                 ]
+                if self.head is not None:  # a paste: its lines name the place they were raised
+                    first = i + 1 - len(self.tb)  # the 0-based index of self.tb[0]
+                    for tb in tbs:
+                        for no in range(first + tb.start + 1, first + tb.exc_index + 2):
+                            self.frames[no] = (tb.file, tb.line)
                 for h in found:  # where the traceback was, to meet its message's own hit
                     h.span = (-1, i + 2 - len(self.tb), i + 1)
                 if found:
@@ -490,7 +509,7 @@ class Scanner:
         if 1 < len(numbered) <= matcher.WHOLE_LINES and len(whole) > 1:
             for variant, (joined, offsets) in enumerate(normalize.joins([t for _, t in whole]), 1):
                 for h in self._joined_hits(joined, variant + 8):
-                    h.line = whole[bisect.bisect_right(offsets, h.span[1]) - 1][0]
+                    h.line = whole[matcher.match_start(idx, h, offsets)][0]
                     hits.append(h)
             # (a cut message's text is its prefix: it explains no line by literal words)
             cut = [h for h in hits if h.how == "partial"]
@@ -498,7 +517,7 @@ class Scanner:
         exact = [h for h in hits if h.how != "partial"]
         if not exact and not self.cut_seen:
             hits = matcher.uncut_fallbacks(idx, numbered, allowed)
-        return matcher.merge(idx, hits, hints)
+        return matcher.one_per_line(idx, matcher.merge(idx, hits, hints, self.frames))
 
     def is_paste(self) -> bool:
         return self.head is not None

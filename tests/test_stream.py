@@ -54,6 +54,14 @@ LINE_CASES = [
     ("wrapped", ["", "", *wrap_words("ValueError: " + LONG, 50).split("\n")], OFFLOAD_STREAM, 3),
     ("wrapped after a log line", [PREFIX + "Load weight begin.", PREFIX + wrap(LONG, 70)], OFFLOAD_STREAM, 2),
     ("inside a traceback", ["```", *TRACEBACK_MESSAGE.split("\n"), "```"], SPEC, 7),
+    ("cut after a log line", [PREFIX + "Load weight begin.", LONG[:60] + "…"], OFFLOAD_STREAM, 2),
+    ("cut after a log line, with its class", [PREFIX + "Load weight begin.", "ValueError: " + LONG[:60] + "..."], OFFLOAD_STREAM, 2),
+    ("cut after prose", ["It stops with", LONG[:60] + "…"], OFFLOAD_STREAM, 2),
+    ("cut after a fence", ["Here:", "```", "ValueError: " + LONG[:60] + "…", "```"], OFFLOAD_STREAM, 3),
+    ("cut and wrapped after prose", ["It stops with", "ValueError: " + LONG[:40], LONG[40:70] + "…"], OFFLOAD_STREAM, 2),
+    ("a value opens it, wrapped after prose", ["Launch failed:", "yarn2 is not a known", "rope scaling type."], ROPE, 2),
+    ("a value opens it, wrapped after a fence", ["```", "ValueError: yarn2 is not a known", "rope scaling type.", "```"], ROPE, 2),
+    ("a value opens it, wrapped after a log line", [PREFIX + "Load weight begin.", "yarn2 is not a", "known rope scaling type."], ROPE, 2),
 ]  # fmt: skip
 
 
@@ -77,6 +85,26 @@ def test_line_is_where_the_message_starts(rope_cat, case):
     log = [*head, *lines, *tail]
     hits = [(m.record["id"], m.line) for m in rope_cat.scan(log) if m.record["id"] == rid]
     assert hits == [(rid, len(head) + line)]
+
+
+EDITED = LONG.replace("on device", "on the device")
+# A paste's own fallbacks (a log answers none of these): a message that stops short with no
+# cut mark, and one whose wording was edited since (fuzzy), read alone and with its paragraph
+PASTE_LINE_CASES = [
+    ("stopped short after a fence", ["```", "ValueError: " + LONG[:70], "```"], OFFLOAD_STREAM, 2),
+    ("stopped short after prose", ["It stops with", "ValueError: " + LONG[:70]], OFFLOAD_STREAM, 2),
+    ("stopped short, wrapped, after prose", ["It stops with", "ValueError: " + LONG[:45], LONG[45:70]], OFFLOAD_STREAM, 2),
+    ("edited wording after a fence", ["Here:", "```", "ValueError: " + EDITED, "```"], OFFLOAD_STREAM, 3),
+    ("edited wording, wrapped, after a fence", ["```", "ValueError: " + EDITED[:60], EDITED[60:], "```"], OFFLOAD_STREAM, 2),
+    ("stopped short, wrapped, after a fence", ["```", "ValueError: " + LONG[:45], LONG[45:70], "```"], OFFLOAD_STREAM, 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in PASTE_LINE_CASES])
+def test_a_paste_fallback_is_at_the_line_its_message_starts(rope_cat, case):
+    _, lines, rid, line = next(c for c in PASTE_LINE_CASES if c[0] == case)
+    found = [(m.record["id"], m.line) for m in rope_cat.explain("\n".join(lines))]
+    assert found and found[0] == (rid, line), found
 
 
 def test_line_in_the_middle_of_a_100k_line_log(cat):
