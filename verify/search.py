@@ -83,6 +83,7 @@ class Search:
         args_class: str = "",
         models: Sequence[str] | Mapping[str, Mapping[str, Any]] = (),
         differs: Mapping[str, Sequence[str]] | None = None,
+        ways_in: Callable[[str, str | None], list[tuple[str, int, str, bool]]] | None = None,
     ) -> None:
         # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
         self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
@@ -106,6 +107,9 @@ class Search:
         self.runs = 0  # runs of the check the current search spent (find() starts it anew)
         self._site = 0  # which call site of the record's function the search goes through
         self.attrs = {d.dest: name for name, d in self.decls.items()}
+        # (file, function) -> tests of the validation steps that decide whether a step
+        # reaching the function builds anything (`XConfig(...) if self.enable_x else None`)
+        self.ways_in = ways_in or (lambda file, function: [])
 
     def _steps(self, what: str, file: str, function: str | None, *rest: Any) -> Any:
         """reading.<what> over the file's source, memoised per function."""
@@ -421,6 +425,10 @@ class Search:
                     test = self._steps("inline", site.file, site.function, g.test, g.line)
                     out.append(self._item(g.line, test, g.holds, site.file))
                     seen.add(g.line)
+            main = self.ways_in(site.file, site.function)
+            for phase, line, test, want in main:  # the steps' own way to the function
+                item = self._item(line, test, want, site.file)
+                out.append(dict(item, function=phase, vars=[]))
             caller, readings = self.callers(f)
             for r in readings:
                 test = self._steps("inline", site.file, caller, r.guard.test, r.guard.line)

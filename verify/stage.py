@@ -26,7 +26,7 @@ from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
 from kverr.records.knowledge.notices import NOTHING
 from kverr.records.pattern import pattern_for
-from kverr.verify import reading, values
+from kverr.verify import reading, steps, values
 from kverr.verify.configfile import ConfigSearch
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.judge import Expect
@@ -296,6 +296,25 @@ class Bench:
 
     def __post_init__(self) -> None:
         self._by_line = _by_line(self.sites, self.facts)
+        self._plan: tuple[Any, dict[str, Any]] | None = None
+
+    def ways_in(self, file: str, function: str | None) -> list[tuple[str, int, str, bool]]:
+        """The tests of the validation steps that decide whether a step reaching the function
+        builds anything (steps.ways_in), from the revision's own plan of its steps."""
+        if not function:
+            return []
+        if self._plan is None:
+            spec = self.session.spec
+            loaded = [p for p in self.info.get("loaded", {}).values() if p in self.texts]
+            trees = {p: ast.parse(self.texts[p]) for p in loaded}
+            plan = steps.plan_steps(
+                {p: self.texts[p] for p in loaded}, spec.main_path, spec.args_class,
+                spec.phases, trees, follow=spec.follow, validators=spec.validators,
+                add_args=spec.add_args,
+            ) if spec.main_path in trees else None  # fmt: skip
+            self._plan = (plan, trees)
+        plan, trees = self._plan
+        return steps.ways_in(plan, trees, (file, function)) if plan is not None else []
 
     def runner(self, platform: str | None = None, worker: int = 0) -> Callable[..., Outcome]:
         return runner_for(
@@ -320,6 +339,7 @@ class Bench:
                 if name != session.spec.default_model
             },
             session.spec.differences(session.platform),
+            self.ways_in,
         )
 
 

@@ -243,3 +243,46 @@ def _closure(start: set[Node], graph: Mapping[Node, set[Node]]) -> frozenset[Nod
                 seen.add(nxt)
                 todo.append(nxt)
     return frozenset(seen)
+
+
+def ways_in(
+    plan: StepPlan, trees: Mapping[str, ast.Module], node: Node
+) -> list[tuple[str, int, str, bool]]:
+    """The tests inside the steps that may reach `node` that decide whether the step builds
+    or calls anything at all (`LoRAConfig(...) if self.enable_lora else None`, `if
+    self.speculative_config is None: return None` in a helper the step calls is not seen):
+    (phase method, line, test, the truth value that takes the branch with the call), for the
+    tests that read the args object (`self.x`). The search watches them where they run."""
+    out: list[tuple[str, int, str, bool]] = []
+    main = trees.get(plan.main_file)
+    if main is None:
+        return out
+    stmts = {
+        (n.lineno, item.name): n
+        for cls in main.body
+        if isinstance(cls, ast.ClassDef) and cls.name == plan.args_class
+        for item in cls.body
+        if isinstance(item, ast.FunctionDef)
+        for n in item.body
+    }
+    for step, reach in zip(plan.steps, plan.reach, strict=True):
+        stmt = stmts.get((step.line, step.phase))
+        if stmt is None or not _within(node, reach):
+            continue
+        for sub in ast.walk(stmt):
+            if not isinstance(sub, (ast.If, ast.IfExp)):
+                continue
+            body = sub.body if isinstance(sub, ast.IfExp) else ast.Module(sub.body, [])
+            orelse = sub.orelse if isinstance(sub, ast.IfExp) else ast.Module(sub.orelse, [])
+            test = ast.unparse(sub.test)
+            if "self." not in test:
+                continue
+            if _calls(body):
+                out.append((f"{plan.args_class}.{step.phase}", sub.test.lineno, test, True))
+            elif _calls(orelse):
+                out.append((f"{plan.args_class}.{step.phase}", sub.test.lineno, test, False))
+    return out
+
+
+def _calls(node: ast.AST | None) -> bool:
+    return node is not None and any(isinstance(n, ast.Call) for n in ast.walk(node))
