@@ -43,6 +43,7 @@ import difflib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -135,30 +136,34 @@ def environment(tmp: Path, passed: dict[str, str]) -> dict[str, str]:
 
 def run(command: str, env: dict[str, str], cwd: Path, tmp: Path) -> tuple[str, str | None]:
     """The text a command prints, normalised, and why it is unusable (None when it is fine)."""
-    try:
-        done = subprocess.run(
-            ["bash", "-c", command],
-            env=env,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,  # `kverr explain` with no text would wait for stdin
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="backslashreplace",
-            timeout=TIMEOUT,
-        )
-    except subprocess.TimeoutExpired:
-        return "", f"did not finish in {TIMEOUT} s"
-    text = done.stdout + done.stderr
+    with subprocess.Popen(
+        ["bash", "-c", command],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,  # `kverr explain` with no text would wait for stdin
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        errors="backslashreplace",
+        start_new_session=True,  # a command past its time is stopped with all it started
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return "", f"did not finish in {TIMEOUT} s"
+    text = stdout + stderr
     text = (
         text.replace(f"{cwd}/", "").replace(env["HOME"], "~").replace(str(tmp), "/tmp/kverr-docs")
     )
     for pattern, replacement in NORMALISE:
         text = pattern.sub(replacement, text)
     text = "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
-    if done.returncode >= 2 or "Traceback (most recent call last)" in done.stderr:
+    if proc.returncode >= 2 or "Traceback (most recent call last)" in stderr:
         last = text.splitlines()[-1] if text else "(no output)"
-        return text, f"exited {done.returncode}: {last}"
+        return text, f"exited {proc.returncode}: {last}"
     return text, None
 
 
@@ -223,7 +228,10 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text("\n".join(lines), encoding="utf-8")
 
     for where, block, new in stale:
-        print(f"{where}: stale output of `{block.commands[0]}`")
+        more = len(block.commands) - 1
+        print(
+            f"{where}: stale output of `{block.commands[0]}`" + (f" (+{more} more)" if more else "")
+        )
         if args.check:
             diff = difflib.unified_diff(block.old.splitlines(), new.splitlines(), lineterm="", n=1)
             print("\n".join(f"    {d}" for d in list(diff)[2:42]))

@@ -170,7 +170,7 @@ def test_render_docs_check_lists_stale_blocks_and_render_fixes_them(tmp_path):
     check = _render(tmp_path, "--check")
     assert check.returncode == 1, check.stdout + check.stderr
     assert f"{doc}:3: stale output of `echo one" in check.stdout
-    assert f"{doc}:9: stale output of `printf" in check.stdout
+    assert f"{doc}:9: stale output of `printf 'a  \\nb\\n'` (+1 more)" in check.stdout
     assert doc.read_text(encoding="utf-8") == DOC  # --check changes nothing
     # No clone here: that block is named, with why, in one line; the others are still checked.
     (unchecked,) = [ln for ln in check.stdout.splitlines() if ln.startswith("not checked")]
