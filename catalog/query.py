@@ -110,3 +110,46 @@ def search_query(
         return {"flag": name}, matches, total
     matches, total = cat.search_page(words, **page)
     return {"query": words}, matches, total
+
+
+COMPLETIONS = 50  # values a shell's Tab is offered at most
+
+
+def completions(
+    cat: Catalog, kind: str, prefix: str, *, project: str | None = None
+) -> list[tuple[str, str]]:
+    """(value, help) pairs for a shell's Tab: `release` (tags and snapshot labels, newest
+    first; typed as digits, `0.5.9` as __version__ prints it), `project`, `flag` and `key`
+    (record ids, or slugs once the prefix is not hex) that start with `prefix`."""
+    if kind == "project":
+        found = [(p["name"], p.get("product") or "") for p in cat.projects]
+    elif kind == "release":
+        revs = cat.revisions(
+            project=project if project in {p["name"] for p in cat.projects} else None
+        )
+        bare = prefix[:1].isdigit()  # `0.5` completes to the tags' own spelling without the v
+        found = [
+            (
+                t[1:] if bare and t[:1] in "vV" else t,
+                f"{r.get('project', '')} {(r.get('date') or '')[:10]}".strip(),
+            )
+            for r in reversed(revs)
+            for t in r.get("tags") or []
+        ]
+    elif kind == "flag":
+        found = [(f["name"], (f.get("help") or "")[:60]) for f in cat.flags(project=None)]
+        if not prefix.startswith("-"):  # `max-mo` completes as the option's own name
+            found = [(n.lstrip("-"), h) for n, h in found]
+    elif kind == "key":
+        low = prefix.lower()
+        rows = cat.con.execute(
+            "SELECT id, slug, message FROM records WHERE starts_with(id, ?) OR starts_with(slug, ?)"
+            " ORDER BY id LIMIT ?",
+            [low, low, COMPLETIONS],
+        ).fetchall()
+        found = [
+            (rid if rid.startswith(low) else slug, (msg or "")[:60]) for rid, slug, msg in rows
+        ]
+    else:
+        raise ValueError(f"no completion of {kind!r}")
+    return list(dict.fromkeys(v for v in found if v[0].startswith(prefix)))[:COMPLETIONS]

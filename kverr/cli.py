@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args, get_origin
 
 import typer
 import typer.core
@@ -30,6 +30,8 @@ class _PlainValues:
         params = super().get_params(ctx)
         for param in params:
             desc = getattr(param, "type_descriptor", None)
+            if desc is not None:
+                _name_type(param, desc.annotation)
             if desc is None or getattr(param, "_runtime_param", False) is not None:
                 continue  # a Typer without these hooks (tests/test_explain.py sees it)
             if desc.annotation in _PLAIN_KINDS and desc.parameter_info.parser is None:
@@ -38,6 +40,21 @@ class _PlainValues:
 
 
 _PLAIN_KINDS = (bool, str, Path, int, list[str])
+_TYPE_NAMES = {str: "TEXT", int: "INTEGER", float: "FLOAT", Path: "PATH"}
+
+
+def _name_type(param, annotation) -> None:
+    """Help in Click's words: `--limit INTEGER`, `--rev TEXT` (Typer prints `<int>` and
+    `<list[str]>`), and an argument by its metavar alone (`OUT`, not `OUT <path>`)."""
+    if param.param_type_name == "argument":
+        param.display_type_rich = _no_type  # (an instance's own: Typer calls it per row)
+    elif param.metavar is None and not (param.is_flag or param.count):
+        kind = get_args(annotation)[0] if get_origin(annotation) is list else annotation
+        param.metavar = _TYPE_NAMES.get(kind, "VALUE")
+
+
+def _no_type(ctx) -> None:
+    return None
 
 
 class _PlainValue:
@@ -71,8 +88,74 @@ class _PlainValue:
 _PLAIN = _PlainValue()
 
 
+# One table for every command: `kverr -h` and each command's `-h` end with it.
+EXIT_STATUS = (
+    ("0", "done: explain or search found something, check passed"),
+    ("1", "nothing found (explain, search, show), or a check failed (check)"),
+    ("2", "bad usage or input: an unknown option, an unreadable file or catalog"),
+    ("130", "interrupted (Ctrl-C)"),
+    ("141", "the reader of the output went away (kverr ... | head)"),
+)
+
+
+def _exit_status(formatter) -> None:
+    with formatter.section("Exit status"):
+        formatter.write_dl(EXIT_STATUS)
+
+
 class _Command(_PlainValues, typer.core.TyperCommand):
-    pass
+    def format_epilog(self, ctx, formatter) -> None:
+        super().format_epilog(ctx, formatter)
+        _exit_status(formatter)
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The docstring's first paragraph whole: Click cuts it at 45 characters with "..."."""
+        return " ".join((self.help or "").split("\n\n", 1)[0].split())
+
+    def parse_args(self, ctx, args):
+        if ctx.ignore_unknown_options:
+            self._refuse_mistyped(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except typer.core._click.exceptions.NoSuchOption as exc:
+            raise _no_such_option(ctx, exc.option_name, exc.possibilities or []) from None
+
+    def _refuse_mistyped(self, ctx, args) -> None:
+        """A command that takes pasted text (explain, history) or a launch (check) keeps
+        unknown options as text; one that is a near miss of its own options (`--jsn`) is a
+        typo, not a paste. What follows `--` is text whatever it says, and so is a launch's
+        every word after the first (`kverr check python -m ... --tp 4`)."""
+        params = self.get_params(ctx)
+        opts = {o: p for p in params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
+        valued = {o for o, p in opts.items() if not (p.is_flag or p.count)}
+        launch = any(p.param_type_name == "argument" and p.nargs == -1 for p in params)
+        words = iter(args)
+        for word in words:
+            if word == "--" or (launch and not word.startswith("-")):
+                return
+            name = word.split("=", 1)[0]
+            if name in opts:
+                if name in valued and "=" not in word:
+                    next(words, None)  # its value, whatever it looks like
+                continue
+            if word.startswith("--") and not any(c.isspace() for c in word):
+                import difflib  # (only when a word looks like an option this command lacks)
+
+                near = difflib.get_close_matches(name, [o for o in opts if o[:2] == "--"], 1, 0.75)
+                if near:
+                    raise _no_such_option(ctx, name, near)
+
+
+def _no_such_option(ctx, name: str, near: list[str]):
+    """A usage error (exit 2) naming the option and the nearest ones this command has."""
+    from kverr.term import escape_terminal
+
+    said = f"no such option {escape_terminal(name)}"
+    if near:
+        said += f"; did you mean {' or '.join(sorted(near)[:3])}?"
+    if ctx.ignore_unknown_options:
+        said += f" (put text that starts with {escape_terminal(name)} after --)"
+    return typer.core._click.exceptions.UsageError(said, ctx)
 
 
 class _Commands(_PlainValues, typer.core.TyperGroup):
@@ -84,6 +167,10 @@ class _Commands(_PlainValues, typer.core.TyperGroup):
         names = super().list_commands(ctx)
         rank = {n: i for i, n in enumerate(self.FIRST)}
         return sorted(names, key=lambda n: (rank.get(n, len(rank)), names.index(n)))
+
+    def format_epilog(self, ctx, formatter) -> None:
+        super().format_epilog(ctx, formatter)
+        _exit_status(formatter)
 
 
 app = typer.Typer(
@@ -100,6 +187,25 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+def _completes(kind: str):
+    """A Tab completion of `kind` values (catalog/query.py completions) from the catalog the
+    command line names so far (--catalog, $KVERR_CATALOG, or the packaged one)."""
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+        from kverr.catalog import open_catalog
+        from kverr.catalog.query import completions
+
+        where = ctx.params.get("catalog") or os.environ.get("KVERR_CATALOG") or None
+        try:
+            with open_catalog(where) as cat:
+                return completions(cat, kind, incomplete, project=ctx.params.get("project"))
+        except (KverrError, OSError):  # a shell's Tab offers nothing rather than a traceback
+            return []
+
+    return complete
+
+
 CatalogOpt = Annotated[
     Path | None,
     typer.Option(
@@ -115,6 +221,7 @@ ProjectOpt = Annotated[
         "--project",
         metavar="NAME",
         help="Only this project's errors (sglang, vllm); default: every project.",
+        autocompletion=_completes("project"),
     ),
 ]
 ExplainProjectOpt = Annotated[
@@ -123,6 +230,7 @@ ExplainProjectOpt = Annotated[
         "--project",
         metavar="NAME",
         help="Only this project's errors (sglang, vllm); default: the paste's log format or message decides.",
+        autocompletion=_completes("project"),
     ),
 ]
 
@@ -464,13 +572,17 @@ def diff(
     rev_a: Annotated[
         str,
         typer.Argument(
-            metavar="REV_A", help="A revision: release tag (v0.5.9 or 0.5.9) or sha prefix."
+            metavar="REV_A",
+            help="A revision: release tag (v0.5.9 or 0.5.9) or sha prefix.",
+            autocompletion=_completes("release"),
         ),
     ],
     rev_b: Annotated[
         str,
         typer.Argument(
-            metavar="REV_B", help="The revision to compare it with (usually the newer one)."
+            metavar="REV_B",
+            help="The revision to compare it with (usually the newer one).",
+            autocompletion=_completes("release"),
         ),
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
@@ -585,6 +697,7 @@ ReleaseOpt = Annotated[
         "-r",
         metavar="REV",
         help="Only errors this release can raise: v0.5.9 or 0.5.9 (what __version__ prints), a snapshot label or a commit sha.",
+        autocompletion=_completes("release"),
     ),
 ]
 
@@ -623,8 +736,6 @@ def explain(
 ) -> None:
     """Explain a launch error from a log line, a traceback or a whole log: fix, meaning, cause,
     and which project (SGLang, vLLM) it comes from.
-
-    Exit status: 0 when a known error matched, 1 when none did, 2 on bad usage.
 
     \b
     Example: kverr explain "ValueError: --ssl-keyfile requires --ssl-certfile to be specified as well."
@@ -722,8 +833,6 @@ def check(
     """Check a launch before it runs: every error its release's own checks raise, each with the
     fix of this command, and the values the release would change silently.
 
-    Exit status: 0 when the launch passes, 1 when a check fails, 2 on bad input.
-
     \b
     Example: kverr check -- python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp 4 --dp 3 --enable-dp-attention
     Example: kverr check --release 0.5.9 --source ~/sglang --file launch.sh
@@ -752,7 +861,9 @@ def show(
     key: Annotated[
         str,
         typer.Argument(
-            metavar="ID|SLUG|PREFIX", help="A record id, its slug, or an id prefix (6+ hex)."
+            metavar="ID|SLUG|PREFIX",
+            help="A record id, its slug, or an id prefix (6+ hex).",
+            autocompletion=_completes("key"),
         ),
     ],
     json_out: Annotated[
@@ -799,7 +910,12 @@ def search(
     ] = None,
     flag: Annotated[
         str | None,
-        typer.Option("--flag", "-f", help="List the records whose check involves this flag."),
+        typer.Option(
+            "--flag",
+            "-f",
+            help="List the records of this flag, most about it first: --max-model-len, max_model_len or a prefix (max-model).",
+            autocompletion=_completes("flag"),
+        ),
     ] = None,
     release: ReleaseOpt = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Records per page.")] = 20,
