@@ -298,8 +298,13 @@ def command(fn=None, **settings):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from kverr import progress
+
         try:
-            with warnings.catch_warnings():
+            # Long work (a first use building the catalog, an export) draws bars on a
+            # terminal's stderr, never on stdout nor into a pipe.
+            bars = _progress_bars if sys.stderr.isatty() else None
+            with warnings.catch_warnings(), progress.shown_by(bars):
                 # What the library worked around (a rebuilt cache, ...): one line, every time.
                 warnings.simplefilter("always", KverrWarning)
                 warnings.showwarning = _show_warning
@@ -320,6 +325,12 @@ def command(fn=None, **settings):
             raise typer.Exit(141) from None
 
     return app.command(cls=_Command, **settings)(wrapper)
+
+
+def _progress_bars(title: str):
+    from kverr import render
+
+    return render.progress_bars(title)
 
 
 _python_showwarning = warnings.showwarning

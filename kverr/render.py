@@ -148,17 +148,34 @@ def load_summary(catalog: Any, report: Any) -> str:
 
 
 def build_progress(enabled: bool) -> Any:
-    """A context manager giving `kverr build` its progress callback: a Rich bar with ETA on
-    stderr, or None (no output) when disabled."""
+    """A context manager giving `kverr build` its progress callback: Rich bars with ETA on
+    stderr from the start, or None (no output) when disabled."""
     import contextlib
 
-    return contextlib.contextmanager(_build_bar)(enabled)
+    return progress_bars(delay=0) if enabled else contextlib.nullcontext(None)
 
 
-def _build_bar(enabled: bool) -> Any:
-    if not enabled:
-        yield None
+SHOW_AFTER = 1.0  # seconds of work before its bars appear: a quicker step shows nothing
+_LABELS = {"extract": "extracting blobs", "records": "revisions"}
+_live: list[Any] = []  # the bars on screen: work reported inside other work adds to them
+
+
+def progress_bars(title: str = "", *, delay: float = SHOW_AFTER, console: Any = None) -> Any:
+    """A context manager yielding a `report(phase, done, total)` that draws one Rich bar per
+    phase on stderr (`console`), `title` printed above them, once the work has run `delay`
+    seconds. Work reported while bars are up (a build loading its catalog) adds its phases to
+    them: Rich draws one live display at a time."""
+    import contextlib
+
+    return contextlib.contextmanager(_bars)(title, delay, console)
+
+
+def _bars(title: str, delay: float, console: Any) -> Any:
+    if _live:
+        yield _live[-1]
         return
+    import time
+
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -168,24 +185,34 @@ def _build_bar(enabled: bool) -> Any:
         TimeRemainingColumn,
     )
 
-    labels = {"extract": "extracting blobs", "records": "revisions"}
+    console = console or Console(stderr=True)
     bar = Progress(
         TextColumn("{task.description:>16}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=console,
         transient=False,
     )
     tasks: dict[str, Any] = {}
+    start = time.monotonic()
 
-    def update(phase: str, done: int, total: int) -> None:
+    def report(phase: str, done: int, total: int) -> None:
         if phase not in tasks:
-            tasks[phase] = bar.add_task(labels.get(phase, phase), total=total or 1)
+            tasks[phase] = bar.add_task(_LABELS.get(phase, phase), total=total or 1)
         bar.update(tasks[phase], completed=done if total else 1, total=total or 1)
+        if not bar.live.is_started and time.monotonic() - start >= delay:
+            if title:
+                console.print(escape_terminal(title), markup=False, highlight=False)
+            bar.start()
 
-    with bar:
-        yield update
+    _live.append(report)
+    try:
+        yield report
+    finally:
+        _live.pop()
+        if bar.live.is_started:
+            bar.stop()
 
 
 def build_summary(result: Any) -> str:
