@@ -530,8 +530,10 @@ def open_catalog(path: Path | str | None = None) -> Catalog:
 
 
 def _open_default() -> Catalog:
-    """The packaged catalog, from the user cache. kverr built that file and can build it again,
-    so a damaged one is rebuilt here, with a warning, instead of failing every later run."""
+    """The packaged catalog, from the user cache. kverr put that file there and can build it
+    again, so a damaged one is rebuilt here, with a warning, instead of failing every later
+    run; from the datasets, as the shipped copy it may have come from may be the damaged one
+    (or written by a DuckDB newer than this one)."""
     import warnings
 
     path = store.default_catalog_path()
@@ -544,7 +546,7 @@ def _open_default() -> Catalog:
             stacklevel=3,
         )
     # connect_read_only removed the damaged file; this builds it again.
-    return Catalog(store.default_catalog_path(), cached=True)
+    return Catalog(store.default_catalog_path(shipped=False), cached=True)
 
 
 def _nearest_tags(rev: str, revs: list[dict[str, Any]]) -> str:

@@ -25,7 +25,7 @@ from kverr.catalog import argparse_answers, matcher, patterns, prefilter
 from kverr.catalog.connection import Connection, first_line
 from kverr.catalog.engine import duckdb, quiet
 
-from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers
+from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers, progress
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 
 FORMAT = "kverr-catalog-10"  # bump when the tables change: old catalogs are then rebuilt
@@ -179,11 +179,14 @@ def _spans(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> list[
     return out
 
 
-def _analyse(recs: Iterable[dict[str, Any]]) -> tuple[dict[str, patterns.Shape | None], list[str]]:
+def _analyse(
+    recs: Iterable[dict[str, Any]], report: progress.Report, total: int
+) -> tuple[dict[str, patterns.Shape | None], list[str]]:
     """Shape of each usable pattern; a warning for each pattern that is unsafe to run."""
     shapes: dict[str, patterns.Shape | None] = {}
     warnings = []
-    for rec in recs:
+    for n, rec in enumerate(recs, 1):
+        report("patterns", n, total)
         pat = patterns.matchable(rec.get("messagePattern") or "")
         why, sh = patterns.inspect(pat) if pat else (None, None)
         if why:
@@ -192,7 +195,9 @@ def _analyse(recs: Iterable[dict[str, Any]]) -> tuple[dict[str, patterns.Shape |
     return shapes, warnings
 
 
-def _anchor_rows(shapes: dict[str, patterns.Shape | None]) -> Iterator[tuple[str, ...]]:
+def _anchor_rows(
+    shapes: dict[str, patterns.Shape | None], report: progress.Report
+) -> Iterator[tuple[str, ...]]:
     """Each record's anchor token (the per-line prefilter: one dict lookup per token) and its
     scan key (catalog/prefilter.py), both the rarest in real log lines first (data/noise.json),
     then in the catalog: "server" is rare among the records and in every other INFO line.
@@ -203,7 +208,8 @@ def _anchor_rows(shapes: dict[str, patterns.Shape | None]) -> Iterator[tuple[str
     live = [(rid, sh) for rid, sh in shapes.items() if sh]
     df = Counter(t for _, sh in live for t in {t for t, _ in patterns.anchor_tokens(sh)})
     key_df = Counter(k for _, sh in live for k in {k for k, _ in prefilter.candidates(sh)})
-    for rid, sh in live:
+    for n, (rid, sh) in enumerate(live, 1):
+        report("prefilter keys", n, len(live))
         pairs = patterns.anchor_tokens(sh)
         if pairs:
             tok, lit = min(pairs, key=lambda p: (noise_df[p[0]], df[p[0]], -len(p[0]), p[0]))
@@ -387,12 +393,20 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
     _check_target(catalog_path)
     sets = [_dataset(Path(d)) for d in dataset_dirs]
     _check_projects(sets)
-    shapes, warnings = _analyse(r for d in sets for r in d.records)
+    count = sum(d.records.count for d in sets)
     where = ", ".join(str(d.path) for d in sets)
+    with progress.reporting(f"kverr: loading {where} into {catalog_path}") as report:
+        shapes, warnings = _analyse((r for d in sets for r in d.records), report, count)
+        usable = sum(1 for sh in shapes.values() if sh is not None)  # (_write empties `shapes`)
+        _write_file(catalog_path, sets, shapes, report, where)
+    return LoadReport(count, usable, tuple(warnings + [w for d in sets for w in d.warnings]))
+
+
+def _write_file(catalog_path: Path, sets: list[_Set], shapes, report, where: str) -> None:
+    """The catalog written to a temp file beside `catalog_path` and renamed into place."""
     import uuid  # (loading only: explain's start-up never imports it)
 
     tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    usable = sum(1 for sh in shapes.values() if sh is not None)  # (_write empties `shapes`)
     try:
         catalog_path.parent.mkdir(parents=True, exist_ok=True)
         leftovers.sweep(catalog_path)  # temp files of loads killed before their cleanup
@@ -400,7 +414,7 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
         # bounded, it writes the blocks out instead, and a large load stays small.
         con = quiet(duckdb.connect(str(tmp), config={"memory_limit": LOAD_MEMORY}))
         try:
-            _write(con, sets, shapes)
+            _write(con, sets, shapes, report)
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -420,8 +434,6 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             with contextlib.suppress(OSError):
                 leftover.unlink(missing_ok=True)
-    count = sum(d.records.count for d in sets)
-    return LoadReport(count, usable, tuple(warnings + [w for d in sets for w in d.warnings]))
 
 
 def _check_target(path: Path) -> None:
@@ -531,7 +543,7 @@ def _shift(d: _Set) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return revisions, occs
 
 
-def _write(con, sets: list[_Set], shapes) -> None:
+def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
     con.execute(SCHEMA_SQL)
     term_rows, selfs = _term_rows(shapes)
     # first, and a batch at a time: the postings are gone before the records come in
@@ -588,7 +600,7 @@ def _write(con, sets: list[_Set], shapes) -> None:
                 [(r["id"], f) for r in batch for f in r.get("flags") or []],
             )
     del selfs, funcs, last_ord, releases  # (the records are written: none is read again)
-    for batch in _batches(_anchor_rows(shapes), 5000):
+    for batch in _batches(_anchor_rows(shapes, report), 5000):
         _insert(con, "anchors", ["id", "token", "literal", "key", "head"], batch)
     # The matcher's index, made once here: rebuilding it cost every process that opened the
     # catalog 26 ms at 1,000 records and 0.8 s at 100,000.
@@ -678,44 +690,123 @@ def cache_dir() -> Path:
     return Path(base) / "kverr"
 
 
-def default_catalog_path() -> Path:
-    """The catalog built from the packaged datasets, built on first use into the user cache.
+# The code that decides what a load writes, by module: the key holds its text, so a kverr that
+# derives a column differently (releases, anchors, keys, the stored index) never answers from
+# a catalog another loader wrote (tests/test_first_answer.py: a load imports no other module
+# of ours that could). The noise the keys are counted against is read by the loader too.
+LOADER_CODE = ("store", "patterns", "prefilter", "matcher", "normalize", "argparse_answers", "profiles")  # fmt: skip
+SHARED_CODE = ("regexsafe", "argforms", "jsonl", "profile")  # kverr/*.py the loader uses
+CACHE_DAYS = 30  # a cached packaged catalog no kverr has opened for this long is removed
+KEYS_KEPT = 64  # remembered keys (catalog_key), one per set of files seen
 
-    Keyed by the manifest's hash, so a new dataset gets a new catalog; racing builders each
-    write their own temp file and rename, so whoever renames last leaves a complete file.
-    A cache that cannot be written (read-only, not a directory, full) is not fatal: the
-    catalog is built in a private temp directory instead, with a warning."""
+
+def loader_files() -> list[Path]:
+    """The files besides the datasets whose content a load's output depends on."""
+    import kverr.data
+
+    here, top = Path(__file__).parent, Path(jsonl.__file__).parent
+    return [
+        *(here / f"{name}.py" for name in LOADER_CODE),
+        *(top / f"{name}.py" for name in SHARED_CODE),
+        Path(kverr.data.__file__).with_name("noise.json"),  # (what _noise reads)
+    ]
+
+
+def catalog_key(datasets: list[Path]) -> str:
+    """The name of the packaged datasets' catalog: a hash of what a load reads, by content.
+
+    Reading and hashing those 13 MB costs 35 ms, a tenth of a one-shot explain, so the key is
+    remembered in the cache beside each file's path, size, times and inode: a
+    `pip install` that writes the same files again costs one hash, not a rebuild, and a
+    checkout and an installed kverr of the same content share one catalog."""
+    files = _keyed_files(datasets)
+    import hashlib
+
+    stamp = hashlib.sha256("".join(map(_stamp, files)).encode()).hexdigest()[:32]
+    keys = _remembered()
+    if stamp not in keys:
+        keys[stamp] = content_key(files)
+        _remember(keys)
+    return keys[stamp]
+
+
+def _keyed_files(datasets: list[Path]) -> list[Path]:
+    data = [d / name for d in datasets for name in ("manifest.json", *DATASET_FILES)]
+    return data + loader_files()
+
+
+def content_key(files: list[Path]) -> str:
+    """A hash of the files' text (each named by its folder and name, so the same files
+    anywhere hash alike), the catalog format and kverr's version."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0".encode())
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # (an optional dataset file)
+            data = None
+        size = -1 if data is None else len(data)
+        digest.update(f"{path.parent.name}/{path.name}\0{size}\0".encode())
+        digest.update(data or b"")
+    return digest.hexdigest()[:16]
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return f"{path}:-;"
+    # (the change time too: a write that keeps the size and puts the mtime back still moves it)
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino};"
+
+
+def _remembered() -> dict[str, str]:
+    try:
+        keys = json.loads((cache_dir() / "packaged-keys.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return keys if isinstance(keys, dict) else {}
+
+
+def _remember(keys: dict[str, str]) -> None:
+    """Keep the newest KEYS_KEPT keys, written whole (temp file + rename); best effort, as a
+    key that is not remembered is only hashed again."""
+    path = cache_dir() / "packaged-keys.json"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    kept = dict(list(keys.items())[-KEYS_KEPT:])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        leftovers.sweep(path)  # a temp file of a process killed while writing it
+        tmp.write_text(json.dumps(kept), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def default_catalog_path(*, shipped: bool = True) -> Path:
+    """The catalog of the packaged datasets, in the user cache: on first use, a copy of the
+    one the package ships for these datasets and this loader (`shipped`: setup.py builds it
+    into the wheel), else built from the datasets.
+
+    Named by catalog_key, so each kverr (an installed one, a checkout's `python -m kverr`)
+    finds its own and they live side by side: none is removed for another, only when no kverr
+    has opened it for CACHE_DAYS. Racing builders each write their own temp file and rename,
+    so whoever renames last leaves a complete file. A cache that cannot be written (read-only,
+    not a directory, full) is not fatal: the catalog goes to a private temp directory
+    instead, with a warning."""
     datasets = packaged_datasets()
     if not datasets:
         raise CatalogError(
             f"no packaged dataset at {packaged_dataset_dir()}; pass --catalog FILE (build one with `kverr load DATASET_DIR --catalog FILE`)."
         )
-    # The loader's own source is in the key too: a kverr that derives a column differently
-    # (releases, anchors) must not answer from a catalog an older loader wrote.
-    # The keys' choice (prefilter.py), the noise it counts and the stored index (matcher.py's
-    # index_state) are part of the loader too.
-    # (By size and modification time: a changed file is a new catalog, and a one-shot explain
-    # does not read and hash 600 KB to find the one it opens.)
-    loader = b"".join(
-        _stamp(p)
-        for p in (
-            Path(__file__),
-            Path(prefilter.__file__),
-            Path(matcher.__file__),
-            Path(argparse_answers.__file__),
-            packaged_dataset_dir() / "noise.json",
-        )
-    )
-    manifests = b"".join((d / "manifest.json").read_bytes() for d in datasets)
-    import hashlib
-
-    key = hashlib.sha256(manifests + FORMAT.encode() + loader).hexdigest()[:16]
-    name = f"packaged-{key}.duckdb"
+    name = f"packaged-{catalog_key(datasets)}.duckdb"
     target = cache_dir() / name
-    if target.is_file():
+    if _used(target):
         return target
     try:
-        _build_default(datasets, target)
+        _place(datasets, target, shipped)
         return target
     except CatalogError as exc:
         why = exc.reason
@@ -727,27 +818,72 @@ def default_catalog_path() -> Path:
         stacklevel=2,
     )
     if not fallback.is_file():
-        _build_default(datasets, fallback)
+        _place(datasets, fallback, shipped)
     return fallback
 
 
-def _stamp(path: Path) -> bytes:
-    """A file's name, size and modification time ("" when it is missing)."""
+def _used(path: Path) -> bool:
+    """Whether the catalog is there; if so, its modification time says it was used today
+    (written at most once a day), which is the age CACHE_DAYS counts."""
     try:
         st = path.stat()
     except OSError:
-        return b""
-    return f"{path.name}:{st.st_size}:{st.st_mtime_ns};".encode()
+        return False
+    if time.time() - st.st_mtime > 86400:
+        with contextlib.suppress(OSError):
+            os.utime(path)
+    return stat.S_ISREG(st.st_mode)
 
 
-def _build_default(datasets: list[Path], target: Path) -> None:
+def _place(datasets: list[Path], target: Path, shipped: bool) -> None:
+    ready = packaged_dataset_dir() / target.name
+    if shipped and ready.is_file():
+        _copy(ready, target)
+    else:
+        title = f"kverr: building the catalog of the packaged datasets, once, in {target.parent}"
+        with progress.reporting(title):  # (the load's bars show under this title)
+            load_datasets(datasets, target)
+    # A catalog another kverr may still open is kept; one unused for CACHE_DAYS is not (a
+    # reader that has it open keeps its inode, so removing it is safe).
+    for old in target.parent.glob("packaged-*.duckdb"):
+        with contextlib.suppress(OSError):
+            if old != target and time.time() - old.stat().st_mtime > CACHE_DAYS * 86400:
+                old.unlink()
+
+
+def _copy(source: Path, target: Path) -> None:
+    """The shipped catalog into the cache: a hard link where the file system allows one (no
+    copy of 13 MB), else a copy; renamed into place either way."""
+    import shutil
+
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise CatalogError(
+            f"could not write catalog {target} ({exc.strerror}: {exc.filename}).",
+            f"{exc.strerror}: {exc.filename}",
+        ) from None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def ship_catalog() -> Path:
+    """Build the packaged datasets' catalog beside them, under the name an installed kverr
+    looks for (setup.py runs this in the built package, so a wheel ships its catalog ready
+    and an installed kverr's first answer needs no build)."""
+    datasets = packaged_datasets()
+    target = packaged_dataset_dir() / f"packaged-{content_key(_keyed_files(datasets))}.duckdb"
+    for old in packaged_dataset_dir().glob("packaged-*.duckdb"):
+        old.unlink()  # a build folder's earlier catalog: one is shipped
     load_datasets(datasets, target)
-    # Catalogs of older datasets or loaders are never used again; a reader that still has
-    # one open keeps its inode, so removing them is safe (and best effort).
-    with contextlib.suppress(OSError):
-        for old in target.parent.glob("packaged-*.duckdb"):
-            if old != target:
-                old.unlink(missing_ok=True)
+    return target
 
 
 def private_temp_dir() -> Path:

@@ -380,15 +380,23 @@ def test_default_catalog_is_built_once_into_the_cache(tmp_path, monkeypatch):
         assert c.path == first and first.stat().st_mtime_ns == stamp
 
 
-def test_a_new_packaged_dataset_replaces_the_cached_catalog(tmp_path, monkeypatch):
+def test_a_new_packaged_dataset_gets_a_catalog_beside_the_old_one(tmp_path, monkeypatch):
+    """Another kverr (a checkout's `python -m kverr` beside an installed one) may still use
+    the old catalog: it stays, and switching back costs no build."""
     root = _packaged(tmp_path, monkeypatch, with_dataset=True)
     with open_catalog() as c:
         old = c.path
     manifest = root / "sglang" / "manifest.json"  # an upgrade ships another dataset
-    manifest.write_text(manifest.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text + " ", encoding="utf-8")
     with open_catalog() as c:
         assert c.path != old and c.get("55a1000000000001")
-    assert sorted(p.name for p in old.parent.glob("packaged-*.duckdb")) == [c.path.name]
+    assert sorted(p.name for p in old.parent.glob("packaged-*.duckdb")) == sorted(
+        [old.name, c.path.name]
+    )
+    manifest.write_text(text, encoding="utf-8")
+    with open_catalog() as c:
+        assert c.path == old
 
 
 def test_default_catalog_without_packaged_dataset(tmp_path, monkeypatch):
