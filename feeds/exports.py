@@ -17,7 +17,7 @@ from kverr.feeds import html as h
 from kverr.feeds.output import replace_dir, replace_file
 from kverr.feeds.site import decl_of, file_token, records_of
 
-from kverr import display
+from kverr import display, progress
 from kverr.card import md_block, md_code, md_escape, md_link
 from kverr.term import escape_json, escape_terminal
 
@@ -28,16 +28,17 @@ def releases_of(cat, record_id: str) -> list[str]:
 
 def export_jsonl(cat, out: Path, project: str | None = None) -> int:
     """Every record with the release tags that contain it; returns the number of lines."""
-    n = 0
     with (
         replace_file(Path(out), ".jsonl") as tmp,
         open(tmp, "w", encoding="utf-8", newline="\n") as fh,
+        progress.reporting(f"kverr: writing {out}") as report,
     ):
-        for rec in sorted(cat.records(project=project), key=lambda r: r["id"]):
+        recs = sorted(cat.records(project=project), key=lambda r: r["id"])
+        for n, rec in enumerate(recs, 1):
+            report("records written", n, len(recs))
             doc = {"record": rec, "releases": releases_of(cat, rec["id"])}
             fh.write(escape_json(json.dumps(doc, sort_keys=True, ensure_ascii=False)) + "\n")
-            n += 1
-    return n
+    return len(recs)
 
 
 # ---------------------------------------------------------------- markdown
@@ -108,7 +109,10 @@ def export_markdown(cat, out_dir: Path, project: str | None = None) -> int:
     # (project, name): two projects may declare one flag name differently
     flags = {(f.get("project") or "", f["name"]): f for f in cat.flags(project=project)}
     recs = records_of(cat, project)
-    with replace_dir(Path(out_dir)) as tmp:
+    with (
+        replace_dir(Path(out_dir)) as tmp,
+        progress.reporting(f"kverr: writing {out_dir}") as report,
+    ):
         (tmp / "errors").mkdir()
         # Docusaurus names the sidebar folder from this; MkDocs ignores it.
         category = {"label": "Error reference", "position": 1, "collapsed": True}
@@ -116,7 +120,8 @@ def export_markdown(cat, out_dir: Path, project: str | None = None) -> int:
             json.dumps(category, indent=2) + "\n", encoding="utf-8"
         )
         rows = []
-        for rec in recs:
+        for n, rec in enumerate(recs, 1):
+            report("error pages", n, len(recs))
             name = file_token(rec.get("slug") or rec["id"])
             text = error_markdown(rec, releases_of(cat, rec["id"]), flags)
             (tmp / "errors" / f"{name}.md").write_text(text, encoding="utf-8")

@@ -27,7 +27,7 @@ from typing import Any
 from kverr.feeds import html as h
 from kverr.feeds.output import replace_dir
 
-from kverr import display
+from kverr import display, progress
 
 
 @dataclass
@@ -129,11 +129,16 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
     """Read records, flags and revisions through the Catalog API and index them for the pages
     (`project`: one project's site; default: every project the catalog holds)."""
     records = records_of(cat, project)
+    releases_of = {}
+    with progress.reporting("") as report:  # (under export_site's title)
+        for n, r in enumerate(records, 1):
+            report("releases", n, len(records))
+            releases_of[r["id"]] = cat.revisions_of(r["id"])
     data = SiteData(
         records=records,
         flags={(f.get("project") or "", f["name"]): f for f in cat.flags(project=project)},
         revisions=cat.revisions(project=project),
-        releases_of={r["id"]: cat.revisions_of(r["id"]) for r in records},
+        releases_of=releases_of,
         meta=dict(meta or {}),
         products={p["name"]: p.get("product", p["name"]) for p in cat.projects
                   if project in (None, p["name"])},
@@ -173,8 +178,14 @@ def _release_diffs(cat, data: SiteData) -> dict[str, Any]:
         by_project.setdefault(r.get("project") or "", []).extend(
             t for t in r.get("tags") or [] if t in data.by_release
         )
-    for project, tags in by_project.items():
-        for prev, tag in zip([None, *tags], tags, strict=False):
+    pairs = [
+        (project, prev, tag)
+        for project, tags in by_project.items()
+        for prev, tag in zip([None, *tags], tags, strict=False)
+    ]
+    with progress.reporting("") as report:
+        for n, (project, prev, tag) in enumerate(pairs, 1):
+            report("release diffs", n, len(pairs))
             out[tag] = diff(cat, prev, tag, project=project or None) if prev else None
     return out
 
@@ -202,18 +213,20 @@ def export_site(cat, out_dir: Path, *, meta: dict | None = None, project: str | 
     """Write the whole site to `out_dir` (replaced atomically); return the number of HTML pages.
     With meta["baseUrl"], every page names its canonical URL and sitemap.xml lists them.
     `project`: one project's site (default: every project the catalog holds)."""
-    data = gather(cat, meta, project)
-    with replace_dir(Path(out_dir)) as tmp:
-        pages = render_all(data)
-        for rel, text in pages.items():
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        _write_assets(tmp / "assets", data)
-        if data.meta.get("baseUrl"):
-            (tmp / "sitemap.xml").write_text(sitemap(data, pages), encoding="utf-8")
-            robots = f"User-agent: *\nAllow: /\nSitemap: {data.meta['baseUrl']}sitemap.xml\n"
-            (tmp / "robots.txt").write_text(robots, encoding="utf-8")
+    with progress.reporting(f"kverr: writing the site to {out_dir}") as report:
+        data = gather(cat, meta, project)
+        with replace_dir(Path(out_dir)) as tmp:
+            pages = render_all(data, report)
+            for n, (rel, text) in enumerate(pages.items(), 1):
+                report("writing pages", n, len(pages))
+                path = tmp / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            _write_assets(tmp / "assets", data)
+            if data.meta.get("baseUrl"):
+                (tmp / "sitemap.xml").write_text(sitemap(data, pages), encoding="utf-8")
+                robots = f"User-agent: *\nAllow: /\nSitemap: {data.meta['baseUrl']}sitemap.xml\n"
+                (tmp / "robots.txt").write_text(robots, encoding="utf-8")
     return len(pages)
 
 
@@ -230,10 +243,11 @@ def sitemap(data: SiteData, pages: dict[str, str]) -> str:
     )
 
 
-def render_all(data: SiteData) -> dict[str, str]:
+def render_all(data: SiteData, report: progress.Report = progress.quiet) -> dict[str, str]:
     """Relative path -> HTML for every page of the site."""
     pages = {"index.html": index_page(data)}
-    for rec in data.records:
+    for n, rec in enumerate(data.records, 1):
+        report("error pages", n, len(data.records))
         pages[page_of(rec)] = error_page(data, rec)
     pages.update(_group_pages(data, "flags", "Flags", data.by_flag, _flag_intro))
     pages.update(_group_pages(data, "tags", "Tags", data.by_tag, None))
