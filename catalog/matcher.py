@@ -757,7 +757,7 @@ def uncut_fallbacks(idx: Index, numbered: list[tuple[int, str]], allowed) -> lis
     --a` where a bag of words cannot, so it is tried before fuzzy, which only guesses."""
     paragraphs = [[(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered)]
     # (text, its lines' numbers, where each line starts in it)
-    pieces = [(t, (no,), (0,)) for p in paragraphs for no, t in p]
+    pieces = [(t, (no,), (0,)) for no, t in numbered if t.strip() and not normalize.is_fence(t)]
     pieces += [
         (j, tuple(no for no, _ in p), offsets)
         for p in paragraphs
