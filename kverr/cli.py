@@ -942,7 +942,7 @@ def search(
     catalog: CatalogOpt = None,
     project: ProjectOpt = None,
 ) -> None:
-    """List records by the words of their message, or by a flag their check involves.
+    """List records by words of their message, flags and meaning (best first), or by a flag.
 
     \b
     Example: kverr search radix cache
