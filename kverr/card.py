@@ -15,13 +15,13 @@ safe to copy (kverr.display.Command).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kverr import display
 from kverr.answers import Match
 from kverr.term import PLAIN, Term, escape_data, escape_terminal
-from kverr.verification import fix_status, is_verified
+from kverr.verification import fix_status, is_verified, reason_words
 
 LABEL = 15  # width of the fact labels ("What it means  ")
 SEVERITY_STYLE = {
@@ -97,12 +97,24 @@ def prose(text: str, m: Match, term: Term = PLAIN) -> str:
 # ---------------------------------------------------------------- the terminal card
 
 
-def card(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> list[str]:
+def card(
+    m: Match,
+    term: Term = PLAIN,
+    order: Sequence[str] = (),
+    *,
+    verbose: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> list[str]:
     """The card's lines. `order`: every release the catalog holds, oldest first, so the
-    record's releases print as ranges."""
+    record's releases print as ranges. `verbose`: whether a fix was verified, as the verify
+    step said it (platform, model profile, the whole reason) rather than in a user's words;
+    `names`: revisions as users know them (kverr.verification.revision_names)."""
     m = escape_data(m)
     out = [header(m, term), *term.wrap(message(m, term))]
-    fix = argparse_lines(m, term) if m.argparse else fix_lines(m, term)
+    if m.argparse:
+        fix = argparse_lines(m, term, verbose=verbose, names=names)
+    else:
+        fix = fix_lines(m, term, verbose=verbose, names=names)
     if fix:
         out += ["", *fix]
     out.append("")
@@ -118,31 +130,33 @@ def yours_example(m: Match) -> display.ExampleFix | None:
     return display.ExampleFix(display.parse_command(y["before"]), display.parse_command(y["after"]))
 
 
-def yours_status(m: Match) -> str:
+def yours_status(m: Match, *, verbose: bool = False) -> str:
     """One sentence on the fix of the user's own launch: what it was checked against, or why
-    there is none ("" when the paste held no launch)."""
+    there is none ("" when the paste held no launch). `verbose`: the platform and model
+    profiles it ran on, and the fix search's own reason."""
     y = m.yours or {}
     v = y.get("verification") or {}
     if v.get("status") == "verified":
-        return (
-            f"Your launch, fixed: verified against {v.get('revision')}'s own checks on"
-            f" {v.get('platform')} with {v.get('model')}."
-        )
+        ran = f" on {v.get('platform')} with {v.get('model')}" if verbose else ""
+        return f"Your launch, fixed: verified against {v.get('revision')}'s own checks{ran}."
     if y.get("status") == "not-reproduced":
         return f"Your launch does not raise this error: {y.get('reason')}."
+    if y.get("status") == "no-fix" and not verbose:  # the fix search's reason, as for a record
+        why = reason_words({"verification": {"reason": y.get("reason")}})
+        return f"Your launch was not fixed: {why}."
     if y.get("status") in ("not-checked", "no-fix"):
         return f"Your launch was not fixed: {y.get('reason')}."
     return ""
 
 
-def _yours_lines(m: Match, term: Term) -> list[str]:
+def _yours_lines(m: Match, term: Term, verbose: bool) -> list[str]:
     """The user's own launch first: its fix, or why there is none; advice from the values
     the message printed when no launch was pasted."""
     out: list[str] = []
     example = yours_example(m)
     if example:
         out += _before_after(example, term)
-    said = yours_status(m)
+    said = yours_status(m, verbose=verbose)
     if said:
         out += term.wrap("  " + term.style(said, "green" if example else "dim"), 2)
     for line in m.advice:
@@ -150,11 +164,17 @@ def _yours_lines(m: Match, term: Term) -> list[str]:
     return out
 
 
-def fix_lines(m: Match, term: Term = PLAIN) -> list[str]:
+def fix_lines(
+    m: Match,
+    term: Term = PLAIN,
+    *,
+    verbose: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> list[str]:
     rec = m.record
     solutions = [s for s in rec.get("solutions") or [] if s]
     example = display.example_fix(rec.get("exampleFix"))
-    mine = _yours_lines(m, term)
+    mine = _yours_lines(m, term, verbose)
     if not solutions and not rec.get("exampleFix") and not mine:
         return []
     out = [term.style("How to fix", "bold", "cyan"), *mine]
@@ -170,13 +190,25 @@ def fix_lines(m: Match, term: Term = PLAIN) -> list[str]:
         out += _before_after(example, term)
     elif rec.get("exampleFix"):
         out += rec["exampleFix"].splitlines()
-    # The slot for kverr build --verify's verdict: verified against which revision's own
-    # check on which platform, or plainly not verified and why.
-    out += term.wrap("  " + term.style(fix_status(rec), "green" if is_verified(rec) else "dim"), 2)
-    return out
+    return out + _status_lines(m, term, verbose, names)
 
 
-def argparse_lines(m: Match, term: Term = PLAIN) -> list[str]:
+def _status_lines(
+    m: Match, term: Term, verbose: bool, names: Mapping[str, str] | None
+) -> list[str]:
+    """The slot for kverr build --verify's verdict: verified against which release's own
+    checks, or plainly not verified and why."""
+    said = fix_status(m.record, verbose=verbose, names=names)
+    return term.wrap("  " + term.style(said, "green" if is_verified(m.record) else "dim"), 2)
+
+
+def argparse_lines(
+    m: Match,
+    term: Term = PLAIN,
+    *,
+    verbose: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> list[str]:
     """The fix of an argparse error: the answer computed for the pasted values from the
     releases the catalog holds (catalog/argparse_answers.py), then the option before and after."""
     a = m.argparse or {}
@@ -186,9 +218,7 @@ def argparse_lines(m: Match, term: Term = PLAIN) -> list[str]:
     example = argparse_example(m)
     if example:
         out += _before_after(example, term)
-    status = term.style(fix_status(m.record), "green" if is_verified(m.record) else "dim")
-    out += term.wrap("  " + status, 2)
-    return out
+    return out + _status_lines(m, term, verbose, names)
 
 
 def argparse_rows(m: Match, limit: int = 4) -> list[tuple[str, str]]:

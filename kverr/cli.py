@@ -744,6 +744,14 @@ def explain(
     catalog: CatalogOpt = None,
     project: ExplainProjectOpt = None,
     source: SourceOpt = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Say how each fix was verified as the verify step did: platform and model"
+            " profiles, and the whole reason when it was not.",
+        ),
+    ] = False,
 ) -> None:
     """Explain a launch error from a log line, a traceback or a whole log: fix, meaning, cause,
     and which project (SGLang, vLLM) it comes from.
@@ -756,6 +764,7 @@ def explain(
     """
     from kverr.catalog import open_catalog
     from kverr.catalog.query import explain_query, looks_like_key
+    from kverr.verification import revision_names
 
     version = release or old_release
     with open_catalog(catalog) as cat:
@@ -773,6 +782,7 @@ def explain(
             else []
         )
         order = [] if json_out else cat.release_order(tags_only=True)
+        names = {} if json_out else revision_names(cat.revisions())
         products = [p["product"] for p in cat.projects if project in (None, p["name"])]
     if shown is None and matches:  # the fix of the user's own launch, or advice from values
         from kverr.advice import personalize
@@ -801,6 +811,8 @@ def explain(
             term=_term(plain),
             order=order,
             products=products,
+            verbose=verbose,
+            names=names,
         )
         _emit(view, plain, no_pager)
     raise typer.Exit(0 if matches else 1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kverr import card, display
@@ -57,11 +57,14 @@ def explain_text(
     term: Term = PLAIN,
     order: Sequence[str] = (),
     products: Sequence[str] = (),
+    verbose: bool = False,
+    names: Mapping[str, str] | None = None,
 ) -> str:
     """Each match as a card (kverr/card.py), a line each past FULL_VIEWS, one card per message.
     `elsewhere`: with --release and no match there, the records other revisions have.
     `order`: every release of the catalog, oldest first (releases print as ranges).
-    `products`: the catalog's projects, named when nothing matched."""
+    `products`: the catalog's projects, named when nothing matched.
+    `verbose`, `names`: how a card says whether a fix was verified (card.card)."""
     if not matches:
         if elsewhere:
             out = [f"No error that {version} can raise matches this text. Other revisions have it:"]
@@ -82,7 +85,7 @@ def explain_text(
         if msg and msg in shown:  # one message raised at several sites: one card is enough
             out.append(card.also_at(m, term, order))
         elif full < FULL_VIEWS:
-            out += ([""] if out else []) + card.card(m, term, order)
+            out += ([""] if out else []) + card.card(m, term, order, verbose=verbose, names=names)
             full += 1
         else:
             out.append(card.one_line(m, term))

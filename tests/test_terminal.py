@@ -126,7 +126,7 @@ def test_plain_card_is_unwrapped_text(tp_match):
     assert meaning == "What it means  " + TP["documentation"]  # one line, however long
     assert "               " + TP["githubUrl"] in lines  # the URL whole, clickable by its text
     assert "Releases       v0.1.0 … v0.5.0, 7777777777 · 7 releases" in lines
-    assert "  Fix not verified: this dataset was built without verification." in lines
+    assert "  Fix not verified: this catalog was built without running the checks." in lines
 
 
 def test_links_are_osc8_where_supported(tp_match):
@@ -140,8 +140,12 @@ def test_verified_fix_says_against_what(tp_match):
     m, order = tp_match
     rec = {**m.record, "verification": {"status": "verified", "platform": "cuda-sm90",
                                         "revision": "3d3a32c0b9f5", "reason": ""}}  # fmt: skip
-    lines = card.card(type(m)(rec, m.score, m.how, m.values, m.line, m.revisions), Term(), order)
-    assert "  Fix verified against 3d3a32c0b9f5's own check on cuda-sm90." in lines
+    m = type(m)(rec, m.score, m.how, m.values, m.line, m.revisions)
+    names = {"3d3a32c0b9f5": "v0.5.9"}  # its release, where the catalog has it tagged
+    assert "  Fix verified against v0.5.9's own checks." in card.card(m, Term(), order, names=names)
+    assert "  Fix verified against commit 3d3a32c0b9f5's own checks." in card.card(m, Term(), order)
+    verbose = card.card(m, Term(), order, verbose=True)  # the platform profile it ran on
+    assert "  Fix verified against commit 3d3a32c0b9f5's own check on cuda-sm90." in verbose
 
 
 @pytest.mark.parametrize(

@@ -97,7 +97,8 @@ def test_each_further_means_verifies_its_check(verdicts, prefix, platform, model
     for word in after:
         assert word in a, (word, a)
     if model:
-        assert fix_status({"verification": v.verification}).endswith(f"with model profile {model}.")
+        said = fix_status({"verification": v.verification}, verbose=True)
+        assert said.endswith(f"with model profile {model}.")
 
 
 def test_a_check_the_parsers_choices_rule_out_is_not_applicable(verdicts) -> None:
