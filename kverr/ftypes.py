@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -240,7 +241,8 @@ class Launch:
     def argv(self) -> list[str]:
         out: list[str] = []
         for option, value in self.args:
-            out.append(option)
+            if option != POSITIONAL:
+                out.append(option)
             if isinstance(value, tuple):
                 out.extend(value)
             elif value is not None:
@@ -252,23 +254,38 @@ class Launch:
         launch sets itself (`--model-path`) is shown once, with the launch's value: the one
         the parser kept (the last wins)."""
         env = [f"{k}={v}" for k, v in self.env]
-        mine = {o for o, _ in self.args}
-        kept: list[str] = []
-        skip = False
-        for word in base:
-            if word.startswith("--"):
-                skip = word.partition("=")[0] in mine
-            if not skip:
-                kept.append(word)
+        kept = with_base(base, self.argv())
         words = [w for path, text in self.texts for w in (*_write(path, text), "&&")]
-        words += [*env, launch, *kept]
+        words += [*env, launch, *(_shell_word(w) for w in kept[: len(kept) - len(self.argv())])]
         for option, value in self.args:
-            words.append(option)
+            if option != POSITIONAL:
+                words.append(option)
             if isinstance(value, tuple):
                 words.extend(_shell_word(v) for v in value)
             elif value is not None:
                 words.append(_shell_word(value))
         return " ".join(words)
+
+
+POSITIONAL = ""  # the "option" of a word a command takes before its options (`vllm serve MODEL`)
+
+
+def with_base(base: Sequence[str], argv: Sequence[str]) -> list[str]:
+    """`argv` after the arguments every launch needs (`base`), less those `argv` gives itself:
+    a base option it sets (the parser keeps the last, the user's), and the base's leading
+    positional words when `argv` starts with its own (`vllm serve MODEL` for the base's MODEL)."""
+    mine = {w.partition("=")[0] for w in argv if w.startswith("--")}
+    own_positional = bool(argv) and not argv[0].startswith("-")
+    kept: list[str] = []
+    skip, leading = False, True
+    for word in base:
+        if word.startswith("--"):
+            skip, leading = word.partition("=")[0] in mine, False
+        elif leading and own_positional:
+            continue
+        if not skip:
+            kept.append(word)
+    return [*kept, *argv]
 
 
 def _write(path: str, text: str) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from kverr.verify.channel import ChannelError, Late, Reader, send
 from kverr.verify.spec import VerifySpec
 
 from kverr.errors import SourceError
+from kverr.ftypes import with_base
 
 HARNESS_VERSION = "2"  # bump when what a run means changes (part of every cache key)
 START_TIMEOUT = 60.0  # seconds for the child to read and load the revision's modules
@@ -221,7 +222,7 @@ class Harness:
         self._next += 1
         job = {
             "id": self._next,
-            "argv": [*self.spec.base_args, *argv],
+            "argv": with_base(self.spec.base_args, argv),
             "env": dict(env),
             "target": {
                 "file": target.file,

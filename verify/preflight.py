@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kverr.verify.spec import spec_for
 
 from kverr.errors import QueryError, SourceError
-from kverr.ftypes import Launch
+from kverr.ftypes import POSITIONAL, Launch
 from kverr.launch import PastedLaunch, forms_of, read_launches
 from kverr.profile import DEFAULT, builtin_names, load_profile
 
@@ -133,7 +133,7 @@ def check_launch(
     ready = False
     try:
         key = release_key(rel, spec)
-        exts = extraction(rel, key, memo)
+        exts = extraction(rel, key, memo, profile.extract if profile is not None else None)
         bench = bench_for(exts, session, rel.revision, key=key, fields=memo_fields(key, memo))
         if not bench.info["ready"]:
             why = f"{rel.name}'s checks do not load in the sandbox: {bench.info['reason']}"
@@ -184,11 +184,15 @@ def release_key(rel: Any, spec: Any) -> str:
     return files_key(rel.revision, files)
 
 
-def extraction(rel: Any, key: str, memo: Any) -> list[Any]:
-    """The release's FileExtractions from the cache, else from libcst (imported only then)."""
+def extraction(rel: Any, key: str, memo: Any, rules: Any = None) -> list[Any]:
+    """The release's FileExtractions, read with the project's extraction rules (`rules`, its
+    profile's), from the cache, else from libcst (imported only then)."""
+    import hashlib
+
     from kverr import ftypes
 
-    name = f"extract:{key}:{_extract_code()}"
+    ruled = hashlib.sha256(ftypes.to_json(rules).encode()).hexdigest()[:12] if rules else "-"
+    name = f"extract:{key}:{_extract_code()}:{ruled}"
     hit = memo.get(name)
     if hit is not None:
         try:
@@ -199,7 +203,7 @@ def extraction(rel: Any, key: str, memo: Any) -> list[Any]:
             pass  # not what this kverr writes: extracted again below
     from kverr.extractor import extract_files
 
-    exts = extract_files(list(rel.files))
+    exts = extract_files(list(rel.files), rules=rules)
     memo[name] = ftypes.to_json(exts)
     return exts
 
@@ -271,7 +275,9 @@ def your_launch(pasted: Any, options: Mapping[str, Any]) -> tuple[Resolved, Laun
         options=options,
     )
     launch = resolved.launch
-    model_path = str(launch.value("--model-path") or launch.value("--model") or "")
+    model_path = str(
+        launch.value("--model-path") or launch.value("--model") or launch.value(POSITIONAL) or ""
+    )
     known = known_models()
     model = model_overrides(model_path, known)
     return resolved, with_model(launch, model), _model_label(model_path, model, known)

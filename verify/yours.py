@@ -35,7 +35,7 @@ from kverr.verify.harness import Log, Outcome, Target
 from kverr.verify.judge import Expect, fires
 from kverr.verify.stage import Bench
 
-from kverr.ftypes import FixChange, Launch, Site
+from kverr.ftypes import POSITIONAL, FixChange, Launch, Site
 
 MAX_TRIES = 24  # full runs spent on one error's fix
 MAX_ERRORS = 5  # errors followed one after the other in one launch
@@ -74,7 +74,9 @@ def resolve(
             word = words[i]
             i += 1
             if not word.startswith("-") or word == "-":
-                continue  # a positional word (`vllm serve MODEL`): the parser's business
+                if not args:  # before any option: the command's own word (`vllm serve MODEL`)
+                    args.append((POSITIONAL, word))
+                continue
             typed, eq, inline = word.partition("=")
             name = _option(typed, options)
             if name is None:
@@ -180,7 +182,8 @@ def run(bench: Bench, launch: Launch) -> Ran:
 
 # An info line that says the release changed or chose a value for the user
 _CHANGED = re.compile(
-    r"\b(?:reset|set to|setting|overrid|automatically|adjust|chang|fall(?:ing)? back|instead)",
+    r"\b(?:reset to|is reset|set to|changed? to|adjust(?:ed|ing)? to|overrid\w*|automatically"
+    r"|fall(?:ing|s)? back|instead of|to avoid)\b",
     re.I,
 )
 
