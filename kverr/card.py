@@ -335,6 +335,14 @@ def _line_view(m: Match, *, releases: bool = False) -> Match:
     return Match(record, m.score, m.how, escape_data(m.values), m.line, revisions)
 
 
+def message_key(m: Match) -> str:
+    """What makes two matches one message: the text the program prints, whatever its source
+    names the values (`{decode_backend!r}` in one module, `{self.decode_attention_backend!r}`
+    in another); "" for a record without one (a bare assert)."""
+    rec = m.record
+    return rec.get("messagePattern") or rec.get("errorMessage") or ""
+
+
 def also_at(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> str:
     m = _line_view(m, releases=True)
     rec = m.record
@@ -474,14 +482,14 @@ def markdown_answer(matches: Sequence[Match], order: Sequence[str] = (), limit: 
     seen: set[str] = set()
     parts = []
     for m in matches:
-        key = m.record.get("errorMessage") or m.record.get("id") or ""
+        key = message_key(m) or m.record.get("id") or ""
         if key in seen:
             continue
         seen.add(key)
         parts.append(markdown(m, order))
         if len(parts) == limit:
             break
-    more = len({m.record.get("errorMessage") or m.record.get("id") for m in matches}) - len(parts)
+    more = len({message_key(m) or m.record.get("id") for m in matches}) - len(parts)
     if more > 0:
         parts.append(f"_…and {more} more known error{'s' if more != 1 else ''} in this text._")
     return "\n\n---\n\n".join(parts) + "\n"

@@ -81,7 +81,7 @@ def explain_text(
     out: list[str] = []
     full = 0
     for m in matches:
-        msg = m.record.get("errorMessage") or ""
+        msg = card.message_key(m)
         if msg and msg in shown:  # one message raised at several sites: one card is enough
             out.append(card.also_at(m, term, order))
         elif full < FULL_VIEWS:

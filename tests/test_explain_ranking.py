@@ -19,6 +19,8 @@ HICACHE, HICACHE_SEED = "2a39664301a5f208", "83bf64c1692d7294"  # server_args.py
 SWA, SWA_SEED = "4b3b1c52b1ac9a1b", "c3f15db00822059f"  # server_args.py:3447, seed:193
 MAMBA_A, MAMBA_B = "825541e3567cb9ea", "e3705c9486533e49"  # server_args.py:2582 and :2586
 MODALITY = "34303df021e62695"  # the one `raise ValueError(` of _handle_other_validations
+# one text, its value named `{decode_backend!r}` in the seed module, another way in the release
+KV4, KV4_SEED = "5e7d6b366f4b4adf", "2a18a6325381da9d"  # server_args.py:2516, seed:82
 
 HICACHE_MSG = (
     "ValueError: The arguments enable-hierarchical-cache and disable-radix-cache are mutually"
@@ -27,6 +29,10 @@ HICACHE_MSG = (
 SWA_MSG = "ValueError: --swa-full-tokens-ratio should be in range (0, 1.0]."
 MAMBA_MSG = (
     "ValueError: FlashInfer mamba module not available, please check flashinfer installation."
+)
+KV4_MSG = (
+    "AssertionError: KV4 FA4 MHA expects decode_attention_backend to be one of ['triton',"
+    " 'torch_native', 'flex_attention'], but got 'fa3'"
 )
 
 
@@ -75,6 +81,7 @@ CASES = [
     ("an older release's line: the nearest site first",
      traceback(SERVER_ARGS, 2585, "_handle_mamba_backend", "raise ValueError(", MAMBA_MSG),
      [MAMBA_B, MAMBA_A], []),
+    ("one text, two templates: the release's first", KV4_MSG, [KV4, KV4_SEED], []),
     ("two errors on two lines: a card each",
      traceback(SERVER_ARGS, 3431, "_handle_other_validations", "raise ValueError(", HICACHE_MSG)
      + "\n\nand after a restart:\n" + SWA_MSG,
@@ -98,23 +105,29 @@ def test_answer_order(shipped, case):
     assert not set(absent) & set(found)
 
 
-def test_the_card_leads_with_the_release_and_names_the_seed_beneath(shipped, monkeypatch):
+@pytest.mark.parametrize(
+    ("paste", "head", "source", "beneath"),
+    [
+        (traceback(SERVER_ARGS, 3431, "_handle_other_validations", "raise ValueError(", HICACHE_MSG),
+         "ERROR ValueError · pattern match 1.00 · input line 9", "server_args.py:3431",
+         f"kv_cache_hook.py:168 ({HICACHE_SEED}; releases seed · 1 release)"),
+        (KV4_MSG, "ERROR AssertionError · pattern match 1.00 · input line 1", "server_args.py:2516",
+         f"kv_cache_hook.py:82 ({KV4_SEED}; releases seed · 1 release)"),
+    ],
+)  # fmt: skip
+def test_one_card_leads_with_the_release_and_names_the_seed_beneath(
+    shipped, monkeypatch, paste, head, source, beneath
+):
     from typer.testing import CliRunner
 
     from kverr.cli import app
 
     monkeypatch.delenv("KVERR_CATALOG", raising=False)
     monkeypatch.setenv("COLUMNS", "200")
-    paste = traceback(
-        SERVER_ARGS, 3431, "_handle_other_validations", "raise ValueError(", HICACHE_MSG
-    )
     res = CliRunner().invoke(app, ["explain", paste, "--plain", "--no-pager"])
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
-    assert lines[0] == "ERROR ValueError · pattern match 1.00 · input line 9"
-    assert "Source         python/sglang/srt/server_args.py:3431" in lines
-    assert [line for line in lines if line.startswith(("ERROR", "WARNING"))] == [lines[0]]
-    assert lines[-1].startswith(
-        "  same message also raised at python/sglang/srt/arg_groups/kv_cache_hook.py:168"
-        f" ({HICACHE_SEED}; releases seed · 1 release)"
-    )
+    assert lines[0] == head
+    assert f"Source         python/sglang/srt/{source}" in lines
+    assert [line for line in lines if line.startswith(("ERROR", "WARNING"))] == [head]
+    assert lines[-1] == (f"  same message also raised at python/sglang/srt/arg_groups/{beneath}")
