@@ -11,11 +11,18 @@ of BM25F are computed once per open catalog; a query then costs its terms' posti
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import math
+import os
 import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
+
+from kverr import places
 
 # A term found in the message counts fully, in a flag name nearly so (a record involving
 # `--max-model-len` is about max model len even when its message says "context length"), and
@@ -81,14 +88,17 @@ def option(flag: str) -> str:
 
 @dataclass
 class Index:
-    """Postings of every record: term -> (positions, BM25F weights), and per record its id,
-    last revision, flags and the options its message spells."""
+    """Postings of every record: term -> its run (start, end) of `docs` (record positions) and
+    `weights` (BM25F term weights); per record its id, last revision, flags and the options
+    its message spells."""
 
     ids: list[str]
     last_ord: list[int]
     flags: list[tuple[str, ...]]
     named: list[frozenset[str]]  # dest names the message spells (`max_model_len`)
-    postings: dict[str, tuple[array, array]]
+    postings: dict[str, tuple[int, int]]
+    docs: array  # "I"
+    weights: array  # "d"
 
     def idf(self, n: int) -> float:
         total = len(self.ids)
@@ -119,7 +129,7 @@ def build(rows) -> Index:
         )
     n = max(len(counts), 1)
     avg = [max(sum(c[i].total() for c in counts) / n, 1.0) for i in range(len(FIELDS))]
-    postings: dict[str, tuple[array, array]] = {}
+    runs: dict[str, tuple[list[int], list[float]]] = {}
     for doc, parts in enumerate(counts):
         weight: dict[str, float] = {}
         get = weight.get
@@ -128,17 +138,92 @@ def build(rows) -> Index:
             for t, c in part.items():
                 weight[t] = get(t, 0.0) + c * norm
         for t, tf in weight.items():
-            post = postings.get(t)
-            if post is None:
-                post = postings[t] = (array("I"), array("d"))
-            post[0].append(doc)
-            post[1].append(tf)
-    return Index(ids, last, flags, named, postings)
+            run = runs.get(t)
+            if run is None:
+                run = runs[t] = ([], [])
+            run[0].append(doc)
+            run[1].append(tf)
+    docs, weights, postings = array("I"), array("d"), {}
+    for t, (ds, ws) in runs.items():
+        postings[t] = (len(docs), len(docs) + len(ds))
+        docs.extend(ds)
+        weights.extend(ws)
+    return Index(ids, last, flags, named, postings, docs, weights)
 
 
-def load(con) -> Index:
-    """The index of a catalog's records (Catalog keeps one per open catalog)."""
-    return build(con.execute(SQL, []).fetchall())
+def load(con, path: Path | None = None) -> Index:
+    """The index of a catalog's records (Catalog keeps one per open catalog). With the
+    catalog's `path`, a copy is kept in the user's cache: building it is most of a one-shot
+    `kverr search` (a few hundred ms for the shipped catalog), reading it a few ms."""
+    file = _cache_file(path) if path is not None else None
+    if file is not None:
+        try:
+            return _read(file.read_bytes())
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # none yet, or not one we wrote: built again below
+    idx = build(con.execute(SQL, []).fetchall())
+    if file is not None:
+        _write(file, idx)
+    return idx
+
+
+CACHED = 8  # index files kept, one per catalog file seen (the newest)
+
+
+def _cache_file(path: Path) -> Path | None:
+    """The cache file of the catalog at `path` as it is now (a catalog is replaced by a rename,
+    so a new one is a new inode), and of this module's code."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    stamp = f"{Path(path).resolve()}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|{code}"
+    return (
+        places.cache_dir() / "search" / (hashlib.sha256(stamp.encode()).hexdigest()[:32] + ".idx")
+    )
+
+
+def _write(file: Path, idx: Index) -> None:
+    """The index as a JSON head and the two arrays' bytes, written whole or not at all; a cache
+    that cannot be written only costs the next search the build."""
+    head = json.dumps({
+        "ids": idx.ids, "last": idx.last_ord, "flags": idx.flags, "named": [sorted(n) for n in idx.named],
+        "terms": list(idx.postings), "ends": [end for _, end in idx.postings.values()],
+    }).encode()  # fmt: skip
+    import tempfile  # (a search that writes its cache pays for it, not every explain)
+
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=file.parent, suffix=".tmp", delete=False) as out:
+            out.write(len(head).to_bytes(8, "little") + head)
+            out.write(idx.docs.tobytes() + idx.weights.tobytes())
+        os.replace(out.name, file)
+        for old in sorted(file.parent.glob("*.idx"), key=lambda p: p.stat().st_mtime)[:-CACHED]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(out.name)
+
+
+def _read(data: bytes) -> Index:
+    """_write's file back; ValueError when it is not whole or not consistent."""
+    size = int.from_bytes(data[:8], "little")
+    head = json.loads(data[8 : 8 + size])
+    ends = head["ends"]
+    total = ends[-1] if ends else 0
+    docs, weights = array("I"), array("d")
+    body = data[8 + size :]
+    cut = total * docs.itemsize
+    docs.frombytes(body[:cut])
+    weights.frombytes(body[cut:])
+    ids = head["ids"]
+    if len(docs) != total or len(weights) != total or (total and max(docs) >= len(ids)):
+        raise ValueError("a search index cache that is not whole")
+    starts = [0, *ends[:-1]]
+    return Index(ids, head["last"], [tuple(f) for f in head["flags"]],
+                 [frozenset(n) for n in head["named"]],
+                 dict(zip(head["terms"], zip(starts, ends, strict=True), strict=True)), docs, weights)  # fmt: skip
 
 
 def rank(idx: Index, query: str) -> list[tuple[int, float]]:
@@ -154,10 +239,10 @@ def rank(idx: Index, query: str) -> list[tuple[int, float]]:
             # an unknown word still counts against; a bigram or an option run nobody spells not
             total += idx.idf(0) if t.isalnum() else 0.0
             continue
-        docs, tfs = post
-        idf = idx.idf(len(docs))
+        start, end = post
+        idf = idx.idf(end - start)
         total += idf
-        for doc, tf in zip(docs, tfs, strict=True):
+        for doc, tf in zip(idx.docs[start:end], idx.weights[start:end], strict=True):
             scores[doc] = scores.get(doc, 0.0) + idf * tf * (K1 + 1) / (tf + K1)
     if not scores:
         return []

@@ -212,7 +212,7 @@ class Catalog:
     @property
     def search_index(self) -> browse.Index:
         if self._search is None:  # read on the first search: explain never pays for it
-            self._search = browse.load(self.con)
+            self._search = browse.load(self.con, self.path)
         return self._search
 
     def _page(

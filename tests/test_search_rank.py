@@ -125,9 +125,11 @@ def catalog_path(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cat(catalog_path):
-    with open_catalog(catalog_path) as c:
-        yield c
+def cat(catalog_path, tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:  # the index's cache file in the test's folder
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg")))
+        with open_catalog(catalog_path) as c:
+            yield c
 
 
 def _keys(matches) -> list[str]:
@@ -224,7 +226,7 @@ def test_spelled_options(text, names):
 # ---------------------------------------------------------------- the command
 
 
-def test_cli_shows_a_project_column_for_several_projects(catalog_path, monkeypatch):
+def test_cli_shows_a_project_column_for_several_projects(catalog_path, cache, monkeypatch):
     monkeypatch.setenv("KVERR_CATALOG", str(catalog_path))
     both = CliRunner().invoke(app, ["search", "larger", "than", "the", "model"])
     lines = both.stdout.splitlines()
@@ -233,9 +235,61 @@ def test_cli_shows_a_project_column_for_several_projects(catalog_path, monkeypat
     assert one.stdout.splitlines()[0].startswith(KEYS["ctx-length"]), one.stdout
 
 
-def test_cli_flag_lists_the_record_that_only_spells_it(catalog_path, monkeypatch):
+def test_cli_flag_lists_the_record_that_only_spells_it(catalog_path, cache, monkeypatch):
     monkeypatch.setenv("KVERR_CATALOG", str(catalog_path))
     res = CliRunner().invoke(app, ["search", "--flag", "max_model_len", "--json"])
     doc = json.loads(res.stdout)
     assert res.exit_code == 0 and doc["flag"] == "--max-model-len" and doc["total"] == 5
     assert KEYS["ctx-over"] in [m["record"]["id"] for m in doc["matches"]]
+
+
+# ---------------------------------------------------------------- the index's cache file
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "kverr" / "search"
+
+
+def _fresh_index(path: Path) -> browse.Index:
+    with open_catalog(path) as c:
+        return browse.load(c.con, c.path)
+
+
+def _same(a: browse.Index, b: browse.Index) -> bool:
+    return (a.ids, a.last_ord, a.flags, a.named, a.postings, a.docs, a.weights) == (
+        b.ids, b.last_ord, b.flags, b.named, b.postings, b.docs, b.weights)  # fmt: skip
+
+
+def test_the_index_is_built_once_then_read_from_the_cache(catalog_path, cache):
+    built = _fresh_index(catalog_path)
+    (file,) = cache.glob("*.idx")
+    again = _fresh_index(catalog_path)
+    assert _same(built, again) and list(cache.glob("*.idx")) == [file]
+    assert browse.rank(again, "max model len") == browse.rank(built, "max model len")
+
+
+@pytest.mark.parametrize("damage", [b"", b"not an index", None], ids=["empty", "junk", "cut"])
+def test_a_damaged_cache_is_built_again(catalog_path, cache, damage):
+    built = _fresh_index(catalog_path)
+    (file,) = cache.glob("*.idx")
+    file.write_bytes(file.read_bytes()[:-5] if damage is None else damage)
+    assert _same(_fresh_index(catalog_path), built)
+    assert _same(browse._read(file.read_bytes()), built)  # and written whole again
+
+
+def test_a_replaced_catalog_gets_its_own_index(catalog_path, cache, tmp_path):
+    _fresh_index(catalog_path)
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(catalog_path.read_bytes())
+    _fresh_index(copy)
+    assert len(list(cache.glob("*.idx"))) == 2
+
+
+def test_an_unwritable_cache_still_searches(catalog_path, tmp_path, monkeypatch):
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    with open_catalog(catalog_path) as c:
+        assert set(_keys(c.search("max model len"))[:2]) == {"ctx-over", "parser-len"}
