@@ -291,7 +291,9 @@ def _fuzz_requests(seed: int, n: int):
         ])  # fmt: skip
 
 
-@pytest.mark.parametrize("seed", [1234, 5678, 91011])
+@pytest.mark.parametrize(
+    "seed", [1234, *(pytest.param(s, marks=pytest.mark.slow) for s in (5678, 91011))]
+)  # one seed by default, all three under -m slow
 def test_fuzz_never_5xx(client, seed):
     for method, url, kwargs in _fuzz_requests(seed=seed, n=400):
         r = client.request(method, url, **kwargs)

@@ -644,7 +644,7 @@ def test_an_answer_asked_again_is_the_same_and_its_own(cat):
         assert _answer(cat, text).argparse == kept
 
 
-@sweep(10)
+@sweep(20)
 def test_close_matches_is_difflibs_list(every):
     # the fast bound must never change an answer: difflib's own function is the reference,
     # over option-like names, near misses, anagrams (same characters, other order), repeats

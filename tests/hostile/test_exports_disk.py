@@ -105,7 +105,8 @@ def _tmpfs_prefix(disk: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("fmt", OUTS)
-@pytest.mark.parametrize("how", ["rlimit", "tmpfs"])
+# the default run fills the disk one way for each format, -m slow both ways
+@pytest.mark.parametrize("how", ["rlimit", pytest.param("tmpfs", marks=pytest.mark.slow)])
 def test_a_full_disk_is_one_line_and_keeps_the_earlier_export(catalog, tmp_path, fmt, how):
     disk = tmp_path / "disk"
     disk.mkdir()
