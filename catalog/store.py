@@ -27,6 +27,7 @@ from kverr.catalog.engine import duckdb, quiet
 
 from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers, progress
 from kverr.errors import CatalogError, DatasetError, KverrWarning
+from kverr.places import cache_dir
 
 FORMAT = "kverr-catalog-10"  # bump when the tables change: old catalogs are then rebuilt
 SCHEMA_VERSIONS = (2,)  # record schema versions this loader reads (manifest `schemaVersion`)
@@ -683,11 +684,6 @@ def packaged_datasets() -> list[Path]:
         return []
     found = [d for d in sorted(root.iterdir()) if (d / "manifest.json").is_file()]
     return sorted(found, key=lambda d: d.name != DEFAULT_PROJECT)
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kverr"
 
 
 # The code that decides what a load writes, by module: the key holds its text, so a kverr that

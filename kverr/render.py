@@ -196,6 +196,7 @@ def _bars(title: str, delay: float, console: Any) -> Any:
         TimeRemainingColumn(),
         console=console,
         transient=False,
+        redirect_stdout=False,  # what a command prints stays on stdout, even while bars are up
     )
     tasks: dict[str, Any] = {}
     start = time.monotonic()
