@@ -12,10 +12,12 @@ the local came from. Four sources, each read where it is cheap:
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+import bisect
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import libcst as cst
+from kverr.extractor.flags import param_flag
 from kverr.extractor.templates import code, normalise
 from kverr.extractor.walk import walk
 
@@ -28,28 +30,40 @@ _LITERALS = (int, float, str, bool, type(None))
 # function name -> parameter -> ((argument source, flags it reads), ...) over the file's calls
 ParamSources = dict[str, dict[str, tuple[tuple[str, tuple[str, ...]], ...]]]
 
+_PASSES = 8  # a caller's parameter handed on: chains this deep are followed
+
 
 def param_sources(
     tree: ast.Module,
     args_names: frozenset[str] = frozenset(),
     calls: Sequence[ast.Call] | None = None,
+    classes: dict[str, str] | None = None,
+    defs: Sequence[ast.AST] | None = None,
 ) -> ParamSources:
     """What each call in the file passes to each parameter of a function or method it defines:
     `self._check(self.rdma_device)` makes `device` of `_check(self, device)` stand for
     --rdma-device. Calls through `self.` bind methods (their first parameter is skipped).
+    A caller that hands on a parameter of its own (`_verify(max_len=max_len)`) passes what
+    its own callers pass; a pydantic `field_validator("x")` method's value is field x.
     `args_names`: the profile's names of the args object, besides `self`; `calls`: the tree's
-    calls in `ast.walk` order, when the caller walked it already."""
-    defs: dict[str, list[str]] = {}
+    calls in `ast.walk` order, when the caller walked it already; `classes`: the classes that
+    hold launch arguments -> their fields' flag prefix (`context.class_prefix`), so `self.x` in
+    a config class is that config's field; `defs`: every function of the tree, nested ones too."""
+    classes = classes or {}
+    sigs: dict[str, list[str]] = {}
     methods: set[str] = set()
+    out: ParamSources = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defs.setdefault(node.name, _params(node))
+            sigs.setdefault(node.name, _params(node))
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    defs.setdefault(item.name, _params(item)[1:])
+                    sigs.setdefault(item.name, _params(item)[1:])
                     methods.add(item.name)
-    out: ParamSources = {}
+                    _validated(item, classes.get(node.name), args_names, out)
+    owner = _Owners(tree, defs, classes)
+    handed: list[tuple[dict, str, str, ast.AST, str]] = []  # (table, param, src, caller, name)
     for call in ast.walk(tree) if calls is None else calls:
         if not isinstance(call, ast.Call):
             continue
@@ -60,34 +74,156 @@ def param_sources(
             name = func.id
         else:
             name = None
-        if name not in defs or any(isinstance(a, ast.Starred) for a in call.args):
+        if name not in sigs or any(isinstance(a, ast.Starred) for a in call.args):
             continue
-        params = defs[name]
+        params = sigs[name]
         given = list(zip(params, call.args, strict=False))
         given += [(k.arg, k.value) for k in call.keywords if k.arg in params]
         table = out.setdefault(name, {})
+        caller, prefix = owner(call.lineno)
         for param, arg in given:
             src = ast.unparse(arg)
+            if isinstance(arg, ast.Name) and caller is not None:
+                handed.append((table, param, src, caller, arg.id))
             if all(s != src for s, _ in table.get(param, ())):
-                table[param] = (*table.get(param, ()), (src, _ast_flags(arg, args_names)))
+                row = (src, _ast_flags(arg, args_names, prefix))
+                table[param] = (*table.get(param, ()), row)
+    _hand_on(handed, out)
     return out
 
 
+def _hand_on(handed: list[tuple[dict, str, str, ast.AST, str]], out: ParamSources) -> None:
+    """A caller that hands on a parameter of its own, or a local computed from one
+    (`torch_dtype = table[dtype]`), passes what its callers pass for that parameter (its
+    name's flag when no caller in the file passes it): folded until nothing changes."""
+    links = []
+    for table, param, src, caller, name in handed:
+        own = _params(caller)  # type: ignore[arg-type]
+        theirs = [name] if name in own else _assigned_from(caller, name, own)
+        if theirs:
+            links.append((table, param, src, caller.name, theirs))  # type: ignore[attr-defined]
+    for _ in range(_PASSES if links else 0):
+        changed = False
+        for table, param, src, caller, theirs in links:
+            got = out.get(caller, {})
+            more = [
+                f
+                for p in theirs
+                for f in ([f for _, fl in got[p] for f in fl] if p in got else param_flag(p))
+            ]
+            rows = table[param]
+            i = next(i for i, (s, _) in enumerate(rows) if s == src)
+            flags = tuple(dict.fromkeys((*rows[i][1], *more)))
+            if flags != rows[i][1]:
+                table[param] = (*rows[:i], (src, flags), *rows[i + 1 :])
+                changed = True
+        if not changed:
+            break
+
+
+def _assigned_from(fn: ast.AST, name: str, params: Sequence[str]) -> list[str]:
+    """The parameter of `fn` each value it assigns to the local `name` is made from, when
+    each is made from one (`table[dtype]`; a value computed from several, such as a model's
+    config from its name and revision, stands for none of them)."""
+    found: dict[str, None] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            mine = read.intersection(params) - {name}
+            if len(mine) > 1:
+                return []
+            found.update(dict.fromkeys(mine))
+    return list(found)
+
+
+def _validated(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    prefix: str | None,
+    args_names: frozenset[str],
+    out: ParamSources,
+) -> None:
+    """A `@field_validator("a", ...)` method of a class holding launch arguments is handed
+    those fields as its first parameter after cls/self."""
+    params = _params(fn)[1:]
+    if prefix is None or not params:
+        return
+    for deco in fn.decorator_list:
+        if not (isinstance(deco, ast.Call) and _name(deco.func) == "field_validator"):
+            continue
+        for a in deco.args:
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value != "*":
+                read = ast.Attribute(ast.Name("self"), a.value)
+                row = (f"self.{a.value}", _ast_flags(read, args_names, prefix))
+                table = out.setdefault(fn.name, {})
+                table[params[0]] = (*table.get(params[0], ()), row)
+
+
+def _name(func: ast.expr) -> str | None:
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+class _Owners:
+    """The innermost function around a line, and the flag prefix of its class (None outside
+    a class holding launch arguments), found by the functions' lines."""
+
+    def __init__(self, tree: ast.Module, defs: Sequence[ast.AST] | None, classes) -> None:
+        self.tree, self.defs, self.classes = tree, defs, classes
+        self.spans: list[tuple[int, int, int, ast.AST, str | None]] | None = None
+
+    def __call__(self, line: int) -> tuple[ast.AST | None, str | None]:
+        if self.spans is None:
+            self.spans = sorted(self._spans(), key=lambda s: s[:3])
+        k = bisect.bisect_right(self.spans, line, key=lambda s: s[0])
+        for _, last, _, fn, prefix in reversed(self.spans[:k]):
+            if last >= line:
+                return fn, prefix
+        return None, None
+
+    def _spans(self) -> Iterator[tuple[int, int, int, ast.AST, str | None]]:
+        prefix_of: dict[int, str | None] = {}
+        for node in self.tree.body:
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    prefix_of[id(item)] = self.classes.get(node.name)
+        defs = self.defs
+        if defs is None:
+            defs = [n for n in ast.walk(self.tree) if isinstance(n, _FUNCTIONS)]
+        for fn in defs:
+            if isinstance(fn, _FUNCTIONS):
+                yield (
+                    fn.lineno,
+                    fn.end_lineno or fn.lineno,
+                    fn.col_offset,
+                    fn,
+                    prefix_of.get(id(fn)),
+                )
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    return [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    return [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
 
 
-def _ast_flags(node: ast.AST, args_names: frozenset[str]) -> tuple[str, ...]:
+def _ast_flags(
+    node: ast.AST, args_names: frozenset[str], prefix: str | None = None
+) -> tuple[str, ...]:
     """`self.x` / `args.x` reads in an argument, as `--x` (undeclared ones are dropped later by
-    filter_flags, like every other flag read)."""
-    found = [
-        "--" + n.attr.replace("_", "-")
-        for n in ast.walk(node)
-        if isinstance(n, ast.Attribute)
-        and isinstance(n.value, ast.Name)
-        and (n.value.id == "self" or n.value.id in args_names)
-        and not n.attr.startswith("_")
-    ]
+    filter_flags, like every other flag read); `self.x` in a config class (`prefix`) is that
+    config's field, `--<prefix>.x`."""
+    found = []
+    for n in ast.walk(node):
+        if (
+            isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and (n.value.id == "self" or n.value.id in args_names)
+            and not n.attr.startswith("_")
+        ):
+            own = n.value.id == "self" and prefix
+            found.append("--" + (f"{prefix}.{n.attr}" if own else n.attr).replace("_", "-"))
     return tuple(dict.fromkeys(found))
 
 

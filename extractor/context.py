@@ -617,7 +617,7 @@ def module_context(
     ctx.flags = flag_decls(tree, ctx, path, calls, lines, defs)
     ctx.literal_types = literal_aliases(tree)
     names = frozenset(n for n in ctx.rules.args_names if n.isidentifier())
-    ctx.params = param_sources(tree, names, calls)
+    ctx.params = param_sources(tree, names, calls, ctx.args_classes, defs)
     ctx.actions = action_flags(ctx.flags)
     ctx.imports = imported_constants(flat)
     return ctx

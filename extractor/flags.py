@@ -25,6 +25,12 @@ def dest_to_flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
+def param_flag(name: str) -> tuple[str, ...]:
+    """The flag a parameter's own name spells, when no caller in the file says what it holds:
+    a multi-word name only (`max_model_len`; `config` or `model` name too many things)."""
+    return ("--" + name.replace("_", "-"),) if "_" in name.strip("_") else ()
+
+
 def flag_decls(
     tree: ast.Module,
     ctx: ModuleContext,
@@ -466,12 +472,15 @@ class FlagTable:
     foreign: set[str]
     options: dict[str, tuple[str, str]]  # config key -> (option flag, option dest)
     known: set[str]
+    fields: set[tuple[str, str]]  # (config key, field) of every config field declared
 
     @classmethod
     def of(cls, decls: Sequence[FlagDecl]) -> FlagTable:
-        table = cls({}, {}, set(), {}, set())
+        table = cls({}, {}, set(), {}, set(), set())
         for d in decls:
             if "." in d.dest:
+                view, _, name = d.dest.rpartition(".")
+                table.fields.add((config_key(view), name))
                 continue  # a config field: reachable() decides
             table.by_dest.setdefault(d.dest, d.name)
             table.options.setdefault(config_key(d.dest), (d.name, d.dest))
@@ -491,7 +500,7 @@ class FlagTable:
         view, _, name = dest.rpartition(".")
         key = config_key(view.rpartition(".")[2])
         if key not in self.known:
-            return None
+            return self._nested(view, name)
         hit = self.by_field.get((key, name))
         if hit:
             return hit
@@ -499,6 +508,17 @@ class FlagTable:
             return self.by_dest[name]
         option = self.options.get(key)
         return f"{option[0]}.{name}" if option else None
+
+    def _nested(self, view: str, name: str) -> str | None:
+        """A config held by another config (`compilation_config.pass_config`) that no flag
+        fills: the outer config's JSON option takes it by its dotted path
+        (`--compilation-config.pass_config.fuse_attn_quant`)."""
+        outer, _, inner = view.rpartition(".")
+        key = config_key(outer.rpartition(".")[2])
+        option = self.options.get(key)
+        if option is None or (key, inner) not in self.fields:
+            return None  # (a model's hf_config, say: no option sets it)
+        return f"{option[0]}.{inner}.{name}"
 
     def reachable(self, decls: Sequence[FlagDecl]) -> tuple[FlagDecl, ...]:
         """`decls` with each config field renamed after its JSON option, or dropped when it is

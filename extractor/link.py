@@ -9,7 +9,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from kverr.extractor.flags import FlagTable
+from kverr.extractor.flags import FlagTable, param_flag
 from kverr.extractor.scope import launch_sites
 from kverr.extractor.sources import matches_any
 
@@ -95,6 +95,8 @@ def _kept_bindings(
         if b.kind in ("assigned", "sets") and not keep(b.flags[:1]):
             continue  # the attribute assigned is no flag
         flags = keep(b.flags)
+        if b.kind == "param" and not flags:  # what its callers pass is no flag: its name may be
+            flags = keep(param_flag(b.name))
         if b.kind == "local" and not b.flags and (b.value or "").endswith("]"):
             guessed = guess_flags(b.name, b.value or "", dests)
             flags = keep(tuple("--" + d.replace("_", "-") for d in guessed))

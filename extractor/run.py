@@ -38,7 +38,7 @@ from kverr.ftypes import (
     to_json,
 )
 
-EXTRACTOR_VERSION = "3"  # part of every cache key: bump when the extraction output changes
+EXTRACTOR_VERSION = "4"  # part of every cache key: bump when the extraction output changes
 _SITE_CALLS = {"log", "warn", "exit"}  # besides the profile's logger methods
 
 

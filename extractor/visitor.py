@@ -25,6 +25,7 @@ from kverr.extractor.context import (
     snake_case,
 )
 from kverr.extractor.context import mutated_names as _mutated
+from kverr.extractor.flags import param_flag
 from kverr.extractor.guards import (
     RawGuard,
     comment_above,
@@ -373,16 +374,22 @@ class SiteCollector(cst.CSTVisitor):
         return tuple(out)
 
     def _binding(self, scope: _Scope, name: str) -> Binding | None:
+        fn = scope.node
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        param = name in params or name in [p.name.value for p in fn.params.kwonly_params]
+        if param:  # (a default it may be given later in the body makes it no constant)
+            sources = self.mctx.params.get(fn.name.value, {}).get(name, ())
+            flags = tuple(dict.fromkeys(f for _, fl in sources for f in fl))
+            if not sources:  # no caller in the file: the parameter's name says what it is
+                flags = param_flag(name)
+            if flags:
+                value = sources[0][0] if len(sources) == 1 else None
+                return Binding(name, "param", value, flags)
         consts = scope.constants or {}
         if name in consts:
             return bind.constant(name, consts[name])
-        fn = scope.node
-        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-        if name in params or name in [p.name.value for p in fn.params.kwonly_params]:
-            sources = self.mctx.params.get(fn.name.value, {}).get(name, ())
-            flags = tuple(dict.fromkeys(f for _, fl in sources for f in fl))
-            value = sources[0][0] if len(sources) == 1 else None
-            return Binding(name, "param", value, flags) if flags else None
+        if param:
+            return None
         index, opaque = self._index(scope)
         if name not in index:
             imported = self.mctx.imports.get(name)  # its value: the build reads that module
@@ -403,10 +410,21 @@ class SiteCollector(cst.CSTVisitor):
                 got = bind.unpacked(scope.assigns, name, is_args)
                 found = (bind.source(got[0]), got[1]) if got else None
             return Binding(name, "local", f"{found[0]}[{found[1]}]") if found else None
-        alts = reaching(name, self.stack, lambda stmt: id(stmt) in index[name])
+        mine = lambda stmt: id(stmt) in index[name]  # noqa: E731
+        alts = reaching(name, self.stack, mine)
         if not alts or any(augs for _, augs in alts):
             return None
         flags = _ordered([f for value, _ in alts for f in self._flags(value, scope)])
+        # reassigned since the branch that leads here tested it (`mode = self.mode`, then
+        # `if mode == X: msg = f"{mode} ..."; mode = Y; log(msg)`): what that branch read
+        for k in range(len(self.stack) - 1, 0, -1) if not flags else ():
+            if isinstance(self.stack[k], (cst.If, cst.While)):
+                there = reaching(name, self.stack[: k + 1], mine) or []
+                if not any(augs for _, augs in there):
+                    flags = _ordered([f for v, _ in there for f in self._flags(v, scope)])
+                    alts = there if flags else alts
+                if flags:
+                    break
         if not flags:
             return None
         texts = {bind.source(value) for value, _ in alts}

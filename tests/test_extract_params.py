@@ -1,0 +1,152 @@
+"""A check that reads a helper's parameter names the flag its callers pass, or the flag the
+parameter's own name spells: the engine-arguments layout of a vLLM-style project (a flag
+class, config classes whose fields the flags fill, helpers beside them), in modules we wrote."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+from kverr.extractor import extract_files
+
+from kverr.ftypes import SourceFile
+from kverr.profile import load_profile
+
+RULES = load_profile("vllm").extract
+
+ARGS = """
+from dataclasses import dataclass
+
+from pkg.config import CacheConfig, ModelConfig, RunConfig
+
+
+@dataclass
+class EngineArgs:
+    max_model_len: int | None = ModelConfig.max_model_len
+    dtype: str = ModelConfig.dtype
+    block_cache_dtype: str = CacheConfig.cache_dtype
+    ignore_patterns: list[str] = ModelConfig.ignore_patterns
+    tensor_parallel_size: int = 1
+    run_config: dict | None = None
+"""
+
+CONFIG = """
+import logging
+
+from pydantic import field_validator
+
+logger = logging.getLogger(__name__)
+
+
+class RunConfig:
+    stage_config: "StageConfig" = None
+    depth: int = 1
+
+
+class StageConfig:
+    fuse: bool = False
+
+
+class CacheConfig:
+    cache_dtype: str = "auto"
+
+    @field_validator("cache_dtype", mode="after")
+    @classmethod
+    def _check(cls, value: str) -> str:
+        if value.startswith("fp8"):
+            logger.warning("Using %s to store the cache", value)
+        return value
+
+
+class ModelConfig:
+    max_model_len: int = None
+    dtype: str = "auto"
+    ignore_patterns: list[str] = None
+
+    def __post_init__(self):
+        self.max_model_len = self.verify_len(self.max_model_len)
+        _check_dtype(self.kind, self.dtype)
+
+    def verify_len(self, max_model_len: int):
+        return _derive_len(self.limit, max_model_len=max_model_len)
+
+    @field_validator("ignore_patterns", mode="after")
+    @classmethod
+    def _patterns(cls, patterns: list[str]) -> list[str]:
+        if patterns:
+            logger.info("Ignoring %s", patterns)
+        return patterns
+
+
+def _derive_len(limit: int, max_model_len: int | None) -> int:
+    if max_model_len > limit:
+        raise ValueError(f"User-specified max_model_len ({max_model_len}) is over {limit}")
+    return max_model_len
+
+
+def _check_dtype(kind: str, dtype: str):
+    torch_dtype = _TABLE[dtype]
+    _refuse_half(kind, torch_dtype)
+
+
+def _refuse_half(kind: str, wanted):
+    if wanted == "float16":
+        raise ValueError(f"The model kind {kind} does not support float16")
+
+
+def split_sizes(parts: int, tensor_parallel_size: int):
+    if parts % tensor_parallel_size:
+        raise ValueError(f"{parts} parts cannot be split {tensor_parallel_size} ways")
+
+
+def apply(config, overrides: dict):
+    for key in overrides:
+        if not hasattr(config, key):
+            raise AttributeError(f"{type(config)} has no field {key}")
+
+
+class Runner(RunConfig):
+    pass
+
+
+def staged(run_config: "RunConfig"):
+    assert run_config.stage_config.fuse, "fusion needs the fuse stage"
+"""
+
+
+def _sites() -> dict[str, tuple[str, ...]]:
+    files = [
+        SourceFile("pkg/engine/arg_utils.py", dedent(ARGS), "a" * 40),
+        SourceFile("pkg/config.py", dedent(CONFIG), "b" * 40),
+    ]
+    _, config = extract_files(files, rules=RULES)
+    return {s.template.display(): s.flags for s in config.sites}
+
+
+def _flags_of(words: str) -> tuple[str, ...]:
+    (hit,) = [flags for display, flags in _sites().items() if words in display]
+    return hit
+
+
+def test_a_parameter_handed_down_two_calls_names_the_flag_its_first_caller_reads() -> None:
+    assert _flags_of("User-specified max_model_len") == ("--max-model-len",)
+
+
+def test_a_local_made_from_a_parameter_carries_that_parameter_s_flag() -> None:
+    assert _flags_of("does not support float16") == ("--dtype",)
+
+
+def test_a_field_validator_s_value_is_the_field_it_validates() -> None:
+    assert _flags_of("to store the cache") == ("--block-cache-dtype",)
+    assert _flags_of("Ignoring") == ("--ignore-patterns",)
+
+
+def test_a_helper_no_caller_in_the_file_calls_is_read_by_its_parameter_names() -> None:
+    assert _flags_of("ways") == ("--tensor-parallel-size",)
+
+
+def test_a_one_word_parameter_names_no_flag() -> None:
+    assert _flags_of("has no field") == ()
+
+
+def test_a_config_held_by_a_config_is_set_through_the_outer_json_option() -> None:
+    assert _flags_of("fusion needs") == ("--run-config.stage_config.fuse",)
