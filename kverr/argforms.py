@@ -10,7 +10,9 @@ from typing import Any
 FORMS = ("invalid-choice", "invalid-value", "expected-argument", "unrecognized")
 _NO_VALUE = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
 _CONVERSION = re.compile(r"(?:[A-Za-z_]\w*\.)*([a-z_][a-z0-9_]*)")
-_NEVER_FAILS = {"str", "bool", "nullable_str"}  # conversions that accept any text
+# conversions that accept any text (optional_str: a helper of older vLLM releases that maps ""
+# and "None" to None and returns any other text)
+_NEVER_FAILS = {"str", "bool", "nullable_str", "optional_str"}
 
 
 def takes_value(f: dict[str, Any]) -> bool:
