@@ -322,6 +322,50 @@ class FixChange:
     note: str = ""  # the advice or condition it was derived from, for the reason text
 
 
+# ---------------------------------------------------------------- documentation
+
+
+@dataclass(frozen=True)
+class DocNote:
+    """A passage of the project's own documentation about flags: a flag's row in an
+    arguments table, a prose sentence naming flags, or a config field's docstring."""
+
+    flags: tuple[str, ...]  # option strings as written ("--tp", "--tp-size"); a field: its name
+    text: str  # one sentence, or a table row's whole description
+    path: str  # the page (repository-relative)
+    anchor: str  # the section's anchor on that page ("" at its top)
+    heading: str  # the section's title; a field: its class
+    kind: str  # "table" | "prose" | "field"
+
+
+@dataclass(frozen=True)
+class DocLaunch:
+    """One launch shown by the docs, a test or CI: the options it sets, as written."""
+
+    args: tuple[str, ...]  # "--tp=2", "--enable-dp-attention" (aliases not resolved)
+    model: str  # the model it serves, "" when not written out
+    path: str
+
+
+@dataclass(frozen=True)
+class DocFile:
+    """What one documentation or launch file holds (the build caches it per blob)."""
+
+    path: str
+    notes: tuple[DocNote, ...] = ()
+    launches: tuple[DocLaunch, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: one per revision, shared by its sites
+class Docs:
+    """A revision's documentation, as the knowledge fields read it (records/knowledge/docs.py)."""
+
+    files: tuple[DocFile, ...] = ()
+    url: str = ""  # a page's link, with {path} and {anchor} left to fill
+    flag_url: str = ""  # a flag's own generated page, with {flag_anchor}; "" when none
+    key: str = ""  # what the records built from it depend on (cache keys)
+
+
 # ---------------------------------------------------------------- dataset
 
 
@@ -384,6 +428,9 @@ _TYPES = {
         FileExtraction,
         Launch,
         FixChange,
+        DocNote,
+        DocLaunch,
+        DocFile,
     )
 }
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kverr.extractor.sources import shown
 from kverr.pipeline.cache import Cache, code_fingerprint
+from kverr.pipeline.docs import DocsReader, base_revision
 from kverr.pipeline.history import Scan
 from kverr.pipeline.plan import Plan
 
@@ -54,8 +55,10 @@ def assemble(
     loaded_overlay: tuple[Any, str],
     dataset_version: str | None,
     clock: Clock | None = None,
+    docs: DocsReader | None = None,
 ) -> Assembled:
-    """Ids per revision -> newest form of each record -> lineage -> occurrences."""
+    """Ids per revision -> newest form of each record -> lineage -> occurrences. `docs`: the
+    project's documentation at each revision (pipeline/docs.py), for the knowledge fields."""
     from kverr.records import overlay_warnings
 
     overlay, overlay_fp = loaded_overlay
@@ -65,7 +68,7 @@ def assemble(
     )
     last_ord = _pin_to_commits(plan, scan)
     skipped: dict[str, str] = {}
-    records = _newest_forms(plan, cache, scan, last_ord, overlay, records_fp, skipped)
+    records = _newest_forms(plan, cache, scan, last_ord, overlay, records_fp, skipped, docs)
     records = _repin_to_commit(plan, records)
     if clock:
         clock.lap("records")
@@ -104,10 +107,12 @@ def _warn_skipped(skipped: dict[str, str]) -> None:
         warnings.warn(KverrWarning(f"record skipped at {shown(why)}"), stacklevel=3)
 
 
-def add_argparse(plan: Plan, cache: Cache, scan: Scan, a: Assembled) -> None:
+def add_argparse(
+    plan: Plan, cache: Cache, scan: Scan, a: Assembled, docs: DocsReader | None = None
+) -> None:
     """argparse's own errors (records/argparse_records.py) and the flag history they are read
     from; with --verify, the verify step then runs each one's fix through its revision's own
-    parser (verify/parsing.py)."""
+    parser (verify/parsing.py). `docs`: the documentation of the newest revision built."""
     from kverr.records.argparse_records import argparse_records
 
     texts: dict[tuple[str, str], str] = {}  # most flags' newest declaration share one blob
@@ -133,9 +138,10 @@ def add_argparse(plan: Plan, cache: Cache, scan: Scan, a: Assembled) -> None:
         return False
 
     invalid: dict[str, str] = {}
+    newest = docs.at(base_revision(plan.revisions, len(plan.revisions) - 1)) if docs else None
     recs, occs = argparse_records(
         scan.flag_spans, decls, plan.revisions, scan.flag_last, source, plan.profile, repo,
-        checked, invalid,
+        checked, invalid, docs=newest,
     )  # fmt: skip
     _warn_skipped(invalid)
     cache.put_many("argparse", {key: "1" for rid, key in seen.items() if rid not in invalid})
@@ -216,6 +222,7 @@ def _newest_forms(
     overlay: Any,
     records_fp: str,
     skipped: dict[str, str],
+    docs: DocsReader | None = None,
 ) -> list[dict]:
     """Each record as built at the last revision that has it: from the record cache, or one
     build_records per revision that still owes records. Adding a commit rebuilds only it.
@@ -234,7 +241,17 @@ def _newest_forms(
         base = f":{_base_sha(plan)}" if rev.sha is None else ""
         return (
             f"{records_fp}:{scan.keys[ord_]}:{rev.sha}{base}:{rev.repo}:{rev.date}:{rid}{history}"
+            + docs_key(ord_)
         )
+
+    def docs_key(ord_: int) -> str:
+        if docs is None:
+            return ""
+        if ord_ not in doc_keys:
+            doc_keys[ord_] = ":" + docs.key(base_revision(plan.revisions, ord_))
+        return doc_keys[ord_]
+
+    doc_keys: dict[int, str] = {}
 
     for rid, ord_ in last_ord.items():
         hit = cache.get("record", rkey(ord_, rid))
@@ -252,9 +269,10 @@ def _newest_forms(
         # Only the ids this revision owes the dataset are built (and validated): ~100x less
         # work, while build_records still sees every site for ids and earlier checks.
         invalid: dict[str, str] = {}
+        at = docs.at(base_revision(plan.revisions, ord_)) if docs is not None else None
         built = build_records(
             exts, rev, overlay=overlay, only=set(ids), previous=previous, profile=plan.profile,
-            invalid=invalid,
+            invalid=invalid, docs=at,
         )  # fmt: skip
         by_id: dict[str, dict] = {r["id"]: r for r in built}
         by_id.update((rid, {"skipped": why}) for rid, why in invalid.items())

@@ -1,12 +1,12 @@
 """introduce: the commit that introduced each check, for a build that holds it.
 
 A check's meaning is often only in the commit that added it: its subject, its PR number and
-the first paragraph of its body. That commit is the first revision built where the record,
+the paragraphs of its body. That commit is the first revision built where the record,
 or an older wording of its message (lineage), exists, and only when the build leaves no
 commit out there: the revision before it is the previous commit touching the file set
 (`kverr build --touching` builds all of them). A release-only build knows the first release,
-not the commit, so it says nothing. The sentence goes in front of the documentation of the
-records the code says nothing about (records.knowledge.introduced).
+not the commit, so it says nothing. A paragraph of its body that speaks to the check is the
+`why` of a record nothing else explains (records.knowledge.introduced).
 """
 
 from __future__ import annotations
@@ -126,17 +126,10 @@ def _exact(ord_: int, shas: Sequence[str | None], place: dict[str, int]) -> bool
 
 
 def apply(records: list[dict], commits: dict[str, dict]) -> list[dict]:
-    """Records with the introducing commit in front of the documentation the code left empty."""
+    """Records whose introducing commit explains them: its words as their meaning's `why`
+    (records.knowledge.introduced decides when they speak to the check)."""
     if not commits:
         return records
     from kverr.records.knowledge import introduced
 
-    out = []
-    for rec in records:
-        commit = commits.get(rec["id"])
-        if commit is not None:
-            doc = introduced(rec.get("documentation") or "", commit)
-            if doc != rec.get("documentation"):
-                rec = {**rec, "documentation": doc}
-        out.append(rec)
-    return out
+    return [introduced(rec, commits[rec["id"]]) if rec["id"] in commits else rec for rec in records]

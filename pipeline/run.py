@@ -17,6 +17,7 @@ from kverr.extractor.depth import OUT_OF_MEMORY
 from kverr.extractor.sources import shown
 from kverr.pipeline.assemble import add_argparse, assemble, load_overlay
 from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
+from kverr.pipeline.docs import docs_reader, finish
 from kverr.pipeline.extract import GC_THRESHOLD, Progress, run_extraction
 from kverr.pipeline.history import Scan, Scanner
 from kverr.pipeline.introduce import apply as introduce
@@ -142,17 +143,18 @@ def build(
         cache.close()
         raise
     clock.lap("plan")
+    docs = docs_reader(git_repo, profile, plan.repository, cache)
     try:
         touching = touching_soon(git_repo, plan, globs, cache)
         stats, scan = _extract_and_scan(plan, cache, jobs, progress)
         clock.lap("extract+ids")
-        assembled = assemble(plan, cache, scan, loaded_overlay, dataset_version, clock)
+        assembled = assemble(plan, cache, scan, loaded_overlay, dataset_version, clock, docs)
         commits = introducing_commits(
             git_repo, plan, globs, scan.spans, assembled.lineage, touching(), cache
         )
         assembled.records = introduce(assembled.records, commits)
         clock.lap("introduce")
-        add_argparse(plan, cache, scan, assembled)
+        add_argparse(plan, cache, scan, assembled, docs)
         clock.lap("argparse")
         report = None
         if verify:
@@ -165,7 +167,12 @@ def build(
                 trust_repo=trust_repo,
             )  # fmt: skip
             clock.lap("verify")
+        assembled.records = finish(
+            assembled.records, assembled.occurrences, scan.flag_spans, plan.revisions, profile
+        )
     finally:
+        if docs is not None:
+            docs.close()
         plan.close()
         cache.close()
     manifest = make_manifest(plan, globs, assembled, stats, command)

@@ -27,6 +27,7 @@ from kverr.records.pattern import check_pattern, pattern_for, placeholders_of
 
 from kverr.errors import SchemaError
 from kverr.ftypes import (
+    Docs,
     FileExtraction,
     FlagDecl,
     Profile,
@@ -66,11 +67,13 @@ def build_records(
     previous: Mapping[str, Holder] | None = None,
     profile: Profile | None = None,
     invalid: dict[str, str] | None = None,
+    docs: Docs | None = None,
 ) -> list[dict]:
     """Every site of one revision as a validated schema-v2 record, sorted by id.
 
     `profile`: the project (kverr.profile); its wording, launch command and identity rules
-    shape the records (default: the default project's).
+    shape the records (default: the default project's). `docs`: the revision's own
+    documentation (pipeline/docs.py), which the knowledge fields read when given.
 
     `previous`: the bare-id holders of the revision before (records.identity.assign_ids), so a
     history build gives each record the id its fold gave it.
@@ -99,6 +102,7 @@ def build_records(
             dataset_version=dataset_version,
             siblings=by_function[(site.file, site.function)],
             profile=profile,
+            docs=docs,
         )
         for (site, src), rid in zip(pairs, ids, strict=True)
         if only is None or rid in only
@@ -159,6 +163,7 @@ def record_for(
     dataset_version: str | None = None,
     siblings: Sequence[Site] = (),
     profile: Profile | None = None,
+    docs: Docs | None = None,
 ) -> dict[str, Any]:
     """The schema-v2 record of one site (not validated; build_records validates).
 
@@ -200,7 +205,7 @@ def record_for(
     if matches_any(site.file, profile.launch_path):
         rec["scope"] = "launch-path"
         rec["verification"] = dict(LAUNCH_PATH)
-    rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile), repo))
+    rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile, docs), repo))
     return rec
 
 

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from kverr.records.identity import hash_key
+from kverr.records.knowledge.parser import parser_knowledge
 from kverr.records.pattern import escape_literal
 
 from kverr.argforms import (
@@ -47,7 +48,7 @@ from kverr.argforms import (
     is_switch,
     takes_value,
 )
-from kverr.ftypes import FlagDecl, Profile, Revision
+from kverr.ftypes import Docs, FlagDecl, Profile, Revision
 
 BEFORE = r"(?P<before>.{0,100}?)"  # a leading lazy group: matched in linear time (catalog)
 _VALUE = r"""(?P<v0>'[^']{0,256}'|"[^"]{0,256}"|[^ ]{1,256})"""  # what %r prints
@@ -82,13 +83,15 @@ def argparse_records(
     repo: str,
     checked: Callable[[dict], bool] = lambda rec: False,
     invalid: dict[str, str] | None = None,
+    docs: Docs | None = None,
 ) -> tuple[list[dict], list[dict]]:
     """(records, occurrence spans) of every argparse error the flag history allows, sorted by
     id, each validated (schema and pattern) unless `checked(record)` says it already was (the
     build remembers validated records: a rebuild derives 500 of them again in milliseconds).
     `invalid`: as for build_records (a record that fails is left out, with its spans).
     `spans`: flaghistory.jsonl lines; `decls`: each flag's newest declaration (help, line);
-    `newest_ord`: the revision that declaration is from, whose text `source` reads."""
+    `newest_ord`: the revision that declaration is from, whose text `source` reads; `docs`: the
+    newest revision's documentation (what an option is for, how launches use it)."""
     by_flag: dict[str, list[dict]] = {}
     for sp in sorted(spans, key=lambda s: (s["name"], s["from"])):
         if sp.get("options"):
@@ -109,6 +112,7 @@ def argparse_records(
             if mine:
                 ords = {n for sp in mine for n in range(sp["from"], sp["to"] + 1)}
                 rec = _record(form, name, mine, ctx, profile, repo)
+                rec.update(_knowledge(form, name, mine, revisions, decls, docs))
                 recs.append(rec)
                 occs += _occurrences(rec, ords)
         # removed (or renamed): the newest revision lacks it. A flag added later is answered
@@ -116,6 +120,7 @@ def argparse_records(
         absent = {n for n in everywhere if (name, n) not in accepted}
         if len(revisions) - 1 in absent and absent != everywhere:
             rec = _record("unrecognized", name, flag_spans, ctx, profile, repo)
+            rec.update(_knowledge("unrecognized", name, flag_spans, revisions, decls, docs))
             recs.append(rec)
             occs += _occurrences(rec, absent)
     for generic in _generic(by_flag, decls, newest_ord, revisions, source, profile, repo):
@@ -166,6 +171,21 @@ def _alternation(texts: Iterable[str]) -> str:
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
+def _knowledge(
+    form: str,
+    name: str,
+    spans: list[dict],
+    revisions: Sequence[Revision],
+    decls: dict[str, FlagDecl],
+    docs: Docs | None,
+) -> dict[str, Any]:
+    newest = spans[-1]
+    return parser_knowledge(
+        form, name, spans, revisions, decls, docs,
+        kind=conversion(newest) or "", count=expected_count(newest) or "",
+    )  # fmt: skip
+
+
 def _record(
     form: str, name: str, spans: list[dict], ctx: _Context, profile: Profile, repo: str
 ) -> dict:
@@ -184,7 +204,6 @@ def _record(
             r"(?: \(choose from (?P<v1>[^)]{0,1000})(?P<closed>\))?)?"
         )
         placeholders = ["value", "choices"]
-        doc = f"argparse accepts only the declared choices of {name}; they differ between releases."
         trigger = f"{name} given a value that is not one of its choices in the installed release."
         fix = (
             f"Pass one of the choices of your release (the newest: {', '.join(newest['choices'])})."
@@ -198,22 +217,16 @@ def _record(
             + _VALUE.replace("v0", "v1")
         )
         placeholders = ["type", "value"]
-        doc = f"argparse converts the value of {name} with {kind}(), which rejected it."
         trigger = f"{name} given a value that is not {_article(kind)}."
         fix = f"Give {name} {_article(kind)}{_default_text(newest)}."
         example = (f"{name} NOT_A_{kind.upper()}", f"{name} {good}" if good else "")
     elif form == "expected-argument":
-        count = expected_count(newest) or "one"
         message = f"argument {shown}: expected {{count}} argument"
         pattern = (
             f"{BEFORE}argument {joined}: expected "
             r"(?P<v0>one|at least one|[0-9]{1,3}) arguments?"
         )
         placeholders = ["count"]
-        doc = (
-            f"{name} takes a value ({count}); argparse found none: the option ended the command"
-            " line, or the next word starts with '-' and was read as another option."
-        )
         trigger = f"{name} last on the command line, or followed by another option."
         fix = f"Write a value after {name}{_default_text(newest)}, or leave it out."
         example = (name, f"{name} {good}" if good else "")
@@ -226,22 +239,16 @@ def _record(
             r"(?P<tail>(?:[ =].{0,1000})?)"
         )
         placeholders = []
-        doc = f"{name} was removed or renamed: the parser of the releases after it has no such option."
         trigger = f"{name} given to a release that no longer declares it."
         fix = f"Leave {name} out, or run a release that has it."
         example = (f"{name}{_removed_value(spans)}", "")
     rid = record_id(form, name, profile)
     rec = _base(rid, message, pattern, placeholders, ctx, profile, repo)
-    helptext = _help(ctx.decl)
     rec.update(
         {
             "slug": _slug(f"{form} {name}", rid),
             "flags": [name],
-            "documentation": doc,
             "triggerScenarios": trigger,
-            "commonSituations": f"Seen when launching with {name} ({helptext})."
-            if helptext
-            else "",
             "solutions": [fix],
             "exampleFix": _example(profile, *example),
             "backgroundTag": "deprecated-option" if form == "unrecognized" else "invalid-value",
@@ -282,7 +289,7 @@ def _generic(
     newest = len(revisions) - 1
     present = [n for n, sp in by_flag.items() if sp[-1]["to"] == newest and n in decls]
     if not present:
-        return None
+        return []
     files: dict[str, list[FlagDecl]] = {}
     for n in present:
         files.setdefault(decls[n].file, []).append(decls[n])
@@ -410,12 +417,6 @@ def _base(
 def _example(profile: Profile, before: str, after: str) -> str:
     launch = profile.launch_command()
     return f"# before\n{launch} {before}\n# after\n{launch} {after}".rstrip()
-
-
-def _help(decl: FlagDecl) -> str:
-    from kverr.records.knowledge.text import _help as help_clause
-
-    return help_clause(decl.name, {decl.name: decl})
 
 
 def _article(kind: str) -> str:

@@ -106,6 +106,10 @@ def parse(test: str) -> ast.expr | None:
     try:
         return ast.parse(test.strip(), mode="eval").body
     except SyntaxError:
+        pass
+    try:  # an assignment expression alone (`x := self.x`) reads only in parentheses
+        return ast.parse(f"({test.strip()})", mode="eval").body
+    except SyntaxError:
         return None
 
 
@@ -215,9 +219,7 @@ def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
     shown = _AsFlags(attrs).visit(copy.deepcopy(node))  # the caller's tree stays as parsed
     text = ast.unparse(shown)
     if said is None:
-        # Code in prose: long list literals keep their first items, so nothing is cut mid-token.
-        code = ast.unparse(_Elide().visit(shown)).replace("'…'", "…") if len(text) > 90 else text
-        said = (f"`{code}` is true", f"`{code}` is false", "")
+        said = _as_code(shown)
     return Atom(
         None,
         "expr",
@@ -678,7 +680,8 @@ def phrase(atom: Atom) -> str:
     """Plain words for an atom: `--x=1`, `--x set to a or b`, `` `expr` is false ``."""
     if atom.flag is None:
         words = atom.says[0 if atom.holds else 1]
-        return words or f"`{atom.text}` is {'true' if atom.holds else 'false'}"
+        code = re.sub(r"\b(?:self|cfg)\.|\(\)", "", atom.text)  # code no parser read
+        return words or f"`{code}` is {'true' if atom.holds else 'false'}"
     if atom.via:
         return f"{phrase(replace(atom, via=''))} ({atom.via})"
     f, v = atom.flag, atom.value
@@ -699,6 +702,71 @@ def phrase(atom: Atom) -> str:
     if atom.op == "is not None":
         return f"{f} set"
     return f"{f} {atom.op} {show_value(v)}"
+
+
+def _as_code(node: ast.expr) -> Said:
+    """A condition no words describe, as code a reader takes in: `x` is set / `code` is true.
+    The receiver goes (`self.x` -> `x`), a call without arguments reads as its name, sets as
+    tuples, and long list literals keep their first items, so nothing is cut mid-token."""
+    node = _AsCode().visit(copy.deepcopy(node))
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.Is, ast.IsNot))
+        and _is_none(node.comparators[0])
+    ):
+        left = _code(node.left)
+        yes, no = f"`{left}` is unset", f"`{left}` is set"
+        return (yes, no, "") if isinstance(node.ops[0], ast.Is) else (no, yes, "")
+    code = _code(node)
+    return f"`{code}` is true", f"`{code}` is false", ""
+
+
+def _code(node: ast.expr) -> str:
+    text = ast.unparse(node)
+    if len(text) > 90:
+        text = ast.unparse(_Elide().visit(node)).replace("'…'", "…")
+    return text.replace("()", "")
+
+
+_RECEIVERS = ("self", "cfg", "args", "server_args")
+
+
+class _AsCode(ast.NodeTransformer):
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id in _RECEIVERS:
+            return ast.Name(id=node.attr, ctx=ast.Load())
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        args = node.args
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(args) in (2, 3)
+            and isinstance(args[1], ast.Constant)
+            and isinstance(args[1].value, str)
+            and args[1].value.isidentifier()
+        ):  # getattr(cfg, "x", None) reads cfg.x
+            return self.visit_Attribute(
+                ast.Attribute(value=args[0], attr=args[1].value, ctx=ast.Load())
+            )
+        return node.func if not args and not node.keywords else node
+
+    def visit_Set(self, node: ast.Set) -> ast.AST:
+        self.generic_visit(node)
+        return ast.Tuple(elts=node.elts, ctx=ast.Load())
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+        return self.visit(node.value)  # `(x := self.x)` tests the value
+
+    def visit_Dict(self, node: ast.Dict) -> ast.AST:
+        return ast.Name(id="a_mapping", ctx=ast.Load())
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        return ast.Name(id="a_formatted_string", ctx=ast.Load())
 
 
 class _Elide(ast.NodeTransformer):

@@ -1,9 +1,12 @@
 """Quality figures for the knowledge fields of a built dataset.
 
-    python scripts/knowledge_stats.py DATASET_DIR [--json]
+    python scripts/knowledge_stats.py DATASET_DIR [--json] [--list]
     python scripts/knowledge_stats.py --steps LABEL=DIR LABEL=DIR ... [--json]
 
-Prints, over the records of DATASET_DIR/records.jsonl: the verification figures of a
+Prints, over the records of DATASET_DIR/records.jsonl: the meaning figures (records with a
+"Learn more" docs link, documentation with a "why" part, sentences on more than 5% of the
+records (stock text, target 0), prose holding template text such as `{self.x}`, `self.` or
+`()` (target 0)); the verification figures of a
 `kverr build --verify` (per status; raise/assert records of the newest commit with a verified
 fix; fixes shown though not verified), how many records leave each knowledge field empty (documentation is "What it means"), the backgroundTag distribution, the average and
 longest triggerScenarios length, and a few smells a reader would notice (a "..." cut in the
@@ -20,6 +23,7 @@ with the same command, e.g. `kverr build --git MIRROR --rev 3d3a32c0b --out /tmp
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -81,6 +85,69 @@ def _gives_up(rec: dict) -> bool:
     )
 
 
+PROSE = ("documentation", "triggerScenarios", "commonSituations", "solutions", "preventionTips")
+STOCK_SHARE = 0.05  # a sentence on more than this share of the records is boilerplate
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
+_CODE_SPAN = re.compile(r"`([^`]*)`")
+
+
+def prose_sentences(rec: dict) -> set[str]:
+    """Every sentence of a record's prose fields (each list item a sentence or more)."""
+    out: set[str] = set()
+    for field in PROSE:
+        value = rec.get(field) or []
+        for text in [value] if isinstance(value, str) else value:
+            out.update(s.strip() for s in _SENTENCE.split(text or "") if s.strip())
+    return out
+
+
+def _shape(sentence: str) -> str:
+    """A sentence with its options, values and code masked: the wording a template repeats."""
+    text = _CODE_SPAN.sub("`_`", sentence)
+    text = re.sub(r"--[a-z][\w.-]*", "--X", text)
+    return re.sub(r"\b\d[\w.]*\b", "N", text)
+
+
+def stock(records: list[dict], shape: bool = False) -> list[tuple[str, int]]:
+    """Sentences (or, with `shape`, sentence shapes) found on more than STOCK_SHARE of the
+    records, most common first."""
+    counts: Counter = Counter()
+    for rec in records:
+        counts.update({_shape(s) for s in prose_sentences(rec)} if shape else prose_sentences(rec))
+    limit = STOCK_SHARE * len(records)
+    return [(s, n) for s, n in counts.most_common() if n > limit]
+
+
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:![rsa])?(?::[^{}]*)?\}")
+
+
+def leaks(text: str) -> list[str]:
+    """Template text in prose: a brace outside a code span, a `{name}` placeholder inside
+    one (a code span may hold JSON: `--x '{"a": 1}'`), `self.`, empty parentheses."""
+    spans = _CODE_SPAN.findall(text or "")
+    plain = _CODE_SPAN.sub("`_`", text or "")
+    found = []
+    if "{" in plain or "}" in plain or any(_PLACEHOLDER.search(s) for s in spans):
+        found.append("brace")
+    if re.search(r"\bself\.", text or ""):
+        found.append("self.")
+    if re.search(r"\(\s*\)", plain) or any(re.search(r"\w\(\s*\)", s) for s in spans):
+        found.append("()")
+    return found
+
+
+def leaking(records: list[dict]) -> list[tuple[str, str, str]]:
+    """(record id, field, text) for each prose field holding template text."""
+    out = []
+    for rec in records:
+        for field in PROSE:
+            value = rec.get(field) or []
+            for text in [value] if isinstance(value, str) else value:
+                if leaks(text):
+                    out.append((rec["id"], field, text))
+    return out
+
+
 def stats(records: list[dict]) -> dict:
     n = len(records)
     empty = {f: sum(1 for r in records if not r.get(f)) for f in FIELDS}
@@ -102,9 +169,18 @@ def stats(records: list[dict]) -> dict:
         "errors without solutions": sum(1 for r in errors if not r["solutions"]),
         "errors without validationCode": sum(1 for r in errors if not r["validationCode"]),
     }
+    meaning = {
+        "docs link (learnMore)": sum(bool(r.get("learnMore")) for r in records),
+        "documentation with a why": sum(bool((r.get("meaning") or {}).get("why")) for r in records),
+        "errors with a why": sum(bool((r.get("meaning") or {}).get("why")) for r in errors),
+        "stock sentences (>5%)": len(stock(records)),
+        "stock shapes (>5%)": len(stock(records, shape=True)),
+        "template leaks": len(leaking(records)),
+    }
     return {
         "records": n,
         "errors": len(errors),
+        "meaning": meaning,
         "verification": verification(records),
         "empty": empty,
         "backgroundTag": dict(Counter(r["backgroundTag"] for r in records).most_common()),
@@ -145,6 +221,8 @@ def show(s: dict) -> str:
         "empty fields:",
     ]
     out += [f"  {k:<18} {v:4d}" for k, v in s["empty"].items()]
+    out.append("meaning:")
+    out += [f"  {k:<28} {v:4d}" for k, v in s["meaning"].items()]
     out.append("backgroundTag:")
     out += [f"  {k:<32} {v:4d}" for k, v in s["backgroundTag"].items()]
     out.append(f"triggerScenarios: avg {s['triggerAvgChars']} chars, max {s['triggerMaxChars']}")
@@ -158,6 +236,10 @@ HEADLINE = (
     ("newest raise/assert verified", lambda s: s["verification"]["verifiedErrorsNewest"]),
     ("fix shown unverified", lambda s: s["verification"]["fixShownUnverified"]),
     ("no 'What it means'", lambda s: s["empty"]["documentation"]),
+    ("docs link", lambda s: s["meaning"]["docs link (learnMore)"]),
+    ("why part", lambda s: s["meaning"]["documentation with a why"]),
+    ("stock sentences", lambda s: s["meaning"]["stock sentences (>5%)"]),
+    ("template leaks", lambda s: s["meaning"]["template leaks"]),
     ("no exampleFix", lambda s: s["empty"]["exampleFix"]),
     ("fix only deletes flags", lambda s: s["smells"]["exampleFix only deleting flags"]),
     ("notice gives up", lambda s: s["smells"]["notice fixed by giving up"]),
@@ -221,10 +303,16 @@ def main(argv: list[str]) -> int:
         print(json.dumps(rows, indent=2) if "--json" in argv else show_steps(rows))
         return 0
     if len(args) != 1:
-        print("usage: knowledge_stats.py DATASET_DIR [--json]", file=sys.stderr)
+        print("usage: knowledge_stats.py DATASET_DIR [--json] [--list]", file=sys.stderr)
         return 2
-    s = stats(load(Path(args[0])))
+    recs = load(Path(args[0]))
+    s = stats(recs)
     print(json.dumps(s, indent=2) if "--json" in argv else show(s))
+    if "--list" in argv:
+        for text, count in stock(recs):
+            print(f"stock ({count}): {text}")
+        for rid, field, text in leaking(recs):
+            print(f"leak {rid} {field}: {text[:160]}")
     return 0
 
 

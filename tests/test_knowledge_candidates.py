@@ -209,3 +209,33 @@ class ServerArgs:
     assert before.argv() == ["--enable-x"]
     first = candidates.changes(f, decls, before)[0]
     assert first.edits == (("set", "--dispatch", "static"),) and first.source == "advice"
+
+
+def test_an_earlier_check_that_allows_leaving_a_feature_out_never_turns_it_on() -> None:
+    # `attention_backend in ("fa3", None)` passed: the before leaves the option out, it does
+    # not pick fa3 (a feature the error does not need)
+    f, decls = facts(
+        """
+if self.attention_backend not in ("fa3", None):
+    raise ValueError("only fa3 or none")
+if self.enable_x and self.tp_size > 2:
+    raise ValueError("X needs a small tp")
+""",
+        "X needs a small tp",
+    )
+    assert candidates.before_launch(f, decls).argv() == ["--enable-x", "--tp-size", "3"]
+
+
+def test_a_bound_is_fixed_by_the_default_before_the_smallest_value_that_passes() -> None:
+    f, decls = facts(
+        """
+if self.tp_size < 1:
+    raise ValueError("tp must be positive")
+""",
+        "tp must be positive",
+    )
+    before = candidates.before_launch(f, decls)
+    assert before.argv() == ["--tp-size", "0"]
+    (first, *_) = candidates.changes(f, decls, before)
+    # back to its default (1) gives nothing up: it is not tried last as a removal
+    assert first == FixChange((("drop", "--tp-size", None),), "allowed", first.note)

@@ -111,7 +111,10 @@ def add_cli_args(parser):
 def test_a_notice_says_what_the_code_chose_and_how_to_choose_it_yourself():
     recs = _records(WORDS.read_text(encoding="utf-8"))
     reset = _by_message(recs, "Max requests is reset to 48")
-    assert reset["documentation"] == "SGLang sets --max-requests to 48 for this launch."
+    assert reset["meaning"] == {
+        "what": "--speculative-mode: speculative decoding.",
+        "instead": "SGLang sets --max-requests to 48 for this launch.",
+    }
     assert reset["solutions"] == [
         "Override this by explicitly setting --max-requests",
         "Pass --max-requests yourself to choose its value (SGLang uses 48 otherwise)",
@@ -122,7 +125,7 @@ def test_a_notice_says_what_the_code_chose_and_how_to_choose_it_yourself():
         "--speculative-mode=draft --max-requests=48",
     )
     off = _by_message(recs, "Cache logging is disabled")
-    assert off["documentation"] == "SGLang turns --enable-cache-log off for this launch."
+    assert off["meaning"]["instead"] == "SGLang turns --enable-cache-log off for this launch."
     assert _fix_lines(off["exampleFix"]) == (
         "--enable-cache-log --speculative-mode=draft",
         "--speculative-mode=draft",

@@ -9,16 +9,15 @@ from test_records_knowledge import _by_message, _records
 WORDS = Path(__file__).resolve().parent / "golden" / "records" / "words.py"
 
 
-def test_the_flags_help_texts_make_a_sentence():
+def test_without_docs_the_meaning_says_what_the_feature_is_from_its_help():
     recs = _records(WORDS.read_text(encoding="utf-8"))
-    assert _by_message(recs, "divisible by expert_shards")["documentation"] == (
-        "It checks --expert-shards (the expert data parallelism size) and --shard-size "
-        "(the tensor shard count)."
-    )
-    # a parameter two callers fill: both flags
+    # no comment, no explanation in the message, no docs: only what the feature is
+    assert _by_message(recs, "divisible by expert_shards")["meaning"] == {
+        "what": "--shard-size: the tensor shard count."
+    }
+    # a parameter two callers fill: the first flag is the feature
     assert _by_message(recs, "must not contain spaces")["documentation"] == (
-        "It checks --rdma-device (the RDMA devices for transfers) and --backup-device "
-        "(the RDMA devices for backups)."
+        "--rdma-device: the RDMA devices for transfers."
     )
 
 
@@ -45,11 +44,11 @@ def add_cli_args(parser):
 def test_a_helpers_docstring_that_only_says_its_job_is_not_the_meaning():
     recs = _records(HELPERS)
     # "Configure ..." describes what the function does, not why this check exists
-    assert _by_message(recs, "Symmetric memory above")["documentation"] == (
-        "It checks --enable-symm-mem (enable symmetric memory) and --symm-mem-size "
-        "(symmetric memory in GB)."
-    )
-    # a docstring that explains, about this check's own subject, stays
+    assert _by_message(recs, "Symmetric memory above")["meaning"] == {
+        "what": "--enable-symm-mem: enable symmetric memory."
+    }
+    # a docstring that explains, about this check's own subject, is the why
     assert _by_message(recs, "mxfp8 requires")["documentation"] == (
+        "--kv-cache-dtype: the KV cache data type. "
         "MXFP8 KV cache uses operands available only on Blackwell."
     )

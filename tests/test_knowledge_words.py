@@ -8,7 +8,7 @@ import pytest
 from test_records_knowledge import FLAGS_ONLY, PROBES, _by_message, _records
 
 
-def test_flag_help_gives_common_situations_and_choices():
+def test_the_rule_of_the_check_is_the_prevention_tip_and_no_launch_is_no_situation():
     src = (
         FLAGS_ONLY
         + """
@@ -18,11 +18,10 @@ def add_cli_args(parser):
 """
     )
     rec = _by_message(_records(src), "does not support --backend")
-    assert rec["commonSituations"] == (
-        "Seen when launching with --enable-fast (pin pages for speed) and --backend (kernel family)."
-    )
+    # no docs, no launch, no model or platform in the guards: no evidence, no situation
+    assert rec["commonSituations"] == ""
     assert "declared choices: a, b, c" in rec["solutions"][0]
-    assert "Only pass declared values to --backend: a, b, c" in rec["preventionTips"]
+    assert rec["preventionTips"] == ["Keep --backend other than a or b when --enable-fast is set"]
 
 
 def test_unhashable_literals_in_guards():
@@ -58,7 +57,11 @@ PROBE_CASES = [
     ),
     ("need ROCm", "backgroundTag", "platform-unsupported"),
     ("need ROCm", "triggerScenarios", "Launching with --enable-turbo not on ROCm."),
-    ("need ROCm", "documentation", "They are written in HIP assembly only."),
+    (
+        "need ROCm",
+        "documentation",
+        "--enable-turbo: use the turbo kernels. They are written in HIP assembly only.",
+    ),
     ("need ROCm", "solutions", ["Remove --enable-turbo", "Needs ROCm"]),
     ("for this family", "backgroundTag", "auto-adjusted"),
     (
@@ -80,7 +83,12 @@ PROBE_CASES = [
             "Use a --attention-backend value other than triton (declared choices: triton, fa3, flashinfer)",
         ],
     ),
-    ("does not support the triton", "documentation", "Its first layer has no attention."),
+    (
+        "does not support the triton",
+        "documentation",
+        "--attention-backend: choose the kernels for attention layers. Its first layer has no"
+        " attention.",
+    ),
     ("fa3 as attention backend", "backgroundTag", "auto-adjusted"),
     (
         "fa3 as attention backend",
@@ -90,12 +98,14 @@ PROBE_CASES = [
     (
         "fa3 as attention backend",
         "documentation",
-        "SGLang sets --attention-backend to fa3 for this launch.",
+        "--attention-backend: choose the kernels for attention layers. SGLang sets"
+        " --attention-backend to fa3 for this launch.",
     ),
+    # the model its guards test is the evidence; without docs, nothing more
     (
         "fa3 as attention backend",
         "commonSituations",
-        "Seen when launching an EtaForCausalLM model without --attention-backend (choose the kernels for attention layers).",
+        "It comes up serving an EtaForCausalLM model.",
     ),
 ]
 
@@ -132,11 +142,11 @@ LOCALS_CASES = [
     ),
     # a local unpacked from a helper over the launch arguments, named by its words
     ("FA prefill kernel", "solutions", "Set --prefill-kernel to one of fa3, fa4"),
-    # the message prints the value: the words name its placeholder, explain fills it in
+    # the words say the flag, never the message's placeholder
     (
         "FA prefill kernel",
         "triggerScenarios",
-        "--prefill-kernel={prefill_kernel} (not fa3 or fa4, falling back to --kernel)",
+        "--prefill-kernel not fa3 or fa4 (falling back to --kernel)",
     ),
     # a parameter: what the callers pass
     (
@@ -148,7 +158,7 @@ LOCALS_CASES = [
     ("looks like a JSON object", "triggerScenarios", "Launching with --adapter-paths, when"),
     # constants by value: TILE is 64, PRIORITY_SCHEDULES is ['fifo', 'lof']
     ("needs --page-width to divide", "triggerScenarios", "`64 % --page-width != 0` is true"),
-    ("priority scheduling", "triggerScenarios", "--schedule={self.schedule} (not fifo or lof)"),
+    ("priority scheduling", "triggerScenarios", "--schedule not fifo or lof."),
 ]
 
 

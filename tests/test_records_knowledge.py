@@ -141,7 +141,7 @@ CASES = [
     (
         "--chunk-size=-1, got",
         "missing-dependency-flag",
-        "--chunk-size={self.chunk_size} (other than -1)",
+        "--chunk-size other than -1",
         "Set --chunk-size=-1",
         "--enable-fast --disable-tree",
         "--enable-fast --disable-tree --chunk-size=-1",
@@ -149,7 +149,7 @@ CASES = [
     (
         "at most 4 workers",
         "out-of-range",
-        "--world-size={self.world_size} (> 4)",
+        "--world-size > 4",
         "Set --world-size to 4 or less",
         "--enable-fast --disable-tree --chunk-size=-1 --world-size=5",
         "--enable-fast --disable-tree --chunk-size=-1 --world-size=4",

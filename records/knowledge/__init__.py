@@ -2,12 +2,14 @@
 
 Inputs are what the extractor saw: the guards on the path (read as flag facts by
 `conditions.py`), the flags' declarations (help, default, choices), the comment above the site,
-the enclosing docstring and the message itself. A field the code says nothing about stays
-empty ("" / [] / None): no boilerplate.
+the enclosing docstring and the message itself; and, when the build read them, the revision's
+own docs (argument tables, feature pages, config docstrings, the launches of its docs, tests
+and CI). A field no source says anything about stays empty ("" / [] / None): no boilerplate.
 
 One module per concern, each with its tests beside it in tests/test_knowledge_<module>.py:
 
     facts.py       Facts: what every field function reads, computed once per site
+    docs.py        the project's documentation: what a flag is, its rules, how launches use it
     text.py        prose from comments, docstrings and the message; documentation
     words.py       conditions -> words: triggerScenarios, commonSituations
     fixes.py       solutions, exampleFix, preventionTips
@@ -17,6 +19,7 @@ One module per concern, each with its tests beside it in tests/test_knowledge_<m
 
 from __future__ import annotations
 
+from kverr.records.knowledge import docs
 from kverr.records.knowledge.classify import background_tag, error_type, handling_strategy, tags
 from kverr.records.knowledge.facts import Facts, facts_for
 from kverr.records.knowledge.fixes import (
@@ -25,7 +28,14 @@ from kverr.records.knowledge.fixes import (
     sample_value,
     solutions,
 )
-from kverr.records.knowledge.text import documentation, introduced, message_reasons
+from kverr.records.knowledge.text import (
+    compose,
+    documentation,
+    feature_flags,
+    introduced,
+    meaning,
+    message_reasons,
+)
 from kverr.records.knowledge.validation import try_catch_pattern, type_guard, validation_code
 from kverr.records.knowledge.words import common_situations, trigger_scenarios
 
@@ -33,6 +43,7 @@ __all__ = [
     "Facts",
     "background_tag",
     "common_situations",
+    "compose",
     "documentation",
     "error_type",
     "example_fix",
@@ -40,6 +51,8 @@ __all__ = [
     "handling_strategy",
     "introduced",
     "knowledge_fields",
+    "learn_more",
+    "meaning",
     "message_reasons",
     "prevention_tips",
     "sample_value",
@@ -53,11 +66,15 @@ __all__ = [
 
 
 def knowledge_fields(f: Facts, repo: str) -> dict[str, object]:
-    """All knowledge fields of one record."""
+    """All knowledge fields of one record (`learnMore` only when the docs have a page)."""
     background = background_tag(f)
     validation = validation_code(f)
+    parts = meaning(f)
+    url = learn_more(f)
     return {
-        "documentation": documentation(f),
+        "documentation": compose(parts),
+        "meaning": parts,
+        **({"learnMore": url} if url else {}),
         "triggerScenarios": trigger_scenarios(f),
         "commonSituations": common_situations(f),
         "solutions": solutions(f),
@@ -71,3 +88,13 @@ def knowledge_fields(f: Facts, repo: str) -> dict[str, object]:
         "backgroundTag": background,
         "errorType": error_type(background),
     }
+
+
+def learn_more(f: Facts) -> str | None:
+    """The page of the revision's docs about the check's feature (its first flag the docs
+    cover), for a reader who wants more than the record says."""
+    for flag in feature_flags(f):
+        url = docs.link(flag, f.decls, f.docs)
+        if url:
+            return url
+    return None

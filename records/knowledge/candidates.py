@@ -25,10 +25,10 @@ from dataclasses import replace
 
 from kverr.records.conditions import Atom, show_value
 from kverr.records.knowledge import notices
-from kverr.records.knowledge.facts import Facts, _default, meets_default
+from kverr.records.knowledge.facts import Facts, _default, holds_for, meets_default, typical
 from kverr.records.knowledge.fixes import sample_value
 
-from kverr.ftypes import FixChange, FlagDecl, Launch
+from kverr.ftypes import Docs, FixChange, FlagDecl, Launch
 
 _FLAG = re.compile(r"--[a-z0-9][a-z0-9-]*[a-z0-9]")
 _ENV_NAME = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b")
@@ -128,11 +128,13 @@ def before_launch(f: Facts, decls: dict[str, FlagDecl]) -> Launch:
     the model's architecture and a missing file."""
     launch = Launch()
     for atom in (*f.passed, *f.context, *f.direct):
-        launch = make_hold(launch, atom, decls)
+        launch = make_hold(launch, atom, decls, f.docs)
     return launch
 
 
-def make_hold(launch: Launch, atom: Atom, decls: dict[str, FlagDecl]) -> Launch:
+def make_hold(
+    launch: Launch, atom: Atom, decls: dict[str, FlagDecl], docs: Docs | None = None
+) -> Launch:
     """`launch` changed so that `atom` holds, when a command line can do it; a flag whose
     declared default already makes it hold is left out (`--pp-size 1` says nothing)."""
     if (
@@ -141,12 +143,14 @@ def make_hold(launch: Launch, atom: Atom, decls: dict[str, FlagDecl]) -> Launch:
         and not any(o in _aliases(atom.flag, decls) for o, _ in launch.args)
     ):
         return launch
-    for change in _holding(atom, decls, launch):
+    for change in _holding(atom, decls, launch, docs):
         return apply(launch, change, decls)
     return launch
 
 
-def _holding(atom: Atom, decls: dict[str, FlagDecl], launch: Launch) -> list[FixChange]:
+def _holding(
+    atom: Atom, decls: dict[str, FlagDecl], launch: Launch, docs: Docs | None = None
+) -> list[FixChange]:
     """Ways to make `atom` hold, best first."""
     flag, op, v = atom.flag, atom.op, atom.value
     if flag is None:
@@ -157,13 +161,19 @@ def _holding(atom: Atom, decls: dict[str, FlagDecl], launch: Launch) -> list[Fix
     if op in ("unset", "is None"):
         out.append(("drop", flag, None))
     elif op in ("set", "is not None"):
-        out.append(("set", flag, None) if switch else ("set", flag, sample_value(flag, decls)))
+        out.append(
+            ("set", flag, None) if switch else ("set", flag, sample_value(flag, decls, docs))
+        )
     elif op in ("==", "in"):
         values = (v,) if op == "==" else tuple(v)
+        # Leaving the flag out comes first when that is one of the values (`x in (NGRAM,
+        # None)`): an earlier check the launch passed never turns a feature on.
+        if not launch.has(flag):  # (a value the user chose is changed to a near one instead)
+            values = sorted(values, key=lambda x: not (x is False or x is None or x == default))
         for x in values:
             if x is True:
                 out.append(("set", flag, None if switch else "true"))
-            elif x is False or x is None:
+            elif x is False or x is None or (x == default and not launch.has(flag)):
                 out.append(("drop", flag, None))
             else:
                 out.append(("set", flag, show_value(x)))
@@ -175,9 +185,16 @@ def _holding(atom: Atom, decls: dict[str, FlagDecl], launch: Launch) -> list[Fix
             if value not in banned:
                 out.append(("set", flag, value))
     elif op in (">", ">=", "<", "<=") and isinstance(v, (int, float)) and not isinstance(v, bool):
+        # What a maintainer would write: the default when it holds, a value the help or the
+        # project's own launches use, and only then the boundary (`> 0` -> 1).
+        if holds_for(atom, default) and default is not None:
+            out.append(("drop", flag, None))
+        for x in typical(flag, decls, docs):
+            if holds_for(atom, x):
+                out.append(("set", flag, show_value(x)))
         step = {">": 1, ">=": 0, "<": -1, "<=": 0}[op]
         out.append(("set", flag, show_value(v + step)))
-    return [FixChange((e,), "allowed") for e in out]
+    return [FixChange((e,), "allowed") for e in dict.fromkeys(out)]
 
 
 def _holding_expr(atom: Atom) -> list[FixChange]:
@@ -277,14 +294,16 @@ def _domain(flag: str, decls: dict[str, FlagDecl]) -> list[str]:
 def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChange]:
     """Changes to `before` that may make the check pass, most trusted first."""
     out: list[FixChange] = []
-    out += advice(f, decls, before)
+    # A notice's own choice (`--max-running-requests 48`) before the advice's bare option,
+    # whose value would be made up.
     out += _made_explicit(f, decls)
+    out += advice(f, decls, before)
     for atom in f.direct:
-        out += _negations(atom, decls, before)
+        out += _negations(atom, decls, before, f.docs)
     for atom in f.context:
         out += [
             c if c.source == "remove" else FixChange(c.edits, "feature", c.note)
-            for c in _negations(atom, decls, before)
+            for c in _negations(atom, decls, before, f.docs)
         ]
     return _ranked(_unique(c for c in out if _changes_something(c, before, decls)))
 
@@ -335,18 +354,29 @@ def _changes_something(change: FixChange, before: Launch, decls: dict[str, FlagD
     return apply(before, change, decls) != before
 
 
-def _negations(atom: Atom, decls: dict[str, FlagDecl], before: Launch) -> list[FixChange]:
+def _negations(
+    atom: Atom, decls: dict[str, FlagDecl], before: Launch, docs: Docs | None = None
+) -> list[FixChange]:
     """Ways to make `atom` fail: the check's own condition turned around."""
     neg = atom.negated()
-    found = _holding(neg, decls, before)
+    found = _holding(neg, decls, before, docs)
     out = []
     for c in found:
         (op, name, _), *_ = c.edits
         # Dropping a flag the launch sets, or unsetting an environment switch it needs,
-        # gives the feature up: tried last.
-        gives_up = (op == "drop" and before.has(name)) or (op == "env" and c.edits[0][2] is None)
+        # gives the feature up: tried last. A number back at a default that passes gives
+        # nothing up (`--max-loras-per-batch 0` -> its default 8).
+        back = op == "drop" and _numeric_default(name, decls)
+        gives_up = (op == "drop" and before.has(name) and not back) or (
+            op == "env" and c.edits[0][2] is None
+        )
         out.append(FixChange(c.edits, "remove" if gives_up else c.source, _note(atom)))
     return out
+
+
+def _numeric_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
+    value = _default(flag, decls)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 def _note(atom: Atom) -> str:
@@ -388,7 +418,9 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
                 out.append(FixChange((("set", flag, None),), "advice", sentence))
             elif not before.has(flag):
                 out.append(
-                    FixChange((("set", flag, sample_value(flag, decls)),), "advice", sentence)
+                    FixChange(
+                        (("set", flag, sample_value(flag, decls, f.docs)),), "advice", sentence
+                    )
                 )
         # "requires --a and --b", "has no effect without --a and --b": both, in one change.
         needed = [
@@ -398,7 +430,7 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
         ] if _NEEDS.search(sentence) else []  # fmt: skip
         if len(needed) > 1 and not drop:
             edits = tuple(
-                ("set", fl, None if is_switch(fl, decls) else sample_value(fl, decls))
+                ("set", fl, None if is_switch(fl, decls) else sample_value(fl, decls, f.docs))
                 for fl in needed
             )
             out.append(FixChange(edits, "advice", sentence))

@@ -18,8 +18,9 @@ from kverr.records.conditions import (
     readings,
     show_value,
 )
+from kverr.records.knowledge.docs import common_values, usage
 
-from kverr.ftypes import FlagDecl, Profile, Site
+from kverr.ftypes import Docs, FlagDecl, Profile, Site
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Facts:
     decls: dict[str, FlagDecl] = field(default_factory=dict)
     pattern: str = ""
     profile: Profile = field(default=None)  # type: ignore[assignment]  # facts_for sets it
+    docs: Docs | None = None  # the revision's documentation (records/knowledge/docs.py)
 
     @property
     def direct(self) -> tuple[Atom, ...]:
@@ -80,6 +82,7 @@ def facts_for(
     pattern: str = "",
     siblings: Sequence[Site] = (),
     profile: Profile | None = None,
+    docs: Docs | None = None,
 ) -> Facts:
     if profile is None:
         from kverr.profile import default_profile
@@ -94,6 +97,7 @@ def facts_for(
         decls=_without_reassigned(decls or {}, site),  # shared, read-only: one map per build
         pattern=pattern,
         profile=profile,
+        docs=docs,
     )
 
 
@@ -238,20 +242,25 @@ def help_examples(helptext: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
-    """A realistic value for a flag that takes one: a declared choice, the default or 1 for
-    numbers, a value its help text shows, its default, a path for path-like flags, else the
-    argparse metavar (the flag's dest in capitals)."""
+def sample_value(flag: str, decls: dict[str, FlagDecl], docs: Docs | None = None) -> str:
+    """A realistic value for a flag that takes one: the declared choice the revision's own
+    launches use most (else the first), for numbers the default, else what those launches or
+    the help text use, a value its help text shows, its default, a path for path-like flags,
+    else the argparse metavar (the flag's dest in capitals)."""
     d = decls.get(flag)
+    used = common_values(usage(flag, decls, docs)) if docs is not None else []
     if d and d.choices:
-        return d.choices[0]
+        return next((v for v in used if v in d.choices), d.choices[0])
     kind = (d.type if d else "") or ""
     default = _default(flag, decls)
     if is_json(d):
         return json_example(d.help if d else None) or "{}"
     if "int" in kind or "float" in kind:
         ok = isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0
-        return show_value(default) if ok else ("30000" if flag.endswith("-port") else "1")
+        if ok:
+            return show_value(default)
+        numbers = [w for w in (*used, *help_examples(d.help if d else None)) if _positive(w)]
+        return numbers[0] if numbers else ("30000" if flag.endswith("-port") else "1")
     own = re.search(
         re.escape(flag) + r"[ =]['\"`]?([\w.:/@+,-]{1,60})", (d.help if d else "") or ""
     )
@@ -275,6 +284,30 @@ def sample_value(flag: str, decls: dict[str, FlagDecl]) -> str:
         # option's field by the field (`/path/to/torch_profiler_dir/`, not the whole option).
         return "/path/to/" + flag.lstrip("-").rpartition(".")[2] + ("/" if is_dir else "")
     return metavar(flag)
+
+
+def typical(flag: str, decls: dict[str, FlagDecl], docs: Docs | None = None) -> list[int | float]:
+    """Numbers a deployment gives the flag: the values the revision's own launches use most
+    (docs, tests), then those its help text shows; never a made-up boundary."""
+    d = decls.get(flag)
+    kind = ((d.type if d else "") or "").lower()
+    if "int" not in kind and "float" not in kind:
+        return []
+    words = [*common_values(usage(flag, decls, docs)), *help_examples(d.help if d else None)]
+    out: list[int | float] = []
+    for w in words:
+        try:
+            out.append(int(w) if "int" in kind else float(w))
+        except ValueError:
+            continue
+    return list(dict.fromkeys(x for x in out if x > 0))
+
+
+def _positive(word: str) -> bool:
+    try:
+        return float(word) > 0
+    except ValueError:
+        return False
 
 
 def metavar(flag: str) -> str:

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Sequence
 
 from kverr.records.conditions import (
     Atom,
@@ -19,14 +21,16 @@ from kverr.records.knowledge.facts import (
     _choices,
     _default,
     _takes_value,
+    holds_for,
     invented,
     is_switch,
     meets_default,
     sample_value,
+    typical,
 )
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
 
-from kverr.ftypes import FlagDecl, Profile
+from kverr.ftypes import Docs, FlagDecl, Profile
 
 
 def solutions(f: Facts) -> list[str]:
@@ -49,7 +53,8 @@ def solutions(f: Facts) -> list[str]:
     if notice:
         # Expected behaviour: only the message's advice and making the code's choice yourself;
         # never giving up a flag the launch asked for.
-        return list(dict.fromkeys(out + notices.solutions(f))) or [notices.nothing_to_change(f)]
+        found = list(dict.fromkeys(out + notices.solutions(f)))
+        return found or [s for s in (notices.nothing_to_change(f),) if s]
     missing = _missing_path(f)
     if missing:
         out.append(f"Point {missing[0]} at an existing {missing[1]}")
@@ -141,7 +146,7 @@ def example_fix(f: Facts) -> str:
             chosen.pop(atom.flag, None)  # the default already does it: no fragment
             reached = True
             continue
-        arg = _arg_for(atom, f.decls) if atom.flag else None
+        arg = _arg_for(atom, f.decls, docs=f.docs) if atom.flag else None
         if arg and atom.flag:
             chosen.pop(atom.flag, None)
             chosen[atom.flag] = arg
@@ -172,7 +177,7 @@ def example_fix(f: Facts) -> str:
     )
     for target in targets:
         after = [a for a in before if not _is_arg_of(a, target.flag)]
-        fixed = _arg_for(target.negated(), f.decls, fixing=True)
+        fixed = _arg_for(target.negated(), f.decls, fixing=True, docs=f.docs)
         if fixed:
             after.append(fixed)
         elif not _dropping_works(target.negated(), f.decls):
@@ -234,15 +239,19 @@ def _is_arg_of(arg: str, flag: str | None) -> bool:
     return arg == flag or arg.startswith(f"{flag}=")
 
 
-def _arg_for(atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False) -> str | None:
+def _arg_for(
+    atom: Atom, decls: dict[str, FlagDecl], *, fixing: bool = False, docs: Docs | None = None
+) -> str | None:
     """A command-line fragment making the atom true (None: leave the flag out)."""
-    arg = _arg(atom, decls, fixing)
+    arg = _arg(atom, decls, fixing, docs)
     if arg is not None and atom.flag and "." in atom.flag and arg == atom.flag:
         return f"{arg}=true"  # a JSON option's field is never a bare switch: it takes a value
     return arg
 
 
-def _arg(atom: Atom, decls: dict[str, FlagDecl], fixing: bool) -> str | None:
+def _arg(
+    atom: Atom, decls: dict[str, FlagDecl], fixing: bool, docs: Docs | None = None
+) -> str | None:
     flag = atom.flag
     if flag is None:
         return None
@@ -262,13 +271,18 @@ def _arg(atom: Atom, decls: dict[str, FlagDecl], fixing: bool) -> str | None:
         )
         if "." in flag and is_switch(decls.get(flag)):
             return f"{flag}=true"
-        return f"{flag}={sample_value(flag, decls)}" if takes else flag
+        return f"{flag}={sample_value(flag, decls, docs)}" if takes else flag
     if atom.op in ("!=", "not in"):
         banned = atom.value if atom.op == "not in" else (atom.value,)
         if default is not None and default not in banned and not isinstance(default, bool):
             # Spelled out even when it is the default: the reader sees the value that works.
             return f"{flag}={show_value(default)}"
         return cli_arg(flag, atom.op, atom.value, choices=choices)
+    if atom.op in (">", ">=", "<", "<="):
+        # a value deployments use (the project's launches, the help) before the boundary
+        liked = next((x for x in typical(flag, decls, docs) if holds_for(atom, x)), None)
+        if liked is not None:
+            return f"{flag}={show_value(liked)}"
     return cli_arg(flag, atom.op, atom.value, choices=choices)
 
 
@@ -310,19 +324,163 @@ def _falsy_arg(flag: str, decls: dict[str, FlagDecl]) -> str | None:
 
 
 def prevention_tips(f: Facts, background: str, validation: str | None = None) -> list[str]:
+    """Tips that keep the error from happening: the rule the check enforces, stated in flags
+    ("Keep --tp-size a multiple of --dp-size when --enable-dp-attention is set"); for a
+    deprecation, the option that replaces it. The build adds the `kverr check` tip once the
+    fix is known (records.knowledge.after)."""
     tips = []
-    flags_on = [a.flag for a in f.context + f.direct if a.flag and a.positive]
-    if background == "unsupported-config-combination" and len(flags_on) >= 2:
-        tips.append(f"Do not put {join_words(list(dict.fromkeys(flags_on)))} in one launch profile")
-    for a in f.direct:
-        ch = _choices(a.flag, f.decls)
-        if ch:
-            tips.append(f"Only pass declared values to {a.flag}: {', '.join(ch)}")
+    rule = invariant(f)
+    if rule:
+        tips.append(rule)
     if background == "deprecated-option":
-        tips.append(
-            f"Update launch scripts when upgrading {f.profile.product}; deprecated options are "
-            "removed later"
-        )
-    if f.site.kind != "assert" and validation:
-        tips.append("Run the validationCode check over your arguments before launching")
-    return list(dict.fromkeys(tips))
+        old, new = replacement(f.message, f.site.flags)
+        if old and new:
+            tips.append(f"Replace {old} with {new} in launch scripts and config files")
+    return tips
+
+
+def invariant(f: Facts) -> str:
+    """The rule an error's check enforces, as what to keep true and when; "" for a notice,
+    or when the condition is not about flags a user sets."""
+    if f.site.severity not in ("error", "critical"):
+        return ""
+    direct = [a for a in f.direct if a.flag or a.flags]
+    if not direct:
+        return ""
+    primary = direct[-1]
+    keep = keep_words(primary.negated())
+    if not keep:
+        return ""
+    others = (*f.context, *(a for a in f.direct if a is not primary))
+    # (state a user cannot set, such as `model_config` being there, is no condition to keep)
+    when = [_when(a) for a in others if a.flag or a.flags or a.topic]
+    when = [w for w in dict.fromkeys(when) if w]
+    text = keep[0].upper() + keep[1:]
+    return f"{text} when {join_words(when)}" if when else text
+
+
+def _when(a: Atom) -> str:
+    if a.flag is None:
+        return f"serving {phrase(a)}" if a.topic == "model" and a.holds else phrase(a)
+    if a.op in ("set", "is not None"):
+        return f"{a.flag} is set"
+    if a.op in ("unset", "is None"):
+        return f"{a.flag} is not given"
+    return phrase(a)
+
+
+def keep_words(atom: Atom) -> str:
+    """What to keep true so that `atom` holds, in flags: "leave --x out", "keep --x at most
+    4", "keep --tp-size a multiple of --dp-size"; "" when it is not about flags."""
+    flag, v = atom.flag, atom.value
+    if flag is None:
+        return _keep_expr(atom.text, atom.holds) if atom.flags else ""
+    if atom.op == "==":
+        if v is True:
+            return f"pass {flag}"
+        if v is False or v is None:
+            return f"leave {flag} out"
+        return f"set {flag} to {show_value(v)}"
+    words = {
+        "unset": f"leave {flag} out",
+        "set": f"pass {flag}",
+        "!=": f"keep {flag} other than {show_value(v)}",
+        "in": f"set {flag} to {_or(v)}" if isinstance(v, tuple) else "",
+        "not in": f"keep {flag} other than {_or(v)}" if isinstance(v, tuple) else "",
+        ">": f"keep {flag} above {show_value(v)}",
+        ">=": f"keep {flag} at least {show_value(v)}",
+        "<": f"keep {flag} below {show_value(v)}",
+        "<=": f"keep {flag} at most {show_value(v)}",
+        "is None": f"leave {flag} unset",
+        "is not None": f"pass {flag}",
+    }
+    return words.get(atom.op, "")
+
+
+def _or(values: tuple) -> str:
+    shown = [show_value(x) for x in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+_FLAG_WORD = re.compile(r"--[a-z][a-z0-9_.-]*[a-z0-9]")
+_KEEP = {
+    ast.Eq: "equal to", ast.NotEq: "different from", ast.Lt: "below", ast.LtE: "at most",
+    ast.Gt: "above", ast.GtE: "at least",
+}  # fmt: skip
+_FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt,
+         ast.Gt: ast.LtE, ast.LtE: ast.Gt}  # fmt: skip
+_ARITH = {ast.Mult: "times", ast.Add: "plus", ast.Sub: "minus", ast.Div: "divided by",
+          ast.FloorDiv: "divided by"}  # fmt: skip
+
+
+def _keep_expr(text: str, holds: bool) -> str:
+    """A comparison over flags as what to keep: `--tp-size % --dp-size == 0` holding ->
+    "keep --tp-size a multiple of --dp-size"; `a > b` failing -> "keep a at most b"."""
+    flags = list(dict.fromkeys(_FLAG_WORD.findall(text)))
+    code = text
+    for fl in sorted(flags, key=len, reverse=True):
+        code = re.sub(re.escape(fl) + r"(?![\w-])", f"__F{flags.index(fl)}__", code)
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return ""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _KEEP):
+        return ""
+    op = type(node.ops[0]) if holds else _FLIP[type(node.ops[0])]
+    left, right = node.left, node.comparators[0]
+    if (
+        isinstance(left, ast.BinOp)
+        and isinstance(left.op, ast.Mod)
+        and isinstance(right, ast.Constant)
+        and right.value == 0
+        and op is ast.Eq
+    ):
+        a, b = _side(left.left, flags), _side(left.right, flags)
+        return f"keep {a} a multiple of {b}" if a and b else ""
+    a, b = _side(left, flags), _side(right, flags)
+    return f"keep {a} {_KEEP[op]} {b}" if a and b else ""
+
+
+def _side(node: ast.expr, flags: list[str]) -> str:
+    """One side of a comparison in words, or "" when it holds code a user cannot set."""
+    if isinstance(node, ast.Name):
+        m = re.fullmatch(r"__F(\d+)__", node.id)
+        return flags[int(m.group(1))] if m else ""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return show_value(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _side(node.operand, flags)
+        return f"-{inner}" if inner else ""
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        a, b = _side(node.left, flags), _side(node.right, flags)
+        return f"{a} {_ARITH[type(node.op)]} {b}" if a and b else ""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+    ):
+        inner = _side(node.args[0], flags)
+        return f"the number of {inner}" if inner.startswith("--") else ""
+    return ""
+
+
+_REPLACED = re.compile(
+    r"\b(?:use|replaced by|renamed to|in favou?r of|switch to|instead of it,? use)\s+[`'\"]?"
+    r"(--[a-z][a-z0-9-]*[a-z0-9]|[A-Z][A-Z0-9]*_[A-Z0-9_]+)",
+    re.I,
+)
+
+
+def replacement(message: str, flags: Sequence[str]) -> tuple[str, str]:
+    """(old, new) of a deprecation message: the option it names as the successor ("please
+    use --new instead"), and the deprecated one (the first other option or variable it
+    names, else the check's first flag); ("", "") when it names no successor."""
+    m = _REPLACED.search(message)
+    if m is None:
+        return "", ""
+    new = m.group(1)
+    named = [w for w in re.findall(r"--[a-z][a-z0-9-]*[a-z0-9]|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b",
+                                   message) if w != new]  # fmt: skip
+    old = named[0] if named else next((fl for fl in flags if fl != new), "")
+    return old, new

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kverr.records.conditions import Atom, dest_of, join_words, show_value
+from kverr.records.conditions import Atom, dest_of, join_words, phrase, show_value
 from kverr.records.knowledge.facts import (
     _BOOL_OR_NONE,
     Facts,
@@ -90,12 +90,19 @@ def nothing_to_change(f: Facts) -> str:
     done = did(f).rstrip(".")
     if done:
         return f"{NOTHING}: {done}"
-    return f"{NOTHING}: the notice is expected for this launch"
+    atoms = (*f.context, *f.direct)
+    when = [phrase(a) for a in atoms if (a.flag and a.positive) or a.topic in _WHERE]
+    if when:
+        return f"{NOTHING}: {f.profile.product} reports this for launches with {join_words(list(dict.fromkeys(when)))} and goes on"
+    return ""  # nothing the launch could say about it: no advice at all, not a stock line
+
+
+_WHERE = ("model", "platform", "hardware", "env")
 
 
 def example_after(f: Facts, before: list[str]) -> list[str] | None:
     """`before` with the code's choices made explicit; None when no choice silences it."""
-    after = list(before) + [f"{flag}={sample_value(flag, f.decls)}" for flag in _unset(f)]
+    after = list(before) + [f"{flag}={sample_value(flag, f.decls, f.docs)}" for flag in _unset(f)]
     for flag, value, atom in _choosable(f):
         lit = _literal(value)
         mine = [a for a in after if a == flag or a.startswith(flag + "=")]

@@ -7,11 +7,10 @@ from __future__ import annotations
 import ast
 import re
 
-from kverr.records.conditions import join_words
-from kverr.records.knowledge import notices
-from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge import docs, notices
+from kverr.records.knowledge.facts import Facts, meets_default
 
-from kverr.ftypes import FlagDecl
+from kverr.ftypes import FlagDecl, Profile
 
 
 def _prose(text: str | None) -> str:
@@ -52,38 +51,101 @@ def _sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def feature_flags(f: Facts) -> list[str]:
+    """The flags a check is about, the feature first: the validator's own switch (a flag the
+    enclosing guards need on), then the flags of the direct condition, then the site's."""
+    # (a switch the launch leaves at its default is where it is, not what it is about)
+    on = [a.flag for a in f.context if a.flag and a.positive and not meets_default(a, f.decls)]
+    direct = [a.flag for a in f.direct if a.flag] + [fl for a in f.direct for fl in a.flags]
+    flags = list(dict.fromkeys([*on, *direct, *f.site.flags]))
+    # The model option names what is served, not a feature: it comes last.
+    model = model_option(f.profile)
+    return [fl for fl in flags if fl != model] + [fl for fl in flags if fl == model]
+
+
+def model_option(profile: Profile) -> str:
+    """The option the launch command names its model with (`--model-path {model}`), else
+    `--model` (a positional model, as `serve {model}`, is that option too)."""
+    words = profile.launch.split()
+    at = words.index("{model}") if "{model}" in words else -1
+    return words[at - 1] if at > 0 and words[at - 1].startswith("--") else "--model"
+
+
+def meaning(f: Facts) -> dict[str, str]:
+    """ "What it means" in up to three parts, each only where a source says it: `what` the
+    feature is (the docs' entry for its flag, else its help), `why` this launch is refused
+    (the comment at the check, the message's own explanation, the enclosing docstring when it
+    explains, else a rule the docs state about these flags), `instead` what the project does
+    (a notice). Never a restated help text or an unrelated helper's docstring."""
+    flags = feature_flags(f)
+    what = what_is(flags[0], f) if flags else ""
+    whys: list[str] = []
+    for text in _code_reasons(f):
+        if not any(_restates(text, p) for p in (what, *whys)):
+            whys.append(text)
+    if not whys:
+        # (rules() leaves out the words of the options a sentence names)
+        words = docs.content_words(f.literal + " " + " ".join(flags))
+        for note in docs.rules(flags, words, f.decls, f.docs):
+            text = _sentence(note.text)
+            if not any(_restates(text, p) for p in (what, *whys)):
+                whys.append(text)
+                break
+    instead = notices.did(f) if notices.is_notice(f) else ""
+    parts = {"what": what, "why": _code_names(" ".join(whys)), "instead": instead}
+    return {k: v for k, v in parts.items() if v}
+
+
+def compose(parts: dict[str, str]) -> str:
+    """The documentation field: the parts of `meaning`, in order, as one paragraph."""
+    return " ".join(parts[k] for k in ("what", "why", "instead") if parts.get(k))
+
+
 def documentation(f: Facts) -> str:
-    """Why the check exists: the comment above the site and the message's own explanation
-    (a `because`/`since`/`, as` clause, the text after a colon, a sentence that explains);
-    the enclosing docstring's summary only when neither says anything."""
-    parts = [_prose(f.site.comment)] if _says_why(f.site.comment) else []
+    return compose(meaning(f))
+
+
+def what_is(flag: str, f: Facts) -> str:
+    """ "--page-size: the number of tokens in a page." from the docs' entry for the flag, else
+    its declared help; "" when neither says."""
+    note = docs.about(flag, f.decls, f.docs)
+    clause = _clause(note.text) if note is not None else ""
+    clause = clause or _help(flag, f.decls)
+    return f"{flag}: {clause}." if clause else ""
+
+
+def _code_reasons(f: Facts) -> list[str]:
+    """Why the check exists, in the code's own words: the comment above it, the message's
+    explanation, the enclosing docstring when it explains something about this check."""
+    out = [_prose(f.site.comment)] if _says_why(f.site.comment) else []
     for reason in message_reasons(f):
-        if not any(_restates(reason, p) for p in parts):
-            parts.append(reason)
-    if notices.is_notice(f):
-        parts.append(notices.did(f))  # a notice's meaning: what the code did instead
-    if not any(parts):
-        parts.append(_docstring(f))
-    if not any(parts):
-        parts.append(flags_sentence(f))
-    return " ".join(p for p in parts if p)
+        if not any(_restates(reason, p) for p in out):
+            out.append(reason)
+    if not out and (doc := _docstring(f)):
+        out.append(doc)
+    return out
 
 
-# Where the code says nothing, the documentation names the flags the check reads; a build over
-# the history puts the commit that introduced the check in front (records.knowledge.introduced).
-FLAGS_LEAD = "It checks "
+def _code_names(text: str) -> str:
+    """A function named in prose (`get_config()`) as code, without its empty parentheses."""
+    return re.sub(r"`?\b([A-Za-z_][\w.]*)\(\)`?", r"`\1`", text)
 
 
-def flags_sentence(f: Facts) -> str:
-    """The flags the check reads, each with its declared help, as one sentence:
-    "It checks --page-size (the number of tokens in a page) and --chunked-prefill-size (...)."
-    Empty when none of them declares help."""
-    atoms = (*f.context, *f.direct)
-    flags = [a.flag for a in atoms if a.flag] + [fl for a in atoms if not a.flag for fl in a.flags]
-    flags = list(dict.fromkeys([*flags, *f.site.flags]))
-    if not any(_help(fl, f.decls) for fl in flags):
+def _sentence(text: str) -> str:
+    text = " ".join(text.split()).rstrip(" .;:")
+    return text[0].upper() + text[1:] + "." if text else ""
+
+
+def _clause(text: str) -> str:
+    """A description's first sentence as a clause after a colon: no runtime parts, the first
+    letter lower-cased unless it starts a name ("FlashInfer ...")."""
+    first = docs.sentences(" ".join(text.split()))[:1]
+    clause = first[0].rstrip(" .;:") if first else ""
+    if "{" in clause or len(clause) < 8:
         return ""
-    return FLAGS_LEAD + join_words([_with_help(fl, f.decls) for fl in flags]) + "."
+    if clause[:1].isupper() and not clause[1:2].isupper():
+        clause = clause[0].lower() + clause[1:]
+    return clause
 
 
 # A docstring that opens with one of these summarises what its function does ("Validate IB
@@ -215,38 +277,48 @@ def _advice_sentences(message: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def introduced(documentation: str, commit: dict) -> str:
-    """`documentation` with the commit that introduced the check in front, when the code said
-    nothing (empty, or only the flags sentence): "Introduced in #8746 (14fdd5274): feat: add
-    priority based scheduling .... <first paragraph of its body>"."""
-    if documentation and not documentation.startswith(FLAGS_LEAD):
-        return documentation
+def introduced(record: dict, commit: dict) -> dict:
+    """`record` with the introducing commit's own explanation as the `why` of its meaning,
+    when nothing else gave one and a paragraph of the commit's body speaks to this check
+    (shares two content words with its message and options). The subject alone ("Rename the
+    project") is no meaning, and neither is a body about something else."""
+    parts = dict(record.get("meaning") or {})
+    if parts.get("why"):
+        return record
+    message = re.sub(r"\{[^{}]*\}", " ", record.get("errorMessage") or "")
+    words = docs.content_words(message + " " + " ".join(record.get("flags") or []))
+    para = next(
+        (p for p in _body_paragraphs(commit.get("body") or "")
+         if len(docs.content_words(p) & words) >= 2),
+        "",
+    )  # fmt: skip
+    if not para:
+        return record
     subject = " ".join((commit.get("subject") or "").split())
     pr = re.search(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)", subject)
     number = next((g for g in pr.groups() if g), None) if pr else None
-    title = subject[: pr.start()].strip() if pr and pr.start() > 0 else subject
-    where = f"#{number} ({commit['sha'][:9]})" if number else f"commit {commit['sha'][:9]}"
-    text = f"Introduced in {where}: {title.rstrip('.')}."
-    para = _first_body_paragraph(commit.get("body") or "")
-    if para:
-        text += " " + para
-    return f"{text} {documentation}".strip()
+    where = f"#{number}" if number else f"commit {commit['sha'][:9]}"
+    parts["why"] = f"The change that added this check ({where}) explains: {para}"
+    return {**record, "meaning": parts, "documentation": compose(parts)}
 
 
 _TRAILER = re.compile(r"^[\w-]+(-by)?:\s", re.I)  # Signed-off-by:, Co-authored-by:, ...
 
 
-def _first_body_paragraph(body: str) -> str:
-    """The first paragraph of a commit body that is prose: not trailers, not a bare list of
-    bullets or links, at most ~400 characters (cut at a sentence)."""
+def _body_paragraphs(body: str) -> list[str]:
+    """The paragraphs of a commit body that are prose: not trailers, headings, a bare list
+    of bullets or links, or a template's comment; each at most ~400 characters (cut at a
+    sentence)."""
+    out = []
+    body = re.sub(r"<!--.*?-->", "", body, flags=re.S)
     for para in re.split(r"\n\s*\n", body.strip()):
         lines = [ln.strip() for ln in para.splitlines() if ln.strip()]
         lines = [ln for ln in lines if not _TRAILER.match(ln)]
         text = " ".join(" ".join(lines).split())
-        if len(text.split()) < 5 or re.match(r"(https?://|[-*#]|\d+\.\s)", text):
+        if len(text.split()) < 8 or re.match(r"(https?://|[-*#|>]|\d+\.\s)", text):
             continue
         if len(text) > 400:
             cut = text.rfind(". ", 0, 400)
             text = text[: cut + 1] if cut > 0 else text[:399].rstrip() + "…"
-        return text if text[-1] in ".!?…" else text + "."
-    return ""
+        out.append(text if text[-1] in ".!?…" else text + ".")
+    return out

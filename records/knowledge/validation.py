@@ -29,7 +29,12 @@ def validation_code(f: Facts) -> str | None:
         expr = _args_expr(r.guard.test, r, f.decls)
         if expr is None:
             return None
-        terms.append(expr if r.guard.holds else _negate(expr))
+        expr = expr if r.guard.holds else _negate(expr)
+        # The parser leaves an option it has no default for at None, which a comparison or
+        # arithmetic cannot take (`None > 1`): such an option is tested for being given first.
+        unset = [a for a in _ordered_attrs(expr) if _may_be_none(a, f.decls, f.site.flags)]
+        terms += [f"args.{a} is not None" for a in unset if f"args.{a} is not None" not in terms]
+        terms.append(expr)
     if not terms:
         return None
     cond = terms[0] if len(terms) == 1 else "(\n    " + "\n    and ".join(terms) + "\n)"
@@ -97,6 +102,35 @@ def _args_expr(test: str, r: Reading, decls: dict[str, FlagDecl]) -> str | None:
         if isinstance(n, ast.Attribute) and not (_is_args_attr(n) or _safe_call_target(n)):
             return None
     return ast.unparse(node)
+
+
+def _ordered_attrs(expr: str) -> list[str]:
+    """The `args.x` an expression orders or computes with (`<`, `>=`, `%`, `*`, ...)."""
+    node = parse(expr)
+    out: list[str] = []
+    for n in ast.walk(node) if node is not None else ():
+        sides: list[ast.expr] = []
+        if isinstance(n, ast.Compare) and any(
+            isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in n.ops
+        ):
+            sides = [n.left, *n.comparators]
+        elif isinstance(n, ast.BinOp):
+            sides = [n.left, n.right]
+        out += [s.attr for s in sides if _is_args_attr(s)]  # type: ignore[attr-defined]
+    return list(dict.fromkeys(out))
+
+
+def _may_be_none(attr: str, decls: dict[str, FlagDecl], flags: Sequence[str]) -> bool:
+    """Whether the parsed `args.attr` can be None: its option's default is None or not a
+    literal number the parser would put there."""
+    for d in decls.values():
+        if (d.arg_dest or d.dest) == attr:
+            try:
+                value = ast.literal_eval(d.default) if d.default is not None else None
+            except (ValueError, SyntaxError):
+                return True
+            return not isinstance(value, (int, float)) or isinstance(value, bool)
+    return False
 
 
 def _is_args_attr(n: ast.expr) -> bool:

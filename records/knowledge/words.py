@@ -1,23 +1,21 @@
-"""Conditions -> words: the launch that reaches the site (`triggerScenarios`) and what each
-flag involved is for (`commonSituations`).
+"""Conditions -> words: the launch that reaches the site (`triggerScenarios`), and where users
+meet the check (`commonSituations`: the models and platforms its guards test, how the
+revision's docs, tests and CI launch its feature).
 """
 
 from __future__ import annotations
 
-import ast
-from dataclasses import replace
+import re
 
 from kverr.records.conditions import (
     Atom,
-    dest_of,
     join_words,
-    parse,
     phrase,
     show_value,
 )
-from kverr.records.knowledge.facts import Facts, _default, meets_default
-from kverr.records.knowledge.text import _help, _with_help
-from kverr.records.names import exact_values, name_flags
+from kverr.records.knowledge import docs
+from kverr.records.knowledge.facts import Facts, _default, _takes_value, meets_default
+from kverr.records.knowledge.text import feature_flags, model_option
 
 
 def trigger_scenarios(f: Facts) -> str:
@@ -33,9 +31,8 @@ def trigger_scenarios(f: Facts) -> str:
         if a in f.passed
     )
     atoms = _last_per_flag(list(dict.fromkeys(exits + f.context + f.direct)))
-    shown = captured(f)
     with_ = _with_values(
-        [a for a in atoms if a.flag and not _without(a, f) and a.op != "is None"], f, shown
+        [a for a in atoms if a.flag and not _without(a, f) and a.op != "is None"], f
     )
     without = [_noted(a) for a in atoms if _without(a, f) or (a.flag and a.op == "is None")]
     exprs = [a for a in atoms if a.flag is None]
@@ -78,44 +75,21 @@ def trigger_scenarios(f: Facts) -> str:
     return text
 
 
-def captured(f: Facts) -> dict[str, str]:
-    """flag -> the message placeholder that prints its value (`self.schedule` in "'{self.schedule}'
-    is not supported"), so the words can show what the user passed: the record says
-    `--schedule={self.schedule}` and `kverr explain` fills in the value it captured."""
-    names = {**name_flags(f.site), **{k: "" for k in exact_values(f.site)}}
-    by_dest = {dest_of(fl): fl for fl in f.site.flags}
-    out: dict[str, str] = {}
-    for part in f.site.template.placeholders:
-        node = parse(part.expr or "")
-        if isinstance(node, ast.Attribute) and node.attr in by_dest:
-            out.setdefault(by_dest[node.attr], part.expr or "")
-        elif isinstance(node, ast.Name) and names.get(node.id):
-            out.setdefault(names[node.id], part.expr or "")
-    return out
-
-
-_NOT = ("!=", "not in", ">", ">=", "<", "<=")
-
-
-def _with_values(atoms: list[Atom], f: Facts, shown: dict[str, str]) -> list[str]:
-    """Each fact in words; the facts that say what a captured flag's value is not become one
-    `--x={expr} (other than a or b)` (the explain view puts the value in)."""
+def _with_values(atoms: list[Atom], f: Facts) -> list[str]:
+    """Each fact in words; the facts that a flag is not one value or another become one
+    `--x other than a or b`."""
     out: list[str] = []
     done: set[str] = set()
     for a in atoms:
         if a.flag in done:
             continue
-        if a.flag not in shown or a.op not in _NOT:
+        same = [b for b in atoms if b.flag == a.flag and b.op == "!="]
+        if a.op != "!=" or len(same) < 2:
             out.append(_at_default(a, f))
             continue
-        done.add(a.flag)
-        same = [b for b in atoms if b.flag == a.flag and b.op in _NOT]
-        if all(b.op == "!=" for b in same):
-            rest = "other than " + " or ".join(show_value(b.value) for b in same)
-        else:
-            rest = ", ".join(phrase(replace(b, via="")).removeprefix(f"{a.flag} ") for b in same)
-        via = f", {a.via}" if a.via else ""
-        out.append(f"{a.flag}={{{shown[a.flag]}}} ({rest}{via})")
+        done.add(a.flag or "")
+        via = f" ({a.via})" if a.via else ""
+        out.append(f"{a.flag} other than {' or '.join(show_value(b.value) for b in same)}{via}")
     return out
 
 
@@ -150,27 +124,71 @@ def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
 
 
 def common_situations(f: Facts) -> str:
-    """The launch a user is in when this shows up, told with what each flag is for (its
-    declared help); empty when no flag involved declares help."""
-    atoms = list(dict.fromkeys(f.context + f.direct))
-    without = [a.flag for a in atoms if a.flag and a.op in ("unset", "is None")]
-    using = [a.flag for a in atoms if a.flag and a.flag not in without]
-    using += [fl for a in atoms if a.flag is None for fl in a.flags]
-    if not (using or without):
-        using = list(f.site.flags)
-    using = [fl for fl in dict.fromkeys(using) if fl not in without]
-    if not any(_help(fl, f.decls) for fl in (*using, *without)):
-        return ""
-    models = [a for a in atoms if a.flag is None and a.topic == "model" and a.holds]
-    text = "Seen when launching"
-    if models:
-        text += " " + phrase(models[-1])
-    if using:
-        text += " with " + join_words([_with_help(fl, f.decls) for fl in using])
-    if without:
-        text += (
-            (" but" if using else "")
-            + " without "
-            + join_words([_with_help(fl, f.decls) for fl in dict.fromkeys(without)])
-        )
-    return text + "."
+    """Where users meet this check, from evidence only: the model family and platform its
+    guards test, and how the revision's own docs, tests and CI launch its feature (the
+    options set with it, the values given, the models served); "" when that is thin."""
+    exprs = [a for a in (*f.context, *f.direct) if a.flag is None]
+    models = [phrase(a) for a in exprs if a.topic == "model" and a.holds][-1:]
+    where = [phrase(a) for a in exprs if a.topic in ("platform", "hardware") and a.holds]
+    where = list(dict.fromkeys(where))  # ("not on CUDA" names no platform a user is on)
+    bits = []
+    if models or where:
+        bits.append(("It comes up serving " + models[0] if models else "It comes up")
+                    + (" " + " and ".join(where) if where else "") + ".")  # fmt: skip
+    seen = _launches(f)
+    if seen:
+        bits.append(seen)
+    return " ".join(bits)
+
+
+def _launches(f: Facts) -> str:
+    """How the revision's launches use the check's feature: "In this release's docs and tests,
+    --enable-dp-attention is set in 179 launches, most often with --moe-a2a-backend and
+    --dp-size, serving DeepSeek-V3 and DeepSeek-V3.2-Exp." A value the check tests narrows
+    it to launches with that value. "" when fewer than two launches, or nothing goes with it."""
+    # Only options the check wants given: launches that set one it wants left out are no
+    # evidence of where it comes up.
+    atoms = f.context + f.direct
+    wanted = {a.flag for a in atoms if a.flag and a.op not in ("unset", "is None")}
+    wanted |= {fl for a in atoms if a.flag is None for fl in a.flags}
+    model = model_option(f.profile)
+    for flag in [fl for fl in feature_flags(f) if fl != model and fl in wanted][:3]:
+        value = _value_tested(flag, f)
+        used = docs.usage(flag, f.decls, f.docs, value)
+        if used is None or used.launches < 2:
+            continue
+        others = [o for o, n in used.together if n >= 2 and n * 4 >= used.launches][:3]
+        models = [m for m, _ in used.models][:3]
+        values = [v for v, _ in used.values][:3] if value is None else []
+        if not (others or models):
+            continue
+        shown = f"{flag} {value}" if value else flag
+        text = f"In this release's docs and tests, {shown} is set in {used.launches} launches"
+        if values and _takes_value(f.decls.get(flag)):
+            text += f" (as {_or(values)})"
+        if others:
+            text += f", most often with {join_words(others)}"
+        if models:
+            text += f", serving {join_words(models)}"
+        return text + "."
+    return ""
+
+
+def _value_tested(flag: str, f: Facts) -> str | None:
+    """The one value the check tests `flag` for (`--attention-backend == 'cutlass_mla'`, also
+    inside an either-or), when it tests one: the launches that matter are those with it."""
+    found = {
+        str(a.value)
+        for a in f.context + f.direct
+        if a.flag == flag and a.op == "==" and isinstance(a.value, str)
+    }
+    for a in f.context + f.direct:
+        if a.flag is None:
+            found.update(
+                m.group(1) for m in re.finditer(re.escape(flag) + r" == '([^']+)'", a.text)
+            )
+    return found.pop() if len(found) == 1 else None
+
+
+def _or(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]

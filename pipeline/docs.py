@@ -1,0 +1,148 @@
+"""docs: the project's own documentation at each revision built, for the knowledge fields.
+
+The profile's `[docs]` globs name the pages (argument tables, feature pages, config modules)
+and the launch files (docs examples, tests, CI). Each file is read from git objects at the
+revision (no checkout) and parsed once per blob (records/knowledge/docs.py, cached); a
+revision's `Docs` carries the links of that revision ("Learn more" opens the page as it was).
+A directory build has no git objects to read: its records go without.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from kverr.extractor import sources
+from kverr.pipeline.cache import Cache, code_fingerprint
+from kverr.records.knowledge.docs import read_file
+
+from kverr.errors import SourceError
+from kverr.ftypes import DocFile, Docs, Profile, Revision, from_json, to_json
+
+
+class DocsReader:
+    """`at(revision)` -> that revision's Docs (None when the profile declares no docs)."""
+
+    def __init__(self, git_repo: Path, profile: Profile, repository: str, cache: Cache) -> None:
+        self.profile, self.repository, self.cache = profile, repository, cache
+        self.globs = tuple(dict.fromkeys(profile.docs_pages + profile.docs_launches))
+        self.reader = sources.BlobReader(git_repo) if self.globs else None
+        self.markers = profile.launch_modules + profile.launch_executables
+        self.fp = code_fingerprint("records") + ":" + json.dumps(self.markers)
+        self._memo: dict = {}  # subtrees listed: neighbouring revisions share most of them
+        self._trees: dict[str, list[tuple[str, str]]] = {}
+        self._last: tuple[str, Docs] | None = None
+
+    def files(self, sha: str) -> list[tuple[str, str]]:
+        if sha not in self._trees:
+            assert self.reader is not None
+            try:
+                self._trees[sha] = sources.list_files_read(self.reader, sha, self.globs, self._memo)
+            except SourceError:
+                self._trees[sha] = []
+        return self._trees[sha]
+
+    def key(self, revision: Revision) -> str:
+        """What records built with this revision's docs depend on: the files, the parser, the
+        links. "" when there are none."""
+        if self.reader is None or not revision.sha:
+            return ""
+        files = self.files(revision.sha)
+        text = json.dumps([self.fp, self._urls(revision), files])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def at(self, revision: Revision) -> Docs | None:
+        if self.reader is None or not revision.sha:
+            return None
+        key = self.key(revision)
+        if self._last and self._last[0] == key:
+            return self._last[1]
+        pages = set(self.profile.docs_pages)
+        parsed = []
+        for path, blob in self.files(revision.sha):
+            page = sources.matches_any(path, pages)
+            parsed.append(self._parse(path, blob, page))
+        url, flag_url = self._urls(revision)
+        docs = Docs(tuple(parsed), url=url, flag_url=flag_url, key=key)
+        self._last = (key, docs)
+        return docs
+
+    def _parse(self, path: str, blob: str, page: bool) -> DocFile:
+        ckey = f"{self.fp}:{path}:{blob}:{int(page)}"
+        hit = self.cache.get("docfile", ckey)
+        if hit is not None:
+            return from_json(hit)
+        assert self.reader is not None
+        src = self.reader.source(path, blob)
+        found = (
+            read_file(path, src.text, self.markers, page=page) if not src.error else DocFile(path)
+        )
+        self.cache.put_many("docfile", {ckey: to_json(found)})
+        return found
+
+    def _urls(self, revision: Revision) -> tuple[str, str]:
+        release = next((t for t in revision.tags if t[:1] in "v0123456789"), "latest")
+        fill = {"{repository}": self.repository, "{sha}": revision.sha or "", "{release}": release}
+        out = []
+        for template in (self.profile.docs_url, self.profile.docs_flag_url):
+            for k, v in fill.items():
+                template = template.replace(k, v)
+            out.append(template)
+        return out[0], out[1]
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+
+
+def docs_reader(git_repo: Path | None, profile: Profile, repository: str | None, cache: Cache):
+    """A DocsReader for a git build whose profile declares docs, else None."""
+    if git_repo is None or not (profile.docs_pages or profile.docs_launches):
+        return None
+    return DocsReader(Path(git_repo), profile, repository or profile.repository, cache)
+
+
+def base_revision(revisions: Sequence[Revision], ord_: int) -> Revision:
+    """The commit a revision's docs are read at: itself, or for a snapshot (no commit) the
+    newest commit before it, whose tree the snapshot's files were placed over."""
+    for rev in reversed(revisions[: ord_ + 1]):
+        if rev.sha:
+            return rev
+    return revisions[ord_]
+
+
+def finish(
+    records: list[dict],
+    occurrences: Sequence[dict],
+    flag_spans: Sequence[dict],
+    revisions: Sequence[Revision],
+    profile: Profile,
+) -> list[dict]:
+    """Each record with what only the whole build knows (records/knowledge/after.py): the
+    releases that carry it, the first release declaring each flag, the kverr check tip
+    from its final exampleFix."""
+    from kverr.records.knowledge.after import finish as finish_one
+
+    tag_at = {i: r.tags[0] for i, r in enumerate(revisions) if r.tags and r.sha}
+    ords = sorted(tag_at)
+    held: dict[str, set[int]] = {}
+    for occ in occurrences:
+        mine = held.setdefault(occ["id"], set())
+        mine.update(o for o in ords if occ["from"] <= o <= occ["to"])
+    since: dict[str, str] = {}
+    for sp in sorted(flag_spans, key=lambda s: s["from"]):
+        first = next((o for o in ords if sp["from"] <= o <= sp["to"]), None)
+        if first is not None and sp["name"] not in since:
+            since[sp["name"]] = tag_at[first]
+    launch = profile.launch_command()
+    return [
+        finish_one(
+            rec,
+            launch=launch,
+            releases=[tag_at[o] for o in sorted(held.get(rec["id"], ()))],
+            since=since,
+        )
+        for rec in records
+    ]

@@ -1,0 +1,90 @@
+"""What a record's knowledge can say only once the build is done: the `kverr check` tip shown
+with the launch that meets the check (the fix the verify step kept), the release a
+deprecated option's successor arrives in, and the releases that carry the check.
+
+    finish(record, launch=..., releases=[...], since={flag: release})
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+
+from kverr.records.knowledge.fixes import replacement
+
+
+def finish(
+    record: dict,
+    *,
+    launch: str,
+    releases: Sequence[str] = (),
+    since: Mapping[str, str] | None = None,
+) -> dict:
+    """`record` with its build-time knowledge: `launch` is the project's launch command
+    (what an exampleFix line starts with), `releases` the release tags that carry the record,
+    oldest first, `since` the first release declaring each flag."""
+    tips = [t for t in record.get("preventionTips") or [] if t]
+    if record.get("backgroundTag") == "deprecated-option" and since:
+        old, new = replacement(record.get("errorMessage") or "", record.get("flags") or ())
+        first = since.get(new)
+        if old and new and first:
+            tips = [
+                f"{t} ({new} is accepted from {first} on)"
+                if t.startswith(f"Replace {old} with {new}")
+                else t
+                for t in tips
+            ]
+    check = check_tip(record, launch)
+    if check and check not in tips:
+        tips.append(check)
+    situations = record.get("commonSituations") or ""
+    span = _span(releases)
+    if span and span not in situations:
+        situations = f"{situations} {span}".strip()
+    return {**record, "preventionTips": tips, "commonSituations": situations}
+
+
+def check_tip(record: dict, launch: str) -> str:
+    """ "Run a launch through `kverr check -- <command>` ...": what the launch of the record's
+    exampleFix shows, so the tip names the options that meet the check; "" without one."""
+    lines = (record.get("exampleFix") or "").splitlines()
+    verified = (record.get("verification") or {}).get("status") == "verified"
+    if len(lines) != 4 or not launch or not verified:
+        return ""  # only a launch the check was seen to stop
+    words, head = _words(lines[1]), _words(launch)
+    at = _find(words, head)
+    if at < 0:  # the launch without its model option (a fix that sets the model itself)
+        head = head[:-2]
+        at = _find(words, head)
+    if at < 0 or not head:
+        return ""
+    args = " ".join(shlex.quote(w) for w in words[at + len(head) :])
+    env = " ".join(words[:at])
+    if not args or "&&" in env:
+        return ""
+    noun = "error" if record.get("severity") in ("error", "critical") else "warning"
+    with_env = f" with {env}" if env else ""
+    return (
+        "Run a launch through `kverr check -- <command>` before starting the server: this"
+        f" release's own checks report this {noun} for `{args}`{with_env}"
+    )
+
+
+def _words(line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
+
+
+def _find(words: list[str], head: list[str]) -> int:
+    n = len(head)
+    return next((i for i in range(len(words) - n + 1) if words[i : i + n] == head), -1)
+
+
+def _span(releases: Sequence[str]) -> str:
+    if not releases:
+        return ""
+    if len(releases) == 1:
+        return f"Release {releases[0]} carries this check."
+    return f"Releases {releases[0]} to {releases[-1]} carry this check."

@@ -1,0 +1,614 @@
+"""What the project's own documentation says about a check's flags, read as data.
+
+The build reads the profile's `[docs]` files at each revision (pipeline/docs.py) and hands their
+text here; nothing in this module opens a file or runs git.
+
+    read_file(path, text, markers)   one file -> DocFile (the build caches it per blob)
+
+- A Markdown page: each row of an arguments table (`` | `--x`<br>`--y` | what it is | ... | ``)
+  and each prose sentence that names a flag, under the anchor of its section; launches in its
+  code blocks.
+- A Python page (a config module): each class field's docstring (`x: int = 1` then a string),
+  which is what the project renders as that option's documentation.
+- A launch file: the launch commands it runs (a line naming the launch command, in a script,
+  a workflow, a notebook or a code block), and in a Python test the runs of lines holding
+  option strings (`"--tp", "2", "--enable-dp-attention"`).
+
+Then per check, over the flags it reads: `about` (what the flag is, from the docs), `rules`
+(sentences of the docs that state a rule about those flags), `usage` (how the launches use a
+flag: with which options, values and models) and `link` (the page a record's "Learn more" opens).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import re
+import shlex
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kverr.ftypes import DocFile, DocLaunch, DocNote, Docs, FlagDecl
+
+_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_TAG = re.compile(
+    r"</?(?:br|p|div|span|sup|sub|b|i|em|strong|code|a|img|details|summary)\b[^>]{0,200}>", re.I
+)
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+_MAX_SENTENCE = 400
+_MAX_FILE = 2_000_000  # characters of one file read (a generated dump is no documentation)
+
+
+def read_file(path: str, text: str, markers: Sequence[str] = (), *, page: bool = False) -> DocFile:
+    """One documentation or launch file as notes and launches; `markers` are the words a
+    launch command line holds (the profile's launch modules and executables); `page`: a Python file
+    is a documentation page, not only a launch file: its notes are read (a Markdown file's
+    tables and prose, a Python file's fields' docstrings)."""
+    text = text[:_MAX_FILE]
+    if path.endswith(".md"):
+        notes, launches = _markdown(path, text, markers)
+        return DocFile(path, notes if page else (), launches)
+    if path.endswith(".ipynb"):
+        return DocFile(path, (), _notebook(path, text, markers))
+    if path.endswith(".py"):
+        notes = _fields(path, text) if page else ()
+        return DocFile(path, notes, _python_launches(path, text, markers))
+    return DocFile(path, (), _command_lines(path, text.splitlines(), markers))
+
+
+# ---------------------------------------------------------------- Markdown
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces
+    to hyphens."""
+    text = _LINK.sub(r"\1", heading).replace("`", "")
+    text = re.sub(r"[^\w\- ]", "", text.strip().lower())
+    return text.replace(" ", "-")
+
+
+def flag_slug(option: str) -> str:
+    """The anchor an mkdocs page gives a heading that is an option (Python-Markdown's
+    default: punctuation dropped, runs of spaces and hyphens to one hyphen)."""
+    text = re.sub(r"[^\w\s-]", "", option).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _plain(text: str) -> str:
+    """Markdown inline text as prose: links by their words, no tags or emphasis marks (code
+    spans keep their backticks: a reader sees the option as code)."""
+    text = re.sub(r"<br\s*/?>", " ", text, flags=re.I)
+    text = _LINK.sub(r"\1", text)
+    text = re.sub(
+        r"^(>\s*)+(\[!\w+\]\s*)?((note|tip|warning|important)\s*:\s*)?", "", text, flags=re.I
+    )
+    text = _TAG.sub("", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    return " ".join(text.split())
+
+
+def _markdown(
+    path: str, text: str, markers: Sequence[str]
+) -> tuple[tuple[DocNote, ...], tuple[DocLaunch, ...]]:
+    notes: list[DocNote] = []
+    launches: list[DocLaunch] = []
+    heading, anchor = "", ""
+    seen: Counter[str] = Counter()
+    fenced: list[str] | None = None
+    para: list[str] = []
+    lines = text.splitlines()
+
+    def flush() -> None:
+        if para:
+            notes.extend(_prose(" ".join(para), path, anchor, heading))
+            para.clear()
+
+    for line in lines:
+        if _FENCE.match(line):
+            if fenced is None:
+                flush()
+                fenced = []
+            else:
+                launches.extend(_command_lines(path, fenced, markers))
+                fenced = None
+            continue
+        if fenced is not None:
+            fenced.append(line)
+            continue
+        m = _HEADING.match(line)
+        if m:
+            flush()
+            heading = _plain(m.group(2))
+            base = slug(m.group(2))
+            anchor = base if not seen[base] else f"{base}-{seen[base]}"
+            seen[base] += 1
+            continue
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            flush()
+            row = _table_row(stripped, path, anchor, heading)
+            if row is not None:
+                notes.append(row)
+            continue
+        if not stripped or re.match(r"([-*+]|\d+\.)\s", stripped):
+            flush()  # a list item starts a paragraph of its own
+        if stripped:
+            para.append(re.sub(r"^([-*+]|\d+\.)\s+", "", stripped))
+    flush()
+    return tuple(notes), tuple(launches)
+
+
+def _cells(row: str) -> list[str]:
+    """A table row's cells; a `|` inside a code span is not a border."""
+    cells, cur, code = [], [], False
+    for ch in row.strip().strip("|"):
+        if ch == "`":
+            code = not code
+        if ch == "|" and not code:
+            cells.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    cells.append("".join(cur).strip())
+    return cells
+
+
+def _table_row(row: str, path: str, anchor: str, heading: str) -> DocNote | None:
+    """An arguments table's row (`` | `--x`<br>`--y` | description | default | options | ``)."""
+    cells = _cells(row)
+    if len(cells) < 2 or set(cells[0]) <= set("-: "):
+        return None
+    names = tuple(dict.fromkeys(re.findall(r"`(-{1,2}[a-z][\w.-]*)`", cells[0])))
+    options = [n for n in names if n.startswith("--")]
+    text = _plain(cells[1])
+    if not options or not text:
+        return None
+    return DocNote(names, text, path, anchor, heading, "table")
+
+
+def _prose(paragraph: str, path: str, anchor: str, heading: str) -> list[DocNote]:
+    text = _plain(paragraph)
+    out = []
+    for sentence in _SENTENCE_END.split(text):
+        flags = tuple(dict.fromkeys(_OPTION.findall(sentence)))
+        if flags and len(sentence) <= _MAX_SENTENCE and not sentence.rstrip().endswith(":"):
+            out.append(DocNote(flags, sentence.strip(), path, anchor, heading, "prose"))
+    return out
+
+
+# ---------------------------------------------------------------- Python
+
+
+def _fields(path: str, text: str) -> tuple[DocNote, ...]:
+    """Each class field's docstring (`name: T = v` followed by a string literal)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ()
+    out = []
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        body = cls.body
+        for stmt, nxt in zip(body, body[1:], strict=False):
+            name = _target(stmt)
+            if (
+                name
+                and isinstance(nxt, ast.Expr)
+                and isinstance(nxt.value, ast.Constant)
+                and isinstance(nxt.value.value, str)
+            ):
+                doc = " ".join(nxt.value.value.split())
+                if doc:
+                    out.append(DocNote((name,), doc, path, "", cls.name, "field"))
+    return tuple(out)
+
+
+def _target(stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+    ):
+        return stmt.targets[0].id
+    return None
+
+
+_STRING = re.compile(r"\"([^\"\\\n]{0,300})\"|'([^'\\\n]{0,300})'")
+_OPTION_STRING = re.compile(r"[\"']--[a-z][a-z0-9-]*[a-z0-9](?:[= ][^\"'\n]{0,200})?[\"']")
+
+
+def _python_launches(path: str, text: str, markers: Sequence[str]) -> tuple[DocLaunch, ...]:
+    """A test's launches: runs of nearby lines holding option strings, read as one argument
+    list each (`other_args=["--tp", "2", "--enable-dp-attention"]`), and command lines in
+    strings that name the launch command."""
+    out = list(_command_lines(path, text.splitlines(), markers))
+    if not _OPTION_STRING.search(text):
+        return tuple(out)
+    run: list[str] = []
+    last = -10
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not _OPTION_STRING.search(line) or any(m in line for m in markers):
+            continue
+        if i - last > 2 and run:
+            out.extend(_launch(run, path))
+            run = []
+        run += [a or b for a, b in _STRING.findall(line)]
+        last = i
+    if run:
+        out.extend(_launch(run, path))
+    return tuple(out)
+
+
+def _launch(words: list[str], path: str, model: str = "") -> list[DocLaunch]:
+    tokens = [t for w in words for t in w.split()]
+    args: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith("--") and _OPTION.fullmatch(tok.split("=", 1)[0]):
+            if "=" in tok:
+                args.append(tok)
+            elif i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
+                args.append(f"{tok}={tokens[i + 1]}")
+                i += 1
+            else:
+                args.append(tok)
+        i += 1
+    for a in args:
+        name, _, value = a.partition("=")
+        if name in ("--model-path", "--model") and value:
+            model = model or value
+    return [DocLaunch(tuple(args), _model_word(model), path)] if args else []
+
+
+def _command_lines(path: str, lines: Sequence[str], markers: Sequence[str]) -> list[DocLaunch]:
+    """The launch command lines among `lines` (continuations joined): the words after the
+    marker, up to the end of the line or of the string holding it."""
+    if not markers:
+        return []
+    out: list[DocLaunch] = []
+    joined: list[str] = []
+    cur = ""
+    for line in lines:
+        if line.rstrip().endswith("\\"):
+            cur += line.rstrip()[:-1] + " "
+            continue
+        joined.append(cur + line)
+        cur = ""
+    if cur:
+        joined.append(cur)
+    for line in joined:
+        for marker in markers:
+            at = line.find(marker)
+            if at < 0:
+                continue
+            quote = line[at - 1] if at > 0 and line[at - 1] in "\"'" else None
+            rest = line[at + len(marker) :]
+            before = line[:at]
+            if quote is None:
+                q = re.search(r"[\"']([^\"']*)$", before)
+                quote = before[q.start()] if q else None
+            if quote and quote in rest:
+                rest = rest[: rest.index(quote)]
+            words = _split(rest.split("#", 1)[0] if quote is None else rest)
+            model = ""
+            if marker.endswith(" serve") and words and not words[0].startswith("-"):
+                model, words = words[0], words[1:]
+            out.extend(_launch(words, path, model))
+            break
+    return out
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _notebook(path: str, text: str, markers: Sequence[str]) -> tuple[DocLaunch, ...]:
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return ()
+    out: list[DocLaunch] = []
+    for cell in cells if isinstance(cells, list) else []:
+        source = cell.get("source") if isinstance(cell, dict) else None
+        if isinstance(source, list):
+            source = "".join(s for s in source if isinstance(s, str))
+        if isinstance(source, str):
+            out += _command_lines(path, source.splitlines(), markers)
+    return tuple(out)
+
+
+_SIZE = re.compile(
+    r"-(\d+(\.\d+)?[bBmMkKtT]|\d{4}|instruct|chat|base|it|fp8|awq|gptq|int4|hf)\b.*$", re.I
+)
+
+
+def _model_word(model: str) -> str:
+    """A model family from a model id ("deepseek-ai/DeepSeek-V3-0324" -> "DeepSeek-V3");
+    "" for a placeholder or a variable."""
+    name = model.strip().strip("\"'").rstrip("/").rpartition("/")[2]
+    if not re.fullmatch(r"[A-Za-z][\w.-]{1,80}", name) or name.isupper() or "$" in model:
+        return ""
+    family = _SIZE.sub("", name)
+    if (
+        len(family) < 3
+        or family.isupper()
+        or re.fullmatch(r"[a-z]+", family)
+        or re.match(r"(your|my|path|example|some|the)[-_]", family, re.I)
+    ):
+        return ""  # a placeholder ("MODEL", "model") or a plain word, not a model's name
+    return family
+
+
+# ---------------------------------------------------------------- reading a check's flags
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How the launches of a revision's docs, tests and CI use one flag."""
+
+    launches: int
+    together: tuple[tuple[str, int], ...]  # other flags set in those launches, most often first
+    values: tuple[tuple[str, int], ...]  # values it is given there, most often first
+    models: tuple[tuple[str, int], ...]  # model families served there
+
+
+class _Index:
+    """Lookups over one revision's Docs, built once per Docs object."""
+
+    def __init__(self, docs: Docs) -> None:
+        self.table: dict[str, DocNote] = {}
+        self.prose: dict[str, list[DocNote]] = {}
+        self.fields: dict[tuple[str, str], DocNote] = {}
+        self.field_names: dict[str, list[DocNote]] = {}
+        self.launches: list[DocLaunch] = []
+        # The arguments page (the most table rows) first: a feature page's own small table
+        # ("| `--attention-backend` | string; default: fa3 |") does not say what a flag is.
+        rows = Counter(f.path for f in docs.files for n in f.notes if n.kind == "table")
+        for f in sorted(docs.files, key=lambda f: -rows[f.path]):
+            for n in f.notes:
+                if n.kind == "table":
+                    for name in n.flags:
+                        self.table.setdefault(name, n)
+                elif n.kind == "field":
+                    self.fields.setdefault((n.heading, n.flags[0]), n)
+                    self.field_names.setdefault(n.flags[0], []).append(n)
+                else:
+                    for name in n.flags:
+                        self.prose.setdefault(name, []).append(n)
+            self.launches += f.launches
+        self.common = self._common()
+
+    def _common(self) -> set[str]:
+        """Options in more than a sixth of the launches (a port, the model, the host): they go
+        with everything, so they say nothing about one flag."""
+        counts = Counter(a.split("=", 1)[0] for la in self.launches for a in set(la.args))
+        return {o for o, n in counts.items() if n * 10 > len(self.launches) >= 12}
+
+
+@functools.lru_cache(maxsize=4)
+def _index(docs: Docs) -> _Index:
+    return _Index(docs)
+
+
+def names(flag: str, decls: dict[str, FlagDecl]) -> tuple[str, ...]:
+    """The option strings a flag is written as (`--tp-size`, `--tensor-parallel-size`, `--tp`)."""
+    d = decls.get(flag)
+    return tuple(dict.fromkeys([flag, *((d.options or ()) if d else ())]))
+
+
+def canonical(decls: dict[str, FlagDecl]) -> dict[str, str]:
+    """option string -> the flag's name, for every declared flag."""
+    return {o: name for name in decls for o in names(name, decls)}
+
+
+def about(flag: str, decls: dict[str, FlagDecl], docs: Docs | None) -> DocNote | None:
+    """The docs' own entry for a flag: its arguments-table row, else its config field's
+    docstring (the class its default names, `ModelConfig.max_model_len`, else the one class
+    that has a field of that name)."""
+    if docs is None:
+        return None
+    idx = _index(docs)
+    for name in names(flag, decls):
+        if name in idx.table:
+            return idx.table[name]
+    d = decls.get(flag)
+    attr = (d.dest if d else flag.lstrip("-").replace("-", "_")).rpartition(".")[2]
+    m = re.fullmatch(r"(\w+)\.(\w+)", (d.default or "") if d else "")
+    if m and (m.group(1), m.group(2)) in idx.fields:
+        return idx.fields[(m.group(1), m.group(2))]
+    found = idx.field_names.get(attr, [])
+    return found[0] if len({n.heading for n in found}) == 1 else None
+
+
+_RULE = re.compile(
+    r"\b(must|should|(?<!-)only(?!-)|requires?|required|needs?|cannot|can ?not|not (be )?(supported|"
+    r"compatible|allowed)|incompatible|conflicts?|divisible|multiple of|equal to|at least|at "
+    r"most|greater than|less than|no larger|no more|exceed|ignored|has no effect|mutually)\b",
+    re.I,
+)
+
+
+def rules(
+    flags: Sequence[str], words: set[str], decls: dict[str, FlagDecl], docs: Docs | None
+) -> list[DocNote]:
+    """Sentences of the docs that state a rule about these flags (must, only, requires,
+    divisible, ...) and share at least two content words with `words` (the check's message
+    and its other options) besides the words of the options they name: the flags' table rows
+    past their first sentence, and prose naming them."""
+    if docs is None:
+        return []
+    idx = _index(docs)
+    out: list[DocNote] = []
+    for flag in flags:
+        row = about(flag, decls, docs)
+        if row is not None:
+            rest = sentences(row.text)[1:]
+            out += [
+                DocNote(row.flags, s, row.path, row.anchor, row.heading, row.kind) for s in rest
+            ]
+        for name in names(flag, decls):
+            out += idx.prose.get(name, [])
+    keep = []
+    for n in dict.fromkeys(out):
+        own = content_words(" ".join(n.flags))
+        if _RULE.search(n.text) and len((content_words(n.text) - own) & words) >= 2:
+            keep.append(n)
+    return keep
+
+
+def usage(
+    flag: str, decls: dict[str, FlagDecl], docs: Docs | None, value: str | None = None
+) -> Usage | None:
+    """How the revision's launches use `flag` (given `value`, when one is named); None when
+    none sets it. A JSON option's field (`--speculative-config.method`) counts where the
+    launch writes the option's JSON with that field."""
+    if docs is None:
+        return None
+    idx = _index(docs)
+    mine = set(names(flag, decls))
+    canon = canonical(decls)
+    parent, dot, field = flag.partition(".")
+    parents = set(names(parent, decls)) if dot else set()
+
+    def given_here(arg: str) -> str | None:
+        """The value `arg` gives the flag ("" for a switch), None when it is another's."""
+        name, _, given = arg.partition("=")
+        if name in mine:
+            return given
+        if name in parents and given:
+            return _json_field(given, field)
+        return None
+
+    found = []
+    for la in idx.launches:
+        got = [g for g in map(given_here, la.args) if g is not None]
+        if got and (value is None or value in got):
+            found.append((la, got))
+    if not found:
+        return None
+    words = set(re.split(r"[-_.]", flag.lstrip("-")))
+    together: Counter[str] = Counter()
+    values: Counter[str] = Counter()
+    models: Counter[str] = Counter()
+    for la, got in found:
+        # (a value that is a word of the option's name is a placeholder: "backend")
+        values.update(g for g in got if _usable_value(g) and g not in words)
+        others = set()
+        for a in la.args:
+            name = a.partition("=")[0]
+            if name in mine or name in parents or name in idx.common or name not in canon:
+                continue
+            others.add(canon[name])
+        together.update(others)
+        if la.model:
+            models[la.model] += 1
+
+    def ranked(c: Counter[str]) -> tuple[tuple[str, int], ...]:
+        return tuple(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))  # ties by name
+
+    return Usage(len(found), ranked(together), ranked(values), ranked(models))
+
+
+def _json_field(text: str, field: str) -> str | None:
+    """A JSON option's field as written in a launch (`{"method": "ngram"}` -> ngram)."""
+    try:
+        held = json.loads(text)
+    except ValueError:
+        return None
+    got = held.get(field) if isinstance(held, dict) else None
+    return str(got) if isinstance(got, (str, int, float)) and not isinstance(got, bool) else None
+
+
+def _usable_value(value: str) -> bool:
+    """A value written out, not a shell variable, a placeholder or a template."""
+    return bool(value) and not re.search(r"[$<>{}]|^[A-Z_]{3,}$", value) and len(value) <= 80
+
+
+def link(flag: str, decls: dict[str, FlagDecl], docs: Docs | None) -> str | None:
+    """The page a reader opens to learn more about `flag`: a page about it (its name in a
+    heading, or three or more sentences naming it), else its arguments-table section, else
+    the project's generated page for it."""
+    if docs is None or not docs.url:
+        return _flag_url(flag, docs)
+    idx = _index(docs)
+    mine = names(flag, decls)
+    prose = [n for name in mine for n in idx.prose.get(name, [])]
+    by_page = Counter(n.path for n in prose)
+    titled = [n for n in prose if any(name in n.heading for name in mine)]
+    if titled:
+        return page_url(docs, titled[0].path, titled[0].anchor)
+    # A feature page: it names the flag three times or more, and its file name shares a word
+    # with the flag (speculative_decoding.md and --speculative-algorithm), so a page that
+    # only shows the flag in its commands (a platform's) is not taken for its documentation.
+    flag_words = set(re.split(r"[-_.]", flag.lstrip("-"))) - _GENERIC
+    for path, count in by_page.most_common():
+        page_words = set(re.split(r"[-_./]", path.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+        if count >= 3 and flag_words & page_words - _STOP:
+            return page_url(docs, path, "")
+    row = about(flag, decls, docs)
+    if row is not None and row.kind == "table":
+        return page_url(docs, row.path, row.anchor)
+    return _flag_url(flag, docs) or (
+        page_url(docs, row.path, row.anchor) if row is not None else None
+    )
+
+
+def _flag_url(flag: str, docs: Docs | None) -> str | None:
+    """The generated page's entry for the option (a JSON option's field: the option's)."""
+    if docs is None or not docs.flag_url:
+        return None
+    return docs.flag_url.replace("{flag_anchor}", flag_slug(flag.split(".", 1)[0]))
+
+
+def page_url(docs: Docs, path: str, anchor: str) -> str:
+    url = docs.url.replace("{path}", path).replace("{anchor}", anchor)
+    return url[:-1] if url.endswith("#") else url
+
+
+# ---------------------------------------------------------------- prose helpers
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a description, not cut at "e.g." or "i.e."."""
+    text = re.sub(r"\b(e\.g|i\.e|etc|vs)\.\s", lambda m: m.group(0).replace(". ", ".\0"), text)
+    parts = _SENTENCE_END.split(text)
+    return [p.replace("\0", " ").strip() for p in parts if p.strip()]
+
+
+# Words of option names too common to tie a page to one option.
+_GENERIC = {"enable", "disable", "max", "min", "num", "size", "path", "mode", "backend", "type",
+            "use", "config", "model", "server", "tokens", "level"}  # fmt: skip
+_STOP = {"this", "that", "with", "when", "only", "must", "should", "will", "have", "from", "into",
+         "than", "then", "also", "used", "uses", "using", "does", "not", "the", "and", "for",
+         "are", "can", "set", "if", "be", "is", "it", "its", "you", "your", "more", "default"}  # fmt: skip
+
+
+def content_words(text: str) -> set[str]:
+    out = set()
+    for w in re.findall(r"[a-z0-9]{2,}", text.lower().replace("_", " ").replace("-", " ")):
+        w = w[:-1] if len(w) > 4 and w.endswith("s") else w
+        if w not in _STOP:
+            out.add(w)
+    return out
+
+
+def common_values(usage: Usage | None, allowed: Iterable[str] | None = None) -> list[str]:
+    """The values the launches give a flag, most often first (those in `allowed` only)."""
+    if usage is None:
+        return []
+    ok = set(allowed) if allowed is not None else None
+    return [v for v, _ in usage.values if ok is None or v in ok]

@@ -1,0 +1,237 @@
+"""The project's own documentation in the knowledge fields (records/knowledge/docs.py): what
+a flag is, the rules the docs state, how the docs and tests launch it, the "Learn more" page.
+Fixtures are pages, tests and a server-args module written here for a made-up server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kverr.extractor import extract_file
+from kverr.records import build_records
+from kverr.records.knowledge import docs as D
+from kverr.records.knowledge import introduced
+from test_records_knowledge import REV, _by_message
+from test_sources import Git
+
+from kverr import pipeline
+from kverr.ftypes import Docs, SourceFile
+
+SA = "python/sglang/srt/server_args.py"
+ARGS_PAGE = "docs/advanced_features/server_arguments.md"
+FEATURE_PAGE = "docs/advanced_features/dp_attention.md"
+TEST_FILE = "test/test_dp.py"
+MARKERS = ("sglang.launch_server",)
+
+SERVER_ARGS = """
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    tp_size: int = 1
+    dp_size: int = 1
+    enable_dp_attention: bool = False
+    max_requests: int = 8
+
+    def check(self):
+        if self.enable_dp_attention:
+            assert self.tp_size % self.dp_size == 0
+        if self.max_requests <= 0:
+            raise ValueError("--max-requests must be positive")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--tp-size", "--tp", type=int, default=1, help="Tensor parallel ranks.")
+    parser.add_argument("--dp-size", "--dp", type=int, default=1, help="Data parallel ranks.")
+    parser.add_argument("--enable-dp-attention", action="store_true", help="DP attention.")
+    parser.add_argument("--max-requests", type=int, default=8, help="Requests at once.")
+"""
+
+ARGS = """# Server arguments
+
+## Parallelism
+| Argument | Description | Defaults | Options |
+| --- | --- | --- | --- |
+| `--tp-size`<br>`--tp` | The tensor parallelism size. | `1` | Type: int |
+| `--dp-size`<br>`--dp` | The data parallelism size. | `1` | Type: int |
+| `--enable-dp-attention` | Runs attention data-parallel and the FFN tensor-parallel. The tp size must be a multiple of the dp size. | `False` | bool flag |
+
+## Scheduling
+| `--max-requests` | How many requests run at once (`<n>` of them). | `8` | Type: int |
+"""
+
+FEATURE = """# Data-parallel attention
+
+DP attention splits the attention of each layer over data-parallel ranks with `--enable-dp-attention`.
+Set `--dp-size` together with `--enable-dp-attention`.
+Only models with MLA attention gain from `--enable-dp-attention` today.
+
+```bash
+python -m sglang.launch_server --model-path acme/Falcon-7B-Instruct \\
+  --tp 4 --dp 2 --enable-dp-attention
+```
+"""
+
+TEST = """
+def test_dp_attention():
+    other_args = ["--tp", "4", "--dp", "2", "--enable-dp-attention", "--max-requests", "64"]
+    run(other_args)
+"""
+
+
+def _docs(args: str = ARGS) -> Docs:
+    files = (
+        D.read_file(ARGS_PAGE, args, MARKERS, page=True),
+        D.read_file(FEATURE_PAGE, FEATURE, MARKERS, page=True),
+        D.read_file(TEST_FILE, TEST, MARKERS),
+    )
+    return Docs(files, url="https://github.com/acme/engine/blob/SHA/{path}#{anchor}")
+
+
+def _records(docs: Docs | None) -> list[dict]:
+    fx = extract_file(SourceFile(path=SA, text=SERVER_ARGS, blob="0" * 40))
+    return build_records([fx], REV, docs=docs)
+
+
+def _dp_record(recs: list[dict]) -> dict:
+    (rec,) = [r for r in recs if r["kind"] == "assert"]
+    return rec
+
+
+def test_a_table_row_prose_and_launches_are_read_per_file():
+    page = D.read_file(ARGS_PAGE, ARGS, MARKERS, page=True)
+    rows = {n.flags[0]: n for n in page.notes if n.kind == "table"}
+    assert rows["--tp-size"].flags == ("--tp-size", "--tp")
+    assert rows["--tp-size"].anchor == "parallelism"
+    # a placeholder in angle brackets is text, not a tag to strip
+    assert "`<n>`" in rows["--max-requests"].text
+    feature = D.read_file(FEATURE_PAGE, FEATURE, MARKERS, page=True)
+    (launch,) = feature.launches
+    assert launch.args == ("--model-path=acme/Falcon-7B-Instruct", "--tp=4", "--dp=2",
+                           "--enable-dp-attention")  # fmt: skip
+    assert launch.model == "Falcon"
+    (test_launch,) = D.read_file(TEST_FILE, TEST, MARKERS).launches
+    assert "--max-requests=64" in test_launch.args
+    # a launch file is no page: a Markdown file only for its launches reads no notes
+    assert D.read_file(FEATURE_PAGE, FEATURE, MARKERS).notes == ()
+
+
+def test_the_meaning_says_what_the_feature_is_and_why_from_the_docs():
+    rec = _dp_record(_records(_docs()))
+    assert rec["meaning"] == {
+        "what": "--enable-dp-attention: runs attention data-parallel and the FFN tensor-parallel.",
+        "why": "The tp size must be a multiple of the dp size.",
+    }
+    assert rec["documentation"] == " ".join(rec["meaning"].values())
+    # a page about the feature (three sentences name it, its file name shares its words)
+    assert rec["learnMore"] == f"https://github.com/acme/engine/blob/SHA/{FEATURE_PAGE}"
+    assert rec["preventionTips"] == [
+        "Keep --tp-size a multiple of --dp-size when --enable-dp-attention is set"
+    ]
+
+
+def test_common_situations_come_from_the_launches_of_the_docs_and_tests():
+    rec = _dp_record(_records(_docs()))
+    assert rec["commonSituations"] == (
+        "In this release's docs and tests, --enable-dp-attention is set in 2 launches, most "
+        "often with --dp-size and --tp-size, serving Falcon."
+    )
+    # without docs there is no evidence, so nothing is said
+    assert _dp_record(_records(None))["commonSituations"] == ""
+
+
+def test_a_flag_the_docs_cover_only_in_a_table_links_its_section():
+    rec = _by_message(_records(_docs()), "--max-requests must be positive")
+    assert rec["learnMore"] == f"https://github.com/acme/engine/blob/SHA/{ARGS_PAGE}#scheduling"
+    # a rule sentence about another subject is no why ("Only models with MLA ... gain")
+    assert "MLA" not in rec["documentation"]
+
+
+def test_a_fix_takes_the_value_deployments_use_not_the_boundary():
+    src = SERVER_ARGS.replace("max_requests: int = 8", "max_requests: int = None").replace(
+        'default=8, help="Requests at once."', 'help="Requests at once."'
+    )
+    fx = extract_file(SourceFile(path=SA, text=src, blob="0" * 40))
+    (rec,) = [r for r in build_records([fx], REV, docs=_docs()) if "positive" in r["errorMessage"]]
+    after = rec["exampleFix"].splitlines()[3]
+    assert after.endswith("--max-requests=64")  # the test's launch, not `> 0` -> 1
+    # the parser leaves it at None: the check tests that first, so it never raises TypeError
+    assert "args.max_requests is not None" in rec["validationCode"]
+
+
+def test_config_field_docstrings_say_what_an_option_is():
+    module = 'class CacheConfig:\n    block_size: int = 16\n    """Tokens per KV block."""\n'
+    docs = Docs((D.read_file("engine/config/cache.py", module, page=True),), url="")
+    from kverr.ftypes import FlagDecl
+
+    decl = FlagDecl("--block-size", "block_size", default="CacheConfig.block_size")
+    note = D.about("--block-size", {"--block-size": decl}, docs)
+    assert note is not None and note.text == "Tokens per KV block."
+    # a test file is read for launches only: its classes document nothing
+    assert D.read_file("tests/t.py", module).notes == ()
+
+
+def test_the_introducing_commit_is_the_why_only_when_its_body_speaks_to_the_check():
+    rec = {"errorMessage": "--kv-dtype fp4 requires --enable-kv4", "flags": ["--kv-dtype"],
+           "meaning": {"what": "--kv-dtype: the cache dtype."}, "documentation": "x"}  # fmt: skip
+    about = {"sha": "a" * 40, "subject": "Add the kv4 check (#12)",
+             "body": "FP4 caches need the kv4 kernels, so a launch asking for fp4 must enable them."}  # fmt: skip
+    got = introduced(rec, about)
+    assert got["meaning"]["why"].startswith("The change that added this check (#12) explains:")
+    assert got["documentation"].startswith("--kv-dtype: the cache dtype. The change")
+    unrelated = {**about, "body": "Refactor the launcher so its logging setup reads one file."}
+    assert introduced(rec, unrelated) is rec
+    assert introduced(rec, {**about, "body": ""}) is rec  # a subject alone is no meaning
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    g = Git(tmp_path_factory.mktemp("docs") / "repo")
+    files = {SA: SERVER_ARGS, ARGS_PAGE: ARGS, FEATURE_PAGE: FEATURE, TEST_FILE: TEST}
+    first = g.commit("Server and its docs (#1)", files)
+    edited = ARGS.replace("The tp size must be a multiple", "The tp size has to be a multiple")
+    second = g.commit("Docs: reword (#2)", {ARGS_PAGE: edited})
+    return {"git": g, "first": first, "second": second, "tmp": tmp_path_factory.mktemp("out")}
+
+
+def _build(repo: dict, rev: str, name: str) -> dict:
+    out = repo["tmp"] / name
+    pipeline.build(out=out, git_repo=repo["git"].root, revs=[rev], repo_name="acme/engine",
+                   cache_path=repo["tmp"] / "cache.sqlite")  # fmt: skip
+    lines = (out / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    recs = [json.loads(x)["record"] for x in lines]
+    return _dp_record([r for r in recs if r["kind"] != "argparse"])
+
+
+def test_a_build_reads_the_docs_of_the_revision_and_links_that_revision(repo: dict) -> None:
+    rec = _build(repo, repo["first"], "first")
+    assert rec["learnMore"] == (
+        f"https://github.com/acme/engine/blob/{repo['first']}/{FEATURE_PAGE}"
+    )
+    assert rec["meaning"]["why"] == "The tp size must be a multiple of the dp size."
+    # the same code, docs edited, one shared cache: the record follows the docs
+    again = _build(repo, repo["second"], "second")
+    assert again["meaning"]["why"] == "The tp size has to be a multiple of the dp size."
+    assert repo["second"] in again["learnMore"]
+
+
+def test_shipped_datasets_hold_no_template_text_or_stock_sentences() -> None:
+    """Every trigger, solution and prose field of the shipped datasets reads as words: no
+    `{self.x}` placeholder, no `self.`, no empty parentheses; no sentence on more than 5% of
+    a dataset's records."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import knowledge_stats as ks
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    for records in sorted(data.glob("*/records.jsonl")):
+        recs = ks.load(records.parent)
+        if not any("meaning" in r for r in recs):
+            pytest.skip(f"{records} predates the meaning field: regenerate the shipped datasets")
+        leaks = ks.leaking(recs)
+        assert not leaks, f"{records}: {len(leaks)} template leaks, e.g. {leaks[0]}"
+        stock = ks.stock(recs)
+        assert not stock, f"{records}: stock sentences {stock[:3]}"
