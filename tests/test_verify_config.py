@@ -80,7 +80,7 @@ CASES = [
         "A config file holds a mapping",
         f"echo '[{{\"tp-size\": 1}}]' > config.yaml && {RUN} --config config.yaml",
         GOOD,
-        'Write config.yaml as one mapping of option names to values ({"tp-size": 1}), not a list',
+        'Write config.yaml as one mapping of option names to values (`{"tp-size": 1}`), not a list',
     ),
     # --old-flag is deprecated (no example to copy) and --lora-paths' own action rejects the
     # value on the command line too: --served-name is the option that moves there.
@@ -96,7 +96,7 @@ CASES = [
         "Cannot read config file",
         f"echo '{{\"tp-size\": 1' > config.yaml && {RUN} --config config.yaml",
         GOOD,
-        'Fix the syntax of config.yaml: it must read as YAML ({"tp-size": 1})',
+        'Fix the syntax of config.yaml: it must read as YAML (`{"tp-size": 1}`)',
     ),
 ]
 

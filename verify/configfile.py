@@ -148,9 +148,9 @@ class ConfigSearch:
              f"Point {opt} at an existing {kind} file: {opt} {name}"),
             ("a config file holding a list",
              self._launch((opt, name), texts={name: [self.example]}),
-             f"Write {name} as one mapping of option names to values ({ex}), not a list"),
+             f"Write {name} as one mapping of option names to values (`{ex}`), not a list"),
             ("a config file that does not read", self._launch((opt, name), texts={name: ex[:-1]}),
-             f"Fix the syntax of {name}: it must read as {kind} ({ex})"),
+             f"Fix the syntax of {name}: it must read as {kind} (`{ex}`)"),
         ]  # fmt: skip
         for what, before, note in table:
             yield Member(what, before, ((good, self._fix(note)),))

@@ -13,6 +13,7 @@ from typing import Any
 
 from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import help_examples, is_json, sample_value
+from kverr.verify import values
 
 from kverr.ftypes import FlagDecl
 
@@ -49,6 +50,8 @@ def fields_of(
                 "json": is_json(d),  # JSON text: the solver tries objects
                 # a list's items: "list[int]" -> "int" (numbers to try, not words)
                 "item": (d.type or "")[5:-1] if (d.type or "").startswith("list[") else None,
+                # numbers a deployment uses (verify/values.py): what a fix tries first
+                "typical": values.typical_numbers(d.help, assigned.get(d.dest)),
             },
         )
     return out

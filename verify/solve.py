@@ -377,6 +377,14 @@ def _domain(
         if current is None and isinstance(sample, str) and sample.isdigit():
             # An option left out takes what a user would write first (a port: 30000).
             numbers = [int(sample), *(n for n in numbers if n != int(sample))]
+        if near:
+            # A fix takes what a deployment would write (a value the code or the help uses,
+            # a number the guard names, the default) before the guard's boundary (`> 0` -> 1).
+            typical = [v for v in field.get("typical", ()) if type(v) is int and v != current]
+            named = [c for c in dict.fromkeys(constants) if c > 1 and c != current]
+            default = [v for v in field.get("default", ()) if type(v) is int and v > 0]
+            liked = [v for v in (*typical, *named, *default) if v != current]
+            numbers = list(dict.fromkeys([*liked, *numbers]))
         return numbers
     if type(current) is float or field.get("float"):
         values = [0.5, 1.0, 0.0, 2.0, -1.0, 0.25, *map(float, constants)]

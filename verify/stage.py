@@ -11,8 +11,11 @@ passed it; every other record keeps its advice (solutions), marked not verified.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import re
+import shlex
 import threading
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -584,9 +587,15 @@ def solution_text(change: Any) -> str:
     "Remove --x", "Launch with --language-only, without --encoder-only"."""
     adds, drops, unsets = [], [], []
     for op, name, value in change.edits:
-        if isinstance(value, (tuple, list)):
-            value = " ".join(value)  # the words of a list option, as a command line has them
-        if op == "set":
+        words = [str(v) for v in value] if isinstance(value, (tuple, list)) else None
+        if op == "set" and words is not None:
+            # the words of a list option, as a command line has them
+            value = " ".join(shlex.quote(w) for w in words)
+        elif op == "set" and value is not None and re.search(r"[{}\s'\"]", str(value)):
+            value = shlex.quote(str(value))
+        if op == "set" and value is not None and re.search(r"[{}'\"]", str(value)):
+            adds.append(f"`{name} {value}`")  # JSON, quoted words: a code span to copy
+        elif op == "set":
             adds.append(f"{name} {value}" if value is not None else name)
         elif op == "env" and value is not None:
             adds.append(f"{name}={value}")

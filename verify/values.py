@@ -11,6 +11,9 @@ An option without declared choices is known by:
 - the literals the validation code assigns it (reading.assigned_values);
 - the examples of its help text (records.knowledge.facts.help_examples) and its default.
 
+A whole-number option is known by the numbers a deployment gives it (`typical_numbers`): what
+the validation code assigns it and what its help shows, which a fix tries before a boundary.
+
 `compared_in(tree, attr)` is the same reading over one guard, for the solver in the child
 (solve.py): the strings that guard compares the attribute with come first. Pure stdlib `ast`.
 """
@@ -21,7 +24,10 @@ import ast
 import functools
 import re
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
+from kverr.records.knowledge.facts import help_examples
 from kverr.verify.reading import _defs_of, _function, words_of
 
 _PREFIX_METHODS = frozenset({"startswith", "endswith"})
@@ -184,3 +190,13 @@ def others_words(tree: ast.AST, attr: str) -> set[str]:
     """The strings `tree` compares other attributes than `attr` with, and `attr` never."""
     found = comparisons(tree)
     return {s for a, s, _ in found if a != attr} - {s for a, s, _ in found if a == attr}
+
+
+def typical_numbers(helptext: str | None, assigned: Sequence[Any] | None) -> list[int]:
+    """Whole numbers a deployment gives an option, as the revision says them: the positive
+    values its validation code assigns it (`self.chunked_prefill_size = 8192` for a GPU's
+    memory) and those its help text shows. A fix offers these before a guard's boundary, so
+    it reads `--max-loras-per-batch 8`, not `1`."""
+    found = [v for v in assigned or () if type(v) is int and v > 0]
+    found += [int(w) for w in help_examples(helptext) if w.isdigit() and int(w) > 0]
+    return list(dict.fromkeys(found))
