@@ -98,6 +98,7 @@ class History:
     def __post_init__(self) -> None:
         self.ords = [r["ord"] for r in self.revisions]
         self._pos = {n: i for i, n in enumerate(self.ords)}
+        self._tagged = [i for i, r in enumerate(self.revisions) if r.get("tags")]
         self._rev = {r["ord"]: r for r in self.revisions}
         self.newest_git = max((r["ord"] for r in self.revisions if r.get("sha")), default=None)
         # what its revisions are called: releases when tagged, else revisions (commits)
@@ -155,11 +156,30 @@ class History:
         return self.ords[bisect.bisect_right(self.ords, ord_)]
 
     def at(self, ord_: int) -> str:
-        """A revision's name: its first tag (or snapshot label), else its short sha."""
+        """The first release holding a revision (`from v0.5.3 on`): its own first tag (or
+        snapshot label), else the first tagged revision after it, else its short sha (past
+        the newest release: users of main run it)."""
         rev = self._rev.get(ord_)
         if rev is None:
             return str(ord_)
-        return (rev.get("tags") or [None])[0] or (rev.get("sha") or "")[:10]
+        pos = self._pos.get(ord_, 0)
+        k = bisect.bisect_left(self._tagged, pos)
+        if k < len(self._tagged):
+            return self.revisions[self._tagged[k]]["tags"][0]
+        return (rev.get("sha") or "")[:10]
+
+    def _ends(self, first: int, last: int) -> list[str]:
+        """A run's first and last release (its own tags, not those beyond it); the run's own
+        short shas when it holds no release."""
+        lo, hi = self._pos.get(first, 0), self._pos.get(last, 0)
+        inside = self._tagged[
+            bisect.bisect_left(self._tagged, lo) : bisect.bisect_right(self._tagged, hi)
+        ]
+        if not inside:
+            own = [self._rev[n] for n in (first, last)]
+            return [(r.get("tags") or [None])[0] or (r.get("sha") or "")[:10] for r in own]
+        a, b = self.revisions[inside[0]]["tags"], self.revisions[inside[-1]]["tags"]
+        return list(dict.fromkeys([a[0], b[-1]]))
 
     def names(self, ords: set[int]) -> list[str]:
         """Release names of these revisions, oldest first, as store._releases names them: the
@@ -200,9 +220,9 @@ class History:
             else:
                 runs.append([n])
         parts = []
-        for run in runs:  # its ends by name: a tag, else a short sha (untagged histories)
-            ends = [self.at(run[0]), self.at(run[-1])]
-            if len(run) == 1:
+        for run in runs:  # its ends by name: the releases it spans, else short shas
+            ends = self._ends(run[0], run[-1])
+            if len(run) == 1 or len(ends) == 1:
                 parts.append(ends[0])
             else:
                 parts.append(f"{ends[0]}{', ' if len(run) == 2 else ' … '}{ends[1]}")

@@ -463,9 +463,10 @@ class Catalog:
         HEAD needs `project`."""
         revs = self.revisions(project=project)
         found = [r for r in revs if rev in r["tags"]]
-        if not found:  # `0.5.9` is what a package's __version__ prints; the tag is `v0.5.9`
-            other = rev[1:] if rev[:1] in "vV" and rev[1:2].isdigit() else f"v{rev}"
-            found = [r for r in revs if other in r["tags"]]
+        if not found:  # `0.5.9` is what a package's __version__ prints; the tag is `v0.5.9`,
+            # or `≈v0.5.9` where the release was named by its date (pipeline/releases.py)
+            names = _spellings(rev)
+            found = [r for r in revs if names.intersection(r["tags"])]
         if not found and rev == "HEAD":
             newest = {r["project"]: r for r in revs if r["sha"]}
             if len(newest) > 1:
@@ -483,8 +484,29 @@ class Catalog:
             raise NotFound(
                 f"version {rev!r} is ambiguous; list revisions with `kverr history` or pass a longer sha."
             )
+        elsewhere = self._release_of_another(rev, project)
+        if elsewhere:
+            raise NotFound(elsewhere)
         raise NotFound(
             f"version {rev!r} is not a revision {where}in this catalog; {_nearest_tags(rev, revs)}"
+        )
+
+    def _release_of_another(self, rev: str, project: str | None) -> str | None:
+        """The sentence for a release that another project of the catalog has, or None."""
+        if project is None:
+            return None
+        names = _spellings(rev) | {rev}
+        theirs = sorted(
+            {r["project"] for r in self.revisions() if r["project"] != project}
+            & {r["project"] for r in self.revisions() if names.intersection(r["tags"])}
+        )
+        if not theirs:
+            return None
+        products = " or ".join(self.project(p)["product"] for p in theirs)
+        mine = self.project(project)["product"]
+        return (
+            f"{rev} is a {products} version, not a {mine} one; "
+            f"try --project {theirs[0]} (or leave --project out)."
         )
 
     def verify(self) -> int:
@@ -549,6 +571,15 @@ def _open_default() -> Catalog:
     return Catalog(store.default_catalog_path(shipped=False), cached=True)
 
 
+def _spellings(rev: str) -> set[str]:
+    """The tags a version may be written as: `0.5.9`, `v0.5.9`, `≈v0.5.9` (named by date)."""
+    bare = rev.removeprefix("≈")
+    bare = bare[1:] if bare[:1] in "vV" and bare[1:2].isdigit() else bare
+    if not bare[:1].isdigit():
+        return {rev}
+    return {bare, f"v{bare}", f"≈v{bare}"}
+
+
 def _nearest_tags(rev: str, revs: list[dict[str, Any]]) -> str:
     """The next step after an unknown version: the tags it most likely meant (`v0.5.0` when
     only v0.5.0rc0..rc2 were tagged), else the newest tag as an example of the spelling."""
@@ -556,12 +587,13 @@ def _nearest_tags(rev: str, revs: list[dict[str, Any]]) -> str:
 
     tags = [t for r in revs for t in r["tags"]]
     want = rev if rev[:1] in "vV" else f"v{rev}"
-    close = [t for t in tags if t.startswith(want)][:3] or difflib.get_close_matches(
-        want, tags, n=3
-    )
+    plain = {t.removeprefix("≈"): t for t in tags}  # a release named by its date reads alike
+    close = [t for t in tags if t.removeprefix("≈").startswith(want)][:3] or [
+        plain[t] for t in difflib.get_close_matches(want, list(plain), n=3)
+    ]
     if close:
         return f"did you mean {', '.join(close)}? (`kverr history` lists them all)"
-    releases = [t for t in tags if t[:1] == "v" and t[1:2].isdigit()]  # not a snapshot label
+    releases = [t for t in tags if re.match(r"≈?v\d", t)]  # not a snapshot label
     example = f" like {releases[-1]}" if releases else ""
     return f"list revisions with `kverr history` or pass a release tag{example}."
 

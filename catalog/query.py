@@ -130,7 +130,7 @@ def completions(
         bare = prefix[:1].isdigit()  # `0.5` completes to the tags' own spelling without the v
         found = [
             (
-                t[1:] if bare and t[:1] in "vV" else t,
+                t.removeprefix("≈")[1:] if bare and t.removeprefix("≈")[:1] in "vV" else t,
                 f"{r.get('project', '')} {(r.get('date') or '')[:10]}".strip(),
             )
             for r in reversed(revs)

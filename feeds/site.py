@@ -483,9 +483,11 @@ def _releases(data: SiteData, rec: dict, up: str) -> str:
 
 
 def _when(rev: dict) -> str:
-    return (
-        f"<code>{h.esc((rev.get('sha') or '')[:10])}</code> ({h.esc((rev.get('date') or '')[:10])})"
-    )
+    """A revision as users know it: its release name first when it has one, then the commit."""
+    sha, date = h.esc((rev.get("sha") or "")[:10]), h.esc((rev.get("date") or "")[:10])
+    if rev.get("tags"):
+        return f"in {h.esc(rev['tags'][0])} (<code>{sha}</code>, {date})"
+    return f"<code>{sha}</code> ({date})"
 
 
 def _flag_intro(data: SiteData, name: str) -> str:

@@ -216,7 +216,12 @@ def release_span(names: Sequence[str], order: Sequence[str]) -> str:
     runs = release_runs(names, order)
     text = ", ".join(_run(r) for r in runs)
     n = len(set(names))
-    return f"{text} · {n} release{'s' if n != 1 else ''}"
+    dated = any(name.startswith(APPROX) for name in names)
+    note = f" ({APPROX}: the commit nearest the release's date)" if dated else ""
+    return f"{text} · {n} release{'s' if n != 1 else ''}{note}"
+
+
+APPROX = "≈"  # a release name found by date (pipeline/releases.py): the code may differ a little
 
 
 def release_gaps(names: Sequence[str], order: Sequence[str]) -> list[str]:

@@ -74,6 +74,7 @@ _KEYS: dict[str, dict[str, str]] = {
     "knowledge.catch": {"import": "str", "call": "str", "files": "list"},
     "explain": {"log_prefixes": "list", "log_suffixes": "list", "programs": "list"},
     "docs": {"pages": "list", "launches": "list", "url": "str", "flag_url": "str"},
+    "releases": {"bump": "str", "commits": "table", "dates": "table"},
     # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
     # profiles that answer the probes its checks make)
     "verify": {},
@@ -184,6 +185,13 @@ class Profile:
     docs_launches: tuple[str, ...] = ()
     docs_url: str = ""
     docs_flag_url: str = ""
+    # release names for a repository without release tags (a fork): a regex over commit
+    # subjects whose `version` group names the release that commit made ("Bump version to
+    # v0.5.0"), the upstream release commits (version -> sha) and each release's date (version
+    # -> ISO date); pipeline/releases.py names the revisions built from them
+    release_bump: str = ""
+    release_commits: tuple[tuple[str, str], ...] = ()
+    release_dates: tuple[tuple[str, str], ...] = ()
     # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
     # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
@@ -338,6 +346,9 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         docs_launches=get.strings("docs", "launches"),
         docs_url=get.text("docs", "url", ""),
         docs_flag_url=get.text("docs", "flag_url", ""),
+        release_bump=get.pattern("releases", "bump"),
+        release_commits=get.versions("releases", "commits", r"[0-9a-f]{7,40}"),
+        release_dates=get.versions("releases", "dates", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"),
         verify=json.dumps(verify, sort_keys=True) if verify is not None else None,
     )
 
@@ -420,6 +431,22 @@ class _Getter:
         if not all(isinstance(v, str) and k.isidentifier() for k, v in value.items()):
             raise self._fail(table, key, 'a table of probe = "words"')
         return tuple(sorted(value.items()))
+
+    def pattern(self, table: str, key: str) -> str:
+        value = self.text(table, key, "")
+        try:
+            if value and "version" not in re.compile(value).groupindex:
+                raise self._fail(table, key, "a regex with a (?P<version>...) group")
+        except re.error as exc:
+            raise self._fail(table, key, f"a regex ({exc})") from None
+        return value
+
+    def versions(self, table: str, key: str, shape: str) -> tuple[tuple[str, str], ...]:
+        value = self.table(table, key)
+        for version, text in value.items():
+            if not (isinstance(text, str) and re.fullmatch(shape, text)):
+                raise self._fail(table, f"{key}.{version}", f"a string like {shape!r}")
+        return tuple(value.items())
 
     def forms(self, key: str, *, suffix: bool) -> tuple[str, ...]:
         forms = self.strings("explain", key)

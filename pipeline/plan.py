@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kverr.extractor import sources
 from kverr.pipeline.cache import Cache
+from kverr.pipeline.releases import name_releases
 
 from kverr.errors import SourceError
 from kverr.ftypes import Profile, Revision, SourceFile
@@ -89,6 +90,9 @@ def plan_git(
         files = [_tree(reader, r.sha or "", globs, cache, memo) for r in revisions]
         if not any(files):
             raise SourceError(sources._no_match(f"{repo} at the selected revisions", globs))
+        revisions = name_releases(
+            str(repo), revisions, files, profile, lambda sha: _tree(reader, sha, globs, cache, memo)
+        )
     except BaseException:
         reader.close()
         raise
