@@ -535,7 +535,9 @@ def _json_field(text: str, field: str) -> str | None:
 
 def _usable_value(value: str) -> bool:
     """A value written out, not a shell variable, a placeholder or a template."""
-    return bool(value) and not re.search(r"[$<>{}]|^[A-Z_]{3,}$", value) and len(value) <= 80
+    if not value or len(value) > 80 or re.fullmatch(r"\[[A-Za-z_]\w*\]", value):
+        return False  # ([a_list_variable] names what goes there, it is no value)
+    return not re.search(r"[$<>{}]|^[A-Z_]{3,}$", value)
 
 
 def link(flag: str, decls: dict[str, FlagDecl], docs: Docs | None) -> str | None:

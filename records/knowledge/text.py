@@ -153,7 +153,8 @@ def _clause(text: str) -> str:
 # is the helper's job, not why this check exists.
 _JOB = re.compile(
     r"(check|validate|verify|ensure|configure|set|handle|parse|extract|convert|compute|get|"
-    r"return|initiali[sz]e|create|build|load|process|update|apply|adjust|automatically)\b",
+    r"return|initiali[sz]e|create|build|load|process|update|apply|adjust|automatically)"
+    r"(s|es)?\b",
     re.I,
 )
 
@@ -235,6 +236,8 @@ def _explains(text: str) -> bool:
     allowed values or conditions, not advice or the action taken."""
     if "{" in text or len(text.split()) < 5 or not text[:1].isalpha() or _NOT_WHY.match(text):
         return False
+    if re.match(r"(example|usage|e\.g\.)\b", text, re.I) or re.search(r"<\w+>|\[options\]", text):
+        return False  # a command line shown as an example, not an explanation
     return "==" not in text and text.count("'") < 4 and ": " not in text[:40].rstrip(":")
 
 
