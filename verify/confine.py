@@ -176,9 +176,19 @@ def _python_paths() -> list[str]:
     for location in map(Path, kverr.__path__):
         if (location / "pyproject.toml").is_file():  # a checkout: its stage folders
             paths.update(str(d) for d in location.iterdir() if (d / "__init__.py").is_file())
+            paths.add(str(location / "pyproject.toml"))  # how kverr/__init__ knows a checkout
         else:
             paths.add(str(location))
     return [os.path.realpath(p) for p in paths if os.path.exists(p)]
+
+
+def kverr_root() -> str:
+    """The folder that holds the `kverr` package this process runs: the child imports that
+    one (PYTHONPATH), not whichever kverr its interpreter would find on its own (a checkout
+    under test beside an editable install of another)."""
+    import kverr
+
+    return os.path.dirname(os.path.dirname(os.path.realpath(kverr.__file__)))
 
 
 def _outermost(paths: Sequence[str]) -> list[str]:

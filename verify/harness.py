@@ -349,6 +349,7 @@ class Harness:
         # ignore PYTHONHASHSEED: the environment is ours alone, -s leaves the user's site out
         # and -P (3.11+) keeps the work dir, where a launch writes its files, off sys.path.
         env["PYTHONHASHSEED"] = "0"
+        env["PYTHONPATH"] = confine.kverr_root()
         jobs_r, jobs_w = os.pipe()
         answers_r, answers_w = os.pipe()
         try:  # room for the whole setup frame, so start_soon never waits for the child
