@@ -98,7 +98,8 @@ class History:
     def __post_init__(self) -> None:
         self.ords = [r["ord"] for r in self.revisions]
         self._pos = {n: i for i, n in enumerate(self.ords)}
-        self._tagged = [i for i, r in enumerate(self.revisions) if r.get("tags")]
+        # releases proper: tagged commits (a snapshot's label names no release)
+        self._tagged = [i for i, r in enumerate(self.revisions) if r.get("tags") and r.get("sha")]
         self._rev = {r["ord"]: r for r in self.revisions}
         self.newest_git = max((r["ord"] for r in self.revisions if r.get("sha")), default=None)
         # what its revisions are called: releases when tagged, else revisions (commits)
@@ -162,6 +163,8 @@ class History:
         rev = self._rev.get(ord_)
         if rev is None:
             return str(ord_)
+        if rev.get("tags"):
+            return rev["tags"][0]
         pos = self._pos.get(ord_, 0)
         k = bisect.bisect_left(self._tagged, pos)
         if k < len(self._tagged):
@@ -179,7 +182,10 @@ class History:
             own = [self._rev[n] for n in (first, last)]
             return [(r.get("tags") or [None])[0] or (r.get("sha") or "")[:10] for r in own]
         a, b = self.revisions[inside[0]]["tags"], self.revisions[inside[-1]]["tags"]
-        return list(dict.fromkeys([a[0], b[-1]]))
+        end = b[-1]
+        if last == self.newest_git and not self._rev[last].get("tags"):
+            end = self._rev[last]["sha"][:10]  # past the newest release: main, which users run
+        return list(dict.fromkeys([a[0], end]))
 
     def names(self, ords: set[int]) -> list[str]:
         """Release names of these revisions, oldest first, as store._releases names them: the

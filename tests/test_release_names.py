@@ -130,3 +130,17 @@ def test_another_project_s_release_names_that_project(catalog):
         NotFound, match=r"0\.2\.0 is a vLLM version, not a SGLang one; try --project vllm"
     ):
         cat.resolve_version("0.2.0", project="sglang")
+
+
+def test_flag_history_names_the_first_release_that_holds_a_commit() -> None:
+    """`from 62c516ac45 on` reads `from v0.1.0 on` when a release holds that commit."""
+    from kverr.catalog.argparse_answers import History
+
+    def rev(n: int, tags: list[str], sha: str | None = "") -> dict:
+        return {"ord": n, "sha": sha if sha is None else str(n) * 40, "tags": tags}
+
+    h = History([rev(0, []), rev(1, ["v0.1.0"]), rev(2, []), rev(3, ["≈v0.2.0"]), rev(4, [])])
+    assert [h.at(n) for n in range(5)] == ["v0.1.0", "v0.1.0", "≈v0.2.0", "≈v0.2.0", "4" * 10]
+    assert h.text({0, 1, 2}) == "v0.1.0"  # the run holds one release
+    assert h.text({2, 3, 4}) == "≈v0.2.0 … " + "4" * 10
+    assert History([rev(0, []), rev(1, ["seed"], sha=None)]).at(0) == "0" * 10
