@@ -17,6 +17,7 @@ of showing a fix.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 
 from kverr.records.knowledge.facts import Facts
@@ -48,8 +49,13 @@ def gives_up(c: FixChange, f: Facts, before: Launch, decls: Mapping[str, FlagDec
             return True  # the user's own choice left out, undone or switched
         if not before.has(name) and op == "set" and value is None and name.startswith(_OFF):
             return True  # a feature switched off that SGLang keeps on
-        if not before.has(name) and op == "set" and (
-            (value is None and not name.startswith(_OFF)) or name in f.profile.hardware_options
+        if (
+            not before.has(name)
+            and op == "set"
+            and re.search(re.escape(name) + r"(?![\w-])", f.message) is None  # its own advice
+            and (
+                (value is None and not name.startswith(_OFF)) or name in f.profile.hardware_options
+            )
         ):
             # a feature switched on, or other hardware, that the launch did not ask for (the
             # notice about a fusion silenced by --enable-dp-attention or --nnodes 2): that
