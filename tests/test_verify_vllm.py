@@ -7,7 +7,9 @@ history when its mirror is on the machine."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kverr.verify.harness import Harness, Target
@@ -101,14 +103,28 @@ def test_a_field_validator_and_a_json_option_checked_while_parsing(harness: Harn
     assert harness.run(ok, {}, spec).status == "passed"
 
 
-def test_a_build_verifies_fixes_in_vllms_words(project, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def built(project, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[str, dict]]:
+    """The fixture project built with --verify: the result and its raise/assert records by
+    the first 20 characters of their message."""
     from kverr.pipeline import build
 
     repo, sha = project
-    res = build(out=tmp_path / "ds", git_repo=repo, profile="vllm", revs=["HEAD"],
-                repo_name="o/v", verify=True)  # fmt: skip
-    recs = [json.loads(line)["record"] for line in (tmp_path / "ds" / "records.jsonl").open()]
-    by_msg = {r["errorMessage"][:20]: r for r in recs if r["kind"] in ("raise", "assert")}
+    out = tmp_path_factory.mktemp("built") / "ds"
+    res = build(out=out, git_repo=repo, profile="vllm", revs=["HEAD"], repo_name="o/v",
+                verify=True)  # fmt: skip
+    recs = [json.loads(line)["record"] for line in (out / "records.jsonl").open()]
+    return res, {r["errorMessage"][:20]: r for r in recs if r["kind"] in ("raise", "assert")}
+
+
+def _fix(record: dict) -> tuple[str, str]:
+    assert record["verification"]["status"] == "verified", record["verification"]
+    before, after = record["exampleFix"].split("\n")[1::2]
+    return before, after
+
+
+def test_a_build_verifies_fixes_in_vllms_words(built) -> None:
+    res, by_msg = built
     world = by_msg["World size ({self.wo"]
     assert world["verification"]["status"] == "verified", world["verification"]
     before, after = world["exampleFix"].split("\n")[1::2]
@@ -120,6 +136,54 @@ def test_a_build_verifies_fixes_in_vllms_words(project, tmp_path: Path) -> None:
     assert "--speculative-config.method ngram" in spec["exampleFix"]
     assert res.verify.verified_newest >= 3, res.verify.to_dict()
     assert VLLM and ARGS  # the files the records come from are the fixture's own
+
+
+def test_a_limit_the_message_prints_beats_the_variable_that_lifts_it(built) -> None:
+    """The check names VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 and warns against it: the fix is the
+    derived length the message printed, not the environment variable."""
+    before, after = _fix(built[1]["User-specified max_m"])
+    assert before == "vllm serve MODEL --max-model-len 65536"
+    assert after == "vllm serve MODEL --max-model-len 32768"
+    assert built[1]["User-specified max_m"]["solutions"][0] == "Launch with --max-model-len 32768"
+
+
+def test_a_value_derived_from_options_is_solved_by_those_options(built) -> None:
+    """`parallel_config.world_size_across_dp` is a property over the parallel sizes: the
+    search reads it as what it derives from, and reaches the check with one of them."""
+    before, after = _fix(built[1]["mm_tensor_ipc='torch"])
+    assert before.startswith("vllm serve MODEL --mm-tensor-ipc torch_shm --")
+    assert re.search(r"--(data|tensor|pipeline)-parallel-size [2-8]\b", before), before
+    assert "-1" not in after and " 0" not in after  # a size is never "fixed" to nothing
+
+
+def test_a_switch_the_code_turns_on_by_default_is_turned_off_by_its_negative(built) -> None:
+    """--enable-chunked-prefill defaults to None (the code picks on): off is
+    --no-enable-chunked-prefill, and the fix raises the token budget the message names."""
+    before, after = _fix(built[1]["max_num_batched_toke"])
+    assert "--no-enable-chunked-prefill" in before
+    assert after.endswith("--max-num-batched-tokens 32768"), after
+
+
+def test_a_json_options_fields_get_values_of_their_kind(built) -> None:
+    """ProfilerConfig is found in EngineArgs' annotations at run time and built while the
+    command line is parsed: its validator is reached, its bool field takes `true`, and a check
+    of a value the Literal rules out is reached by no command line."""
+    before, after = _fix(built[1]["record_shapes is onl"])
+    assert "--profiler-config.record_shapes true" in before
+    assert "--profiler-config.profiler torch" in after
+    unknown = built[1]["Unknown profiler {se"]["verification"]
+    assert unknown["status"] == "not-applicable", unknown
+    assert "the parser's choices torch, cuda" in unknown["reason"]
+
+
+def test_a_check_on_an_argument_the_launch_command_passes_is_not_called_unreachable(
+    built,
+) -> None:
+    """`headless` is create_engine_config's own argument, which `vllm serve --headless`
+    passes: trying every value of the option proves nothing, the record says why."""
+    v = built[1]["data_parallel_hybrid"]["verification"]
+    assert v["status"] == "unverified", v
+    assert "`headless`" in v["reason"] and "headless=False" in v["reason"]
 
 
 @pytest.mark.slow

@@ -109,6 +109,8 @@ FILES["vllm/config/__init__.py"] = """\
 from vllm.config.cache import CacheConfig
 from vllm.config.model import ModelConfig
 from vllm.config.parallel import ParallelConfig
+from vllm.config.profiler import ProfilerConfig
+from vllm.config.scheduler import SchedulerConfig
 from vllm.config.speculative import SpeculativeConfig
 from vllm.config.vllm import VllmConfig
 """
@@ -153,6 +155,12 @@ from vllm.platforms import current_platform
 class ParallelConfig:
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+
+    @property
+    def world_size_across_dp(self) -> int:
+        # every GPU of the deployment, data parallel replicas included
+        return self.world_size * self.data_parallel_size
 
     def __post_init__(self):
         self.world_size = self.tensor_parallel_size * self.pipeline_parallel_size
@@ -173,17 +181,20 @@ from vllm.transformers_utils.config import get_config
 class ModelConfig:
     model: str = "org/model"
     max_model_len: int | None = None
+    mm_tensor_ipc: str = "direct_rpc"
 
     def __post_init__(self):
         self.hf_config = get_config(self.model)
         derived = self.hf_config.max_position_embeddings
         if self.max_model_len is None:
             self.max_model_len = derived
-        elif self.max_model_len > derived and not envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN:
-            raise ValueError(
-                f"User-specified max_model_len ({self.max_model_len}) is greater than the"
-                f" derived max_model_len ({derived})."
-            )
+        elif self.max_model_len > derived:
+            if not envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN:
+                raise ValueError(
+                    f"User-specified max_model_len ({self.max_model_len}) is greater than"
+                    f" the derived max_model_len ({derived}). To allow it anyway, set"
+                    " VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+                )
 
     def verify_with_parallel_config(self, parallel_config) -> None:
         heads = self.hf_config.num_attention_heads
@@ -192,6 +203,8 @@ class ModelConfig:
                 f"Total number of attention heads ({heads}) must be divisible by tensor"
                 f" parallel size ({parallel_config.tensor_parallel_size})."
             )
+        if self.mm_tensor_ipc == "torch_shm" and parallel_config.world_size_across_dp > 1:
+            raise ValueError("mm_tensor_ipc='torch_shm' is not supported on more than one GPU.")
 """
 
 FILES["vllm/config/speculative.py"] = """\
@@ -212,12 +225,54 @@ class SpeculativeConfig:
         return self
 """
 
+FILES["vllm/config/scheduler.py"] = """\
+from vllm.config.utils import config
+
+
+@config
+class SchedulerConfig:
+    max_num_batched_tokens: int = 2048
+    enable_chunked_prefill: bool = True
+
+    def verify_max_model_len(self, max_model_len: int) -> None:
+        if self.max_num_batched_tokens < max_model_len and not self.enable_chunked_prefill:
+            raise ValueError(
+                f"max_num_batched_tokens ({self.max_num_batched_tokens}) is smaller than"
+                f" max_model_len ({max_model_len})."
+            )
+"""
+
+# Built only by the parser, from `--profiler-config` (EngineArgs finds the class in its own
+# annotations at run time, as vLLM's get_kwargs does): its validator runs while parsing.
+FILES["vllm/config/profiler.py"] = """\
+from typing import Literal
+
+from pydantic import model_validator
+
+from vllm.config.utils import config
+
+
+@config
+class ProfilerConfig:
+    profiler: Literal["torch", "cuda"] | None = None
+    record_shapes: bool = False
+
+    @model_validator(mode="after")
+    def _check_profiler(self):
+        if self.profiler is not None and self.profiler not in ("torch", "cuda"):
+            raise ValueError(f"Unknown profiler {self.profiler!r}.")
+        if self.record_shapes and self.profiler != "torch":
+            raise ValueError("record_shapes is only applicable when profiler is 'torch'.")
+        return self
+"""
+
 FILES[VLLM] = """\
 from typing import Any
 
 from vllm.config.cache import CacheConfig
 from vllm.config.model import ModelConfig
 from vllm.config.parallel import ParallelConfig
+from vllm.config.scheduler import SchedulerConfig
 from vllm.config.speculative import SpeculativeConfig
 from vllm.config.utils import config
 
@@ -227,16 +282,20 @@ class VllmConfig:
     model_config: Any = None
     cache_config: Any = None
     parallel_config: Any = None
+    scheduler_config: Any = None
     speculative_config: Any = None
+    profiler_config: Any = None
 
     def __post_init__(self):
         self.model_config.verify_with_parallel_config(self.parallel_config)
+        self.scheduler_config.verify_max_model_len(self.model_config.max_model_len)
 """
 
 FILES[ARGS] = """\
 import argparse
 import dataclasses
 import json
+import typing
 from dataclasses import dataclass
 
 from pydantic import TypeAdapter, ValidationError
@@ -245,6 +304,8 @@ from vllm.config import (
     CacheConfig,
     ModelConfig,
     ParallelConfig,
+    ProfilerConfig,
+    SchedulerConfig,
     SpeculativeConfig,
     VllmConfig,
 )
@@ -258,6 +319,20 @@ def _speculative(text):
         raise argparse.ArgumentTypeError(repr(e)) from e
 
 
+def _parse_json(cls):
+    def parse(text, cls=cls):
+        try:
+            return TypeAdapter(cls).validate_json(text)
+        except ValidationError as e:
+            raise argparse.ArgumentTypeError(repr(e)) from e
+
+    return parse
+
+
+def _config_in(hint):
+    return next(a for a in typing.get_args(hint) if dataclasses.is_dataclass(a))
+
+
 @dataclass
 class EngineArgs:
     model: str = "org/model"
@@ -267,6 +342,12 @@ class EngineArgs:
     gpu_memory_utilization: float = 0.9
     speculative_config: SpeculativeConfig | None = None
     max_num_seqs: int = 256
+    data_parallel_size: int = 1
+    mm_tensor_ipc: str = "direct_rpc"
+    enable_chunked_prefill: bool | None = None
+    max_num_batched_tokens: int | None = None
+    data_parallel_hybrid_lb: bool = False
+    profiler_config: ProfilerConfig | None = None
 
     def __post_init__(self):
         assert self.max_num_seqs > 0, "max_num_seqs must be positive"
@@ -280,6 +361,19 @@ class EngineArgs:
         parser.add_argument("--gpu-memory-utilization", type=float, default=0.9)
         parser.add_argument("--speculative-config", type=_speculative, default=None)
         parser.add_argument("--max-num-seqs", type=int, default=256)
+        parser.add_argument("--data-parallel-size", "-dp", type=int, default=1)
+        parser.add_argument(
+            "--mm-tensor-ipc", choices=["direct_rpc", "torch_shm"], default="direct_rpc"
+        )
+        parser.add_argument(
+            "--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None
+        )
+        parser.add_argument("--max-num-batched-tokens", type=int, default=None)
+        parser.add_argument("--data-parallel-hybrid-lb", action="store_true")
+        hints = typing.get_type_hints(EngineArgs)
+        parser.add_argument(
+            "--profiler-config", type=_parse_json(_config_in(hints["profiler_config"]))
+        )
         return parser
 
     @classmethod
@@ -287,18 +381,32 @@ class EngineArgs:
         names = [f.name for f in dataclasses.fields(cls)]
         return cls(**{n: getattr(args, n) for n in names if hasattr(args, n)})
 
-    def create_engine_config(self, usage_context=None) -> VllmConfig:
-        model_config = ModelConfig(model=self.model, max_model_len=self.max_model_len)
+    def create_engine_config(self, usage_context=None, headless: bool = False) -> VllmConfig:
+        if headless and self.data_parallel_hybrid_lb:
+            raise ValueError("data_parallel_hybrid_lb is not applicable in headless mode")
+        model_config = ModelConfig(
+            model=self.model, max_model_len=self.max_model_len, mm_tensor_ipc=self.mm_tensor_ipc
+        )
         cache_config = CacheConfig(gpu_memory_utilization=self.gpu_memory_utilization)
         parallel_config = ParallelConfig(
             tensor_parallel_size=self.tensor_parallel_size,
             pipeline_parallel_size=self.pipeline_parallel_size,
+            data_parallel_size=self.data_parallel_size,
+        )
+        chunked = True if self.enable_chunked_prefill is None else self.enable_chunked_prefill
+        batched = self.max_num_batched_tokens
+        if batched is None:
+            batched = 2048 if chunked else model_config.max_model_len
+        scheduler_config = SchedulerConfig(
+            max_num_batched_tokens=batched, enable_chunked_prefill=chunked
         )
         return VllmConfig(
             model_config=model_config,
             cache_config=cache_config,
             parallel_config=parallel_config,
+            scheduler_config=scheduler_config,
             speculative_config=self.speculative_config,
+            profiler_config=self.profiler_config,
         )
 """
 

@@ -10,6 +10,8 @@ a fix's command lines, in a sandbox, and says whether the fix is verified.
     argv.py     the argv stage: the launch's statements before it parses the command line
     watch.py    the child's watch: each guard evaluated where the code evaluates it
     solve.py    the child's solver: option values that turn a guard around
+    derive.py   the child's reading of a derived value as the options it derives from
+    kinds.py    the child's reading of what a JSON option's fields take (their annotations)
     sandbox.py  the child's import world: loaded / lazily defined / stubbed modules
     stubs.py    Stub objects that refuse to decide a branch (Undecidable)
     steps.py    the ordered validation steps and which one reaches a record's function
@@ -19,6 +21,7 @@ a fix's command lines, in a sandbox, and says whether the fix is verified.
     configfile.py  the fix search for argv-time checks: what a config file can get wrong
     json_yaml.py   the sandbox's yaml: YAML's JSON subset, for the config files it writes
     fields.py   what the solver is told about each option (choices, known values, sample)
+    typed.py    a candidate's values for a JSON option's fields, as its parser reads them
     values.py   the values a free-text option is known to take (compared with, Literal, split)
     changes.py  the order candidate changes are tried in, and a change in words
     notice.py   what a notice's fix may be: a choice made explicit, never the feature given up

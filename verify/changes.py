@@ -5,6 +5,7 @@ as keeping the user's options, giving a feature up, moving a value, a placeholde
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,12 +16,18 @@ from kverr.verify.solve import ENV
 from kverr.ftypes import FixChange, FlagDecl, Launch
 
 
-def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
+def rank(found: Sequence[FixChange], before: Launch, message: str = "") -> list[FixChange]:
     """The order fixes are tried in, so that the first that verifies is the smallest: one that
     keeps every option the user set (adds or changes another) before one that changes an
     option the launch set, before one that gives up a feature the check is about (an option of
     an enclosing condition), removal of a feature flag last; fewer edits first; then the
-    message's advice before derived values."""
+    message's advice before derived values.
+
+    An option the launch set, moved to the value the run's `message` printed for it (the
+    limit it names: `--max-model-len 32768` for "greater than the derived max_model_len
+    (32768)"), keeps the launch and its feature, and comes before any environment variable
+    that lifts the check (`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`, which the check warns against)."""
+    printed = {c for c in found if _to_printed(c, before, message)}
 
     def key(c: FixChange) -> tuple:
         names = {name for _, name, _ in c.edits}
@@ -33,14 +40,28 @@ def rank(found: Sequence[FixChange], before: Launch) -> list[FixChange]:
         ) or _undoes(FixChange(tuple(e for e in c.edits if e[0] == "env"), c.source), before)
         return (
             c.source == "remove" or (gives_up and not moved),
-            c.source == "feature",
-            any(before.has(n) for n in names) and not moved,
+            c.source == "feature" and c not in printed,
+            bool(printed) and any(op == "env" for op, _, _ in c.edits),
+            any(before.has(n) for n in names) and not moved and c not in printed,
             len(c.edits),
             _metavar(c),  # the option's name in capitals says less than a real value
             candidates._RANK.get(c.source, 9),
         )
 
     return sorted(found, key=key)
+
+
+def _to_printed(c: FixChange, before: Launch, message: str) -> bool:
+    """`c` sets one option the launch set to a number the message printed."""
+    if not message or len(c.edits) != 1:
+        return False
+    op, name, value = c.edits[0]
+    if op != "set" or not before.has(name) or not isinstance(value, str):
+        return False
+    return (
+        re.fullmatch(r"\d+", value) is not None
+        and re.search(rf"(?<![\w.]){value}(?:\.0)?(?![\w.])", message) is not None
+    )
 
 
 def _metavar(c: FixChange) -> bool:
@@ -76,7 +97,12 @@ def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, st
     switch = candidates.is_switch(flag, dict(decls))
     if value is True and switch:
         return ("set", flag, None)
-    if (value is False and switch) or value is None:
+    if value is False and switch:
+        # A switch whose default is not off (None: the code decides) is turned off by its
+        # negative form (`--no-enable-x`), not by leaving it out.
+        negative = _negative(flag, decls)
+        return ("set", negative, None) if negative else ("drop", flag, None)
+    if value is None:
         return ("drop", flag, None)
     if isinstance(value, bool):
         return ("set", flag, str(value).lower())
@@ -85,6 +111,16 @@ def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, st
             return ("drop", flag, None)  # an empty list is the option left out
         return ("set", flag, tuple(str(v) for v in value))  # type: ignore[return-value]
     return ("set", flag, str(value))
+
+
+def _negative(flag: str, decls: Mapping[str, FlagDecl]) -> str | None:
+    """`--no-x` for a switch `--x` whose default is not False, when the parser declares it."""
+    d = decls.get(flag)
+    if d is None or d.default == "False":
+        return None
+    name = "--no-" + flag[2:]
+    other = decls.get(name)
+    return name if other is not None and other.dest == d.dest and name != flag else None
 
 
 def describe(change: FixChange) -> str:

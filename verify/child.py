@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kverr.extractor.sources import BlobReader, decode_source
-from kverr.verify import channel, disk, fakes, sandbox, steps, stubs  # noqa: F401 - fakes: see decode
+from kverr.verify import channel, derive, disk, fakes, kinds, sandbox, steps, stubs  # noqa: F401 - fakes: see decode
 from kverr.verify.argv import ArgvStage, build_stage
 from kverr.verify.channel import Reader
 from kverr.verify.watch import Watch, plain
@@ -140,6 +140,8 @@ class World:
             return decode_source(path, reader.read(files[path]), files[path]).text
 
         self.tree = sandbox.SourceTree(spec["source_root"], files, read)
+        derive.TREES = lambda path: self.tree.tree(path) if path in self.tree.files else None
+        derive.definition.cache_clear()
         self.base_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR")}
         self.base_env.update({"HOME": setup["workdir"], "TMPDIR": setup["workdir"], "LANG": "C"})
         self.loaded = self._loaded_modules()
@@ -187,6 +189,9 @@ class World:
             self.cls.__post_init__ = lambda self: None  # run by hand, step by step
         self.cut: dict[tuple[str, int], Any] = {}
         self.parser_error = ""
+        # the config classes the parser builds from JSON options (kinds.json_option): their
+        # __post_init__ and validators run while the command line is parsed
+        self.parsed_classes: set[str] = set()
         self._codes: dict[str, Any] = {}
         self.fields: dict[str, Any] = {}  # attribute -> option, for the solver (sent once)
         self.parsers: dict[tuple, argparse.ArgumentParser] = {}
@@ -403,8 +408,14 @@ class World:
                 "list": action.nargs in ("+", "*")
                 or (type(action.nargs) is int and action.nargs > 1),
             }
-            if getattr(action.type, "__name__", "") == "loads":
-                info["json"] = True  # type=json.loads: the value is JSON text
+            found = kinds.json_option(action.type) if action.nargs != 0 else None
+            if found is not None:
+                info["json"] = True  # the value is JSON text (json.loads, a config class)
+                cls, fields = found
+                if fields:
+                    info["fields"] = fields  # what its dotted options (`--x.field`) take
+                if cls is not None:  # built while the command line is parsed (_parse_time)
+                    self.parsed_classes.add(cls.__qualname__)
             if action.choices is not None:
                 try:
                     info["choices"] = [c for c in action.choices if plain(c)]
@@ -598,6 +609,8 @@ class World:
         obj = main.__dict__.get(owner)
         if isinstance(obj, type) and issubclass(obj, argparse.Action):
             return True
+        if owner in self.parsed_classes and "." in function:
+            return True  # a method of a config class a JSON option is parsed into
         return bool(function) and self.plan.parse_time((file, function))
 
     def _unreachable(self, target: dict[str, Any]) -> str:

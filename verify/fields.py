@@ -98,4 +98,6 @@ def _typed(choices: Sequence[str], kind: str | None) -> list[Any]:
     32]` arrive here as text)."""
     if kind == "int" and all(re.fullmatch(r"-?\d+", c) for c in choices):
         return [int(c) for c in choices]
+    if kind == "bool" and set(choices) <= {"true", "false"}:
+        return [c == "true" for c in choices]  # a JSON field's switch: `--x.flag true`
     return list(choices)

@@ -15,6 +15,7 @@ Every run goes through `runner`, so a cache can answer repeats (a rebuild starts
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Any
 from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import Facts
-from kverr.verify import notice, reading, values
+from kverr.verify import notice, reading, typed, values
 from kverr.verify.changes import _edit, _metavar, _undoes, describe, rank
 from kverr.verify.fields import fields_of
 from kverr.verify.harness import Outcome, Target
@@ -237,6 +238,7 @@ class Search:
         for change in changes:
             if all(op == "model" for op, _, _ in change.edits):
                 continue  # the model is what MODEL_PATH names, not a change of the command line
+            change = typed.change(change, self.decls)
             after = candidates.apply(before, change, self.decls)
             result = self.run(after, target)
             for _ in range(MAX_AFTER_REPAIRS):
@@ -299,12 +301,13 @@ class Search:
                     change.source,
                     change.note,
                 )
-                return merged, candidates.apply(after, offer, self.decls)
+                return merged, self._apply(after, offer)
         other = self.neighbour(result.file, result.line)
         if other is None or other.site.line == f.site.line:
             return None
         own = {name for _, name, _ in change.edits}
         for rep in rank(candidates.changes(other, self.decls, after), after):
+            rep = typed.change(rep, self.decls)
             names = {name for _, name, _ in rep.edits}
             # The fix's own options may be refined (a path that exists), never undone.
             if rep.source == "remove" or _undoes(rep, after):
@@ -315,7 +318,7 @@ class Search:
                 continue
             kept = tuple(e for e in change.edits if e[1] not in names)
             merged = FixChange(kept + rep.edits, change.source, change.note)
-            return merged, candidates.apply(after, rep, self.decls)
+            return merged, self._apply(after, rep)
         return None
 
     def _unreachable(self, f: Facts, out: Outcome | None) -> Found | None:
@@ -323,15 +326,21 @@ class Search:
         it for any value a command line can give: the run reached it, and the solver tried
         every value of the options it reads (their choices, and what the validation code
         assigns them) without one that turns it (watch.py's "exhausted")."""
-        if out is None or out.status != "passed":
-            return None
+        if out is None or out.status not in ("passed", "raised"):
+            return None  # a check that fired after the guard leaves its answer standing
+        held = self._held_by(f)
         for r in f.readings:
             if r.role != "direct":
                 continue
             g = out.guard(r.guard.line)
             if g and g.get("exhausted") and g.get("value") is not None:
+                given = self._given_by_caller(f, r.guard.test)
+                if given:
+                    return Found("unverified", given, runs=self.runs)
                 attrs = dict.fromkeys(
-                    a for a in re.findall(r"\bself\.(\w+)", r.guard.test) if a in self.fields
+                    a
+                    for name in re.findall(r"\bself\.(\w+)", r.guard.test)
+                    if (a := held.get(f"self.{name}", name)) in self.fields
                 )
                 held = "; ".join(self._values_held(a) for a in attrs)
                 return Found(
@@ -341,6 +350,27 @@ class Search:
                     runs=self.runs,
                 )
         return None
+
+    def _given_by_caller(self, f: Facts, test: str) -> str:
+        """Why exhausting the options proves nothing ("" when it does): the guard reads a
+        parameter of the check's function that no call in the source passes, so the command
+        that launches the validation passes it (`create_engine_config(headless=...)`), and the
+        test launches ran it with its default only."""
+        site = f.site
+        if self._steps("sites", site.file, site.function):
+            return ""
+        params = self._steps("params", site.file, site.function, 0)
+        tree = candidates._parse(test)
+        names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & set(params)
+                       if tree is not None else ())  # fmt: skip
+        if not names:
+            return ""
+        name = names[0]
+        return (
+            f"the check depends on `{name}`, which the launch command itself passes to "
+            f"{site.function}, not an option a command line sets; kverr's test launches "
+            f"ran it with {name}={params[name]} only"
+        )
 
     def _values_held(self, attr: str) -> str:
         """ "--x can hold (the parser's choices a, b; validation sets c)"."""
@@ -516,6 +546,7 @@ class Search:
                 launch = candidates.make_hold(launch, atom, self.decls)
         for atom in (*f.passed, *f.context, *f.direct):
             launch = candidates.make_hold(launch, atom, self.decls)
+        launch = typed.launch(launch, self.decls)
         watch = self.watch(f)
         seen: set[Launch] = set()
         out: Outcome | None = None
@@ -632,8 +663,7 @@ class Search:
             # once per reach.
             if self._others is None:
                 self._others = [
-                    candidates.apply(launch, c, self.decls)
-                    for c in self._accepted(f, launch, target, watch)
+                    self._apply(launch, c) for c in self._accepted(f, launch, target, watch)
                 ]
             while self._others:
                 nxt = self._others.pop(0)
@@ -644,10 +674,14 @@ class Search:
             # about another kind of model.
             options += self._other_models(launch)
         for change in options:
-            nxt = candidates.apply(launch, change, self.decls)
+            nxt = self._apply(launch, change)
             if nxt not in seen:
                 return nxt
         return None
+
+    def _apply(self, launch: Launch, change: FixChange) -> Launch:
+        """`launch` changed, each JSON field it sets given a value of its kind (typed.py)."""
+        return candidates.apply(launch, typed.change(change, self.decls), self.decls)
 
     def _other_models(self, launch: Launch, attribute: str = "") -> list[FixChange]:
         """Switches to the other model profiles (those declaring `attribute`, when given)."""
@@ -749,7 +783,7 @@ class Search:
                 solved.append(FixChange(edits, source, r.guard.test))
         merged = candidates._unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
-        return rank(useful, before)
+        return rank(useful, before, fired.message if fired is not None else "")
 
 
 def _fell_short(result: Outcome, expect: Expect) -> str:

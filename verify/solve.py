@@ -13,13 +13,15 @@ trusted by itself.
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.verify import stubs
+from kverr.verify import derive, stubs
 from kverr.verify.values import compared_in, listed, others_words, separators
 
 _NUMBERS = (1, 2, 4, 8, 3, 16, 32, 64, 0, -1)
@@ -61,13 +63,17 @@ def solve(
     keep: guards of the path (compiled to hold) that an assignment must not turn around;
     owners: word -> the attributes the function compares it with (values.owners);
     aliases: local -> the attribute it holds (a field validator's argument)."""
+    aliases = aliases or {}
+    # Values derived from options are read as what they derive from (derive.py), so that
+    # `world_size > 8` is solved by the options whose product it is.
+    options = {*fields, *(k[5:] for k in aliases if k.startswith("self."))}
+    tree = derive.expand(tree, scope, options) or tree
     obj = scope.get("self")
     has_obj = obj is not None and hasattr(obj, "__dict__")
     found_attrs = [*_self_attrs(tree), *extra]  # extra: what methods the guard calls read
     variables: list[tuple[str, list[Any]]] = []
     constants = _constants(tree, scope, obj if has_obj else None)
     strings = list(dict.fromkeys([*_strings(tree), *words]))  # words: the function's own
-    aliases = aliases or {}
     for a in found_attrs:  # a config's own field that is an option of its own (`--x-config.a`)
         key = aliases.get(f"self.{a}")
         if a not in fields and key in fields:
@@ -153,13 +159,20 @@ def exhausted(
     fields: Mapping[str, dict[str, Any]],
     frame_locals: Sequence[str],
     extra: Sequence[str] = (),
+    aliases: Mapping[str, str] | None = None,
+    scope: Mapping[str, Any] | None = None,
 ) -> bool:
     """Whether `solve` tried every value the guard can see: it reads options only through
     `self.x` (no local, no method of the object, no environment variable), each a switch or an
     option with choices whose every value, and every literal the validation code assigns it,
     were tried. An answer of no assignment then means no command line gives the guard the
-    wanted value."""
+    wanted value. `aliases`: `self.x` -> the option it is (a JSON option's field)."""
     attrs = _self_attrs(tree)
+    aliases = aliases or {}
+    fields = {
+        **{a: fields[k] for a in attrs if (k := aliases.get(f"self.{a}")) in fields},
+        **fields,
+    }
     if not attrs or extra or _env_names(tree):
         return False
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
@@ -167,6 +180,9 @@ def exhausted(
         return False  # a local may hold anything another path gives it
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) for n in ast.walk(tree)):
         return False  # `self.m()` or `x.get()`: values the solver does not vary
+    if any(not _pure(n.func.id, scope or {}) for n in ast.walk(tree)
+           if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):  # fmt: skip
+        return False  # `is_torch_newer("2.9")`: the machine's answer, which a launch does not set
     size = 1
     for a in attrs:
         f = fields.get(a)
@@ -176,6 +192,14 @@ def exhausted(
             return False
         size *= 2 if f.get("switch") else len(f["choices"]) + len(f.get("assigned") or ()) + 2
     return len(attrs) <= 2 and size <= MAX_TRIES
+
+
+def _pure(name: str, scope: Mapping[str, Any]) -> bool:
+    """A function of Python's own (`len`, `get_args`): its answer depends on its arguments
+    alone, never on the machine the project's helpers may ask."""
+    obj = scope.get(name, getattr(builtins, name, None))
+    module = str(getattr(obj, "__module__", None) or "")
+    return module == "builtins" or module.partition(".")[0] in sys.stdlib_module_names
 
 
 def _mine(
@@ -236,7 +260,7 @@ def _held(
             attr = aliases.get(n.id) or (n.id if n.id in fields else "")
             if attr in fields and plain_value(scope[n.id]):
                 out[LOCAL + n.id] = (None, attr, scope[n.id])
-        if not (isinstance(n, ast.Attribute) and n.attr in fields) or not _chain(n.value):
+        if not (isinstance(n, ast.Attribute) and n.attr in fields) or not derive.chain(n.value):
             continue
         if isinstance(n.value, ast.Name) and n.value.id == "self":
             continue
@@ -250,13 +274,6 @@ def _held(
         key = f"{HELD}{ast.unparse(n.value)}.{n.attr}"
         out[key] = _HOLDERS[key] = (holder, n.attr, own[n.attr])
     return out
-
-
-def _chain(node: ast.AST) -> bool:
-    """`a`, `a.b.c`: read without calling anything."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
 
 
 def _self_attrs(tree: ast.AST) -> list[str]:
@@ -297,8 +314,16 @@ def _env_domain(name: str, strings: list[str]) -> list[Any]:
 
 def _constants(tree: ast.AST, scope: dict[str, Any], obj: Any) -> list[int]:
     """Numbers the guard mentions or reads: literals, module constants (FLA_CHUNK_SIZE),
-    other attributes' values."""
+    other attributes' values, and what a side of a comparison comes to
+    (`get_config(self.model).max_position_embeddings`)."""
     out: list[int] = []
+    sides = {
+        id(side)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Compare)
+        for side in (n.left, *n.comparators)
+        if isinstance(side, (ast.Attribute, ast.Call, ast.Subscript, ast.BinOp))
+    }
     for n in ast.walk(tree):
         value: Any = None
         if isinstance(n, ast.Constant):
@@ -312,11 +337,24 @@ def _constants(tree: ast.AST, scope: dict[str, Any], obj: Any) -> list[int]:
             and obj is not None
         ):
             value = obj.__dict__.get(n.attr)
+        elif id(n) in sides:
+            value = _side(n, scope)
         if type(value) is float and value.is_integer() and abs(value) < 2**53:
             value = int(value)  # a length derived as a float (`min(inf, 32768)`)
         if type(value) is int:
             out.append(value)
     return out
+
+
+def _side(node: ast.expr, scope: dict[str, Any]) -> Any:
+    """A side of a comparison as the run has it right now (None when it does not evaluate)."""
+    noted = len(stubs.NOTES)
+    try:
+        return eval(compile(ast.Expression(node), "<side>", "eval"), scope)  # noqa: S307
+    except BaseException:  # noqa: BLE001 - a side that does not evaluate names no number
+        return None
+    finally:
+        del stubs.NOTES[noted:]
 
 
 def _numbers(current: Any, constants: list[int]) -> list[int]:
@@ -385,6 +423,10 @@ def _domain(
             default = [v for v in field.get("default", ()) if type(v) is int and v > 0]
             liked = [v for v in (*typical, *named, *default) if v != current]
             numbers = list(dict.fromkeys([*liked, *numbers]))
+            if default and all(type(v) is int and v > 0 for v in field.get("default", ())):
+                # A size or count (its default is positive) is never fixed by 0 or -1, which
+                # pass a `> 1` check only by saying nothing a deployment means.
+                numbers = [v for v in numbers if v > 0 or v in constants]
         return numbers
     if type(current) is float or field.get("float"):
         values = [0.5, 1.0, 0.0, 2.0, -1.0, 0.25, *map(float, constants)]

@@ -258,7 +258,21 @@ def parser_decls(decls: Mapping[str, FlagDecl], options: Mapping[str, Any]) -> d
             default=default,
             type=kind,
         )
+    for name, opt in options.items():
+        # A JSON option's fields as its class declares them (verify/kinds.py): the dotted
+        # options take `true`, a number, a JSON list, one of the declared values.
+        for field_name, kind in (opt.get("fields") or {}).items():
+            sub = out.get(f"{name}.{field_name}")
+            if sub is not None:
+                words = tuple(_word(c) for c in kind.get("choices", ()))
+                out[sub.name] = replace(sub, type=kind.get("type") or sub.type,
+                                        choices=words or sub.choices)  # fmt: skip
     return out
+
+
+def _word(value: Any) -> str:
+    """A declared value as the command line writes it (`true`, `3`, `LAST`)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _kind(default: Any) -> str | None:

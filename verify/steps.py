@@ -19,6 +19,7 @@ import ast
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 Node = tuple[str, str]  # (file path, qualified function name: "ServerArgs._handle_x", "handle_y")
 
@@ -51,6 +52,8 @@ class StepPlan:
     last: bool = False
     # what building the parser reaches: its type functions run as the command line is parsed
     at_parse: frozenset[Node] = frozenset()
+    # what a piece of a step reaches (ways_in: does this branch's call lead to the function?)
+    reaches: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     def stop_for(self, node: Node, line: int = 0) -> Step | None:
         """The first (or, with `last`, the last) step that reaches `node` (its function or a
@@ -130,6 +133,7 @@ def plan_steps(
         {k: frozenset(v) for k, v in callers.items()},
         last=follow == "all",
         at_parse=frozenset(at_parse),
+        reaches=lambda node, body: _closure(index.callees(node, body), graph),
     )
 
 
@@ -277,12 +281,20 @@ def ways_in(
             test = ast.unparse(sub.test)
             if "self." not in test:
                 continue
-            if _calls(body):
-                out.append((f"{plan.args_class}.{step.phase}", sub.test.lineno, test, True))
-            elif _calls(orelse):
-                out.append((f"{plan.args_class}.{step.phase}", sub.test.lineno, test, False))
+            phase = f"{plan.args_class}.{step.phase}"
+            if _leads(plan, phase, body, node):
+                out.append((phase, sub.test.lineno, test, True))
+            elif _leads(plan, phase, orelse, node):
+                out.append((phase, sub.test.lineno, test, False))
     return out
 
 
-def _calls(node: ast.AST | None) -> bool:
-    return node is not None and any(isinstance(n, ast.Call) for n in ast.walk(node))
+def _leads(plan: StepPlan, phase: str, branch: ast.AST | None, node: Node) -> bool:
+    """The branch calls something, and (when the plan can tell) what it calls reaches `node`:
+    a branch that only logs or reads an address is no way in."""
+    if branch is None or not any(isinstance(n, ast.Call) for n in ast.walk(branch)):
+        return False
+    if plan.reaches is None:
+        return True
+    reach = plan.reaches((plan.main_file, phase), branch) - {(plan.main_file, phase)}
+    return _within(node, frozenset(reach))

@@ -50,7 +50,10 @@ class Watch:
                 for i in indices:
                     g = self.guards[i]
                     if i not in self.seen and g["line"] <= line <= g["line"] + 10:
-                        self.seen[i] = _evaluate(g, frame)
+                        try:
+                            self.seen[i] = _evaluate(g, frame)
+                        except Exception:  # noqa: BLE001 - the watch never breaks the run
+                            self.seen[i] = {"value": None, "names": {}}
             return local_trace
 
         return local_trace
@@ -136,11 +139,13 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
         )
         fields = guard.get("fields", {})
         if not out["solutions"] and solve.exhausted(
-            tree, fields, list(frame.f_locals), guard.get("vars", ())
+            tree, fields, list(frame.f_locals), guard.get("vars", ()), guard.get("aliases"), scope
         ):
             # Every value it can see was tried: if none turns it even without the path's
             # other guards, no command line does (the parser's choices rule it out).
-            out["exhausted"] = not keep or not solve.solve(tree, scope, want, fields)
+            out["exhausted"] = not keep or not solve.solve(
+                tree, scope, want, fields, aliases=guard.get("aliases") or {}
+            )
     del stubs.NOTES[noted:]  # the watch's own look must not make the run undecided
     return out
 

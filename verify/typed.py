@@ -1,0 +1,75 @@
+"""A candidate's values for the fields of a JSON option, written as its parser reads them.
+
+A dotted option (`--eplb-config.log_balancedness`, dest `eplb_config.log_balancedness`) puts
+one field into a JSON option, its value read as JSON: a switch is `true`, a list is `[1, 2]`,
+a choice is one of the field's declared values (verify/kinds.py, through the flag
+declarations). The candidates (records.knowledge.candidates) know flags, not fields: a field
+left to them gets the flag's name in capitals (`LOG_BALANCEDNESS`), which the parser rejects
+before any check runs. Here a candidate's values for such fields are made ones the field
+takes; every other value stays as the candidate wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from kverr.ftypes import FixChange, FlagDecl, Launch
+
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
+def is_field(decl: FlagDecl | None) -> bool:
+    """A dotted option: one field of a JSON option (its dest is a path into that option)."""
+    return decl is not None and "." in decl.dest
+
+
+def launch(before: Launch, decls: Mapping[str, FlagDecl]) -> Launch:
+    """`before` with each JSON field given a value of its kind."""
+    args = tuple((o, value(decls.get(o), v)) for o, v in before.args)
+    return before if args == before.args else replace(before, args=args)
+
+
+def change(c: FixChange, decls: Mapping[str, FlagDecl]) -> FixChange:
+    """`c` with each JSON field it sets given a value of its kind."""
+    edits = tuple(
+        (op, n, value(decls.get(n), v)) if op == "set" else (op, n, v) for op, n, v in c.edits
+    )
+    return c if edits == c.edits else FixChange(edits, c.source, c.note)
+
+
+def value(decl: FlagDecl | None, given: Any) -> Any:
+    """`given` as the field `decl` takes it: words become a JSON list, a value outside the
+    declared ones (a placeholder, a bare flag) the first declared one, a word where a number
+    goes 1; a value of the right kind is kept, a wrong number too (the check may be about
+    it: `-1` for a count)."""
+    if not is_field(decl):
+        return given
+    assert decl is not None
+    kind, choices = decl.type or "", decl.choices or ()
+    words = given if isinstance(given, tuple) else (given,)
+    text = " ".join(w for w in words if w is not None)
+    if kind.startswith("list["):
+        if text.startswith("["):
+            return text
+        item = kind[5:-1]
+        items = [w for w in words if w is not None and w != ""]
+        if item in ("int", "float"):
+            return json.dumps([_number(w) for w in items] or [1])
+        return json.dumps(items)
+    if kind == "json":
+        return text if text.startswith(("{", "[")) else "{}"
+    if choices:
+        return text if text in choices else choices[0]
+    if kind in ("int", "float"):
+        return text if _NUMBER.fullmatch(text) else "1"
+    return given
+
+
+def _number(word: str) -> int | float:
+    if _NUMBER.fullmatch(word):
+        return float(word) if "." in word else int(word)
+    return 1
