@@ -61,8 +61,8 @@ def _why(form: str, flag: str, spans: Sequence[dict[str, Any]], kind: str, count
         choices = list(newest.get("choices") or [])
         shown = ", ".join(choices[:4]) + (", ..." if len(choices) > 4 else "")
         return (
-            f"The parser accepts only the {len(choices)} values the installed release declares"
-            f" for {flag} ({shown}); a value another release has, or a misspelt one, stops it."
+            f"The parser accepts only the values its release declares for {flag} (the newest"
+            f" built: {shown}); a value another release has, or a misspelt one, stops it."
         )
     if form == "invalid-value":
         default = _default(newest.get("default"))
