@@ -1,7 +1,7 @@
 """Whole-process `kverr explain "<line>"`: its ratio to the `import duckdb` floor, same run.
 
 Floor: `python -c "import duckdb"` (a bare interpreter plus duckdb, which every explain needs).
-Target (issue 15): `explain --json` <= 1.4x the floor. Each round runs the floor and every
+Target: `explain --json` <= 1.4x the floor. Each round runs the floor and every
 explain once, in turn (A B C D A B C D ...), so load from other jobs on the machine hits them
 alike; figures are medians over the rounds, wall time and the child's CPU time (the CPU
 ratio moves less with load). kverr imports DuckDB's engine module `_duckdb` alone, not the

@@ -16,7 +16,7 @@ build cannot do less than parse the largest file once). Each round runs, in turn
     then jsonschema's validation of every record the cold build wrote (the validator the
     design card names). No libcst and jsonschema build can do less than these two, and the
     floor's own parse of the module comes on top of them.
-Medians of wall time and of the child's CPU time. Target (issue 15): the cold build <= 8x.
+Medians of wall time and of the child's CPU time. Target: the cold build <= 8x.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the memory a load of each takes.
 
 Baseline (same run): the 1,000-record catalog. Targets: 100,000 records within 3x of it; the
-100,000-record load <= 500 MB peak RSS (issue 15), measured in a child process that does only
+100,000-record load <= 500 MB peak RSS, measured in a child process that does only
 the load (beside it: the peak of a child that only imports the loader).
 
     python bench/bench_scale.py [--small 1000] [--large 100000] [--lookups 300]

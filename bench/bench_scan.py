@@ -8,7 +8,7 @@ what `kverr explain --file LOG` runs (catalog/query.py). The floor, measured in 
 process on the same file: a Python loop that only reads its lines. Both are timed in CPU
 seconds of that process (time.process_time), best of RUNS: the machine may be shared, and
 time a busy neighbour takes is no cost of either.
-Targets (issues 12 and 15): scan <= 5x the read loop, >= 150,000 lines/s, RSS growth bounded.
+Targets: scan <= 5x the read loop, >= 150,000 lines/s, RSS growth bounded.
 
     python bench/bench_scan.py [--catalog FILE] [--lines 1000000] [--small 100000]
                                [--every 997] [--before DIR]

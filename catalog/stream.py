@@ -24,7 +24,7 @@ no pattern's head before its mark is not marked at all when it opens with a time
 Memory is bounded by two blocks, the window kept behind them, one traceback (at most
 TRACEBACK_LINES lines), the memos and the hits kept (each message once, at most
 matcher.SCAN_MAX_HITS, plus those of the lines a traceback may still fold: `_Kept`); never
-by the input, however often it repeats a message (issue 14). Time is linear: the
+by the input, however often it repeats a message. Time is linear: the
 prefilter reads each byte once, each marked line costs at most two windows.
 """
 

@@ -41,8 +41,10 @@ def check_text(report: dict[str, Any], t: term.Term) -> str:
         fix = err.get("yourFix")
         if fix:
             changed = ", ".join(fix["changed"])
-            out.append(f"  Your fix changes {safe(changed)}, verified against")
-            out.append(f"  {safe(report['release'])}'s own checks on {safe(report['platform'])}:")
+            out.append(
+                f"  Your fix changes {safe(changed)}; verified against {safe(report['release'])}'s"
+                f" own checks on {safe(report['platform'])}:"
+            )
             out.append(command(fix["after"]))
         elif err.get("noFix"):
             out.append(f"  No fix of this launch passes: {safe(err['noFix'])}")

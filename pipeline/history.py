@@ -175,7 +175,7 @@ class Scanner:
 
         self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
         # ids depend on the profile's identity rules as much as on the code; ":3": entries carry
-        # guardText since issue 11, and each revision its flags' facts since issue 12
+        # guardText, and each revision its flags' facts, in newer cache formats
         self.fp = code_fingerprint("extractor", "records") + ":3" + plan.profile.fingerprint()
         self.loader = Loader(plan, cache)
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord

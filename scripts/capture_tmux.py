@@ -1,4 +1,4 @@
-"""Capture `kverr explain` in real tmux sessions at several widths (issue 11's screenshots of
+"""Capture `kverr explain` in real tmux sessions at several widths (screenshots of
 the terminal card), as the screen shows it and as a copy of it (wrapped lines joined).
 
     python scripts/capture_tmux.py [--widths 80 120] [--out tests/artifacts] ["LOG LINE"]

@@ -1,4 +1,4 @@
-"""Maintainers' output (issue 11): `kverr diff` is symmetric, in file and line order, and shows
+"""Maintainers' output: `kverr diff` is symmetric, in file and line order, and shows
 guard changes old -> new; `kverr build` names its extraction cache and reports each pattern
 collision once per pair. A real git repository built by the real pipeline."""
 

@@ -1,4 +1,4 @@
-"""The terminal answer (issue 11): the fix first, commands whole on their own lines outside any
+"""The terminal answer: the fix first, commands whole on their own lines outside any
 border, releases as ranges, plain text in a pipe, colour and links on a terminal, a pager for
 long output, the option conventions (-h, --version, completion, --release) and `show` / `search`.
 
