@@ -256,7 +256,8 @@ class Launch:
         env = [f"{k}={v}" for k, v in self.env]
         kept = with_base(base, self.argv())
         words = [w for path, text in self.texts for w in (*_write(path, text), "&&")]
-        words += [*env, launch, *(_shell_word(w) for w in kept[: len(kept) - len(self.argv())])]
+        base_words = kept[: len(kept) - len(self.argv())]
+        words += [*env, launch, *(w if w.startswith("-") else _shell_word(w) for w in base_words)]
         for option, value in self.args:
             if option != POSITIONAL:
                 words.append(option)
