@@ -587,8 +587,10 @@ def annotation_facts(annotation: str, aliases: dict[str, tuple[str, ...]]) -> di
 
     bool -> a --x/--no-x switch (bool | str: an optional value); Literal (or an alias of one in
     `aliases`) -> its values as choices, sorted, "None" added when None is allowed (none when
-    str is allowed too); list/set/tuple -> one or more values; int, float -> that conversion,
-    wrapped (so reported otherwise) when None is allowed; anything else -> text."""
+    str is allowed too); list/set/tuple -> one or more values; int, float -> that conversion;
+    dict -> `parse_type(json.loads)` (`union_dict_and_str` when text or a class is allowed
+    too); anything else -> text. When None is allowed, a conversion is wrapped in
+    `optional_type(...)`; what those helpers print is the revision's (extractor.converters)."""
     try:
         node = ast.parse(annotation, mode="eval").body
     except (SyntaxError, ValueError):
@@ -613,10 +615,11 @@ def annotation_facts(annotation: str, aliases: dict[str, tuple[str, ...]]) -> di
         facts["type"] = next((t for t in ("int", "float") if t in names), "str")
     elif "int" in names or "float" in names:
         facts["type"] = "int" if "int" in names else "float"
-    elif "dict" in names:
-        facts["type"] = None  # parsed as JSON by a wrapper: its errors are its own words
+    elif "dict" in names:  # JSON, through the project's own helpers (extractor.converters)
+        other = names - {"dict", "None", "list", "set", "tuple", "int", "float", "bool"}
+        facts["type"] = "union_dict_and_str" if other else "parse_type(json.loads)"
     if optional and facts["type"] not in (None, "str"):
-        facts["type"] = None  # wrapped in an optional_type: its errors are its own words
+        facts["type"] = f"optional_type({facts['type']})"  # "" and "None" give None
     if optional and facts["choices"]:
         facts["choices"] = [*facts["choices"], "None"]
     return facts

@@ -40,12 +40,18 @@ def expected_count(f: dict[str, Any]) -> str | None:
 
 
 def conversion(f: dict[str, Any]) -> str | None:
-    """The name argparse prints for the option's type in `invalid <type> value` (the callable's
-    __name__: `json.loads` -> loads), or None when no conversion can fail: no type, str, or a
-    class name (an annotation, not a function argparse calls)."""
-    m = _CONVERSION.fullmatch(f.get("type") or "")
+    """What the option's type converts a value to: the callable's __name__ (`json.loads` ->
+    loads), the one a project's helper wraps (`optional_type(int)` -> int), or None when no
+    conversion can fail: no type, str, or a class name (an annotation, not a function argparse
+    calls)."""
+    text = f.get("type") or ""
+    while "(" in text and text.endswith(")"):  # `optional_type(parse_type(json.loads))`
+        text = text[text.index("(") + 1 : -1]
+    m = _CONVERSION.fullmatch(text)
     if not m or not takes_value(f) or m.group(1) in _NEVER_FAILS:
         return None
+    if "invalid" in f and not f["invalid"]:
+        return None  # the revision's own helpers refuse no value
     return m.group(1)
 
 
@@ -54,8 +60,10 @@ def applies(form: str, f: dict[str, Any]) -> bool:
     (`unrecognized` is about the option's absence, decided over the revisions)."""
     if form == "invalid-choice":
         return takes_value(f) and bool(f.get("choices"))
-    if form == "invalid-value":
-        return conversion(f) is not None
+    if form == "invalid-value":  # `invalid`: what the revision's parser prints (build time)
+        return (
+            bool(f["invalid"]) and takes_value(f) if "invalid" in f else conversion(f) is not None
+        )
     if form == "expected-argument":
         return expected_count(f) is not None
     return False

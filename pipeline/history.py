@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,12 +177,13 @@ class Scanner:
         self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
         # ids depend on the profile's identity rules as much as on the code; ":3": entries carry
         # guardText, and each revision its flags' facts, in newer cache formats
-        self.fp = code_fingerprint("extractor", "records") + ":3" + plan.profile.fingerprint()
+        self.fp = code_fingerprint("extractor", "records") + ":4" + plan.profile.fingerprint()
         self.loader = Loader(plan, cache)
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
         self.pieces: dict[str, list] = {}  # cached pieces of revisions' values read (get_rev)
         self.claims: dict[int, tuple] = {}  # the last revision's claims by site (_entries)
         self.claim_keys: dict[tuple, tuple] = {}  # and their keys by site text (_entries)
+        self.converter_memo: dict[str, dict] = {}  # blob -> its argparse type helpers
         self.scan = Scan(loader=self.loader, entries_at=self.entries_at)
         self.scan.keys = [
             hashlib.sha256(json.dumps([self.fp, files]).encode()).hexdigest()
@@ -242,6 +244,20 @@ class Scanner:
         if self.restored < len(self.chain) and not self.scan.tainted:
             self.cache.put_many("fold", {self.chain[-1]: json.dumps(self.scan.state())})
 
+    def _converters(self, files: list[tuple[str, str]]) -> dict:
+        """The revision's own argparse type helpers (extractor.converters), read once per blob."""
+        from kverr.extractor.converters import converter_models
+
+        out: dict = {}
+        for path, blob in files:
+            got = self.converter_memo.get(blob)
+            if got is None:
+                text = self.plan.read(path, blob).text or ""
+                got = self.converter_memo[blob] = converter_models([text])
+            for name, model in got.items():
+                out.setdefault(name, model)
+        return out
+
     def _step(self, ord_: int) -> None:
         files, scan = self.plan.files[ord_], self.scan
         key = scan.keys[ord_]
@@ -251,7 +267,9 @@ class Scanner:
             value = {
                 "entries": _entries(exts, self.plan.profile, self.claims, self.claim_keys),
                 "flagNames": [f.name for e in exts for f in e.flags],
-                "flagFacts": flag_facts(exts, self.plan.profile.extract.argument_kwargs),
+                "flagFacts": flag_facts(
+                    exts, self.plan.profile.extract.argument_kwargs, self._converters(files)
+                ),
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
                 "sites": sum(len(e.sites) for e in exts),
             }
@@ -387,15 +405,20 @@ def _fold_spans(scan: Scan, ord_: int, entries: list[dict]) -> None:
 
 # What argparse's answers need of a declaration (records/argparse_records.py); help is left out:
 # it changes with most edits of the text and only the newest is shown (flags.jsonl).
-FLAG_FACTS = ("choices", "type", "default", "action", "nargs", "options", "file")
+FLAG_FACTS = ("choices", "type", "default", "action", "nargs", "options", "file", "invalid")
 
 
-def flag_facts(exts: Sequence[FileExtraction], kwargs_rule: str = "") -> list[dict]:
+def flag_facts(
+    exts: Sequence[FileExtraction], kwargs_rule: str = "", converters: dict | None = None
+) -> list[dict]:
     """One revision's flags as argparse sees them, as flaghistory.jsonl compares them: a later
     declaration of a name wins (as in flags.jsonl); config fields (`--speculative-config.method`)
     are no argparse options of their own and are left out. `kwargs_rule` "annotation": an
     add_argument that unpacks a mapping declares what the field's annotation says
-    (extractor.flags.annotation_facts, Literal aliases looked up over the whole file set)."""
+    (extractor.flags.annotation_facts, Literal aliases looked up over the whole file set).
+    `invalid`: what the parser prints for a value the type refuses, through the revision's
+    own type helpers (`converters`, extractor.converters), or None."""
+    from kverr.extractor.converters import OVERRIDE, invalid_template
     from kverr.extractor.flags import annotation_facts
 
     aliases = {name: members for e in exts for name, members in e.literals}
@@ -403,8 +426,11 @@ def flag_facts(exts: Sequence[FileExtraction], kwargs_rule: str = "") -> list[di
     for d in (d for e in exts for d in e.flags):
         if "." in d.name:
             continue
-        facts = {k: getattr(d, k) for k in FLAG_FACTS}
+        facts = {k: getattr(d, k, None) for k in FLAG_FACTS}
         derived = annotation_facts(d.type or "", aliases) if kwargs_rule and d.kwargs else None
+        own = (converters or {}).get(OVERRIDE + d.dest)
+        if derived is not None and own and derived["type"]:  # the helper's type for this field
+            derived["type"] = re.sub(r"\b(int|float)\b", own[1], derived["type"], count=1)
         if derived is not None:  # what the call itself says (choices=, action=) still wins
             facts.update(type=derived["type"], nargs=facts["nargs"] or derived["nargs"])
             facts["choices"] = facts["choices"] or derived["choices"]
@@ -412,6 +438,7 @@ def flag_facts(exts: Sequence[FileExtraction], kwargs_rule: str = "") -> list[di
         for k in ("choices", "options"):
             if facts[k] is not None:
                 facts[k] = list(facts[k])
+        facts["invalid"] = invalid_template(facts["type"], converters or {})
         out[d.name] = {"name": d.name, **facts}
     return [out[n] for n in sorted(out)]
 

@@ -211,15 +211,22 @@ def _record(
         example = (f"{name} NOT_A_CHOICE", f"{name} {newest['choices'][0]}")
     elif form == "invalid-value":
         kind = conversion(newest) or ""
-        message = f"argument {shown}: invalid {{type}} value: {{value!r}}"
-        pattern = (
-            f"{BEFORE}argument {joined}: invalid (?P<v0>[\\w.<>]{{1,80}}) value: "
-            + _VALUE.replace("v0", "v1")
-        )
-        placeholders = ["type", "value"]
+        own = newest.get("invalid")  # the revision's own type helpers' words (build time)
+        if own and not own.startswith("invalid "):  # (argparse's own words: the general form)
+            message = f"argument {shown}: {own}"
+            pattern = f"{BEFORE}argument {joined}: " + _template_pattern(own)
+            placeholders = ["value"]
+        else:
+            message = f"argument {shown}: invalid {{type}} value: {{value!r}}"
+            pattern = (
+                f"{BEFORE}argument {joined}: invalid (?P<v0>[\\w.<>]{{1,80}}) value: "
+                + _VALUE.replace("v0", "v1")
+            )
+            placeholders = ["type", "value"]
         trigger = f"{name} given a value that is not {_article(kind)}."
         fix = f"Give {name} {_article(kind)}{_default_text(newest)}."
-        example = (f"{name} NOT_A_{kind.upper()}", f"{name} {good}" if good else "")
+        bad = "{bad}" if "loads" in (own or kind) else f"NOT_A_{kind.upper()}"  # JSON-looking
+        example = (f"{name} {bad}", f"{name} {good}" if good else "")
     elif form == "expected-argument":
         message = f"argument {shown}: expected {{count}} argument"
         pattern = (
@@ -256,6 +263,25 @@ def _record(
         }
     )
     return rec
+
+
+def _template_pattern(template: str) -> str:
+    """The pattern of an invalid-value template (extractor.converters): the value as `{value!r}`
+    or `{value}` prints it (group v0), a function's address as any address."""
+    pieces = re.split(r"(\{value!r\}|\{value\}|\{address\})", template)
+    out, seen = [], False
+    for piece in pieces:
+        if piece == "{value!r}" and not seen:
+            out.append(_VALUE)
+        elif piece == "{value}" and not seen:
+            out.append(r"(?P<v0>.{1,256}?)")
+        elif piece == "{address}":
+            out.append(r"0x[0-9a-f]{1,16}")
+        else:
+            out.append(escape_literal(piece.replace("{{", "{").replace("}}", "}")))
+            continue
+        seen = seen or piece != "{address}"
+    return "".join(out)
 
 
 _SAMPLE = {"int": "1", "float": "0.5"}  # a value of the flag's own type, where it had one

@@ -31,3 +31,86 @@ def test_an_invalid_value_record_only_for_a_conversion_that_can_fail(type_text, 
         failed = f"invalid {type_text} value" in str(exc)
     facts = {"options": ["--x"], "type": type_text, "action": None}
     assert applies("invalid-value", facts) is failed
+
+
+# Our own parser helpers, in the shapes a project's argparse utilities take: a factory that
+# refuses through its own ArgumentTypeError, an optional wrapper that goes through it, one that
+# calls the wrapped type itself, and a function that hands JSON-looking text to a wrapper.
+HELPERS = """
+import argparse
+import json
+import re
+
+
+def parse_type(return_type):
+    def _parse_type(val):
+        try:
+            return return_type(val)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"Value {val} cannot be converted to {return_type}.") from e
+
+    return _parse_type
+
+
+def optional_type(return_type):
+    def _optional_type(val):
+        if val == "" or val == "None":
+            return None
+        return parse_type(return_type)(val)
+
+    return _optional_type
+
+
+def old_optional(return_type):
+    def _old_optional(val):
+        if val == "None":
+            return None
+        return return_type(val)
+
+    return _old_optional
+
+
+def dict_or_str(val):
+    if not re.match(r"(?s)^\\s*{.*}\\s*$", val):
+        return str(val)
+    return optional_type(json.loads)(val)
+"""
+
+CASES = [  # (type expression, a value it refuses; None: it refuses none)
+    ("int", "x1"),
+    ("json.loads", "{bad"),
+    ("parse_type(json.loads)", "{bad"),
+    ("optional_type(int)", "x1"),
+    ("optional_type(float)", "x1"),
+    ("optional_type(str)", None),
+    ("optional_type(parse_type(json.loads))", "{bad"),
+    ("old_optional(int)", "x1"),
+    ("dict_or_str", "{bad}"),
+]
+
+
+@pytest.mark.parametrize(("type_text", "bad"), CASES)
+def test_a_record_pattern_matches_what_the_parser_prints(type_text: str, bad: str | None) -> None:
+    """The invalid-value record's pattern, from the helpers' definitions alone, matches the
+    error a real parser built with those helpers prints for a value they refuse."""
+    import json
+    import re
+
+    from kverr.extractor.converters import converter_models, invalid_template
+    from kverr.records.argparse_records import BEFORE, _template_pattern
+
+    space: dict = {"json": json}
+    exec(compile(HELPERS, "helpers.py", "exec"), space)  # noqa: S102 - our own fixture
+    template = invalid_template(type_text, converter_models([HELPERS]))
+    assert (template is None) is (bad is None)
+    if bad is None:
+        return
+    parser = argparse.ArgumentParser(prog="serve", exit_on_error=False)
+    parser.add_argument("--opt", type=eval(type_text, space))  # noqa: S307 - our own fixture
+    with pytest.raises(argparse.ArgumentError) as exc:
+        parser.parse_args([f"--opt={bad}"])
+    printed = f"serve: error: {exc.value}"
+    pattern = f"{BEFORE}argument --opt: " + _template_pattern(template)
+    m = re.search(pattern, printed)
+    assert m and m.end() == len(printed), (printed, pattern)
+    assert m.group("v0").strip("'") == bad
