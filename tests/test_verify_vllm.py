@@ -176,6 +176,18 @@ def test_a_json_options_fields_get_values_of_their_kind(built) -> None:
     assert "the parser's choices torch, cuda" in unknown["reason"]
 
 
+def test_a_check_only_the_running_engine_reaches_says_who_calls_it(built) -> None:
+    """Building ProfilerConfig from --profiler-config runs its validators, not its other
+    methods: trace_dir is called by the engine once it starts, which the reason names."""
+    v = built[1]["Profiling is not ena"]["verification"]
+    assert v["status"] == "not-applicable", v
+    assert "ProfilerConfig.trace_dir is not reached from" in v["reason"]
+    assert (
+        "vLLM calls it only outside the checks `vllm serve` runs on its arguments"
+        " (from vllm/v1/engine/profiling.py)" in v["reason"]
+    )
+
+
 def test_a_check_on_an_argument_the_launch_command_passes_is_not_called_unreachable(
     built,
 ) -> None:

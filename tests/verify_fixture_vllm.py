@@ -264,6 +264,17 @@ class ProfilerConfig:
         if self.record_shapes and self.profiler != "torch":
             raise ValueError("record_shapes is only applicable when profiler is 'torch'.")
         return self
+
+    def trace_dir(self) -> str:
+        if self.profiler is None:
+            raise ValueError("Profiling is not enabled; set --profiler-config first.")
+        return "traces"
+"""
+
+# What the engine runs once it starts, after the arguments were checked.
+FILES["vllm/v1/engine/profiling.py"] = """\
+def start(vllm_config):
+    return vllm_config.profiler_config.trace_dir()
 """
 
 FILES[VLLM] = """\

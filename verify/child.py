@@ -609,8 +609,8 @@ class World:
         obj = main.__dict__.get(owner)
         if isinstance(obj, type) and issubclass(obj, argparse.Action):
             return True
-        if owner in self.parsed_classes and "." in function:
-            return True  # a method of a config class a JSON option is parsed into
+        if self.plan.built_with((file, function), sorted(self.parsed_classes)):
+            return True  # what building a config class a JSON option is parsed into runs
         return bool(function) and self.plan.parse_time((file, function))
 
     def _unreachable(self, target: dict[str, Any]) -> str:
@@ -631,7 +631,10 @@ class World:
         missing = self._missing_imports(target["file"])
         if missing:
             why.append(f"its module imports {', '.join(missing[:3])}, which this revision lacks")
-        unknown = self._unknown_options(target["file"], function)
+        owner = function.rpartition(".")[0]
+        # another class's method reads its own fields, not the parser's options
+        mine = not owner or owner == self.spec["args_class"]
+        unknown = self._unknown_options(target["file"], function) if mine else []
         if unknown:
             why.append(f"it reads options this revision's parser lacks ({', '.join(unknown[:4])})")
         return f"{text}: " + "; ".join(why)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kverr.records.conditions import Reading, atoms_of
@@ -72,6 +72,8 @@ class Found:
     # The model the verified launches ran with when not the default profile as it is
     # ("deepseek-v32", "the default model with architectures Qwen2VLForConditionalGeneration").
     model: str = ""
+    # no validation step reaches the record's function (the stage names who calls it instead)
+    unreached: bool = False
 
 
 class Search:
@@ -212,7 +214,7 @@ class Search:
             if found.status == "not-applicable" or not about_platform(f, out):
                 break
         assert first is not None
-        return Found(first.status, first.reason, runs=self.runs, platform=self.default_platform)
+        return replace(first, runs=self.runs, platform=self.default_platform)
 
     def _fix(
         self, f: Facts, expect: Expect, target: Target, before: Launch, fired: Outcome | None = None
@@ -394,7 +396,7 @@ class Search:
                 runs=self.runs,
             )
         if out.status == "unreachable":
-            return Found("not-applicable", out.reason, runs=self.runs)
+            return Found("not-applicable", out.reason, runs=self.runs, unreached=True)
         if out.status == "unavailable":
             return Found(
                 "unverified", f"the revision's code does not load: {out.reason}", runs=self.runs

@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 import shlex
+import subprocess
 import threading
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -462,6 +463,10 @@ def verify_revision(
                 found = configs.find(expect, target)
             else:
                 found = search.find(facts[id(site)], expect)
+            if found.unreached:
+                found = replace(
+                    found, reason=found.reason + _elsewhere(session, revision, site, loaded)
+                )
             mine[rid] = _from_found(found, base, session.spec)
         return mine
 
@@ -476,6 +481,40 @@ def verify_revision(
             rid, _verdict("unverified", "no site of this revision holds the record", base)
         )
     return out
+
+
+def _elsewhere(session: Session, revision: Revision, site: Site, loaded: set[str]) -> str:
+    """Who calls a function no validation step reaches, in a user's words: the package's
+    files outside the modules validation runs (the engine, the workers, the server), read
+    with `git grep` at the revision; "" when none does or that cannot be told."""
+    name = (site.function or "").rsplit(".", 1)[-1]
+    spec = session.spec
+    if not name or name.startswith("__") or not revision.sha:
+        return ""
+    package = "/".join(p for p in (spec.source_root, spec.package) if p)
+    try:
+        done = subprocess.run(
+            ["git", "-C", session.repo, "grep", "-l", "-E", rf"\b{re.escape(name)}\(",
+             revision.sha, "--", f"{package}/"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if done.returncode not in (0, 1):
+        return ""
+    paths = sorted(
+        path
+        for line in done.stdout.splitlines()
+        if (path := line.partition(":")[2]) and path not in loaded and "/tests/" not in f"/{path}"
+    )
+    if not paths:
+        return ""  # "nothing calls it" says it already
+    product = getattr(session.profile, "product", "") or spec.project
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more files" if len(paths) > 3 else "")
+    return (
+        f"; {product} calls it only outside the checks `{spec.launch}` runs on its arguments"
+        f" (from {shown}), so no command line can be checked against it"
+    )
 
 
 def _argv_files(spec: VerifySpec, info: Mapping[str, Any]) -> set[str]:

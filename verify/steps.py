@@ -54,6 +54,13 @@ class StepPlan:
     at_parse: frozenset[Node] = frozenset()
     # what a piece of a step reaches (ways_in: does this branch's call lead to the function?)
     reaches: Any = dataclasses.field(default=None, compare=False, repr=False)
+    # what building a class runs (its __init__, __post_init__, validators and their callees)
+    on_build: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+    def built_with(self, node: Node, classes: Sequence[str]) -> bool:
+        """`node` runs when one of `classes` is built (a config class a JSON option is
+        parsed into: its validators run while the command line is parsed)."""
+        return self.on_build is not None and any(_within(node, self.on_build(c)) for c in classes)
 
     def stop_for(self, node: Node, line: int = 0) -> Step | None:
         """The first (or, with `last`, the last) step that reaches `node` (its function or a
@@ -134,6 +141,7 @@ def plan_steps(
         last=follow == "all",
         at_parse=frozenset(at_parse),
         reaches=lambda node, body: _closure(index.callees(node, body), graph),
+        on_build=lambda cls: _closure(set(index.built.get(cls, ())), graph),
     )
 
 
@@ -200,6 +208,15 @@ class _Index:
                 self.properties.setdefault(method, []).append(n)
             if method in ("__init__", "__post_init__") or names & validators:
                 self.built.setdefault(owner, []).append(n)
+        # `Backend["x"]` runs the metaclass's __getitem__ (an enum that words its own error)
+        self.indexed: dict[str, list[Node]] = {}
+        for tree in trees.values():
+            for cls in tree.body:
+                if isinstance(cls, ast.ClassDef):
+                    for kw in cls.keywords:
+                        if kw.arg == "metaclass" and isinstance(kw.value, ast.Name):
+                            found = self.by_name.get(f"{kw.value.id}.__getitem__", [])
+                            self.indexed.setdefault(cls.name, []).extend(found)
 
     def callees(self, node: Node, body: ast.AST) -> set[Node]:
         """Functions `body` reaches; the enclosing node itself counts, so nested helpers are
@@ -209,6 +226,8 @@ class _Index:
         for sub in ast.walk(body):
             if self.everything and isinstance(sub, ast.Attribute):
                 out.update(self.properties.get(sub.attr, ()))
+            if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+                out.update(self.indexed.get(sub.value.id, ()))
             if self.everything and isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
                 # a function or class handed on (`type=parse_x`, `TypeAdapter(XConfig)`) is
                 # called, or built, by whoever receives it
