@@ -48,7 +48,7 @@ def program_of(before: str) -> str | None:
     head = head[: -len("error:")].rstrip()
     if not head.endswith(":"):
         return None
-    head = head[:-1].rsplit(": ", 1)[-1]  # `[Bug]: vllm serve` -> `vllm serve`
+    head = head[:-1].rsplit(": ", 1)[-1]  # `[Bug]: acme serve` -> `acme serve`
     words = [w.strip(_QUOTES) for w in head.split()]
     words = [w for w in words if w]
     return " ".join(words[-2:]) if words else None
