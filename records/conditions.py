@@ -680,7 +680,7 @@ def phrase(atom: Atom) -> str:
     """Plain words for an atom: `--x=1`, `--x set to a or b`, `` `expr` is false ``."""
     if atom.flag is None:
         words = atom.says[0 if atom.holds else 1]
-        code = re.sub(r"\b(?:self|cfg)\.|\(\)", "", atom.text)  # code no parser read
+        code = re.sub(r"\b(?:self|cfg)\.", "", atom.text)  # code no parser read: calls stay calls
         return words or f"`{code}` is {'true' if atom.holds else 'false'}"
     if atom.via:
         return f"{phrase(replace(atom, via=''))} ({atom.via})"
@@ -726,7 +726,7 @@ def _code(node: ast.expr) -> str:
     text = ast.unparse(node)
     if len(text) > 90:
         text = ast.unparse(_Elide().visit(node)).replace("'…'", "…")
-    return text.replace("()", "")
+    return text
 
 
 _RECEIVERS = ("self", "cfg", "args", "server_args")
@@ -753,7 +753,7 @@ class _AsCode(ast.NodeTransformer):
             return self.visit_Attribute(
                 ast.Attribute(value=args[0], attr=args[1].value, ctx=ast.Load())
             )
-        return node.func if not args and not node.keywords else node
+        return node  # a call stays a call: `path.is_file` would read as the method itself
 
     def visit_Set(self, node: ast.Set) -> ast.AST:
         self.generic_visit(node)

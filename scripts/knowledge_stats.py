@@ -123,7 +123,8 @@ _PLACEHOLDER = re.compile(r"\{[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:![rsa])?(?::[^{}]
 
 def leaks(text: str) -> list[str]:
     """Template text in prose: a brace outside a code span, a `{name}` placeholder inside
-    one (a code span may hold JSON: `--x '{"a": 1}'`), `self.`, empty parentheses."""
+    one (a code span may hold JSON: `--x '{"a": 1}'`), `self.`, empty parentheses outside a
+    code span (a call inside one, `path.is_file()`, is code as written)."""
     spans = _CODE_SPAN.findall(text or "")
     plain = _CODE_SPAN.sub("`_`", text or "")
     found = []
@@ -131,7 +132,7 @@ def leaks(text: str) -> list[str]:
         found.append("brace")
     if re.search(r"\bself\.", text or ""):
         found.append("self.")
-    if re.search(r"\(\s*\)", plain) or any(re.search(r"\w\(\s*\)", s) for s in spans):
+    if re.search(r"\(\s*\)", plain):
         found.append("()")
     return found
 

@@ -127,6 +127,8 @@ def test_one_record_per_flag_and_form_that_applies(built):
         ("--kt-amx-method", "expected-argument"),  # added in v0.2.0: the generic record says so
         ("--old-flag", "unrecognized"),  # removed in v0.2.0 (a switch: no value forms)
         (None, "unrecognized"),  # the project's one record for any other option
+        (None, "ambiguous"),  # ... for an abbreviation that starts several options
+        (None, "required"),  # ... for a required argument left out
     }  # --lora (nargs ?) and --enable-x (store_true) never print a value error
 
 
@@ -190,7 +192,7 @@ def test_flag_history_is_per_flag_spans_over_revision_ords(built):
     assert tp == [(0, 1, "1"), (2, 2, "2")]  # lines shifting in v0.3.0 split nothing
     manifest = json.loads((built["sglang"] / "manifest.json").read_text())
     assert manifest["counts"]["flagHistory"] == len(lines)
-    assert manifest["counts"]["argparse"] == 14
+    assert manifest["counts"]["argparse"] == 16  # with the generic ambiguous and required records
 
 
 # ---------------------------------------------------------------- answers: a table
@@ -442,8 +444,8 @@ def test_site_flag_page_shows_choices_per_release(cat, tmp_path):
     export_site(cat, tmp_path / "site")
     page = (tmp_path / "site" / "flags" / "attention-backend.html").read_text(encoding="utf-8")
     assert "<h3>Choices and types in each release</h3>" in page
-    newest = page.index("<td>v0.2.0, v0.3.0</td>")
-    oldest = page.index("<td>v0.1.0</td>")
+    newest = page.index('<td data-label="Releases">v0.2.0, v0.3.0</td>')
+    oldest = page.index('<td data-label="Releases">v0.1.0</td>')
     assert newest < oldest  # newest first
     assert "<code>torch_sdpa</code>" in page[oldest:] and "<code>fa3</code>" in page[newest:oldest]
     # the argparse record's own page carries the same table
@@ -455,7 +457,7 @@ def test_site_flag_page_shows_choices_per_release(cat, tmp_path):
     assert "<code>torch_native</code>" in error
     # a release page lists what changed; the parser's errors carried over are counted only
     release = (tmp_path / "site" / "releases" / "v0.3.0.html").read_text(encoding="utf-8")
-    assert "And 14 argparse errors (an invalid choice, value or missing value of a flag)" in release
+    assert "And 16 argparse errors (an invalid choice, value or missing value of a flag)" in release
     assert "unrecognized-old-flag" not in release.split('id="carried"')[-1]
 
 

@@ -124,7 +124,10 @@ def _build(tree: Path, out: Path, profile) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def records(tree: Path, tmp_path_factory) -> dict[str, dict]:
-    return _build(tree, tmp_path_factory.mktemp("out"), "vllm")
+    # The project as one no verifier runs (vLLM's own profile carries a [verify] table now):
+    # its unverified fixes are what a user reads as they are, so none may hold a made-up value.
+    unverified = dataclasses.replace(load_profile("vllm"), verify=None)
+    return _build(tree, tmp_path_factory.mktemp("out"), unverified)
 
 
 @pytest.mark.parametrize(
@@ -220,7 +223,7 @@ def test_a_config_built_from_positional_arguments_keeps_its_name(records: dict) 
     `model_config`, not the call with --model, --kv-cache-dtype and --max-loras in it; what
     it derives may depend on any of them, so the record is still found under each."""
     rec = records["LoRA cannot run with a sliding window."]
-    assert "`model_config.get_sliding_window() is not None`" in rec["triggerScenarios"]
+    assert "`model_config.get_sliding_window()` is set" in rec["triggerScenarios"]
     words = " ".join([rec["triggerScenarios"], *rec["solutions"]])
     assert "ModelConfig(" not in words and set(re.findall(r"--[a-z][\w-]*", words)) == {
         "--enable-lora"

@@ -260,7 +260,8 @@ def test_commit_messages_with_control_characters_are_read_whole(tmp_path):
     proc = kverr_build(g.root, tmp_path / "ds", "--touching")
     got = assert_built(proc, tmp_path / "ds")
     assert "--dp-size is odd" in got
-    assert "ordinary\x01subject" in got[OK_MESSAGE]["documentation"]
+    rows = [json.loads(line) for line in (tmp_path / "ds" / "revisions.jsonl").open()]
+    assert [r["subject"] for r in rows] == ["ordinary\x01subject", "second"]  # (third: no file)
 
 
 def test_a_record_failing_the_schema_is_skipped_alone(tmp_path):
