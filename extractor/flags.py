@@ -617,7 +617,10 @@ def annotation_facts(annotation: str, aliases: dict[str, tuple[str, ...]]) -> di
         facts["type"] = "int" if "int" in names else "float"
     elif "dict" in names:  # JSON, through the project's own helpers (extractor.converters)
         other = names - {"dict", "None", "list", "set", "tuple", "int", "float", "bool"}
-        facts["type"] = "union_dict_and_str" if other else "parse_type(json.loads)"
+        if any(n[:1].isupper() for n in other):
+            facts["type"] = None  # a class beside it may be a dataclass its library validates
+        else:
+            facts["type"] = "union_dict_and_str" if other else "parse_type(json.loads)"
     if optional and facts["type"] not in (None, "str"):
         facts["type"] = f"optional_type({facts['type']})"  # "" and "None" give None
     if optional and facts["choices"]:

@@ -268,7 +268,10 @@ class Scanner:
                 "entries": _entries(exts, self.plan.profile, self.claims, self.claim_keys),
                 "flagNames": [f.name for e in exts for f in e.flags],
                 "flagFacts": flag_facts(
-                    exts, self.plan.profile.extract.argument_kwargs, self._converters(files)
+                    exts,
+                    self.plan.profile.extract.argument_kwargs,
+                    self._converters(files),
+                    [self.loader.memo[pb] for pb in files],  # before linking: every config field
                 ),
                 "failures": [json.loads(to_json(f)) for e in exts for f in e.failures],
                 "sites": sum(len(e.sites) for e in exts),
@@ -409,7 +412,10 @@ FLAG_FACTS = ("choices", "type", "default", "action", "nargs", "options", "file"
 
 
 def flag_facts(
-    exts: Sequence[FileExtraction], kwargs_rule: str = "", converters: dict | None = None
+    exts: Sequence[FileExtraction],
+    kwargs_rule: str = "",
+    converters: dict | None = None,
+    raw: Sequence[FileExtraction] | None = None,
 ) -> list[dict]:
     """One revision's flags as argparse sees them, as flaghistory.jsonl compares them: a later
     declaration of a name wins (as in flags.jsonl); config fields (`--speculative-config.method`)
@@ -419,15 +425,22 @@ def flag_facts(
     `invalid`: what the parser prints for a value the type refuses, through the revision's
     own type helpers (`converters`, extractor.converters), or None."""
     from kverr.extractor.converters import OVERRIDE, invalid_template
-    from kverr.extractor.flags import annotation_facts
+    from kverr.extractor.flags import annotation_facts, config_key
 
     aliases = {name: members for e in exts for name, members in e.literals}
+    fields = {  # a config's own annotation of each field: what its kwargs helper reads
+        (config_key(d.dest.rpartition(".")[0]), d.dest.rpartition(".")[2]): d.type
+        for e in raw or exts  # (`raw`: before linking, which drops fields a flag fills)
+        for d in e.flags
+        if "." in d.dest
+    }
     out: dict[str, dict] = {}
     for d in (d for e in exts for d in e.flags):
         if "." in d.name:
             continue
         facts = {k: getattr(d, k, None) for k in FLAG_FACTS}
-        derived = annotation_facts(d.type or "", aliases) if kwargs_rule and d.kwargs else None
+        annotation = _kwargs_field(d.kwargs, fields) or d.type or ""
+        derived = annotation_facts(annotation, aliases) if kwargs_rule and d.kwargs else None
         own = (converters or {}).get(OVERRIDE + d.dest)
         if derived is not None and own and derived["type"]:  # the helper's type for this field
             derived["type"] = re.sub(r"\b(int|float)\b", own[1], derived["type"], count=1)
@@ -441,6 +454,18 @@ def flag_facts(
         facts["invalid"] = invalid_template(facts["type"], converters or {})
         out[d.name] = {"name": d.name, **facts}
     return [out[n] for n in sorted(out)]
+
+
+_KWARGS = re.compile(r"""(\w+)_kwargs\[["'](\w+)["']\]""")
+
+
+def _kwargs_field(kwargs: str | None, fields: dict) -> str | None:
+    """`scheduler_kwargs["max_num_seqs"]` -> the annotation of SchedulerConfig.max_num_seqs
+    (the config whose kwargs the mapping holds), when the file set declares it."""
+    from kverr.extractor.flags import config_key
+
+    m = _KWARGS.search(kwargs or "")  # (also `{**cache_kwargs["x"], "default": None}`)
+    return fields.get((config_key(m.group(1) + "_config"), m.group(2))) if m else None
 
 
 def _fold_flags(scan: Scan, ord_: int, facts: list[dict]) -> None:

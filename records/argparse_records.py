@@ -208,7 +208,7 @@ def _record(
         fix = (
             f"Pass one of the choices of your release (the newest: {', '.join(newest['choices'])})."
         )
-        example = (f"{name} NOT_A_CHOICE", f"{name} {newest['choices'][0]}")
+        example = (f"{name} {_not_a_choice(newest)}", f"{name} {newest['choices'][0]}")
     elif form == "invalid-value":
         kind = conversion(newest) or ""
         own = newest.get("invalid")  # the revision's own type helpers' words (build time)
@@ -263,6 +263,15 @@ def _record(
         }
     )
     return rec
+
+
+def _not_a_choice(f: dict) -> str:
+    """A value the option's type converts but its choices refuse (a word, for a typed option,
+    is refused by the conversion first, in other words)."""
+    numbers = [int(c) for c in f["choices"] if c.lstrip("-").isdigit()]
+    if f.get("type") and "int" in f["type"] and numbers:
+        return str(max(numbers) + 1)
+    return "NOT_A_CHOICE"
 
 
 def _template_pattern(template: str) -> str:
