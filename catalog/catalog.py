@@ -505,7 +505,7 @@ class Catalog:
         products = " or ".join(self.project(p)["product"] for p in theirs)
         mine = self.project(project)["product"]
         return (
-            f"{rev} is a {products} version, not a {mine} one; "
+            f"{rev} is a version of {products}, not of {mine}; "
             f"try --project {theirs[0]} (or leave --project out)."
         )
 

@@ -127,7 +127,7 @@ def test_the_site_and_the_api_name_releases_not_hashes(catalog, tmp_path: Path):
 def test_another_project_s_release_names_that_project(catalog):
     cat, _, _ = catalog
     with pytest.raises(
-        NotFound, match=r"0\.2\.0 is a vLLM version, not a SGLang one; try --project vllm"
+        NotFound, match=r"0\.2\.0 is a version of vLLM, not of SGLang; try --project vllm"
     ):
         cat.resolve_version("0.2.0", project="sglang")
 
