@@ -104,9 +104,9 @@ def test_a_field_validator_and_a_json_option_checked_while_parsing(harness: Harn
 
 
 @pytest.fixture(scope="module")
-def built(project, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[str, dict]]:
-    """The fixture project built with --verify: the result and its raise/assert records by
-    the first 20 characters of their message."""
+def built(project, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict, list]:
+    """The fixture project built with --verify: the result, its raise/assert records by the
+    first 20 characters of their message, and all of them."""
     from kverr.pipeline import build
 
     repo, sha = project
@@ -114,7 +114,8 @@ def built(project, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[
     res = build(out=out, git_repo=repo, profile="vllm", revs=["HEAD"], repo_name="o/v",
                 verify=True)  # fmt: skip
     recs = [json.loads(line)["record"] for line in (out / "records.jsonl").open()]
-    return res, {r["errorMessage"][:20]: r for r in recs if r["kind"] in ("raise", "assert")}
+    checks = [r for r in recs if r["kind"] in ("raise", "assert")]
+    return res, {r["errorMessage"][:20]: r for r in checks}, checks
 
 
 def _fix(record: dict) -> tuple[str, str]:
@@ -124,7 +125,7 @@ def _fix(record: dict) -> tuple[str, str]:
 
 
 def test_a_build_verifies_fixes_in_vllms_words(built) -> None:
-    res, by_msg = built
+    res, by_msg, _ = built
     world = by_msg["World size ({self.wo"]
     assert world["verification"]["status"] == "verified", world["verification"]
     before, after = world["exampleFix"].split("\n")[1::2]
@@ -159,7 +160,8 @@ def test_a_value_derived_from_options_is_solved_by_those_options(built) -> None:
 def test_a_switch_the_code_turns_on_by_default_is_turned_off_by_its_negative(built) -> None:
     """--enable-chunked-prefill defaults to None (the code picks on): off is
     --no-enable-chunked-prefill, and the fix raises the token budget the message names."""
-    before, after = _fix(built[1]["max_num_batched_toke"])
+    (smaller,) = [r for r in built[2] if "is smaller than" in r["errorMessage"]]
+    before, after = _fix(smaller)
     assert "--no-enable-chunked-prefill" in before
     assert after.endswith("--max-num-batched-tokens 32768"), after
 
@@ -174,6 +176,37 @@ def test_a_json_options_fields_get_values_of_their_kind(built) -> None:
     unknown = built[1]["Unknown profiler {se"]["verification"]
     assert unknown["status"] == "not-applicable", unknown
     assert "the parser's choices torch, cuda" in unknown["reason"]
+
+
+def test_a_list_options_validator_is_solved_through_its_value(built) -> None:
+    """A classmethod field validator holds the option as `value`, its items numbers."""
+    before, after = _fix(built[1]["numa_bind_nodes must"])
+    assert before == "vllm serve MODEL --numa-bind-nodes '-1'"
+    assert after == "vllm serve MODEL --numa-bind-nodes 1"
+
+
+def test_a_nested_json_field_read_off_another_config_is_an_option(built) -> None:
+    """VllmConfig reads `self.compilation_config.pass_config.enable_sp`: a field of a config
+    inside the JSON option, which the parser takes as `--compilation-config.pass_config.x`."""
+    before, after = _fix(built[1]["Sequence parallelism"])
+    assert before == "vllm serve MODEL --compilation-config.pass_config.enable_sp true"
+    assert after == before + " --tensor-parallel-size 2"
+
+
+def test_a_check_of_an_option_the_code_always_fills_in_is_not_applicable(built) -> None:
+    filled = [r for r in built[2] if r["errorMessage"].endswith("by this point")]
+    (rec,) = filled
+    assert rec["verification"]["status"] == "not-applicable", rec["verification"]
+    assert "fills in --max-num-batched-tokens before this check" in rec["verification"]["reason"]
+    assert "(it held 2048 here)" in rec["verification"]["reason"]
+
+
+def test_a_check_building_the_parser_runs_is_not_applicable(built) -> None:
+    """_choices_of runs while add_cli_args builds the parser, over a Literal of the code's
+    own: no command line reaches it, and the record says so."""
+    v = built[1]["All options must be "]["verification"]
+    assert v["status"] == "not-applicable", v
+    assert v["reason"].startswith("_choices_of runs while `vllm serve` builds its command-line")
 
 
 def test_a_check_only_the_running_engine_reaches_says_who_calls_it(built) -> None:

@@ -46,7 +46,7 @@ import yaml  # only for config files, which these tests never pass
 
 
 class FlexibleArgumentParser(argparse.ArgumentParser):
-    """Takes --a_b as --a-b, and --x-config.key=v as --x-config '{"key": v}'."""
+    """Takes --a_b as --a-b, and --x-config.a.b=v as --x-config '{"a": {"b": v}}'."""
 
     def parse_args(self, args=None, namespace=None):
         out, nested = [], {}
@@ -61,12 +61,15 @@ class FlexibleArgumentParser(argparse.ArgumentParser):
                     if not eq:
                         i += 1
                         value = words[i]
-                    option, _, field = key.partition(".")
+                    option, *path = key.split(".")
                     try:
                         parsed = json.loads(value)
                     except ValueError:
                         parsed = value
-                    nested.setdefault(option, {})[field] = parsed
+                    inner = nested.setdefault(option, {})
+                    for part in path[:-1]:
+                        inner = inner.setdefault(part, {})
+                    inner[path[-1]] = parsed
                     i += 1
                     continue
                 word = key + eq + value
@@ -107,6 +110,7 @@ def get_config(model, trust_remote_code=False):
 
 FILES["vllm/config/__init__.py"] = """\
 from vllm.config.cache import CacheConfig
+from vllm.config.compilation import CompilationConfig
 from vllm.config.model import ModelConfig
 from vllm.config.parallel import ParallelConfig
 from vllm.config.profiler import ProfilerConfig
@@ -147,6 +151,8 @@ class CacheConfig:
 """
 
 FILES[PARALLEL] = """\
+from pydantic import field_validator
+
 from vllm.config.utils import config
 from vllm.platforms import current_platform
 
@@ -156,6 +162,14 @@ class ParallelConfig:
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
     data_parallel_size: int = 1
+    numa_bind_nodes: list[int] | None = None
+
+    @field_validator("numa_bind_nodes")
+    @classmethod
+    def _check_nodes(cls, value: list[int] | None) -> list[int] | None:
+        if value is not None and any(node < 0 for node in value):
+            raise ValueError("numa_bind_nodes must contain non-negative integers.")
+        return value
 
     @property
     def world_size_across_dp(self) -> int:
@@ -225,6 +239,24 @@ class SpeculativeConfig:
         return self
 """
 
+# A JSON option whose class holds another config (`--compilation-config.pass_config.x`).
+FILES["vllm/config/compilation.py"] = """\
+from pydantic import Field
+
+from vllm.config.utils import config
+
+
+@config
+class PassConfig:
+    enable_sp: bool = False
+
+
+@config
+class CompilationConfig:
+    mode: int = 0
+    pass_config: PassConfig = Field(default_factory=PassConfig)
+"""
+
 FILES["vllm/config/scheduler.py"] = """\
 from vllm.config.utils import config
 
@@ -281,6 +313,7 @@ FILES[VLLM] = """\
 from typing import Any
 
 from vllm.config.cache import CacheConfig
+from vllm.config.compilation import CompilationConfig
 from vllm.config.model import ModelConfig
 from vllm.config.parallel import ParallelConfig
 from vllm.config.scheduler import SchedulerConfig
@@ -296,9 +329,16 @@ class VllmConfig:
     scheduler_config: Any = None
     speculative_config: Any = None
     profiler_config: Any = None
+    compilation_config: CompilationConfig | None = None
 
     def __post_init__(self):
         self.model_config.verify_with_parallel_config(self.parallel_config)
+        if self.compilation_config is not None:
+            if (
+                self.compilation_config.pass_config.enable_sp
+                and self.parallel_config.tensor_parallel_size == 1
+            ):
+                raise ValueError("Sequence parallelism needs a tensor parallel size above 1.")
         self.scheduler_config.verify_max_model_len(self.model_config.max_model_len)
 """
 
@@ -313,6 +353,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from vllm.config import (
     CacheConfig,
+    CompilationConfig,
     ModelConfig,
     ParallelConfig,
     ProfilerConfig,
@@ -344,6 +385,13 @@ def _config_in(hint):
     return next(a for a in typing.get_args(hint) if dataclasses.is_dataclass(a))
 
 
+def _choices_of(hint):
+    options = typing.get_args(hint)
+    if not all(isinstance(o, type(options[0])) for o in options):
+        raise ValueError(f"All options must be of the same type. Got {options}.")
+    return list(options)
+
+
 @dataclass
 class EngineArgs:
     model: str = "org/model"
@@ -359,6 +407,9 @@ class EngineArgs:
     max_num_batched_tokens: int | None = None
     data_parallel_hybrid_lb: bool = False
     profiler_config: ProfilerConfig | None = None
+    compilation_config: CompilationConfig | None = None
+    numa_bind_nodes: list[int] | None = None
+    load_format: str = "auto"
 
     def __post_init__(self):
         assert self.max_num_seqs > 0, "max_num_seqs must be positive"
@@ -385,6 +436,12 @@ class EngineArgs:
         parser.add_argument(
             "--profiler-config", type=_parse_json(_config_in(hints["profiler_config"]))
         )
+        parser.add_argument(
+            "--compilation-config", type=_parse_json(_config_in(hints["compilation_config"]))
+        )
+        parser.add_argument("--numa-bind-nodes", type=int, nargs="+", default=None)
+        load_formats = typing.Literal["auto", "safetensors"]
+        parser.add_argument("--load-format", choices=_choices_of(load_formats), default="auto")
         return parser
 
     @classmethod
@@ -403,13 +460,16 @@ class EngineArgs:
             tensor_parallel_size=self.tensor_parallel_size,
             pipeline_parallel_size=self.pipeline_parallel_size,
             data_parallel_size=self.data_parallel_size,
+            numa_bind_nodes=self.numa_bind_nodes,
         )
         chunked = True if self.enable_chunked_prefill is None else self.enable_chunked_prefill
-        batched = self.max_num_batched_tokens
-        if batched is None:
-            batched = 2048 if chunked else model_config.max_model_len
+        if self.max_num_batched_tokens is None:
+            self.max_num_batched_tokens = 2048 if chunked else model_config.max_model_len
+        assert self.max_num_batched_tokens is not None, (
+            "max_num_batched_tokens must be set by this point"
+        )
         scheduler_config = SchedulerConfig(
-            max_num_batched_tokens=batched, enable_chunked_prefill=chunked
+            max_num_batched_tokens=self.max_num_batched_tokens, enable_chunked_prefill=chunked
         )
         return VllmConfig(
             model_config=model_config,
@@ -418,6 +478,7 @@ class EngineArgs:
             scheduler_config=scheduler_config,
             speculative_config=self.speculative_config,
             profiler_config=self.profiler_config,
+            compilation_config=self.compilation_config,
         )
 """
 

@@ -195,6 +195,8 @@ class World:
         self._codes: dict[str, Any] = {}
         self.fields: dict[str, Any] = {}  # attribute -> option, for the solver (sent once)
         self.parsers: dict[tuple, argparse.ArgumentParser] = {}
+        # (file, function) of the loaded modules that building a parser ran
+        self.builder_calls: set[tuple[str, str]] = set()
         self._parser_cls: type[argparse.ArgumentParser] | None = None
         self.main_tree = self.tree.tree(self.main_path)
         self.argv: ArgvStage | None = None
@@ -345,7 +347,19 @@ class World:
             parser = self._parser_class()(prog="kverr-verify", allow_abbrev=False)
             for word in self.spec.get("positional", {}):
                 parser.add_argument(word, nargs="?", default=None)
-            getattr(self.cls, self.spec["add_args"])(parser)
+            calls, loaded = self.builder_calls, set(self.loaded.values())
+
+            def profile(frame: Any, event: str, arg: Any) -> None:
+                code = frame.f_code
+                if event == "call" and code.co_filename in loaded:
+                    calls.add((code.co_filename, code.co_qualname.replace(".<locals>", "")))
+
+            before = sys.getprofile()
+            sys.setprofile(profile)  # what building the parser runs (`_built`)
+            try:
+                getattr(self.cls, self.spec["add_args"])(parser)
+            finally:
+                sys.setprofile(before)
             self.parsers[key] = parser
         return self.parsers[key]
 
@@ -469,6 +483,8 @@ class World:
             at_parse = at_parse or self.argv.reaches(target["file"], target["function"] or "")
         if stop is None and not at_parse and not until:
             return {"id": job["id"], "status": "unreachable", "reason": self._unreachable(target)}
+        if stop is None and not until and self._built(target):
+            return {"id": job["id"], "status": "unreachable", "reason": self._built(target)}
         os.environ.clear()
         os.environ.update(self.base_env)
         os.environ.update(job.get("env", {}))
@@ -612,6 +628,19 @@ class World:
         if self.plan.built_with((file, function), sorted(self.parsed_classes)):
             return True  # what building a config class a JSON option is parsed into runs
         return bool(function) and self.plan.parse_time((file, function))
+
+    def _built(self, target: dict[str, Any]) -> str:
+        """Why a check that building the parser runs is reached by no command line ("" when
+        building the parser does not run it): it reads the revision's own classes, before any
+        command line is read, and this revision's parser was built without it firing."""
+        self.parser()
+        if (target["file"], target["function"] or "") not in self.builder_calls:
+            return ""
+        return (
+            f"{target['function']} runs while `{self.spec['launch']}` builds its command-line "
+            "parser from its own classes, before it reads any command line; this revision's "
+            "parser builds without this error, so no command line reaches it"
+        )
 
     def _unreachable(self, target: dict[str, Any]) -> str:
         """Why no validation step reaches the record's function, as precisely as the

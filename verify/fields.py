@@ -48,13 +48,19 @@ def fields_of(
                 "int": "int" in (d.type or "") and not (d.type or "").startswith("list["),
                 "float": "float" in (d.type or "") and not (d.type or "").startswith("list["),
                 "json": is_json(d),  # JSON text: the solver tries objects
-                # a list's items: "list[int]" -> "int" (numbers to try, not words)
-                "item": (d.type or "")[5:-1] if (d.type or "").startswith("list[") else None,
+                # a list's items: "list[int] | None" -> "int" (numbers to try, not words)
+                "item": _item(d.type),
                 # numbers a deployment uses (verify/values.py): what a fix tries first
                 "typical": values.typical_numbers(d.help, assigned.get(d.dest)),
             },
         )
     return out
+
+
+def _item(kind: str | None) -> str | None:
+    """What a list option holds: "list[int] | None" -> "int"; None for no list."""
+    m = re.match(r"list\[([\w.]+)", kind or "")
+    return m.group(1) if m else None
 
 
 def _known(

@@ -429,6 +429,7 @@ class Harness:
                 "wrappers": list(spec.wrappers),
                 "follow": spec.follow,
                 "validators": list(spec.validators),
+                "launch": spec.launch,  # how a reason names the launch command
             },
             "platform": spec.platform(self.platform).to_json(),
             "model": spec.model(self.model).to_json(),

@@ -70,8 +70,9 @@ def _behind(fn: Any, depth: int, seen: set[int]) -> tuple[type | None, bool]:
     return None, loads
 
 
-def fields_of(cls: type) -> dict[str, dict[str, Any]]:
-    """field name -> what it takes, for every field of the dataclass `cls`."""
+def fields_of(cls: type, depth: int = 2) -> dict[str, dict[str, Any]]:
+    """field name -> what it takes, for every field of the dataclass `cls`; a field that is a
+    dataclass of its own adds its fields too, as dotted names (`pass_config.enable_sp`)."""
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
     except BaseException:  # noqa: BLE001 - an annotation naming what the sandbox stubbed
@@ -83,9 +84,22 @@ def fields_of(cls: type) -> dict[str, dict[str, Any]]:
             continue  # an annotation the revision's typing could not resolve says nothing
         try:
             out[f.name] = describe(hint)
+            inner = _dataclass_in(hint)
+            if inner is not None and depth > 1:
+                out.update({f"{f.name}.{k}": v for k, v in fields_of(inner, depth - 1).items()})
         except BaseException:  # noqa: BLE001 - a stubbed type in the annotation
             continue
     return {k: v for k, v in out.items() if v}
+
+
+def _dataclass_in(hint: Any) -> type | None:
+    """The dataclass an annotation names (`PassConfig`, `PassConfig | None`), or None."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return hint
+    for arg in typing.get_args(hint):
+        if isinstance(arg, type) and dataclasses.is_dataclass(arg):
+            return arg
+    return None
 
 
 def describe(hint: Any) -> dict[str, Any]:

@@ -186,6 +186,7 @@ class Search:
         build, so the result is too)."""
         self.runs = 0
         self._site = 0
+        self._launches: dict[int, Launch] = {}  # id(outcome) -> the launch it ran
         try:
             return self._find(f, expect)
         except _OutOfRuns:
@@ -241,7 +242,7 @@ class Search:
             if all(op == "model" for op, _, _ in change.edits):
                 continue  # the model is what MODEL_PATH names, not a change of the command line
             change = typed.change(change, self.decls)
-            after = candidates.apply(before, change, self.decls)
+            after = self._apply(before, change)
             result = self.run(after, target)
             for _ in range(MAX_AFTER_REPAIRS):
                 if passes(result, expect) or result.status != "raised":
@@ -335,6 +336,9 @@ class Search:
             if r.role != "direct":
                 continue
             g = out.guard(r.guard.line)
+            filled = self._filled_in(r, g, self._launches.get(id(out)))
+            if filled:
+                return Found("not-applicable", filled, runs=self.runs)
             if g and g.get("exhausted") and g.get("value") is not None:
                 given = self._given_by_caller(f, r.guard.test)
                 if given:
@@ -352,6 +356,35 @@ class Search:
                     runs=self.runs,
                 )
         return None
+
+    def _filled_in(self, r: Reading, g: Mapping[str, Any] | None, launch: Launch | None) -> str:
+        """Why a check that fires only when an option is None is reached by no command line
+        ("" when it may be): the launch left the option out (its parser default is None), and
+        the code had filled it in by the time the check read it, so leaving it out (or giving
+        None) fills it in too, and any other value is no None (`assert self.max_num_seqs is
+        not None, "max_num_seqs must be set by this point"`)."""
+        tree = candidates._parse(r.guard.test)
+        if launch is None or not g or g.get("value") is None or g["value"] == r.guard.holds:
+            return ""
+        if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
+            return ""
+        op, right, left = tree.ops[0], tree.comparators[0], tree.left
+        if not (isinstance(right, ast.Constant) and right.value is None):
+            return ""
+        if not isinstance(op, (ast.Is, ast.IsNot)) or isinstance(op, ast.Is) != r.guard.holds:
+            return ""  # it fires on a value that is there, not on None
+        attr = left.attr if isinstance(left, ast.Attribute) else ""
+        field = self.fields.get(attr)
+        if field is None or field.get("default") != [None]:
+            return ""
+        if any(self.decls[o].dest == attr for o, _ in launch.args if o in self.decls):
+            return ""
+        held = next((v for k, v in g.get("names", {}).items() if k.endswith(f".{attr}")), None)
+        shown = f" (it held {held} here)" if held is not None else ""
+        return (
+            f"no command line reaches it: the code fills in {field['flag']} before this check "
+            f"when a launch leaves it out{shown}, and a value a command line gives is no None"
+        )
 
     def _given_by_caller(self, f: Facts, test: str) -> str:
         """Why exhausting the options proves nothing ("" when it does): the guard reads a
@@ -556,6 +589,7 @@ class Search:
         for _ in range(MAX_REACH):
             seen.add(launch)
             out = self.run(launch, target, watch)
+            self._launches[id(out)] = launch
             if fires(out, expect):
                 return launch, out
             nxt = self._closer(f, expect, launch, out, seen, watch, target)
@@ -683,7 +717,8 @@ class Search:
 
     def _apply(self, launch: Launch, change: FixChange) -> Launch:
         """`launch` changed, each JSON field it sets given a value of its kind (typed.py)."""
-        return candidates.apply(launch, typed.change(change, self.decls), self.decls)
+        after = candidates.apply(launch, typed.change(change, self.decls), self.decls)
+        return typed.launch(after, self.decls)
 
     def _other_models(self, launch: Launch, attribute: str = "") -> list[FixChange]:
         """Switches to the other model profiles (those declaring `attribute`, when given)."""

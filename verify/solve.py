@@ -67,6 +67,7 @@ def solve(
     # Values derived from options are read as what they derive from (derive.py), so that
     # `world_size > 8` is solved by the options whose product it is.
     options = {*fields, *(k[5:] for k in aliases if k.startswith("self."))}
+    options |= {k.rpartition(".")[2] for k in fields if "." in k}  # a JSON option's fields
     tree = derive.expand(tree, scope, options) or tree
     obj = scope.get("self")
     has_obj = obj is not None and hasattr(obj, "__dict__")
@@ -224,7 +225,7 @@ def _own(tree: ast.AST, attr: str) -> tuple[list[str], list[str], list[str]]:
 
 def _flag(name: str, fields: Mapping[str, dict[str, Any]]) -> str:
     if name.startswith(HELD):
-        return fields[_HOLDERS[name][1]]["flag"]
+        return fields[_HOLDERS[name][3]]["flag"]
     return name if name.startswith(ENV) else fields[name]["flag"]
 
 
@@ -244,23 +245,30 @@ def _reads(tree: ast.AST, name: str) -> bool:
 
 
 HELD = "held:"  # another object's attribute in a solution's key: "held:parallel_config.tp"
-_HOLDERS: dict[str, tuple[Any, str, Any]] = {}  # the current solve's held keys
+# the current solve's held keys: (holder, its attribute, current value, the option's field)
+_HOLDERS: dict[str, tuple[Any, str, Any, str]] = {}
 
 
 def _held(
     tree: ast.AST, scope: dict[str, Any], fields: Mapping[str, Any], aliases: Mapping[str, str]
 ) -> dict[str, tuple[Any, str, Any]]:
-    """key -> (holder, attribute, current value) for each option value the guard reads off an
-    object other than `self` (a name or a chain of attributes, never a call) whose own
-    attributes hold it, and LOCAL keys for a local named like an option or aliased to one."""
+    """key -> (holder, the option's field, current value) for each option value the guard
+    reads off an object other than `self` (a name or a chain of attributes, never a call)
+    whose own attributes hold it, by the option's name (`parallel_config.tensor_parallel_size`)
+    or as a JSON option's field (`self.compilation_config.pass_config.enable_sp` is the field
+    `compilation_config.pass_config.enable_sp`), and LOCAL keys for a local named like an
+    option or aliased to one."""
     _HOLDERS.clear()
     out: dict[str, tuple[Any, str, Any]] = {}
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and n.id != "self" and n.id in scope:
             attr = aliases.get(n.id) or (n.id if n.id in fields else "")
-            if attr in fields and plain_value(scope[n.id]):
+            if attr in fields and _data(scope[n.id]):
                 out[LOCAL + n.id] = (None, attr, scope[n.id])
-        if not (isinstance(n, ast.Attribute) and n.attr in fields) or not derive.chain(n.value):
+        if not isinstance(n, ast.Attribute) or not derive.chain(n.value):
+            continue
+        field = n.attr if n.attr in fields else _dotted(n, fields)
+        if not field:
             continue
         if isinstance(n.value, ast.Name) and n.value.id == "self":
             continue
@@ -272,8 +280,19 @@ def _held(
         if type(holder).__name__ == "Facts" or n.attr not in own or not plain_value(own[n.attr]):
             continue  # a model profile's object is no option
         key = f"{HELD}{ast.unparse(n.value)}.{n.attr}"
-        out[key] = _HOLDERS[key] = (holder, n.attr, own[n.attr])
+        _HOLDERS[key] = (holder, n.attr, own[n.attr], field)
+        out[key] = (holder, field, own[n.attr])
     return out
+
+
+def _dotted(node: ast.Attribute, fields: Mapping[str, Any]) -> str:
+    """The JSON option field a chain ends in (`x.compilation_config.mode` ->
+    "compilation_config.mode"), or ""."""
+    parts = ast.unparse(node).split(".")
+    for i in range(len(parts) - 1):
+        if (path := ".".join(parts[i:])) in fields:
+            return path
+    return ""
 
 
 def _self_attrs(tree: ast.AST) -> list[str]:
@@ -403,8 +422,12 @@ def _domain(
         # ("all" in self.modules: for a list, what `in` looks for is an item.)
         words = [*own[0], *own[1], *field.get("values", ()), *sample, *strings]
         words = list(dict.fromkeys(words))
-        return _lists(current, words, near, field.get("choices") or (), field.get("item"),
-                      constants)  # fmt: skip
+        lists = _lists(current, words, near, field.get("choices") or (), field.get("item"),
+                       constants)  # fmt: skip
+        if numeric:
+            # the parsed list holds numbers: its items compared as numbers (`node < 0`)
+            return [[_as_number(w) for w in v] for v in lists]
+        return lists
     if field.get("choices"):
         # The parser's choices, then what the validation code itself assigns the attribute.
         values = [*field["choices"], *field.get("default", ()), *(field.get("assigned") or ())]
@@ -460,6 +483,11 @@ def plain_value(value: Any) -> bool:
     return type(value) in (str, int, float, bool) or value is None
 
 
+def _data(value: Any) -> bool:
+    """A plain value or a list of them (a validator's `value` of a list option)."""
+    return plain_value(value) or (type(value) in (list, tuple) and all(map(plain_value, value)))
+
+
 def _objects(current: Any, strings: list[str]) -> list[Any]:
     """JSON objects for an option parsed as JSON: one with a key nothing expects, the empty
     one, one per word of the guard, the current one with a key added or removed."""
@@ -484,7 +512,18 @@ def _items(strings: list[str], choices: Sequence[Any], item: str | None) -> list
         numeric = [s for s in strings if re.fullmatch(r"-?\d+(\.\d+)?", s)]
         return list(dict.fromkeys([*numeric, "1", "2", "3", "4", "0", "-1"]))
     joined = [a + b for a in strings for b in strings if 0 < len(a) <= 2 and 0 < len(b) <= 2]
-    return list(dict.fromkeys([*filter(_word, strings), *joined[:4], *_WORDS]))
+    # an empty word last: a list of names may hold one by mistake (`--x ''`)
+    return list(dict.fromkeys([*filter(_word, strings), *joined[:4], *_WORDS, ""]))
+
+
+def _as_number(word: str) -> Any:
+    try:
+        return int(word)
+    except ValueError:
+        try:
+            return float(word)
+        except ValueError:
+            return word
 
 
 def _word(s: str) -> bool:
@@ -546,7 +585,7 @@ def _value(code: Any, scope: dict[str, Any], obj: Any, changed: dict[str, Any]) 
     see the change)."""
     held = {k: v for k, v in changed.items() if k.startswith(HELD)}
     if held:  # another object's attribute: set on it, the rest as below
-        holder, attr, _ = _HOLDERS[next(iter(held))]
+        holder, attr, _, _ = _HOLDERS[next(iter(held))]
         key = next(iter(held))
         saved_held = holder.__dict__.get(attr, _UNSET)
         holder.__dict__[attr] = held[key]

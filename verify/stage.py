@@ -262,12 +262,17 @@ def parser_decls(decls: Mapping[str, FlagDecl], options: Mapping[str, Any]) -> d
     for name, opt in options.items():
         # A JSON option's fields as its class declares them (verify/kinds.py): the dotted
         # options take `true`, a number, a JSON list, one of the declared values.
+        # A field the extractor did not list (one of a nested config: `pass_config.enable_sp`)
+        # is added: the parser takes it as `--x.pass_config.enable_sp true` all the same.
         for field_name, kind in (opt.get("fields") or {}).items():
-            sub = out.get(f"{name}.{field_name}")
-            if sub is not None:
-                words = tuple(_word(c) for c in kind.get("choices", ()))
-                out[sub.name] = replace(sub, type=kind.get("type") or sub.type,
-                                        choices=words or sub.choices)  # fmt: skip
+            if not name.startswith("--"):
+                continue
+            sub = out.get(f"{name}.{field_name}") or FlagDecl(
+                name=f"{name}.{field_name}", dest=f"{opt['dest']}.{field_name}"
+            )
+            words = tuple(_word(c) for c in kind.get("choices", ()))
+            out[sub.name] = replace(sub, type=kind.get("type") or sub.type,
+                                    choices=words or sub.choices)  # fmt: skip
     return out
 
 

@@ -28,8 +28,15 @@ def is_field(decl: FlagDecl | None) -> bool:
 
 
 def launch(before: Launch, decls: Mapping[str, FlagDecl]) -> Launch:
-    """`before` with each JSON field given a value of its kind."""
-    args = tuple((o, value(decls.get(o), v)) for o, v in before.args)
+    """`before` with each JSON field given a value of its kind, and a JSON option's empty
+    object (`--x-config {}`, all a candidate knew to write) left out once a field of the same
+    option is set: the fields are the whole option."""
+    fielded = {decls[o].dest.partition(".")[0] for o, _ in before.args if is_field(decls.get(o))}
+    args = tuple(
+        (o, value(decls.get(o), v))
+        for o, v in before.args
+        if not (v == "{}" and o in decls and decls[o].dest in fielded)
+    )
     return before if args == before.args else replace(before, args=args)
 
 

@@ -75,6 +75,8 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
     except SyntaxError:
         return out
     scope = {**frame.f_globals, **frame.f_locals, "__kverr_raises__": solve.raises}
+    if "self" not in scope:
+        tree = _as_locals(tree, guard.get("aliases") or {}, scope)
     for node in ast.walk(tree):
         name = value = None
         if isinstance(node, ast.Name) and node.id in scope:
@@ -151,6 +153,20 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
 
 
 _ABSENT = object()
+
+
+def _as_locals(tree: ast.Expression, aliases: dict[str, str], scope: dict[str, Any]) -> Any:
+    """A validator's guard as its frame has it: the records read its value parameter as the
+    field it validates (`self.numa_bind_nodes`); a classmethod validator holds it as `value`."""
+    local = {attr: name for name, attr in aliases.items() if name in scope and "." not in name}
+
+    class Back(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # noqa: N802 - ast's name
+            if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in local:
+                return ast.copy_location(ast.Name(local[node.attr], ast.Load()), node)
+            return self.generic_visit(node)
+
+    return ast.fix_missing_locations(Back().visit(tree)) if local else tree
 
 
 def _parse(test: str) -> ast.Expression | None:
