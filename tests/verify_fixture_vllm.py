@@ -433,9 +433,9 @@ class EngineArgs:
         parser.add_argument("--max-num-batched-tokens", type=int, default=None)
         parser.add_argument("--data-parallel-hybrid-lb", action="store_true")
         hints = typing.get_type_hints(EngineArgs)
-        parser.add_argument(
-            "--profiler-config", type=_parse_json(_config_in(hints["profiler_config"]))
-        )
+        # a default built with the parser, as vLLM's get_kwargs does: its validator runs then
+        profiler = _config_in(hints["profiler_config"])
+        parser.add_argument("--profiler-config", type=_parse_json(profiler), default=profiler())
         parser.add_argument(
             "--compilation-config", type=_parse_json(_config_in(hints["compilation_config"]))
         )

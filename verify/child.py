@@ -634,8 +634,11 @@ class World:
         building the parser does not run it): it reads the revision's own classes, before any
         command line is read, and this revision's parser was built without it firing."""
         self.parser()
-        if (target["file"], target["function"] or "") not in self.builder_calls:
+        node = (target["file"], target["function"] or "")
+        if node not in self.builder_calls:
             return ""
+        if self.plan.built_with(node, sorted(self.parsed_classes)):
+            return ""  # a config class the parser builds a default of, and a JSON option again
         return (
             f"{target['function']} runs while `{self.spec['launch']}` builds its command-line "
             "parser from its own classes, before it reads any command line; this revision's "

@@ -545,7 +545,9 @@ def _lists(
     (a fix, not a way in) the one-edit ones first."""
     base = [str(v) for v in current] if isinstance(current, (list, tuple)) else []
     words = _items(strings, choices, item)
-    heads = [s for s in strings if s in words] if choices else list(filter(_word, strings))
+    # a list of choices or numbers starts with one of its own items, never another word
+    own = choices or item in ("int", "float")
+    heads = [s for s in strings if s in words] if own else list(filter(_word, strings))
     edits: list[list[str]] = []
     for i in range(len(base)):
         edits += [[*base[:i], w, *base[i + 1 :]] for w in words]
