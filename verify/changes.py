@@ -25,12 +25,13 @@ def rank(found: Sequence[FixChange], before: Launch, message: str = "") -> list[
 
     An option the launch set, moved to the value the run's `message` printed for it (the
     limit it names: `--max-model-len 32768` for "greater than the derived max_model_len
-    (32768)"), keeps the launch and its feature, and comes before any environment variable
-    that lifts the check (`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`, which the check warns against)."""
+    (32768)"), keeps its feature, and comes before any environment variable that lifts the
+    check (`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`, which the check warns against)."""
     printed = {c for c in found if _to_printed(c, before, message)}
 
     def key(c: FixChange) -> tuple:
-        names = {name for _, name, _ in c.edits}
+        # `--x` where the launch says `--no-x` changes the user's choice as much as a value
+        names = {m for _, name, _ in c.edits for m in (name, _negated(name))}
         # The message's "use --y v instead": v moves from the option the launch set to --y,
         # which gives nothing up.
         moved = c.source == "advice" and _moves(c, before)
@@ -42,13 +43,18 @@ def rank(found: Sequence[FixChange], before: Launch, message: str = "") -> list[
             c.source == "remove" or (gives_up and not moved),
             c.source == "feature" and c not in printed,
             bool(printed) and any(op == "env" for op, _, _ in c.edits),
-            any(before.has(n) for n in names) and not moved and c not in printed,
+            any(before.has(n) for n in names) and not moved,
             len(c.edits),
             _metavar(c),  # the option's name in capitals says less than a real value
             candidates._RANK.get(c.source, 9),
         )
 
     return sorted(found, key=key)
+
+
+def _negated(flag: str) -> str:
+    """`--no-x` for `--x` and `--x` for `--no-x`: the two spellings of one switch."""
+    return "--" + flag[5:] if flag.startswith("--no-") else "--no-" + flag[2:]
 
 
 def _to_printed(c: FixChange, before: Launch, message: str) -> bool:
