@@ -194,6 +194,14 @@ def test_a_nested_json_field_read_off_another_config_is_an_option(built) -> None
     assert after == before + " --tensor-parallel-size 2"
 
 
+def test_a_config_field_filled_from_an_option_of_another_name_is_that_option(built) -> None:
+    """`scheduler_config.use_fast_path` is filled from --enable-scheduler-fast-path (whose
+    default is that field): the check is reached and fixed through the option."""
+    before, after = _fix(built[1]["The scheduler's fast"])
+    assert "--enable-scheduler-fast-path" in before and "--pipeline-parallel-size" in before
+    assert after != before
+
+
 def test_a_check_of_an_option_the_code_always_fills_in_is_not_applicable(built) -> None:
     filled = [r for r in built[2] if r["errorMessage"].endswith("by this point")]
     (rec,) = filled

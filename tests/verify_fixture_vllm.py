@@ -265,6 +265,7 @@ from vllm.config.utils import config
 class SchedulerConfig:
     max_num_batched_tokens: int = 2048
     enable_chunked_prefill: bool = True
+    use_fast_path: bool = False
 
     def verify_max_model_len(self, max_model_len: int) -> None:
         if self.max_num_batched_tokens < max_model_len and not self.enable_chunked_prefill:
@@ -339,6 +340,8 @@ class VllmConfig:
                 and self.parallel_config.tensor_parallel_size == 1
             ):
                 raise ValueError("Sequence parallelism needs a tensor parallel size above 1.")
+        if self.scheduler_config.use_fast_path and self.parallel_config.pipeline_parallel_size > 1:
+            raise ValueError("The scheduler's fast path does not support pipeline parallelism.")
         self.scheduler_config.verify_max_model_len(self.model_config.max_model_len)
 """
 
@@ -410,6 +413,8 @@ class EngineArgs:
     compilation_config: CompilationConfig | None = None
     numa_bind_nodes: list[int] | None = None
     load_format: str = "auto"
+    # the option takes its default from the config field it fills, under another name
+    enable_scheduler_fast_path: bool = SchedulerConfig.use_fast_path
 
     def __post_init__(self):
         assert self.max_num_seqs > 0, "max_num_seqs must be positive"
@@ -440,6 +445,7 @@ class EngineArgs:
             "--compilation-config", type=_parse_json(_config_in(hints["compilation_config"]))
         )
         parser.add_argument("--numa-bind-nodes", type=int, nargs="+", default=None)
+        parser.add_argument("--enable-scheduler-fast-path", action="store_true")
         load_formats = typing.Literal["auto", "safetensors"]
         parser.add_argument("--load-format", choices=_choices_of(load_formats), default="auto")
         return parser
@@ -471,6 +477,8 @@ class EngineArgs:
         scheduler_config = SchedulerConfig(
             max_num_batched_tokens=self.max_num_batched_tokens, enable_chunked_prefill=chunked
         )
+        if self.enable_scheduler_fast_path:
+            scheduler_config.use_fast_path = True
         return VllmConfig(
             model_config=model_config,
             cache_config=cache_config,

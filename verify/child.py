@@ -430,6 +430,7 @@ class World:
                     info["fields"] = fields  # what its dotted options (`--x.field`) take
                 if cls is not None:  # built while the command line is parsed (_parse_time)
                     self.parsed_classes.add(cls.__qualname__)
+                    info["class"] = cls.__qualname__  # its checks read the option's fields
             if action.choices is not None:
                 try:
                     info["choices"] = [c for c in action.choices if plain(c)]

@@ -512,6 +512,47 @@ def class_resets(text: str, args_class: str) -> dict[str, list[tuple[str, int, s
     return out
 
 
+@functools.lru_cache(maxsize=8)
+def copied(text: str, args_class: str) -> dict[str, dict[str, str]]:
+    """class -> {field: the args attribute it is built from}, for the fields the args class
+    fills under another name: a keyword of a call in its methods (`MambaConfig(
+    enable_stochastic_rounding=self.enable_mamba_cache_stochastic_rounding)`), or the field an
+    option's default is taken from (`enable_mamba_cache_stochastic_rounding: bool =
+    MambaConfig.enable_stochastic_rounding`). A check of that class reads the option."""
+    out: dict[str, dict[str, str]] = {}
+    for cls in ast.parse(text).body:
+        if not (isinstance(cls, ast.ClassDef) and cls.name == args_class):
+            continue
+        for stmt in cls.body:  # `x_y: bool = XConfig.y`: the option's default is the field's
+            v = stmt.value if isinstance(stmt, ast.AnnAssign) else None
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name):
+                    if v.attr != stmt.target.id:
+                        out.setdefault(v.value.id, {}).setdefault(v.attr, stmt.target.id)
+    for (_, qual), fn in _defs_of(text).items():
+        if not qual.startswith(f"{args_class}."):
+            continue
+        for call in ast.walk(fn):
+            if not isinstance(call, ast.Call):
+                continue
+            f = call.func
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
+            for kw in call.keywords:
+                v = kw.value
+                if (
+                    name
+                    and kw.arg
+                    and isinstance(v, ast.Attribute)
+                    and isinstance(v.value, ast.Name)
+                    and v.value.id == "self"
+                    and v.attr != kw.arg
+                ):
+                    out.setdefault(name, {}).setdefault(kw.arg, v.attr)
+    return out
+
+
 @functools.lru_cache(maxsize=1024)
 def try_test(text: str, function: str | None, line: int, caught: str) -> str | None:
     """The condition of an except clause as an expression the watch can evaluate: "the try

@@ -87,6 +87,8 @@ class Search:
         models: Sequence[str] | Mapping[str, Mapping[str, Any]] = (),
         differs: Mapping[str, Sequence[str]] | None = None,
         ways_in: Callable[[str, str | None], list[tuple[str, int, str, bool]]] | None = None,
+        main: str = "",
+        json_classes: Mapping[str, str] | None = None,
     ) -> None:
         # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
         self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
@@ -113,6 +115,25 @@ class Search:
         # (file, function) -> tests of the validation steps that decide whether a step
         # reaching the function builds anything (`XConfig(...) if self.enable_x else None`)
         self.ways_in = ways_in or (lambda file, function: [])
+        self.main = main  # the args class's file: what it builds its configs from
+        # a config class -> the JSON option the parser builds it from (`MambaConfig` ->
+        # mamba_config): a check of that class reads the option's fields
+        self.json_classes = dict(json_classes or {})
+
+    def _copied(self, function: str | None) -> dict[str, str]:
+        """`self.field` (in the record's own class) and `Class.field` (any config the guard
+        reads off another object) -> the option a config's field is built from under another
+        name (reading.copied)."""
+        found = reading.copied(self.source(self.main), self.args_class) if self.main else {}
+        owner = (function or "").partition(".")[0]
+        out = {f"{cls}.{k}": v for cls, fields in found.items() for k, v in fields.items()
+               if v in self.fields}  # fmt: skip
+        dest = self.json_classes.get(owner)
+        if dest:
+            prefix = f"{dest}."
+            out.update({f"self.{k[len(prefix) :]}": k for k in self.fields if k.startswith(prefix)})
+        out.update({f"self.{k}": v for k, v in found.get(owner, {}).items() if v in self.fields})
+        return out
 
     def _steps(self, what: str, file: str, function: str | None, *rest: Any) -> Any:
         """reading.<what> over the file's source, memoised per function."""
@@ -450,7 +471,11 @@ class Search:
         site = f.site
         words = list(self._steps("words", site.file, site.function))
         owners = self._steps("owners", site.file, site.function)
-        aliases = {**self._steps("aliases", site.file, site.function), **self._held_by(f)}
+        aliases = {
+            **self._copied(site.function),
+            **self._steps("aliases", site.file, site.function),
+            **self._held_by(f),
+        }
         path: list[str] = []  # the guards so far, each as it holds on the way to the site
         for r in f.readings:
             g = r.guard

@@ -269,7 +269,13 @@ def _held(
             continue
         field = n.attr if n.attr in fields else _dotted(n, fields)
         if not field:
-            continue
+            try:  # a config's field built from an option of another name (reading.copied)
+                kind = type(eval(compile(ast.Expression(n.value), "<of>", "eval"), scope))  # noqa: S307
+            except BaseException:  # noqa: BLE001 - no object there
+                continue
+            field = aliases.get(f"{kind.__name__}.{n.attr}", "")
+            if field not in fields:
+                continue
         if isinstance(n.value, ast.Name) and n.value.id == "self":
             continue
         try:

@@ -363,6 +363,8 @@ class Bench:
             },
             session.spec.differences(session.platform),
             self.ways_in,
+            session.spec.main_path,
+            {o["class"]: o["dest"] for o in self.info.get("options", {}).values() if "class" in o},
         )
 
 
