@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import json
 import os
 import re
 import threading
@@ -585,9 +586,19 @@ def _one_check(idx: Index, hits: list[Hit]) -> bool:
         return False
     marks = ", ".join("?" * len(ids))
     rows = idx.con.execute(
-        f"SELECT DISTINCT function FROM records WHERE id IN ({marks})", ids
+        f"SELECT function, releases FROM records WHERE id IN ({marks})", ids
     ).fetchall()
-    return len(rows) == 1 and rows[0][0] is not None
+    if len({f for f, _ in rows}) != 1 or rows[0][0] is None:
+        return False
+    # two checks of one function that a release has side by side are two checks, not two
+    # wordings of one (a cut before what tells them apart leaves nothing to go on)
+    seen: set[str] = set()
+    for _, releases in rows:
+        mine = set(json.loads(releases or "[]"))
+        if not mine or mine & seen:
+            return False
+        seen |= mine
+    return True
 
 
 # ---------------------------------------------------------------- fuzzy

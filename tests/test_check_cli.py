@@ -35,7 +35,7 @@ def check(repo: Path, *words: str, release: str = "9.9.9"):
 def test_a_mistake_gets_the_fix_of_this_command_in_its_own_spelling(repo) -> None:
     got = check(repo, *LAUNCH, "--tp", "16")
     assert got.exit_code == 1, got.output
-    report = json.loads(got.output)
+    report = json.loads(got.stdout)
     assert report["release"] == "v9.9.9" and report["passed"] is False
     (err,) = report["errors"]
     assert err["message"] == "tp_size must be at most 8"
@@ -48,7 +48,7 @@ def test_a_mistake_gets_the_fix_of_this_command_in_its_own_spelling(repo) -> Non
 def test_a_launch_that_passes_exits_0_and_lists_what_the_release_adjusts(repo) -> None:
     got = check(repo, *LAUNCH, "--tp-size", "2")
     assert got.exit_code == 0, got.output
-    report = json.loads(got.output)
+    report = json.loads(got.stdout)
     assert report["passed"] and report["errors"] == []
     assert [n["message"] for n in report["notices"]] == ["Attention backend not set; using fa3."]
 

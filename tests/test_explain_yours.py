@@ -37,7 +37,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def explain(*args: str) -> dict:
     got = CliRunner().invoke(app, ["explain", "--json", *args])
     assert got.exit_code == 0, got.output
-    return json.loads(got.output)
+    return json.loads(got.stdout)
 
 
 def match(report: dict, rid: str) -> dict:
