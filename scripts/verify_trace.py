@@ -56,20 +56,23 @@ def main(argv: list[str]) -> int:
 
         return traced
 
-    stage.runner_for = logged
-    with tempfile.TemporaryDirectory() as tmp:
-        session = stage.Session(spec_for(profile), mirror, Path(tmp), profile=profile)
-        try:
-            for rec in records:
-                print(f"{rec['id']} line {rec['lineNumber']}: {rec['errorMessage'][:80]}")
-                verdicts = stage.verify_revision(
-                    exts, [rec], session, revision, files=[(s.path, "") for s in sources]
-                )
-                v = verdicts[rec["id"]]
-                print(f"  => {v.verification['status']} {v.verification['reason']}")
-                print("     " + (v.example_fix or "").replace("\n", "\n     "))
-        finally:
-            session.close()
+    stage.runner_for = logged  # (put back below: a caller in the same process runs untraced)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            session = stage.Session(spec_for(profile), mirror, Path(tmp), profile=profile)
+            try:
+                for rec in records:
+                    print(f"{rec['id']} line {rec['lineNumber']}: {rec['errorMessage'][:80]}")
+                    verdicts = stage.verify_revision(
+                        exts, [rec], session, revision, files=[(s.path, "") for s in sources]
+                    )
+                    v = verdicts[rec["id"]]
+                    print(f"  => {v.verification['status']} {v.verification['reason']}")
+                    print("     " + (v.example_fix or "").replace("\n", "\n     "))
+            finally:
+                session.close()
+    finally:
+        stage.runner_for = real
     return 0
 
 
