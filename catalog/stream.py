@@ -370,7 +370,7 @@ class Scanner:
             # after it; joining from the unit's start instead made a unit of cut lines cost
             # the square of its length.
             start = k + 1
-        return _merge_per_line(idx, hits) if hits else []
+        return _one_cut_per_line(idx, _merge_per_line(idx, hits)) if hits else []
 
     def _joined_hits(self, text: str, variant: int) -> list[Hit]:
         """matcher.pattern_hits of a joined reading of lines. A paste remembers them by text:
@@ -530,6 +530,21 @@ def _merge_per_line(idx: matcher.Index, hits: list[Hit]) -> list[Hit]:
     for h in hits:
         groups.setdefault((h.index, h.line), []).append(h)
     return [h for group in groups.values() for h in matcher.merge(idx, group)]
+
+
+def _one_cut_per_line(idx: matcher.Index, hits: list[Hit]) -> list[Hit]:
+    """A cut line's answer, as a paste gives it (matcher.one_per_line): the wordings a cut
+    leaves come best and newest first (matcher.partial_hits), and an older wording of the
+    same check is no second answer; records sharing the first one's message all stay."""
+    first: dict[int | None, str] = {}
+    out = []
+    for h in hits:
+        if h.how == "partial":
+            pattern = first.setdefault(h.line, idx.pattern[h.index])
+            if idx.pattern[h.index] != pattern:
+                continue
+        out.append(h)
+    return out
 
 
 def _moved(h: Hit, line: int | None) -> Hit:

@@ -563,7 +563,10 @@ class Workers:
             self.hold.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        if self.stopping is not None:  # as one uvicorn does: exit the way the signal asks
+        if self.stopping == signal.SIGINT:  # as one uvicorn does: exit the way the signal asks
+            raise KeyboardInterrupt  # (raised, not re-sent: a background job ignores SIGINT)
+        if self.stopping is not None:
+            signal.signal(self.stopping, signal.SIG_DFL)
             signal.raise_signal(self.stopping)
 
     def _start(self, n: int) -> list:
