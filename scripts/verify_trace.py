@@ -70,6 +70,7 @@ def main(argv: list[str]) -> int:
                 print("     " + (v.example_fix or "").replace("\n", "\n     "))
         finally:
             session.close()
+            stage.runner_for = real  # (main runs in-process in the tests: leave stage as found)
     return 0
 
 
