@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 from kverr.ftypes import Assignment
 
-# One entry per assignment: (when it runs, the early returns before it in its method, what it is)
-_Entry = tuple[tuple[int, ...], tuple[str, ...], Assignment]
+# One entry per assignment: (when it runs, the early returns it follows as (method, what lets
+# the launch go on), what it is)
+_Entry = tuple[tuple[int, ...], tuple[tuple[str, str], ...], Assignment]
 
 
 def assignments_before(
@@ -34,12 +36,10 @@ def assignments_before(
     for when, exits, a in table:
         if when >= at:
             break
-        # An early return of a method that ran to its end before the site's (not one the site's
-        # own call chain passed) leaves the statements after it to the launches it did not stop.
-        if exits and a.function.rpartition(".")[2] not in chain:
-            cond = " and ".join((*exits, a.condition) if a.condition else exits)
-            a = Assignment(a.field, a.value, cond, a.function, a.line)
-        out.append(a)
+        # An early return the site's own call chain passed stopped the site too; one of a
+        # method that ran before leaves what follows it to the launches it did not stop.
+        stops = [cond for method, cond in exits if method not in chain]
+        out.append(replace(a, past=" and ".join(stops)) if stops else a)
     return tuple(out)
 
 
@@ -67,11 +67,24 @@ def _phases(
                 _order(name, (i,), methods, keys)
         if not keys:
             continue
+        # `if c: return` in a method's own block: what runs after it, there and in the methods
+        # it calls later, runs only when c is false
+        stops = [
+            (name, (*key, stmt.lineno), negate(ast.unparse(stmt.test)))
+            for name, key in keys.items()
+            for stmt in methods[name].body
+            if isinstance(stmt, ast.If) and not stmt.orelse and _returns(stmt.body)
+        ]
         table: list[_Entry] = []
         for name, key in keys.items():
-            qual = f"{cls.name}.{name}"
-            for line, exits, a in _assigned(methods[name].body, (), [], qual):
-                table.append(((*key, line), exits, a))
+            for line, a in _assigned(methods[name].body, (), f"{cls.name}.{name}"):
+                when = (*key, line)
+                exits = tuple(
+                    (m, cond)
+                    for m, at, cond in stops
+                    if at < when and when[: len(keys[m])] == keys[m]
+                )
+                table.append((when, exits, a))
         out[cls.name] = (keys, tuple(sorted(table, key=lambda e: e[0])))
     return out
 
@@ -93,20 +106,17 @@ def _order(name: str, key: tuple[int, ...], methods: dict, keys: dict) -> None:
 
 
 def _assigned(
-    body: Sequence[ast.stmt], conds: tuple[str, ...], exits: list[str], qual: str
-) -> list[tuple[int, tuple[str, ...], Assignment]]:
-    """(line, early returns passed, assignment) for each `self.x = ...` in `body`; `exits`
-    grows as the walk passes `if c: return` in the method's own block."""
+    body: Sequence[ast.stmt], conds: tuple[str, ...], qual: str
+) -> list[tuple[int, Assignment]]:
+    """(line, assignment) for each `self.x = ...` in `body`, with the ifs it sits in."""
     out = []
     for stmt in body:
         if isinstance(stmt, ast.If):
             test = ast.unparse(stmt.test)
-            out += _assigned(stmt.body, (*conds, test), exits, qual)
-            out += _assigned(stmt.orelse, (*conds, negate(test)), exits, qual)
-            if not conds and not stmt.orelse and _returns(stmt.body):
-                exits.append(negate(test))
+            out += _assigned(stmt.body, (*conds, test), qual)
+            out += _assigned(stmt.orelse, (*conds, negate(test)), qual)
         elif isinstance(stmt, ast.With):
-            out += _assigned(stmt.body, conds, exits, qual)
+            out += _assigned(stmt.body, conds, qual)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue  # its own scope
         else:
@@ -114,8 +124,8 @@ def _assigned(
             for target in _self_targets(stmt):
                 value = _simple_value(stmt.value) if simple else None  # type: ignore[attr-defined]
                 cond = " and ".join(conds)
-                a = Assignment(target, value, cond, qual, stmt.lineno)
-                out.append((stmt.lineno, tuple(exits), a))
+                a = Assignment(target, value, cond, function=qual, line=stmt.lineno)
+                out.append((stmt.lineno, a))
     return out
 
 

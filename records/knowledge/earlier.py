@@ -55,6 +55,11 @@ def steps(f: Facts) -> tuple[dict[str, Form], list[Step]]:
         prev = forms.get(attr, Form(f"args.{attr}", f"args.{attr}"))
         value = _over_args(a.value, forms, f.decls, boolean=False) if a.value else None
         cond = _over_args(a.condition, forms, f.decls, boolean=True) if a.condition else ""
+        # an early return the code cannot put over `args` (a dummy model's short cut) is
+        # taken to let the launch go on: the launches a check is about are real ones
+        past = _over_args(a.past, forms, f.decls, boolean=True) if a.past else None
+        if past and cond is not None:
+            cond = f"{past} and {cond}" if cond else past
         if prev is None or value is None or cond is None:
             forms[attr] = None
             continue

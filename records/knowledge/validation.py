@@ -43,6 +43,9 @@ def validation_code(f: Facts) -> str | None:
         terms.append(expr)
     if not terms:
         return None
+    if len(terms) > 1:
+        # `a or b` joined by `and` would bind as `x and a or b`
+        terms = [f"({t})" if _binds_looser(t) else t for t in terms]
     cond = terms[0] if len(terms) == 1 else "(\n    " + "\n    and ".join(terms) + "\n)"
     head = "import os\n\n" if "os.path." in cond else ""
     return f"{head}if {cond}:\n    raise SystemExit({_check_message(f)})"
@@ -127,6 +130,13 @@ def _ordered_sides(expr: str) -> list[str]:
             sides = [n.left, n.right]
         out += [ast.unparse(s) for s in sides if _leaves(s)]
     return list(dict.fromkeys(out))
+
+
+def _binds_looser(expr: str) -> bool:
+    node = parse(expr)
+    return isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (
+        isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)
+    )
 
 
 def _is_not_none(side: str) -> str:
