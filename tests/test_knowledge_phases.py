@@ -244,4 +244,4 @@ def test_shipped_validation_fires_for_its_verified_launch():
         tried += 1
         missed += not _run_check(rec["validationCode"], args)
     assert tried >= 20
-    assert missed <= tried // 5
+    assert missed <= tried // 20

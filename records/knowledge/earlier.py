@@ -37,17 +37,22 @@ class Step:
     source: Assignment
 
 
-def steps(f: Facts) -> tuple[dict[str, Form], list[Step]]:
-    """(args attribute -> its value at the check, for the flags the check reads that an earlier
-    phase may change; the simple assignments to those flags, in run order). A flag that an
+def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step]]:
+    """(args attribute -> its value at the test on `line`, for the flags the check reads that an
+    earlier phase may change; the simple assignments to those flags, in run order). A flag that an
     assignment the code cannot follow (a call's result, one in a loop, under a condition on
     anything but flags) may change is left as the user gave it."""
     if not f.earlier:
         return {}, []
+    # A test reads the flag before what its own branch assigns: the innermost test by default
+    line = line or max((r.guard.line for r in f.readings if r.guard.kind != "passed"), default=0)
+    line = line or f.site.line
     read = _read_attrs(f)
     forms: dict[str, Form | None] = {}
     out: list[Step] = []
     for a in f.earlier:
+        if a.function == f.site.function and a.line >= line:
+            break
         flag = _flag_of(a.field, f.decls)
         if flag is None:
             continue  # not a flag: a condition reading it is not over `args` either

@@ -21,7 +21,6 @@ def validation_code(f: Facts) -> str | None:
     if f.site.severity not in ("error", "critical"):
         return None
     terms = []
-    forms = earlier.steps(f)[0]
     for r in f.readings:
         if r.guard.kind == "passed":
             # An earlier check of the validator is an alternative, not a path condition: had it
@@ -33,6 +32,7 @@ def validation_code(f: Facts) -> str | None:
         if expr is None:
             return None
         # read each flag as the check does, after the phases before it (earlier.py)
+        forms = earlier.steps(f, r.guard.line)[0]
         expr = earlier.substitute(expr if r.guard.holds else negate(expr), forms)
         # The parser leaves an option it has no default for at None, which a comparison or
         # arithmetic cannot take (`None > 1`): such an option is tested for being given first.
