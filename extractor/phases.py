@@ -39,7 +39,7 @@ def assignments_before(
         # An early return the site's own call chain passed stopped the site too; one of a
         # method that ran before leaves what follows it to the launches it did not stop.
         stops = [cond for method, cond in exits if method not in chain]
-        out.append(replace(a, past=" and ".join(stops)) if stops else a)
+        out.append(replace(a, past=tuple(stops)) if stops else a)
     return tuple(out)
 
 

@@ -144,9 +144,9 @@ class Assignment:
     # field's value is unknown
     value: str | None
     condition: str = ""  # source of the ifs it sits in, joined by `and` ("": always runs)
-    # what lets a launch past the early returns (`if c: return`) of methods that ran before
-    # the site's own: "" when none stands between
-    past: str = ""
+    # what lets a launch past each early return (`if c: return`) of the methods that ran
+    # before the site's own and stand between
+    past: tuple[str, ...] = ()
     function: str = ""  # the method's qualified name
     line: int = 0
 

@@ -17,7 +17,7 @@ from test_records_knowledge import _by_message, _records, _run_check
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "phases" / "launch_args.py"
 ENTRIES = ("__post_init__", "check_server_args")
-PAST = "self.weights_path != 'none'"  # __post_init__'s early return
+PAST = ("self.weights_path != 'none'",)  # __post_init__'s early return
 
 
 def _text() -> str:
@@ -36,9 +36,9 @@ def _line(words: str) -> int:
             "LaunchArgs._handle_replicas",
             "assert self.enable_replica_split",
             [
-                ("display_name", "self.weights_path", "self.display_name is None", ""),
-                ("enable_replica_split", "False", "self.replica_count == 1", ""),
-                ("enable_replica_head", "False", "self.replica_count == 1", ""),
+                ("display_name", "self.weights_path", "self.display_name is None", ()),
+                ("enable_replica_split", "False", "self.replica_count == 1", ()),
+                ("enable_replica_head", "False", "self.replica_count == 1", ()),
             ],
         ),
         # a later entry: every step of __post_init__, past its early return, and the
@@ -47,7 +47,7 @@ def _line(words: str) -> int:
             "LaunchArgs._check_adapters",
             "adapters do not work",
             [
-                ("display_name", "self.weights_path", "self.display_name is None", ""),
+                ("display_name", "self.weights_path", "self.display_name is None", ()),
                 ("enable_replica_split", "False", "self.replica_count == 1", PAST),
                 ("enable_replica_head", "False", "self.replica_count == 1", PAST),
                 ("draft_method", "'TREE'", "self.draft_method == 'OLD'", PAST),
@@ -57,7 +57,7 @@ def _line(words: str) -> int:
                     "enable_adapters",
                     "True",
                     "self.adapter_files and self.enable_adapters is None",
-                    "",
+                    (),
                 ),
             ],
         ),

@@ -7,7 +7,7 @@ check does (`effective`), and the trigger says so in words (`sentences`).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kverr.extractor.phases import negate
 from kverr.records.conditions import atoms_of, flag_attrs, join_words, parse, phrase, show_value
@@ -34,7 +34,7 @@ class Step:
     flag: str
     value: str  # over args
     condition: str  # over args, flags' values at that point substituted ("": always)
-    source: Assignment
+    source: Assignment  # its condition: every test it runs under, early returns included
 
 
 def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step]]:
@@ -59,19 +59,18 @@ def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step
         attr = _attr(flag, f.decls)
         prev = forms.get(attr, Form(f"args.{attr}", f"args.{attr}"))
         value = _over_args(a.value, forms, f.decls, boolean=False) if a.value else None
-        cond = _over_args(a.condition, forms, f.decls, boolean=True) if a.condition else ""
         # an early return the code cannot put over `args` (a dummy model's short cut) is
         # taken to let the launch go on: the launches a check is about are real ones
-        past = _over_args(a.past, forms, f.decls, boolean=True) if a.past else None
-        if past and cond is not None:
-            cond = f"{past} and {cond}" if cond else past
+        past = [p for p in a.past if _over_args(p, forms, f.decls, boolean=True)]
+        source = " and ".join(c for c in (*past, a.condition) if c)
+        cond = _over_args(source, forms, f.decls, boolean=True) if source else ""
         if prev is None or value is None or cond is None:
             forms[attr] = None
             continue
         form = _combine(prev, value, cond)
         forms[attr] = form if len(form.exact) <= MAX_CHARS else None
         if attr in read:
-            out.append(Step(flag, value, cond, a))
+            out.append(Step(flag, value, cond, replace(a, condition=source, past=())))
     known = {k: v for k, v in forms.items() if v is not None and k in read}
     return known, [s for s in out if _attr(s.flag, f.decls) in known]
 
@@ -170,14 +169,15 @@ def sentences(f: Facts) -> list[str]:
     """The earlier assignments that change who reaches the check, in words."""
     forms, found = steps(f)
     out: list[str] = []
-    for s in found:
-        text = _sentence(s, f)
+    for i, s in enumerate(found):
+        later = any(t.flag == s.flag for t in found[i + 1 :])
+        text = _sentence(s, f, last=not later)
         if text and text not in out:
             out.append(text)
     return out
 
 
-def _sentence(s: Step, f: Facts) -> str | None:
+def _sentence(s: Step, f: Facts, *, last: bool) -> str | None:
     a = s.source
     flag = s.flag
     attrs = flag_attrs(tuple(f.decls), None, f.profile)
@@ -194,7 +194,8 @@ def _sentence(s: Step, f: Facts) -> str | None:
     if value == "True" and own:
         return f"{join_words(own)} also turns on {flag}."
     if value in ("False", "None") and own:
-        cannot = any(x.flag == flag and x.positive for x in f.direct + f.context)
+        # ... unless a later step may turn it back on
+        cannot = last and any(x.flag == flag and x.positive for x in f.direct + f.context)
         off = "turned off" if value == "False" else "cleared"
         tail = ", so it cannot fire" if cannot else ""
         return f"With {join_words(own)}, {flag} is {off} before this check{tail}."
