@@ -12,9 +12,11 @@ from functools import lru_cache
 
 from kverr.ftypes import Assignment
 
+# An if statement's lines and those of the branch a statement sits in
+_Branch = tuple[int, int, int, int]
 # One entry per assignment: (when it runs, the early returns it follows as (method, what lets
-# the launch go on), what it is)
-_Entry = tuple[tuple[int, ...], tuple[tuple[str, str], ...], Assignment]
+# the launch go on), the branches it sits in, what it is)
+_Entry = tuple[tuple[int, ...], tuple[tuple[str, str], ...], tuple[_Branch, ...], Assignment]
 
 
 def assignments_before(
@@ -33,9 +35,14 @@ def assignments_before(
     at = (*key, line)
     chain = {name for name, k in keys.items() if at[: len(k)] == k}
     out = []
-    for when, exits, a in table:
+    for when, exits, branches, a in table:
         if when >= at:
             break
+        if a.function == function and any(
+            start <= line <= end and not first <= line <= last
+            for start, end, first, last in branches
+        ):
+            continue  # another branch of an if the site is in: it never runs before the site
         # An early return the site's own call chain passed stopped the site too; one of a
         # method that ran before leaves what follows it to the launches it did not stop.
         stops = [cond for method, cond in exits if method not in chain]
@@ -77,14 +84,14 @@ def _phases(
         ]
         table: list[_Entry] = []
         for name, key in keys.items():
-            for line, a in _assigned(methods[name].body, (), f"{cls.name}.{name}"):
+            for line, branches, a in _assigned(methods[name].body, (), (), f"{cls.name}.{name}"):
                 when = (*key, line)
                 exits = tuple(
                     (m, cond)
                     for m, at, cond in stops
                     if at < when and when[: len(keys[m])] == keys[m]
                 )
-                table.append((when, exits, a))
+                table.append((when, exits, branches, a))
         out[cls.name] = (keys, tuple(sorted(table, key=lambda e: e[0])))
     return out
 
@@ -106,17 +113,19 @@ def _order(name: str, key: tuple[int, ...], methods: dict, keys: dict) -> None:
 
 
 def _assigned(
-    body: Sequence[ast.stmt], conds: tuple[str, ...], qual: str
-) -> list[tuple[int, Assignment]]:
-    """(line, assignment) for each `self.x = ...` in `body`, with the ifs it sits in."""
+    body: Sequence[ast.stmt], conds: tuple[str, ...], branches: tuple[_Branch, ...], qual: str
+) -> list[tuple[int, tuple[_Branch, ...], Assignment]]:
+    """(line, branches, assignment) for each `self.x = ...` in `body`, with the ifs it sits in."""
     out = []
     for stmt in body:
         if isinstance(stmt, ast.If):
             test = ast.unparse(stmt.test)
-            out += _assigned(stmt.body, (*conds, test), qual)
-            out += _assigned(stmt.orelse, (*conds, negate(test)), qual)
+            for block, cond in ((stmt.body, test), (stmt.orelse, negate(test))):
+                if block:
+                    where = (stmt.lineno, _end(stmt), block[0].lineno, _end(block[-1]))
+                    out += _assigned(block, (*conds, cond), (*branches, where), qual)
         elif isinstance(stmt, ast.With):
-            out += _assigned(stmt.body, conds, qual)
+            out += _assigned(stmt.body, conds, branches, qual)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue  # its own scope
         else:
@@ -125,7 +134,7 @@ def _assigned(
                 value = _simple_value(stmt.value) if simple else None  # type: ignore[attr-defined]
                 cond = " and ".join(conds)
                 a = Assignment(target, value, cond, function=qual, line=stmt.lineno)
-                out.append((stmt.lineno, a))
+                out.append((stmt.lineno, branches, a))
     return out
 
 
@@ -154,6 +163,10 @@ def _simple_value(node: ast.expr) -> str | None:
     ):
         return ast.unparse(node)
     return None
+
+
+def _end(node: ast.stmt) -> int:
+    return node.end_lineno or node.lineno
 
 
 def _returns(body: Sequence[ast.stmt]) -> bool:

@@ -88,12 +88,12 @@ def _fixture_records() -> list[dict]:
         (
             "replica head needs",
             "With --replica-count=1, --enable-replica-head is turned off before this check, "
-            "so it cannot fire.",
+            "so this check cannot fire.",
             "args.enable_replica_head and args.replica_count != 1",
         ),
         (
             "adapters do not work",
-            "--adapter-files also turns on --enable-adapters when it is not given.",
+            "--adapter-files also turns on --enable-adapters when --enable-adapters is not given.",
             "(args.enable_adapters or (args.adapter_files and args.enable_adapters is None))",
         ),
         (

@@ -7,11 +7,20 @@ check does (`effective`), and the trigger says so in words (`sentences`).
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from kverr.extractor.phases import negate
-from kverr.records.conditions import atoms_of, flag_attrs, join_words, parse, phrase, show_value
-from kverr.records.knowledge.facts import Facts
+from kverr.records.conditions import (
+    Atom,
+    atoms_of,
+    flag_attrs,
+    join_words,
+    parse,
+    phrase,
+    show_value,
+)
+from kverr.records.knowledge.facts import Facts, holds_for
 
 from kverr.ftypes import Assignment, FlagDecl
 
@@ -178,40 +187,62 @@ def sentences(f: Facts) -> list[str]:
 
 
 def _sentence(s: Step, f: Facts, *, last: bool) -> str | None:
-    a = s.source
-    flag = s.flag
+    a, flag = s.source, s.flag
     attrs = flag_attrs(tuple(f.decls), None, f.profile)
-    when = [phrase(x) for x in atoms_of(a.condition.replace("self.", "args."), True, attrs)]
-    if any(not w for w in when):
+    atoms = atoms_of(a.condition.replace("self.", "args."), True, attrs)
+    if any(not phrase(x) for x in atoms) or _contradicts(atoms, flag, f):
         return None
     value = _value_words(a.value or "", f.decls)
     if not a.condition:
         return f"An earlier step sets {flag} to {value} before this check."
-    own = [w for w in when if not w.startswith(flag)]
-    about_self = len(own) < len(when)
-    if value == "True" and own and about_self:
-        return f"{join_words(own)} also turns on {flag} when it is not given."
-    if value == "True" and own:
-        return f"{join_words(own)} also turns on {flag}."
-    if value in ("False", "None") and own:
-        # ... unless a later step may turn it back on
-        cannot = last and any(x.flag == flag and x.positive for x in f.direct + f.context)
+    others = [phrase(x) for x in atoms if x.flag != flag]
+    mine = [x for x in atoms if x.flag == flag]
+    # `if self.x is None: self.x = ...`: only a launch that leaves the flag out gets the value
+    unless = " when it is not given" if mine else ""
+    if value == "True" and others:
+        unless = f" when {flag} is not given" if mine else ""
+        return f"{join_words(others)} also turns on {flag}{unless}."
+    if value in ("False", "None") and others:
+        # the check needs the flag on, and no later step may turn it back on
+        cannot = last and not mine and any(x.flag == flag and x.positive for x in _own_atoms(f))
         off = "turned off" if value == "False" else "cleared"
-        tail = ", so it cannot fire" if cannot else ""
-        return f"With {join_words(own)}, {flag} is {off} before this check{tail}."
-    if value.startswith("--") and about_self and not own:
+        tail = ", so this check cannot fire" if cannot else ""
+        return f"With {join_words(others)}, {flag} is {off}{unless} before this check{tail}."
+    if value.startswith("--") and mine and not others:
         return f"{flag} defaults to {value} when not given."
-    if about_self and not own and len(when) == 1 and _compares(flag, f):
-        before = when[0].removeprefix(flag).strip().removeprefix("=")
+    if len(mine) == 1 and not others and _changes(mine[0], a.value, f):
+        before = phrase(mine[0]).removeprefix(flag).strip().removeprefix("=")
         return f"{flag} {before} is read as {value}."
-    if own:
-        return f"With {join_words(own)}, {flag} is set to {value} before this check."
+    if others:
+        return f"With {join_words(others)}, {flag} is set to {value}{unless} before this check."
     return None
 
 
-def _compares(flag: str, f: Facts) -> bool:
-    """Whether the check tells the flag's values apart (not only whether it is given)."""
-    return any(a.flag == flag and a.op in _VALUE_OPS for a in f.direct + f.context)
+def _own_atoms(f: Facts) -> tuple[Atom, ...]:
+    return f.direct + f.context
+
+
+def _contradicts(atoms: Sequence[Atom], flag: str, f: Facts) -> bool:
+    """The step runs only for a value of another flag the check rules out (`x == a` against
+    `x == b`): no launch that reaches the check took it."""
+    for x in atoms:
+        if x.op != "==" or x.flag in (None, flag):
+            continue
+        if any(y.flag == x.flag and not holds_for(y, x.value) for y in _own_atoms(f)):
+            return True
+    return False
+
+
+def _changes(atom: Atom, value: str | None, f: Facts) -> bool:
+    """Whether reading the flag's value `atom` as `value` changes a test of the check on it
+    (NEXTN read as EAGLE matters to `in (EAGLE, ...)`, not to `== NGRAM`)."""
+    node = parse(value or "")
+    if not isinstance(node, ast.Constant):
+        return False
+    tests = [y for y in _own_atoms(f) if y.flag == atom.flag and y.op in _VALUE_OPS]
+    if atom.op != "==":
+        return bool(tests)
+    return any(holds_for(y, atom.value) != holds_for(y, node.value) for y in tests)
 
 
 _VALUE_OPS = ("==", "!=", "in", "not in", "<", "<=", ">", ">=")
