@@ -53,6 +53,7 @@ def _line(words: str) -> int:
                 ("draft_method", "'TREE'", "self.draft_method == 'OLD'", PAST),
                 ("enable_fast_path", "True", "is_special_gpu()", PAST),
                 ("queue_limit", None, "", PAST),  # in a loop: not followed
+                ("cache_io", "'direct'", "self.cache_layout == 'split_direct'", PAST),
                 (
                     "enable_adapters",
                     "True",
@@ -111,6 +112,10 @@ def _fixture_records() -> list[dict]:
         ("--queue-limit is above 8", None, "args.queue_limit > 8"),
         # an earlier check it passed is not its path: OLD -> TREE says nothing here
         ("too large for --batch-width", None, "args.block_count * 2 > args.batch_width"),
+        # set only for a layout the check rules out: correct code, no words
+        ("does not work with --cache-io", None, "args.cache_layout == 'split'"),
+        # set in the other branch of the if the notice is in: it never ran before it
+        ("are ignored without --enable-adapters", None, None),
     ],
 )
 def test_trigger_and_validation_read_flags_as_the_check_does(message, words, code):
@@ -120,7 +125,10 @@ def test_trigger_and_validation_read_flags_as_the_check_does(message, words, cod
         assert " is read as " not in rec["triggerScenarios"]
     else:
         assert words in rec["triggerScenarios"]
-    assert code in rec["validationCode"]
+    if code is not None:
+        assert code in rec["validationCode"]
+    else:
+        assert "also turns on" not in rec["triggerScenarios"]
 
 
 def _fixture_parser() -> argparse.ArgumentParser:

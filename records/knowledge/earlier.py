@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kverr.extractor.phases import negate
 from kverr.records.conditions import (
@@ -43,7 +43,7 @@ class Step:
     flag: str
     value: str  # over args
     condition: str  # over args, flags' values at that point substituted ("": always)
-    source: Assignment  # its condition: every test it runs under, early returns included
+    source: Assignment  # (the words leave out the early returns: a dummy model's short cut)
 
 
 def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step]]:
@@ -79,7 +79,7 @@ def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step
         form = _combine(prev, value, cond)
         forms[attr] = form if len(form.exact) <= MAX_CHARS else None
         if attr in read:
-            out.append(Step(flag, value, cond, replace(a, condition=source, past=())))
+            out.append(Step(flag, value, cond, a))
     known = {k: v for k, v in forms.items() if v is not None and k in read}
     return known, [s for s in out if _attr(s.flag, f.decls) in known]
 
@@ -198,9 +198,10 @@ def _sentence(s: Step, f: Facts, *, last: bool) -> str | None:
     others = [phrase(x) for x in atoms if x.flag != flag]
     mine = [x for x in atoms if x.flag == flag]
     # `if self.x is None: self.x = ...`: only a launch that leaves the flag out gets the value
-    unless = " when it is not given" if mine else ""
+    unset = any(x.op in ("is None", "unset") for x in mine)
+    unless = " when it is not given" if unset else ""
     if value == "True" and others:
-        unless = f" when {flag} is not given" if mine else ""
+        unless = f" when {flag} is not given" if unset else ""
         return f"{join_words(others)} also turns on {flag}{unless}."
     if value in ("False", "None") and others:
         # the check needs the flag on, and no later step may turn it back on
