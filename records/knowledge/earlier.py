@@ -43,7 +43,7 @@ class Step:
     flag: str
     value: str  # over args
     condition: str  # over args, flags' values at that point substituted ("": always)
-    source: Assignment  # (the words leave out the early returns: a dummy model's short cut)
+    source: Assignment  # its condition: the tests it runs under, early returns included
 
 
 def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step]]:
@@ -79,7 +79,7 @@ def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step
         form = _combine(prev, value, cond)
         forms[attr] = form if len(form.exact) <= MAX_CHARS else None
         if attr in read:
-            out.append(Step(flag, value, cond, a))
+            out.append(Step(flag, value, cond, Assignment(a.field, a.value, source, a.function)))
     known = {k: v for k, v in forms.items() if v is not None and k in read}
     return known, [s for s in out if _attr(s.flag, f.decls) in known]
 
@@ -197,6 +197,8 @@ def _sentence(s: Step, f: Facts, *, last: bool) -> str | None:
         return f"An earlier step sets {flag} to {value} before this check."
     others = [phrase(x) for x in atoms if x.flag != flag]
     mine = [x for x in atoms if x.flag == flag]
+    if not _changes(mine, a.value, f):
+        return None
     # `if self.x is None: self.x = ...`: only a launch that leaves the flag out gets the value
     unset = any(x.op in ("is None", "unset") for x in mine)
     unless = " when it is not given" if unset else ""
@@ -208,14 +210,14 @@ def _sentence(s: Step, f: Facts, *, last: bool) -> str | None:
         cannot = last and not mine and any(x.flag == flag and x.positive for x in _own_atoms(f))
         off = "turned off" if value == "False" else "cleared"
         tail = ", so this check cannot fire" if cannot else ""
-        return f"With {join_words(others)}, {flag} is {off}{unless} before this check{tail}."
+        return f"With {join_words(others)}, {flag} is {off} before this check{unless}{tail}."
     if value.startswith("--") and mine and not others:
         return f"{flag} defaults to {value} when not given."
-    if len(mine) == 1 and not others and _changes(mine[0], a.value, f):
+    if len(mine) == 1 and not others and mine[0].op in _VALUE_OPS:
         before = phrase(mine[0]).removeprefix(flag).strip().removeprefix("=")
         return f"{flag} {before} is read as {value}."
     if others:
-        return f"With {join_words(others)}, {flag} is set to {value}{unless} before this check."
+        return f"With {join_words(others)}, {flag} is set to {value} before this check{unless}."
     return None
 
 
@@ -234,16 +236,17 @@ def _contradicts(atoms: Sequence[Atom], flag: str, f: Facts) -> bool:
     return False
 
 
-def _changes(atom: Atom, value: str | None, f: Facts) -> bool:
-    """Whether reading the flag's value `atom` as `value` changes a test of the check on it
-    (NEXTN read as EAGLE matters to `in (EAGLE, ...)`, not to `== NGRAM`)."""
+def _changes(mine: Sequence[Atom], value: str | None, f: Facts) -> bool:
+    """Whether a step that rewrites one value of the flag (`x == a` -> b) changes a test of the
+    check on it: NEXTN read as EAGLE matters to `in (EAGLE, ...)`, not to `== NGRAM` or to
+    `is not None`. Any other step may."""
     node = parse(value or "")
-    if not isinstance(node, ast.Constant):
-        return False
-    tests = [y for y in _own_atoms(f) if y.flag == atom.flag and y.op in _VALUE_OPS]
-    if atom.op != "==":
-        return bool(tests)
-    return any(holds_for(y, atom.value) != holds_for(y, node.value) for y in tests)
+    rewrites = [x for x in mine if x.op == "=="]
+    if not rewrites or not isinstance(node, ast.Constant):
+        return True
+    tests = [y for y in _own_atoms(f) if y.flag == rewrites[0].flag]
+    old = rewrites[0].value
+    return any(holds_for(y, old) != holds_for(y, node.value) for y in tests)
 
 
 _VALUE_OPS = ("==", "!=", "in", "not in", "<", "<=", ">", ">=")
