@@ -276,7 +276,21 @@ def _flag_of(field: str, decls: dict[str, FlagDecl]) -> str | None:
     name = "--" + field.replace("_", "-")
     if name in decls:
         return name
-    return next((d.name for d in decls.values() if d.dest == field), None)
+    return _by_dest(decls).get(field)
+
+
+_DESTS: dict[int, tuple[dict[str, FlagDecl], dict[str, str]]] = {}
+
+
+def _by_dest(decls: dict[str, FlagDecl]) -> dict[str, str]:
+    """dest -> flag, made once per map of declarations (a build shares one across its sites;
+    the phases read hundreds of fields per site)."""
+    held = _DESTS.get(id(decls))
+    if held is None or held[0] is not decls:
+        if len(_DESTS) > 8:
+            _DESTS.clear()
+        held = _DESTS[id(decls)] = (decls, {d.dest: d.name for d in decls.values()})
+    return held[1]
 
 
 def _attr(flag: str, decls: dict[str, FlagDecl]) -> str:
