@@ -229,9 +229,11 @@ def _contradicts(atoms: Sequence[Atom], flag: str, f: Facts) -> bool:
     """The step runs only for a value of another flag the check rules out (`x == a` against
     `x == b`): no launch that reaches the check took it."""
     for x in atoms:
-        if x.op != "==" or x.flag in (None, flag):
+        if x.op not in ("==", "in") or x.flag in (None, flag):
             continue
-        if any(y.flag == x.flag and not holds_for(y, x.value) for y in _own_atoms(f)):
+        values = (x.value,) if x.op == "==" else tuple(x.value)
+        tests = [y for y in _own_atoms(f) if y.flag == x.flag]
+        if any(not any(holds_for(y, v) for v in values) for y in tests):
             return True
     return False
 
