@@ -133,6 +133,25 @@ class Binding:
 
 
 @dataclass(frozen=True)
+class Assignment:
+    """`self.<field> = value` in a flag class's phases that runs before a site: an earlier
+    statement of the site's method, or a method the profile's phase entries (`__post_init__`)
+    call before it. The check reads the field as these left it, not as the user gave it."""
+
+    field: str  # "enable_lora"
+    # source of the value when it is a constant or another field (`self.model_path`); None
+    # when it is not that simple (a call's result, `+=`, inside a loop or try): past it the
+    # field's value is unknown
+    value: str | None
+    condition: str = ""  # source of the ifs it sits in, joined by `and` ("": always runs)
+    # what lets a launch past each early return (`if c: return`) of the methods that ran
+    # before the site's own and stand between
+    past: tuple[str, ...] = ()
+    function: str = ""  # the method's qualified name
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class FlagDecl:
     """A CLI flag as the source declares it (dataclass field and/or add_argument)."""
 
@@ -423,6 +442,7 @@ _TYPES = {
         Template,
         Guard,
         Binding,
+        Assignment,
         FlagDecl,
         Site,
         ParseFailure,

@@ -60,6 +60,7 @@ _KEYS: dict[str, dict[str, str]] = {
         "view_calls": "list",
         "args_getters": "list",
         "argument_kwargs": "str",
+        "phases": "list",
     },
     "identity": {"namespace": "str", "receivers": "list", "call_receivers": "list"},
     "knowledge": {
@@ -124,6 +125,10 @@ class ExtractRules:
     # (the flag class field's type annotation decides type, choices and action, as vLLM's
     # get_kwargs derives them); "" (unknown: argparse's answers assume nothing)
     argument_kwargs: str = ""
+    # Methods of a flag class that run its phases, in the order a launch calls them
+    # (`__post_init__`, then `check_server_args`): what the methods they call assign runs before
+    # the checks of later ones (extractor/phases.py)
+    phases: tuple[str, ...] = ()
 
     def severity(self) -> dict[str, str]:
         return dict(self.log_methods)
@@ -321,6 +326,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
             view_calls=get.idents("extract", "view_calls"),
             args_getters=get.idents("extract", "args_getters"),
             argument_kwargs=kwargs_rule,
+            phases=get.idents("extract", "phases"),
             launch_path=get.strings("", "launch_path"),
             env_prefixes=get.idents("knowledge", "own_env_prefixes"),
         ),
@@ -494,6 +500,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
             "view_calls": list(e.view_calls),
             "args_getters": list(e.args_getters),
             **({"argument_kwargs": e.argument_kwargs} if e.argument_kwargs else {}),
+            **({"phases": list(e.phases)} if e.phases else {}),
         },
         "identity": {
             "namespace": profile.id_namespace,

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
+from kverr.extractor.phases import assignments_before
 from kverr.extractor.sources import matches_any
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.identity import record_id as lone_id
@@ -205,7 +206,9 @@ def record_for(
     if matches_any(site.file, profile.launch_path):
         rec["scope"] = "launch-path"
         rec["verification"] = dict(LAUNCH_PATH)
-    rec.update(knowledge_fields(facts_for(site, flags, pattern, siblings, profile, docs), repo))
+    earlier = assignments_before(source.text, site.function, site.line, profile.extract.phases)
+    facts = facts_for(site, flags, pattern, siblings, profile, docs, earlier)
+    rec.update(knowledge_fields(facts, repo))
     return rec
 
 

@@ -20,7 +20,7 @@ from kverr.records.conditions import (
 )
 from kverr.records.knowledge.docs import common_values, usage
 
-from kverr.ftypes import Docs, FlagDecl, Profile, Site
+from kverr.ftypes import Assignment, Docs, FlagDecl, Profile, Site
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class Facts:
     pattern: str = ""
     profile: Profile = field(default=None)  # type: ignore[assignment]  # facts_for sets it
     docs: Docs | None = None  # the revision's documentation (records/knowledge/docs.py)
+    # what the class's phases assign before the check (extractor/phases.py), in run order
+    earlier: tuple[Assignment, ...] = ()
 
     @property
     def direct(self) -> tuple[Atom, ...]:
@@ -83,6 +85,7 @@ def facts_for(
     siblings: Sequence[Site] = (),
     profile: Profile | None = None,
     docs: Docs | None = None,
+    earlier: tuple[Assignment, ...] = (),
 ) -> Facts:
     if profile is None:
         from kverr.profile import default_profile
@@ -98,6 +101,7 @@ def facts_for(
         pattern=pattern,
         profile=profile,
         docs=docs,
+        earlier=earlier,
     )
 
 

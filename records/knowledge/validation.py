@@ -7,7 +7,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from kverr.extractor.phases import negate
 from kverr.records.conditions import Reading, dest_of, parse
+from kverr.records.knowledge import earlier
 from kverr.records.knowledge.facts import Facts, in_files
 from kverr.records.knowledge.fixes import solutions
 
@@ -29,14 +31,21 @@ def validation_code(f: Facts) -> str | None:
         expr = _args_expr(r.guard.test, r, f.decls)
         if expr is None:
             return None
-        expr = expr if r.guard.holds else _negate(expr)
+        # read each flag as the check does, after the phases before it (earlier.py)
+        forms = earlier.steps(f, r.guard.line)[0]
+        expr = earlier.substitute(expr if r.guard.holds else negate(expr), forms)
         # The parser leaves an option it has no default for at None, which a comparison or
         # arithmetic cannot take (`None > 1`): such an option is tested for being given first.
-        unset = [a for a in _ordered_attrs(expr) if _may_be_none(a, f.decls, f.site.flags)]
-        terms += [f"args.{a} is not None" for a in unset if f"args.{a} is not None" not in terms]
+        unset = [s for s in _ordered_sides(expr) if _may_be_none(s, f.decls)]
+        tested = set(terms) | set(_conjuncts(expr))
+        given = [_is_not_none(s) for s in unset]
+        terms += [g for g in given if g not in tested]
         terms.append(expr)
     if not terms:
         return None
+    if len(terms) > 1:
+        # `a or b` joined by `and` would bind as `x and a or b`
+        terms = [f"({t})" if _binds_looser(t) else t for t in terms]
     cond = terms[0] if len(terms) == 1 else "(\n    " + "\n    and ".join(terms) + "\n)"
     head = "import os\n\n" if "os.path." in cond else ""
     return f"{head}if {cond}:\n    raise SystemExit({_check_message(f)})"
@@ -104,8 +113,9 @@ def _args_expr(test: str, r: Reading, decls: dict[str, FlagDecl]) -> str | None:
     return ast.unparse(node)
 
 
-def _ordered_attrs(expr: str) -> list[str]:
-    """The `args.x` an expression orders or computes with (`<`, `>=`, `%`, `*`, ...)."""
+def _ordered_sides(expr: str) -> list[str]:
+    """The values an expression orders or computes with (`<`, `>=`, `%`, `*`, ...) that read a
+    flag: `args.x`, or a flag as an earlier phase left it (`(1 if args.y else args.x)`)."""
     node = parse(expr)
     out: list[str] = []
     for n in ast.walk(node) if node is not None else ():
@@ -114,15 +124,56 @@ def _ordered_attrs(expr: str) -> list[str]:
             isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in n.ops
         ):
             sides = [n.left, *n.comparators]
+        elif isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.In, ast.NotIn)):
+            sides = n.comparators[:1]  # `x in None` is a TypeError too
         elif isinstance(n, ast.BinOp):
             sides = [n.left, n.right]
-        out += [s.attr for s in sides if _is_args_attr(s)]  # type: ignore[attr-defined]
+        out += [ast.unparse(s) for s in sides if _leaves(s)]
     return list(dict.fromkeys(out))
 
 
-def _may_be_none(attr: str, decls: dict[str, FlagDecl], flags: Sequence[str]) -> bool:
-    """Whether the parsed `args.attr` can be None: its option's default is None or not a
-    literal number the parser would put there."""
+def _binds_looser(expr: str) -> bool:
+    node = parse(expr)
+    return isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (
+        isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)
+    )
+
+
+def _is_not_none(side: str) -> str:
+    node = ast.Compare(parse(side), [ast.IsNot()], [ast.Constant(None)])  # type: ignore[arg-type]
+    return ast.unparse(node)
+
+
+def _conjuncts(expr: str) -> list[str]:
+    node = parse(expr)
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return [ast.unparse(v) for v in node.values]
+    return [expr]
+
+
+def _leaves(n: ast.expr) -> list[ast.expr]:
+    """What a value can turn out to be: itself, or each branch of a conditional or and/or."""
+    if isinstance(n, ast.IfExp):
+        return _leaves(n.body) + _leaves(n.orelse)
+    if isinstance(n, ast.BoolOp):
+        return [leaf for v in n.values for leaf in _leaves(v)]
+    return [n] if _is_args_attr(n) or isinstance(n, ast.Constant) else []
+
+
+def _may_be_none(side: str, decls: dict[str, FlagDecl]) -> bool:
+    """Whether the value can be None: a branch is the constant None, or an option whose
+    default is None or not a literal number the parser would put there."""
+    node = parse(side)
+    for leaf in _leaves(node) if node is not None else ():
+        if isinstance(leaf, ast.Constant):
+            if leaf.value is None:
+                return True
+        elif _attr_may_be_none(leaf.attr, decls):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _attr_may_be_none(attr: str, decls: dict[str, FlagDecl]) -> bool:
     for d in decls.values():
         if (d.arg_dest or d.dest) == attr:
             try:
@@ -183,25 +234,6 @@ class _ToArgs(ast.NodeTransformer):
                 ctx=ast.Load(),
             )
         return self.generic_visit(node)
-
-
-_INVERSE = {
-    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
-    ast.IsNot: ast.Is, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
-}  # fmt: skip
-
-
-def _negate(expr: str) -> str:
-    """`not expr`, written the way a person would: `x == 1` -> `x != 1`, `not x` -> `x`."""
-    node = parse(expr)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return ast.unparse(node.operand)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        node.ops = [_INVERSE[type(node.ops[0])]()]
-        return ast.unparse(node)
-    if isinstance(node, (ast.Attribute, ast.Name)):
-        return f"not {expr}"
-    return f"not ({expr})"
 
 
 def type_guard(f: Facts) -> str | None:

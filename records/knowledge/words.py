@@ -13,7 +13,7 @@ from kverr.records.conditions import (
     phrase,
     show_value,
 )
-from kverr.records.knowledge import docs
+from kverr.records.knowledge import docs, earlier
 from kverr.records.knowledge.facts import Facts, _default, _takes_value, meets_default
 from kverr.records.knowledge.text import feature_flags, model_option
 
@@ -72,7 +72,8 @@ def trigger_scenarios(f: Facts) -> str:
             " The earlier checks of this validator already passed, so the launch also has "
             f"{join_words(passed)}."
         )
-    return text
+    # what the phases before the check did to the flags it reads changes who reaches it
+    return " ".join([text, *earlier.sentences(f)])
 
 
 def _with_values(atoms: list[Atom], f: Facts) -> list[str]:
