@@ -27,9 +27,8 @@ from kverr.present import markdown as md
 from kverr.present.answer import of_report
 
 from kverr import __version__
-from kverr.answers import Match, explain_json
+from kverr.answers import explain_json
 from kverr.errors import KverrError, QueryError
-from kverr.term import escape_data
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -165,7 +164,7 @@ def create_server(
         )
         doc = {**what, "total": total, "offset": 0, "limit": SEARCH_LIMIT}
         doc["matches"] = [m.to_dict() for m in matches]
-        return _result(doc, search_markdown(matches, total))
+        return _result(doc, md.search_list(matches, total))
 
     def releases(
         project: Annotated[Project, Field(description=f"The project: {products}.")],
@@ -227,17 +226,6 @@ def _guarded(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]
 
 def _result(doc: dict[str, Any], markdown: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=markdown)], structured_content=doc)
-
-
-def search_markdown(matches: list[Match], total: int) -> str:
-    """One line per record: id, class, message (the values it prints as labels)."""
-    if not matches:
-        return "No known error matches this search.\n"
-    lines = [f"{total} known error{'s' if total != 1 else ''}; the first {len(matches)}:", ""]
-    for m in escape_data(matches):
-        what = m.record.get("errorClass") or m.record.get("kind") or "error"
-        lines.append(f"- {md.code(m.record['id'])} {md.escape(what)}: {md.code(md.message(m))}")
-    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- running it

@@ -20,7 +20,7 @@ from kverr.present import display
 from kverr.present.answer import Answer, CheckAnswer
 
 from kverr.answers import Match
-from kverr.term import escape_json, escape_terminal
+from kverr.term import escape_data, escape_json, escape_terminal
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
 
@@ -115,6 +115,18 @@ def answers(matches: Sequence[Match], order: Sequence[str] = (), limit: int = 3)
     if more > 0:
         parts.append(f"_…and {more} more known error{'s' if more != 1 else ''} in this text._")
     return "\n\n---\n\n".join(parts) + "\n"
+
+
+def search_list(matches: Sequence[Match], total: int) -> str:
+    """One line per record (the MCP `search` tool): id, class, message (the values it prints
+    as labels)."""
+    if not matches:
+        return "No known error matches this search.\n"
+    lines = [f"{total} known error{'s' if total != 1 else ''}; the first {len(matches)}:", ""]
+    for m in escape_data(matches):
+        what = m.record.get("errorClass") or m.record.get("kind") or "error"
+        lines.append(f"- {code(m.record['id'])} {escape(what)}: {code(message(m))}")
+    return "\n".join(lines) + "\n"
 
 
 def fix_lines(ans: Answer) -> list[str]:
