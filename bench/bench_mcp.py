@@ -32,9 +32,9 @@ import anyio
 import httpx
 from bench_api import pastes, start_server, stop
 from kverr.catalog import open_catalog
+from kverr.present import markdown
 from mcp import Client, StdioServerParameters
 
-from kverr import card
 from kverr.advice import personalize
 from kverr.answers import explain_json
 
@@ -76,7 +76,7 @@ async def bench(catalog: Path | None, texts: list[str], rounds: int) -> dict[str
                     def tool(text: str) -> None:
                         matches = personalize(text, cat.explain(text))
                         json.loads(explain_json(text, matches))
-                        card.markdown_answer(matches, order)
+                        markdown.answers(matches, order)
 
                     def post(text: str) -> None:
                         r = api.post("/explain", content=text.encode())

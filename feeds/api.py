@@ -490,10 +490,10 @@ class Api:
         fmt = check_format(opts.get("format", q.get("format")))
         project = check_project(opts.get("project", q.get("project")))
         matches = await self._explain(request, text, version, project)
-        if fmt == "markdown":  # the whole answer, as a bot posts it (card.markdown_answer)
-            from kverr import card
+        if fmt == "markdown":  # the whole answer, as a bot posts it
+            from kverr.present import markdown
 
-            body = card.markdown_answer(matches[offset:], self.release_tags, limit)
+            body = markdown.answers(matches[offset:], self.release_tags, limit)
             return Response(body, media_type="text/markdown; charset=utf-8", headers=_HEADERS)
         return _json_text(self._page(text, matches, limit, offset))
 

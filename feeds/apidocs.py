@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kverr.feeds.html import esc
-
-from kverr import display
+from kverr.present import display
+from kverr.present.html import esc
 
 METHODS = ("get", "post", "put", "patch", "delete")
 

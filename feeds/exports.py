@@ -2,10 +2,8 @@
 
 jsonl     one line per record, keys sorted, ordered by id: {"record", "releases"}
 parquet   DuckDB COPY of the records table (the SQL lives in catalog/export.py)
-markdown  one file per error with YAML front matter + index.md, for MkDocs or Docusaurus.
-          Prose is backslash-escaped so MDX (Docusaurus) reads `<path>` or `{x}` as text, and code
-          goes in fences longer than any backtick run inside it (kverr/card.py's Markdown, the
-          one the bots' answers use); control characters show as escapes everywhere.
+markdown  one file per error with YAML front matter + index.md, for MkDocs or Docusaurus:
+          the answer as present/markdown.py writes every Markdown kverr gives (the bots' too).
 """
 
 from __future__ import annotations
@@ -13,12 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kverr.feeds import html as h
 from kverr.feeds.output import replace_dir, replace_file
 from kverr.feeds.site import decl_of, file_token, records_of
+from kverr.present import answer as a
+from kverr.present import display
+from kverr.present import markdown as md
 
-from kverr import display, progress
-from kverr.card import md_block, md_code, md_escape, md_link
+from kverr import progress
 from kverr.term import escape_json, escape_terminal
 
 
@@ -44,64 +43,19 @@ def export_jsonl(cat, out: Path, project: str | None = None) -> int:
 # ---------------------------------------------------------------- markdown
 
 
-def front_matter(fields: dict) -> str:
-    """YAML front matter; each value is written as JSON, which YAML reads unchanged."""
-    body = "".join(
-        f"{k}: {escape_json(json.dumps(v, ensure_ascii=False))}\n"
-        for k, v in fields.items()
-        if v not in (None, [])
-    )
-    return f"---\n{body}---\n\n"
-
-
 def error_markdown(rec: dict, releases: list[str], flags: dict[tuple[str, str], dict]) -> str:
-    title = h.title_of(rec)
-    out = [
-        front_matter(
-            {
-                "id": file_token(rec.get("slug") or rec["id"]),
-                "title": title[:120],
-                "sidebar_label": title[:60],
-                "description": (rec.get("documentation") or title)[:200],
-                "tags": rec.get("tags") or [],
-                "kverr_id": rec["id"],
-                "severity": rec.get("severity"),
-            }
-        ),  # fmt: skip
-        f"# {md_escape(title)}\n\n",
-        f"**{md_escape(rec.get('severity'))}** · {md_code(rec.get('errorClass') or rec.get('kind') or '')}"
-        f" · id {md_code(rec['id'])}\n\n",
-        md_block(h.plain(rec.get("errorMessage") or "") or h.source_line(rec).strip(), "text"),
-        "\n",
-    ]
-    for label, key in (("What it means", "documentation"), ("When it happens", "triggerScenarios"),
-                       ("Common situations", "commonSituations")):  # fmt: skip
-        if rec.get(key):
-            out.append(f"\n## {label}\n\n{md_escape(rec[key])}\n")
-    if rec.get("solutions") or rec.get("exampleFix"):
-        out.append("\n## How to fix it\n\n")
-        out.extend(f"- {md_escape(s)}\n" for s in rec.get("solutions") or [])
-        example = display.example_fix(rec.get("exampleFix"))
-        if example:  # the commands as shown everywhere (quoted, <VALUE>), in one block
-            fix = f"# before\n{example.before.text}\n# after\n{example.after.text}"
-            out.append("\n" + md_block(fix, "bash") + "\n")
-            if example.before.hidden or example.after.hidden:
-                out.append(f"\n{md_escape(display.HIDDEN_NOTE)}\n")
-        elif rec.get("exampleFix"):
-            out.append("\n" + md_block(rec["exampleFix"], "bash") + "\n")
-    if rec.get("flags"):
-        out.append("\n## Flags\n\n| Flag | Help | Default | Choices |\n|---|---|---|---|\n")
-        for name in rec["flags"]:
-            f = decl_of(flags, rec, name)
-            cells = [f.get("help"), f.get("default"), ", ".join(f.get("choices") or [])]
-            text = " | ".join(md_escape(c).replace("\n", " ") for c in cells)
-            # a code span: smartypants would turn -- into a dash
-            out.append(f"| {md_code(name)} | {text} |\n")
-    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
-    out.append(f"\n## Source\n\n{md_link(where, rec.get('githubUrl'))}\n")
-    if releases:
-        out.append("\n## Releases\n\n" + ", ".join(md_code(t) for t in releases) + "\n")
-    return "".join(out)
+    title = display.title_of(rec)
+    meta = {
+        "id": file_token(rec.get("slug") or rec["id"]),
+        "title": title[:120],
+        "sidebar_label": title[:60],
+        "description": (rec.get("documentation") or title)[:200],
+        "tags": rec.get("tags") or [],
+        "kverr_id": rec["id"],
+        "severity": rec.get("severity"),
+    }
+    decls = {name: decl_of(flags, rec, name) for name in rec.get("flags") or []}
+    return md.page(a.of_record(rec, releases, declarations=decls), meta)
 
 
 def export_markdown(cat, out_dir: Path, project: str | None = None) -> int:
@@ -126,9 +80,9 @@ def export_markdown(cat, out_dir: Path, project: str | None = None) -> int:
             text = error_markdown(rec, releases_of(cat, rec["id"]), flags)
             (tmp / "errors" / f"{name}.md").write_text(text, encoding="utf-8")
             rows.append(
-                f"| [{md_escape(h.title_of(rec)[:100])}](errors/{name}.md) | {md_escape(rec.get('severity'))} |\n"
+                f"| [{md.escape(display.title_of(rec)[:100])}](errors/{name}.md) | {md.escape(rec.get('severity'))} |\n"
             )
-        index = (front_matter({"title": "Error reference", "sidebar_position": 1})
+        index = (md.front_matter({"title": "Error reference", "sidebar_position": 1})
                  + "# Error reference\n\n| Error | Severity |\n|---|---|\n" + "".join(rows))  # fmt: skip
         (tmp / "index.md").write_text(index, encoding="utf-8")
     return len(recs)

@@ -23,11 +23,12 @@ from typing import Annotated, Any, Literal
 
 from kverr.catalog import open_catalog
 from kverr.catalog.query import explain_query, record_match_or_raise, search_query
+from kverr.present import markdown as md
+from kverr.present.answer import of_report
 
-from kverr import __version__, card
-from kverr.answers import Match, explain_json
+from kverr import __version__
+from kverr.answers import explain_json
 from kverr.errors import KverrError, QueryError
-from kverr.term import escape_data
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -98,7 +99,7 @@ def create_server(
 
             matches = personalize(text, matches, release=release, source=source)
         doc = json.loads(explain_json(query, matches, cut))
-        return _result(doc, card.markdown_answer(matches, order))
+        return _result(doc, md.answers(matches, order))
 
     def check(
         command: Annotated[
@@ -115,11 +116,10 @@ def create_server(
         error it would raise, each with the smallest fix of this very command (verified by
         running the checks), and the values the release would change silently. Needs the
         release's source on the server; slower than `explain` (seconds)."""
-        from kverr.feeds.checkmd import check_markdown
         from kverr.verify.preflight import check_text
 
         _report, data = check_text(command, release=release, source=source, platform=platform)
-        return _result(data, check_markdown(data))
+        return _result(data, md.check(of_report(data)))
 
     def show(
         id: Annotated[
@@ -135,7 +135,7 @@ def create_server(
         source, releases)."""
         m = record_match_or_raise(cat, id)
         return _result(
-            {"record": m.record, "releases": list(m.revisions)}, card.markdown(m, order) + "\n"
+            {"record": m.record, "releases": list(m.revisions)}, md.match(m, order) + "\n"
         )
 
     def search(
@@ -164,7 +164,7 @@ def create_server(
         )
         doc = {**what, "total": total, "offset": 0, "limit": SEARCH_LIMIT}
         doc["matches"] = [m.to_dict() for m in matches]
-        return _result(doc, search_markdown(matches, total))
+        return _result(doc, md.search_list(matches, total))
 
     def releases(
         project: Annotated[Project, Field(description=f"The project: {products}.")],
@@ -179,8 +179,8 @@ def create_server(
             "datasetVersion": info.get("datasetVersion") or "",
             "releases": names,
         }
-        listed = ", ".join(card.md_code(n) for n in names) or "none"
-        text = f"{card.md_escape(info['product'])} releases kverr holds, oldest first: {listed}\n"
+        listed = ", ".join(md.code(n) for n in names) or "none"
+        text = f"{md.escape(info['product'])} releases kverr holds, oldest first: {listed}\n"
         return _result(doc, text)
 
     for fn in (explain, check, show, search, releases):
@@ -226,19 +226,6 @@ def _guarded(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]
 
 def _result(doc: dict[str, Any], markdown: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=markdown)], structured_content=doc)
-
-
-def search_markdown(matches: list[Match], total: int) -> str:
-    """One line per record: id, class, message (the values it prints as labels)."""
-    if not matches:
-        return "No known error matches this search.\n"
-    lines = [f"{total} known error{'s' if total != 1 else ''}; the first {len(matches)}:", ""]
-    for m in escape_data(matches):
-        what = m.record.get("errorClass") or m.record.get("kind") or "error"
-        lines.append(
-            f"- {card.md_code(m.record['id'])} {card.md_escape(what)}: {card.md_code(card.message(m))}"
-        )
-    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- running it

@@ -12,7 +12,7 @@ marker and its author, never a second one.
 
 Issue text is hostile (docs/integrations.md, "Trust model"): nothing of it reaches the comment
 but as code (commands as fenced blocks longer than any backtick run, messages as code spans) or
-as escaped prose (kverr.card's md_escape), so no tag, link or image the user wrote renders, and
+as escaped prose (present/markdown.py's escape), so no tag, link or image the user wrote renders, and
 an @name the user wrote never notifies anyone: GitHub reads mentions in prose whatever escapes
 surround them, so a pasted value goes into prose only as a code span of plain characters.
 """
@@ -29,7 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kverr import __version__, card, display
+from kverr.present import display
+from kverr.present import markdown as md
+
+from kverr import __version__
 from kverr.answers import Match
 from kverr.errors import KverrError, KverrWarning, NotFound, QueryError
 
@@ -139,12 +142,12 @@ def compose(
         return None
     parts = [MARKER]
     if report is not None:
-        from kverr.feeds.checkmd import check_markdown
+        from kverr.present.answer import of_report
 
-        parts.append(check_markdown(report, heading="**Your launch, checked by kverr**"))
+        parts.append(md.check(of_report(report), heading="**Your launch, checked by kverr**"))
     if matches:
         order = cat.release_order(tags_only=True)
-        parts.append(card.markdown_answer([quoted(m) for m in matches], order))
+        parts.append(md.answers([quoted(m) for m in matches], order))
     parts.append(footer(cat, matches, report, version))
     return "\n\n".join(p.strip("\n") for p in parts) + "\n"
 
@@ -191,7 +194,7 @@ def footer(
             project = cat.project(name)
             newest = release or (cat.release_order(project=name) or ["?"])[-1]
             what.append(f"{project['product']} {newest}")
-    return "---\n" + card.md_escape(
+    return "---\n" + md.escape(
         f"Answered by kverr {__version__} for {', '.join(what)}. An answer names its kverr id;"
         " reply with the full log when the error is not the one you see."
     )
@@ -232,7 +235,7 @@ def quoted(m: Match) -> Match:
 
 
 def no_pings(text: str) -> str:
-    """Prose (backticks mark code, as kverr.display.code_spans reads it) with each @name and
+    """Prose (backticks mark code, as present/display.code_spans reads it) with each @name and
     bare URL in a code span; a backtick with no pair becomes a quote, so no span shifts."""
     out = []
     for part, code in display.code_spans(text):

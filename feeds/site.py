@@ -24,10 +24,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kverr.feeds import html as h
 from kverr.feeds.output import replace_dir
+from kverr.present import answer as a
+from kverr.present import display
+from kverr.present import html as h
 
-from kverr import display, progress
+from kverr import progress
 
 
 @dataclass
@@ -121,7 +123,7 @@ def records_of(cat, project: str | None = None) -> list[dict]:
         ({**r, "project": r.get("project") or owner.get(r["id"], (None, None))[0],
           "function": r.get("function") or owner.get(r["id"], (None, None))[1]}
          for r in cat.records(project=project)),
-        key=lambda r: (h.title_of(r).lower(), r["id"]),
+        key=lambda r: (display.title_of(r).lower(), r["id"]),
     )  # fmt: skip
 
 
@@ -154,7 +156,7 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
     data.order = [t for r in data.revisions for t in r.get("tags") or []]
     same: dict[tuple[str, str], list[dict]] = {}
     for rec in records:
-        same.setdefault((rec.get("project") or "", h.title_of(rec)), []).append(rec)
+        same.setdefault((rec.get("project") or "", display.title_of(rec)), []).append(rec)
     data.twins = {
         r["id"]: [o for o in group if o is not r] for group in same.values() if len(group) > 1 for r in group
     }  # fmt: skip
@@ -270,7 +272,7 @@ MIN_LITERAL = 12  # a pattern like "(?P<v0>.+)" ({self.help}) matches any paste:
 
 def _literal_chars(rec: dict) -> int:
     """How much fixed text the message has: placeholders ({expr}) and colour codes removed."""
-    return len(re.sub(r"\{[^{}]*\}", "", h.plain(rec.get("errorMessage") or "")).strip())
+    return len(re.sub(r"\{[^{}]*\}", "", display.plain(rec.get("errorMessage") or "")).strip())
 
 
 def search_index_js(data: SiteData) -> str:
@@ -279,7 +281,7 @@ def search_index_js(data: SiteData) -> str:
         {
             "id": r["id"],
             "u": page_of(r),
-            "m": h.title_of(r),
+            "m": display.title_of(r),
             "p": (r.get("messagePattern") or "") if _literal_chars(r) >= MIN_LITERAL else "",
             "l": _literal_chars(r),
             "f": r.get("flags") or [],
@@ -345,7 +347,7 @@ def error_page(data: SiteData, rec: dict) -> str:
     happens, its flags and releases; the message as printed, the source and the rest below.
     A reader arrives from a pasted error and wants the fix; whoever wants more scrolls on."""
     up = "../"
-    title = h.label_of(rec)
+    title = display.label_of(rec)
     badges = (h.badge(data.product_of(rec), "project")
               + h.badge(rec.get("severity"), rec.get("severity") or "") + h.badge(rec.get("errorClass"), "cls")
               + h.badge(rec.get("kind"), "kind") + h.badge(rec.get("errorType"), "type"))  # fmt: skip
@@ -355,13 +357,12 @@ def error_page(data: SiteData, rec: dict) -> str:
         else (
             '<p class="muted">This check prints no message: it shows up as a bare '
             f"<code>{h.esc(rec.get('errorClass') or 'AssertionError')}</code> with this line in the traceback:</p>"
-            + h.code(h.source_line(rec).strip(), "message")
+            + h.code(display.source_line(rec).strip(), "message")
         )
     )
     pattern = ""
     if rec.get("messagePattern"):
         pattern = f"<details><summary>Pattern that matches it in logs</summary>{h.code(rec['messagePattern'])}</details>"
-    why = h.para(rec.get("triggerScenarios")) + h.para(rec.get("commonSituations"))
     per_release = ""
     if rec.get("kind") == "argparse":
         flag = (rec.get("flags") or [""])[0]
@@ -370,23 +371,25 @@ def error_page(data: SiteData, rec: dict) -> str:
         h.code(rec["validationCode"]) if rec.get("validationCode") else ""
     )
     tags = h.chips((t, f"{up}tags/{file_token(t)}.html") for t in rec.get("tags") or [])
+    ans = a.of_record(rec, data.tags_of(rec), data.order,
+                      {name: data.decl(rec, name) for name in rec.get("flags") or []})  # fmt: skip
+    sec = h.sections(ans, flag_href=lambda name: f"{up}flags/{file_token(name)}.html",
+                   release_href=lambda tag: f"{up}releases/{file_token(tag)}.html",
+                   more={"releases": _release_notes(data, rec, up)})  # fmt: skip
     parts = [
         f'<nav class="crumbs"><a href="{up}index.html">Errors</a> / <span>{h.esc(rec["id"])}</span></nav>',
         f'<h1 class="err-title">{h.message_html(rec)}</h1><div class="badges">{badges}</div>',
         f'<p class="where">{h.esc(data.where(rec))}</p>',
-        h.section("How to fix it", _fixes(rec), "fix"),
-        h.section("What it means", h.para(rec.get("documentation")), "meaning"),
-        h.section("Why it happens", why, "why"),
-        h.section("Flags", _flag_table(data, rec, up), "flags"),
+        sec["fix"], sec["meaning"], sec["why"], sec["flags"],
         h.section("In each release", per_release, "per-release"),
-        h.section("Releases", _releases(data, rec, up), "releases"),
+        sec["releases"],
         h.section("Same message elsewhere", _twins(data, rec, up), "twins"),
         h.section("Message", message + pattern, "message"),
         h.section("Prevent it", prevent, "prevent"),
-        h.section("Source", _source(rec), "source"),
+        sec["source"],
         h.section("Tags", tags, "tags"),
         h.section("Related errors", _related(data, rec, up), "related"),
-    ]
+    ]  # fmt: skip
     # Search engines show the description: the meaning says more than the message repeated.
     return h.layout(title[:80], "\n".join(p for p in parts if p), depth=1, active="Errors",
                     meta=data.meta, description=rec.get("documentation") or title,
@@ -418,7 +421,7 @@ def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
             if other["id"] != rec["id"] and other.get("project") == rec.get("project"):
                 shared[other["id"]] = shared.get(other["id"], 0) + 1
     by_id = {r["id"]: r for r in data.records}
-    best = sorted(shared, key=lambda i: (-shared[i], h.title_of(by_id[i]).lower()))[:limit]
+    best = sorted(shared, key=lambda i: (-shared[i], display.title_of(by_id[i]).lower()))[:limit]
     rows = "".join(
         h.error_row(by_id[i], f"{up}{page_of(by_id[i])}", project=data.product_of(by_id[i]),
                     where=data.twin_note(by_id[i]))
@@ -427,54 +430,16 @@ def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
     return f'<ol class="err-list compact">{rows}</ol>' if rows else ""
 
 
-def _fixes(rec: dict) -> str:
-    from kverr.verification import fix_status, is_verified
-
-    out = h.before_after(rec["exampleFix"]) if rec.get("exampleFix") else ""
-    out += h.bullets(rec.get("solutions"))
-    if out:
-        cls = "verified" if is_verified(rec) else "unverified"
-        out += f'<p class="fix-status {cls}">{h.esc(fix_status(rec))}</p>'
-    return out
-
-
-def _flag_table(data: SiteData, rec: dict, up: str) -> str:
-    rows = []
-    for name in rec.get("flags") or []:
-        f = data.decl(rec, name)
-        choices = " ".join(f"<code>{h.esc(c)}</code>" for c in f.get("choices") or [])
-        rows.append([
-            f'<a href="{up}flags/{file_token(name)}.html"><code>{h.esc(name)}</code></a>',
-            h.esc(f.get("help") or ""), f"<code>{h.esc(f.get('default') or '')}</code>",
-            choices or h.esc(f.get("action") or f.get("type") or ""),
-        ])  # fmt: skip
-    return h.table(["Flag", "Help", "Default", "Choices / type"], rows)
-
-
-def _source(rec: dict) -> str:
-    where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"
-    fn = f" in <code>{h.esc(rec['function'])}</code>" if rec.get("function") else ""
-    link = h.href(rec.get("githubUrl"))
-    sha = (rec.get("analyzedSha") or "")[:10]
-    head = f'<a href="{link}" rel="noopener">{h.esc(where)}</a>' if link else h.esc(where)
-    return (
-        f'<p class="src-head"><code>{head}</code>{fn} <span class="muted">at commit {h.esc(sha)}</span></p>'
-        + h.source_block(rec)
-    )
-
-
-def _releases(data: SiteData, rec: dict, up: str) -> str:
+def _release_notes(data: SiteData, rec: dict, up: str) -> str:
+    """Below a record's releases: when it was first and last seen, and its earlier wording."""
     revs = data.releases_of.get(rec["id"], [])
-    tags = [t for r in revs for t in r.get("tags") or []]
-    out = h.chips((t, f"{up}releases/{file_token(t)}.html") for t in tags)
-    if not tags:
-        out = '<p class="muted">Not in a tagged release yet.</p>'
+    out = ""
     if revs and revs[0].get("sha"):
         out += f'<p class="muted">First seen {_when(revs[0])}, last seen {_when(revs[-1])}.</p>'
     if rec.get("previousId"):
         prev = next((r for r in data.records if r["id"] == rec["previousId"]), None)
         target = (
-            f'<a href="{up}{page_of(prev)}">{h.esc(h.label_of(prev))}</a>'
+            f'<a href="{up}{page_of(prev)}">{h.esc(display.label_of(prev))}</a>'
             if prev
             else h.esc(rec["previousId"])
         )

@@ -33,7 +33,7 @@ class Match:
     advice: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        from kverr.verification import fix_status
+        from kverr.present.verdict import fix_status
 
         out = {
             "record": self.record,

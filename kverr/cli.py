@@ -764,7 +764,7 @@ def explain(
     """
     from kverr.catalog import open_catalog
     from kverr.catalog.query import explain_query, looks_like_key
-    from kverr.verification import revision_names
+    from kverr.present.verdict import revision_names
 
     version = release or old_release
     with open_catalog(catalog) as cat:
@@ -873,9 +873,10 @@ def check(
     if json_out:
         typer.echo(json.dumps(data, indent=2))
     else:
-        from kverr.checkcard import check_text as card
+        from kverr.present.answer import of_report
+        from kverr.present.text import check as card
 
-        _emit(card(data, _term(plain)), plain, True)
+        _emit(card(of_report(data), _term(plain)), plain, True)
     raise typer.Exit(0 if data["passed"] else 1)
 
 
@@ -907,9 +908,10 @@ def show(
     """
     import json
 
-    from kverr import card, render
+    from kverr import render
     from kverr.catalog import open_catalog
     from kverr.catalog.query import record_match_or_raise
+    from kverr.present import markdown as md
 
     with open_catalog(catalog) as cat:
         m = record_match_or_raise(cat, key)
@@ -920,7 +922,7 @@ def show(
         out = {"record": m.record, "releases": list(m.revisions)}
         typer.echo(escape_json(json.dumps(out, indent=2, ensure_ascii=False)))
     elif markdown:
-        typer.echo(card.markdown(m, order))
+        typer.echo(md.match(m, order))
     else:
         _emit(render.show_text(m, term=_term(plain), order=order), plain, no_pager)
 

@@ -1,7 +1,7 @@
 """How results look: text views for people, JSON for programs. No library logic here.
 
 A view builds its lines and styles them through a kverr.term.Term (colour, links and wrapping
-on a terminal; plain, unwrapped text in a pipe); the explain card itself is kverr/card.py.
+on a terminal; plain, unwrapped text in a pipe); the explain card itself is present/text.py.
 Every view returns text with no control character of its data left (kverr.term.escape_terminal
 on the data before styling, or on the whole text of an unstyled view), and JSON with the
 controls JSON leaves raw escaped (escape_json).
@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr import card, display
 from kverr.answers import CutLines, Match, explain_json, explain_json_chunks  # noqa: F401 - (re-exported)
-from kverr.card import fill  # noqa: F401 - i10-words' helper, now beside the card that uses it
+from kverr.present import display, text
+from kverr.present.answer import message_key
 from kverr.term import PLAIN, Term, escape_data, escape_json, escape_terminal
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each
@@ -60,11 +60,11 @@ def explain_text(
     verbose: bool = False,
     names: Mapping[str, str] | None = None,
 ) -> str:
-    """Each match as a card (kverr/card.py), a line each past FULL_VIEWS, one card per message.
+    """Each match as a card (present/text.py), a line each past FULL_VIEWS, one card per message.
     `elsewhere`: with --release and no match there, the records other revisions have.
     `order`: every release of the catalog, oldest first (releases print as ranges).
     `products`: the catalog's projects, named when nothing matched.
-    `verbose`, `names`: how a card says whether a fix was verified (card.card)."""
+    `verbose`, `names`: how a card says whether a fix was verified (text.card)."""
     if not matches:
         if elsewhere:
             out = [f"No error that {version} can raise matches this text. Other revisions have it:"]
@@ -81,21 +81,21 @@ def explain_text(
     out: list[str] = []
     full = 0
     for m in matches:
-        msg = card.message_key(m)
+        msg = message_key(m)
         if msg and msg in shown:  # one message raised at several sites: one card is enough
-            out.append(card.also_at(m, term, order))
+            out.append(text.also_at(m, term, order))
         elif full < FULL_VIEWS:
-            out += ([""] if out else []) + card.card(m, term, order, verbose=verbose, names=names)
+            out += ([""] if out else []) + text.card(m, term, order, verbose=verbose, names=names)
             full += 1
         else:
-            out.append(card.one_line(m, term))
+            out.append(text.one_line(m, term))
         shown.add(msg)
     return "\n".join(out)
 
 
 def show_text(m: Match, *, term: Term = PLAIN, order: Sequence[str] = ()) -> str:
     """`kverr show`: one record's card."""
-    return "\n".join(card.card(m, term, order))
+    return "\n".join(text.card(m, term, order))
 
 
 def search_text(
@@ -116,7 +116,7 @@ def search_text(
             if total == 0
             else f"No records past {offset} ({total} in all)."
         )
-    out = [card.list_line(m, term) for m in matches]
+    out = [text.list_line(m, term) for m in matches]
     if projects:
         names = [escape_terminal((m.project or {}).get("name") or "") for m in matches]
         width = max(map(len, names))

@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from kverr.extractor import sources
+from kverr.present.display import APPROX
 
-from kverr.display import APPROX
 from kverr.ftypes import Profile, Revision
 
 

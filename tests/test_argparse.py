@@ -432,7 +432,7 @@ def test_json_has_the_answer_and_its_releases(run):
 
 
 def test_markdown_answer(cat):
-    from kverr.card import markdown
+    from kverr.present.markdown import match as markdown
 
     (m,) = cat.explain(TORCH)
     text = markdown(m, cat.release_order())

@@ -210,7 +210,7 @@ except SystemExit as exc:
     code = exc.code
 heavy = sorted(m for m in ("libcst", "jsonschema", "kverr.extractor", "kverr.records", "kverr.schema",
                            "pydantic", "rich", "typer._adapters", "duckdb") if m in sys.modules)
-views = sorted(m for m in ("kverr.render", "kverr.card", "kverr.display") if m in sys.modules)
+views = sorted(m for m in ("kverr.render", "kverr.present.text", "kverr.present.display") if m in sys.modules)
 print("\\nPROBE", code, heavy, file=sys.stderr)
 print("VIEWS", views, file=sys.stderr)
 """

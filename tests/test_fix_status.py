@@ -1,5 +1,5 @@
 """explain (terminal and --json), the site and the API say whether a record's fix was verified
-against its revision's own check, in the same sentence (kverr/verification.py)."""
+against its revision's own check, in the same sentence (present/verdict.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from kverr.catalog import open_catalog, synth
 from kverr.feeds.site import export_site, page_of
+from kverr.present.verdict import fix_status, revision_names
 from test_catalog import build_catalog
 from typer.testing import CliRunner
 
 from kverr.cli import app
-from kverr.verification import fix_status, revision_names
 
 VERIFIED = {"status": "verified", "platform": "cuda-sm90", "revision": "3d3a32c0b9f5", "reason": ""}
 FIX = "# before\npython -m sglang.launch_server --model-path MODEL_PATH --page-size 3\n# after\npython -m sglang.launch_server --model-path MODEL_PATH --page-size 64"

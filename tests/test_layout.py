@@ -61,6 +61,22 @@ FORBIDDEN = {
         "kverr.cli",
     },
     "feeds": {"duckdb", "typer", "libcst", "kverr.extractor", "kverr.pipeline", "kverr.cli"},
+    # present/ draws answers: kverr's own types (kverr.answers' Match) in, text out; it never
+    # reaches for the catalog, the build or the CLI that hand it those answers.
+    "present": {
+        "duckdb",
+        "typer",
+        "rich",
+        "libcst",
+        "jsonschema",
+        "kverr.catalog",
+        "kverr.extractor",
+        "kverr.records",
+        "kverr.pipeline",
+        "kverr.verify",
+        "kverr.feeds",
+        "kverr.cli",
+    },
     # The build orchestrates extractor -> records -> dataset; it reaches libcst and jsonschema
     # only through those stages, and the catalog only to load the finished dataset (run.py).
     "pipeline": {"duckdb", "typer", "rich", "libcst", "jsonschema", "kverr.feeds", "kverr.cli"},
@@ -99,7 +115,16 @@ def test_stage_imports_stay_in_their_lane(folder, path):
 def test_only_catalog_imports_duckdb():
     offenders = [
         str(p.relative_to(ROOT))
-        for folder in ("kverr", "extractor", "schema", "records", "pipeline", "feeds", "verify")
+        for folder in (
+            "kverr",
+            "extractor",
+            "schema",
+            "records",
+            "pipeline",
+            "feeds",
+            "verify",
+            "present",
+        )
         for p in (ROOT / folder).rglob("*.py")
         if any(violates(n, {"duckdb", "_duckdb"}) for n in imported_names(p))
     ]

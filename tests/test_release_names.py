@@ -22,11 +22,11 @@ import pytest
 from kverr.catalog import load_datasets, open_catalog
 from kverr.feeds.api import create_app
 from kverr.feeds.site import export_site
+from kverr.present.text import card
 from starlette.testclient import TestClient
 from test_sources import Git
 
 from kverr import pipeline
-from kverr.card import card
 from kverr.errors import NotFound
 from kverr.profile import load_profile
 

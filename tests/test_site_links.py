@@ -86,7 +86,7 @@ def test_placeholders_are_labels_and_backticks_are_code(site):
 
 
 def test_backticks_in_prose_render_as_code(feeds_catalog, tmp_path):  # noqa: F811
-    from kverr.feeds import html as h
+    from kverr.present import html as h
 
     assert h.prose("when `a % b == 0` is false") == "when <code>a % b == 0</code> is false"
     assert h.prose("an odd ` stays") == "an odd ` stays"

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 from kverr.catalog import load_dataset, open_catalog, synth
+from kverr.present import display
+from kverr.present import text as card
 from typer.testing import CliRunner
 
-from kverr import card, display
 from kverr.cli import app
 from kverr.term import Term, pager_command
 
@@ -382,7 +383,7 @@ def test_show_json_and_markdown(catalog, monkeypatch):
     )
     assert f"```bash\n{LONG_AFTER}\n```" in md
     assert "- Use a `--pp-size` that divides `--tp-size`" in md
-    assert "releases: v0.1.0 … v0.5.0, 7777777777 · 7 releases" in md
+    assert "Releases: v0.1.0 … v0.5.0, 7777777777 · 7 releases" in md
 
 
 def test_explain_given_an_id_shows_that_record(catalog, monkeypatch):

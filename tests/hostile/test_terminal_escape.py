@@ -22,11 +22,13 @@ import pytest
 from kverr.catalog import load_dataset, load_datasets, open_catalog, synth
 from kverr.feeds.exports import export_markdown
 from kverr.feeds.site import export_site
+from kverr.present import display
+from kverr.present import markdown as answer_md
 from markdown_it import MarkdownIt
 from test_terminal import in_pty
 from typer.testing import CliRunner
 
-from kverr import card, display, pipeline
+from kverr import pipeline
 from kverr.cli import app
 from kverr.term import escape_terminal
 
@@ -185,7 +187,7 @@ def test_a_pasted_value_in_before_is_quoted_or_not_shown(argparse_catalog, value
     assert res.exit_code == 0
     with open_catalog(argparse_catalog) as cat:
         (m,) = cat.explain(line)
-    md = card.markdown(m)
+    md = answer_md.match(m)
     assert f"```bash\n{shown}\n```" in md and acted_on(md) == []
 
 
@@ -228,7 +230,7 @@ def test_the_markdown_answer_renders_inert(catalog):
     with open_catalog(catalog) as cat:
         for i, payload in CASES:
             (m,) = cat.explain(paste(i, payload))
-            text = card.markdown_answer([m])
+            text = answer_md.answers([m])
             assert acted_on(text) == []
             assert_inert(md.render(text), f"answer {IDS[i]}")
 

@@ -1,7 +1,8 @@
-"""Pieces of display text shared by the terminal card, the site and the Markdown answer:
-the before/after commands of an example fix and the flags that changed between them, a
-placeholder's short label (`{self.page_size}` shows as ‹page_size›), code spans in prose, and
-a record's releases as ranges ("v0.4.1.post7 … v0.5.10rc0 · 87 releases").
+"""Pieces of display text every medium shares (the terminal, Markdown, the site): the
+before/after commands of an example fix and the flags that changed between them, a record's
+title and its message with each placeholder as a value or a short label (`{self.page_size}`
+shows as ‹page_size›), code spans in prose, and a record's releases as ranges
+("v0.4.1.post7 … v0.5.10rc0 · 87 releases").
 
 A command is shown safe to copy: each word quoted for the shell, and a word that is no
 plausible option value (a paste's `$(id)`, shell syntax, control characters) as <VALUE>.
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kverr.term import escape_terminal
 
@@ -187,6 +189,72 @@ def code_spans(text: str, *, flags: bool = False) -> list[tuple[str, bool]]:
 def label_placeholders(text: str) -> str:
     """`{self.page_size}` in prose (a trigger, a solution) as ‹page_size›."""
     return _PLACEHOLDER.sub(lambda m: placeholder_label(m.group(1)), text)
+
+
+# ---------------------------------------------------------------- a record's message
+
+NO_MESSAGE = "(assert without a message)"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def plain(text: str) -> str:
+    """Terminal colour codes (`\\x1b[91m...`) a message may print are noise outside a
+    terminal: gone; any other control character shows as its escape."""
+    return escape_terminal(_ANSI.sub("", text))
+
+
+def source_line(rec: Mapping[str, Any]) -> str:
+    """The statement's first source line, as the record's sourceCode window holds it."""
+    lines = (rec.get("sourceCode") or "").splitlines()
+    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
+    return lines[i] if 0 <= i < len(lines) else ""
+
+
+def title_of(rec: Mapping[str, Any]) -> str:
+    """A bare `assert cond` has no message: name it by its condition instead."""
+    if plain(rec.get("errorMessage") or "").strip():
+        return plain(rec["errorMessage"]).strip()
+    line = source_line(rec)
+    return line.strip() if line else f"{rec.get('errorClass') or 'Error'} ({rec['id']})"
+
+
+def label_of(rec: Mapping[str, Any]) -> str:
+    """title_of as a reader sees it: `{self.page_size}` shown as ‹page_size›."""
+    return "".join(run.text for run in message_runs(rec, title=True))
+
+
+@dataclass(frozen=True)
+class Run:
+    """A piece of a message: its own words ("text"), a value captured from the paste
+    ("value"), a placeholder not captured, shown as its ‹label› ("label"), or the statement
+    of an assert that prints no message ("statement"). `expr`: the placeholder's expression."""
+
+    text: str
+    kind: str = "text"
+    expr: str = ""
+
+
+def message_runs(
+    rec: Mapping[str, Any], values: Mapping[str, str] | None = None, *, title: bool = False
+) -> list[Run]:
+    """The record's message with each captured value (`values`) in place and each other
+    placeholder as its label. `title`: the message as title_of names it (colour codes gone,
+    a message-less assert as its condition alone)."""
+    values = values or {}
+    said = plain(rec.get("errorMessage") or "").strip() if title else rec.get("errorMessage")
+    if not said:
+        shown = title_of(rec) if title else f"{NO_MESSAGE} {source_line(rec).strip()}"
+        return [Run(shown, "statement")]
+    msg = title_of(rec) if title else rec["errorMessage"]
+    out: list[Run] = []
+    for text, expr in placeholder_spans(msg, rec.get("placeholders") or []):
+        if expr is None:
+            out.append(Run(text))
+        elif expr in values:
+            out.append(Run(values[expr], "value", expr))
+        else:
+            out.append(Run(placeholder_label(expr), "label", expr))
+    return out
 
 
 # ---------------------------------------------------------------- releases

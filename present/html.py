@@ -1,4 +1,6 @@
-"""HTML for the static error reference: one plain function per page or block.
+"""HTML for the static error reference: one plain function per page or block, and a record's
+sections (`sections`: the answer of present/answer.py as the site's record page shows it; the
+site's structure, which pages there are and what else they hold, is feeds/site.py's).
 
 Every string that comes from a record, a flag or a revision goes through `esc` (or `href`), so a
 message like `<path>` or hostile text in a record shows as text and never runs, and a control
@@ -9,10 +11,12 @@ Links are relative so the site works from file://, from any sub-path of a web se
 from __future__ import annotations
 
 import html
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
-from kverr import display
+from kverr.present import answer as a
+from kverr.present import display
+from kverr.present.answer import Answer
+
 from kverr.term import escape_terminal
 
 
@@ -26,61 +30,26 @@ def href(url: str | None) -> str | None:
     return esc(url) if url else None
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def plain(text: str) -> str:
-    """Terminal colour codes (`\\x1b[91m...`) are noise on a web page: gone; any other control
-    character shows as its escape."""
-    return escape_terminal(_ANSI.sub("", text))
-
-
-def title_of(rec: dict) -> str:
-    """A bare `assert cond` has no message: name it by its condition instead."""
-    if plain(rec.get("errorMessage") or "").strip():
-        return plain(rec["errorMessage"]).strip()
-    line = source_line(rec)
-    return line.strip() if line else f"{rec.get('errorClass') or 'Error'} ({rec['id']})"
-
-
-def label_of(rec: dict) -> str:
-    """title_of as a reader sees it: `{self.page_size}` shown as ‹page_size›."""
-    if not plain(rec.get("errorMessage") or "").strip():
-        return title_of(rec)
-    return "".join(
-        display.placeholder_label(expr) if expr else text
-        for text, expr in display.placeholder_spans(title_of(rec), rec.get("placeholders") or [])
-    )
-
-
 def message_html(rec: dict) -> str:
     """The message, escaped, with each placeholder as a styled ‹label› (the raw `{expr}` in
     its title attribute)."""
-    if not plain(rec.get("errorMessage") or "").strip():
-        return esc(title_of(rec))
     return "".join(
-        f'<var class="ph" title="{esc("{" + expr + "}")}">{esc(display.placeholder_label(expr))}</var>'
-        if expr
-        else esc(text)
-        for text, expr in display.placeholder_spans(title_of(rec), rec.get("placeholders") or [])
+        f'<var class="ph" title="{esc("{" + r.expr + "}")}">{esc(r.text)}</var>'
+        if r.kind == "label"
+        else esc(r.text)
+        for r in display.message_runs(rec, title=True)
     )
 
 
 def prose(text: str | None) -> str:
     """Knowledge prose as HTML: `backticks` and bare --flags as code, `{expr}` as ‹label›."""
     out = []
-    for part, is_code in display.code_spans(plain(text or ""), flags=True):
+    for part, is_code in display.code_spans(display.plain(text or ""), flags=True):
         if is_code:
             out.append(f"<code>{esc(part)}</code>")
         else:
             out.append(esc(display.label_placeholders(part)))
     return "".join(out)
-
-
-def source_line(rec: dict) -> str:
-    lines = (rec.get("sourceCode") or "").splitlines()
-    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
-    return lines[i] if 0 <= i < len(lines) else ""
 
 
 # ---------------------------------------------------------------- layout
@@ -185,12 +154,9 @@ def source_block(rec: dict) -> str:
     return f'<pre class="code source"><code>{"".join(rows)}</code></pre>'
 
 
-def before_after(fix: str) -> str:
-    """`# before ... # after ...` becomes two commands stacked at full width, wrapped, with the
-    arguments the fix changes marked and a copy button each; anything else stays one block."""
-    example = display.example_fix(fix)
-    if example is None:
-        return code(fix)
+def before_after(example: display.ExampleFix) -> str:
+    """An example fix as two commands stacked at full width, wrapped, with the arguments the
+    fix changes marked and a copy button each."""
     hidden = example.before.hidden or example.after.hidden
     return (
         '<div class="fix">'
@@ -275,4 +241,73 @@ def error_row(
         f"{badge(rec.get('severity'), rec.get('severity') or '')}"
         f"{badge(rec.get('errorClass') or rec.get('kind'), 'cls')}{extra}"
         f'<span class="flags">{flags}</span></span></a></li>'
+    )
+
+
+# ---------------------------------------------------------------- a record's sections
+
+
+def sections(
+    ans: Answer,
+    *,
+    flag_href: Callable[[str], str] | None = None,
+    release_href: Callable[[str], str] | None = None,
+    more: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The answer's sections as a record page shows them, by key (present/answer.py's
+    SECTIONS, each a `<section id=KEY>`, "" when it has nothing to show). `flag_href`,
+    `release_href`: the pages of a flag and of a release; `more`: HTML the site adds at the
+    end of a section."""
+    more = more or {}
+    body = {
+        "fix": fix(ans),
+        "meaning": para(ans.meaning),
+        "why": para(ans.why) + para(ans.situations),
+        "flags": flag_table(ans, flag_href),
+        "releases": releases(ans, release_href),
+        "source": source(ans),
+    }
+    return {key: section(a.LABELS[key], body[key] + more.get(key, ""), key) for key in a.SECTIONS}
+
+
+def fix(ans: Answer) -> str:
+    """The commands first, to copy, then the ways out in words, then whether it was verified."""
+    f = ans.fix
+    out = before_after(f.example) if f.example else code(f.example_text) if f.example_text else ""
+    out += bullets(f.solutions)
+    if out:
+        out += f'<p class="fix-status {"verified" if f.verified else "unverified"}">{esc(f.status)}</p>'
+    return out
+
+
+def flag_table(ans: Answer, flag_href: Callable[[str], str] | None = None) -> str:
+    rows = []
+    for f in ans.flags:
+        name = f"<code>{esc(f.name)}</code>"
+        choices = " ".join(f"<code>{esc(c)}</code>" for c in f.choices)
+        rows.append([
+            f'<a href="{esc(flag_href(f.name))}">{name}</a>' if flag_href else name,
+            esc(f.help), f"<code>{esc(f.default)}</code>", choices or esc(f.kind),
+        ])  # fmt: skip
+    return table(list(a.FLAG_COLUMNS), rows)
+
+
+def releases(ans: Answer, release_href: Callable[[str], str] | None = None) -> str:
+    if not ans.releases:
+        return '<p class="muted">Not in a tagged release yet.</p>'
+    return chips((t, release_href(t) if release_href else None) for t in ans.releases)
+
+
+def source(ans: Answer) -> str:
+    """Where the check is (linked), its function and commit, then its source lines."""
+    src = ans.source
+    fn = f" in <code>{esc(src.function)}</code>" if src.function else ""
+    head = (
+        f'<a href="{esc(src.url)}" rel="noopener">{esc(src.where)}</a>'
+        if src.url
+        else esc(src.where)
+    )
+    return (
+        f'<p class="src-head"><code>{head}</code>{fn} <span class="muted">at commit {esc(src.sha)}</span></p>'
+        + source_block(ans.record)
     )

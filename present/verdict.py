@@ -1,7 +1,8 @@
-"""One sentence about a record's fix: verified against which release's own checks, or plainly
-not verified and, in a user's words, why. explain (terminal and --json), the site and the API
-all say it the same way; `kverr explain --verbose` says it the way the verify step wrote it
-(the platform and model profiles, the reason whole), and --json keeps `verification` whole."""
+"""One sentence about a fix: a record's, verified against which release's own checks or
+plainly not verified and, in a user's words, why; and the fix of the user's own launch, checked
+or why there is none. explain (terminal and --json), the site and the API all say it the same
+way; `kverr explain --verbose` says it the way the verify step wrote it (the platform and model
+profiles, the reason whole), and --json keeps `verification` whole."""
 
 from __future__ import annotations
 
@@ -32,6 +33,25 @@ def fix_status(
 
 def is_verified(record: dict[str, Any]) -> bool:
     return (record.get("verification") or {}).get("status") == "verified"
+
+
+def yours_status(yours: Mapping[str, Any] | None, *, verbose: bool = False) -> str:
+    """One sentence on the fix of the user's own launch (Match.yours): what it was checked
+    against, or why there is none ("" when the paste held no launch). `verbose`: the platform
+    and model profiles it ran on, and the fix search's own reason."""
+    y = yours or {}
+    v = y.get("verification") or {}
+    if v.get("status") == "verified":
+        ran = f" on {v.get('platform')} with {v.get('model')}" if verbose else ""
+        return f"Your launch, fixed: verified against {v.get('revision')}'s own checks{ran}."
+    if y.get("status") == "not-reproduced":
+        return f"Your launch does not raise this error: {y.get('reason')}."
+    if y.get("status") == "no-fix" and not verbose:  # the fix search's reason, as for a record
+        why = reason_words({"verification": {"reason": y.get("reason")}})
+        return f"Your launch was not fixed: {why}."
+    if y.get("status") in ("not-checked", "no-fix"):
+        return f"Your launch was not fixed: {y.get('reason')}."
+    return ""
 
 
 # The verify step's reasons (verify/search.py, stage.py, child.py, configfile.py; the build's
