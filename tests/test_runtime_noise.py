@@ -62,7 +62,8 @@ def test_shipped_catalog_stays_silent(shipped, paste):
 
 
 @pytest.mark.slow  # builds each mirror's newest revision with its launch path (about a minute)
-def test_launch_path_records_stay_silent(tmp_path):
+def test_launch_path_records_stay_silent(tmp_path, monkeypatch):
+    monkeypatch.setenv("KVERR_STRICT", "0")  # upstream code: a message kverr cannot resolve is data
     missing = [name for name, repo in SOURCES.items() if not (repo / "objects").is_dir()]
     if missing:
         pytest.skip(f"no mirror for {', '.join(missing)} under {MIRRORS}")
