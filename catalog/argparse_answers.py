@@ -335,7 +335,7 @@ def answer(cat: Any, rec: dict, values: dict[str, str], project: dict) -> dict |
         out.update(_typed(hist, flag, values, product, expected=True))
     elif form == "unrecognized":
         args = values.get("args") or f"{values.get('head', '')}{flag}{values.get('tail', '')}"
-        found = _unrecognized(hist, args, product)
+        found = _unrecognized(hist, args, product) or _stray(args, program, product, facts)
         if found is None or (program is None and not found["known"]):
             return None  # nothing kverr knows about these names: another program's, likely
         out.update(found)
@@ -537,6 +537,22 @@ def _plain(default: str | None) -> str | None:
 
 
 _OPTION = re.compile(r"--?[A-Za-z][\w.-]{0,120}")
+
+
+def _stray(args: str, program: str | None, product: str, facts: dict) -> dict | None:
+    """An `unrecognized arguments` list of values only: argparse met them where its parser
+    takes no positional argument (a value whose option was left out, or the model given to
+    a program that takes it as an option). Known only when the program is the project's."""
+    words = args.split()[:MAX_OPTIONS]
+    if not words or program is None:
+        return None
+    launch = facts.get("launch")
+    how = f" {product} is launched as `{launch}`." if launch else ""
+    text = [
+        f"{words[0]} is no option, and {program} takes no positional argument there: give it"
+        f" after the option it is the value of.{how}"
+    ]
+    return {"options": [], "known": True, "text": text, "example": {}}
 
 
 def _unrecognized(hist: History, args: str, product: str) -> dict | None:

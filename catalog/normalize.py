@@ -223,6 +223,10 @@ def clean_line(line: str, forms: LogForms = NO_FORMS, hint: list[Hint] | None = 
     line = strip_prefixes(line, forms, hint)
     if forms.suffixes:
         line = strip_suffixes(line, forms, hint)
+    if "\\'" in line or '\\"' in line:
+        # a message quoted in a JSON body or a repr (an HTTP error, an exception in a list)
+        # shows its own quotes escaped: `the model\'s context length`
+        line = line.replace("\\'", "'").replace('\\"', '"')
     return line.rstrip()
 
 

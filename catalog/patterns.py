@@ -34,10 +34,31 @@ EDGE_SPACE_RE = re.compile(r"^(?:\\s[+*]| )+|(?:\\s[+*]| )+$")
 
 def matchable(pattern: str) -> str:
     """The pattern the matcher runs: colour codes removed, because input is cleaned of them,
-    and whitespace at either end removed, because input lines are stripped."""
+    and whitespace at either end removed, because input lines are stripped. A message's code
+    quotes (`gpu_memory_utilization`) may be missing, because Markdown (an issue, a chat)
+    renders them away."""
     if "\x1b" in pattern or "\\" in pattern:
         pattern = PATTERN_ANSI_RE.sub("", pattern)
-    return EDGE_SPACE_RE.sub("", pattern)
+    pattern = EDGE_SPACE_RE.sub("", pattern)
+    return _optional_backticks(pattern) if "`" in pattern else pattern
+
+
+def _optional_backticks(pattern: str) -> str:
+    """Each literal backtick outside a character class made optional (`` ` `` -> `` `? ``)."""
+    out, in_class, escaped = [], False, False
+    for i, c in enumerate(pattern):
+        out.append(c)
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif in_class:
+            in_class = c != "]" or pattern[i - 1] == "["
+        elif c == "[":
+            in_class = True
+        elif c == "`" and pattern[i + 1 : i + 2] not in ("?", "*", "+", "{"):
+            out.append("?")
+    return "".join(out)
 
 
 # A pattern that opens with a lazy wildcard group, `(?P<v0>.{0,256}?) is not found`: `re`

@@ -28,24 +28,66 @@ SHOWN = 3  # values offered per option
 
 
 def advise(
-    record: Mapping[str, Any], values: Mapping[str, str], keep: Sequence[str] = ()
+    record: Mapping[str, Any],
+    values: Mapping[str, str],
+    keep: Sequence[str] = (),
+    text: str = "",
 ) -> list[str]:
-    """Concrete values for the record's condition, from what the message captured (module doc);
-    a change of an option in `keep` (what hardware the launch has) is offered last."""
-    known = _option_values(record, values)
+    """Concrete values for the record's condition, from what the message captured (module doc)
+    and, for an option it did not print, the value the pasted `text` gives it (`--tp 24` in a
+    quoted command, `gpu_memory_utilization=0.1` in a script); a change of an option in `keep`
+    (what hardware the launch has) is offered last, and fewer of it before more."""
+    known = {**_pasted_values(record, text), **_option_values(record, values)}
     if not known:
         return []
+    constants = _constants(values)
     out: list[tuple[bool, str]] = [(False, line) for line in _directions(record, values, known)]
     for solution in record.get("solutions") or ():
         m = _CONDITION.search(solution)
         if not m:
             continue
-        text, want = m.group(1), m.group(2) == "true"
-        for free in dict.fromkeys(_OPTION.findall(text)):
-            line = _solve(text, want, free, known)
+        cond, want = m.group(1), m.group(2) == "true"
+        for free in dict.fromkeys(_OPTION.findall(cond)):
+            line = _solve(cond, want, free, known, constants, fewer=free in keep)
             if line and all(line != seen for _, seen in out):
                 out.append((free in keep, line))
     return [line for _, line in sorted(out, key=lambda item: item[0])]
+
+
+# `--mem-fraction-static 0.84`, `--max-model-len=8192`, `gpu_memory_utilization=0.1`,
+# `tp_size: 8`: a value the paste gives an option outside the message (a command, a script,
+# a config it quotes)
+_FLAG_VALUE = re.compile(r"(?:=|[ \t]+)(-?\d+(?:\.\d+)?)(?![\w.])")
+_NAME_VALUE = re.compile(r"[ \t]*[=:][ \t]*(-?\d+(?:\.\d+)?)(?![\w.])")
+
+
+def _pasted_values(record: Mapping[str, Any], text: str) -> dict[str, float]:
+    """--option -> the number the paste last sets it to, by its own spelling or its dest;
+    only the record's options."""
+    out: dict[str, float] = {}
+    for flag in record.get("flags") or ():
+        for name, value in ((flag, _FLAG_VALUE), (flag[2:].replace("-", "_"), _NAME_VALUE)):
+            at = text.rfind(name)
+            while at >= 0 and flag not in out:
+                end = at + len(name)
+                edges = text[at - 1 : at] + text[end : end + 1]
+                if not any(c.isalnum() or c in "_-" for c in edges):
+                    m = value.match(text, end, end + 48)
+                    if m:
+                        out[flag] = float(m.group(1))
+                at = text.rfind(name, 0, at)
+    return out
+
+
+def _constants(values: Mapping[str, str]) -> dict[str, float]:
+    """Numbers the message printed under a plain name (`total_num_attention_heads`): a
+    condition that reads one takes it as printed."""
+    out = {}
+    for expr, text in values.items():
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if n and expr.isidentifier():
+            out[expr] = float(n.group())
+    return out
 
 
 # "try to increase --mem-fraction-static", "Try increasing `gpu_memory_utilization` or
@@ -116,7 +158,15 @@ def _option_values(record: Mapping[str, Any], values: Mapping[str, str]) -> dict
     return out
 
 
-def _solve(text: str, want: bool, free: str, known: Mapping[str, float]) -> str | None:
+def _solve(
+    text: str,
+    want: bool,
+    free: str,
+    known: Mapping[str, float],
+    constants: Mapping[str, float] | None = None,
+    *,
+    fewer: bool = False,
+) -> str | None:
     others = [o for o in dict.fromkeys(_OPTION.findall(text)) if o != free]
     if free not in known or any(o not in known for o in others):
         return None
@@ -124,13 +174,16 @@ def _solve(text: str, want: bool, free: str, known: Mapping[str, float]) -> str 
         tree = ast.parse(_OPTION.sub(lambda m: _name(m.group()), text), mode="eval").body
     except SyntaxError:
         return None
-    env = {_name(o): known[o] for o in known}
+    constants = constants or {}
+    env = {**constants, **{_name(o): known[o] for o in known}}
     if _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
     current = known[free]
     numbers = [current, *(known[o] for o in others), *map(float, _NUMBER.findall(text))]
+    numbers += [v for k, v in constants.items() if re.search(rf"\b{k}\b", text)]
     good = []
-    for c in _candidates(numbers, current):
+    # fewer GPUs than a launch has are always at hand, more are not
+    for c in sorted(_candidates(numbers, current), key=lambda c: fewer and c > current):
         if _eval(tree, {**env, _name(free): c}) == want:
             good.append(c)
         if len(good) == SHOWN:
@@ -258,5 +311,5 @@ def personalize(
     for m in matches:
         name = (m.project or {}).get("name") or m.record.get("project")
         keep = profiles[name].hardware_options if name in profiles else ()
-        out.append(replace(m, advice=tuple(advise(m.record, m.values, keep))))
+        out.append(replace(m, advice=tuple(advise(m.record, m.values, keep, text))))
     return out

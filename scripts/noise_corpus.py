@@ -3,7 +3,8 @@
     python scripts/noise_corpus.py ../.mirror/Clarit-AI+Engram/repo [--rev HEAD] [--out data/noise.json]
 
 kverr's own extractor is run over every module of python/sglang/srt/ except the server-args
-files (the profile's `files`), and each logging, raise and assert template is rendered with
+files (the profile's `files`) and the checks of its launch path that are records (they name a
+flag or read one), and each logging, raise and assert template is rendered with
 plausible values (a size is a number, a path a path, a name a model name), as the program
 would print it. Two readers use the result:
 
@@ -28,8 +29,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kverr.extractor import extract_file
+from kverr.extractor import extract_file, extract_files
 from kverr.extractor.render import render
+from kverr.extractor.sources import matches_any
 
 from kverr.ftypes import SourceFile
 from kverr.profile import default_profile
@@ -100,6 +102,32 @@ def sources(repo: str, rev: str, profile_files: list[str]):
         yield SourceFile(path=name, text=text, blob=name)
 
 
+def launch_records(repo: str, rev: str, profile) -> set[tuple[str, int]]:
+    """(file, line) of the launch-path checks that are records (a flag named or read): what
+    a launch log says there is an answer, not noise."""
+    names = subprocess.run(
+        ["git", "-C", repo, "ls-tree", "-r", "--name-only", rev],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    wanted = [n for n in names if matches_any(n, profile.file_set())]
+    show = ["git", "-C", repo, "show"]
+    srcs = [
+        SourceFile(
+            n, subprocess.run([*show, f"{rev}:{n}"], capture_output=True, text=True).stdout, n
+        )
+        for n in wanted
+    ]
+    fxs = extract_files(srcs, rules=profile.extract)
+    return {
+        (s.file, s.line)
+        for fx in fxs
+        if matches_any(fx.source.path, profile.launch_path)
+        for s in fx.sites
+    }
+
+
 def dumps(out: dict) -> str:
     """JSON with one message a line, so a regeneration reviews as a diff of lines."""
     head = [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in out.items() if k != "messages"]
@@ -121,9 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     rnd = random.Random(12)
     seen: dict[str, dict[str, str]] = {}
     files = 0
+    records = launch_records(args.repo, sha, profile)
     for src in sources(args.repo, sha, globs):
         files += 1
         for site in extract_file(src, rules=profile.extract).sites:
+            if (site.file, site.line) in records:
+                continue
             text = render_site(site, rnd)
             if text and text not in seen:
                 seen[text] = {"kind": site.kind, "severity": site.severity, "text": text}
@@ -133,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     out = {
         "generatedBy": "scripts/noise_corpus.py",
         "source": f"{profile.repository}@{sha}",
-        "scope": f"{ROOT}**/*.py except {', '.join(profile.files)}",
+        "scope": f"{ROOT}**/*.py except {', '.join(profile.files)} and the launch path's records",
         "files": files,
         "messages": messages,
     }

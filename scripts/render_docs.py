@@ -250,13 +250,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _workdir(tmp: Path) -> Path:
-    """A fresh working folder holding a copy of docs/examples/ for each block."""
+    """A fresh working folder holding a copy of docs/examples/ for each block, and the
+    checkout's scripts/ (a block may show what one prints: `python scripts/coverage.py`)."""
     cwd = tmp / "work"
     shutil.rmtree(cwd, ignore_errors=True)
     if EXAMPLES.is_dir():
         shutil.copytree(EXAMPLES, cwd)
     else:
         cwd.mkdir()
+    if not (cwd / "scripts").exists():
+        (cwd / "scripts").symlink_to(ROOT / "scripts")
     return cwd
 
 

@@ -56,3 +56,63 @@ HARDWARE = ("--tp-size",)
 def test_advice_from_captured_values(condition, flags, values, expected) -> None:
     record = {"flags": flags, "solutions": [f"Change them so that `{condition}` is true"]}
     assert advise(record, values, keep=HARDWARE) == expected
+
+
+KV = {  # a launch-path check that says which way to move the option, printing no value
+    "flags": ["--gpu-memory-utilization"],
+    "errorMessage": "No room for the KV cache. Try increasing `gpu_memory_utilization`.",
+    "scope": "launch-path",
+}
+
+
+@pytest.mark.parametrize(
+    ("pasted", "expected"),
+    [
+        (
+            "vllm serve m --gpu-memory-utilization 0.7\nNo room for the KV cache.",
+            "from 0.7 to 0.75",
+        ),
+        ("vllm serve m --gpu-memory-utilization=0.6 --port 8000", "from 0.6 to 0.65"),
+        ("engine = Engine(model=m, gpu_memory_utilization=0.5)\nNo room", "from 0.5 to 0.55"),
+        ("gpu_memory_utilization: 0.4  # from the YAML", "from 0.4 to 0.45"),
+        # the value set last wins: a retry after a first attempt
+        (
+            "--gpu-memory-utilization 0.3 failed, --gpu-memory-utilization 0.8 failed too",
+            "from 0.8 to 0.85",
+        ),
+        # another option's spelling that starts alike is not it, nor a word that contains it
+        ("--gpu-memory-utilization-cap 0.2", None),
+        ("max_gpu_memory_utilization=0.2", None),
+        ("--gpu-memory-utilization auto", None),
+    ],
+)
+def test_advice_from_values_the_paste_gives_outside_the_message(pasted, expected) -> None:
+    said = advise(KV, {}, text=pasted)
+    if expected is None:
+        assert said == []
+    else:
+        assert [expected in line for line in said] == [True], said
+
+
+def test_the_message_printed_value_beats_the_pasted_one() -> None:
+    record = {
+        **KV,
+        "errorMessage": "At {gpu_memory_utilization}: try increasing `gpu_memory_utilization`.",
+    }
+    said = advise(
+        record, {"self.gpu_memory_utilization": "0.9"}, text="--gpu-memory-utilization 0.5"
+    )
+    assert said and "from 0.9 to 0.95" in said[0]
+
+
+def test_a_printed_number_of_the_model_is_a_constant_and_fewer_gpus_come_first() -> None:
+    """`heads % --tp == 0` with the heads the message printed: the divisors the launch can
+    have without more GPUs first (4, 2, 1 for 52 heads on 8), not the nearest (13)."""
+    record = {
+        "flags": ["--tp"],
+        "solutions": ["Change --tp so that `num_heads % --tp != 0` is false"],
+    }
+    values = {"num_heads": "52", "self.tp": "8"}
+    assert advise(record, values, keep=("--tp",)) == ["Use --tp 4, 2 or 1 (not 8)."]
+    # an option that is no hardware count keeps the nearest values first
+    assert advise(record, values) == ["Use --tp 13, 4 or 26 (not 8)."]

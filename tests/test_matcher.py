@@ -83,6 +83,7 @@ CASES = [
     ("same, colours lost", "KV cache pool is full; lower --max-running-requests.", COLOURED, "pattern", {}),
     ("crlf", "some context\r\nValueError: --ssl-keyfile requires --ssl-certfile.\r\n", SSL_A, "pattern", {}),
     ("quoted in an issue", "> ValueError: --ssl-keyfile requires --ssl-certfile.", SSL_A, "pattern", {}),
+    ("a JSON error body escapes the quotes", '{"object":"error","message":"Unsupported attention backend \\\'fa3\\\' for model /m/x; choose another backend.","code":400}', BACKEND, "pattern", {"backend": "'fa3'", "model_path": "/m/x"}),
     ("terminal wrap mid-word", wrap("ValueError: " + LONG, 37), OFFLOAD_STREAM, "pattern", {}),
     ("tracker wrap at spaces", wrap_words("ValueError: " + LONG, 50), OFFLOAD_STREAM, "pattern", {}),
     ("wrap with prefix", SGL + wrap_words(LONG, 60), OFFLOAD_STREAM, "pattern", {}),

@@ -75,6 +75,9 @@ SHAPES = [
      "sglang", "launch_server.py", ["Add --name VALUE: the parser requires it (SGLang v0.1.0 … v0.5.0)."]),
     ("removed switch with a successor", "sglang: error: unrecognized arguments: --enable-thinking",
      "sglang", "sglang", ["--enable-thinking was removed in v0.5.0", "use --thinking-parser NAME instead"]),
+    ("a model path where no positional is taken", "[Usage]: vllm: error: unrecognized arguments: /data/ckpt/tiny-7b",
+     "vllm", "vllm", ["/data/ckpt/tiny-7b is no option, and vllm takes no positional argument there",
+                      "vLLM is launched as `vllm serve"]),
 ]  # fmt: skip
 
 
@@ -105,6 +108,8 @@ def test_the_successor_is_offered_as_the_fix(built):
         "error: the following arguments are required: --input-file",  # nothing either knows
         "[Bug]: pip: error: unrecognized arguments: --enable-xx",
         "`git: error: the following arguments are required: --name",
+        "train.py: error: unrecognized arguments: /data/ckpt/tiny-7b",  # another program's
+        "error: unrecognized arguments: start webui",  # no program: nobody's to answer
     ],
 )
 def test_near_misses_stay_silent(built, text):

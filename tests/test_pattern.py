@@ -164,3 +164,33 @@ def test_pattern_module_stays_light():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# (message as the source writes it, what a paste shows, whether it matches)
+QUOTES = [
+    (
+        "Raise `kv_budget` before starting the engine.",
+        "Raise kv_budget before starting the engine.",
+        True,
+    ),
+    (
+        "Raise `kv_budget` before starting the engine.",
+        "Raise `kv_budget` before starting the engine.",
+        True,
+    ),
+    (
+        "Raise `kv_budget` before starting the engine.",
+        "Raise 'kv_budget' before starting the engine.",
+        False,
+    ),
+    ("Use ``--fast`` with `mode` set", "Use --fast with mode set", True),
+    ("Bad value `x` in [`a`, `b`]", "Bad value x in [a, b]", True),
+]
+
+
+@pytest.mark.parametrize(("message", "pasted", "found"), QUOTES)
+def test_code_quotes_markdown_renders_away_are_optional(message, pasted, found):
+    from kverr.catalog.patterns import matchable
+
+    pat = matchable(pattern_for(T(message)))
+    assert bool(re.search(pat, pasted)) is found

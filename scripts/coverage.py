@@ -1,0 +1,69 @@
+"""What each shipped profile covers, from the shipped datasets: per file glob of its file set
+(the server-args files) and of its launch path, how many records the dataset holds and how
+many of them name a flag.
+
+    python scripts/coverage.py [DATASET_DIR ...]   (default: the packaged datasets)
+
+docs/maintainers.md shows its output (scripts/render_docs.py keeps it current), so the table
+follows the data: a build that adds launch-path records changes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kverr.catalog import store
+from kverr.extractor.sources import matches_any
+
+from kverr.profile import load_profile
+
+
+def records_of(dataset: Path) -> list[dict]:
+    with (dataset / "records.jsonl").open(encoding="utf-8") as fh:
+        return [json.loads(line)["record"] for line in fh if line.strip()]
+
+
+def table(dataset: Path) -> list[str]:
+    records = records_of(dataset)
+    name = records[0]["project"] if records else dataset.name
+    profile = load_profile(name)
+    scoped = [r for r in records if r.get("scope") == "launch-path"]
+    rest = [r for r in records if r.get("scope") != "launch-path"]
+    width = max(len(g) for g in (*profile.files, *profile.launch_path))
+    out = [f"{profile.product} (profile {name}; {len(records):,} records in {dataset.name}/)"]
+    for title, globs, recs in (
+        ("server-args files", profile.files, rest),
+        ("launch path", profile.launch_path, scoped),
+    ):
+        out.append(f"  {title:<{width}}  records  name a flag")
+        n_all = n_flag = 0
+        for glob in globs:
+            mine = [r for r in recs if matches_any(r["filePath"], [glob])]
+            flagged = sum(1 for r in mine if r.get("flags"))
+            n_all, n_flag = n_all + len(mine), n_flag + flagged
+            out.append(f"  {glob:<{width}}  {len(mine):>7,}  {flagged:>11,}")
+        out.append(f"  {f'{title}: {len(globs)} globs':<{width}}  {n_all:>7,}  {n_flag:>11,}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("datasets", nargs="*", type=Path, help="default: the packaged datasets")
+    args = ap.parse_args(argv)
+    datasets = args.datasets or store.packaged_datasets()
+    if not datasets:
+        print("no dataset given and none packaged; pass a dataset directory.", file=sys.stderr)
+        return 2
+    for i, dataset in enumerate(datasets):
+        if not (dataset / "records.jsonl").is_file():
+            print(f"{dataset}: no records.jsonl; pass a dataset directory.", file=sys.stderr)
+            return 2
+        print(("\n" if i else "") + "\n".join(table(dataset)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
