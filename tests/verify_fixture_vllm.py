@@ -27,6 +27,7 @@ import os
 _READERS = {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN": lambda: os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0")
     in ("1", "true"),
+    "VLLM_PINNED_POOL": lambda: os.environ.get("VLLM_PINNED_POOL", "0") == "1",
 }
 
 
@@ -132,6 +133,7 @@ FILES[CACHE] = """\
 import torch
 from pydantic import field_validator
 
+from vllm import envs
 from vllm.config.utils import config
 
 
@@ -139,6 +141,11 @@ from vllm.config.utils import config
 class CacheConfig:
     gpu_memory_utilization: float = 0.9
     cache_dtype: str | torch.dtype = "auto"
+
+    @property
+    def uses_pinned_pool(self) -> bool:
+        # a switch of the environment, read where the property is
+        return envs.VLLM_PINNED_POOL
 
     @field_validator("gpu_memory_utilization")
     @classmethod
@@ -343,6 +350,8 @@ class VllmConfig:
         if self.scheduler_config.use_fast_path and self.parallel_config.pipeline_parallel_size > 1:
             raise ValueError("The scheduler's fast path does not support pipeline parallelism.")
         self.scheduler_config.verify_max_model_len(self.model_config.max_model_len)
+        if self.cache_config.uses_pinned_pool and self.cache_config.gpu_memory_utilization > 0.8:
+            raise ValueError("A pinned host pool leaves no room for this gpu_memory_utilization.")
 """
 
 FILES[ARGS] = """\
