@@ -165,6 +165,15 @@ def test_an_environment_switch_read_inside_a_property_is_varied(built) -> None:
     assert after == before + " --gpu-memory-utilization 0.5", after
 
 
+def test_a_guard_that_assigns_its_test_is_watched(built) -> None:
+    """`if method := self.method:` is an expression only in parentheses: the search still
+    watches it, and sets the method that reaches the check inside."""
+    before, after = _fix(built[1]["A draft method needs"])
+    assert "--speculative-config.num_speculative_tokens 0" in before, before
+    assert "--speculative-config.method " in before, before
+    assert after != before
+
+
 def test_a_switch_the_code_turns_on_by_default_is_turned_off_by_its_negative(built) -> None:
     """--enable-chunked-prefill defaults to None (the code picks on): off is
     --no-enable-chunked-prefill, which the fix keeps (turning it back on would undo the

@@ -243,6 +243,9 @@ class SpeculativeConfig:
     def _check_tokens(self):
         if self.method == "ngram" and self.num_speculative_tokens is None:
             raise ValueError("num_speculative_tokens must be set for the ngram method.")
+        if method := self.method:
+            if self.num_speculative_tokens == 0:
+                raise ValueError(f"A draft method needs num_speculative_tokens above 0 ({method}).")
         return self
 """
 

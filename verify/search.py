@@ -511,9 +511,9 @@ class Search:
             seen = {w["line"] for w in out}
             for g in site.guards:
                 if g.kind in ("elif", "else", "if") and g.line not in seen:
-                    if candidates._parse(g.test) is None:
+                    if (raw := _expression(g.test)) is None:
                         continue
-                    test = self._steps("inline", site.file, site.function, g.test, g.line)
+                    test = self._steps("inline", site.file, site.function, raw, g.line)
                     out.append(self._item(g.line, test, g.holds, site.file))
                     seen.add(g.line)
             main = self.ways_in(site.file, site.function)
@@ -556,8 +556,8 @@ class Search:
         watch cannot evaluate it."""
         if g.kind == "try":
             raw = self._steps("try", file, function, g.line, g.test)
-        elif g.kind in _WATCHED and candidates._parse(g.test) is not None:
-            raw = g.test
+        elif g.kind in _WATCHED:
+            raw = _expression(g.test)
         else:
             return None
         if raw is None:
@@ -761,9 +761,10 @@ class Search:
         watch = []
         for r in other.readings:
             g = r.guard
-            if r.role not in ("direct", "enclosing") or candidates._parse(g.test) is None:
+            raw = _expression(g.test)
+            if r.role not in ("direct", "enclosing") or raw is None:
                 continue
-            test = self._steps("inline", site.file, site.function, g.test, g.line)
+            test = self._steps("inline", site.file, site.function, raw, g.line)
             want = (not g.holds) if r.role == "direct" else g.holds
             watch.append(dict(self._item(g.line, test, want, site.file), function=site.function))
         if not watch:
@@ -852,6 +853,14 @@ class Search:
         merged = candidates._unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before, fired.message if fired is not None else "")
+
+
+def _expression(test: str) -> str | None:
+    """A guard's test as one expression the watch evaluates, or None: an assignment
+    expression (`if kind := self.kind:`) is one only inside parentheses."""
+    if candidates._parse(test) is not None:
+        return test
+    return f"({test})" if candidates._parse(f"({test})") is not None else None
 
 
 def _fell_short(result: Outcome, expect: Expect) -> str:
