@@ -174,6 +174,14 @@ def test_a_guard_that_assigns_its_test_is_watched(built) -> None:
     assert after != before
 
 
+def test_a_copied_json_options_field_is_that_options_field(built) -> None:
+    """`copy.deepcopy(self.profiler_config).trace_steps` holds --profiler-config.trace_steps,
+    not the top-level option of the same name the check compares it with."""
+    before, after = _fix(built[1]["trace_steps and prof"])
+    assert before == "vllm serve MODEL --trace-steps 1 --profiler-config.trace_steps 1", before
+    assert after == "vllm serve MODEL --profiler-config.trace_steps 1", after
+
+
 def test_a_switch_the_code_turns_on_by_default_is_turned_off_by_its_negative(built) -> None:
     """--enable-chunked-prefill defaults to None (the code picks on): off is
     --no-enable-chunked-prefill, which the fix keeps (turning it back on would undo the

@@ -299,6 +299,7 @@ from vllm.config.utils import config
 class ProfilerConfig:
     profiler: Literal["torch", "cuda"] | None = None
     record_shapes: bool = False
+    trace_steps: int | None = None
 
     @model_validator(mode="after")
     def _check_profiler(self):
@@ -359,6 +360,7 @@ class VllmConfig:
 
 FILES[ARGS] = """\
 import argparse
+import copy
 import dataclasses
 import json
 import typing
@@ -425,6 +427,7 @@ class EngineArgs:
     compilation_config: CompilationConfig | None = None
     numa_bind_nodes: list[int] | None = None
     load_format: str = "auto"
+    trace_steps: int | None = None
     # the option takes its default from the config field it fills, under another name
     enable_scheduler_fast_path: bool = SchedulerConfig.use_fast_path
 
@@ -458,6 +461,7 @@ class EngineArgs:
         )
         parser.add_argument("--numa-bind-nodes", type=int, nargs="+", default=None)
         parser.add_argument("--enable-scheduler-fast-path", action="store_true")
+        parser.add_argument("--trace-steps", type=int, default=None)
         load_formats = typing.Literal["auto", "safetensors"]
         parser.add_argument("--load-format", choices=_choices_of(load_formats), default="auto")
         return parser
@@ -480,6 +484,10 @@ class EngineArgs:
             data_parallel_size=self.data_parallel_size,
             numa_bind_nodes=self.numa_bind_nodes,
         )
+        if self.trace_steps is not None:
+            profiler = copy.deepcopy(self.profiler_config)
+            if profiler.trace_steps is not None:
+                raise ValueError("trace_steps and profiler_config.trace_steps are mutually exclusive")
         chunked = True if self.enable_chunked_prefill is None else self.enable_chunked_prefill
         if self.max_num_batched_tokens is None:
             self.max_num_batched_tokens = 2048 if chunked else model_config.max_model_len

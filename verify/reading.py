@@ -174,6 +174,10 @@ def inline_locals(
                     and n.args[1].value.isidentifier()
                 ):
                     return ast.Attribute(value=n.args[0], attr=n.args[1].value, ctx=ast.Load())
+                if _copies(n):
+                    # a copy holds what it was copied from (`copy.deepcopy(self.config).x`
+                    # is the option's field `self.config.x`)
+                    return n.args[0]
                 return n
 
             def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
@@ -190,6 +194,14 @@ def inline_locals(
         if not changed:
             break
     return ast.unparse(node)
+
+
+def _copies(call: ast.Call) -> bool:
+    """`copy.deepcopy(x)`, `copy.copy(x)` or the bare names imported from copy."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) and ast.unparse(f.value) == "copy" else None
+    name = f.id if isinstance(f, ast.Name) else name
+    return name in ("deepcopy", "copy") and len(call.args) == 1 and not call.keywords
 
 
 _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)

@@ -267,7 +267,9 @@ def _held(
                 out[LOCAL + n.id] = (None, attr, scope[n.id])
         if not isinstance(n, ast.Attribute) or not derive.chain(n.value):
             continue
-        field = n.attr if n.attr in fields else _dotted(n, fields)
+        # a JSON option's own field (`self.compilation_config.x` is --compilation-config.x)
+        # before an option of the same name (`--x`) that a config copies by name
+        field = _dotted(n, fields) or (n.attr if n.attr in fields else "")
         if not field:
             try:  # a config's field built from an option of another name (reading.copied)
                 kind = type(eval(compile(ast.Expression(n.value), "<of>", "eval"), scope))  # noqa: S307
