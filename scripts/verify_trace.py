@@ -70,6 +70,7 @@ def main(argv: list[str]) -> int:
                 print("     " + (v.example_fix or "").replace("\n", "\n     "))
         finally:
             session.close()
+            stage.runner_for = real  # a caller in the same process runs untraced again
     return 0
 
 
