@@ -157,6 +157,31 @@ def test_a_value_derived_from_options_is_solved_by_those_options(built) -> None:
     assert "-1" not in after and " 0" not in after  # a size is never "fixed" to nothing
 
 
+def test_an_environment_switch_read_inside_a_property_is_varied(built) -> None:
+    """`cache_config.uses_pinned_pool` is a property that returns `envs.VLLM_PINNED_POOL`:
+    the variable it reads is one the search sets, so the check is reached and fixed."""
+    before, after = _fix(built[1]["A pinned host pool l"])
+    assert before == "VLLM_PINNED_POOL=1 vllm serve MODEL", before
+    assert after == before + " --gpu-memory-utilization 0.5", after
+
+
+def test_a_guard_that_assigns_its_test_is_watched(built) -> None:
+    """`if method := self.method:` is an expression only in parentheses: the search still
+    watches it, and sets the method that reaches the check inside."""
+    before, after = _fix(built[1]["A draft method needs"])
+    assert "--speculative-config.num_speculative_tokens 0" in before, before
+    assert "--speculative-config.method " in before, before
+    assert after != before
+
+
+def test_a_copied_json_options_field_is_that_options_field(built) -> None:
+    """`copy.deepcopy(self.profiler_config).trace_steps` holds --profiler-config.trace_steps,
+    not the top-level option of the same name the check compares it with."""
+    before, after = _fix(built[1]["trace_steps and prof"])
+    assert before == "vllm serve MODEL --trace-steps 1 --profiler-config.trace_steps 1", before
+    assert after == "vllm serve MODEL --profiler-config.trace_steps 1", after
+
+
 def test_a_switch_the_code_turns_on_by_default_is_turned_off_by_its_negative(built) -> None:
     """--enable-chunked-prefill defaults to None (the code picks on): off is
     --no-enable-chunked-prefill, which the fix keeps (turning it back on would undo the

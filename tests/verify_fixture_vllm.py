@@ -27,6 +27,7 @@ import os
 _READERS = {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN": lambda: os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0")
     in ("1", "true"),
+    "VLLM_PINNED_POOL": lambda: os.environ.get("VLLM_PINNED_POOL", "0") == "1",
 }
 
 
@@ -132,6 +133,7 @@ FILES[CACHE] = """\
 import torch
 from pydantic import field_validator
 
+from vllm import envs
 from vllm.config.utils import config
 
 
@@ -139,6 +141,11 @@ from vllm.config.utils import config
 class CacheConfig:
     gpu_memory_utilization: float = 0.9
     cache_dtype: str | torch.dtype = "auto"
+
+    @property
+    def uses_pinned_pool(self) -> bool:
+        # a switch of the environment, read where the property is
+        return envs.VLLM_PINNED_POOL
 
     @field_validator("gpu_memory_utilization")
     @classmethod
@@ -236,6 +243,9 @@ class SpeculativeConfig:
     def _check_tokens(self):
         if self.method == "ngram" and self.num_speculative_tokens is None:
             raise ValueError("num_speculative_tokens must be set for the ngram method.")
+        if method := self.method:
+            if self.num_speculative_tokens == 0:
+                raise ValueError(f"A draft method needs num_speculative_tokens above 0 ({method}).")
         return self
 """
 
@@ -289,6 +299,7 @@ from vllm.config.utils import config
 class ProfilerConfig:
     profiler: Literal["torch", "cuda"] | None = None
     record_shapes: bool = False
+    trace_steps: int | None = None
 
     @model_validator(mode="after")
     def _check_profiler(self):
@@ -343,10 +354,13 @@ class VllmConfig:
         if self.scheduler_config.use_fast_path and self.parallel_config.pipeline_parallel_size > 1:
             raise ValueError("The scheduler's fast path does not support pipeline parallelism.")
         self.scheduler_config.verify_max_model_len(self.model_config.max_model_len)
+        if self.cache_config.uses_pinned_pool and self.cache_config.gpu_memory_utilization > 0.8:
+            raise ValueError("A pinned host pool leaves no room for this gpu_memory_utilization.")
 """
 
 FILES[ARGS] = """\
 import argparse
+import copy
 import dataclasses
 import json
 import typing
@@ -413,6 +427,7 @@ class EngineArgs:
     compilation_config: CompilationConfig | None = None
     numa_bind_nodes: list[int] | None = None
     load_format: str = "auto"
+    trace_steps: int | None = None
     # the option takes its default from the config field it fills, under another name
     enable_scheduler_fast_path: bool = SchedulerConfig.use_fast_path
 
@@ -446,6 +461,7 @@ class EngineArgs:
         )
         parser.add_argument("--numa-bind-nodes", type=int, nargs="+", default=None)
         parser.add_argument("--enable-scheduler-fast-path", action="store_true")
+        parser.add_argument("--trace-steps", type=int, default=None)
         load_formats = typing.Literal["auto", "safetensors"]
         parser.add_argument("--load-format", choices=_choices_of(load_formats), default="auto")
         return parser
@@ -468,6 +484,10 @@ class EngineArgs:
             data_parallel_size=self.data_parallel_size,
             numa_bind_nodes=self.numa_bind_nodes,
         )
+        if self.trace_steps is not None:
+            profiler = copy.deepcopy(self.profiler_config)
+            if profiler.trace_steps is not None:
+                raise ValueError("trace_steps and profiler_config.trace_steps are mutually exclusive")
         chunked = True if self.enable_chunked_prefill is None else self.enable_chunked_prefill
         if self.max_num_batched_tokens is None:
             self.max_num_batched_tokens = 2048 if chunked else model_config.max_model_len

@@ -151,6 +151,37 @@ def definition(cls: type, attr: str) -> tuple[ast.expr, str, Any] | None:
     return found[0][0], found[0][1], module
 
 
+def env_reads(tree: ast.Expression, scope: dict[str, Any]) -> list[str]:
+    """Environment variables the properties a guard reads read themselves (`if
+    self.use_v2_model_runner:` whose getter starts with `envs.VLLM_USE_V2_MODEL_RUNNER`):
+    names in capitals read off a module of the getter's globals. The guard is evaluated live,
+    so the solver changing one changes what the property returns."""
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or not chain(node.value):
+            continue
+        noted = len(stubs.NOTES)
+        try:
+            holder = eval(compile(ast.Expression(node.value), "<holder>", "eval"), scope)  # noqa: S307
+            static = inspect.getattr_static(type(holder), node.attr, None)
+        except BaseException:  # noqa: BLE001 - nothing there to read
+            continue
+        finally:
+            del stubs.NOTES[noted:]  # a stub met on the way is not the run's answer
+        fn = static.fget if isinstance(static, property) else None
+        body = _function_node(fn) if fn is not None else None
+        names = getattr(fn, "__globals__", {})
+        for n in ast.walk(body) if body is not None else ():
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and stubs.is_module(names.get(n.value.id))
+                and n.attr.isupper()
+            ):
+                out.append(n.attr)
+    return list(dict.fromkeys(out))
+
+
 def _function_node(fn: Any) -> ast.FunctionDef | None:
     code = getattr(fn, "__code__", None)
     tree = TREES(code.co_filename) if code is not None else None

@@ -174,6 +174,10 @@ def inline_locals(
                     and n.args[1].value.isidentifier()
                 ):
                     return ast.Attribute(value=n.args[0], attr=n.args[1].value, ctx=ast.Load())
+                if _copies(n):
+                    # a copy holds what it was copied from (`copy.deepcopy(self.config).x`
+                    # is the option's field `self.config.x`)
+                    return n.args[0]
                 return n
 
             def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
@@ -190,6 +194,14 @@ def inline_locals(
         if not changed:
             break
     return ast.unparse(node)
+
+
+def _copies(call: ast.Call) -> bool:
+    """`copy.deepcopy(x)`, `copy.copy(x)` or the bare names imported from copy."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) and ast.unparse(f.value) == "copy" else None
+    name = f.id if isinstance(f, ast.Name) else name
+    return name in ("deepcopy", "copy") and len(call.args) == 1 and not call.keywords
 
 
 _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)
@@ -285,36 +297,42 @@ def call_guards(
 def parameters(text: str, args_class: str, function: str | None) -> dict[str, str]:
     """parameter -> the argument expression of the first call site (`buckets_rule` ->
     `self.prompt_tokens_buckets`), or its default: what the parameter holds on that path."""
-    fn = _function(text, function)
     found = _call_site(text, args_class, function)
-    if fn is None:
-        return {}
-    args = fn.args  # type: ignore[attr-defined]
-    names = [a.arg for a in [*args.posonlyargs, *args.args]]
-    if names and names[0] == "self" and function and function.startswith(f"{args_class}."):
-        names = names[1:]
-    out: dict[str, str] = {}
-    defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True))
-    for name, default in defaults.items():
-        out[name] = ast.unparse(default)
-    if found is not None:
-        call = found[2]
-        for name, arg in zip(names, call.args, strict=False):
-            out[name] = ast.unparse(arg)
-        for kw in call.keywords:
-            if kw.arg in names:
-                out[kw.arg] = ast.unparse(kw.value)
-    return out
+    is_method = bool(function and _owner(text, function))
+    return _bind(_function(text, function), found[2] if found else None, is_method)
 
 
 def _call_site(
     text: str, args_class: str, function: str | None
 ) -> tuple[str, list[tuple[int, str, bool]], ast.Call] | None:
+    sites = _sites_of(text, function)
+    return sites[0] if sites else None
+
+
+def _sites_of(
+    text: str, function: str | None
+) -> list[tuple[str, list[tuple[int, str, bool]], ast.Call]]:
+    """The calls of `function` in the file, in file order: a method through `self.` from
+    another method of its own class, a function by its name."""
     if not function:
-        return None
+        return []
     name = function.rsplit(".", 1)[-1]
-    is_method = function.startswith(f"{args_class}.")
-    return _call_index(text).get((name, is_method))
+    owner = _owner(text, function)
+    found = _all_calls(text).get((name, bool(owner)), [])
+    return [c for c in found if not owner or c[0].startswith(owner + ".")]
+
+
+def _owner(text: str, function: str) -> str:
+    """The class `function` is a method of ("" for a module-level or nested function)."""
+    owner, dot, _ = function.rpartition(".")
+    if not dot or "." in owner:
+        return ""
+    return owner if owner in _classes(text) else ""
+
+
+@functools.lru_cache(maxsize=8)
+def _classes(text: str) -> frozenset[str]:
+    return frozenset(n.name for n in ast.parse(text).body if isinstance(n, ast.ClassDef))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -324,14 +342,11 @@ def call_sites(
     """Up to `limit` call sites of `function`: (caller, the ifs on the way, parameter ->
     argument expression). A helper called with different arguments from different branches
     (`support_mamba_cache=False` for one model, True for another) is reached through one."""
-    if not function:
-        return []
-    name = function.rsplit(".", 1)[-1]
-    is_method = function.startswith(f"{args_class}.")
     fn = _function(text, function)
+    is_method = bool(function and _owner(text, function))
     return [
         (caller, ifs, _bind(fn, call, is_method))
-        for caller, ifs, call in _all_calls(text).get((name, is_method), [])[:limit]
+        for caller, ifs, call in _sites_of(text, function)[:limit]
     ]
 
 
@@ -377,31 +392,6 @@ def _all_calls(
                 continue
             if not caller.endswith(f".{key[0]}") and caller != key[0]:
                 out.setdefault(key, []).append((caller, list(ifs), call))
-    return out
-
-
-@functools.lru_cache(maxsize=8)
-def _call_index(
-    text: str,
-) -> dict[tuple[str, bool], tuple[str, list[tuple[int, str, bool]], ast.Call]]:
-    """(callee name, called on self) -> (caller, the ifs on the way, the call), the first call
-    site in file order: one walk of the file instead of one per function asked about."""
-    out: dict[tuple[str, bool], tuple[str, list[tuple[int, str, bool]], ast.Call]] = {}
-    for (_, caller), fn in _defs_of(text).items():
-        for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
-            f = call.func
-            if (
-                isinstance(f, ast.Attribute)
-                and isinstance(f.value, ast.Name)
-                and f.value.id == "self"
-            ):
-                key = (f.attr, True)
-            elif isinstance(f, ast.Name):
-                key = (f.id, False)
-            else:
-                continue
-            if not caller.endswith(f".{key[0]}") and caller != key[0]:
-                out.setdefault(key, (caller, list(ifs), call))
     return out
 
 

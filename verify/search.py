@@ -33,7 +33,6 @@ from kverr.verify.told import chosen, told
 from kverr.verify.where import (
     MISSING_FACT,
     about_model,
-    about_platform,
     model_label,
     reads_model,
     words_pattern,
@@ -233,8 +232,10 @@ class Search:
                 return self._fix(f, expect, target, before, out)
             found = self._unreachable(f, out) or self._not_reached(out)
             first = first or found
-            if found.status == "not-applicable" or not about_platform(f, out):
+            if found.status == "not-applicable":
                 break
+            # every other profile whose answers this code reads is tried (_reads_any above):
+            # a check can read the machine off the guards (`self.device_type = ...device_type`)
         assert first is not None
         return replace(first, runs=self.runs, platform=self.default_platform)
 
@@ -510,9 +511,9 @@ class Search:
             seen = {w["line"] for w in out}
             for g in site.guards:
                 if g.kind in ("elif", "else", "if") and g.line not in seen:
-                    if candidates._parse(g.test) is None:
+                    if (raw := _expression(g.test)) is None:
                         continue
-                    test = self._steps("inline", site.file, site.function, g.test, g.line)
+                    test = self._steps("inline", site.file, site.function, raw, g.line)
                     out.append(self._item(g.line, test, g.holds, site.file))
                     seen.add(g.line)
             main = self.ways_in(site.file, site.function)
@@ -522,9 +523,10 @@ class Search:
             caller, readings = self.callers(f)
             for r in readings:
                 test = self._steps("inline", site.file, caller, r.guard.test, r.guard.line)
-                out.append(
-                    dict(self._item(r.guard.line, test, r.guard.holds, site.file), function=caller)
-                )
+                item = self._item(r.guard.line, test, r.guard.holds, site.file)
+                # turned around, the way to the call gives the feature up: a fix of last
+                # resort for a check that raises whenever it is called (`fixes`)
+                out.append(dict(item, function=caller, flip=True))
             # An attribute the launch sets can be overwritten before the guard reads it
             # (`if self.dp_size == 1: self.enable_dp_lm_head = False`): watch those ifs too,
             # wanting them not to fire.
@@ -554,8 +556,8 @@ class Search:
         watch cannot evaluate it."""
         if g.kind == "try":
             raw = self._steps("try", file, function, g.line, g.test)
-        elif g.kind in _WATCHED and candidates._parse(g.test) is not None:
-            raw = g.test
+        elif g.kind in _WATCHED:
+            raw = _expression(g.test)
         else:
             return None
         if raw is None:
@@ -759,9 +761,10 @@ class Search:
         watch = []
         for r in other.readings:
             g = r.guard
-            if r.role not in ("direct", "enclosing") or candidates._parse(g.test) is None:
+            raw = _expression(g.test)
+            if r.role not in ("direct", "enclosing") or raw is None:
                 continue
-            test = self._steps("inline", site.file, site.function, g.test, g.line)
+            test = self._steps("inline", site.file, site.function, raw, g.line)
             want = (not g.holds) if r.role == "direct" else g.holds
             watch.append(dict(self._item(g.line, test, want, site.file), function=site.function))
         if not watch:
@@ -843,9 +846,21 @@ class Search:
             for solution in (g or {}).get("solutions", []):
                 edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
                 solved.append(FixChange(edits, source, r.guard.test))
+        for r in self.callers(f)[1]:  # the way to the record's function, turned around
+            for solution in (flipped.guard(r.guard.line) or {}).get("flipped", []):
+                edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
+                solved.append(FixChange(edits, "feature", r.guard.test))
         merged = candidates._unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before, fired.message if fired is not None else "")
+
+
+def _expression(test: str) -> str | None:
+    """A guard's test as one expression the watch evaluates, or None: an assignment
+    expression (`if kind := self.kind:`) is one only inside parentheses."""
+    if candidates._parse(test) is not None:
+        return test
+    return f"({test})" if candidates._parse(f"({test})") is not None else None
 
 
 def _fell_short(result: Outcome, expect: Expect) -> str:

@@ -105,7 +105,7 @@ def solve(
             (LOCAL + "values", _domain(scope["values"], field, constants, strings, near, own))
         )
         fields = {**fields, LOCAL + "values": field}
-    for name in _env_names(tree):
+    for name in dict.fromkeys([*_env_names(tree, scope), *derive.env_reads(tree, scope)]):
         variables.append((ENV + name, _env_domain(name, _strings(tree))))
     if not variables:
         return []
@@ -174,7 +174,7 @@ def exhausted(
         **{a: fields[k] for a in attrs if (k := aliases.get(f"self.{a}")) in fields},
         **fields,
     }
-    if not attrs or extra or _env_names(tree):
+    if not attrs or extra or _env_names(tree, scope):
         return False
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     if names & (set(frame_locals) - {"self"}):
@@ -267,7 +267,9 @@ def _held(
                 out[LOCAL + n.id] = (None, attr, scope[n.id])
         if not isinstance(n, ast.Attribute) or not derive.chain(n.value):
             continue
-        field = n.attr if n.attr in fields else _dotted(n, fields)
+        # a JSON option's own field (`self.compilation_config.x` is --compilation-config.x)
+        # before an option of the same name (`--x`) that a config copies by name
+        field = _dotted(n, fields) or (n.attr if n.attr in fields else "")
         if not field:
             try:  # a config's field built from an option of another name (reading.copied)
                 kind = type(eval(compile(ast.Expression(n.value), "<of>", "eval"), scope))  # noqa: S307
@@ -283,8 +285,10 @@ def _held(
             own = holder.__dict__
         except BaseException:  # noqa: BLE001 - no object there, or one without attributes
             continue
-        if type(holder).__name__ == "Facts" or n.attr not in own or not plain_value(own[n.attr]):
-            continue  # a model profile's object is no option
+        if type(holder).__name__ == "Facts" or isinstance(holder, type):
+            continue  # a model profile's object, or a class's default, is no option
+        if n.attr not in own or not plain_value(own[n.attr]):
+            continue
         key = f"{HELD}{ast.unparse(n.value)}.{n.attr}"
         _HOLDERS[key] = (holder, n.attr, own[n.attr], field)
         out[key] = (holder, field, own[n.attr])
@@ -309,12 +313,19 @@ def _self_attrs(tree: ast.AST) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _env_names(tree: ast.AST) -> list[str]:
+def _env_names(tree: ast.AST, scope: Mapping[str, Any] | None = None) -> list[str]:
     """Environment variables the guard reads: `os.environ.get("X")`, `os.getenv("X")`,
     `get_bool_env_var("X")`, `envs.X.get()`: a name in capitals with an underscore, as a
-    string argument of a call or subscript, or an attribute that is called through."""
+    string argument of a call or subscript, or an attribute that is called through; and
+    `envs.X`, read off a module (one that answers its attributes from the environment)."""
     out: list[str] = []
     for n in ast.walk(tree):
+        if (
+            isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and stubs.is_module((scope or {}).get(n.value.id))
+        ):
+            out.append(n.attr)
         if isinstance(n, ast.Call):
             for arg in n.args[:1]:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):

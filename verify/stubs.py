@@ -14,6 +14,7 @@ swallow it; each one is also noted in `NOTES`, so even a bare `except:` cannot h
 from __future__ import annotations
 
 import sys
+import types
 from typing import Any
 
 NOTES: list[str] = []  # every Undecidable raised during the current run, oldest first
@@ -266,6 +267,12 @@ class Stub:
     __neg__ = _deferred("-")
     __or__ = __ror__ = _deferred("|")
     __and__ = __rand__ = _deferred("&")
+
+
+def is_module(obj: Any) -> bool:
+    """`obj` is a loaded module (`envs` answering from the environment). Asked of its type:
+    isinstance() would ask a stub's __class__, which refuses outside a library."""
+    return issubclass(type(obj), types.ModuleType)
 
 
 def path_of(obj: Any) -> str | None:

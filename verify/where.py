@@ -71,13 +71,3 @@ def words_pattern(words: Sequence[str]) -> re.Pattern[str]:
         for w in sorted(set(words), key=len, reverse=True)
     ]
     return re.compile("|".join(parts))
-
-
-def about_platform(f: Facts, out: Outcome | None) -> bool:
-    """The path tests the platform, the GPU or a package, so another profile may reach it."""
-    del out  # another profile is tried only for a check whose own path reads a probe
-    topics = {a.topic for r in f.readings for a in r.atoms}
-    machine = re.compile(r"\bos\.(path\.\w+|listdir)\(|\btorch\.(cuda|version)\b|get_device_\w+\(")
-    return bool(topics & {"platform", "hardware", "package"}) or any(
-        machine.search(r.guard.test) for r in f.readings
-    )
