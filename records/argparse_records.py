@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -225,8 +226,10 @@ def _record(
             placeholders = ["type", "value"]
         trigger = f"{name} given a value that is not {_article(kind)}."
         fix = f"Give {name} {_article(kind)}{_default_text(newest)}."
-        bad = "{bad}" if "loads" in (own or kind) else f"NOT_A_{kind.upper()}"  # JSON-looking
-        example = (f"{name} {bad}", f"{name} {good}" if good else "")
+        # JSON-looking, refused for a trailing comma (the slip users make), and no `{name}`
+        # a reader could take for a placeholder the message failed to fill
+        bad = '{"key": 1,}' if "loads" in (own or kind) else f"NOT_A_{kind.upper()}"
+        example = (f"{name} {shlex.quote(bad)}", f"{name} {good}" if good else "")
     elif form == "expected-argument":
         message = f"argument {shown}: expected {{count}} argument"
         pattern = (

@@ -170,9 +170,6 @@ def test_every_fixture_validation_runs_on_the_parser_defaults():
 # ---------------------------------------------------------------- the shipped dataset
 
 DATA = ROOT / "data" / "sglang"
-# built before validationCode tested an option for None ahead of `%` and `>`; regenerating
-# data/sglang makes them pass (then drop them from here)
-STALE = {"1de9678024dbea55", "38cd822a1fb91248"}
 _TYPES = {"int": int, "float": float}
 
 
@@ -231,7 +228,7 @@ def test_every_shipped_validation_runs_on_the_parser_defaults():
             _run_check(rec["validationCode"], args)
         except (TypeError, AttributeError) as exc:
             crashed[rec["id"]] = f"{type(exc).__name__}: {exc}"
-    assert set(crashed) <= STALE, crashed
+    assert crashed == {}
 
 
 def test_shipped_validation_fires_for_its_verified_launch():
