@@ -115,34 +115,20 @@ def base_revision(revisions: Sequence[Revision], ord_: int) -> Revision:
 
 def finish(
     records: list[dict],
-    occurrences: Sequence[dict],
     flag_spans: Sequence[dict],
     revisions: Sequence[Revision],
     profile: Profile,
 ) -> list[dict]:
     """Each record with what only the whole build knows (records/knowledge/after.py): the
-    releases that carry it, the first release declaring each flag, the kverr check tip
-    from its final exampleFix."""
+    first release declaring each flag, the kverr check tip from its final exampleFix."""
     from kverr.records.knowledge.after import finish as finish_one
 
     tag_at = {i: r.tags[0] for i, r in enumerate(revisions) if r.tags and r.sha}
     ords = sorted(tag_at)
-    held: dict[str, set[int]] = {}
-    for occ in occurrences:
-        mine = held.setdefault(occ["id"], set())
-        mine.update(o for o in ords if occ["from"] <= o <= occ["to"])
     since: dict[str, str] = {}
     for sp in sorted(flag_spans, key=lambda s: s["from"]):
         first = next((o for o in ords if sp["from"] <= o <= sp["to"]), None)
         if first is not None and sp["name"] not in since:
             since[sp["name"]] = tag_at[first]
     launch = profile.launch_command()
-    return [
-        finish_one(
-            rec,
-            launch=launch,
-            releases=[tag_at[o] for o in sorted(held.get(rec["id"], ()))],
-            since=since,
-        )
-        for rec in records
-    ]
+    return [finish_one(rec, launch=launch, since=since) for rec in records]

@@ -167,9 +167,7 @@ def build(
                 trust_repo=trust_repo,
             )  # fmt: skip
             clock.lap("verify")
-        assembled.records = finish(
-            assembled.records, assembled.occurrences, scan.flag_spans, plan.revisions, profile
-        )
+        assembled.records = finish(assembled.records, scan.flag_spans, plan.revisions, profile)
     finally:
         if docs is not None:
             docs.close()

@@ -37,9 +37,9 @@ def test_a_deprecation_names_the_release_its_successor_arrives_in() -> None:
         preventionTips=["Replace --old-flag with --new-flag in launch scripts and config files"],
         exampleFix="",
     )
-    got = finish(rec, launch=LAUNCH, since={"--new-flag": "v0.4.5"}, releases=["v0.4.5", "v0.5.0"])
+    got = finish(rec, launch=LAUNCH, since={"--new-flag": "v0.4.5"})
     assert got["preventionTips"] == [
         "Replace --old-flag with --new-flag in launch scripts and config files"
         " (--new-flag is accepted from v0.4.5 on)"
     ]
-    assert got["commonSituations"] == "Releases v0.4.5 to v0.5.0 carry this check."
+    assert "carry this check" not in (got["commonSituations"] or "")  # (the Releases section)

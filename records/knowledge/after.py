@@ -1,14 +1,16 @@
 """What a record's knowledge can say only once the build is done: the `kverr check` tip shown
-with the launch that meets the check (the fix the verify step kept), the release a
-deprecated option's successor arrives in, and the releases that carry the check.
+with the launch that meets the check (the fix the verify step kept), and the release a
+deprecated option's successor arrives in. (The releases that carry the check are the
+record's own Releases section, from its occurrences: prose repeating them read as a stock
+sentence on most records.)
 
-    finish(record, launch=..., releases=[...], since={flag: release})
+    finish(record, launch=..., since={flag: release})
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from kverr.records.knowledge.fixes import replacement
 
@@ -17,12 +19,10 @@ def finish(
     record: dict,
     *,
     launch: str,
-    releases: Sequence[str] = (),
     since: Mapping[str, str] | None = None,
 ) -> dict:
     """`record` with its build-time knowledge: `launch` is the project's launch command
-    (what an exampleFix line starts with), `releases` the release tags that carry the record,
-    oldest first, `since` the first release declaring each flag."""
+    (what an exampleFix line starts with), `since` the first release declaring each flag."""
     tips = [t for t in record.get("preventionTips") or [] if t]
     if record.get("backgroundTag") == "deprecated-option" and since:
         old, new = replacement(record.get("errorMessage") or "", record.get("flags") or ())
@@ -37,11 +37,7 @@ def finish(
     check = check_tip(record, launch)
     if check and check not in tips:
         tips.append(check)
-    situations = record.get("commonSituations") or ""
-    span = _span(releases)
-    if span and span not in situations:
-        situations = f"{situations} {span}".strip()
-    return {**record, "preventionTips": tips, "commonSituations": situations}
+    return {**record, "preventionTips": tips}
 
 
 def check_tip(record: dict, launch: str) -> str:
@@ -80,11 +76,3 @@ def _words(line: str) -> list[str]:
 def _find(words: list[str], head: list[str]) -> int:
     n = len(head)
     return next((i for i in range(len(words) - n + 1) if words[i : i + n] == head), -1)
-
-
-def _span(releases: Sequence[str]) -> str:
-    if not releases:
-        return ""
-    if len(releases) == 1:
-        return f"Release {releases[0]} carries this check."
-    return f"Releases {releases[0]} to {releases[-1]} carry this check."
