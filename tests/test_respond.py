@@ -175,10 +175,9 @@ def test_a_value_that_names_a_placeholder_is_not_filled_in_again(paste) -> None:
 
     with open_catalog() as cat:
         text = compose(cat, paste)
-    assert (
-        "{value}@octocat" in text
-        or "Launching with `--disaggregation-mode=‹disaggregation_mode›`" in text
-    )
+    # the paste is quoted as it was written, its braces never read as ours to fill
+    assert "{value}@octocat" in text or "={self.disaggregation_mode}@octocat`" in text
+    assert "disaggregation_mode=None" not in text and "{value}@octocat'" not in text.split("\n", 3)[3]
     tags = render(text)
     assert not MENTION.search(" ".join(tags.prose)), tags.prose
 
@@ -193,8 +192,10 @@ def test_hostile_text_is_quoted_as_code(comments) -> None:
         assert bait not in vllm  # the issue's own markup and title are never repeated
     sglang = comments["sglang-hostile"]
     assert "`Invalid disaggregation_mode=@octocat<script>alert(1)</script>`" in sglang
-    # a pasted value in prose: a label when it is not plain text, `code` when it is
-    assert "--disaggregation-mode=‹disaggregation_mode›" in sglang
+    # the pasted markup stands only in that code span, never in prose
+    quoted = "`Invalid disaggregation_mode=@octocat<script>alert(1)</script>`"
+    assert "<script>" not in sglang.replace(quoted, "")
+    # a pasted value in prose: escaped, its mention in code
     assert "'`@admin`\\<img src=x onerror=alert\\(1\\)\\>' is not a choice" in sglang
     assert "````SSL key file not found: '```</code><b>x</b>[y](javascript:z)'." in sglang
     lora = comments["vllm-lora-rank"]
