@@ -79,7 +79,7 @@ def test_eight_answers_and_two_silences(comments) -> None:
 
 def test_the_footer_names_the_release_of_the_answer(comments) -> None:
     assert "Answered by kverr 0.1.0 for SGLang seed." in comments["sglang-ssl"]
-    assert "Answered by kverr 0.1.0 for vLLM 9aaf83ef50." in comments["vllm-tp-gpus"]
+    assert "Answered by kverr 0.1.0 for vLLM 28be48fa94." in comments["vllm-tp-gpus"]
     got = dry_run("sglang-ssl", "--release", "v0.5.10rc0")
     assert "for SGLang v0.5.10rc0." in got.stdout
 
@@ -199,7 +199,8 @@ def test_hostile_text_is_quoted_as_code(comments) -> None:
     assert "'`@admin`\\<img src=x onerror=alert\\(1\\)\\>' is not a choice" in sglang
     assert "````SSL key file not found: '```</code><b>x</b>[y](javascript:z)'." in sglang
     lora = comments["vllm-lora-rank"]
-    assert "Launching with `--max-lora-rank`=`24`" in lora
+    assert "**ValueError**: `max_lora_rank (24) must be one of (1, 8, 16" in lora
+    assert "Set `--max-lora-rank` to one of 1, 8, 16, 32" in lora
 
 
 @pytest.mark.parametrize(
