@@ -1,4 +1,4 @@
-"""Issue 14's probes of damaged catalogs and of the server, one figure each (before/after evidence).
+"""Probes of damaged catalogs and of the server, one figure each (before/after evidence).
 
 Each probe runs this checkout's `python -m kverr` in a temp dir (XDG_CACHE_HOME redirected, so
 the user's cache is never touched) and prints what a user would see: exit code, the first

@@ -1,4 +1,4 @@
-"""Issue 11's API points over real HTTP (uvicorn on 127.0.0.1): CORS on request, pages with a
+"""The API's points over real HTTP (uvicorn on 127.0.0.1): CORS on request, pages with a
 total, /versions, the Record schema generated from the record schema, a Markdown answer, batch
 explain, ETag and immutable caching, one name for the releases list, and GET /."""
 

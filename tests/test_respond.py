@@ -177,7 +177,9 @@ def test_a_value_that_names_a_placeholder_is_not_filled_in_again(paste) -> None:
         text = compose(cat, paste)
     # the paste is quoted as it was written, its braces never read as ours to fill
     assert "{value}@octocat" in text or "={self.disaggregation_mode}@octocat`" in text
-    assert "disaggregation_mode=None" not in text and "{value}@octocat'" not in text.split("\n", 3)[3]
+    assert (
+        "disaggregation_mode=None" not in text and "{value}@octocat'" not in text.split("\n", 3)[3]
+    )
     tags = render(text)
     assert not MENTION.search(" ".join(tags.prose)), tags.prose
 

@@ -1,4 +1,4 @@
-"""Fixture for the "words a user understands" goldens (issue 10, item 3): flags reached through
+"""Fixture for the "words a user understands" goldens: flags reached through
 locals, parameters and an argparse Action; constants shown by value; defaults; a package and a
 GPU probe; notices that say what the code chose; messages that carry the value they got.
 Made up in the shape of a server-args module. Not real code."""
