@@ -533,18 +533,11 @@ def _merge_per_line(idx: matcher.Index, hits: list[Hit]) -> list[Hit]:
 
 
 def _one_cut_per_line(idx: matcher.Index, hits: list[Hit]) -> list[Hit]:
-    """A cut line's answer, as a paste gives it (matcher.one_per_line): the wordings a cut
-    leaves come best and newest first (matcher.partial_hits), and an older wording of the
-    same check is no second answer; records sharing the first one's message all stay."""
-    first: dict[int | None, str] = {}
-    out = []
-    for h in hits:
-        if h.how == "partial":
-            pattern = first.setdefault(h.line, idx.pattern[h.index])
-            if idx.pattern[h.index] != pattern:
-                continue
-        out.append(h)
-    return out
+    """A cut line's answer, as a paste gives it: matcher.one_per_line over the cut hits, which
+    come best and newest first (matcher.partial_hits), so an older wording of the same check
+    is no second answer; records sharing the first one's message all stay."""
+    kept = {id(h) for h in matcher.one_per_line(idx, [h for h in hits if h.how == "partial"])}
+    return [h for h in hits if h.how != "partial" or id(h) in kept]
 
 
 def _moved(h: Hit, line: int | None) -> Hit:
