@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from kverr.extractor import sources
-from kverr.pipeline import build
+from kverr.pipeline import BuildSpec, GitSource, build
 from kverr.pipeline.plan import plan_git
 
 from kverr.profile import load_profile
@@ -55,7 +55,7 @@ def floor(repo: Path, blobs: list[str]) -> float:
 
 def _run(label: str, **kwargs) -> tuple[float, dict, object]:
     t0 = time.perf_counter()
-    result = build(**kwargs)
+    result = build(BuildSpec(**kwargs))
     took = time.perf_counter() - t0
     s = result.stats
     print(
@@ -108,8 +108,8 @@ def main() -> int:
         t = Path(tmp)
 
         def opts(out: str, cache: str, revs: list[str], jobs: int = 1) -> dict:
-            return dict(out=t / out, git_repo=args.repo, revs=revs, touching=True,
-                        cache_path=t / cache, jobs=jobs, repo_name="sgl-project/sglang")  # fmt: skip
+            return dict(out=t / out, source=GitSource(args.repo, revs=revs, touching=True),
+                        cache=t / cache, jobs=jobs, repo_name="sgl-project/sglang")  # fmt: skip
 
         def floor_run() -> float:
             floors.append(floor(args.repo, blobs))

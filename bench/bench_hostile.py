@@ -375,10 +375,10 @@ print(len(units), "functions with sites,", len(fx.failures), "failures,",
 BUILD = """
 import cProfile, pstats, sys, time
 from pathlib import Path
-from kverr.pipeline import build
+from kverr.pipeline import BuildSpec, build
 root, profiled = Path(sys.argv[1]), sys.argv[2] == "calls"
-run = lambda: build(out=root / "ds", source=root / "src", cache_path=root / "c.sqlite",
-                    globs=["**/*.py"])
+run = lambda: build(BuildSpec(out=root / "ds", source=root / "src", cache=root / "c.sqlite",
+                              globs=["**/*.py"]))
 if profiled:
     prof = cProfile.Profile()
     prof.runcall(run)

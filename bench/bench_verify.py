@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kverr.pipeline import build
+from kverr.pipeline import BuildSpec, GitSource, build
 
 NEWEST = "3d3a32c0b9f50962ccdddadda02c52a59e45bbc8"
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,14 +35,14 @@ def main() -> int:
     )
     ap.add_argument("--platform", default=None, help="platform profile (default: cuda-sm90)")
     args = ap.parse_args()
-    opts: dict = dict(git_repo=args.repo, repo_name="sgl-project/sglang")
-    opts.update(revs=[NEWEST], tags_glob="v*", touching=not args.tags_only)
+    git: dict = dict(revs=[NEWEST], tags="v*", touching=not args.tags_only)
     if SEED.is_file():
-        opts.update(
+        git.update(
             snapshots=[f"{SEED}=python/sglang/srt/arg_groups/kv_cache_hook.py"],
             snapshot_label="seed",
             snapshot_date="2026-08-28T05:10:05Z",
         )
+    opts: dict = dict(source=GitSource(args.repo, **git), repo_name="sgl-project/sglang")
     overlay = ROOT / "data" / "curated.json"
     if overlay.is_file():
         opts["overlay"] = overlay
@@ -55,9 +55,10 @@ def main() -> int:
 
         def run(label: str, out: str, cache: str, verify: bool) -> float:
             t0 = time.perf_counter()
-            r = build(
-                out=t / out, cache_path=t / cache, verify=verify, platform=args.platform, **opts
+            spec = BuildSpec(
+                out=t / out, cache=t / cache, verify=verify, platform=args.platform, **opts
             )
+            r = build(spec)
             took = time.perf_counter() - t0
             phases = ", ".join(f"{k} {v:.2f}s" for k, v in r.timings.items())
             extra = ""

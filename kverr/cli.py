@@ -428,6 +428,7 @@ def serve(
 
 @command
 def build(
+    ctx: typer.Context,
     targets: Annotated[
         list[str] | None,
         typer.Argument(
@@ -439,7 +440,7 @@ def build(
         Path | None,
         typer.Option("--git", help="Build from this git repository (bare is fine); no checkout."),
     ] = None,
-    rev: Annotated[
+    revs: Annotated[
         list[str] | None, typer.Option("--rev", help="Revision or OLD..NEW range; repeatable.")
     ] = None,
     tags: Annotated[
@@ -453,7 +454,7 @@ def build(
             help="Every commit that changed the file set (within ranges, or the history of the revs).",
         ),
     ] = False,
-    files: Annotated[
+    globs: Annotated[
         list[str] | None,
         typer.Option(
             "--files",
@@ -489,7 +490,7 @@ def build(
         bool,
         typer.Option("--progress", help="Show a progress bar even when stderr is not a terminal."),
     ] = False,
-    snapshot: Annotated[
+    snapshots: Annotated[
         list[str] | None,
         typer.Option(
             "--snapshot",
@@ -546,35 +547,15 @@ def build(
     Example: kverr build --git ~/sglang --tags 'v0.5.*' --rev HEAD --out dist/sglang --catalog sglang.duckdb
     Example: kverr build --profile vllm --git ~/vllm --rev HEAD --out dist/vllm
     """
-    import sys
-
     from kverr import pipeline, render
 
-    source, git_repo, revs = pipeline.split_targets(targets or [], git, rev or [])
+    # The command's parameters are the spec's fields, named alike.
+    spec = pipeline.BuildSpec.from_targets(
+        **{k: v for k, v in ctx.params.items() if k != "progress"},
+        command=["kverr", *sys.argv[1:]],
+    )
     with render.build_progress(progress or sys.stderr.isatty()) as on_progress:
-        result = pipeline.build(
-            out=out,
-            source=source,
-            git_repo=git_repo,
-            revs=revs,
-            tags_glob=tags,
-            touching=touching,
-            globs=files,
-            catalog=catalog,
-            jobs=jobs,
-            repo_name=repo_name,
-            overlay=overlay,
-            cache_path=cache,
-            snapshots=snapshot or [],
-            snapshot_label=snapshot_label,
-            snapshot_date=snapshot_date,
-            command=["kverr", *sys.argv[1:]],
-            on_progress=on_progress,
-            verify=verify,
-            platform=platform,
-            profile=profile,
-            trust_repo=trust_repo,
-        )
+        result = pipeline.build(spec, on_progress=on_progress)
     typer.echo(render.build_summary(result))
 
 

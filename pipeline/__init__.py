@@ -19,10 +19,11 @@ One revision or a thousand go through the same path, one module per step:
                            a half-written dataset, and the cache keeps the finished work for the
                            re-run.
 
-`run.build` wires them (scanning each revision as soon as its blobs are extracted).
+`run.build` wires them (scanning each revision as soon as its blobs are extracted), from one
+`spec.BuildSpec`.
 """
 
-from kverr.pipeline.plan import is_bare_repo, split_targets
 from kverr.pipeline.run import BuildResult, build
+from kverr.pipeline.spec import BuildSpec, GitSource
 
-__all__ = ["BuildResult", "build", "is_bare_repo", "split_targets"]
+__all__ = ["BuildResult", "BuildSpec", "GitSource", "build"]

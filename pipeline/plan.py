@@ -108,13 +108,11 @@ def plan_git(
 
 
 def add_snapshot(
-    plan: Plan, specs: Sequence[str], *, label: str, date: str | None, globs: Sequence[str]
+    plan: Plan, specs: Sequence[str], *, label: str, date: str, globs: Sequence[str]
 ) -> Plan:
     """One more revision after the git ones: the newest git revision's files with the snapshot
     files added or replacing theirs. It is no commit, so its sha is null; its tag is `label`
     and its date the one given (never the clock: a rebuild must be byte-identical)."""
-    if not date:
-        raise SourceError("--snapshot needs --snapshot-date ISO (e.g. 2026-08-28T05:10:05Z).")
     date = sources.parse_date(date, what="--snapshot-date")
     base = plan.revisions[-1]
     if base.date and date < base.date:
@@ -184,27 +182,3 @@ def link_repo(git_repo: Path, globs: Sequence[str] | None, profile: Profile) -> 
     raise SourceError(
         f"{git_repo} has no GitHub origin to link records to; pass --repo-name OWNER/NAME."
     )
-
-
-def is_bare_repo(path: Path) -> bool:
-    """A bare clone given as the PATH argument is built as a git source, not as a directory."""
-    return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
-
-
-def split_targets(
-    targets: Sequence[str], git_repo: Path | None, revs: Sequence[str]
-) -> tuple[Path | None, Path | None, list[str]]:
-    """`kverr build` positionals: with --git they are revisions/ranges; without, one PATH (a bare
-    repository PATH is read as git, its further positionals as revisions)."""
-    if git_repo is not None:
-        return None, git_repo, [*targets, *revs]
-    if not targets:
-        raise SourceError("nothing to build; pass a directory or .py file, or --git REPO.")
-    path = Path(targets[0])
-    if is_bare_repo(path):
-        return None, path, [*targets[1:], *revs]
-    if len(targets) > 1 or revs:
-        raise SourceError(
-            f"{path} is read as a directory, so revisions make no sense; add --git {path} to build revisions."
-        )
-    return path, None, []

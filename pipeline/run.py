@@ -8,7 +8,7 @@ import functools
 import gc
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,10 +23,11 @@ from kverr.pipeline.history import Scan, Scanner
 from kverr.pipeline.introduce import apply as introduce
 from kverr.pipeline.introduce import introducing_commits, touching_soon
 from kverr.pipeline.plan import Plan, add_snapshot, link_repo, plan_directory_default, plan_git
+from kverr.pipeline.spec import BuildSpec
 from kverr.pipeline.write import check_out, make_manifest, write_out
 
-from kverr.errors import KverrWarning, SourceError
-from kverr.ftypes import ParseFailure, Profile, Revision, SourceFile
+from kverr.errors import KverrWarning
+from kverr.ftypes import ParseFailure, Revision, SourceFile
 from kverr.profile import load_profile
 
 
@@ -65,79 +66,47 @@ def _fewer_gc_passes(fn: Callable[..., BuildResult]) -> Callable[..., BuildResul
 
 
 @_fewer_gc_passes
-def build(
-    *,
-    out: Path,
-    source: Path | None = None,
-    git_repo: Path | None = None,
-    revs: Sequence[str] = (),
-    tags_glob: str | None = None,
-    touching: bool = False,
-    globs: Sequence[str] | None = None,
-    catalog: Path | None = None,
-    jobs: int = 1,
-    repo_name: str | None = None,
-    overlay: Path | None = None,
-    cache_path: Path | None = None,
-    dataset_version: str | None = None,
-    snapshots: Sequence[str] = (),
-    snapshot_label: str = "snapshot",
-    snapshot_date: str | None = None,
-    command: Sequence[str] = (),
-    on_progress: Progress | None = None,
-    profile: Profile | str | Path | None = None,
-    verify: bool = False,
-    platform: str | None = None,
-    trust_repo: bool = False,
-) -> BuildResult:
-    """Build the dataset directory `out` (and the catalog, when given) from a directory or a
-    git repository. Idempotent: a second run with nothing new reuses every cached result.
-    `snapshots` (`PATH=REPO_PATH`, git builds only) add one revision after the git ones.
-    `profile`: the project (a Profile, a shipped profile's name or a TOML path; default: the
-    default project), whose file set applies when `globs` is not given.
-    `verify` runs each record's fix through its revision's own check (pipeline/verify.py) on
-    the `platform` profile (default: the spec's, one CUDA SM90 GPU), each child confined by the
-    OS (verify/confine.py); `trust_repo` runs them unconfined where no sandbox can be made."""
+def build(spec: BuildSpec, *, on_progress: Progress | None = None) -> BuildResult:
+    """Build the dataset directory `spec.out` (and the catalog, when given). Idempotent: a
+    second run with nothing new reuses every cached result."""
     started = time.monotonic()
     clock = Clock()
     progress = on_progress or (lambda phase, done, total: None)
+    out, catalog, git = spec.out, spec.catalog, spec.git
+    git_repo = Path(git.repo) if git is not None else None
     check_out(out)
-    if git_repo is None and source is None:
-        raise SourceError("nothing to build; pass a directory or file, or --git REPO.")
-    if snapshots and git_repo is None:
-        raise SourceError("--snapshot places files over a git revision; add --git REPO.")
-    profile = load_profile(profile)  # a bad profile fails now, not after extraction
-    if verify:
-        if git_repo is None:
-            raise SourceError("--verify runs each revision's own code from git; add --git REPO.")
+    profile = load_profile(spec.profile)  # a bad profile fails now, not after extraction
+    if spec.verify:
         from kverr.verify import confine
         from kverr.verify.spec import spec_for
 
-        spec_for(profile).platform(platform)  # an unknown --platform fails now
-        confine.require(trust_repo)  # no sandbox here: refuse now, before any work
-    loaded_overlay = load_overlay(overlay)  # a bad overlay fails now, not after extraction
-    cache = Cache(cache_path or (catalog or out).resolve().parent / CACHE_NAME)
+        spec_for(profile).platform(spec.platform)  # an unknown --platform fails now
+        confine.require(spec.trust_repo)  # no sandbox here: refuse now, before any work
+    loaded_overlay = load_overlay(spec.overlay)  # a bad overlay fails now, not after extraction
+    cache = Cache(spec.cache or (catalog or out).resolve().parent / CACHE_NAME)
+    globs = spec.globs
     try:
-        if git_repo is not None:
-            repo_name = repo_name or link_repo(Path(git_repo), globs, profile)
+        if git is not None:
+            repo_name = spec.repo_name or link_repo(git_repo, globs, profile)
             globs = list(globs or profile.file_set())
             plan = plan_git(
-                Path(git_repo),
-                revs,
-                tags_glob=tags_glob,
-                touching=touching,
+                git_repo,
+                git.revs,
+                tags_glob=git.tags,
+                touching=git.touching,
                 globs=globs,
                 repo_name=repo_name,
                 cache=cache,
                 profile=profile,
             )
-            if snapshots:
+            if git.snapshots:
                 plan = add_snapshot(
-                    plan, snapshots, label=snapshot_label, date=snapshot_date, globs=globs
-                )
+                    plan, git.snapshots, label=git.snapshot_label, date=git.snapshot_date,
+                    globs=globs,
+                )  # fmt: skip
         else:
             plan, globs = plan_directory_default(
-                Path(source), globs, repo_name=repo_name, profile=profile
+                Path(spec.source), globs, repo_name=spec.repo_name, profile=profile
             )
     except BaseException:
         cache.close()
@@ -146,9 +115,9 @@ def build(
     docs = docs_reader(git_repo, profile, plan.repository, cache)
     try:
         touching = touching_soon(git_repo, plan, globs, cache)
-        stats, scan = _extract_and_scan(plan, cache, jobs, progress)
+        stats, scan = _extract_and_scan(plan, cache, spec.jobs, progress)
         clock.lap("extract+ids")
-        assembled = assemble(plan, cache, scan, loaded_overlay, dataset_version, clock, docs)
+        assembled = assemble(plan, cache, scan, loaded_overlay, spec.dataset_version, clock, docs)
         commits = introducing_commits(
             git_repo, plan, globs, scan.spans, assembled.lineage, touching(), cache
         )
@@ -157,14 +126,14 @@ def build(
         add_argparse(plan, cache, scan, assembled, docs)
         clock.lap("argparse")
         report = None
-        if verify:
+        if spec.verify:
             from kverr.pipeline.verify import verify_step
 
             # --jobs N: N sandbox children per platform share the records.
             assembled.records, report = verify_step(
-                plan, cache, scan, assembled.records, repo=Path(git_repo), platform=platform,
-                progress=progress, workers=jobs, occurrences=assembled.occurrences,
-                trust_repo=trust_repo,
+                plan, cache, scan, assembled.records, repo=git_repo, platform=spec.platform,
+                progress=progress, workers=spec.jobs, occurrences=assembled.occurrences,
+                trust_repo=spec.trust_repo,
             )  # fmt: skip
             clock.lap("verify")
         assembled.records = finish(assembled.records, scan.flag_spans, plan.revisions, profile)
@@ -173,7 +142,7 @@ def build(
             docs.close()
         plan.close()
         cache.close()
-    manifest = make_manifest(plan, globs, assembled, stats, command)
+    manifest = make_manifest(plan, globs, assembled, stats, spec.command)
     if report is not None:
         manifest["counts"]["verification"] = report.to_dict()
     write_out(out, plan.revisions, assembled, manifest, plan.files)

@@ -42,9 +42,18 @@ def built(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("argparse")
     sg = make_repo(root / "sglang-repo")
     vl = make_vllm_repo(root / "vllm-repo")
-    kw = {"cache_path": root / "cache.sqlite", "command": ["kverr", "build"]}
-    pipeline.build(out=root / "sglang", git_repo=sg.root, tags_glob="v*", **kw)
-    pipeline.build(out=root / "vllm", git_repo=vl.root, profile="vllm", touching=True, **kw)
+    kw = {"cache": root / "cache.sqlite", "command": ["kverr", "build"]}
+    pipeline.build(
+        pipeline.BuildSpec(out=root / "sglang", source=pipeline.GitSource(sg.root, tags="v*"), **kw)
+    )
+    pipeline.build(
+        pipeline.BuildSpec(
+            out=root / "vllm",
+            source=pipeline.GitSource(vl.root, touching=True),
+            profile="vllm",
+            **kw,
+        )
+    )
     load_datasets([root / "sglang"], root / "sglang.duckdb")
     load_datasets([root / "sglang", root / "vllm"], root / "both.duckdb")
     return {"root": root, "sglang": root / "sglang", "vllm": root / "vllm"}
@@ -136,10 +145,11 @@ def test_ids_stay_when_choices_and_defaults_change(built, tmp_path):
     """The id hashes kind, form and flag: a build of v0.1.0 alone (other choices, no renamed
     value) gives the same ids as the whole history."""
     one = pipeline.build(
-        out=tmp_path / "one",
-        git_repo=built["root"] / "sglang-repo",
-        revs=["v0.1.0"],
-        cache_path=tmp_path / "c.sqlite",
+        pipeline.BuildSpec(
+            out=tmp_path / "one",
+            source=pipeline.GitSource(built["root"] / "sglang-repo", revs=["v0.1.0"]),
+            cache=tmp_path / "c.sqlite",
+        )
     )
     ids = {
         (r["argparse"]["flag"], r["argparse"]["form"]): r["id"]
@@ -160,8 +170,18 @@ def test_adding_a_release_folds_only_it_and_gives_the_same_history(built, tmp_pa
     cache, restores the first two and folds v0.3.0 alone, to the same flag history and records
     as a build from scratch."""
     repo, cache = built["root"] / "sglang-repo", tmp_path / "c.sqlite"
-    pipeline.build(out=tmp_path / "a", git_repo=repo, revs=["v0.1.0", "v0.2.0"], cache_path=cache)
-    more = pipeline.build(out=tmp_path / "b", git_repo=repo, tags_glob="v*", cache_path=cache)
+    pipeline.build(
+        pipeline.BuildSpec(
+            out=tmp_path / "a",
+            source=pipeline.GitSource(repo, revs=["v0.1.0", "v0.2.0"]),
+            cache=cache,
+        )
+    )
+    more = pipeline.build(
+        pipeline.BuildSpec(
+            out=tmp_path / "b", source=pipeline.GitSource(repo, tags="v*"), cache=cache
+        )
+    )
     assert more.stats["revisions_restored"] == 2
     for name in ("flaghistory.jsonl", "records.jsonl", "occurrences.jsonl"):
         assert (tmp_path / "b" / name).read_bytes() == (built["sglang"] / name).read_bytes(), name

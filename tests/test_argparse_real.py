@@ -25,7 +25,12 @@ def test_each_argparse_pattern_matches_what_the_newest_parser_prints(
     monkeypatch.setenv("KVERR_STRICT", "0")  # upstream code: a message kverr cannot resolve is data
     out = tmp_path / "vllm"
     pipeline.build(
-        out=out, git_repo=MIRROR, revs=["HEAD"], profile=load_profile("vllm"), verify=True
+        pipeline.BuildSpec(
+            out=out,
+            source=pipeline.GitSource(MIRROR, revs=["HEAD"]),
+            profile=load_profile("vllm"),
+            verify=True,
+        )
     )
     records = [json.loads(line)["record"] for line in (out / "records.jsonl").open()]
     forms = ("invalid-value", "invalid-choice", "expected-argument")

@@ -111,14 +111,15 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"git": g, "sha": c, "tmp": tmp_path_factory.mktemp("out")}
 
 
-def _build(story: dict, name: str, **kw) -> pipeline.BuildResult:
+def _build(story: dict, name: str, repo: Path | None = None) -> pipeline.BuildResult:
     tmp: Path = story["tmp"]
-    kw.setdefault("git_repo", story["git"].root)
-    kw.setdefault("touching", True)
-    kw.setdefault("cache_path", tmp / f"{name}.sqlite")
+    git = pipeline.GitSource(repo or story["git"].root, touching=True)
     return pipeline.build(
-        out=tmp / name, catalog=tmp / f"{name}.duckdb", repo_name="acme/engine", **kw
-    )
+        pipeline.BuildSpec(
+            out=tmp / name, source=git, catalog=tmp / f"{name}.duckdb", repo_name="acme/engine",
+            cache=tmp / f"{name}.sqlite",
+        )
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -267,7 +268,7 @@ def test_rebuild_is_a_noop_and_byte_identical(story: dict, built: pipeline.Build
 
 def test_new_commit_reuses_unchanged_functions(story: dict, tmp_path: Path) -> None:
     clone = story["git"].clone(tmp_path / "clone")
-    first = _build(story, "grow", git_repo=clone.root)
+    first = _build(story, "grow", repo=clone.root)
     clone.commit(
         "new check",
         {
@@ -276,7 +277,7 @@ def test_new_commit_reuses_unchanged_functions(story: dict, tmp_path: Path) -> N
             '            raise ValueError("--tp-size above 64 is not supported")\n'
         },
     )
-    second = _build(story, "grow", git_repo=clone.root)
+    second = _build(story, "grow", repo=clone.root)
     assert second.stats["revisions"] == first.stats["revisions"] + 1
     assert second.stats["blobs_parsed"] == 1  # only the changed server_args.py
     assert second.stats["unit_cache_hits"] >= 2  # its unchanged functions came from the unit cache
@@ -293,8 +294,8 @@ def test_new_commit_reuses_unchanged_functions(story: dict, tmp_path: Path) -> N
             '            raise ValueError("--tp-size above 64 is not supported yet")\n'
         },
     )
-    third = _build(story, "grow", git_repo=clone.root)
-    fresh = _build(story, "fresh", git_repo=clone.root)
+    third = _build(story, "grow", repo=clone.root)
+    fresh = _build(story, "fresh", repo=clone.root)
     assert third.stats["revisions_restored"] == second.stats["revisions"]
     assert fresh.stats["revisions_restored"] == 0
     for name in ("records.jsonl", "occurrences.jsonl", "lineage.jsonl", "revisions.jsonl"):
@@ -310,11 +311,12 @@ def test_bare_clone_builds_the_same_records(
 ) -> None:
     bare = story["git"].bare_clone(tmp_path / "bare.git")
     res = pipeline.build(
-        out=tmp_path / "b",
-        git_repo=bare,
-        touching=True,
-        repo_name="acme/engine",
-        cache_path=tmp_path / "c.sqlite",
+        pipeline.BuildSpec(
+            out=tmp_path / "b",
+            source=pipeline.GitSource(bare, touching=True),
+            repo_name="acme/engine",
+            cache=tmp_path / "c.sqlite",
+        )
     )
     assert (res.out / "records.jsonl").read_bytes() == (built.out / "records.jsonl").read_bytes()
 
@@ -323,12 +325,13 @@ def test_parallel_build_matches_single(
     story: dict, built: pipeline.BuildResult, tmp_path: Path
 ) -> None:
     res = pipeline.build(
-        out=tmp_path / "p",
-        git_repo=story["git"].root,
-        touching=True,
-        repo_name="acme/engine",
-        jobs=2,
-        cache_path=tmp_path / "p.sqlite",
+        pipeline.BuildSpec(
+            out=tmp_path / "p",
+            source=pipeline.GitSource(story["git"].root, touching=True),
+            repo_name="acme/engine",
+            jobs=2,
+            cache=tmp_path / "p.sqlite",
+        )
     )
     assert res.stats["blobs_parsed"] == built.stats["blobs_parsed"]
     for name in (
@@ -373,7 +376,11 @@ def test_guard_change_keeps_the_id_and_is_reported(tmp_path: Path) -> None:
     )
     g.tag("v2")
     res = pipeline.build(
-        out=tmp_path / "ds", git_repo=g.root, tags_glob="v*", catalog=tmp_path / "c.duckdb"
+        pipeline.BuildSpec(
+            out=tmp_path / "ds",
+            source=pipeline.GitSource(g.root, tags="v*"),
+            catalog=tmp_path / "c.duckdb",
+        )
     )
     with open_catalog(res.catalog) as cat:
         d = diff(cat, "v1", "v2")
@@ -406,7 +413,11 @@ def test_duplicate_message_keeps_the_old_id(tmp_path: Path) -> None:
     g.commit("two", {group: new})
     g.tag("v2")
     res = pipeline.build(
-        out=tmp_path / "ds", git_repo=g.root, tags_glob="v*", catalog=tmp_path / "c.duckdb"
+        pipeline.BuildSpec(
+            out=tmp_path / "ds",
+            source=pipeline.GitSource(g.root, tags="v*"),
+            catalog=tmp_path / "c.duckdb",
+        )
     )
     spans = {
         (o["id"], o["file"], o["from"], o["to"]) for o in _lines(res.out / "occurrences.jsonl")
@@ -425,11 +436,19 @@ def test_duplicate_message_keeps_the_old_id(tmp_path: Path) -> None:
     g.commit("three", {SA: "# a comment\n" + old})
     g.tag("v3")
     again = pipeline.build(
-        out=tmp_path / "ds", git_repo=g.root, tags_glob="v*", catalog=tmp_path / "c.duckdb"
+        pipeline.BuildSpec(
+            out=tmp_path / "ds",
+            source=pipeline.GitSource(g.root, tags="v*"),
+            catalog=tmp_path / "c.duckdb",
+        )
     )
     assert again.stats["revisions_restored"] == 2
     fresh = pipeline.build(
-        out=tmp_path / "fresh", git_repo=g.root, tags_glob="v*", cache_path=tmp_path / "f.sqlite"
+        pipeline.BuildSpec(
+            out=tmp_path / "fresh",
+            source=pipeline.GitSource(g.root, tags="v*"),
+            cache=tmp_path / "f.sqlite",
+        )
     )
     for name in ("records.jsonl", "occurrences.jsonl"):
         assert (again.out / name).read_bytes() == (fresh.out / name).read_bytes()
@@ -438,6 +457,8 @@ def test_duplicate_message_keeps_the_old_id(tmp_path: Path) -> None:
     }
     assert spans == {(old_id, SA, 0, 2), (new_id, group, 1, 2)}
     # A one-revision build of c2 (no history) picks the first site in (file, line) order.
-    alone = pipeline.build(out=tmp_path / "ds2", git_repo=g.root, revs=["v2"])
+    alone = pipeline.build(
+        pipeline.BuildSpec(out=tmp_path / "ds2", source=pipeline.GitSource(g.root, revs=["v2"]))
+    )
     ids = {o["file"]: o["id"] for o in _lines(alone.out / "occurrences.jsonl")}
     assert ids[SA] != old_id and ids[group] == old_id

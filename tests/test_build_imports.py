@@ -52,7 +52,11 @@ def test_an_imported_constant_reads_as_its_value(tmp_path: Path) -> None:
         },
     )
     out = tmp_path / "out"
-    pipeline.build(out=out, git_repo=g.root, revs=["HEAD"], repo_name="acme/engine")
+    pipeline.build(
+        pipeline.BuildSpec(
+            out=out, source=pipeline.GitSource(g.root, revs=["HEAD"]), repo_name="acme/engine"
+        )
+    )
     lines = (out / "records.jsonl").read_text(encoding="utf-8").splitlines()
     trigger = {
         r["errorMessage"]: r["triggerScenarios"] for r in (json.loads(x)["record"] for x in lines)

@@ -58,15 +58,16 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"git": g, "sha": sha, "tmp": tmp_path_factory.mktemp("out")}
 
 
-def _build(story: dict, name: str, **kw) -> Path:
+def _build(story: dict, name: str, **git) -> Path:
     tmp: Path = story["tmp"]
     pipeline.build(
-        out=tmp / name,
-        catalog=tmp / f"{name}.duckdb",
-        git_repo=story["git"].root,
-        cache_path=tmp / "cache.sqlite",
-        repo_name="acme/engine",
-        **kw,
+        pipeline.BuildSpec(
+            out=tmp / name,
+            source=pipeline.GitSource(story["git"].root, **git),
+            catalog=tmp / f"{name}.duckdb",
+            cache=tmp / "cache.sqlite",
+            repo_name="acme/engine",
+        )
     )
     return tmp / name
 
@@ -95,5 +96,5 @@ def test_a_build_over_the_history_names_the_introducing_commit(story: dict) -> N
 
 
 def test_a_release_only_build_does_not_guess(story: dict) -> None:
-    docs = _docs(_build(story, "tags", tags_glob="v*"))
+    docs = _docs(_build(story, "tags", tags="v*"))
     assert not any("The change that added" in d for d in docs.values())

@@ -71,15 +71,15 @@ def _build(story: dict, name: str, **kw) -> pipeline.BuildResult:
     kw.setdefault("snapshots", [f"{story['disk'] / 'hook.py'}={HOOK}"])
     kw.setdefault("snapshot_label", "seed")
     kw.setdefault("snapshot_date", DATE)
+    git = pipeline.GitSource(story["git"].root, revs=("HEAD",), tags="v*", **kw)
     return pipeline.build(
-        out=tmp / name,
-        catalog=tmp / f"{name}.duckdb",
-        git_repo=story["git"].root,
-        tags_glob="v*",
-        revs=["HEAD"],
-        repo_name="acme/engine",
-        cache_path=tmp / f"{name}.sqlite",
-        **kw,
+        pipeline.BuildSpec(
+            out=tmp / name,
+            source=git,
+            catalog=tmp / f"{name}.duckdb",
+            repo_name="acme/engine",
+            cache=tmp / f"{name}.sqlite",
+        )
     )
 
 
@@ -244,9 +244,9 @@ def test_bad_snapshots_are_one_sentence(story: dict, kw: dict, message: str) -> 
 def test_snapshot_needs_git(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text('raise ValueError("--x must be set somewhere")\n')
     with pytest.raises(SourceError, match="add --git REPO"):
-        pipeline.build(
-            out=tmp_path / "out",
-            source=tmp_path / "a.py",
+        pipeline.BuildSpec.from_targets(
+            [str(tmp_path / "a.py")],
             snapshots=["a.py=b.py"],
             snapshot_date=DATE,
+            out=tmp_path / "o",
         )

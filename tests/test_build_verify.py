@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from kverr.pipeline import build
+from kverr.pipeline import BuildSpec, GitSource, build
 from test_sources import Git
 from typer.testing import CliRunner
 from verify_fixture import sglang_files
@@ -34,9 +34,9 @@ def records(out: Path) -> dict[str, dict]:
 
 def test_build_verify_writes_verdicts_and_a_rebuild_runs_nothing(repo: Git, tmp_path: Path) -> None:
     opts = dict(
-        git_repo=repo.root, revs=["HEAD"], repo_name="o/r", cache_path=tmp_path / "c.sqlite"
+        source=GitSource(repo.root, revs=("HEAD",)), repo_name="o/r", cache=tmp_path / "c.sqlite"
     )
-    plain = build(out=tmp_path / "plain", **opts)
+    plain = build(BuildSpec(out=tmp_path / "plain", **opts))
     assert plain.verify is None
     for rec in records(tmp_path / "plain").values():
         assert rec["verification"]["status"] == "unverified"
@@ -44,7 +44,7 @@ def test_build_verify_writes_verdicts_and_a_rebuild_runs_nothing(repo: Git, tmp_
         if rec["kind"] == "argparse":  # read from the declarations, its parser not run
             assert "the build did not run the revision's parser" in rec["verification"]["reason"]
 
-    first = build(out=tmp_path / "a", verify=True, **opts)
+    first = build(BuildSpec(out=tmp_path / "a", verify=True, **opts))
     recs = records(tmp_path / "a")
     page = next(r for m, r in recs.items() if m.startswith("page_size must divide"))
     assert page["verification"] == {
@@ -66,7 +66,7 @@ def test_build_verify_writes_verdicts_and_a_rebuild_runs_nothing(repo: Git, tmp_
     manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
     assert manifest["counts"]["verification"]["verifiedNewest"] == v.verified_newest
 
-    again = build(out=tmp_path / "b", verify=True, **opts)
+    again = build(BuildSpec(out=tmp_path / "b", verify=True, **opts))
     assert again.verify.runs == 0  # every verdict came from the build cache
     assert (tmp_path / "a" / "records.jsonl").read_bytes() == (
         tmp_path / "b" / "records.jsonl"
@@ -89,10 +89,9 @@ def test_verify_needs_git_and_a_known_platform(repo: Git, tmp_path: Path) -> Non
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("x = 1\n")
     with pytest.raises(SourceError, match="--verify runs each revision's own code from git"):
-        build(out=tmp_path / "o", source=tmp_path / "src", verify=True)
+        build(BuildSpec(out=tmp_path / "o", source=tmp_path / "src", verify=True))
     with pytest.raises(SourceError, match="unknown platform profile 'tpu'"):
-        build(out=tmp_path / "o", git_repo=repo.root, revs=["HEAD"], repo_name="o/r",
-              verify=True, platform="tpu")  # fmt: skip
+        build(BuildSpec(out=tmp_path / "o", source=GitSource(repo.root, revs=["HEAD"]), repo_name="o/r", verify=True, platform="tpu"))  # fmt: skip
 
 
 def test_another_project_is_not_verified_and_says_why(tmp_path: Path) -> None:
@@ -103,8 +102,7 @@ def test_another_project_is_not_verified_and_says_why(tmp_path: Path) -> None:
             "pkg/config.py": "def check(x):\n    if x:\n        raise ValueError('x is not allowed here')\n"
         },
     )
-    result = build(out=tmp_path / "ds", git_repo=g.root, revs=["HEAD"], globs=["pkg/*.py"],
-                   repo_name="o/r", verify=True)  # fmt: skip
+    result = build(BuildSpec(out=tmp_path / "ds", source=GitSource(g.root, revs=["HEAD"]), globs=["pkg/*.py"], repo_name="o/r", verify=True))  # fmt: skip
     (rec,) = records(tmp_path / "ds").values()
     assert rec["verification"]["status"] == "unverified"
     assert rec["verification"]["reason"].startswith("kverr has no verify spec for this project")
@@ -162,15 +160,19 @@ def test_a_hook_is_verified_where_the_revision_calls_it_and_a_newer_one_says_why
     g.commit("fixture with a hook", files)
     (tmp_path / "new_hook.py").write_text(NEWER_HOOK, encoding="utf-8")
     build(
-        out=tmp_path / "ds",
-        git_repo=g.root,
-        revs=["HEAD"],
-        repo_name="o/r",
-        cache_path=tmp_path / "c.sqlite",
-        snapshots=[f"{tmp_path / 'new_hook.py'}=python/sglang/srt/arg_groups/new_hook.py"],
-        snapshot_label="seed",
-        snapshot_date="2026-08-28T05:10:05Z",
-        verify=True,
+        BuildSpec(
+            out=tmp_path / "ds",
+            source=GitSource(
+                g.root,
+                revs=["HEAD"],
+                snapshots=[f"{tmp_path / 'new_hook.py'}=python/sglang/srt/arg_groups/new_hook.py"],
+                snapshot_label="seed",
+                snapshot_date="2026-08-28T05:10:05Z",
+            ),
+            repo_name="o/r",
+            cache=tmp_path / "c.sqlite",
+            verify=True,
+        )
     )
     recs = records(tmp_path / "ds")
     wired = recs["--prefill-only needs --page-size 1 in this hook."]

@@ -198,8 +198,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def _build(repo: dict, rev: str, name: str) -> dict:
     out = repo["tmp"] / name
-    pipeline.build(out=out, git_repo=repo["git"].root, revs=[rev], repo_name="acme/engine",
-                   cache_path=repo["tmp"] / "cache.sqlite")  # fmt: skip
+    pipeline.build(pipeline.BuildSpec(out=out, source=pipeline.GitSource(repo["git"].root, revs=[rev]), repo_name="acme/engine", cache=repo["tmp"] / "cache.sqlite"))  # fmt: skip
     lines = (out / "records.jsonl").read_text(encoding="utf-8").splitlines()
     recs = [json.loads(x)["record"] for x in lines]
     return _dp_record([r for r in recs if r["kind"] != "argparse"])

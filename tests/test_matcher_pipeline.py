@@ -54,7 +54,9 @@ def _build(root: Path, rel: str, text: str) -> Path:
     target.parent.mkdir(parents=True)
     target.write_text(text, encoding="utf-8")
     pipeline.build(
-        out=root / "out", source=root / "src", catalog=root / "c.duckdb", command=["test"]
+        pipeline.BuildSpec(
+            out=root / "out", source=root / "src", catalog=root / "c.duckdb", command=["test"]
+        )
     )
     return root / "c.duckdb"
 

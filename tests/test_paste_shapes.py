@@ -37,9 +37,18 @@ def built(tmp_path_factory):
     sg.commit("drop the switch", {SA: _with(base, PARSER)})
     sg.tag("v0.5.0")
     vl = make_vllm_repo(root / "vllm-repo")
-    kw = {"cache_path": root / "cache.sqlite", "command": ["kverr", "build"]}
-    pipeline.build(out=root / "sglang", git_repo=sg.root, tags_glob="v*", **kw)
-    pipeline.build(out=root / "vllm", git_repo=vl.root, profile="vllm", touching=True, **kw)
+    kw = {"cache": root / "cache.sqlite", "command": ["kverr", "build"]}
+    pipeline.build(
+        pipeline.BuildSpec(out=root / "sglang", source=pipeline.GitSource(sg.root, tags="v*"), **kw)
+    )
+    pipeline.build(
+        pipeline.BuildSpec(
+            out=root / "vllm",
+            source=pipeline.GitSource(vl.root, touching=True),
+            profile="vllm",
+            **kw,
+        )
+    )
     load_datasets([root / "sglang", root / "vllm"], root / "both.duckdb")
     with open_catalog(root / "both.duckdb") as c:
         yield c

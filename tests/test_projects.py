@@ -63,8 +63,14 @@ def built(tmp_path_factory) -> dict:
     sgit = Git(root / "sglang-repo")
     sgit.write("python/sglang/srt/server_args.py", SGLANG_MODULE)
     sgit.commit("server args")
-    vllm = pipeline.build(out=root / "vllm", git_repo=vgit.root, profile="vllm", command=["t"])
-    sglang = pipeline.build(out=root / "sglang", git_repo=sgit.root, command=["t"])
+    vllm = pipeline.build(
+        pipeline.BuildSpec(
+            out=root / "vllm", source=pipeline.GitSource(vgit.root), profile="vllm", command=["t"]
+        )
+    )
+    sglang = pipeline.build(
+        pipeline.BuildSpec(out=root / "sglang", source=pipeline.GitSource(sgit.root), command=["t"])
+    )
     catalog = root / "both.duckdb"
     load_datasets([sglang.out, vllm.out], catalog)
     return {"root": root, "vllm": vllm.out, "sglang": sglang.out, "catalog": catalog}
@@ -141,14 +147,16 @@ def test_earlier_checks_add_only_related_flags(built: dict, tmp_path: Path) -> N
     before = err["exampleFix"].split("\n")[1]
     assert before == "vllm serve MODEL --kv-cache-dtype=fp8 --enable-lora"
     every = dataclasses.replace(load_profile("vllm"), earlier_checks="all")
-    res = pipeline.build(out=tmp_path / "all", source=VLLM_LIKE, profile=every)
+    res = pipeline.build(pipeline.BuildSpec(out=tmp_path / "all", source=VLLM_LIKE, profile=every))
     (err,) = _by_message(_records(res.out), "An fp8 KV cache")
     assert "--max-num-batched-tokens" in err["exampleFix"].split("\n")[1]
 
 
 def test_ids_carry_the_project(built: dict, tmp_path: Path) -> None:
     """The same site built as another project gets another id (one catalog, many projects)."""
-    as_sglang = pipeline.build(out=tmp_path / "s", source=VLLM_LIKE, profile="sglang")
+    as_sglang = pipeline.build(
+        pipeline.BuildSpec(out=tmp_path / "s", source=VLLM_LIKE, profile="sglang")
+    )
     assert not {r["id"] for r in _records(built["vllm"])} & {
         r["id"] for r in _records(as_sglang.out)
     }
@@ -161,7 +169,11 @@ def test_ids_carry_the_project(built: dict, tmp_path: Path) -> None:
 )  # fmt: skip
 def test_a_directory_build_is_labelled_with_its_repository(tmp_path, profile, repo_name, repo):
     """No commit, so no links; the records still name the repository (it was always SGLang's)."""
-    res = pipeline.build(out=tmp_path / "o", source=VLLM_LIKE, profile=profile, repo_name=repo_name)
+    res = pipeline.build(
+        pipeline.BuildSpec(
+            out=tmp_path / "o", source=VLLM_LIKE, profile=profile, repo_name=repo_name
+        )
+    )
     recs = _records(res.out)
     assert {r["repo"] for r in recs} == {repo} and {r["githubUrl"] for r in recs} == {None}
     assert json.loads((res.out / "manifest.json").read_text())["repository"] == repo
@@ -522,11 +534,13 @@ def test_fixes_of_a_project_without_a_spec_say_they_are_not_verified(
     """A profile without [verify] tables (vLLM's, less them): --verify runs nothing and every
     record says why (and never claims a verified fix)."""
     res = pipeline.build(
-        out=tmp_path / "v",
-        git_repo=built["root"] / "vllm-repo",
-        profile=dataclasses.replace(load_profile("vllm"), verify=None),
-        verify=True,
-        command=["t"],
+        pipeline.BuildSpec(
+            out=tmp_path / "v",
+            source=pipeline.GitSource(built["root"] / "vllm-repo"),
+            profile=dataclasses.replace(load_profile("vllm"), verify=None),
+            verify=True,
+            command=["t"],
+        )
     )
     everything = _records(res.out)
     assert {r["verification"]["status"] for r in everything} == {"unverified"}
@@ -568,7 +582,9 @@ def both_site(built: dict, tmp_path_factory) -> Path:
     src = root / "sglang-src" / "python" / "sglang" / "srt"
     src.mkdir(parents=True)
     (src / "server_args.py").write_text(SGLANG_KV, encoding="utf-8")
-    sglang = pipeline.build(out=root / "sglang", source=root / "sglang-src", command=["t"])
+    sglang = pipeline.build(
+        pipeline.BuildSpec(out=root / "sglang", source=root / "sglang-src", command=["t"])
+    )
     # as a dataset written before records carried `project`: its manifest says whose it is
     lines = [json.loads(x) for x in (sglang.out / "records.jsonl").open()]
     with (sglang.out / "records.jsonl").open("w") as f:
@@ -676,7 +692,9 @@ def test_a_notice_turns_a_vllm_switch_off_with_its_no_form(tmp_path: Path) -> No
     (src / "engine").mkdir()
     (src / "config" / "scheduler.py").write_text(NOTICE_CONFIG, encoding="utf-8")
     (src / "engine" / "arg_utils.py").write_text(NOTICE_ENGINE, encoding="utf-8")
-    res = pipeline.build(out=tmp_path / "o", source=tmp_path / "src", profile="vllm")
+    res = pipeline.build(
+        pipeline.BuildSpec(out=tmp_path / "o", source=tmp_path / "src", profile="vllm")
+    )
     (rec,) = _by_message(_records(res.out), "Async scheduling will be disabled")
     assert rec["exampleFix"].splitlines()[-1] == "vllm serve MODEL --no-async-scheduling"
     assert "=False" not in rec["exampleFix"]

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from kverr.pipeline import build
+from kverr.pipeline import BuildSpec, GitSource, build
 from kverr.verify.release import find_release
 from kverr.verify.spec import spec_for
 from test_sources import Git
@@ -31,7 +31,11 @@ def project(tmp_path_factory: pytest.TempPathFactory):
     g = Git(root / "repo")
     sha = g.commit("fixture", sglang_files())
     g.tag("v9.9.9")
-    build(out=root / "ds", git_repo=g.root, revs=["HEAD"], tags_glob="v*", profile=PROFILE)
+    build(
+        BuildSpec(
+            out=root / "ds", source=GitSource(g.root, revs=["HEAD"], tags="v*"), profile=PROFILE
+        )
+    )
     good = subprocess.run(
         ["git", "-C", str(g.root), "archive", "--format=tar.gz", f"--prefix=sglang-{sha}/", sha],
         capture_output=True,

@@ -70,12 +70,20 @@ def catalog(tmp_path_factory: pytest.TempPathFactory):
         release_dates=(("0.1.0", _iso(1)), ("0.2.0", _iso(3)), ("0.9.0", "2031-01-01T00:00:00Z")),
     )
     pipeline.build(
-        out=root / "vllm", git_repo=g.root, revs=["HEAD"], touching=True, profile=profile
+        pipeline.BuildSpec(
+            out=root / "vllm",
+            source=pipeline.GitSource(g.root, revs=["HEAD"], touching=True),
+            profile=profile,
+        )
     )
     s = Git(root / "sglang-repo")
     s.commit("server args", {SERVER: "class ServerArgs:\n    tp_size: int = 1\n"})
     s.tag("v0.5.0")
-    pipeline.build(out=root / "sglang", git_repo=s.root, revs=["HEAD"], tags_glob="v*")
+    pipeline.build(
+        pipeline.BuildSpec(
+            out=root / "sglang", source=pipeline.GitSource(s.root, revs=["HEAD"], tags="v*")
+        )
+    )
     load_datasets([root / "sglang", root / "vllm"], root / "catalog.duckdb")
     cat = open_catalog(root / "catalog.duckdb")
     yield cat, c, root

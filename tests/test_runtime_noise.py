@@ -71,9 +71,7 @@ def test_launch_path_records_stay_silent(tmp_path, monkeypatch):
     for name, repo in SOURCES.items():
         out = tmp_path / name
         pipeline.build(
-            out=out, git_repo=repo, revs=["HEAD"], profile=load_profile(name),
-            cache_path=tmp_path / "cache.sqlite", command=["kverr", "build"],
-        )  # fmt: skip
+            pipeline.BuildSpec(out=out, source=pipeline.GitSource(repo, revs=["HEAD"]), profile=load_profile(name), cache=tmp_path / "cache.sqlite", command=["kverr", "build"]))  # fmt: skip
         records = [json.loads(line)["record"] for line in (out / "records.jsonl").open()]
         assert any(r.get("scope") == "launch-path" for r in records), name
         outs.append(out)

@@ -374,16 +374,24 @@ def test_github_name_of_the_origin(tmp_path: Path, url: str, name: str | None) -
 
 
 def test_links_point_at_the_origin_or_are_asked_for(tmp_path: Path) -> None:
-    from kverr.pipeline import build
+    from kverr.pipeline import BuildSpec, GitSource, build
 
     repo = Git(tmp_path / "r")
     repo.commit(
         "c1", {"app/config.py": 'def check(args):\n    raise ValueError("--port is taken.")\n'}
     )
     with pytest.raises(SourceError, match=r"no GitHub origin .*pass --repo-name OWNER/NAME"):
-        build(out=tmp_path / "a", git_repo=repo.root, revs=["HEAD"], globs=["app/*.py"])
+        build(
+            BuildSpec(
+                out=tmp_path / "a", source=GitSource(repo.root, revs=["HEAD"]), globs=["app/*.py"]
+            )
+        )
     repo.run("remote", "add", "origin", "git@github.com:acme/launcher.git")
-    build(out=tmp_path / "b", git_repo=repo.root, revs=["HEAD"], globs=["app/*.py"])
+    build(
+        BuildSpec(
+            out=tmp_path / "b", source=GitSource(repo.root, revs=["HEAD"]), globs=["app/*.py"]
+        )
+    )
     (line,) = (tmp_path / "b" / "records.jsonl").read_text(encoding="utf-8").splitlines()
     rec = json.loads(line)["record"]
     assert rec["repo"] == "acme/launcher"

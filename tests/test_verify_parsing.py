@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from argparse_fixture import make_vllm_repo
-from kverr.pipeline import build
+from kverr.pipeline import BuildSpec, GitSource, build
 from kverr.verify.parsing import Fix, fix_of, launch_of, printed, rejected_as_recorded
 from test_sources import Git
 from verify_fixture import sglang_files
@@ -53,8 +53,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, object, 
     g = Git(root / "repo")
     g.commit("with --old-flag", files(old_flag=True))
     newest = g.commit("without --old-flag", files(old_flag=False))
-    result = build(out=root / "ds", git_repo=g.root, revs=["HEAD~1", "HEAD"], repo_name="o/r",
-                   cache_path=root / "c.sqlite", verify=True)  # fmt: skip
+    result = build(BuildSpec(out=root / "ds", source=GitSource(g.root, revs=["HEAD~1", "HEAD"]), repo_name="o/r", cache=root / "c.sqlite", verify=True))  # fmt: skip
     return by_form(root / "ds"), newest, result, root
 
 
@@ -113,8 +112,7 @@ def test_the_summary_counts_them_and_a_rebuild_runs_nothing(built) -> None:
 
     line = verify_summary(v)
     assert f"argparse records: {v.argparse_verified} of {v.argparse_records} verified" in line
-    again = build(out=root / "again", git_repo=root / "repo", revs=["HEAD~1", "HEAD"],
-                  repo_name="o/r", cache_path=root / "c.sqlite", verify=True)  # fmt: skip
+    again = build(BuildSpec(out=root / "again", source=GitSource(root / "repo", revs=["HEAD~1", "HEAD"]), repo_name="o/r", cache=root / "c.sqlite", verify=True))  # fmt: skip
     assert again.verify.runs == 0
     assert by_form(root / "again") == recs
 
@@ -148,8 +146,7 @@ def test_a_vllm_revision_without_the_specs_parser_says_so(tmp_path: Path) -> Non
     # vLLM's spec reads the command line with the revision's own FlexibleArgumentParser; a
     # revision whose arg_utils names none is not run, and each record says why
     g = make_vllm_repo(tmp_path / "vllm")
-    build(out=tmp_path / "ds", git_repo=g.root, profile="vllm", revs=["HEAD"], repo_name="o/v",
-          verify=True)  # fmt: skip
+    build(BuildSpec(out=tmp_path / "ds", source=GitSource(g.root, revs=["HEAD"]), profile="vllm", repo_name="o/v", verify=True))  # fmt: skip
     recs = by_form(tmp_path / "ds")
     assert recs
     for rec in recs.values():

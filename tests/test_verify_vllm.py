@@ -107,12 +107,11 @@ def test_a_field_validator_and_a_json_option_checked_while_parsing(harness: Harn
 def built(project, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict, list]:
     """The fixture project built with --verify: the result, its raise/assert records by the
     first 20 characters of their message, and all of them."""
-    from kverr.pipeline import build
+    from kverr.pipeline import BuildSpec, GitSource, build
 
     repo, sha = project
     out = tmp_path_factory.mktemp("built") / "ds"
-    res = build(out=out, git_repo=repo, profile="vllm", revs=["HEAD"], repo_name="o/v",
-                verify=True)  # fmt: skip
+    res = build(BuildSpec(out=out, source=GitSource(repo, revs=["HEAD"]), profile="vllm", repo_name="o/v", verify=True))  # fmt: skip
     recs = [json.loads(line)["record"] for line in (out / "records.jsonl").open()]
     checks = [r for r in recs if r["kind"] in ("raise", "assert")]
     return res, {r["errorMessage"][:20]: r for r in checks}, checks

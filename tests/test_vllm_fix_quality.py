@@ -117,7 +117,7 @@ def tree(tmp_path_factory) -> Path:
 
 
 def _build(tree: Path, out: Path, profile) -> dict[str, dict]:
-    res = pipeline.build(out=out, source=tree, profile=profile)
+    res = pipeline.build(pipeline.BuildSpec(out=out, source=tree, profile=profile))
     recs = [json.loads(line)["record"] for line in (res.out / "records.jsonl").open()]
     return {r["errorMessage"]: r for r in recs}
 

@@ -163,8 +163,7 @@ def argparse_catalog(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("argparse-escape")
     repo = make_repo(root / "repo")
-    pipeline.build(out=root / "ds", git_repo=repo.root, tags_glob="v*",
-                   cache_path=root / "cache.sqlite", command=["kverr", "build"])  # fmt: skip
+    pipeline.build(pipeline.BuildSpec(out=root / "ds", source=pipeline.GitSource(repo.root, tags="v*"), cache=root / "cache.sqlite", command=["kverr", "build"]))  # fmt: skip
     load_datasets([root / "ds"], root / "c.duckdb")
     return root / "c.duckdb"
 
