@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import json
 import math
-import os
 import re
 from array import array
 from collections import Counter
@@ -191,19 +190,14 @@ def _write(file: Path, idx: Index) -> None:
         "ids": idx.ids, "last": idx.last_ord, "flags": idx.flags, "named": [sorted(n) for n in idx.named],
         "terms": list(idx.postings), "ends": [end for _, end in idx.postings.values()],
     }).encode()  # fmt: skip
-    import tempfile  # (a search that writes its cache pays for it, not every explain)
+    from kverr import io  # (a search that writes its cache pays for it, not every explain)
 
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=file.parent, suffix=".tmp", delete=False) as out:
+    with contextlib.suppress(OSError):
+        with io.replacing_file(file) as tmp, open(tmp, "wb") as out:
             out.write(len(head).to_bytes(8, "little") + head)
             out.write(idx.docs.tobytes() + idx.weights.tobytes())
-        os.replace(out.name, file)
         for old in sorted(file.parent.glob("*.idx"), key=lambda p: p.stat().st_mtime)[:-CACHED]:
             old.unlink(missing_ok=True)
-    except OSError:
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(out.name)
 
 
 def _read(data: bytes) -> Index:

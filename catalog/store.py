@@ -25,7 +25,7 @@ from kverr.catalog import argparse_answers, matcher, patterns, prefilter
 from kverr.catalog.connection import Connection, first_line
 from kverr.catalog.engine import duckdb, quiet
 
-from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers, progress
+from kverr import DEFAULT_PROJECT, __version__, io, progress
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 from kverr.places import cache_dir
 
@@ -69,7 +69,7 @@ CREATE TABLE flag_history(project VARCHAR, name VARCHAR, from_ord INTEGER, to_or
 
 
 def _read_jsonl(path: Path, *, required: bool = False) -> list[dict[str, Any]]:
-    return [obj for _, obj in jsonl.read_objects(path, optional=not required)]
+    return [obj for _, obj in io.read_objects(path, optional=not required)]
 
 
 def _read_manifest(dataset_dir: Path) -> dict[str, Any]:
@@ -105,7 +105,7 @@ class _Records:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         path = self.path
-        rows = (obj for _, obj in jsonl.iter_objects(path, optional=False))
+        rows = (obj for _, obj in io.iter_objects(path, optional=False))
         for no, row in enumerate(rows, 1):
             rec = row.get("record")
             if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
@@ -405,21 +405,16 @@ def load_datasets(dataset_dirs: list[Path | str], catalog_path: Path | str) -> L
 
 def _write_file(catalog_path: Path, sets: list[_Set], shapes, report, where: str) -> None:
     """The catalog written to a temp file beside `catalog_path` and renamed into place."""
-    import uuid  # (loading only: explain's start-up never imports it)
-
-    tmp = catalog_path.with_name(f".{catalog_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        catalog_path.parent.mkdir(parents=True, exist_ok=True)
-        leftovers.sweep(catalog_path)  # temp files of loads killed before their cleanup
-        # DuckDB keeps what a load writes in memory up to its limit (80% of RAM by default):
-        # bounded, it writes the blocks out instead, and a large load stays small.
-        con = quiet(duckdb.connect(str(tmp), config={"memory_limit": LOAD_MEMORY}))
-        try:
-            _write(con, sets, shapes, report)
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-        os.replace(tmp, catalog_path)
+        with io.replacing_file(catalog_path) as tmp:
+            # DuckDB keeps what a load writes in memory up to its limit (80% of RAM by
+            # default): bounded, it writes the blocks out instead, and a large load stays small.
+            con = quiet(duckdb.connect(str(tmp), config={"memory_limit": LOAD_MEMORY}))
+            try:
+                _write(con, sets, shapes, report)
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
     except duckdb.Error as exc:
         raise CatalogError(
             f"could not write catalog {catalog_path} ({exc}); check the dataset(s) in {where}.",
@@ -431,10 +426,6 @@ def _write_file(catalog_path: Path, sets: list[_Set], shapes, report, where: str
             " pass a --catalog path in a writable directory.",
             f"{exc.strerror}: {exc.filename}",
         ) from None
-    finally:
-        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
-            with contextlib.suppress(OSError):
-                leftover.unlink(missing_ok=True)
 
 
 def _check_target(path: Path) -> None:
@@ -691,7 +682,7 @@ def packaged_datasets() -> list[Path]:
 # a catalog another loader wrote (tests/test_first_answer.py: a load imports no other module
 # of ours that could). The noise the keys are counted against is read by the loader too.
 LOADER_CODE = ("store", "patterns", "prefilter", "matcher", "normalize", "argparse_answers", "profiles")  # fmt: skip
-SHARED_CODE = ("regexsafe", "argforms", "jsonl", "profile")  # kverr/*.py the loader uses
+SHARED_CODE = ("regexsafe", "argforms", "io", "profile")  # kverr/*.py the loader uses
 CACHE_DAYS = 30  # a cached packaged catalog no kverr has opened for this long is removed
 KEYS_KEPT = 64  # remembered keys (catalog_key), one per set of files seen
 
@@ -700,7 +691,7 @@ def loader_files() -> list[Path]:
     """The files besides the datasets whose content a load's output depends on."""
     import kverr.data
 
-    here, top = Path(__file__).parent, Path(jsonl.__file__).parent
+    here, top = Path(__file__).parent, Path(io.__file__).parent
     return [
         *(here / f"{name}.py" for name in LOADER_CODE),
         *(top / f"{name}.py" for name in SHARED_CODE),
@@ -769,16 +760,9 @@ def _remember(keys: dict[str, str]) -> None:
     """Keep the newest KEYS_KEPT keys, written whole (temp file + rename); best effort, as a
     key that is not remembered is only hashed again."""
     path = cache_dir() / "packaged-keys.json"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     kept = dict(list(keys.items())[-KEYS_KEPT:])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        leftovers.sweep(path)  # a temp file of a process killed while writing it
+    with contextlib.suppress(OSError), io.replacing_file(path) as tmp:
         tmp.write_text(json.dumps(kept), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
 
 
 def default_catalog_path(*, shipped: bool = True) -> Path:
@@ -852,22 +836,17 @@ def _copy(source: Path, target: Path) -> None:
     copy of 13 MB), else a copy; renamed into place either way."""
     import shutil
 
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(source, tmp)
-        except OSError:
-            shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
+        with io.replacing_file(target) as tmp:
+            try:
+                os.link(source, tmp)
+            except OSError:
+                shutil.copyfile(source, tmp)
     except OSError as exc:
         raise CatalogError(
             f"could not write catalog {target} ({exc.strerror}: {exc.filename}).",
             f"{exc.strerror}: {exc.filename}",
         ) from None
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
 
 
 def ship_catalog() -> Path:
@@ -960,10 +939,10 @@ SWAP_WAIT = 2.0  # seconds a reader tries to open a catalog that keeps being rep
 
 
 def _pin(path: Path) -> Path | None:
-    """A hard link to the file at `path`, named as a load's temp file (kverr/leftovers.py
-    removes one a killed reader left); None where links cannot be made (a read-only folder).
+    """A hard link to the file at `path`, named as a load's temp file (kverr/io.py sweeps one
+    a killed reader left); None where links cannot be made (a read-only folder).
     FileNotFoundError: the file was replaced while it was being linked."""
-    link = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    link = io.temp_name(path)
     try:
         os.link(path, link)
     except FileNotFoundError:

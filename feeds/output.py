@@ -13,11 +13,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from kverr import leftovers
+from kverr import io
 from kverr.errors import KverrError
 
 MARKER = ".kverr-export"
@@ -44,38 +43,9 @@ def replace_dir(out: Path) -> Iterator[Path]:
     (an OSError becomes an OutputError naming `out`)."""
     out = out.resolve()
     _check_replaceable(out)
-    with _writing(out):
-        out.parent.mkdir(parents=True, exist_ok=True)
-        leftovers.sweep(out)  # what exports killed before their cleanup left here
-        # Named after the target and this process (kverr/leftovers.py), so the next export
-        # can tell a killed one's folder from a running one's.
-        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-        _remove(tmp)  # an earlier export of this process that failed
-        tmp.mkdir(mode=0o700)
-        try:
-            yield tmp
-            (tmp / MARKER).write_text(
-                "written by kverr export; safe to replace\n", encoding="utf-8"
-            )
-            os.chmod(tmp, 0o755)  # 0700 while half-written; a web server must read a docs site
-            old = None
-            if out.exists():
-                old = out.with_name(f".{out.name}.old-{os.getpid()}")
-                os.replace(out, old)
-            os.replace(tmp, out)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+    with _writing(out), io.replacing_dir(out) as tmp:
+        yield tmp
+        (tmp / MARKER).write_text("written by kverr export; safe to replace\n", encoding="utf-8")
 
 
 @contextlib.contextmanager
@@ -88,20 +58,8 @@ def replace_file(path: Path, suffix: str) -> Iterator[Path]:
         raise OutputError(
             f"{path} is a directory; pass a file path such as {path / ('errors' + suffix)}."
         )
-    with _writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        leftovers.sweep(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # (see replace_dir)
-        _remove(tmp)
-        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # never via a link
-        try:
-            yield tmp
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+    with _writing(path), io.replacing_file(path, mode=0o644, create=True) as tmp:
+        yield tmp
 
 
 # A write that fails for want of room: a full disk or quota, or a file larger than the

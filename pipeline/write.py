@@ -4,15 +4,13 @@ Ctrl-C never leaves a half-written dataset (the cache keeps the finished work fo
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from kverr.pipeline.assemble import Assembled
 from kverr.pipeline.plan import Plan
 
-from kverr import leftovers
+from kverr import io
 from kverr.errors import DatasetError
 from kverr.ftypes import Revision
 
@@ -101,14 +99,7 @@ def write_out(
     either the old dataset or the new one, never a mix."""
     from kverr.records.dataset import readme_text, write_dataset
 
-    out = out.resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    leftovers.sweep(out)  # what builds killed before their cleanup left here
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
+    with io.replacing_dir(out.resolve()) as tmp:
         write_dataset(
             tmp,
             records=a.records,
@@ -121,9 +112,3 @@ def write_out(
             revision_files=files,
         )
         (tmp / "README.md").write_text(readme_text(manifest, revisions), encoding="utf-8")
-        if out.exists():
-            os.replace(out, old)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)

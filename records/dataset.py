@@ -12,12 +12,11 @@ import dataclasses
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from kverr import jsonl
+from kverr import io
 from kverr.errors import DatasetError, SchemaError
 from kverr.ftypes import Dataset, FlagDecl, Revision
 
@@ -50,22 +49,6 @@ def _visible(text: str, slash: str = "\\\\") -> str:
     if _SURROGATE.search(text) is None:
         return text
     return _SURROGATE.sub(lambda m: f"{slash}u{ord(m.group()):04x}", text)
-
-
-def _write_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """`text`, or its pieces in order (a dataset of 70,000 records is never one string)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.writelines([text] if isinstance(text, str) else text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp makes the file private (0600); a dataset is shipped and shared: 0644.
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _jsonl(rows: Iterable[Any]) -> Iterator[str]:
@@ -138,7 +121,7 @@ def write_dataset(
         + "\n",
     }
     for name, text in files.items():
-        _write_atomic(out / name, text)
+        io.write_atomic(out / name, text)
 
 
 def as_span(row: dict, ord_of: dict[str | None, int]) -> dict:
@@ -304,7 +287,7 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 def _rows(path: Path, *, optional: bool = False) -> list[tuple[str, dict]]:
-    return jsonl.read_objects(path, optional=optional)
+    return io.read_objects(path, optional=optional)
 
 
 def _need(where: str, row: dict, keys: tuple[str, ...]) -> dict:

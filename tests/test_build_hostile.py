@@ -23,7 +23,7 @@ from kverr.extractor.sources import read_directory
 from kverr.records import build_records
 from kverr.records import conditions as cond
 
-from kverr import leftovers
+from kverr import io
 from kverr.ftypes import Guard, Revision, Site, SourceFile
 
 SA = "python/sglang/srt/server_args.py"
@@ -250,7 +250,7 @@ def test_bounded_earlier_checks_agree_with_the_unbounded_ones(seed_module):
 # ---------------------------------------------------------------- leftovers of killed builds
 
 DEAD = 4_999_999  # above Linux's largest pid_max (2**22): never a running process
-OLD = time.time() - 2 * leftovers.MIN_AGE
+OLD = time.time() - 2 * io.MIN_AGE
 
 
 def _make(path: Path, *, folder: bool = False, mtime: float = OLD) -> Path:
@@ -277,7 +277,7 @@ def test_sweep_removes_only_a_dead_owners_old_entries(tmp_path):
         _make(tmp_path / ".cat.duckdb.notes"),  # not a temp name
         _make(tmp_path / "cat.duckdb"),  # the target itself
     ]
-    assert sorted(leftovers.sweep(target)) == sorted(gone)
+    assert sorted(io.sweep(target)) == sorted(gone)
     assert [p.exists() for p in gone + kept] == [False] * 3 + [True] * 5
 
 
@@ -290,7 +290,7 @@ def test_sweep_removes_a_folder_and_never_follows_a_link(tmp_path):
     link = tmp_path / f".ds.old-{DEAD}"
     link.symlink_to(outside, target_is_directory=True)
     os.utime(link, (OLD, OLD), follow_symlinks=False)
-    removed = leftovers.sweep(tmp_path / "ds")
+    removed = io.sweep(tmp_path / "ds")
     assert sorted(removed) == sorted([folder, link])
     assert (outside / "keep.txt").read_text() == "mine"
 
@@ -299,9 +299,9 @@ def test_the_only_copy_of_an_output_is_kept(tmp_path):
     """Killed between `out -> .out.old-PID` and `.out.tmp-PID -> out`: no `out`, so the old
     copy is the dataset, and stays; once `out` exists again it is a leftover."""
     old = _make(tmp_path / f".ds.old-{DEAD}", folder=True)
-    assert leftovers.sweep(tmp_path / "ds") == [] and old.is_dir()
+    assert io.sweep(tmp_path / "ds") == [] and old.is_dir()
     (tmp_path / "ds").mkdir()
-    assert leftovers.sweep(tmp_path / "ds") == [old]
+    assert io.sweep(tmp_path / "ds") == [old]
 
 
 def test_the_next_build_and_load_sweep_what_killed_ones_left(tmp_path):
