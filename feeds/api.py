@@ -868,15 +868,3 @@ def create_app(
     # A trailing slash gets a JSON 404 rather than a 307 to elsewhere: one answer shape for bots.
     app.router.redirect_slashes = False
     return app
-
-
-# ---------------------------------------------------------------- running it
-
-
-def __getattr__(name: str):
-    # Running the app moved to feeds/server.py; these names stay importable from here.
-    if name in ("bind", "server_for", "serve"):
-        from kverr.feeds import server
-
-        return getattr(server, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,52 @@ def seeds() -> Path:
 @pytest.fixture
 def seed_module(seeds: Path) -> str:
     return (seeds / "kv_cache_hook.py").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def feeds_catalog_path(tmp_path_factory) -> Path:
+    """A real DuckDB catalog built from the hand-made dataset (test_feeds_data.py) by the
+    catalog's own loader."""
+    from kverr.catalog import load_dataset
+    from test_feeds_data import write_feeds_dataset
+
+    root = tmp_path_factory.mktemp("feeds")
+    path = root / "catalog.duckdb"
+    load_dataset(write_feeds_dataset(root / "dataset"), path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def feeds_catalog(feeds_catalog_path):
+    from kverr.catalog import open_catalog
+
+    with open_catalog(feeds_catalog_path) as cat:
+        yield cat
+
+
+@pytest.fixture(scope="session")
+def serve():
+    """`with serve(app) as url:` the app answering on 127.0.0.1 (uvicorn in a thread)."""
+    return _serving
+
+
+@contextlib.contextmanager
+def _serving(app):
+    from kverr.feeds.server import bind, server_for
+
+    sock = bind("127.0.0.1", 0)
+    server = server_for(app, sock)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 # The whole default run is ~200 CPU-seconds over 2,000 independent tests, a fifth of its time

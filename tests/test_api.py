@@ -8,37 +8,22 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from kverr.feeds.api import MAX_BODY, MAX_EXPLAIN, bind, create_app, server_for
-from test_feeds_data import (  # noqa: F401
-    BY_KEY,
-    DATASET_VERSION,
-    RECORDS,
-    feeds_catalog,
-    feeds_catalog_path,
-)
+from kverr.feeds.api import MAX_BODY, MAX_EXPLAIN, create_app
+from kverr.feeds.server import bind
+from test_feeds_data import BY_KEY, DATASET_VERSION, RECORDS
 
 PASTE = "[2026-04-24 10:00:01] ERROR: ValueError: --page-size must be a power of two, got 48."
 
 
 @pytest.fixture(scope="module")
-def base_url(feeds_catalog):  # noqa: F811
-    sock = bind("127.0.0.1", 0)
-    server = server_for(create_app(feeds_catalog, body_timeout=1.0), sock)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=10)
+def base_url(feeds_catalog, serve):
+    with serve(create_app(feeds_catalog, body_timeout=1.0)) as url:
+        yield url
 
 
 @pytest.fixture
@@ -62,7 +47,7 @@ def test_healthz(client):
      ({"json": {"text": PASTE, "limit": 3}}, PASTE)],
     ids=["raw", "text-plain", "json"],
 )  # fmt: skip
-def test_explain_returns_the_cli_json(client, feeds_catalog, kwargs, query):  # noqa: F811
+def test_explain_returns_the_cli_json(client, feeds_catalog, kwargs, query):
     r = client.post("/explain", **kwargs)
     assert r.status_code == 200, r.text
     body = r.json()
@@ -306,7 +291,7 @@ def test_fuzz_never_5xx(client, seed):
         )
 
 
-def test_sql_in_search_is_only_text(client, feeds_catalog_path):  # noqa: F811
+def test_sql_in_search_is_only_text(client, feeds_catalog_path):
     before = feeds_catalog_path.stat().st_mtime_ns
     for q in ["'; DROP TABLE records; --", '" OR 1=1 --', "%' UNION SELECT * FROM meta --"]:
         assert client.get("/search", params={"q": q}).status_code == 200
@@ -317,7 +302,7 @@ def test_sql_in_search_is_only_text(client, feeds_catalog_path):  # noqa: F811
 # ---------------------------------------------------------------- the real command
 
 
-def test_kverr_serve_subprocess(feeds_catalog_path):  # noqa: F811
+def test_kverr_serve_subprocess(feeds_catalog_path):
     cmd = [
         sys.executable,
         "-m",
@@ -349,7 +334,7 @@ def test_kverr_serve_subprocess(feeds_catalog_path):  # noqa: F811
         proc.wait(timeout=10)
 
 
-def test_kverr_serve_port_in_use_is_one_sentence(feeds_catalog_path):  # noqa: F811
+def test_kverr_serve_port_in_use_is_one_sentence(feeds_catalog_path):
     sock = bind("127.0.0.1", 0)
     sock.listen()
     port = str(sock.getsockname()[1])

@@ -4,25 +4,16 @@ explain, ETag and immutable caching, one name for the releases list, and GET /."
 
 from __future__ import annotations
 
-import contextlib
 import html
 import json
 import re
-import threading
-import time
 from importlib import resources
 
 import httpx
 import jsonschema
 import pytest
-from kverr.feeds.api import MAX_BATCH, bind, create_app, server_for
-from test_feeds_data import (  # noqa: F401
-    BY_KEY,
-    DATASET_VERSION,
-    RECORDS,
-    feeds_catalog,
-    feeds_catalog_path,
-)
+from kverr.feeds.api import MAX_BATCH, create_app
+from test_feeds_data import BY_KEY, DATASET_VERSION, RECORDS
 from typer.testing import CliRunner
 
 from kverr.cli import app as cli_app
@@ -36,33 +27,16 @@ LOG = "\n".join(["starting", PASTE, "loading weights", DTYPE, RADIX, "ready"])
 DOCS = "https://docs.example.com"
 
 
-@contextlib.contextmanager
-def serving(app):
-    sock = bind("127.0.0.1", 0)
-    server = server_for(app, sock)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-        time.sleep(0.01)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=15) as c:
-            yield c
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 @pytest.fixture(scope="module")
-def client(feeds_catalog):  # noqa: F811
-    with serving(create_app(feeds_catalog)) as c:
+def client(feeds_catalog, serve):
+    with serve(create_app(feeds_catalog)) as url, httpx.Client(base_url=url, timeout=15) as c:
         yield c
 
 
 @pytest.fixture(scope="module")
-def cors_client(feeds_catalog):  # noqa: F811
-    with serving(create_app(feeds_catalog, cors_origins=(DOCS,))) as c:
+def cors_client(feeds_catalog, serve):
+    app = create_app(feeds_catalog, cors_origins=(DOCS,))
+    with serve(app) as url, httpx.Client(base_url=url, timeout=15) as c:
         yield c
 
 
@@ -114,7 +88,7 @@ def test_cors_refuses_other_origins(cors_client):
 
 
 @pytest.mark.parametrize("origin", ["docs.example.com", "https://docs.example.com/path", "ftp://x"])
-def test_serve_refuses_a_malformed_origin_in_one_line(feeds_catalog_path, origin):  # noqa: F811
+def test_serve_refuses_a_malformed_origin_in_one_line(feeds_catalog_path, origin):
     res = CliRunner().invoke(
         cli_app,
         ["serve", "--port", "0", "--cors-origin", origin, "--catalog", str(feeds_catalog_path)],
@@ -158,7 +132,7 @@ def test_bad_offset_is_a_400(client, url):
 # ---------------------------------------------------------------- /versions, GET /
 
 
-def test_versions(client, feeds_catalog):  # noqa: F811
+def test_versions(client, feeds_catalog):
     r = client.get("/versions").json()
     assert r["datasetVersion"] == DATASET_VERSION
     assert r["releases"] == ["v0.4.0", "v0.5.0", "c3c3c3c3c3"]
@@ -230,7 +204,7 @@ def test_bad_format_is_a_400(client):
     assert r.status_code == 400 and "format must be" in r.json()["error"]
 
 
-def test_batch_explain(client, feeds_catalog):  # noqa: F811
+def test_batch_explain(client, feeds_catalog):
     r = client.post("/explain/batch", json={"texts": [PASTE, "all good", DTYPE], "limit": 2})
     assert r.status_code == 200
     results = r.json()["results"]

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -21,7 +19,7 @@ import pytest
 from argparse_fixture import SA, make_repo, make_vllm_repo
 from kverr.catalog import load_datasets, open_catalog
 from kverr.catalog.argparse_answers import is_own, program_of
-from kverr.feeds.api import bind, create_app, server_for
+from kverr.feeds.api import create_app
 from kverr.feeds.site import export_site
 from sampling import sweep
 from test_hostile_text import KB, RATIO, _cpu, _fill
@@ -482,18 +480,9 @@ def test_site_flag_page_shows_choices_per_release(cat, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def base_url(cat):
-    sock = bind("127.0.0.1", 0)
-    server = server_for(create_app(cat, body_timeout=1.0), sock)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=10)
+def base_url(cat, serve):
+    with serve(create_app(cat, body_timeout=1.0)) as url:
+        yield url
 
 
 def test_api_explain_and_flag_over_http(base_url, cat):

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_feeds_data import BY_KEY, feeds_catalog, feeds_catalog_path  # noqa: F401
+from test_feeds_data import BY_KEY
 from typer.testing import CliRunner
 
 from kverr.cli import EXIT_STATUS, app
@@ -23,7 +23,7 @@ KVERR = Path(sys.executable).parent / "kverr"
 
 
 @pytest.fixture
-def cli(feeds_catalog_path, monkeypatch):  # noqa: F811
+def cli(feeds_catalog_path, monkeypatch):
     monkeypatch.setenv("KVERR_CATALOG", str(feeds_catalog_path))
     return lambda *args: CliRunner().invoke(app, list(args))
 
@@ -153,7 +153,7 @@ def _complete(words: str, catalog: Path) -> list[str]:
      ("kverr show radix-off", [BY_KEY["radix-offload"]["slug"]])],
     ids=["release", "release-digits", "diff", "project", "flag", "flag-bare", "id", "slug"],
 )  # fmt: skip
-def test_tab_completes_values_from_the_catalog(feeds_catalog_path, words, offered):  # noqa: F811
+def test_tab_completes_values_from_the_catalog(feeds_catalog_path, words, offered):
     assert _complete(words, feeds_catalog_path) == offered
 
 

@@ -11,7 +11,7 @@ import pytest
 from kverr.feeds.exports import export_jsonl, export_markdown, export_parquet_path
 from kverr.feeds.output import MARKER, OutputError
 from kverr.feeds.site import export_site, file_token, page_of
-from test_feeds_data import BY_KEY, RECORDS, XSS, feeds_catalog, feeds_catalog_path  # noqa: F401
+from test_feeds_data import BY_KEY, RECORDS, XSS
 from test_search_rank import KEYS, catalog_path  # noqa: F401
 from typer.testing import CliRunner
 
@@ -26,7 +26,7 @@ META = {
 
 
 @pytest.fixture(scope="module")
-def site(feeds_catalog, tmp_path_factory) -> Path:  # noqa: F811
+def site(feeds_catalog, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site") / "out"
     export_site(feeds_catalog, out, meta=META)
     return out
@@ -74,7 +74,7 @@ def test_release_pages_list_the_records_of_that_release(site):
     )
 
 
-def test_release_pages_agree_with_kverr_diff(feeds_catalog, site):  # noqa: F811
+def test_release_pages_agree_with_kverr_diff(feeds_catalog, site):
     from kverr.catalog.history import diff
 
     d = diff(feeds_catalog, "v0.4.0", "v0.5.0")
@@ -139,7 +139,7 @@ def test_search_index_is_a_script_with_no_raw_angle_brackets(site):
     assert all((site / g["u"]).is_file() for g in groups)
 
 
-def test_site_export_is_deterministic(feeds_catalog, site, tmp_path):  # noqa: F811
+def test_site_export_is_deterministic(feeds_catalog, site, tmp_path):
     again = tmp_path / "again"
     export_site(feeds_catalog, again, meta=META)
     assert _pages(again) == _pages(site)
@@ -148,7 +148,7 @@ def test_site_export_is_deterministic(feeds_catalog, site, tmp_path):  # noqa: F
 # ---------------------------------------------------------------- output safety
 
 
-def test_export_replaces_its_own_earlier_output(feeds_catalog, tmp_path):  # noqa: F811
+def test_export_replaces_its_own_earlier_output(feeds_catalog, tmp_path):
     out = tmp_path / "site"
     export_site(feeds_catalog, out, meta=META)
     (out / "errors" / "stale.html").write_text("old", encoding="utf-8")
@@ -157,7 +157,7 @@ def test_export_replaces_its_own_earlier_output(feeds_catalog, tmp_path):  # noq
 
 
 @pytest.mark.parametrize("kind", ["foreign-dir", "file"])
-def test_export_never_clobbers_foreign_files(feeds_catalog, tmp_path, kind):  # noqa: F811
+def test_export_never_clobbers_foreign_files(feeds_catalog, tmp_path, kind):
     out = tmp_path / "docs"
     if kind == "file":
         out.write_text("keep me", encoding="utf-8")
@@ -174,7 +174,7 @@ def test_export_never_clobbers_foreign_files(feeds_catalog, tmp_path, kind):  # 
 # ---------------------------------------------------------------- jsonl / parquet / markdown
 
 
-def test_jsonl_has_every_record_with_its_releases(feeds_catalog, tmp_path):  # noqa: F811
+def test_jsonl_has_every_record_with_its_releases(feeds_catalog, tmp_path):
     out = tmp_path / "errors.jsonl"
     assert export_jsonl(feeds_catalog, out) == len(RECORDS)
     lines = out.read_text(encoding="utf-8").splitlines()
@@ -190,7 +190,7 @@ def test_jsonl_has_every_record_with_its_releases(feeds_catalog, tmp_path):  # n
     ]
 
 
-def test_parquet_round_trips_through_duckdb(feeds_catalog_path, tmp_path):  # noqa: F811
+def test_parquet_round_trips_through_duckdb(feeds_catalog_path, tmp_path):
     import duckdb  # only to read the export back; the package itself imports duckdb in catalog/ alone
 
     out = tmp_path / "out" / "errors.parquet"
@@ -206,7 +206,7 @@ def _front_matter(text: str) -> dict:
     return {k: json.loads(v) for k, v in (line.split(": ", 1) for line in head.splitlines())}
 
 
-def test_markdown_has_front_matter_and_an_index(feeds_catalog, tmp_path):  # noqa: F811
+def test_markdown_has_front_matter_and_an_index(feeds_catalog, tmp_path):
     out = tmp_path / "md"
     assert export_markdown(feeds_catalog, out) == len(RECORDS)
     index = (out / "index.md").read_text(encoding="utf-8")
@@ -218,7 +218,7 @@ def test_markdown_has_front_matter_and_an_index(feeds_catalog, tmp_path):  # noq
         assert f"(errors/{rec['slug']}.md)" in index
 
 
-def test_markdown_prose_is_safe_for_mdx(feeds_catalog, tmp_path):  # noqa: F811
+def test_markdown_prose_is_safe_for_mdx(feeds_catalog, tmp_path):
     out = tmp_path / "md"
     export_markdown(feeds_catalog, out)
     text = (out / "errors" / f"{BY_KEY['chat-template-missing']['slug']}.md").read_text(
@@ -228,7 +228,7 @@ def test_markdown_prose_is_safe_for_mdx(feeds_catalog, tmp_path):  # noqa: F811
     assert re.search(r"(?<!\\)[<{]", prose) is None
 
 
-def test_markdown_page_matches_golden(feeds_catalog, tmp_path):  # noqa: F811
+def test_markdown_page_matches_golden(feeds_catalog, tmp_path):
     """Regenerate with: KVERR_REGEN=1 pytest -q tests/test_feeds.py"""
     out = tmp_path / "md"
     export_markdown(feeds_catalog, out)
@@ -251,7 +251,7 @@ def test_markdown_page_matches_golden(feeds_catalog, tmp_path):  # noqa: F811
     [("site", "site", "pages to"), ("jsonl", "e.jsonl", "6 records"), ("parquet", "e.parquet", "6 records"),
      ("markdown", "md", "6 error pages")],
 )  # fmt: skip
-def test_cli_export(feeds_catalog_path, tmp_path, fmt, target, expect):  # noqa: F811
+def test_cli_export(feeds_catalog_path, tmp_path, fmt, target, expect):
     result = CliRunner().invoke(
         app, ["export", fmt, str(tmp_path / target), "--catalog", str(feeds_catalog_path)]
     )
@@ -265,7 +265,7 @@ def test_cli_export(feeds_catalog_path, tmp_path, fmt, target, expect):  # noqa:
      (["export", "site", "{tmp}"], "is not empty and was not written by kverr; pick an empty or new directory."),
      (["export", "jsonl", "{tmp}"], "is a directory; pass a file path such as")],
 )  # fmt: skip
-def test_cli_export_bad_input_is_one_sentence(feeds_catalog_path, tmp_path, args, message):  # noqa: F811
+def test_cli_export_bad_input_is_one_sentence(feeds_catalog_path, tmp_path, args, message):
     (tmp_path / "keep.txt").write_text("x", encoding="utf-8")
     argv = [a.replace("{tmp}", str(tmp_path)) for a in args] + [
         "--catalog",

@@ -3,7 +3,7 @@
 The messages imitate the shapes of SGLang's server-args checks (flags in the text, placeholders,
 a message-less assert, a warning, an edited message with lineage) without copying any of them.
 One record carries hostile HTML so the site and the API must escape everything they print.
-No tests live here; `from test_feeds_data import ...` pulls in the fixtures.
+No tests live here; conftest.py builds the catalog (`feeds_catalog`) from it.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-
-import pytest
 
 REPO = "sgl-project/sglang"
 FILE = "python/sglang/srt/server_args.py"
@@ -338,24 +336,3 @@ def write_feeds_dataset(out: Path) -> Path:
         json.dumps(manifest, sort_keys=True, indent=2) + "\n", encoding="utf-8"
     )
     return out
-
-
-@pytest.fixture(scope="session")
-def feeds_catalog_path(tmp_path_factory) -> Path:
-    """A real DuckDB catalog built from the hand-made dataset by the catalog's own loader."""
-    from kverr.catalog import load_dataset
-
-    root = tmp_path_factory.mktemp("feeds")
-    dataset = write_feeds_dataset(root / "dataset")
-    path = root / "catalog.duckdb"
-    load_dataset(dataset, path)
-    return path
-
-
-@pytest.fixture(scope="session")
-def feeds_catalog(feeds_catalog_path):
-    from kverr.catalog import open_catalog
-
-    cat = open_catalog(feeds_catalog_path)
-    yield cat
-    cat.close()

@@ -15,7 +15,7 @@ from kverr.feeds.site import export_site, page_of
 from kverr.present import answer as a
 from kverr.present import markdown as md
 from kverr.present import text
-from test_feeds_data import BY_KEY, feeds_catalog, feeds_catalog_path  # noqa: F401
+from test_feeds_data import BY_KEY
 
 from kverr.answers import Match
 
@@ -27,7 +27,7 @@ OLD_LABELS = ("How to fix it", "When it happens", "Why it happens", "Common situ
 
 
 @pytest.fixture(scope="module")
-def drawn(feeds_catalog, tmp_path_factory) -> dict:  # noqa: F811
+def drawn(feeds_catalog, tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("present")
     export_site(feeds_catalog, out / "site", meta=site_meta(feeds_catalog))
     export_markdown(feeds_catalog, out / "md")

@@ -362,25 +362,16 @@ def test_cleaning_is_linear_on_adversarial_lines(shape) -> None:
 
 
 @pytest.fixture(scope="module")
-def api(built: dict):
-    import threading
-
+def api(built: dict, serve):
     import httpx
-    from kverr.feeds.api import bind, create_app, server_for
+    from kverr.feeds.api import create_app
 
-    with open_catalog(built["catalog"]) as c:
-        sock = bind("127.0.0.1", 0)
-        server = server_for(create_app(c, body_timeout=1.0), sock)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-            time.sleep(0.01)
-        with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=15) as h:
-            yield h
-        server.should_exit = True
-        thread.join(timeout=10)
+    with (
+        open_catalog(built["catalog"]) as c,
+        serve(create_app(c, body_timeout=1.0)) as url,
+        httpx.Client(base_url=url, timeout=15) as h,
+    ):
+        yield h
 
 
 def test_api_filters_by_project(api) -> None:
@@ -406,13 +397,11 @@ VLLM_VERSION = "2026-05-19T18:44:32.000Z"  # vLLM's data rebuilt later than SGLa
 
 
 @pytest.fixture(scope="module")
-def api_two_versions(built: dict, tmp_path_factory):
+def api_two_versions(built: dict, tmp_path_factory, serve):
     """The two datasets with different dataset versions, as shipped (each project is rebuilt
     on its own), served over HTTP."""
-    import threading
-
     import httpx
-    from kverr.feeds.api import bind, create_app, server_for
+    from kverr.feeds.api import create_app
 
     root = tmp_path_factory.mktemp("versions")
     vllm = shutil.copytree(built["vllm"], root / "vllm")
@@ -422,19 +411,12 @@ def api_two_versions(built: dict, tmp_path_factory):
     with (vllm / "records.jsonl").open("w") as f:
         f.writelines(json.dumps({**x, "datasetVersion": VLLM_VERSION}) + "\n" for x in lines)
     load_datasets([built["sglang"], vllm], root / "c.duckdb")
-    with open_catalog(root / "c.duckdb") as c:
-        sock = bind("127.0.0.1", 0)
-        server = server_for(create_app(c), sock)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-            time.sleep(0.01)
-        with httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=15) as h:
-            yield h, json.loads((built["sglang"] / "manifest.json").read_text())["datasetVersion"]
-        server.should_exit = True
-        thread.join(timeout=10)
+    with (
+        open_catalog(root / "c.duckdb") as c,
+        serve(create_app(c)) as url,
+        httpx.Client(base_url=url, timeout=15) as h,
+    ):
+        yield h, json.loads((built["sglang"] / "manifest.json").read_text())["datasetVersion"]
 
 
 def test_a_record_is_pinned_to_its_own_projects_dataset(api_two_versions) -> None:

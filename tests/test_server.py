@@ -23,7 +23,7 @@ import pytest
 from kverr.catalog import Catalog, load_dataset, synth
 from kverr.feeds.api import DAMAGED, INLINE_CHARS, LANES, create_app
 from kverr.feeds.server import Limits, bind, server_for
-from test_feeds_data import BY_KEY, RECORDS, feeds_catalog, feeds_catalog_path  # noqa: F401
+from test_feeds_data import BY_KEY
 
 PASTE = "[2026-04-24 10:00:01] ERROR: ValueError: --page-size must be a power of two, got 48."
 
@@ -106,7 +106,7 @@ def envelope(status: int | None, headers: dict, body: bytes, expected: int) -> s
 # ---------------------------------------------------------------- idle and slow connections
 
 
-def test_130_idle_connections_do_not_lock_clients_out(feeds_catalog):  # noqa: F811
+def test_130_idle_connections_do_not_lock_clients_out(feeds_catalog):
     """Stock uvicorn answered every request 503 while 128 connections sat idle."""
     with running(feeds_catalog) as addr:
         idle = [socket.create_connection(addr, timeout=5) for _ in range(130)]
@@ -122,7 +122,7 @@ def test_130_idle_connections_do_not_lock_clients_out(feeds_catalog):  # noqa: F
                 s.close()
 
 
-def test_past_max_connections_the_longest_idle_one_makes_room(feeds_catalog):  # noqa: F811
+def test_past_max_connections_the_longest_idle_one_makes_room(feeds_catalog):
     with running(feeds_catalog, max_connections=20) as addr:
         idle = []
         for _ in range(25):
@@ -140,7 +140,7 @@ def test_past_max_connections_the_longest_idle_one_makes_room(feeds_catalog):  #
                 s.close()
 
 
-def test_a_silent_connection_is_closed_after_the_head_timeout(feeds_catalog):  # noqa: F811
+def test_a_silent_connection_is_closed_after_the_head_timeout(feeds_catalog):
     with running(feeds_catalog, head_timeout=1) as addr:
         sock = socket.create_connection(addr, timeout=5)
         start = time.monotonic()
@@ -149,7 +149,7 @@ def test_a_silent_connection_is_closed_after_the_head_timeout(feeds_catalog):  #
         sock.close()
 
 
-def test_a_trickled_head_gets_408_however_steady_the_trickle(feeds_catalog):  # noqa: F811
+def test_a_trickled_head_gets_408_however_steady_the_trickle(feeds_catalog):
     """Slowloris: a byte now and then used to reset uvicorn's timer; the head deadline holds."""
     with running(feeds_catalog, head_timeout=1) as addr:
         sock = socket.create_connection(addr, timeout=5)
@@ -166,7 +166,7 @@ def test_a_trickled_head_gets_408_however_steady_the_trickle(feeds_catalog):  # 
         sock.close()
 
 
-def test_a_keep_alive_connection_still_serves_many_requests(feeds_catalog):  # noqa: F811
+def test_a_keep_alive_connection_still_serves_many_requests(feeds_catalog):
     """The deadlines count from each answer: a busy keep-alive client is never cut off."""
     with running(feeds_catalog, head_timeout=1) as addr:
         sock = socket.create_connection(addr, timeout=5)
@@ -199,7 +199,7 @@ def test_a_keep_alive_connection_still_serves_many_requests(feeds_catalog):  # n
     ],
     ids=["malformed-header", "huge-head", "tls-hello", "cl-and-te"],
 )
-def test_the_servers_own_errors_are_json_and_close(feeds_catalog, raw, status, fragment):  # noqa: F811
+def test_the_servers_own_errors_are_json_and_close(feeds_catalog, raw, status, fragment):
     with running(feeds_catalog) as addr:
         got, headers, body, sock = exchange(addr, raw)
         assert fragment in envelope(got, headers, body, status)
@@ -208,7 +208,7 @@ def test_the_servers_own_errors_are_json_and_close(feeds_catalog, raw, status, f
         sock.close()
 
 
-def test_a_stalled_body_does_not_take_the_answering_slot(feeds_catalog):  # noqa: F811
+def test_a_stalled_body_does_not_take_the_answering_slot(feeds_catalog):
     """Half a body once held one of the `max_in_flight` slots; now it waits in a receiving slot
     (tests/hostile/test_server_abuse.py runs the whole wave)."""
     with running(feeds_catalog, max_in_flight=1, body_timeout=1) as addr:
@@ -224,7 +224,7 @@ def test_a_stalled_body_does_not_take_the_answering_slot(feeds_catalog):  # noqa
         slow.close()
 
 
-def test_an_uppercase_hex_id_is_the_same_record(feeds_catalog):  # noqa: F811
+def test_an_uppercase_hex_id_is_the_same_record(feeds_catalog):
     rec = BY_KEY["page-size-power"]
     with running(feeds_catalog) as addr:
         status, _, body, sock = exchange(addr, get(f"/errors/{rec['id'].upper()}"))
@@ -232,7 +232,7 @@ def test_an_uppercase_hex_id_is_the_same_record(feeds_catalog):  # noqa: F811
     assert status == 200 and json.loads(body)["record"] == rec
 
 
-def test_a_long_paste_is_explained_off_the_event_loop_alike(feeds_catalog):  # noqa: F811
+def test_a_long_paste_is_explained_off_the_event_loop_alike(feeds_catalog):
     """Past INLINE_CHARS the explain runs in the pool, on its own DuckDB cursor: same answer."""
     noise = "[2026-04-24 10:00:00] INFO: Load weight begin. avail mem=78.12 GB\n"
     text = noise * (INLINE_CHARS // len(noise) + 1) + PASTE
@@ -330,7 +330,7 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.slow  # several server processes
-def test_workers_share_the_port_and_a_dead_one_is_replaced(feeds_catalog_path, tmp_path):  # noqa: F811
+def test_workers_share_the_port_and_a_dead_one_is_replaced(feeds_catalog_path, tmp_path):
     server = Serve(feeds_catalog_path, 2, tmp_path)
     try:
         assert len(set(server.pids)) == 2 and all(map(alive, server.pids))
@@ -353,7 +353,7 @@ def test_workers_share_the_port_and_a_dead_one_is_replaced(feeds_catalog_path, t
 
 
 @pytest.mark.slow  # several server processes
-def test_sigint_stops_every_worker(feeds_catalog_path, tmp_path):  # noqa: F811
+def test_sigint_stops_every_worker(feeds_catalog_path, tmp_path):
     server = Serve(feeds_catalog_path, 2, tmp_path)
     try:
         assert server.healthz() == 200
@@ -370,7 +370,7 @@ def test_sigint_stops_every_worker(feeds_catalog_path, tmp_path):  # noqa: F811
 
 
 @pytest.mark.slow  # several server processes
-def test_two_servers_cannot_share_one_port(feeds_catalog_path, tmp_path):  # noqa: F811
+def test_two_servers_cannot_share_one_port(feeds_catalog_path, tmp_path):
     """SO_REUSEPORT would let a second `serve` join the first one's port: it must not."""
     server = Serve(feeds_catalog_path, 2, tmp_path)
     try:
@@ -401,7 +401,7 @@ def test_two_servers_cannot_share_one_port(feeds_catalog_path, tmp_path):  # noq
 
 
 @pytest.mark.slow  # several server processes
-def test_a_worker_that_cannot_start_stops_the_server_with_one_line(feeds_catalog_path, tmp_path):  # noqa: F811
+def test_a_worker_that_cannot_start_stops_the_server_with_one_line(feeds_catalog_path, tmp_path):
     """The catalog vanishes between the supervisor's check and a worker's start (here: replaced
     by junk while the first workers start): one line, exit 2, no worker left behind."""
     path = Path(shutil.copy(feeds_catalog_path, tmp_path / "c.duckdb"))
@@ -422,7 +422,7 @@ def test_a_worker_that_cannot_start_stops_the_server_with_one_line(feeds_catalog
 
 
 @pytest.mark.slow  # several server processes
-def test_workers_of_a_killed_supervisor_exit_on_their_own(feeds_catalog_path, tmp_path):  # noqa: F811
+def test_workers_of_a_killed_supervisor_exit_on_their_own(feeds_catalog_path, tmp_path):
     server = Serve(feeds_catalog_path, 2, tmp_path)
     try:
         assert server.healthz() == 200

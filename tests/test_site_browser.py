@@ -20,7 +20,7 @@ from urllib.parse import quote
 import pytest
 from cdp import DESKTOP, OVERFLOW_JS, PHONE, Browser
 from kverr.feeds.site import export_site, page_of
-from test_feeds_data import BY_KEY, RECORDS, feeds_catalog, feeds_catalog_path  # noqa: F401
+from test_feeds_data import BY_KEY, RECORDS
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 BROWSER = next(
@@ -51,7 +51,7 @@ def dom(browser: Browser, url: str, device: dict = DESKTOP) -> str:
 
 
 @pytest.fixture(scope="module")
-def site(feeds_catalog, tmp_path_factory) -> Path:  # noqa: F811
+def site(feeds_catalog, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("browser") / "site"
     export_site(
         feeds_catalog, out, meta={"siteTitle": "SGLang server-args errors", "toolVersion": "test"}

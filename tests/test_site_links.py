@@ -12,7 +12,7 @@ import pytest
 from kverr.feeds.exports import site_meta
 from kverr.feeds.site import export_site, page_of
 from linkcheck import check_site
-from test_feeds_data import BY_KEY, feeds_catalog, feeds_catalog_path  # noqa: F401
+from test_feeds_data import BY_KEY
 from typer.testing import CliRunner
 
 from kverr.cli import app
@@ -21,7 +21,7 @@ BASE = "https://example.com/sglang-errors/"
 
 
 @pytest.fixture(scope="module")
-def site(feeds_catalog, tmp_path_factory) -> Path:  # noqa: F811
+def site(feeds_catalog, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("links") / "site"
     export_site(feeds_catalog, out, meta={**site_meta(feeds_catalog), "baseUrl": BASE})
     return out
@@ -85,7 +85,7 @@ def test_placeholders_are_labels_and_backticks_are_code(site):
     assert "<li>Use <code>--page-size</code> 32 or 64</li>" in page
 
 
-def test_backticks_in_prose_render_as_code(feeds_catalog, tmp_path):  # noqa: F811
+def test_backticks_in_prose_render_as_code(feeds_catalog, tmp_path):
     from kverr.present import html as h
 
     assert h.prose("when `a % b == 0` is false") == "when <code>a % b == 0</code> is false"
@@ -145,13 +145,13 @@ def test_canonical_urls_and_sitemap(site):
     ).read_text() == f"User-agent: *\nAllow: /\nSitemap: {BASE}sitemap.xml\n"
 
 
-def test_without_base_url_no_canonical_and_no_sitemap(feeds_catalog, tmp_path):  # noqa: F811
+def test_without_base_url_no_canonical_and_no_sitemap(feeds_catalog, tmp_path):
     export_site(feeds_catalog, tmp_path / "s", meta=site_meta(feeds_catalog))
     assert not (tmp_path / "s" / "sitemap.xml").exists()
     assert 'rel="canonical"' not in (tmp_path / "s" / "index.html").read_text(encoding="utf-8")
 
 
-def test_cli_base_url(feeds_catalog_path, tmp_path):  # noqa: F811
+def test_cli_base_url(feeds_catalog_path, tmp_path):
     out = tmp_path / "site"
     res = CliRunner().invoke(app, ["export", "site", str(out), "--base-url", "https://example.com/e",
                                    "--catalog", str(feeds_catalog_path)])  # fmt: skip
@@ -166,7 +166,7 @@ def test_cli_base_url(feeds_catalog_path, tmp_path):  # noqa: F811
      (["jsonl", "OUT", "--base-url", "https://example.com/"], "kverr: --base-url is for `kverr export site`, not jsonl; drop it.\n")],
     ids=["no-scheme", "javascript", "not-a-site"],
 )  # fmt: skip
-def test_cli_bad_base_url_is_one_line(feeds_catalog_path, tmp_path, args, message):  # noqa: F811
+def test_cli_bad_base_url_is_one_line(feeds_catalog_path, tmp_path, args, message):
     args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
     res = CliRunner().invoke(app, ["export", *args, "--catalog", str(feeds_catalog_path)])
     assert (res.exit_code, res.stderr) == (2, message)

@@ -26,7 +26,6 @@ import pytest
 from kverr.catalog import load_dataset, open_catalog, synth
 from kverr.feeds.api import LANES, Lane
 from kverr.feeds.server import MAX_HEAD
-from test_feeds_data import feeds_catalog, feeds_catalog_path  # noqa: F401
 from test_server import PASTE, Serve, closed_within, envelope, get, post, read_response, running
 
 # A body announced and never sent: one byte, then nothing.
@@ -129,7 +128,7 @@ def busy_seconds(seconds: float) -> float:
 # ---------------------------------------------------------------- bodies that stall
 
 
-def test_a_wave_of_stalled_bodies_leaves_healthz_and_pastes_answered(feeds_catalog):  # noqa: F811
+def test_a_wave_of_stalled_bodies_leaves_healthz_and_pastes_answered(feeds_catalog):
     """70 sockets that announce 100 KB and send one byte used to take all 64 answering slots
     for the whole body deadline: /healthz answered 503 in 49 of 50 samples. Here 4 answering
     slots are plenty, since a body still on its way never takes one."""
@@ -157,7 +156,7 @@ def test_a_wave_of_stalled_bodies_leaves_healthz_and_pastes_answered(feeds_catal
 
 
 @pytest.mark.slow  # two server processes beside 140 stalled bodies
-def test_two_workers_keep_answering_beside_140_stalled_bodies(feeds_catalog_path, tmp_path):  # noqa: F811
+def test_two_workers_keep_answering_beside_140_stalled_bodies(feeds_catalog_path, tmp_path):
     """`kverr serve --workers 2` with its default limits: 140 stalled bodies, ~70 per worker.
     Their clients then hang up mid-body, which must leave no traceback in the log: 140 of
     them once filled the server's stderr pipe, and its workers hung on the write."""
@@ -215,7 +214,7 @@ def statuses(addr, raw: bytes, n: int) -> list[int]:
 
 
 @pytest.mark.parametrize("how", ["one-write", "many-writes", "pipelined"])
-def test_a_head_past_64_kib_is_431_however_it_arrives(feeds_catalog, how):  # noqa: F811
+def test_a_head_past_64_kib_is_431_however_it_arrives(feeds_catalog, how):
     """h11 measures only a head still incomplete: 100 KiB sent in one write was served."""
     big = head_of(100 * 1024)
     with running(feeds_catalog) as addr, healthz_probe(addr) as health:
