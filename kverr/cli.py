@@ -713,10 +713,6 @@ def explain(
         ),
     ] = None,
     release: ReleaseOpt = None,
-    old_release: Annotated[
-        str | None,
-        typer.Option("--version", hidden=True, help="The former name of --release."),
-    ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help='Print {"query": ..., "matches": [...]} instead.')
     ] = False,
@@ -747,19 +743,18 @@ def explain(
     from kverr.catalog.query import explain_query, looks_like_key
     from kverr.present.verdict import revision_names
 
-    version = release or old_release
     with open_catalog(catalog) as cat:
         shown = cat.record_match(text) if looks_like_key(text) and not file else None
         cut = None
         if shown is not None:  # the id a card prints, pasted back
             query, matches = text, [shown]
         else:
-            query, matches, cut = explain_query(cat, text, file, version=version, project=project)
+            query, matches, cut = explain_query(cat, text, file, version=release, project=project)
         # Nothing in that release: say whether the error is known elsewhere (added later, or
         # removed) rather than only "unknown" - that is what the user must act on.
         elsewhere = (
             cat.explain(query, project=project)
-            if version and not matches and text not in (None, "-")
+            if release and not matches and text not in (None, "-")
             else []
         )
         order = [] if json_out else cat.release_order(tags_only=True)
@@ -772,7 +767,7 @@ def explain(
         # (stdin was read by the match already: a launch there is not looked for again)
         on_disk = file is not None and str(file) != "-"
         pasted = text if text not in (None, "-") else read_input(str(file)) if on_disk else ""
-        matches = personalize(pasted, matches, release=version, source=source)
+        matches = personalize(pasted, matches, release=release, source=source)
     if json_out:
         from kverr.answers import explain_json_chunks
         from kverr.term import escape_json
@@ -787,7 +782,7 @@ def explain(
             typer.echo(f"kverr: note: {render.cut_note(cut)}", err=True)
         view = render.explain_text(
             matches,
-            version=version,
+            version=release,
             elsewhere=elsewhere,
             term=_term(plain),
             order=order,

@@ -196,7 +196,7 @@ def test_cli_diff_history_and_explain_for_the_snapshot(built: pipeline.BuildResu
     res = runner.invoke(app, ["history", f"ValueError: {HOOK_MSG}", "--catalog", cat])
     assert res.exit_code == 0, res.stderr
     assert "first seen: snapshot, no commit 2024-06-01T12:00:00.000Z" in res.stdout
-    res = runner.invoke(app, ["explain", "--version", "seed", "--json", HOOK_MSG, "--catalog", cat])
+    res = runner.invoke(app, ["explain", "--release", "seed", "--json", HOOK_MSG, "--catalog", cat])
     assert res.exit_code == 0, res.stderr
     assert json.loads(res.stdout)["matches"][0]["releases"] == ["seed"]
 

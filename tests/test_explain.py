@@ -77,7 +77,7 @@ def test_human_view_when_nothing_matches(run):
         (["   "], None, 2, "kverr: the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin.\n"),
         ([], "", 2, "kverr: the text to explain is empty; pass a log line, --file PATH, or pipe text on stdin.\n"),
         (["--file", "/nonexistent/x.log"], None, 2, "kverr: cannot read /nonexistent/x.log (No such file or directory); pass a log line, --file PATH, or pipe text on stdin.\n"),
-        ([TP_LINE, "--version", "v9"], None, 2, "kverr: version 'v9' is not a revision in this catalog; list revisions with `kverr history` or pass a release tag like v0.5.0.\n"),
+        ([TP_LINE, "--release", "v9"], None, 2, "kverr: version 'v9' is not a revision in this catalog; list revisions with `kverr history` or pass a release tag like v0.5.0.\n"),
     ],
 )  # fmt: skip
 def test_bad_usage_exits_2_with_one_line(run, args, input, code, message):
@@ -88,12 +88,12 @@ def test_bad_usage_exits_2_with_one_line(run, args, input, code, message):
 def test_version_flag(run):
     # a pasted line may start with "--": it is the text, with or without `--` before it
     assert run("--ssl-keyfile requires --ssl-certfile.", "--json").exit_code == 0
-    assert run("--version", "v0.5.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 0
-    assert run("--version", "v0.4.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 1
+    assert run("--release", "v0.5.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 0
+    assert run("--release", "v0.4.0", "--", "--ssl-certfile requires --ssl-keyfile.").exit_code == 1
 
 
 def test_version_without_the_error_says_where_it_exists(run):
-    res = run("--version", "v0.4.0", "--", "--ssl-certfile requires --ssl-keyfile.")
+    res = run("--release", "v0.4.0", "--", "--ssl-certfile requires --ssl-keyfile.")
     assert res.exit_code == 1
     assert (
         res.stdout.splitlines()[0]
@@ -102,7 +102,7 @@ def test_version_without_the_error_says_where_it_exists(run):
     assert res.stdout.splitlines()[1].startswith(
         "  55b1000000000002  --ssl-certfile requires --ssl-keyfile.  (in: v0.5.0"
     )
-    json_res = run("--version", "v0.4.0", "--json", "--", "--ssl-certfile requires --ssl-keyfile.")
+    json_res = run("--release", "v0.4.0", "--json", "--", "--ssl-certfile requires --ssl-keyfile.")
     assert json.loads(json_res.stdout)["matches"] == []  # the JSON contract stays as it is
 
 
