@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated, get_args, get_origin
+from typing import Annotated, NoReturn, get_args, get_origin
 
 import typer
 import typer.core
@@ -21,10 +21,12 @@ from kverr.errors import KverrError, KverrWarning
 
 
 class _PlainValues:
-    """Converts plain values (bool, str, Path, int, lists of str) itself, without the pydantic
-    TypeAdapter Typer builds for each parameter: importing pydantic and building adapters was
-    more than half of `kverr explain`'s start-up. Anything else, and any value these rules do
-    not take (so every error message stays Typer's), goes through Typer's own conversion."""
+    """Converts plain values (bool, str, Path, int, lists of str) itself. Typer converts every
+    value through a pydantic TypeAdapter it builds per parameter (fastapi/typer#1831) and has
+    no public way to skip it: importing pydantic and building the adapters was more than half
+    of `kverr explain`'s start-up. So each plain parameter gets this converter in the slot
+    Typer fills lazily (`_runtime_param`); any other value, and any this converter does not
+    take, goes back to Typer's own conversion, so every error message stays Typer's."""
 
     def get_params(self, ctx):
         params = super().get_params(ctx)
@@ -33,7 +35,7 @@ class _PlainValues:
             if desc is not None:
                 _name_type(param, desc.annotation)
             if desc is None or getattr(param, "_runtime_param", False) is not None:
-                continue  # a Typer without these hooks (tests/test_explain.py sees it)
+                continue  # a Typer without this slot converts everything itself
             if desc.annotation in _PLAIN_KINDS and desc.parameter_info.parser is None:
                 param._runtime_param = _PLAIN
         return params
@@ -58,7 +60,7 @@ def _no_type(ctx) -> None:
 
 
 class _PlainValue:
-    """Typer's conversion (`typer._coercion.RuntimeParam.coerce`) of the values it takes."""
+    """What Typer's conversion gives for the values it takes (no Path here checks existence)."""
 
     __slots__ = ()
 
@@ -69,9 +71,7 @@ class _PlainValue:
         if kind is bool and isinstance(value, bool) or kind is str and isinstance(value, str):
             return value
         if kind is Path and isinstance(value, (str, Path)):
-            from typer._param_types import coerce_cli_path
-
-            return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+            return Path(value)
         digits = isinstance(value, str) and value.isascii() and value.isdigit()
         if kind is int and not info.clamp and (type(value) is int or digits):
             n = int(value)
@@ -80,9 +80,8 @@ class _PlainValue:
         if kind == list[str] and isinstance(value, (list, tuple)):
             if all(isinstance(v, str) for v in value):
                 return list(value)
-        from typer._coercion import build_runtime_param
-
-        return build_runtime_param(param.type_descriptor).coerce(value, param=param, ctx=ctx)
+        param._runtime_param = None  # Typer's own, built now and kept for the run
+        return param.get_runtime_param().coerce(value, param=param, ctx=ctx)
 
 
 _PLAIN = _PlainValue()
@@ -117,8 +116,11 @@ class _Command(_PlainValues, typer.core.TyperCommand):
             self._refuse_mistyped(ctx, args)
         try:
             return super().parse_args(ctx, args)
-        except typer.core._click.exceptions.NoSuchOption as exc:
-            raise _no_such_option(ctx, exc.option_name, exc.possibilities or []) from None
+        except Exception as exc:
+            # Click's NoSuchOption, by its documented attributes: Typer exports no name for it
+            if not hasattr(exc, "possibilities"):
+                raise
+            _no_such_option(ctx, exc.option_name, exc.possibilities or [])
 
     def _refuse_mistyped(self, ctx, args) -> None:
         """A command that takes pasted text (explain, history) or a launch (check) keeps
@@ -143,10 +145,10 @@ class _Command(_PlainValues, typer.core.TyperCommand):
 
                 near = difflib.get_close_matches(name, [o for o in opts if o[:2] == "--"], 1, 0.75)
                 if near:
-                    raise _no_such_option(ctx, name, near)
+                    _no_such_option(ctx, name, near)
 
 
-def _no_such_option(ctx, name: str, near: list[str]):
+def _no_such_option(ctx, name: str, near: list[str]) -> NoReturn:
     """A usage error (exit 2) naming the option and the nearest ones this command has."""
     from kverr.term import escape_terminal
 
@@ -155,7 +157,7 @@ def _no_such_option(ctx, name: str, near: list[str]):
         said += f"; did you mean {' or '.join(sorted(near)[:3])}?"
     if ctx.ignore_unknown_options:
         said += f" (put text that starts with {escape_terminal(name)} after --)"
-    return typer.core._click.exceptions.UsageError(said, ctx)
+    ctx.fail(said)
 
 
 class _Commands(_PlainValues, typer.core.TyperGroup):
