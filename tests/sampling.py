@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
+from typing import Any
+
 import pytest
 
 
@@ -12,3 +15,10 @@ def sweep(every: int) -> pytest.MarkDecorator:
         "every",
         [pytest.param(every, id="sample"), pytest.param(1, id="whole", marks=pytest.mark.slow)],
     )
+
+
+def sample(cases: Iterable[Any], keep: Collection[Any]) -> list[Any]:
+    """`cases` as parameters: those in `keep` run by default, the others under the slow
+    marker only (a sweep over kinds of input whose default run keeps a few kinds)."""
+    assert set(keep) <= set(cases), "a kept case is not among the cases"
+    return [c if c in keep else pytest.param(c, marks=pytest.mark.slow) for c in cases]

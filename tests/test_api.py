@@ -108,6 +108,7 @@ def test_openapi_lists_every_route(client):
     }
 
 
+@pytest.mark.slow  # 48 requests from 16 threads at once (stress)
 def test_sixteen_clients_at_once(base_url):
     def one(_):
         with httpx.Client(base_url=base_url, timeout=30) as c:

@@ -245,6 +245,7 @@ def test_directory_build_in_a_real_subprocess(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # a 40-commit build interrupted by SIGINT, then resumed (a process race)
 def test_interrupt_leaves_no_half_written_dataset_and_resumes(tmp_path: Path) -> None:
     g = Git(tmp_path / "repo")
     for i in range(40):

@@ -54,7 +54,11 @@ DEEP = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("case", "text", "line"), DEEP, ids=[c[0] for c in DEEP])
+@pytest.mark.parametrize(
+    ("case", "text", "line"),
+    # the default run keeps a nesting and a flat shape; -m slow builds every one
+    [pytest.param(*c, id=c[0], marks=() if i in (0, 1) else pytest.mark.slow) for i, c in enumerate(DEEP)],
+)  # fmt: skip
 def test_too_deep_is_a_parse_failure_and_the_other_files_go_on(tmp_path, case, text, line):
     root = tmp_path / "src"
     for rel, body in ((SA, text), (OK, OK_TEXT)):

@@ -209,6 +209,7 @@ def test_tables_follow_the_contract(catalog_file):
     con.close()
 
 
+@pytest.mark.slow  # 300 synthetic records loaded with the index in small rows (stress)
 def test_a_large_index_is_stored_in_chunks_and_read_back_whole(tmp_path, monkeypatch):
     """The index's JSON text is written as several `meta` rows (one large value cost DuckDB
     a few copies of it at once: the peak of a 100,000-record load) and joined at open."""
@@ -412,6 +413,7 @@ def _race(args) -> int:
         return sum(1 for _ in c.records())
 
 
+@pytest.mark.slow  # several processes load one catalog at once (a process race)
 def test_racing_builders_leave_a_whole_catalog(tmp_path):
     ds = synth.write_files(tmp_path / "ds", FIXTURE_RECORDS)
     target = tmp_path / "cache" / "c.duckdb"

@@ -53,6 +53,7 @@ def check(repo: Path, cache: Path, launch: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # four checks in sandboxes, cold and warm answers compared (equivalence)
 def test_a_warm_check_answers_as_a_cold_one_without_libcst(repo: Path, tmp_path: Path) -> None:
     cold = check(repo, tmp_path / "cold", OTHER)
     warm = tmp_path / "warm"

@@ -506,6 +506,7 @@ def test_file_extraction_type():
     assert isinstance(extract_file(sf("x = 1\n")), FileExtraction)
 
 
+@pytest.mark.slow  # interpreters under several hash seeds, their outputs compared (equivalence)
 def test_output_does_not_depend_on_the_hash_seed(tmp_path):
     """Set constants print in per-process order; the extractor must never bake that in."""
     fixture = tmp_path / "sets.py"

@@ -255,6 +255,7 @@ def big_catalog(tmp_path) -> Path:
     return tmp_path / "c.duckdb"
 
 
+@pytest.mark.slow  # a large catalog damaged under a running server (stress)
 def test_damage_found_while_serving_is_503_and_healthz_says_so(big_catalog):
     """A record's text is first read by the match that shows it: damage there surfaces
     mid-service (the term table and the traceback lookup are in memory).

@@ -81,6 +81,7 @@ def assert_built(proc: subprocess.CompletedProcess, out: Path) -> dict[str, dict
 # ---------------------------------------------------------------- constant folding
 
 
+@pytest.mark.slow  # builds of modules whose constants double past the bound (stress)
 def test_doubling_constants_are_not_folded_past_a_bound(tmp_path):
     """40 lines of `A1 = A0 + A0` would fold into 2**40 characters (a terabyte): past the
     bound the name is a runtime value, so the message keeps its placeholder."""

@@ -279,6 +279,7 @@ def long_lane(**fields) -> tuple[Lane, ...]:
     return (*rest, dataclasses.replace(long, **fields))
 
 
+@pytest.mark.slow  # a queue of heavy pastes (stress)
 def test_work_whose_client_left_is_dropped(heavy):
     """Pastes whose clients hang up are dropped before they start, and the one being matched
     stops at the matcher's next check: the server goes quiet at once. An unbounded pool once
@@ -297,6 +298,7 @@ def test_work_whose_client_left_is_dropped(heavy):
         assert healthy(health), health
 
 
+@pytest.mark.slow  # a queue of heavy pastes (stress)
 def test_work_past_the_lane_deadline_is_dropped_with_a_503(heavy):
     cat, paste, _ = heavy
     lanes = long_lane(queue=6, per_client=2, timeout=1.0)
