@@ -12,7 +12,7 @@ from typing import IO, Any
 from kverr.catalog import browse, matcher, normalize, store
 from kverr.catalog.reader import BoundedLines
 
-from kverr.answers import Match
+from kverr.answers import Match, Revision
 from kverr.errors import CatalogError, KverrWarning, NotFound, QueryError
 
 HEAD_CHARS = 1 << 20  # explain_stream reads this much before deciding paste vs. log
@@ -298,7 +298,7 @@ class Catalog:
             return allowed
         rev = self.resolve_version(version, project=project)
         rows = self.con.execute(
-            "SELECT DISTINCT id FROM occurrences WHERE ? BETWEEN from_ord AND to_ord", [rev["ord"]]
+            "SELECT DISTINCT id FROM occurrences WHERE ? BETWEEN from_ord AND to_ord", [rev.ord]
         ).fetchall()
         at = {r[0] for r in rows}
         return at if allowed is None else at & allowed
@@ -398,8 +398,8 @@ class Catalog:
             out.append(d)
         return out
 
-    def revisions(self, *, project: str | None = None) -> list[dict[str, Any]]:
-        """Revision rows (ord, sha, date, tags, subject, project), oldest first per project."""
+    def revisions(self, *, project: str | None = None) -> list[Revision]:
+        """The catalog's revisions (with ord and project), oldest first per project."""
         if project is None:
             return self._rev_rows(
                 "SELECT ord, sha, date, tags, subject, project FROM revisions ORDER BY ord", []
@@ -410,7 +410,7 @@ class Catalog:
             [project],
         )
 
-    def revisions_of(self, record_id: str) -> list[dict[str, Any]]:
+    def revisions_of(self, record_id: str) -> list[Revision]:
         return self._rev_rows(
             """SELECT r.ord, r.sha, r.date, r.tags, r.subject, r.project FROM revisions r
                WHERE EXISTS (SELECT 1 FROM occurrences o WHERE o.id = ?
@@ -432,43 +432,35 @@ class Catalog:
         revs = self.revisions(project=project)
         newest_git: dict[str, int] = {}
         for r in revs:
-            if r["sha"]:
-                newest_git[r["project"]] = max(r["ord"], newest_git.get(r["project"], r["ord"]))
+            if r.sha:
+                newest_git[r.project] = max(r.ord, newest_git.get(r.project, r.ord))
         out: list[str] = []
         for r in revs:
-            if r["tags"] and (r["sha"] or not tags_only):
-                out += r["tags"]
-            elif r["ord"] == newest_git.get(r["project"]) and not tags_only:
-                out.append(r["sha"][:10])
+            if r.tags and (r.sha or not tags_only):
+                out += r.tags
+            elif r.ord == newest_git.get(r.project) and not tags_only:
+                out.append(r.sha[:10])
         return out
 
-    def _rev_rows(self, sql: str, params: list) -> list[dict[str, Any]]:
-        rows = self.con.execute(sql, params).fetchall()
+    def _rev_rows(self, sql: str, params: list) -> list[Revision]:
         return [
-            {
-                "ord": o,
-                "sha": s,
-                "date": d,
-                "tags": json.loads(t) if t else [],
-                "subject": subj,
-                "project": p,
-            }
-            for o, s, d, t, subj, p in rows
-        ]
+            Revision(sha=s, date=d, tags=tuple(json.loads(t) if t else ()), subject=subj, ord=o, project=p)
+            for o, s, d, t, subj, p in self.con.execute(sql, params).fetchall()
+        ]  # fmt: skip
 
-    def resolve_version(self, rev: str, *, project: str | None = None) -> dict[str, Any]:
+    def resolve_version(self, rev: str, *, project: str | None = None) -> Revision:
         """A release tag or snapshot label, a sha prefix (>= 4 hex), or HEAD (the newest git
         revision built) -> its revision row; NotFound otherwise. A snapshot revision (files
         from disk, sha null) is found by its label only. In a catalog of several projects,
         HEAD needs `project`."""
         revs = self.revisions(project=project)
-        found = [r for r in revs if rev in r["tags"]]
+        found = [r for r in revs if rev in r.tags]
         if not found:  # `0.5.9` is what a package's __version__ prints; the tag is `v0.5.9`,
             # or `≈v0.5.9` where the release was named by its date (pipeline/releases.py)
             names = _spellings(rev)
-            found = [r for r in revs if names.intersection(r["tags"])]
+            found = [r for r in revs if names.intersection(r.tags)]
         if not found and rev == "HEAD":
-            newest = {r["project"]: r for r in revs if r["sha"]}
+            newest = {r.project: r for r in revs if r.sha}
             if len(newest) > 1:
                 raise NotFound(
                     f"HEAD is ambiguous in a catalog of {len(newest)} projects; pass --project "
@@ -476,8 +468,8 @@ class Catalog:
                 )
             found = list(newest.values())
         if not found and len(rev) >= 4:
-            found = [r for r in revs if r["sha"] and r["sha"].startswith(rev.lower())]
-        if len(found) == 1 or (found and all(f["ord"] == found[0]["ord"] for f in found)):
+            found = [r for r in revs if r.sha and r.sha.startswith(rev.lower())]
+        if len(found) == 1 or (found and all(f.ord == found[0].ord for f in found)):
             return found[0]
         where = f"of project {project!r} " if project else ""
         if found:
@@ -497,8 +489,8 @@ class Catalog:
             return None
         names = _spellings(rev) | {rev}
         theirs = sorted(
-            {r["project"] for r in self.revisions() if r["project"] != project}
-            & {r["project"] for r in self.revisions() if names.intersection(r["tags"])}
+            {r.project for r in self.revisions() if r.project != project}
+            & {r.project for r in self.revisions() if names.intersection(r.tags)}
         )
         if not theirs:
             return None
@@ -580,12 +572,12 @@ def _spellings(rev: str) -> set[str]:
     return {bare, f"v{bare}", f"≈v{bare}"}
 
 
-def _nearest_tags(rev: str, revs: list[dict[str, Any]]) -> str:
+def _nearest_tags(rev: str, revs: list[Revision]) -> str:
     """The next step after an unknown version: the tags it most likely meant (`v0.5.0` when
     only v0.5.0rc0..rc2 were tagged), else the newest tag as an example of the spelling."""
     import difflib
 
-    tags = [t for r in revs for t in r["tags"]]
+    tags = [t for r in revs for t in r.tags]
     want = rev if rev[:1] in "vV" else f"v{rev}"
     plain = {t.removeprefix("≈"): t for t in tags}  # a release named by its date reads alike
     close = [t for t in tags if t.removeprefix("≈").startswith(want)][:3] or [

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kverr.answers import Revision
 from kverr.errors import NotFound, QueryError
 
 _MAX_CHAIN = 1000  # lineage walks stop here even on a hand-edited (cyclic) lineage table
@@ -52,8 +53,8 @@ def lineage_map(cat: Any) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Diff:
-    rev_a: dict
-    rev_b: dict
+    rev_a: Revision
+    rev_b: Revision
     added: list[dict] = field(default_factory=list)
     removed: list[dict] = field(default_factory=list)
     # {"old", "new", "what": [message|class|guard|id]}, and "guard": {"old", "new"} (each
@@ -63,8 +64,8 @@ class Diff:
 
     def to_dict(self) -> dict:
         return {
-            "from": self.rev_a,
-            "to": self.rev_b,
+            "from": self.rev_a.to_dict(),
+            "to": self.rev_b.to_dict(),
             "added": self.added,
             "removed": self.removed,
             "changed": self.changed,
@@ -97,15 +98,15 @@ def diff(cat: Any, rev_a: str, rev_b: str, *, project: str | None = None) -> Dif
     were asked)."""
     ra = cat.resolve_version(rev_a, project=project)
     several = len(cat.projects) > 1  # then REV_B must be a revision of REV_A's project
-    rb = cat.resolve_version(rev_b, project=project or (ra.get("project") if several else None))
-    if ra["ord"] > rb["ord"]:
+    rb = cat.resolve_version(rev_b, project=project or (ra.project if several else None))
+    if ra.ord > rb.ord:
         return _reversed(_diff(cat, rb, ra))
     return _diff(cat, ra, rb)
 
 
-def _diff(cat: Any, ra: dict, rb: dict) -> Diff:
+def _diff(cat: Any, ra: Revision, rb: Revision) -> Diff:
     """diff() from the older revision `ra` to the newer `rb`."""
-    occ_a, occ_b = occurrences_at(cat, ra["ord"]), occurrences_at(cat, rb["ord"])
+    occ_a, occ_b = occurrences_at(cat, ra.ord), occurrences_at(cat, rb.ord)
     removed = set(occ_a) - set(occ_b)
     added = set(occ_b) - set(occ_a)
     previous = lineage_map(cat)
@@ -203,7 +204,7 @@ def _ancestor_in(record_id: str, candidates: set[str], previous: dict[str, str])
 class History:
     record: dict  # summary of the record
     query: str
-    revisions: list[dict]  # revision rows (sha, date, tags, subject, ord) where it exists
+    revisions: list[Revision]  # where it exists
     introduced: dict | None  # {"sha", "date", "subject", "release"}
     disappeared: dict | None  # {"sha", "date", "subject", "release"}: first revision without it
     previous: list[str] = field(default_factory=list)  # older ids it replaced, newest first
@@ -217,7 +218,7 @@ class History:
         return {
             "query": self.query,
             "record": self.record,
-            "revisions": self.revisions,
+            "revisions": [r.to_dict() for r in self.revisions],
             "introduced": self.introduced,
             "disappeared": self.disappeared,
             "previousIds": self.previous,
@@ -248,15 +249,15 @@ def history(cat: Any, id_or_text: str) -> History:
     the first release tag at or after that point)."""
     rid = resolve_record(cat, id_or_text)
     # the revisions of the record's own project: another project's are neither before nor after
-    project = next((r.get("project") for r in cat.revisions_of(rid)), None)
+    project = next((r.project for r in cat.revisions_of(rid)), None)
     revisions = cat.revisions(project=project) if project else cat.revisions()
     present = ords_of(cat, rid)
-    rows = [r for r in revisions if r["ord"] in present]
+    rows = [r for r in revisions if r.ord in present]
     introduced = disappeared = None
     if rows:
-        first, last = rows[0]["ord"], rows[-1]["ord"]
+        first, last = rows[0].ord, rows[-1].ord
         introduced = _point(rows[0], _first_release(revisions, first, present, want=True))
-        after = [r for r in revisions if r["ord"] > last]
+        after = [r for r in revisions if r.ord > last]
         if after:
             disappeared = _point(after[0], _first_release(revisions, last + 1, present, want=False))
     previous = lineage_map(cat)
@@ -278,18 +279,15 @@ def history(cat: Any, id_or_text: str) -> History:
     )
 
 
-def _first_release(revisions: list[dict], start: int, present: set, *, want: bool) -> str | None:
+def _first_release(
+    revisions: list[Revision], start: int, present: set, *, want: bool
+) -> str | None:
     """The first tagged revision from `start` on that has (want=True) or lacks the record."""
     for r in revisions:
-        if r["ord"] >= start and r.get("tags") and (r["ord"] in present) is want:
-            return r["tags"][0]
+        if r.ord >= start and r.tags and (r.ord in present) is want:
+            return r.tags[0]
     return None
 
 
-def _point(row: dict, release: str | None) -> dict:
-    return {
-        "sha": row["sha"],
-        "date": row["date"],
-        "subject": row.get("subject"),
-        "release": release,
-    }
+def _point(row: Revision, release: str | None) -> dict:
+    return {"sha": row.sha, "date": row.date, "subject": row.subject, "release": release}

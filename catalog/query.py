@@ -131,10 +131,10 @@ def completions(
         found = [
             (
                 t.removeprefix("≈")[1:] if bare and t.removeprefix("≈")[:1] in "vV" else t,
-                f"{r.get('project', '')} {(r.get('date') or '')[:10]}".strip(),
+                f"{r.project or ''} {(r.date or '')[:10]}".strip(),
             )
             for r in reversed(revs)
-            for t in r.get("tags") or []
+            for t in r.tags
         ]
     elif kind == "flag":
         found = [(f["name"], (f.get("help") or "")[:60]) for f in cat.flags(project=None)]

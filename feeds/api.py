@@ -635,8 +635,8 @@ class Api:
         project = check_project(request.query_params.get("project"))
         if project is not None:
             self.cat.project(project)  # NotFound (404) names the projects held
-        keys = ("sha", "date", "tags", "subject", "project")
-        revisions = [{k: r[k] for k in keys} for r in self.cat.revisions(project=project)]
+        rows = [r.to_dict() for r in self.cat.revisions(project=project)]
+        revisions = [{k: v for k, v in r.items() if k != "ord"} for r in rows]
         releases = self.cat.release_order(project=project) if project else self.releases
         version = self.versions_of.get(project, "") if project else self.dataset_version
         return _json(

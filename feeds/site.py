@@ -30,6 +30,7 @@ from kverr.present import display
 from kverr.present import html as h
 
 from kverr import progress
+from kverr.answers import Revision
 
 
 @dataclass
@@ -39,8 +40,8 @@ class SiteData:
     records: list[dict]
     flags: dict[tuple[str, str], dict]  # (project, flag name) -> declaration: two projects
     # may declare one name differently (SGLang's --kv-cache-dtype is not vLLM's)
-    revisions: list[dict]
-    releases_of: dict[str, list[dict]]  # record id -> revision rows containing it (oldest first)
+    revisions: list[Revision]
+    releases_of: dict[str, list[Revision]]  # record id -> the revisions containing it, oldest first
     meta: dict[str, Any]
     by_flag: dict[str, list[dict]] = field(default_factory=dict)
     by_tag: dict[str, list[dict]] = field(default_factory=dict)
@@ -65,7 +66,7 @@ class SiteData:
         return decl_of(self.flags, rec, name)
 
     def tags_of(self, rec: dict) -> list[str]:
-        return [t for r in self.releases_of.get(rec["id"], []) for t in r.get("tags") or []]
+        return [t for r in self.releases_of.get(rec["id"], []) for t in r.tags]
 
     def where(self, rec: dict) -> str:
         """What tells a record from another printing the same message: its file and line, its
@@ -78,7 +79,7 @@ class SiteData:
 
     def _seen(self, rec: dict) -> str:
         """When a record in no tagged release existed: the dates of its first and last commit."""
-        dates = [r["date"][:10] for r in self.releases_of.get(rec["id"], []) if r.get("date")]
+        dates = [r.date[:10] for r in self.releases_of.get(rec["id"], []) if r.date]
         if not dates:
             return "unreleased"
         return f"seen {dates[0]}" + (f" … {dates[-1]}" if dates[-1] != dates[0] else "")
@@ -151,9 +152,9 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
         for tag in rec.get("tags") or []:
             data.by_tag.setdefault(tag, []).append(rec)
         for rev in data.releases_of[rec["id"]]:
-            for tag in rev.get("tags") or []:
+            for tag in rev.tags:
                 data.by_release.setdefault(tag, []).append(rec)
-    data.order = [t for r in data.revisions for t in r.get("tags") or []]
+    data.order = [t for r in data.revisions for t in r.tags]
     same: dict[tuple[str, str], list[dict]] = {}
     for rec in records:
         same.setdefault((rec.get("project") or "", display.title_of(rec)), []).append(rec)
@@ -177,9 +178,7 @@ def _release_diffs(cat, data: SiteData) -> dict[str, Any]:
     out: dict[str, Any] = {}
     by_project: dict[str, list[str]] = {}  # each project's releases: no diff crosses two
     for r in data.revisions:
-        by_project.setdefault(r.get("project") or "", []).extend(
-            t for t in r.get("tags") or [] if t in data.by_release
-        )
+        by_project.setdefault(r.project or "", []).extend(t for t in r.tags if t in data.by_release)
     pairs = [
         (project, prev, tag)
         for project, tags in by_project.items()
@@ -434,7 +433,7 @@ def _release_notes(data: SiteData, rec: dict, up: str) -> str:
     """Below a record's releases: when it was first and last seen, and its earlier wording."""
     revs = data.releases_of.get(rec["id"], [])
     out = ""
-    if revs and revs[0].get("sha"):
+    if revs and revs[0].sha:
         out += f'<p class="muted">First seen {_when(revs[0])}, last seen {_when(revs[-1])}.</p>'
     if rec.get("previousId"):
         prev = next((r for r in data.records if r["id"] == rec["previousId"]), None)
@@ -447,11 +446,11 @@ def _release_notes(data: SiteData, rec: dict, up: str) -> str:
     return out
 
 
-def _when(rev: dict) -> str:
+def _when(rev: Revision) -> str:
     """A revision as users know it: its release name first when it has one, then the commit."""
-    sha, date = h.esc((rev.get("sha") or "")[:10]), h.esc((rev.get("date") or "")[:10])
-    if rev.get("tags"):
-        return f"in {h.esc(rev['tags'][0])} (<code>{sha}</code>, {date})"
+    sha, date = h.esc((rev.sha or "")[:10]), h.esc((rev.date or "")[:10])
+    if rev.tags:
+        return f"in {h.esc(rev.tags[0])} (<code>{sha}</code>, {date})"
     return f"<code>{sha}</code> ({date})"
 
 
@@ -500,11 +499,11 @@ def _history_table(data: SiteData, project: str, name: str) -> str:
 
 
 def _release_intro(data: SiteData, tag: str) -> str:
-    rev = next((r for r in data.revisions if tag in (r.get("tags") or [])), None)
+    rev = next((r for r in data.revisions if tag in r.tags), None)
     if not rev:
         return ""
-    return (f'<p class="muted">Commit <code>{h.esc((rev.get("sha") or "")[:10])}</code>, {h.esc((rev.get("date") or "")[:10])}'
-            f" — {h.esc(rev.get('subject'))}</p>")  # fmt: skip
+    return (f'<p class="muted">Commit <code>{h.esc((rev.sha or "")[:10])}</code>, {h.esc((rev.date or "")[:10])}'
+            f" — {h.esc(rev.subject)}</p>")  # fmt: skip
 
 
 def _group_pages(
@@ -513,11 +512,7 @@ def _group_pages(
     """An index of groups plus one page per group listing its errors."""
     pages = {}
     if folder == "releases":  # newest first, in commit order: v0.5.8.post1 comes after v0.5.8
-        order = {
-            t: rev.get("ord", i)
-            for i, rev in enumerate(data.revisions)
-            for t in rev.get("tags") or []
-        }
+        order = {t: rev.ord for rev in data.revisions for t in rev.tags}
         names = sorted(groups, key=lambda t: (-order.get(t, -1), t))
     else:
         names = sorted(groups, key=str.lower)
@@ -565,7 +560,7 @@ def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
     if d is None:
         return f"<h2>{_count(len(recs))} in the first release built</h2>" + _rows(data, recs)
     by_id = {r["id"]: r for r in data.records}
-    prev = (d.rev_a.get("tags") or [d.rev_a.get("sha") or ""])[0]
+    prev = (d.rev_a.tags or [d.rev_a.sha or ""])[0]
     summary = (
         f'<p class="diff-summary">Since <a href="{file_token(prev)}.html"><code>{h.esc(prev)}</code></a>: '
         f"<b>{len(d.added)}</b> new, <b>{len(d.removed)}</b> removed, <b>{len(d.changed)}</b> changed, "

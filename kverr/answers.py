@@ -1,7 +1,8 @@
-"""What the catalog answers with: `Match` (a record found in pasted text) and `CutLines` (the
-input lines the bounded reader cut). Importable from kverr.ftypes as well, beside every other
-type that flows between the stages; defined here so that `kverr explain`, which needs these
-two alone, does not pay for generating the methods of the build's dataclasses at start-up."""
+"""What the catalog answers with: `Match` (a record found in pasted text), `CutLines` (the
+input lines the bounded reader cut) and `Revision` (where source came from; a catalog's row).
+Importable from kverr.ftypes as well, beside every other type that flows between the stages;
+defined here so that `kverr explain`, which needs these alone, does not pay for generating
+the methods of the build's dataclasses at start-up."""
 
 from __future__ import annotations
 
@@ -9,6 +10,27 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Revision:
+    """Where a set of source files came from. All fields None for a plain directory; a
+    catalog's row adds its place among the catalog's revisions (`ord`) and its `project`."""
+
+    repo: str | None = None  # "sgl-project/sglang": used for githubUrl
+    sha: str | None = None  # full 40-hex commit sha
+    date: str | None = None  # commit time, ISO 8601 UTC with "Z"
+    tags: tuple[str, ...] = ()
+    subject: str | None = None  # first line of the commit message
+    ord: int | None = None
+    project: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A catalog row as JSON (`kverr history --json`, /versions, a diff's from and to)."""
+        return {
+            "ord": self.ord, "sha": self.sha, "date": self.date, "tags": list(self.tags),
+            "subject": self.subject, "project": self.project,
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -635,7 +635,7 @@ def history(
         if query is None:
             revs = cat.revisions()
             if json_out:
-                typer.echo(json.dumps({"revisions": revs}, indent=2))
+                typer.echo(json.dumps({"revisions": [r.to_dict() for r in revs]}, indent=2))
             else:
                 _emit(render.revisions_text(revs), plain, no_pager)
             return

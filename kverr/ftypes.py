@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kverr.answers import CutLines, Match, Revision  # noqa: F401
+
 # ---------------------------------------------------------------- source
 
 _ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -28,17 +30,6 @@ _ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
 def without_colour(text: str) -> str:
     """`text` without ANSI colour codes: what a user reads in a plain log."""
     return _ANSI_SGR.sub("", text)
-
-
-@dataclass(frozen=True)
-class Revision:
-    """Where a set of source files came from. All fields None for a plain directory."""
-
-    repo: str | None = None  # "sgl-project/sglang": used for githubUrl
-    sha: str | None = None  # full 40-hex commit sha
-    date: str | None = None  # commit time, ISO 8601 UTC with "Z"
-    tags: tuple[str, ...] = ()
-    subject: str | None = None  # first line of the commit message
 
 
 @dataclass(frozen=True)
@@ -413,9 +404,9 @@ class Dataset:
 # ---------------------------------------------------------------- catalog
 
 
-# Match and CutLines, what the catalog answers with, are defined in kverr/answers.py: `kverr
-# explain` imports that module alone, and never generates the build's types below.
-from kverr.answers import CutLines, Match  # noqa: E402,F401
+# Match, CutLines and Revision, what the catalog answers with, are defined in kverr/answers.py
+# (imported at the top): `kverr explain` imports that module alone, and never generates the
+# build's types.
 
 # ---------------------------------------------------------------- project profile
 

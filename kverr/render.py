@@ -14,7 +14,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.answers import CutLines, Match, explain_json, explain_json_chunks  # noqa: F401 - (re-exported)
+from kverr.answers import (  # noqa: F401 - (re-exported)
+    CutLines,
+    Match,
+    Revision,
+    explain_json,
+    explain_json_chunks,
+)
 from kverr.present import display, text
 from kverr.present.answer import message_key
 from kverr.term import PLAIN, Term, escape_data, escape_json, escape_terminal
@@ -313,17 +319,17 @@ def _h_severities(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "none"
 
 
-def _h_rev(rev: dict) -> str:
-    tags = rev.get("tags") or []
-    short = _h_sha(rev)
-    return f"{tags[0]} ({short})" if tags else short
+def _h_rev(rev: Revision) -> str:
+    short = _h_sha(rev.sha, bool(rev.tags))
+    return f"{rev.tags[0]} ({short})" if rev.tags else short
 
 
-def _h_sha(rev: dict) -> str:
-    """Short sha; a revision without one is a directory build or a snapshot (files from disk)."""
-    if rev.get("sha"):
-        return rev["sha"][:10]
-    return "snapshot, no commit" if rev.get("tags") or rev.get("release") else "directory"
+def _h_sha(sha: str | None, named: bool) -> str:
+    """Short sha; a revision without one is a directory build or a snapshot (files from disk,
+    `named` by a label)."""
+    if sha:
+        return sha[:10]
+    return "snapshot, no commit" if named else "directory"
 
 
 def _where(rec: dict) -> str:
@@ -421,15 +427,14 @@ def _tests(g: dict) -> list[str]:
     return _TEST_SEP.split(g.get("text") or "") if g.get("text") else [f"({g['hash']})"]
 
 
-def revisions_text(revisions: list[dict]) -> str:
-    """One line per revision a catalog holds, oldest first: what `--version` accepts."""
+def revisions_text(revisions: list[Revision]) -> str:
+    """One line per revision a catalog holds, oldest first: what `--release` accepts."""
     out = []
-    several = len({r.get("project") for r in revisions}) > 1
+    several = len({r.project for r in revisions}) > 1
     for r in revisions:
-        sha = (r.get("sha") or "")[:10] or "(no commit)"
-        tags = ", ".join(r.get("tags") or [])
-        project = f"{r.get('project') or '':<8} " if several else ""
-        out.append(f"{project}{sha:<12} {r.get('date') or '':<25} {tags}".rstrip())
+        sha = (r.sha or "")[:10] or "(no commit)"
+        project = f"{r.project or '':<8} " if several else ""
+        out.append(f"{project}{sha:<12} {r.date or '':<25} {', '.join(r.tags)}".rstrip())
     out.append(f"{len(revisions)} revision(s); pass a tag, a snapshot label or a sha to --release.")
     return escape_terminal("\n".join(out))
 
@@ -443,13 +448,13 @@ def history_text(h: Any, order: Sequence[str] = ()) -> str:
     if h.introduced:
         i = h.introduced
         out.append(
-            f"first seen: {_h_sha(i)} {i['date']} {_h_clip(i['subject'] or '', 60)}"
+            f"first seen: {_h_sha(i['sha'], bool(i['release']))} {i['date']} {_h_clip(i['subject'] or '', 60)}"
             + (f"; first release {i['release']}" if i["release"] else "; in no release yet")
         )
     if h.disappeared:
         g = h.disappeared
         out.append(
-            f"first missing: {_h_sha(g)} {g['date']} {_h_clip(g['subject'] or '', 60)}"
+            f"first missing: {_h_sha(g['sha'], bool(g['release']))} {g['date']} {_h_clip(g['subject'] or '', 60)}"
             + (f"; gone from release {g['release']} on" if g["release"] else "")
         )
     elif h.revisions:

@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kverr.answers import Revision
+
 UNKNOWN = "kverr explain --verbose says why"
 
 
@@ -114,16 +116,15 @@ def revision_name(revision: str | None, names: Mapping[str, str] | None = None) 
     return f"commit {rev}" if re.fullmatch(r"[0-9a-f]{7,40}", rev) else rev
 
 
-def revision_names(revisions: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+def revision_names(revisions: Iterable[Revision]) -> dict[str, str]:
     """revision_name's `names` from a catalog's revisions (Catalog.revisions): a tagged
     commit's short sha -> its tag, a snapshot's label -> "the <label> snapshot"."""
     out: dict[str, str] = {}
     for r in revisions:
-        tags = r.get("tags") or []
-        if r.get("sha") and tags:
-            out[r["sha"][:12]] = tags[0]
-        elif not r.get("sha"):
-            out.update((t, f"the {t} snapshot") for t in tags)
+        if r.sha and r.tags:
+            out[r.sha[:12]] = r.tags[0]
+        elif not r.sha:
+            out.update((t, f"the {t} snapshot") for t in r.tags)
     return out
 
 

@@ -383,7 +383,7 @@ def test_vllm_answer_over_commits(both):
         " (choose from 'auto', 'embed', 'generate')",
     )
     assert m.project["name"] == "vllm"
-    first, second = (r["sha"][:10] for r in both.revisions(project="vllm"))
+    first, second = (r.sha[:10] for r in both.revisions(project="vllm"))
     assert m.argparse["text"][0] == (
         f"'pooling' was a choice of --runner in {first}; from {second} on it is not (renamed to embed?)."
     )

@@ -221,7 +221,7 @@ def test_history_of_a_deleted_error(story: dict, built: pipeline.BuildResult) ->
     sha = story["sha"]
     with open_catalog(built.catalog) as cat:
         h = history(cat, _id_of(built, "--tp-size above 8 is not supported"))
-    assert [r["sha"] for r in h.revisions] == [sha["c5"], sha["c7"]]
+    assert [r.sha for r in h.revisions] == [sha["c5"], sha["c7"]]
     assert h.introduced == {
         "sha": sha["c5"],
         "date": "2024-01-01T05:00:00.000Z",

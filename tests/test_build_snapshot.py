@@ -166,8 +166,8 @@ def test_occurrences_span_into_the_snapshot(built: pipeline.BuildResult) -> None
 
 def test_catalog_answers_for_the_snapshot(built: pipeline.BuildResult) -> None:
     with open_catalog(built.catalog) as cat:
-        assert cat.resolve_version("seed")["sha"] is None
-        assert cat.resolve_version("HEAD")["tags"] == ["v2.0"]
+        assert cat.resolve_version("seed").sha is None
+        assert cat.resolve_version("HEAD").tags == ("v2.0",)
         (m,) = cat.explain(f"ValueError: {HOOK_MSG}", version="seed")
         assert m.record["errorMessage"] == HOOK_MSG and m.revisions == ("seed",)
         assert cat.explain(f"ValueError: {HOOK_MSG}", version="v2.0") == []
@@ -175,15 +175,15 @@ def test_catalog_answers_for_the_snapshot(built: pipeline.BuildResult) -> None:
         assert [a["message"] for a in d.added] == [HOOK_MSG]
         assert (d.removed, d.changed, d.moved) == ([], [], [])
         h = history(cat, f"ValueError: {HOOK_MSG}")
-        assert [r["tags"] for r in h.revisions] == [["seed"]]
+        assert [r.tags for r in h.revisions] == [("seed",)]
         assert h.introduced == {
             "sha": None,
             "date": "2024-06-01T12:00:00.000Z",
-            "subject": h.revisions[0]["subject"],
+            "subject": h.revisions[0].subject,
             "release": "seed",
         }
         assert h.disappeared is None
-        assert [r["tags"] for r in cat.revisions_of(m.record["id"])] == [["seed"]]
+        assert [r.tags for r in cat.revisions_of(m.record["id"])] == [("seed",)]
 
 
 def test_cli_diff_history_and_explain_for_the_snapshot(built: pipeline.BuildResult) -> None:

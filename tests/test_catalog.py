@@ -175,10 +175,10 @@ def test_flags_carry_choices_and_records(cat):
 
 
 def test_revisions_and_where_a_record_exists(cat):
-    assert [r["tags"] for r in cat.revisions()] == [["v0.4.0"], ["v0.5.0"]]
-    assert [r["sha"] for r in cat.revisions_of("55b1000000000002")] == [SHA_NEW]
-    assert cat.resolve_version("v0.4.0")["sha"] == SHA_OLD
-    assert cat.resolve_version("aaaa")["sha"] == SHA_OLD
+    assert [r.tags for r in cat.revisions()] == [("v0.4.0",), ("v0.5.0",)]
+    assert [r.sha for r in cat.revisions_of("55b1000000000002")] == [SHA_NEW]
+    assert cat.resolve_version("v0.4.0").sha == SHA_OLD
+    assert cat.resolve_version("aaaa").sha == SHA_OLD
 
 
 @pytest.mark.parametrize("rev", ["v9.9.9", "abc", "cccc"])

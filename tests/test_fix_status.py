@@ -13,6 +13,7 @@ from kverr.present.verdict import fix_status, revision_names
 from test_catalog import build_catalog
 from typer.testing import CliRunner
 
+from kverr.answers import Revision
 from kverr.cli import app
 
 VERIFIED = {"status": "verified", "platform": "cuda-sm90", "revision": "3d3a32c0b9f5", "reason": ""}
@@ -99,9 +100,9 @@ def test_verbose_says_it_as_the_verify_step_did(verification, text) -> None:
 
 def test_a_revision_is_named_as_users_know_it() -> None:
     rows = [
-        {"sha": "bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2", "tags": ["v0.5.9"]},
-        {"sha": "3d3a32c0b9f50962ccdddadda02c52a59e45bbc8", "tags": []},
-        {"sha": None, "tags": ["seed"]},
+        Revision(sha="bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2", tags=("v0.5.9",)),
+        Revision(sha="3d3a32c0b9f50962ccdddadda02c52a59e45bbc8"),
+        Revision(tags=("seed",)),
     ]
     names = revision_names(rows)
     said = {

@@ -193,12 +193,12 @@ def test_the_catalog_holds_both_projects(cat) -> None:
         ("sglang", "SGLang"),
         ("vllm", "vLLM"),
     ]
-    assert {r["project"] for r in cat.revisions()} == {"sglang", "vllm"}
-    assert len({r["ord"] for r in cat.revisions()}) == 2  # ords never collide
+    assert {r.project for r in cat.revisions()} == {"sglang", "vllm"}
+    assert len({r.ord for r in cat.revisions()}) == 2  # ords never collide
     with pytest.raises(NotFound, match="HEAD is ambiguous in a catalog of 2 projects"):
         cat.resolve_version("HEAD")
     head = cat.resolve_version("HEAD", project="vllm")
-    assert head["project"] == "vllm" and cat.explain(SHARED, version="HEAD", project="vllm")
+    assert head.project == "vllm" and cat.explain(SHARED, version="HEAD", project="vllm")
 
 
 @pytest.mark.parametrize(

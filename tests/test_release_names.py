@@ -94,20 +94,20 @@ def _bare(text: str, cat) -> list[str]:
     """Short shas of named revisions that `text` shows without their release name just before."""
     out = []
     for r in cat.revisions(project="vllm"):
-        short = r["sha"][:10]
-        for m in re.finditer(short, text) if r["tags"] else ():
-            if not any(t in text[max(0, m.start() - 60) : m.start()] for t in r["tags"]):
+        short = r.sha[:10]
+        for m in re.finditer(short, text) if r.tags else ():
+            if not any(t in text[max(0, m.start() - 60) : m.start()] for t in r.tags):
                 out.append(short)
     return out
 
 
 def test_the_bump_commit_names_the_revision_with_its_files_and_a_date_names_one_nearly(catalog):
     cat, c, _ = catalog
-    tags = {r["sha"]: r["tags"] for r in cat.revisions(project="vllm")}
+    tags = {r.sha: list(r.tags) for r in cat.revisions(project="vllm")}
     assert tags[c["c1"]] == ["v0.1.0"]
     assert tags[c["c3"]] == ["≈v0.2.0"]
     assert tags[c["c4"]] == []  # v0.9.0 shipped after the newest revision built
-    assert cat.resolve_version("0.2.0", project="vllm")["sha"] == c["c3"]
+    assert cat.resolve_version("0.2.0", project="vllm").sha == c["c3"]
 
 
 def test_a_card_names_releases_and_marks_those_found_by_date(catalog):
