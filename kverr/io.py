@@ -94,14 +94,10 @@ def replacing_dir(out: Path) -> Iterator[Path]:
 # ---------------------------------------------------------------- JSONL
 
 
-def read_objects(path: Path, *, optional: bool = False) -> list[tuple[str, dict[str, Any]]]:
-    """(`path:line`, object) for every non-blank line. A missing file is [] when `optional`;
-    anything else wrong raises DatasetError naming the file and line and what to do."""
-    return list(iter_objects(path, optional=optional))
-
-
 def iter_objects(path: Path, *, optional: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
-    """read_objects one line at a time: memory for one object, however long the file."""
+    """(`path:line`, object) for every non-blank line, one at a time (memory for one object,
+    however long the file). A missing file has none when `optional`; anything else wrong
+    raises DatasetError naming the file and line and what to do."""
     if not path.is_file():
         if optional:
             return

@@ -1,5 +1,5 @@
-"""What one build builds: a frozen spec, checked once when it is made, that the CLI, the tests
-and the benchmarks hand to `pipeline.build`."""
+"""What one build builds: a frozen spec, checked when it is made, that the CLI, the tests and
+the benchmarks hand to `pipeline.build`."""
 
 from __future__ import annotations
 
@@ -16,21 +16,20 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GitSource:
-    """Revisions of a git repository (bare is fine; nothing is checked out). `revs`: revisions
-    and `A..B` ranges; `tags`: a glob of tags to add; `touching`: every commit that changed the
-    file set. `snapshots` (`PATH=REPO_PATH`) place files from disk over the newest revision as
-    one more, labelled `snapshot_label` and dated `snapshot_date`."""
+    """Revisions of a git repository (bare is fine; nothing is checked out): `revs` and `A..B`
+    ranges, the tags matching `tags`, with `touching` every commit that changed the file set.
+    `snapshots` (`PATH=REPO_PATH`) place files from disk over the newest revision as one more,
+    labelled `snapshot_label` and dated `snapshot_date`."""
 
     repo: Path
-    revs: tuple[str, ...] = ()
+    revs: Sequence[str] = ()
     tags: str | None = None
     touching: bool = False
-    snapshots: tuple[str, ...] = ()
+    snapshots: Sequence[str] = ()
     snapshot_label: str = "snapshot"
     snapshot_date: str | None = None
 
     def __post_init__(self) -> None:
-        _tuples(self, "revs", "snapshots")
         if self.snapshots and not self.snapshot_date:
             raise SourceError("--snapshot needs --snapshot-date ISO (e.g. 2026-08-28T05:10:05Z).")
 
@@ -38,15 +37,15 @@ class GitSource:
 @dataclass(frozen=True)
 class BuildSpec:
     """`source`: a directory or .py file, or a GitSource. `globs`: the file set (default: the
-    profile's); `profile`: a Profile, a shipped profile's name or a TOML path (default: the
-    default project). `verify` runs each record's fix through its revision's own check on the
-    `platform` profile, confined by the OS; `trust_repo` runs it unconfined where no sandbox
-    can be made. `cache`: the extraction cache file (default: beside `catalog`, else `out`)."""
+    profile's); `profile`: a Profile, a shipped profile's name or a TOML path. `verify` runs
+    each record's fix through its revision's own check on the `platform` profile, confined by
+    the OS (`trust_repo`: unconfined where no sandbox can be made). `cache`: the extraction
+    cache (default: beside `catalog`, else `out`); `command`: the manifest's."""
 
     out: Path
     source: Path | GitSource
     catalog: Path | None = None
-    globs: tuple[str, ...] | None = None
+    globs: Sequence[str] | None = None
     jobs: int = 1
     repo_name: str | None = None
     overlay: Path | None = None
@@ -56,11 +55,10 @@ class BuildSpec:
     verify: bool = False
     platform: str | None = None
     trust_repo: bool = False
-    command: tuple[str, ...] = field(default=(), compare=False)  # the manifest's `command`
+    command: Sequence[str] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
-        _tuples(self, "globs", "command")
-        if self.verify and not isinstance(self.source, GitSource):
+        if self.verify and self.git is None:
             raise SourceError("--verify runs each revision's own code from git; add --git REPO.")
         if self.jobs < 1:
             raise SourceError(f"--jobs {self.jobs}: pass 1 or more processes.")
@@ -71,18 +69,11 @@ class BuildSpec:
 
     @classmethod
     def from_targets(
-        cls,
-        targets: Sequence[str] | None,
-        *,
-        git: Path | None = None,
-        revs: Sequence[str] | None = (),
-        tags: str | None = None,
-        touching: bool = False,
-        snapshots: Sequence[str] | None = (),
-        snapshot_label: str = "snapshot",
-        snapshot_date: str | None = None,
-        **options,
-    ) -> BuildSpec:
+        cls, targets: Sequence[str] | None, *, git: Path | None = None,
+        revs: Sequence[str] | None = (), tags: str | None = None, touching: bool = False,
+        snapshots: Sequence[str] | None = (), snapshot_label: str = "snapshot",
+        snapshot_date: str | None = None, **options,
+    ) -> BuildSpec:  # fmt: skip
         """`kverr build`'s command line: with --git the positionals are revisions and ranges;
         without, one PATH (a bare repository PATH is read as git, the further positionals as
         its revisions). `options`: the other fields."""
@@ -90,13 +81,11 @@ class BuildSpec:
         if git is None and targets and is_bare_repo(Path(targets[0])):
             git, targets = Path(targets[0]), targets[1:]
         if git is not None:
-            return cls(
-                source=GitSource(
-                    Path(git), (*targets, *revs), tags, touching, tuple(snapshots),
-                    snapshot_label, snapshot_date,
-                ),
-                **options,
+            source = GitSource(
+                Path(git), (*targets, *revs), tags, touching, snapshots, snapshot_label,
+                snapshot_date,
             )  # fmt: skip
+            return cls(source=source, **options)
         if not targets:
             raise SourceError("nothing to build; pass a directory or .py file, or --git REPO.")
         if snapshots:
@@ -110,11 +99,3 @@ class BuildSpec:
 
 def is_bare_repo(path: Path) -> bool:
     return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
-
-
-def _tuples(spec: object, *names: str) -> None:
-    """Sequences given as lists (the CLI's) kept as tuples: a spec never changes."""
-    for name in names:
-        value = getattr(spec, name)
-        if value is not None and not isinstance(value, tuple):
-            object.__setattr__(spec, name, tuple(value))

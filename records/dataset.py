@@ -287,7 +287,7 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 def _rows(path: Path, *, optional: bool = False) -> list[tuple[str, dict]]:
-    return io.read_objects(path, optional=optional)
+    return list(io.iter_objects(path, optional=optional))
 
 
 def _need(where: str, row: dict, keys: tuple[str, ...]) -> dict:
