@@ -53,7 +53,7 @@ def yours_status(yours: Mapping[str, Any] | None, *, verbose: bool = False) -> s
         why = reason_words({"verification": {"reason": y.get("reason")}})
         return f"Your launch was not fixed: {why}."
     if y.get("status") in ("not-checked", "no-fix"):
-        return f"Your launch was not fixed: {y.get('reason')}."
+        return f"Your launch was not fixed: {str(y.get('reason')).rstrip('.')}."
     return ""
 
 

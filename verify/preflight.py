@@ -446,7 +446,8 @@ def personal_answers(
     trust_repo: bool = False,
 ) -> list[Any]:
     """`matches` (kverr.answers.Match) with the fix of the user's own launch when `text` holds
-    one (`yours`), and without one, advice from the values each message printed (`advice`).
+    one (`yours`), and without one or without a fix of it, advice from the values each
+    message printed (`advice`).
     The launch runs through the release it names, or the paste's version, or the newest
     release of the match; a launch that does not raise the matched error gets a yourFix that
     says so and why, never the generic example."""
@@ -460,10 +461,12 @@ def personal_answers(
         keep = profiles[project].hardware_options if project in profiles else ()
         mine = [p for p in launches if p.project == project]
         if not mine:
-            out.append(replace(m, advice=tuple(advise(m.record, m.values, keep))))
+            out.append(replace(m, advice=tuple(advise(m.record, m.values, keep, text))))
             continue
-        out.append(replace(m, yours=_yours(m, mine[0], profiles[project], text, release, source,
-                                            trust_repo)))  # fmt: skip
+        yours = _yours(m, mine[0], profiles[project], text, release, source, trust_repo)
+        # a launch kverr could not fix still printed its values in the message
+        advice = () if "verification" in yours else tuple(advise(m.record, m.values, keep, text))
+        out.append(replace(m, yours=yours, advice=advice))
     return out
 
 

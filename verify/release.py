@@ -267,7 +267,10 @@ def _download(url: str) -> bytes:
         with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as answer:  # noqa: S310
             data = answer.read(MAX_ARCHIVE + 1)
     except OSError as exc:
-        raise SourceError(f"cannot download {url} ({exc})") from None
+        # urllib's "<urlopen error [Errno -2] Name or service not known>": its reason alone
+        why = getattr(exc, "reason", None) or exc
+        why = getattr(why, "strerror", None) or why
+        raise SourceError(f"cannot download {url}: {why}") from None
     if len(data) > MAX_ARCHIVE:
         raise SourceError(f"{url} is over {MAX_ARCHIVE >> 20} MiB")
     return data
