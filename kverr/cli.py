@@ -781,6 +781,7 @@ def explain(
             if version and not matches and text not in (None, "-")
             else []
         )
+        owners = cat.release_owners(version) if elsewhere else []
         order = [] if json_out else cat.release_order(tags_only=True)
         names = {} if json_out else revision_names(cat.revisions())
         products = [p["product"] for p in cat.projects if project in (None, p["name"])]
@@ -808,6 +809,7 @@ def explain(
             matches,
             version=version,
             elsewhere=elsewhere,
+            owners=owners,
             term=_term(plain),
             order=order,
             products=products,
