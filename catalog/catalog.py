@@ -296,11 +296,12 @@ class Catalog:
             allowed = {r[0] for r in rows.fetchall()}
         if version is None:
             return allowed
-        rev = self.resolve_version(version, project=project)
-        rows = self.con.execute(
-            "SELECT DISTINCT id FROM occurrences WHERE ? BETWEEN from_ord AND to_ord", [rev.ord]
-        ).fetchall()
-        at = {r[0] for r in rows}
+        at: set[str] = set()
+        for rev in self.resolve_versions(version, project=project):
+            rows = self.con.execute(
+                "SELECT DISTINCT id FROM occurrences WHERE ? BETWEEN from_ord AND to_ord", [rev.ord]
+            ).fetchall()
+            at.update(r[0] for r in rows)
         return at if allowed is None else at & allowed
 
     # ------------------------------------------------------------ lookups
@@ -448,6 +449,22 @@ class Catalog:
             for o, s, d, t, subj, p in self.con.execute(sql, params).fetchall()
         ]  # fmt: skip
 
+    def resolve_versions(self, rev: str, *, project: str | None = None) -> list[Revision]:
+        """resolve_version, where a release that several projects of the catalog name (SGLang's
+        v0.4.0, vLLM's ≈v0.4.0) is one revision of each: what a message matched against it
+        may be raised by."""
+        if project is None and len(self.projects) > 1:
+            names = [p["name"] for p in self.projects]
+            found = []
+            for name in names:
+                try:
+                    found.append(self.resolve_version(rev, project=name))
+                except NotFound:
+                    continue
+            if len(found) > 1:
+                return found
+        return [self.resolve_version(rev, project=project)]
+
     def resolve_version(self, rev: str, *, project: str | None = None) -> Revision:
         """A release tag or snapshot label, a sha prefix (>= 4 hex), or HEAD (the newest git
         revision built) -> its revision row; NotFound otherwise. A snapshot revision (files
@@ -472,6 +489,12 @@ class Catalog:
         if len(found) == 1 or (found and all(f.ord == found[0].ord for f in found)):
             return found[0]
         where = f"of project {project!r} " if project else ""
+        projects = {f.project for f in found}
+        if len(projects) > 1 and len(found) == len(projects):
+            raise NotFound(
+                f"{rev} is a version of {' and '.join(sorted(projects))}; pass --project"
+                f" ({', '.join(sorted(projects))})."
+            )
         if found:
             raise NotFound(
                 f"version {rev!r} is ambiguous; list revisions with `kverr history` or pass a longer sha."
@@ -482,6 +505,12 @@ class Catalog:
         raise NotFound(
             f"version {rev!r} is not a revision {where}in this catalog; {_nearest_tags(rev, revs)}"
         )
+
+    def release_owners(self, rev: str) -> list[str]:
+        """The products of the projects that have a release spelled `rev` (`0.11.1`, `v0.5.9`)."""
+        names = _spellings(rev) | {rev}
+        have = {r.project for r in self.revisions() if names.intersection(r.tags)}
+        return [p["product"] for p in self.projects if p["name"] in have]
 
     def _release_of_another(self, rev: str, project: str | None) -> str | None:
         """The sentence for a release that another project of the catalog has, or None."""

@@ -566,7 +566,12 @@ def partial_hits(
         return []
     best = max(h.covered for h in hits)
     top = [h for h in hits if h.covered == best]
-    if len({idx.pattern[h.index] for h in top}) > 1 and not _one_check(idx, top):
+    if _several(idx, top) and _RAISED.search(body[:200]):
+        # a raise and the warning that shares its words (vLLM's max_model_len check warns
+        # instead when an environment variable allows it): the exception the text names is
+        # the raise's
+        top = [h for h in top if idx.severity[h.index] == "error"]
+    if not top or _several(idx, top):
         return []  # cut before the words that tell the records apart: no guessing
     # enough of the message must be seen to be sure (one message raised at several sites: all)
     top.sort(key=lambda h: -idx.last_ord[h.index])  # one check's wordings: the newest first
@@ -576,6 +581,15 @@ def partial_hits(
     sure = any(h.score >= 0.55 + 0.3 * 0.35 or h.covered >= SURE_CHARS for h in top)
     score = max(h.score for h in top)  # one check: ranked as one, its newest wording first
     return [dataclasses.replace(h, score=score) for h in top] if sure else []
+
+
+# An exception's name before the message: `ValueError: `, `pydantic_core.ValidationError: `
+_RAISED = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,80}(?:Error|Exception): ")
+
+
+def _several(idx: Index, hits: list[Hit]) -> bool:
+    """Whether `hits` are more than one check (not one pattern, not one check's wordings)."""
+    return len({idx.pattern[h.index] for h in hits}) > 1 and not _one_check(idx, hits)
 
 
 def _one_check(idx: Index, hits: list[Hit]) -> bool:

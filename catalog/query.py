@@ -34,7 +34,7 @@ def explain_query(
         if project is not None:
             cat.project(project)
         if version is not None:
-            cat.resolve_version(version, project=project)
+            cat.resolve_versions(version, project=project)
     except NotFound as exc:
         raise QueryError(str(exc)) from None
     kw = {"version": version, "project": project}
@@ -100,7 +100,7 @@ def search_query(
         if project is not None:
             cat.project(project)
         if version is not None:
-            cat.resolve_version(version, project=project)
+            cat.resolve_versions(version, project=project)
     except NotFound as exc:
         raise QueryError(str(exc)) from None
     page = {"version": version, "limit": limit, "offset": offset, "project": project}

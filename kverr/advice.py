@@ -42,16 +42,32 @@ def advise(
         return []
     constants = _constants(values)
     out: list[tuple[bool, str]] = [(False, line) for line in _directions(record, values, known)]
-    for solution in record.get("solutions") or ():
-        m = _CONDITION.search(solution)
-        if not m:
-            continue
-        cond, want = m.group(1), m.group(2) == "true"
+    for cond, want in _conditions(record):
         for free in dict.fromkeys(_OPTION.findall(cond)):
             line = _solve(cond, want, free, known, constants, fewer=free in keep)
             if line and all(line != seen for _, seen in out):
                 out.append((free in keep, line))
     return [line for _, line in sorted(out, key=lambda item: item[0])]
+
+
+# "Launching when `max_model_len > derived_max_model_len` is true, ...": the trigger's clauses
+_CLAUSE = re.compile(r"`([^`]{1,300})` is (true|false)")
+# a name in a clause that may be an option's dest: `self.tp_size` or `tp_size`, not a call
+_DEST = re.compile(r"(?<![\w.])(?:self\.)?([a-z_][a-z0-9_]{0,80})\b(?!\s*\()")
+
+
+def _conditions(record: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """(condition over --options, the truth value that passes the check): the record's own
+    ("so that `cond` is true"), else each clause of its trigger wanted the other way, its
+    dests written as the options that set them (any one clause undone stops the check)."""
+    own = [m for s in record.get("solutions") or () for m in [_CONDITION.search(s)] if m]
+    if own:
+        return [(m.group(1), m.group(2) == "true") for m in own]
+    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
+    return [
+        (_DEST.sub(lambda d: by_dest.get(d.group(1), d.group(0)), m.group(1)), m.group(2) != "true")
+        for m in _CLAUSE.finditer(record.get("triggerScenarios") or "")
+    ]
 
 
 # `--mem-fraction-static 0.84`, `--max-model-len=8192`, `gpu_memory_utilization=0.1`,
@@ -205,7 +221,8 @@ def _candidates(numbers: Sequence[float], current: float) -> list[float]:
             k = int(n)
             pool.update(float(d) for d in _divisors(k))
             pool.update(float(k * m) for m in (2, 3, 4))
-            pool.update((n - 1, n + 1))
+            if n == current:  # another number's neighbours are a limit's off-by-one, no value
+                pool.update((n - 1, n + 1))
         if 0 < n < 1:
             pool.update((round(n - 0.05, 2), round(n + 0.05, 2)))
     pool.update(float(2**e) for e in range(0, 17))

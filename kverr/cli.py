@@ -759,6 +759,7 @@ def explain(
             if release and not matches and text not in (None, "-")
             else []
         )
+        owners = cat.release_owners(release) if elsewhere else []
         order = [] if json_out else cat.release_order(tags_only=True)
         names = {} if json_out else revision_names(cat.revisions())
         products = [p["product"] for p in cat.projects if project in (None, p["name"])]
@@ -786,6 +787,7 @@ def explain(
             matches,
             version=release,
             elsewhere=elsewhere,
+            owners=owners,
             term=_term(plain),
             order=order,
             products=products,

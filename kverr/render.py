@@ -54,6 +54,7 @@ def explain_text(
     *,
     version: str | None = None,
     elsewhere: Sequence[Match] = (),
+    owners: Sequence[str] = (),
     term: Term = PLAIN,
     order: Sequence[str] = (),
     products: Sequence[str] = (),
@@ -61,13 +62,24 @@ def explain_text(
     names: Mapping[str, str] | None = None,
 ) -> str:
     """Each match as a card (present/text.py), a line each past FULL_VIEWS, one card per message.
-    `elsewhere`: with --release and no match there, the records other revisions have.
+    `elsewhere`: with --release and no match there, the records other revisions have;
+    `owners`: the products that have a release of that name.
     `order`: every release of the catalog, oldest first (releases print as ranges).
     `products`: the catalog's projects, named when nothing matched.
     `verbose`, `names`: how a card says whether a fix was verified (text.card)."""
     if not matches:
         if elsewhere:
-            out = [f"No error that {version} can raise matches this text. Other revisions have it:"]
+            theirs = {(m.project or {}).get("product") for m in elsewhere} - {None}
+            if owners and theirs and not theirs & set(owners):
+                out = [
+                    f"{version} is a version of {' and '.join(owners)}, and this is"
+                    f" {' or '.join(sorted(theirs))}'s error: pass one of its versions to"
+                    " --release. Its revisions:"
+                ]
+            else:
+                out = [
+                    f"No error that {version} can raise matches this text. Other revisions have it:"
+                ]
             for m in elsewhere[:3]:
                 where = (
                     display.release_span(m.revisions, order) or "revisions without a release tag"

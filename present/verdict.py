@@ -45,14 +45,17 @@ def yours_status(yours: Mapping[str, Any] | None, *, verbose: bool = False) -> s
     v = y.get("verification") or {}
     if v.get("status") == "verified":
         ran = f" on {v.get('platform')} with {v.get('model')}" if verbose else ""
-        return f"Your launch, fixed: verified against {v.get('revision')}'s own checks{ran}."
+        chosen = f" ({v['chosenBy']})" if v.get("chosenBy") else ""
+        return (
+            f"Your launch, fixed: verified against {v.get('revision')}'s own checks{chosen}{ran}."
+        )
     if y.get("status") == "not-reproduced":
         return f"Your launch does not raise this error: {y.get('reason')}."
     if y.get("status") == "no-fix" and not verbose:  # the fix search's reason, as for a record
         why = reason_words({"verification": {"reason": y.get("reason")}})
         return f"Your launch was not fixed: {why}."
     if y.get("status") in ("not-checked", "no-fix"):
-        return f"Your launch was not fixed: {y.get('reason')}."
+        return f"Your launch was not fixed: {str(y.get('reason')).rstrip('.')}."
     return ""
 
 

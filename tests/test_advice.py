@@ -116,3 +116,14 @@ def test_a_printed_number_of_the_model_is_a_constant_and_fewer_gpus_come_first()
     assert advise(record, values, keep=("--tp",)) == ["Use --tp 4, 2 or 1 (not 8)."]
     # an option that is no hardware count keeps the nearest values first
     assert advise(record, values) == ["Use --tp 13, 4 or 26 (not 8)."]
+
+
+def test_without_a_condition_of_its_own_the_triggers_clauses_are_undone() -> None:
+    # vLLM's context check words no condition; its trigger's first clause reads a printed value
+    record = {
+        "flags": ["--max-model-len"],
+        "triggerScenarios": "Launching when `max_model_len > derived_max_model_len` is true and"
+        " `envs.ALLOW_LONG` is false.",
+    }
+    values = {"max_model_len": "65536", "derived_max_model_len": "40960.0"}
+    assert advise(record, values) == ["Use --max-model-len 40960, 32768 or 20480 (not 65536)."]

@@ -66,6 +66,27 @@ def test_a_launch_that_does_not_raise_it_is_never_given_the_generic_fix(repo) ->
     assert "passes every check of v9.9.9" in got["yourFix"]["reason"]
 
 
+@pytest.mark.sandbox
+def test_a_paste_without_a_version_is_run_by_the_newest_release_that_raises_it(tmp_path) -> None:
+    # v9.9.9 dropped the check: the launch passes there, so the answer is v9.9.8's own fix.
+    g = Git(tmp_path / "repo")
+    g.commit("with the check", sglang_files())
+    g.tag("v9.9.8")
+    dropped = {
+        p: t.replace('assert self.tp_size % self.moe_dp_size == 0, "tp_size must be divisible by'
+                     ' moe_dp_size"', "pass")
+        for p, t in sglang_files().items()
+    }  # fmt: skip
+    assert dropped != sglang_files()
+    g.commit("without it", dropped)
+    g.tag("v9.9.9")
+    paste = ISSUE.format(tp=6, moe=4).replace("I run sglang==9.9.9 with", "I run")
+    fix = match(explain(paste, "--source", str(g.root)), MOE)["yourFix"]
+    assert fix["verification"]["revision"] == "v9.9.8"
+    assert fix["verification"]["chosenBy"] == "the newest release that raises it"
+    assert fix["changed"] == ["--moe-dp-size"]
+
+
 def test_without_a_source_it_says_so(monkeypatch) -> None:
     monkeypatch.delenv("KVERR_SOURCE", raising=False)
     got = match(explain(ISSUE.format(tp=12, moe=8)), MOE)

@@ -146,6 +146,7 @@ def test_program_of_a_wrapped_paste(before, program):
 # share of it, and a different check that shares its opening words.
 _FN = "    def _check_context_window(self):\n        raise ValueError(msg)"
 OLD_WORDING, NEW_WORDING, OTHER = "c1d0000000000001", "c1d0000000000002", "c1d0000000000003"
+WARNED = "c1d0000000000004"  # the newer check's warning when the override is set: same words first
 _HEAD = (
     "Requested context window ({window}) is larger than what the checkpoint declares "
     "(position_limit={limit} or tokenizer_limit={tok} in its config file). "
@@ -157,8 +158,13 @@ _NEW_TAIL = (
     "learned ones; otherwise pass a smaller --context-window."
 )
 
+_WARNED_TAIL = (
+    "KVX_ALLOW_LONG_WINDOW is set, so the window is kept; positions beyond the trained range "
+    "produce garbage with rotary embeddings and out-of-range indexing with learned ones."
+)
 
-def _rec(rid: str, tail: str, *, function: str = _FN) -> dict:
+
+def _rec(rid: str, tail: str, *, function: str = _FN, **kind) -> dict:
     message = _HEAD + tail
     pattern = (
         r"Requested context window \((?P<v0>.{0,256}?)\) is larger than what the checkpoint"
@@ -167,7 +173,7 @@ def _rec(rid: str, tail: str, *, function: str = _FN) -> dict:
     )
     return synth.make_record(
         rid, message, pattern, placeholders=["window", "limit", "tok"],
-        flags=["--context-window"], source=function, source_start=99,
+        flags=["--context-window"], source=function, source_start=99, **kind,
     )  # fmt: skip
 
 
@@ -177,6 +183,7 @@ def cut_cat(tmp_path_factory):
     records = [
         _rec(OLD_WORDING, _OLD_TAIL),
         _rec(NEW_WORDING, _NEW_TAIL),
+        _rec(WARNED, _WARNED_TAIL, kind="log", error_class=None, severity="warning"),
         synth.make_record(
             OTHER,
             "Requested context window is larger than the scheduler budget; raise --budget.",
@@ -190,7 +197,7 @@ def cut_cat(tmp_path_factory):
         {"id": r["id"], "sha": rev["sha"], "file": r["filePath"], "line": r["lineNumber"]}
         for rev in REVISIONS
         for r in records
-        if (r["id"], rev["ord"]) not in ((OLD_WORDING, 1), (NEW_WORDING, 0))
+        if (r["id"], rev["ord"]) not in ((OLD_WORDING, 1), (NEW_WORDING, 0), (WARNED, 0))
     ]
     ds = synth.write_files(tmp / "ds", records, revisions=REVISIONS, occurrences=occs, flags=FLAGS)
     load_dataset(ds, tmp / "cuts.duckdb")
@@ -211,6 +218,10 @@ CUTS = [
     ("cut before the wordings differ: the check's newest wording", FULL_NEW[:140] + "…",
      [NEW_WORDING]),
     ("cut before the checks differ: no guess", "ValueError: Requested context window...", []),
+    ("cut where a raise and its warning agree: the exception named is the raise's",
+     FULL_NEW[:147] + "...", [NEW_WORDING]),
+    ("cut where a raise and its warning agree, no exception named: no guess",
+     FULL_NEW[12:147] + "...", []),
 ]  # fmt: skip
 
 

@@ -25,8 +25,10 @@ from kverr.feeds.site import export_site
 from kverr.present.text import card
 from starlette.testclient import TestClient
 from test_sources import Git
+from typer.testing import CliRunner
 
 from kverr import pipeline
+from kverr.cli import app
 from kverr.errors import NotFound
 from kverr.profile import load_profile
 
@@ -79,6 +81,7 @@ def catalog(tmp_path_factory: pytest.TempPathFactory):
     s = Git(root / "sglang-repo")
     s.commit("server args", {SERVER: "class ServerArgs:\n    tp_size: int = 1\n"})
     s.tag("v0.5.0")
+    s.tag("v0.1.0")  # a version number both projects have
     pipeline.build(
         pipeline.BuildSpec(
             out=root / "sglang", source=pipeline.GitSource(s.root, revs=["HEAD"], tags="v*")
@@ -138,6 +141,25 @@ def test_another_project_s_release_names_that_project(catalog):
         NotFound, match=r"0\.2\.0 is a version of vLLM, not of SGLang; try --project vllm"
     ):
         cat.resolve_version("0.2.0", project="sglang")
+
+
+def test_a_version_both_projects_have_is_each_one_s_own(catalog):
+    cat, c, _ = catalog
+    (m,) = cat.explain(BLOCK, version="0.1.0")  # vLLM's v0.1.0, though SGLang has one too
+    assert m.record["project"] == "vllm"
+    with pytest.raises(NotFound, match=r"0\.1\.0 is a version of sglang and vllm; pass --project"):
+        cat.resolve_version("0.1.0")
+
+
+def test_a_version_only_another_project_has_says_so(catalog):
+    _, _, root = catalog
+    got = CliRunner().invoke(
+        app, ["explain", "--catalog", str(root / "catalog.duckdb"), "--release", "0.5.0", BLOCK]
+    )
+    assert got.output.startswith(
+        "0.5.0 is a version of SGLang, and this is vLLM's error: pass one of its versions to"
+        " --release."
+    ), got.output
 
 
 def test_flag_history_names_the_first_release_that_holds_a_commit() -> None:

@@ -446,7 +446,8 @@ def personal_answers(
     trust_repo: bool = False,
 ) -> list[Any]:
     """`matches` (kverr.answers.Match) with the fix of the user's own launch when `text` holds
-    one (`yours`), and without one, advice from the values each message printed (`advice`).
+    one (`yours`), and without one or without a fix of it, advice from the values each
+    message printed (`advice`).
     The launch runs through the release it names, or the paste's version, or the newest
     release of the match; a launch that does not raise the matched error gets a yourFix that
     says so and why, never the generic example."""
@@ -460,31 +461,66 @@ def personal_answers(
         keep = profiles[project].hardware_options if project in profiles else ()
         mine = [p for p in launches if p.project == project]
         if not mine:
-            out.append(replace(m, advice=tuple(advise(m.record, m.values, keep))))
+            out.append(replace(m, advice=tuple(advise(m.record, m.values, keep, text))))
             continue
-        out.append(replace(m, yours=_yours(m, mine[0], profiles[project], text, release, source,
-                                            trust_repo)))  # fmt: skip
+        yours = _yours(m, mine[0], profiles[project], text, release, source, trust_repo)
+        # a launch kverr could not fix still printed its values in the message
+        advice = () if "verification" in yours else tuple(advise(m.record, m.values, keep, text))
+        out.append(replace(m, yours=yours, advice=advice))
     return out
+
+
+# Releases a paste that names none is run against before kverr settles on the newest one:
+# each is one sandbox run, and the releases that differ in one check are usually adjacent.
+TRIES = 4
 
 
 def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str | None,
            source: str | None, trust_repo: bool) -> dict[str, Any]:  # fmt: skip
-    """The personal answer for one match (personal_answers)."""
+    """The personal answer for one match (personal_answers), from the release the user names
+    (--release, then the paste's version), else the newest release whose own checks raise
+    this error with these arguments (verify/release.py releases_to_try), else the one
+    version the source holds."""
     from kverr.verify import confine
+    from kverr.verify.release import releases_to_try
 
     if not profile.verifiable():
         return {
             "status": "not-checked",
             "reason": f"kverr cannot run {profile.product}'s checks yet",
         }
-    release = release or version_in(text, profile.name) or _newest(m.revisions)
     why = confine.unavailable()
     if why is not None and not trust_repo:
         return {"status": "not-checked", "reason": f"no sandbox to run the checks in: {why}"}
+    spec = spec_for(profile)
+    named = release or version_in(text, profile.name)
+    if named:
+        tries: list[str | None] = [named]
+    else:
+        tries = [*releases_to_try(spec, source, m.revisions)[:TRIES]] or [None]
+    first: dict[str, Any] | None = None
+    for rel in tries:
+        got = _run_yours(m, pasted, profile, spec, rel, source, trust_repo)
+        if got.get("status") != "not-reproduced":
+            if first is not None and got.get("status") == "not-checked":
+                break  # an older release that cannot be read: the newest one's answer stands
+            if len(tries) > 1 and got.get("verification"):
+                got["verification"]["chosenBy"] = "the newest release that raises it"
+            return got
+        first = first or got
+    assert first is not None
+    if len(tries) > 1:
+        first["reason"] += f"; nor does it at {', '.join(str(t) for t in tries[1:])}"
+    return first
+
+
+def _run_yours(m: Any, pasted: PastedLaunch, profile: Any, spec: Any, release: str | None,
+               source: str | None, trust_repo: bool) -> dict[str, Any]:  # fmt: skip
+    """The user's launch through one release's checks, read for the match `m`."""
     try:
         with tempfile.TemporaryDirectory(prefix="kverr-check-") as tmp:
             report = check_launch(
-                pasted, spec=spec_for(profile), globs=profile.files, workdir=Path(tmp),
+                pasted, spec=spec, globs=profile.files, workdir=Path(tmp),
                 release=release, source=source, trust_repo=trust_repo,
                 keep=profile.hardware_options,
                 profile=profile,
@@ -515,8 +551,3 @@ def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str |
             " platform"
         )
     return {"status": "not-reproduced", "reason": reason, "release": data["release"]}
-
-
-def _newest(releases: Sequence[str]) -> str | None:
-    tags = [r for r in releases if re.fullmatch(r"v?\d+(\.\d+){1,3}(\.post\d+)?", r)]
-    return max(tags, key=lambda t: tuple(int(n) for n in re.findall(r"\d+", t)), default=None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,16 +118,38 @@ def _from_git(repo: Path, globs: tuple[str, ...], release: str | None) -> Releas
             f"release {release} is neither a tag nor a commit of {repo}; list the tags with"
             f" `git -C {repo} tag`."
         )
-    tag = newest_tag(repo)
+    tag = next(iter(_repo_releases(repo)), None)
     rev, files = sources.read_git(repo, tag or "HEAD", globs)
     return Release(tag or rev.sha[:12], rev, tuple(files), repo=str(repo.resolve()))
 
 
-def newest_tag(repo: Path) -> str | None:
-    """The release tag with the highest version (v0.5.10 after v0.5.9; rc after nothing)."""
-    names = [t for ts in sources.tags_by_commit(repo).values() for t in ts]
-    releases = [t for t in names if re.fullmatch(r"v?\d+(\.\d+){1,3}(\.post\d+)?", t)]
-    return max(releases, key=_version_key, default=None)
+def release_tags(names: Iterable[str]) -> list[str]:
+    """The release tags among `names`, highest version first (v0.5.10 before v0.5.9; release
+    candidates and other tags left out)."""
+    releases = {t for t in names if re.fullmatch(r"v?\d+(\.\d+){1,3}(\.post\d+)?", t)}
+    return sorted(releases, key=_version_key, reverse=True)
+
+
+def _repo_releases(repo: Path) -> list[str]:
+    return release_tags(t for ts in sources.tags_by_commit(repo).values() for t in ts)
+
+
+def releases_to_try(spec: VerifySpec, source: str | None, known: Iterable[str]) -> list[str]:
+    """The releases a launch that names none may be run against, newest first: the tags of a
+    git source (those the dataset knows the check in, when it knows any), or without any
+    source and nothing installed, the releases `known` to have the check (fetched). [] when
+    the source is one version (a checkout, the installed package): that one is the answer."""
+    source = source or os.environ.get("KVERR_SOURCE") or None
+    known = set(known)
+    if source:
+        path = Path(source).expanduser()
+        if not path.exists() or not _is_git(path):
+            return []
+        tags = _repo_releases(path)
+        return [t for t in tags if t in known] or tags
+    if _installed(spec) is not None:
+        return []
+    return release_tags(known)
 
 
 def _version_key(tag: str) -> tuple[int, ...]:
@@ -244,7 +267,10 @@ def _download(url: str) -> bytes:
         with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as answer:  # noqa: S310
             data = answer.read(MAX_ARCHIVE + 1)
     except OSError as exc:
-        raise SourceError(f"cannot download {url} ({exc})") from None
+        # urllib's "<urlopen error [Errno -2] Name or service not known>": its reason alone
+        why = getattr(exc, "reason", None) or exc
+        why = getattr(why, "strerror", None) or why
+        raise SourceError(f"cannot download {url}: {why}") from None
     if len(data) > MAX_ARCHIVE:
         raise SourceError(f"{url} is over {MAX_ARCHIVE >> 20} MiB")
     return data
