@@ -450,8 +450,8 @@ class Catalog:
         ]  # fmt: skip
 
     def resolve_versions(self, rev: str, *, project: str | None = None) -> list[Revision]:
-        """resolve_version, where a release that several projects of the catalog name (SGLang's
-        v0.4.0, vLLM's ≈v0.4.0) is one revision of each: what a message matched against it
+        """resolve_version, where a release that several projects of the catalog name (one's
+        v0.4.0, another's ≈v0.4.0) is one revision of each: what a message matched against it
         may be raised by."""
         if project is None and len(self.projects) > 1:
             names = [p["name"] for p in self.projects]
