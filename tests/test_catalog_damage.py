@@ -329,7 +329,7 @@ def test_load_rebuilds_a_damaged_catalog_in_place(good, tmp_path, how):
 # ---------------------------------------------------------------- serve
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.slow)])  # processes
 @pytest.mark.parametrize(("how", "table"), [("truncate", "records"), ("blocks", "terms")])
 def test_serve_refuses_a_damaged_catalog(good, tmp_path, how, table, workers):
     """`terms` is read by no start-up query: only the full read before listening finds it."""
