@@ -52,7 +52,7 @@ def quality(repo: Path, release: str) -> None:
     from kverr.extractor import extract_files, sources
     from kverr.verify import preflight, yours
     from kverr.verify.spec import spec_for
-    from kverr.verify.stage import Session, bench_for, files_key
+    from kverr.verify.step import Session, bench_for, files_key
 
     from kverr.launch import forms_of, read_launches
     from kverr.profile import load_profile

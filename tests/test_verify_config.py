@@ -14,7 +14,7 @@ from kverr.verify import json_yaml
 from kverr.verify.argv import prefix, reach
 from kverr.verify.harness import Harness, Target
 from kverr.verify.spec import load_spec
-from kverr.verify.stage import Session, verify_revision
+from kverr.verify.step import Session, verify_revision
 from verify_fixture import ARGS, line_of
 from verify_fixture_config import PREPARE, READER, READER_TEXT, config_repo, config_spec
 

@@ -92,7 +92,7 @@ def test_a_value_moved_to_the_option_the_message_names_gives_nothing_up() -> Non
 
 def test_a_list_options_words_read_as_a_command_line_has_them() -> None:
     from kverr.verify.changes import describe
-    from kverr.verify.stage import solution_text
+    from kverr.verify.verdict import solution_text
 
     change = FixChange((("set", "--buckets", ("custom", "1")), ("drop", "--x", None)), "solve")
     assert solution_text(change) == "Launch with --buckets custom 1, without --x"

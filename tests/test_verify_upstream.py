@@ -9,7 +9,7 @@ import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
 from kverr.verify.spec import load_spec
-from kverr.verify.stage import Session, verify_revision
+from kverr.verify.step import Session, verify_revision
 
 from kverr.profile import load_profile
 

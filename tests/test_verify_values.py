@@ -13,7 +13,7 @@ from kverr.records import build_records
 from kverr.records.knowledge.facts import help_examples, sample_value
 from kverr.verify import values
 from kverr.verify.fields import fields_of
-from kverr.verify.stage import Session, verify_revision
+from kverr.verify.step import Session, verify_revision
 from verify_fixture_values import ARGS, SERVER_ARGS, values_repo, values_spec
 
 from kverr.ftypes import FlagDecl

@@ -34,9 +34,9 @@ from typing import Any
 
 from kverr.records.knowledge.facts import sample_value
 from kverr.verify.harness import Outcome, Target
-from kverr.verify.judge import Expect, fires, passes, what_happened
-from kverr.verify.search import Found, Runner
+from kverr.verify.search import Runner
 from kverr.verify.spec import ArgvStage
+from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
 
@@ -66,18 +66,19 @@ class ConfigSearch:
         options: Mapping[str, Mapping[str, Any]],
         decls: Mapping[str, FlagDecl],
         platform: str = "",
+        command: tuple[str, tuple[str, ...]] = ("", ()),
     ) -> None:
-        self._run, self.platform = run, platform
+        self._run, self.platform, self.command = run, platform, command
         self.options, self.decls = options, dict(decls)
         self.option, self.name = stage.config_option, stage.config_name
         # The example's keys that are options of this revision's parser (an old one may lack
         # them): what every written file holds.
         self.example = {k: v for k, v in stage.config_example.items() if f"--{k}" in options}
 
-    def find(self, expect: Expect, target: Target) -> Found:
+    def find(self, expect: Expect, target: Target) -> Verdict:
         runs = 0
         fired: tuple[Member, Outcome] | None = None  # raised it, no repair passed
-        fallback: Found | None = None  # verified by a repair ranked below a member's first
+        fallback: Verdict | None = None  # verified by a repair ranked below a member's first
         last: Outcome | None = None
         members = list(self.members())
         for member in members:
@@ -89,8 +90,8 @@ class ConfigSearch:
                 result = self._run(after, target, ())
                 runs += 1
                 if passes(result, expect):
-                    found = Found("verified", "", member.before, after, change, runs, True,
-                                  self.platform)  # fmt: skip
+                    found = verified(member.before, after, change, self.command,
+                                     platform=self.platform, runs=runs)  # fmt: skip
                     if i == 0 or not member.first_only:
                         return found
                     fallback = fallback or found
@@ -105,14 +106,13 @@ class ConfigSearch:
                 f"{member.what} raised it, but none of its {len(member.repairs)} repairs "
                 f"passed; the first {what_happened(result)}"
             )
-            return Found("unverified", reason, member.before, None, None, runs, True,
-                         self.platform)  # fmt: skip
+            return Verdict("unverified", reason, self.platform, runs=runs)
         said = what_happened(last) if last is not None else "was never run"
         kinds = "; ".join(dict.fromkeys(m.what for m in members))
         reason = (
             f"none of {len(members)} {self.option} launches raised it ({kinds}); the last {said}"
         )
-        return Found("unverified", reason, runs=runs, platform=self.platform)
+        return Verdict("unverified", reason, self.platform, runs=runs)
 
     # ------------------------------------------------------------ the family
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from kverr.records.conditions import Reading, atoms_of
@@ -28,8 +28,8 @@ from kverr.verify import notice, reading, typed, values
 from kverr.verify.changes import _edit, _metavar, _undoes, describe, rank
 from kverr.verify.fields import fields_of
 from kverr.verify.harness import Outcome, Target
-from kverr.verify.judge import Expect, fires, passes, what_happened
 from kverr.verify.told import chosen, told
+from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
 from kverr.verify.where import (
     MISSING_FACT,
     about_model,
@@ -56,25 +56,6 @@ class _OutOfRuns(Exception):  # noqa: N818 - control flow inside the search
 _WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed", "try")
 
 
-@dataclass(frozen=True)
-class Found:
-    """The search's answer for one record."""
-
-    status: str  # verified | unverified | not-applicable
-    reason: str
-    before: Launch | None = None
-    after: Launch | None = None
-    change: FixChange | None = None
-    runs: int = 0
-    fired: bool = False  # the before raised (or logged) exactly this record
-    platform: str = ""  # the platform profile it was verified (or last tried) on
-    # The model the verified launches ran with when not the default profile as it is
-    # ("deepseek-v32", "the default model with architectures Qwen2VLForConditionalGeneration").
-    model: str = ""
-    # no validation step reaches the record's function (the stage names who calls it instead)
-    unreached: bool = False
-
-
 class Search:
     def __init__(
         self,
@@ -88,6 +69,7 @@ class Search:
         ways_in: Callable[[str, str | None], list[tuple[str, int, str, bool]]] | None = None,
         main: str = "",
         json_classes: Mapping[str, str] | None = None,
+        command: tuple[str, tuple[str, ...]] = ("", ()),
     ) -> None:
         # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
         self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
@@ -118,6 +100,7 @@ class Search:
         # a config class -> the JSON option the parser builds it from (`MambaConfig` ->
         # mamba_config): a check of that class reads the option's fields
         self.json_classes = dict(json_classes or {})
+        self.command = command  # the launch command and its base options: a fix's two lines
 
     def _copied(self, function: str | None) -> dict[str, str]:
         """`self.field` (in the record's own class) and `Class.field` (any config the guard
@@ -201,7 +184,7 @@ class Search:
 
     # ------------------------------------------------------------ the whole search
 
-    def find(self, f: Facts, expect: Expect) -> Found:
+    def find(self, f: Facts, expect: Expect) -> Verdict:
         """Reach the check, then fix it, within MAX_RUNS runs of the check (the same for every
         build, so the result is too)."""
         self.runs = 0
@@ -210,19 +193,19 @@ class Search:
         try:
             return self._find(f, expect)
         except _OutOfRuns:
-            return Found(
+            return Verdict(
                 "unverified",
                 f"no verified fix within {MAX_RUNS} runs of the check",
-                runs=self.runs,
                 platform=self.platform,
+                runs=self.runs,
             )
 
-    def _find(self, f: Facts, expect: Expect) -> Found:
+    def _find(self, f: Facts, expect: Expect) -> Verdict:
         """On another platform profile when the first one cannot reach the check (a check
         about ROCm is reached on a ROCm profile)."""
         site = f.site
         target = Target(site.file, site.function, site.line, site.end_line)
-        first: Found | None = None
+        first: Verdict | None = None
         for platform, run in self.runners.items():
             if platform != self.default_platform and not self._reads_any(f, platform):
                 continue  # the code never reads what this profile answers differently
@@ -241,7 +224,7 @@ class Search:
 
     def _fix(
         self, f: Facts, expect: Expect, target: Target, before: Launch, fired: Outcome | None = None
-    ) -> Found:
+    ) -> Verdict:
         tried: list[tuple[FixChange, Outcome]] = []
         said = told(fired, before, expect.pattern) if fired is not None else []
         if fired is not None and expect.logs:
@@ -293,11 +276,11 @@ class Search:
                 f"none of {len(tried)} candidate fixes passed; the first, "
                 f"{describe(change)}, {_fell_short(result, expect)}"
             )
-        return Found("unverified", reason, before, None, None, self.runs, True, self.platform)
+        return Verdict("unverified", reason, self.platform, runs=self.runs)
 
     def _same_model(
         self, expect: Expect, target: Target, before: Launch, after: Launch, change: FixChange
-    ) -> Found | None:
+    ) -> Verdict | None:
         """The verified fix, with before and after on the same model: a model the after had
         to switch to (a check further on wants a Qwen model) is the model of the before too,
         which must still fire there; None when it does not."""
@@ -311,7 +294,8 @@ class Search:
             if not fires(self.run(before, target), expect):
                 return None
         label = model_label(before, self.profiles)
-        return Found("verified", "", before, after, change, self.runs, True, self.platform, label)
+        return verified(before, after, change, self.command, platform=self.platform,
+                        model=label, runs=self.runs)  # fmt: skip
 
     def _after_repair(
         self, f: Facts, before: Launch, change: FixChange, after: Launch, result: Outcome
@@ -346,7 +330,7 @@ class Search:
             return merged, self._apply(after, rep)
         return None
 
-    def _unreachable(self, f: Facts, out: Outcome | None) -> Found | None:
+    def _unreachable(self, f: Facts, out: Outcome | None) -> Verdict | None:
         """Not applicable when the check's own condition cannot come out the way that fires
         it for any value a command line can give: the run reached it, and the solver tried
         every value of the options it reads (their choices, and what the validation code
@@ -360,18 +344,18 @@ class Search:
             g = out.guard(r.guard.line)
             filled = self._filled_in(r, g, self._launches.get(id(out)))
             if filled:
-                return Found("not-applicable", filled, runs=self.runs)
+                return Verdict("not-applicable", filled, runs=self.runs)
             if g and g.get("exhausted") and g.get("value") is not None:
                 given = self._given_by_caller(f, r.guard.test)
                 if given:
-                    return Found("unverified", given, runs=self.runs)
+                    return Verdict("unverified", given, runs=self.runs)
                 attrs = dict.fromkeys(
                     a
                     for name in re.findall(r"\bself\.(\w+)", r.guard.test)
                     if (a := held.get(f"self.{name}", name)) in self.fields
                 )
                 held = "; ".join(self._values_held(a) for a in attrs)
-                return Found(
+                return Verdict(
                     "not-applicable",
                     f"no command line reaches it: every value {held} leaves "
                     f"`{r.guard.test}` {'false' if r.guard.holds else 'true'}",
@@ -441,22 +425,22 @@ class Search:
             text += f"; otherwise {', '.join(map(repr, dict.fromkeys(extra)))}"
         return text + ")"
 
-    def _not_reached(self, out: Outcome | None) -> Found:
+    def _not_reached(self, out: Outcome | None) -> Verdict:
         if out is None:
-            return Found("unverified", "no launch was tried", runs=self.runs)
+            return Verdict("unverified", "no launch was tried", runs=self.runs)
         if out.status == "undecidable":
-            return Found(
+            return Verdict(
                 "unverified",
                 f"the check could not be decided: it reads {out.reason}",
                 runs=self.runs,
             )
         if out.status == "unreachable":
-            return Found("not-applicable", out.reason, runs=self.runs, unreached=True)
+            return Verdict("not-applicable", out.reason, runs=self.runs, unreached=True)
         if out.status == "unavailable":
-            return Found(
+            return Verdict(
                 "unverified", f"the revision's code does not load: {out.reason}", runs=self.runs
             )
-        return Found(
+        return Verdict(
             "unverified",
             f"no launch built from the check's conditions reached it: the last one {what_happened(out)}",
             runs=self.runs,

@@ -13,7 +13,7 @@ from typing import Any
 
 from kverr.records.knowledge import candidates
 from kverr.verify.harness import Outcome
-from kverr.verify.judge import Expect
+from kverr.verify.verdict import Expect
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
 

@@ -32,8 +32,8 @@ from kverr.records.knowledge import candidates
 from kverr.records.pattern import pattern_for
 from kverr.verify.changes import describe
 from kverr.verify.harness import Log, Outcome, Target
-from kverr.verify.judge import Expect, fires
-from kverr.verify.stage import Bench
+from kverr.verify.step import Bench
+from kverr.verify.verdict import Expect, fires
 
 from kverr.ftypes import POSITIONAL, FixChange, Launch, Site
 
