@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
-from kverr.verify import json_yaml
-from kverr.verify.argv import prefix, reach
 from kverr.verify.harness import Harness, Target
+from kverr.verify.sandbox import json_yaml
+from kverr.verify.sandbox.argv import prefix, reach
 from kverr.verify.spec import load_spec
 from kverr.verify.step import Session, verify_revision
 from verify_fixture import ARGS, line_of
@@ -269,4 +269,4 @@ def test_the_shipped_spec_runs_sglangs_config_merger_at_argv_time() -> None:
     assert spec.argv is not None and spec.argv.entry == "prepare_server_args"
     assert spec.argv.modules == ("sglang.srt.server_args_config_parser",)
     assert spec.argv.config_option == "--config"
-    assert spec.substitutes["yaml"] == "kverr.verify.json_yaml"
+    assert spec.substitutes["yaml"] == "kverr.verify.sandbox.json_yaml"

@@ -4,8 +4,8 @@ gets a one-line error; the step planner finds the step that reaches a function."
 from __future__ import annotations
 
 import pytest
+from kverr.verify.sandbox.steps import plan_steps
 from kverr.verify.spec import VerifySpec, load_spec
-from kverr.verify.steps import plan_steps
 from verify_fixture import ARGS, SERVER_ARGS, TABLE, fake_spec, line_of
 
 from kverr.errors import SourceError

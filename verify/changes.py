@@ -11,7 +11,7 @@ from typing import Any
 
 from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import is_json
-from kverr.verify.solve import ENV
+from kverr.verify.sandbox.solve import ENV
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
 

@@ -1,6 +1,6 @@
 """The fix search for checks decided at argv time: what a launch's config file can get wrong.
 
-A check of the argv stage (verify/argv.py: the config merger) reads the words of the command
+A check of the argv stage (verify/sandbox/argv.py: the config merger) reads the words of the command
 line and the file they name, not the options' values, so the launches search.py builds from
 conditions on options never reach it. Here the search tries a fixed family of launches around
 the spec's config option ([verify.argv] config_option, config_name, config_example), each a

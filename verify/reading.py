@@ -13,7 +13,7 @@ import copy
 import functools
 from typing import Any
 
-from kverr.verify.steps import Node, _definitions
+from kverr.verify.sandbox.steps import Node, _definitions
 
 
 def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bool]]]:

@@ -117,7 +117,7 @@ class VerifySpec:
     # Exception classes (by name) that wrap a check's own error: a validation library's
     # error that carries the check's ValueError; the run reports the check's own.
     wrappers: tuple[str, ...] = ()
-    # How validation steps reach a check (verify/steps.py): "self" follows `self.m()` and
+    # How validation steps reach a check (verify/sandbox/steps.py): "self" follows `self.m()` and
     # module functions; "all" also follows classes built (their __init__, __post_init__ and
     # methods decorated by one of `validators`) and methods called on any object.
     follow: str = "self"

@@ -35,10 +35,11 @@ from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
 from kverr.records.pattern import pattern_for
-from kverr.verify import reading, steps, values
+from kverr.verify import reading, values
 from kverr.verify.configfile import ConfigSearch
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.parsing import judge_argparse
+from kverr.verify.sandbox import steps
 from kverr.verify.search import Search, fields_of
 from kverr.verify.spec import VerifySpec, spec_for
 from kverr.verify.verdict import Expect, Verdict
@@ -257,7 +258,7 @@ def parser_decls(decls: Mapping[str, FlagDecl], options: Mapping[str, Any]) -> d
             type=kind,
         )
     for name, opt in options.items():
-        # A JSON option's fields as its class declares them (verify/kinds.py): the dotted
+        # A JSON option's fields as its class declares them (verify/sandbox/kinds.py): the dotted
         # options take `true`, a number, a JSON list, one of the declared values.
         # A field the extractor did not list (one of a nested config: `pass_config.enable_sp`)
         # is added: the parser takes it as `--x.pass_config.enable_sp true` all the same.

@@ -2,7 +2,7 @@
 launch that passes them all (`kverr check`, and the personal fix of `kverr explain`).
 
 1. **Read it as the parser does** (`resolve`): the words the user typed, with the revision's
-   option table (verify/child.py's `options`): argparse's abbreviations (`--tp` for
+   option table (verify/sandbox/child.py's `options`): argparse's abbreviations (`--tp` for
    `--tp-size`) and aliases named once, a logged dictionary's dests turned into options,
    and of a logged dump of every field, only what differs from the parser's default.
 2. **Run it** (`run`) through the parser and every validation phase (Target until="end"),

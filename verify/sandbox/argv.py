@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kverr.verify.steps import Node, _definitions
+from kverr.verify.sandbox.steps import Node, _definitions
 
 PARSER = "__kverr_parser__"  # the harness's parser, handed to the stage as an argument
 _PARSE_CALLS = ("parse_args", "parse_known_args")

@@ -21,8 +21,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.verify import derive, stubs
-from kverr.verify.values import compared_in, listed, others_words, separators
+from kverr.verify.sandbox import derive, stubs
+from kverr.verify.sandbox.compared import compared_in, listed, others_words, separators
 
 _NUMBERS = (1, 2, 4, 8, 3, 16, 32, 64, 0, -1)
 MAX_FOUND = 4

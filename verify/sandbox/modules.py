@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kverr.verify import stubs
+from kverr.verify.sandbox import stubs
 
 _LAZY_ANNOTATIONS = __future__.annotations.compiler_flag
 _DEBUG = bool(os.environ.get("KVERR_VERIFY_DEBUG"))  # print why a definition became a stub
