@@ -166,7 +166,7 @@ class Facts:
 
     @staticmethod
     def of(text: str, args_class: str) -> Facts:
-        from kverr.verify import reading, values
+        from kverr.verify.search import reading, values
 
         try:
             tree = ast.parse(text)
@@ -248,7 +248,7 @@ class Read:
 def read_attrs(rec: dict, function: str | None, sources: Sources) -> Read:
     """The attributes the record's check reads on the way to its site (see the module doc),
     and the facts of its file when the mirror has it."""
-    from kverr.verify import reading, values
+    from kverr.verify.search import reading, values
 
     rev = (rec.get("verification") or {}).get("revision") or ""
     text = sources.text(rev, rec["filePath"]) if function else None

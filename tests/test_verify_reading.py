@@ -5,8 +5,8 @@ validation code assigns an attribute. Table tests on a fixture of our own."""
 from __future__ import annotations
 
 import pytest
-from kverr.verify import reading
 from kverr.verify.sandbox import solve
+from kverr.verify.search import reading
 
 SOURCE = """\
 class Args:

@@ -11,9 +11,9 @@ import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
 from kverr.records.knowledge.facts import help_examples, sample_value
-from kverr.verify import values
-from kverr.verify.fields import fields_of
 from kverr.verify.sandbox import compared
+from kverr.verify.search import values
+from kverr.verify.search.fields import fields_of
 from kverr.verify.step import Session, verify_revision
 from verify_fixture_values import ARGS, SERVER_ARGS, values_repo, values_spec
 

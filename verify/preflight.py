@@ -161,7 +161,7 @@ def read_ahead(bench: Any) -> None:
     """What the fix search reads of the release's source before its first question to the
     sandbox (verify/reading.py keeps it per text), read now, while the sandbox still loads:
     after the launch's first run it would wait in line."""
-    from kverr.verify import reading
+    from kverr.verify.search import reading
 
     spec = bench.session.spec
     main = bench.texts.get(spec.main_path, "")

@@ -35,12 +35,12 @@ from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
 from kverr.records.pattern import pattern_for
-from kverr.verify import reading, values
-from kverr.verify.configfile import ConfigSearch
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
 from kverr.verify.parsing import judge_argparse
 from kverr.verify.sandbox import steps
-from kverr.verify.search import Search, fields_of
+from kverr.verify.search import reading, values
+from kverr.verify.search.configfile import ConfigSearch
+from kverr.verify.search.core import Search, fields_of
 from kverr.verify.spec import VerifySpec, spec_for
 from kverr.verify.verdict import Expect, Verdict
 

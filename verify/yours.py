@@ -28,10 +28,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kverr.records.knowledge import candidates
 from kverr.records.pattern import pattern_for
-from kverr.verify.changes import describe
 from kverr.verify.harness import Log, Outcome, Target
+from kverr.verify.search import candidates
+from kverr.verify.search.changes import describe
 from kverr.verify.step import Bench
 from kverr.verify.verdict import Expect, fires
 

@@ -1,7 +1,7 @@
 """Search for the fix of one record, with the revision's own check as the judge.
 
 1. **Reach the check.** Start from the launch the record's conditions describe
-   (records.knowledge.candidates.before_launch) and run it. If an earlier check fires first,
+   (verify/search/candidates.py.before_launch) and run it. If an earlier check fires first,
    carry its requirement into the launch (that check's own candidate changes) and run again;
    if the check did not fire, the run's watch says which guard on the path came out wrong,
    with values that make it right (solve.py); parse errors name the argument to change.
@@ -22,21 +22,20 @@ from dataclasses import replace
 from typing import Any
 
 from kverr.records.conditions import Reading, atoms_of
-from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import Facts
-from kverr.verify import notice, reading, typed, values
-from kverr.verify.changes import _edit, _metavar, _undoes, describe, rank
-from kverr.verify.fields import fields_of
 from kverr.verify.harness import Outcome, Target
-from kverr.verify.told import chosen, told
-from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
-from kverr.verify.where import (
+from kverr.verify.search import candidates, notice, reading, typed, values
+from kverr.verify.search.changes import _edit, _metavar, _undoes, describe, rank
+from kverr.verify.search.fields import fields_of
+from kverr.verify.search.told import chosen, told
+from kverr.verify.search.where import (
     MISSING_FACT,
     about_model,
     model_label,
     reads_model,
     words_pattern,
 )
+from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
 
 from kverr.ftypes import FixChange, FlagDecl, Guard, Launch
 

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kverr.records.knowledge.facts import help_examples
-from kverr.verify.reading import _defs_of, _function, words_of
 from kverr.verify.sandbox.compared import comparisons, strings
+from kverr.verify.search.reading import _defs_of, _function, words_of
 
 
 @functools.lru_cache(maxsize=8)

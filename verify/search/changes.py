@@ -9,9 +9,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import is_json
 from kverr.verify.sandbox.solve import ENV
+from kverr.verify.search import candidates
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
 

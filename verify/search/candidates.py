@@ -1,6 +1,6 @@
 """Candidate launches for the fix search: a "before" that reaches the check, and the changes
-that may fix it, most trusted first. Nothing here is shown to a user until verify/ has run the
-revision's own check on it (records never import verify; verify imports this).
+that may fix it, most trusted first. Nothing here is shown to a user until the search has run
+the revision's own check on it. Read off a record's facts (records.knowledge).
 
 Sources of a change, in the order they are tried (FixChange.source):
 
@@ -12,8 +12,8 @@ Sources of a change, in the order they are tried (FixChange.source):
 - feature  turning an enclosing condition around (another value of the feature's option)
 - remove   leaving out a feature flag the check is about: last, it gives the feature up
 
-Values come from the flag declarations, which verify/ replaces with what the revision's own
-parser declares (choices, default, switch or not) before asking.
+Values come from the flag declarations, which the verify step replaces with what the revision's
+own parser declares (choices, default, switch or not) before asking.
 """
 
 from __future__ import annotations

@@ -11,9 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import help_examples, is_json, sample_value
-from kverr.verify import values
+from kverr.verify.search import candidates, values
 
 from kverr.ftypes import FlagDecl
 

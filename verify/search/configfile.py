@@ -34,7 +34,7 @@ from typing import Any
 
 from kverr.records.knowledge.facts import sample_value
 from kverr.verify.harness import Outcome, Target
-from kverr.verify.search import Runner
+from kverr.verify.search.core import Runner
 from kverr.verify.spec import ArgvStage
 from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
 

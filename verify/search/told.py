@@ -1,7 +1,7 @@
 """What a run's own output offers the fix search: the values an error message quotes for an
 option the launch set ("Available devices: ['mlx5_0']"), the keys it says a JSON value lacks,
 and what a notice says SGLang chose for the user ("reset to 48"). The runtime counterpart of
-the message's advice (records.knowledge.candidates); the harness still runs every offer.
+the message's advice (verify/search/candidates.py); the harness still runs every offer.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.records.knowledge import candidates
 from kverr.verify.harness import Outcome
+from kverr.verify.search import candidates
 from kverr.verify.verdict import Expect
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
