@@ -215,7 +215,7 @@ class Harness:
         files: Sequence[str] | Mapping[str, str],
         fields: Mapping[str, Any] | None = None,
     ) -> Outcome:
-        if not self._start():
+        if not self.start():
             return Outcome(
                 "unavailable", reason=self.info.get("reason", "the sandbox did not start")
             )
@@ -290,7 +290,7 @@ class Harness:
         if self._proc is None or self._proc.poll() is not None:
             self._spawn()
         elif self._pending is not None:
-            return  # another revision is still loading; _start settles it
+            return  # another revision is still loading; start() settles it
         try:
             send(self._to_child, self._setup(), START_TIMEOUT)
         except (ChannelError, OSError):
@@ -298,7 +298,7 @@ class Harness:
             return
         self._pending, self._fields = key, None
 
-    def _start(self) -> bool:
+    def start(self) -> bool:
         """The child running with the current revision loaded (False: it does not load)."""
         key = self._key()
         if key in self._broken:
@@ -512,7 +512,7 @@ def _bytecode(env: dict[str, str]) -> list[str]:
         return []
     found = [
         folder
-        for path in confine._python_paths()  # the folders it binds
+        for path in confine.python_paths()  # the folders it binds
         if os.path.isdir(folder := os.path.join(prefix, path.lstrip("/")))
     ]
     if found:

@@ -17,7 +17,6 @@ hands in its plan, cache and scan (pipeline/): this module reads them, never imp
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kverr.extractor.pysource import parse_module
 from kverr.records import flag_map
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
@@ -218,7 +218,7 @@ def options_of(
     if hit is not None:
         return json.loads(hit)
     harness = session.harness(revision, overrides)
-    harness._start()
+    harness.start()
     info = {"ready": bool(harness.info.get("ready")), "reason": harness.info.get("reason", "")}
     info["options"] = harness.info.get("options", {})
     info["loaded"] = harness.info.get("loaded", {})
@@ -327,7 +327,7 @@ class Bench:
         if self._plan is None:
             spec = self.session.spec
             loaded = [p for p in self.info.get("loaded", {}).values() if p in self.texts]
-            trees = {p: ast.parse(self.texts[p]) for p in loaded}
+            trees = {p: parse_module(self.texts[p]) for p in loaded}
             plan = steps.plan_steps(
                 {p: self.texts[p] for p in loaded}, spec.main_path, spec.args_class,
                 spec.phases, trees, follow=spec.follow, validators=spec.validators,

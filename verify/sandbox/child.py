@@ -232,7 +232,7 @@ class World:
         for pattern in [*self.spec["modules"], *(self.spec.get("argv") or {}).get("modules", ())]:
             if pattern.endswith(".*"):
                 where = self.tree.locate(pattern[:-2])
-                folder = self.tree._base(pattern[:-2]) + "/"
+                folder = self.tree.base(pattern[:-2]) + "/"
                 if where is None:
                     continue
                 for path in sorted(self.tree.files):
@@ -686,7 +686,7 @@ class World:
     def _unknown_options(self, path: str, function: str) -> list[str]:
         """Attributes the function reads on its first parameter (or on what it derives from it,
         `cfg = resolving_view(server_args)`) that are no option of this revision's parser."""
-        fn = steps._definitions({path: self.tree.tree(path)}).get((path, function))
+        fn = steps.definitions({path: self.tree.tree(path)}).get((path, function))
         args = getattr(fn, "args", None)
         if fn is None or args is None or not args.args:
             return []

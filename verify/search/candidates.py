@@ -27,6 +27,7 @@ from kverr.records.conditions import Atom, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, _default, holds_for, meets_default, typical
 from kverr.records.knowledge.fixes import sample_value
+from kverr.verify.search.reading import parse_test
 
 from kverr.ftypes import Docs, FixChange, FlagDecl, Launch
 
@@ -48,7 +49,7 @@ def is_switch(flag: str, decls: dict[str, FlagDecl]) -> bool:
     return d is not None and (d.action or "").startswith("store_") and d.action != "store"
 
 
-def _value_ok(flag: str, value: str, decls: dict[str, FlagDecl]) -> bool:
+def value_ok(flag: str, value: str, decls: dict[str, FlagDecl]) -> bool:
     """A word the message puts after a flag is its value only when the flag's declaration
     says so: one of its choices, or a number for a numeric flag ("requires --x is set" has
     no value in it)."""
@@ -227,7 +228,7 @@ def env_name(text: str) -> str | None:
 def _architecture(text: str, want: bool) -> str | None:
     """An architecture name under which `model_arch in [...]` (or `"X" in model_arch`) is
     `want`: the first one listed, or a name containing the fragment tested."""
-    node = _parse(text)
+    node = parse_test(text)
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     left, right = node.left, node.comparators[0]
@@ -256,13 +257,6 @@ def _architecture(text: str, want: bool) -> str | None:
         value = _literal(right)
         return value if isinstance(value, str) else None
     return None
-
-
-def _parse(text: str) -> ast.expr | None:
-    try:
-        return ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return None
 
 
 def _literal(node: ast.expr) -> object:
@@ -305,7 +299,7 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
             c if c.source == "remove" else FixChange(c.edits, "feature", c.note)
             for c in _negations(atom, decls, before, f.docs)
         ]
-    return _ranked(_unique(c for c in out if _changes_something(c, before, decls)))
+    return _ranked(unique(c for c in out if _changes_something(c, before, decls)))
 
 
 def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
@@ -339,7 +333,7 @@ def _ranked(found: list[FixChange]) -> list[FixChange]:
     return sorted(found, key=lambda c: (c.source == "remove", _RANK.get(c.source, 5)))
 
 
-def _unique(found: Iterable[FixChange]) -> list[FixChange]:
+def unique(found: Iterable[FixChange]) -> list[FixChange]:
     """Each change once, in the order first found, under its most trusted source (a value
     the advice and the solver both give counts as advice)."""
     best: dict[tuple, FixChange] = {}
@@ -397,7 +391,7 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
             if (
                 flag in decls
                 and not drop
-                and _value_ok(flag, value, decls)
+                and value_ok(flag, value, decls)
                 and not is_switch(flag, decls)
             ):
                 out.append(FixChange((("set", flag, value),), "advice", sentence))
@@ -445,7 +439,7 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
     involved = sorted(involved, key=lambda fl: not before.has(fl))
     for value in _listed_values(f.message):
         for flag in involved:
-            if _value_ok(flag, value, decls) and before.value(flag) != value:
+            if value_ok(flag, value, decls) and before.value(flag) != value:
                 out.append(FixChange((("set", flag, value),), "advice", f"{flag} {value}"))
     return out
 

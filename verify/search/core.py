@@ -25,7 +25,7 @@ from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge.facts import Facts
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.search import candidates, notice, reading, typed, values
-from kverr.verify.search.changes import _edit, _metavar, _undoes, describe, rank
+from kverr.verify.search.changes import describe, is_metavar, rank, solved_edit, undoes
 from kverr.verify.search.fields import fields_of
 from kverr.verify.search.told import chosen, told
 from kverr.verify.search.where import (
@@ -237,7 +237,7 @@ class Search:
                     c
                     for c in changes
                     if c.source not in ("remove", "feature")
-                    and not _undoes(c, before)
+                    and not undoes(c, before)
                     and not notice.gives_up(c, f, before, self.decls)
                 ],
                 before,
@@ -318,7 +318,7 @@ class Search:
             rep = typed.change(rep, self.decls)
             names = {name for _, name, _ in rep.edits}
             # The fix's own options may be refined (a path that exists), never undone.
-            if rep.source == "remove" or _undoes(rep, after):
+            if rep.source == "remove" or undoes(rep, after):
                 continue
             if names & own and any(op not in ("set", "file") for op, _, _ in rep.edits):
                 continue
@@ -368,7 +368,7 @@ class Search:
         the code had filled it in by the time the check read it, so leaving it out (or giving
         None) fills it in too, and any other value is no None (`assert self.max_num_seqs is
         not None, "max_num_seqs must be set by this point"`)."""
-        tree = candidates._parse(r.guard.test)
+        tree = reading.parse_test(r.guard.test)
         if launch is None or not g or g.get("value") is None or g["value"] == r.guard.holds:
             return ""
         if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
@@ -400,7 +400,7 @@ class Search:
         if self._steps("sites", site.file, site.function):
             return ""
         params = self._steps("params", site.file, site.function, 0)
-        tree = candidates._parse(test)
+        tree = reading.parse_test(test)
         names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & set(params)
                        if tree is not None else ())  # fmt: skip
         if not names:
@@ -644,7 +644,9 @@ class Search:
         out = self.run(launch, target, asked)
         guards = out.trace.get("guards", {})
         found = [
-            FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
+            FixChange(
+                tuple(solved_edit(flag, value, self.decls) for flag, value in solution), "solve"
+            )
             for _, g in sorted(guards.items(), key=lambda kv: int(kv[0]))
             for solution in g.get("others", [])
         ]
@@ -653,9 +655,9 @@ class Search:
         kept = [
             c
             for c in found
-            if all(op == "set" and launch.has(n) for op, n, _ in c.edits) and not _undoes(c, launch)
+            if all(op == "set" and launch.has(n) for op, n, _ in c.edits) and not undoes(c, launch)
         ]
-        return sorted(kept, key=_metavar)
+        return sorted(kept, key=is_metavar)
 
     def _closer(
         self,
@@ -678,7 +680,7 @@ class Search:
             other = self.neighbour(out.file, out.line)
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
-                if not any(not _undoes(c, launch) for c in options):
+                if not any(not undoes(c, launch) for c in options):
                     # Nothing short of undoing the launch: ask that check's own guards, where
                     # they run, for values that turn it around (one more run).
                     options += self._solve_neighbour(other, launch)
@@ -687,11 +689,12 @@ class Search:
                     # the record's check may be about another kind of model too.
                     options += self._other_models(launch)
 
-            def undoes(c: FixChange) -> bool:
-                return _undoes(c, launch)
-
             options.sort(
-                key=lambda c: (undoes(c), any(launch.has(n) for _, n, _ in c.edits), len(c.edits))
+                key=lambda c: (
+                    undoes(c, launch),
+                    any(launch.has(n) for _, n, _ in c.edits),
+                    len(c.edits),
+                )
             )
         elif out.status == "parse-error":
             options = self._parse_repairs(out.reason)
@@ -781,7 +784,9 @@ class Search:
             if name.startswith("self.") and (attr := name[5:]) in self.fields
         }
         found = [
-            FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
+            FixChange(
+                tuple(solved_edit(flag, value, self.decls) for flag, value in solution), "solve"
+            )
             for g in guards.values()
             for solution in g.get("solutions", [])
         ]
@@ -827,13 +832,13 @@ class Search:
             # (the except clause the check sits in); an enclosing one gives the feature up.
             source = "solve" if r.role == "direct" or r.guard.kind == "try" else "feature"
             for solution in (g or {}).get("solutions", []):
-                edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
+                edits = tuple(solved_edit(flag, value, self.decls) for flag, value in solution)
                 solved.append(FixChange(edits, source, r.guard.test))
         for r in self.callers(f)[1]:  # the way to the record's function, turned around
             for solution in (flipped.guard(r.guard.line) or {}).get("flipped", []):
-                edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
+                edits = tuple(solved_edit(flag, value, self.decls) for flag, value in solution)
                 solved.append(FixChange(edits, "feature", r.guard.test))
-        merged = candidates._unique([*found, *solved])
+        merged = candidates.unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before, fired.message if fired is not None else "")
 
@@ -841,9 +846,9 @@ class Search:
 def _expression(test: str) -> str | None:
     """A guard's test as one expression the watch evaluates, or None: an assignment
     expression (`if kind := self.kind:`) is one only inside parentheses."""
-    if candidates._parse(test) is not None:
+    if reading.parse_test(test) is not None:
         return test
-    return f"({test})" if candidates._parse(f"({test})") is not None else None
+    return f"({test})" if reading.parse_test(f"({test})") is not None else None
 
 
 def _fell_short(result: Outcome, expect: Expect) -> str:

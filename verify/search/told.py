@@ -33,7 +33,7 @@ def chosen(out: Outcome, expect: Expect, decls: Mapping[str, FlagDecl]) -> list[
             continue
         for attr, value in _CHOSEN.findall(log.message):
             flag = by_dest.get(attr) or by_dest.get(attr.replace("-", "_").lstrip("_"))
-            if flag and candidates._value_ok(flag, value, dict(decls)):
+            if flag and candidates.value_ok(flag, value, dict(decls)):
                 found.append(FixChange((("set", flag, value),), "advice", log.message[:120]))
     return found[:4]
 

@@ -26,9 +26,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from kverr.extractor.pysource import parse_module
 from kverr.records.knowledge.facts import help_examples
 from kverr.verify.sandbox.compared import comparisons, strings
-from kverr.verify.search.reading import _defs_of, _function, words_of
+from kverr.verify.search.reading import defs_of, function_node, words_of
 
 
 @functools.lru_cache(maxsize=8)
@@ -43,7 +44,7 @@ def compared_values(text: str, args_class: str) -> dict[str, tuple[str, ...]]:
             counts.setdefault(attr, Counter())[v] += 1
             order.setdefault(attr, {}).setdefault(v, None)
 
-    for (_, qual), fn in _defs_of(text).items():
+    for (_, qual), fn in defs_of(text).items():
         if not qual.startswith(f"{args_class}."):
             continue
         for attr, value, fragment in comparisons(fn):
@@ -61,7 +62,7 @@ def compared_values(text: str, args_class: str) -> dict[str, tuple[str, ...]]:
 def _literal_fields(text: str, args_class: str) -> dict[str, list[str]]:
     """field -> the strings of a `Literal[...]` in its annotation."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except SyntaxError:
         return {}
     out: dict[str, list[str]] = {}
@@ -86,7 +87,7 @@ def owners(text: str, function: str | None) -> dict[str, list[str]]:
     """word -> the attributes the function compares it with (`self.speculative_algorithm ==
     "NGRAM"`, `"all" in self.modules`): a word of its short strings (reading.words_of) that
     the solver offers those attributes alone, never another option."""
-    fn = _function(text, function)
+    fn = function_node(text, function)
     if fn is None:
         return {}
     words = set(words_of(text, function))
