@@ -382,7 +382,7 @@ def functions_of(dataset: Path) -> dict[str, str | None]:
 
 
 def audit(dataset: Path, mirror: str | None = None) -> dict:
-    from kverr.verify.spec import load_spec
+    from kverr.verify.spec import spec_for
 
     with (dataset / "records.jsonl").open(encoding="utf-8") as fh:
         records = [json.loads(line)["record"] for line in fh if line.strip()]
@@ -392,7 +392,7 @@ def audit(dataset: Path, mirror: str | None = None) -> dict:
         for c in f.choices:
             foreign.setdefault(c, set()).add(f.dest)
     functions = functions_of(dataset)
-    sources = Sources(mirror, load_spec().args_class)
+    sources = Sources(mirror, spec_for().args_class)
     verified = [
         r
         for r in records

@@ -13,7 +13,7 @@ from kverr.records import build_records
 from kverr.verify.harness import Harness, Target
 from kverr.verify.sandbox import json_yaml
 from kverr.verify.sandbox.argv import prefix, reach
-from kverr.verify.spec import load_spec
+from kverr.verify.spec import spec_for
 from kverr.verify.step import Session, verify_revision
 from verify_fixture import ARGS, line_of
 from verify_fixture_config import PREPARE, READER, READER_TEXT, config_repo, config_spec
@@ -265,7 +265,7 @@ def test_a_launch_writes_its_files_first_on_the_same_line(texts, command: str) -
 
 
 def test_the_shipped_spec_runs_sglangs_config_merger_at_argv_time() -> None:
-    spec = load_spec()
+    spec = spec_for()
     assert spec.argv is not None and spec.argv.entry == "prepare_server_args"
     assert spec.argv.modules == ("sglang.srt.server_args_config_parser",)
     assert spec.argv.config_option == "--config"
