@@ -25,7 +25,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -396,7 +396,7 @@ def bench_for(
     return Bench(
         session, revision, key, overrides, info, sites,
         assign_ids(sites, previous, session.profile), decls,
-        _facts(sites, decls, session.profile), texts, fields,
+        _Facts(sites, decls, session.profile), texts, fields,
     )  # fmt: skip
 
 
@@ -418,8 +418,7 @@ def verify_revision(
     overrides = dict(overrides or {})
     key = files_key(label or revision, files)
     wanted = {r["id"]: r for r in records}
-    shown = label or revision
-    name = shown.sha[:12] if shown.sha else (shown.tags[0] if shown.tags else "?")
+    name = _name(label or revision)
     base = {"platform": session.platform_name, "revision": name}
 
     def kept(reason: str) -> dict[str, Verdict]:  # nothing ran: each record keeps its fix
@@ -571,10 +570,6 @@ class _Facts(dict):
         )  # fmt: skip
         self[key] = value
         return value
-
-
-def _facts(sites: Sequence[Site], decls: dict[str, FlagDecl], profile: Any) -> dict[int, Facts]:
-    return _Facts(sites, decls, profile)
 
 
 def _by_line(
@@ -747,44 +742,38 @@ def verify_step(
             workers=workers,
             trust_repo=trust_repo,
         )
+        fp = _fingerprint(spec, session.platform_name)
         try:
             done = 0
             # One pass over the revisions, each loaded once: an argparse record's revision is
             # often one whose checks are verified too.
             for ord_ in sorted(set(owed) | set(parsed)):
-                recs = owed.get(ord_, [])
+                recs = owed.get(ord_, []) + parsed.get(ord_, [])
                 revision, base, overrides = _where(plan, ord_, by_sha)
                 files = plan.files[ord_]
                 key = files_key(revision, files)
-                fp = _fingerprint(session.spec, session.platform_name)
                 verdicts, todo = _cached_verdicts(cache, fp, key, recs)
-                if todo:
+                checks = [r for r in todo if r.get("kind") != "argparse"]
+                if checks:
                     exts = scan.loader.load(files, text=True)
-                    fresh = verify_revision(
-                        exts,
-                        todo,
-                        session,
-                        base,
-                        files=files,
-                        overrides=overrides,
-                        previous=scan.previous_at(ord_),
-                        label=revision,
-                    )
-                    verdicts.update(fresh)
-                    cache.put_many(
-                        "verdict",
-                        {_vkey(fp, key, r): json.dumps(fresh[r["id"]].to_json()) for r in todo},
-                    )
-                    runs.flush()
-                for rec in recs:
-                    out[rec["id"]] = verdicts[rec["id"]].apply(rec)
-                if ord_ in parsed:
-                    out.update(
-                        _verify_argparse(
-                            plan, cache, session, parsed[ord_], revision, base, overrides, key
+                    verdicts.update(verify_revision(
+                        exts, checks, session, base, files=files, overrides=overrides,
+                        previous=scan.previous_at(ord_), label=revision,
+                    ))  # fmt: skip
+                if len(checks) < len(todo):
+                    argparse = [r for r in todo if r.get("kind") == "argparse"]
+                    verdicts.update(
+                        _judge_argparse(
+                            plan.profile, session, argparse, revision, base, overrides, key
                         )
                     )
-                done += len(recs) + len(parsed.get(ord_, ()))
+                cache.put_many(
+                    "verdict",
+                    {_vkey(fp, key, r): json.dumps(asdict(verdicts[r["id"]])) for r in todo},
+                )
+                runs.flush()
+                out.update((rec["id"], verdicts[rec["id"]].apply(rec)) for rec in recs)
+                done += len(recs)
                 progress("verify", done, len(records))
         finally:
             session.close()
@@ -815,46 +804,39 @@ def _cached_verdicts(
         if hit is None:
             todo.append(rec)
         else:
-            verdicts[rec["id"]] = Verdict.from_json(json.loads(hit))
+            verdicts[rec["id"]] = Verdict(**json.loads(hit))
     return verdicts, todo
 
 
-def _verify_argparse(
-    plan: Any,
-    cache: Any,
+def _judge_argparse(
+    profile: Any,
     session: Session,
     recs: list[dict],
     revision: Revision,
     base: Revision,
     overrides: dict,
     key: str,
-) -> dict[str, dict]:
+) -> dict[str, Verdict]:
     """argparse records of one revision (`_where`'s revision, base and overrides, its files'
-    `key`), each fix's two lines through that revision's parser and validation
-    (verify/parsing.py), in the build's child; verdicts cached like the others'."""
-    fp = _fingerprint(session.spec, session.platform_name)
-    verdicts, todo = _cached_verdicts(cache, fp, key, recs)
-    out = {rid: verdicts[rid].apply(rec) for rec in recs if (rid := rec["id"]) in verdicts}
-    if not todo:
-        return out  # a rebuild: no child, no run
-    name = revision.sha[:12] if revision.sha else (revision.tags[0] if revision.tags else "?")
-    where = {"platform": session.platform_name, "revision": name}
+    `key`): each fix's two lines through that revision's parser and validation
+    (verify/parsing.py), in the build's child."""
+    where = {"platform": session.platform_name, "revision": _name(revision)}
     info = options_of(session, base, key, overrides)
-    profile = plan.profile
+    if not info["ready"]:
+        why = f"the revision's code does not load in the sandbox: {info['reason']}"
+        return {r["id"]: Verdict("unverified", why, keep_fix=True, **where) for r in recs}
     launch = profile.launch_command() if profile is not None else ""
     program = (profile.programs or ("",))[0] if profile is not None else ""
     run = runner_for(session, base, key, overrides)
-    fresh = {}
-    for rec in todo:
-        if not info["ready"]:
-            why = f"the revision's code does not load in the sandbox: {info['reason']}"
-            verdict = Verdict("unverified", why, keep_fix=True, **where)
-        else:
-            verdict = replace(judge_argparse(rec, run, launch=launch, program=program), **where)
-        fresh[_vkey(fp, key, rec)] = json.dumps(verdict.to_json())
-        out[rec["id"]] = verdict.apply(rec)
-    cache.put_many("verdict", fresh)
-    return out
+    return {
+        r["id"]: replace(judge_argparse(r, run, launch=launch, program=program), **where)
+        for r in recs
+    }
+
+
+def _name(revision: Revision) -> str:
+    """A revision as a verdict names it: its short sha, else its label."""
+    return revision.sha[:12] if revision.sha else (revision.tags[0] if revision.tags else "?")
 
 
 def _where(plan: Any, ord_: int, by_sha: dict[str, int]) -> tuple[Revision, Revision, dict]:

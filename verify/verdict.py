@@ -160,22 +160,6 @@ class Verdict:
             ]
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verification": self.verification,
-            "exampleFix": self.example_fix,
-            "solution": self.solution,
-            "keepFix": self.keep_fix,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Verdict:
-        v = data["verification"]
-        return cls(
-            v["status"], v["reason"], v["platform"], v["revision"], v.get("model", ""),
-            data["exampleFix"], data["solution"], data["keepFix"],
-        )  # fmt: skip
-
 
 def verified(
     before: Launch,
