@@ -311,13 +311,17 @@ class Bench:
     texts: dict[str, str]  # path -> source text of the revision's file set
     fields: dict[str, Any]
 
+    def __post_init__(self) -> None:
+        self._spans = [(s.file, s.line, max(s.end_line, s.line), s) for s in self.sites
+                       if s.kind in ("raise", "assert", "exit")]  # fmt: skip
+        self._plan: tuple[Any, dict[str, Any]] | None = None
+
     def by_line(self, file: str, line: int) -> Facts | None:
         """The facts of the raise/assert site whose statement holds (file, line)."""
-        return self._by_line(file, line)
-
-    def __post_init__(self) -> None:
-        self._by_line = _by_line(self.sites, self.facts)
-        self._plan: tuple[Any, dict[str, Any]] | None = None
+        spans = self._spans
+        return next(
+            (self.facts[id(s)] for f, a, b, s in spans if f == file and a <= line <= b), None
+        )
 
     def ways_in(self, file: str, function: str | None) -> list[tuple[str, int, str, bool]]:
         """The tests of the validation steps that decide whether a step reaching the function
@@ -570,25 +574,6 @@ class _Facts(dict):
         )  # fmt: skip
         self[key] = value
         return value
-
-
-def _by_line(
-    sites: Sequence[Site], facts: Mapping[int, Facts]
-) -> Callable[[str, int], Facts | None]:
-    """(file, line) -> the facts of the raise/assert site whose statement holds that line."""
-    spans = [
-        (s.file, s.line, max(s.end_line, s.line), s)
-        for s in sites
-        if s.kind in ("raise", "assert", "exit")
-    ]
-
-    def find(file: str, line: int) -> Facts | None:
-        for f, start, end, s in spans:
-            if f == file and start <= line <= end:
-                return facts[id(s)]
-        return None
-
-    return find
 
 
 def _expect(site: Site, record: Mapping[str, Any]) -> Expect:

@@ -1,8 +1,5 @@
-"""How a guard compares an option's attribute with strings, for the solver in the child
-(solve.py) and for the values a free-text option is known to take (verify/values.py): the
-strings `self.<attr>` is compared with, the fragments looked for in it, the separators it is
-split by. Read over a tree the caller parsed; pure stdlib `ast`.
-"""
+"""The strings a guard compares `self.<attr>` with, looks for in it, splits it by: the solver's
+candidates in the child (solve.py), and what verify/search/values.py counts. Pure stdlib `ast`."""
 
 from __future__ import annotations
 
