@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from kverr.records.conditions import Atom, show_value
 from kverr.records.knowledge import notices
-from kverr.records.knowledge.facts import Facts, _default, holds_for, meets_default, typical
+from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
 from kverr.records.knowledge.fixes import sample_value
 from kverr.verify.search.reading import parse_test
 
@@ -157,7 +157,7 @@ def _holding(
     if flag is None:
         return _holding_expr(atom)
     switch = is_switch(flag, decls)
-    default = _default(flag, decls)
+    default = flag_default(flag, decls)
     out: list[tuple[str, str, str | None]] = []
     if op in ("unset", "is None"):
         out.append(("drop", flag, None))
@@ -278,7 +278,7 @@ def _domain(flag: str, decls: dict[str, FlagDecl]) -> list[str]:
         return ["1", "2", "4", "8", "0"]
     if "float" in kind:
         return ["0.5", "1.0", "0.0"]
-    default = _default(flag, decls)
+    default = flag_default(flag, decls)
     return [show_value(default)] if isinstance(default, str) and default else []
 
 
@@ -309,13 +309,13 @@ def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
     if not notices.is_notice(f):
         return []
     out = []
-    for flag, value, atom in notices._choosable(f):
-        lit = notices._literal(value)
+    for flag, value, atom in notices.choosable(f):
+        lit = notices.literal_value(value)
         if lit is True and is_switch(flag, decls):
             edit: tuple[str, str, str | None] = ("set", flag, None)
         elif lit in (False, None) and atom.positive:
             edit = ("drop", flag, None)
-        elif notices._shown(lit) and lit is not True:
+        elif notices.showable(lit) and lit is not True:
             edit = ("set", flag, show_value(lit))
         else:
             continue
@@ -369,7 +369,7 @@ def _negations(
 
 
 def _numeric_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
-    value = _default(flag, decls)
+    value = flag_default(flag, decls)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
