@@ -1,4 +1,4 @@
-"""What the fix search may offer for a notice (verify/notice.py): a table of changes to a
+"""What the fix search may offer for a notice (verify/search/notice.py): a table of changes to a
 before line, each either a choice made explicit, a correction, or the feature given up."""
 
 from __future__ import annotations

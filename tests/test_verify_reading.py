@@ -1,4 +1,4 @@
-"""How the search reads a check's guards before the watch evaluates them (verify/reading.py):
+"""How the search reads a check's guards before the watch evaluates them (verify/search/reading.py):
 locals replaced by what they hold, an except clause as "its try body raises", the values the
 validation code assigns an attribute. Table tests on a fixture of our own."""
 

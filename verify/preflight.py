@@ -159,7 +159,7 @@ def check_launch(
 
 def read_ahead(bench: Any) -> None:
     """What the fix search reads of the release's source before its first question to the
-    sandbox (verify/reading.py keeps it per text), read now, while the sandbox still loads:
+    sandbox (verify/search/reading.py keeps it per text), read now, while the sandbox still loads:
     after the launch's first run it would wait in line."""
     from kverr.verify.search import reading
 

@@ -63,7 +63,7 @@ class ArgvStage:
     entry: str
     modules: tuple[str, ...] = ()  # loaded for real with it, when the revision has them
     # The option that names a config file, and what the fix search writes into one: the
-    # launches of verify/configfile.py (empty: argv-time checks get no candidate launches).
+    # launches of verify/search/configfile.py (empty: argv-time checks get no candidate launches).
     config_option: str = ""
     config_name: str = "config.yaml"
     config_example: Mapping[str, Any] = field(default_factory=dict)

@@ -9,7 +9,7 @@ launch that passes them all (`kverr check`, and the personal fix of `kverr expla
    with the model it names (config.json of a local path, else a table of known models, else
    the spec's default model, and the checks that read it say so).
 3. **Fix it** (`fix`): the candidate changes of the check that fired (the fix search's own,
-   verify/search.py), plus values near the user's own for each option the check reads
+   verify/search/core.py), plus values near the user's own for each option the check reads
    (divisors and multiples of the numbers in the message, the next power of two). Each
    "after" must pass every phase, not only this check. Candidates are tried in the order a
    user wants them: never a feature the user did not ask for, a changed option they set

@@ -1,7 +1,7 @@
 """The fix search for checks decided at argv time: what a launch's config file can get wrong.
 
 A check of the argv stage (verify/sandbox/argv.py: the config merger) reads the words of the command
-line and the file they name, not the options' values, so the launches search.py builds from
+line and the file they name, not the options' values, so the launches core.py builds from
 conditions on options never reach it. Here the search tries a fixed family of launches around
 the spec's config option ([verify.argv] config_option, config_name, config_example), each a
 mistake a user makes with a config file, paired with its repair. The revision's own check is
@@ -127,7 +127,7 @@ class ConfigSearch:
         return self._launch((self.option, self.name), *extra, texts={self.name: self.example})
 
     def _fix(self, note: str, *edits: tuple[str, str, str | None]) -> FixChange:
-        """A repair: `note` is its solution text (stage.py shows it as the first solution)."""
+        """A repair: `note` is its solution text (verdict.py shows it as the first solution)."""
         return FixChange((("set", self.option, self.name), *edits), "config", note)
 
     def members(self) -> Iterator[Member]:

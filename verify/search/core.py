@@ -231,7 +231,7 @@ class Search:
         changes = [*said, *self.fixes(f, expect, target, before, fired)]
         if expect.logs:
             # A notice is expected behaviour: its fix chooses explicitly or completes what the
-            # launch left out, it never gives the feature up (verify/notice.py).
+            # launch left out, it never gives the feature up (verify/search/notice.py).
             changes = notice.ordered(
                 [
                     c
