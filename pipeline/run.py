@@ -15,7 +15,7 @@ from typing import Any
 
 from kverr.extractor.depth import OUT_OF_MEMORY
 from kverr.extractor.sources import shown
-from kverr.pipeline.assemble import add_argparse, assemble, load_overlay
+from kverr.pipeline.assemble import add_argparse, assemble, load_overlay, pin_to_commits
 from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
 from kverr.pipeline.docs import docs_reader, finish
 from kverr.pipeline.extract import GC_THRESHOLD, Progress, run_extraction
@@ -43,7 +43,7 @@ class BuildResult:
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
     cache: Path | None = None  # the extraction cache file this build read and wrote
-    verify: Any = None  # pipeline.verify.VerifyReport when the build ran --verify
+    verify: Any = None  # verify.step.VerifyReport when the build ran --verify
 
 
 def _fewer_gc_passes(fn: Callable[..., BuildResult]) -> Callable[..., BuildResult]:
@@ -95,7 +95,7 @@ def build(
     `snapshots` (`PATH=REPO_PATH`, git builds only) add one revision after the git ones.
     `profile`: the project (a Profile, a shipped profile's name or a TOML path; default: the
     default project), whose file set applies when `globs` is not given.
-    `verify` runs each record's fix through its revision's own check (pipeline/verify.py) on
+    `verify` runs each record's fix through its revision's own check (verify/step.py) on
     the `platform` profile (default: the spec's, one CUDA SM90 GPU), each child confined by the
     OS (verify/confine.py); `trust_repo` runs them unconfined where no sandbox can be made."""
     started = time.monotonic()
@@ -158,11 +158,12 @@ def build(
         clock.lap("argparse")
         report = None
         if verify:
-            from kverr.pipeline.verify import verify_step
+            from kverr.verify.step import verify_step
 
             # --jobs N: N sandbox children per platform share the records.
             assembled.records, report = verify_step(
-                plan, cache, scan, assembled.records, repo=Path(git_repo), platform=platform,
+                plan, cache, scan, assembled.records, pinned=pin_to_commits(plan, scan),
+                repo=Path(git_repo), platform=platform,
                 progress=progress, workers=jobs, occurrences=assembled.occurrences,
                 trust_repo=trust_repo,
             )  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,51 @@ def test_only_the_build_entry_point_loads_the_catalog():
         if p.name != "run.py" and any(violates(n, {"kverr.catalog"}) for n in imported_names(p))
     ]
     assert not offenders, f"only pipeline/run.py may import kverr.catalog: {offenders}"
+
+
+def test_the_sandboxed_child_imports_only_the_sandbox_and_the_stdlib():
+    """What runs beside a revision's code is verify/sandbox/ alone: the child started the way
+    the harness starts it imports no other kverr module and no third-party package."""
+    import json
+    import subprocess
+    import sys
+
+    from kverr.verify import confine
+
+    probe = (
+        "import json, sys; before = set(sys.modules); import kverr.verify.sandbox.child; "
+        "print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-s", "-B", "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": confine.kverr_root()},
+    )
+    loaded = json.loads(out.stdout)
+    ours = {"kverr", "kverr.verify", "kverr.verify.sandbox"}
+    strays = [
+        name
+        for name in loaded
+        if name not in ours
+        and not name.startswith("kverr.verify.sandbox.")
+        and name.partition(".")[0] not in sys.stdlib_module_names
+        and not name.startswith("_sysconfigdata")  # the stdlib's own, named per platform
+    ]
+    assert "kverr.verify.sandbox.child" in loaded
+    assert not strays, f"the sandboxed child imports {strays}: move them into verify/sandbox/"
+
+
+@pytest.mark.parametrize("name", ["sglang", "vllm"])
+def test_a_profile_names_only_sandbox_modules_for_the_child(name):
+    """The modules a verify spec has the child import (`substitutes`, `@ref:` values) are the
+    sandbox's own, or the revision's."""
+    from kverr.verify.spec import spec_for
+
+    from kverr.profile import load_profile
+
+    text = repr(spec_for(load_profile(name)))
+    named = set(re.findall(r"kverr(?:\.\w+)+", text))
+    assert named and all(n.startswith("kverr.verify.sandbox.") for n in named), named

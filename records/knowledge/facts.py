@@ -165,7 +165,7 @@ def _choices(flag: str | None, decls: dict[str, FlagDecl]) -> tuple[str, ...] | 
     return d.choices if d and d.choices else None
 
 
-def _default(flag: str, decls: dict[str, FlagDecl]) -> object:
+def flag_default(flag: str, decls: dict[str, FlagDecl]) -> object:
     d = decls.get(flag)
     if d is None or d.default is None:
         return None
@@ -256,7 +256,7 @@ def sample_value(flag: str, decls: dict[str, FlagDecl], docs: Docs | None = None
     if d and d.choices:
         return next((v for v in used if v in d.choices), d.choices[0])
     kind = (d.type if d else "") or ""
-    default = _default(flag, decls)
+    default = flag_default(flag, decls)
     if is_json(d):
         return json_example(d.help if d else None) or "{}"
     if "int" in kind or "float" in kind:
