@@ -16,14 +16,9 @@ from __future__ import annotations
 
 import ast
 
+from kverr.extractor.pysource import expr_or_none
+
 from kverr.ftypes import Binding, Site
-
-
-def parse(test: str) -> ast.expr | None:
-    try:
-        return ast.parse(test.strip(), mode="eval").body
-    except SyntaxError:
-        return None
 
 
 def exact_values(site: Site) -> dict[str, str]:
@@ -50,10 +45,10 @@ def name_flags(site: Site) -> dict[str, str]:
 def notes(site: Site, test: str) -> dict[str, str]:
     """flag -> how a name in `test` reaches it, for the words: "falling back to --kernel" (a
     fallback chain, or what a helper's name says), "or --backup-device" (callers differ)."""
-    node = parse(test)
+    node = expr_or_none(test)
     if node is None:
         return {}
-    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    read = names_in(node)
     out: dict[str, str] = {}
     for b in site.bindings:
         if b.name not in read or len(b.flags) < 2 or b.kind not in ("local", "param"):
@@ -68,7 +63,7 @@ def notes(site: Site, test: str) -> dict[str, str]:
 
 def _unpacked(b: Binding) -> bool:
     """`<call>[i]`: a local unpacked from a helper whose body is not read here."""
-    node = parse(b.value or "")
+    node = expr_or_none(b.value or "")
     return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
 
 
@@ -87,7 +82,7 @@ def resolve(test: str, line: int, site: Site) -> str:
     }
     if not exact and not assigned:
         return test
-    node = parse(test)
+    node = expr_or_none(test)
     if node is None:
         return test
     sub = _Substitute(exact, assigned, _built(site))
@@ -99,10 +94,10 @@ def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
     """Flags the exactly known names in `test` stand for (their values read them), and those
     the values of earlier assignments it reads through read. A name bound to a constructor
     call stands only for the arguments the test reads of it (`_built`)."""
-    node = parse(test)
+    node = expr_or_none(test)
     if node is None:
         return ()
-    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    read = names_in(node)
     attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
     exact = exact_values(site)
     built = _built(site)
@@ -111,7 +106,7 @@ def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
         if b.name not in read or b.name not in exact:
             continue
         if b.name in built:
-            shown = ast.unparse(_Substitute(exact, {}, built).visit(parse(test) or node))
+            shown = ast.unparse(_Substitute(exact, {}, built).visit(expr_or_none(test) or node))
             named += [f for f in b.flags if _reads(shown, f)]
         else:
             named += list(b.flags)
@@ -127,7 +122,7 @@ def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
 def _flag_read(text: str) -> bool:
     """`self.other_flag`: the check then reads that flag (the code copied it over). The
     receiver is named as args objects are (`self`, `cfg`, `args`, `*_args`)."""
-    node = parse(text)
+    node = expr_or_none(text)
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
@@ -150,9 +145,9 @@ def _built(site: Site) -> dict[str, tuple[ast.expr | None, ast.Call]]:
     never all of them, so spelling the whole call out would name every flag it passes."""
     out = {}
     for name, value in exact_values(site).items():
-        node = parse(value)
+        node = expr_or_none(value)
         cond = None
-        if isinstance(node, ast.IfExp) and _none(node.orelse):
+        if isinstance(node, ast.IfExp) and is_none(node.orelse):
             cond, node = node.test, node.body
         if _constructor(node):
             out[name] = (cond, node)  # type: ignore[assignment]  # _constructor: a Call
@@ -184,7 +179,7 @@ def unread_arguments(site: Site) -> set[str]:
     exact = exact_values(site)
     texts = [g.test for g in site.guards] + [p.expr or "" for p in site.template.placeholders]
     for text in filter(None, texts):
-        node = parse(text)
+        node = expr_or_none(text)
         if node is None:
             kept |= passed  # unreadable: keep what it may read
             continue
@@ -192,19 +187,25 @@ def unread_arguments(site: Site) -> set[str]:
         kept |= {f for f in passed if _reads(ast.unparse(shown), f)}
         # A test that reads something the call derives (`cfg.enabled`, `cfg.window()`) may
         # depend on any of its arguments: the record stays findable under all of them.
-        left = {n.id for n in ast.walk(shown) if isinstance(n, ast.Name)}
+        left = names_in(shown)
         kept |= {f for b in site.bindings if b.name in built and b.name in left for f in b.flags}
     return passed - kept
 
 
-def _none(node: ast.expr) -> bool:
+def names_in(node: ast.AST) -> set[str]:
+    """The bare names an expression reads or binds."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def is_none(node: ast.expr) -> bool:
+    """`None` written out."""
     return isinstance(node, ast.Constant) and node.value is None
 
 
 def _reads(text: str, flag: str) -> bool:
     """Whether `text` reads the attribute a flag is stored in (`self.max_loras`)."""
     attr = flag.lstrip("-").replace("-", "_").rpartition(".")[2]
-    node = parse(text)
+    node = expr_or_none(text)
     return node is not None and any(
         isinstance(n, ast.Attribute) and n.attr == attr for n in ast.walk(node)
     )
@@ -230,7 +231,7 @@ class _Substitute(ast.NodeTransformer):
             and left.id in self.built
             and len(node.ops) == 1
             and isinstance(node.ops[0], (ast.Is, ast.IsNot))
-            and _none(node.comparators[0])
+            and is_none(node.comparators[0])
         ):
             cond, _ = self.built[left.id]
             self.done = True
@@ -241,7 +242,7 @@ class _Substitute(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def _value(self, text: str, node: ast.AST) -> ast.AST:
-        new = parse(text)
+        new = expr_or_none(text)
         if new is None:
             return node
         self.done = True

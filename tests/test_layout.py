@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,43 @@ def test_only_the_build_entry_point_loads_the_catalog():
         if p.name != "run.py" and any(violates(n, {"kverr.catalog"}) for n in imported_names(p))
     ]
     assert not offenders, f"only pipeline/run.py may import kverr.catalog: {offenders}"
+
+
+def project_files(skip: set[str]) -> list[Path]:
+    """Our .py files outside the folders and files `skip` names (paths from the root)."""
+    out = []
+    for top in sorted(ROOT.iterdir()):
+        if top.name.startswith(".") or top.name in skip:
+            continue
+        found = [top] if top.suffix == ".py" else sorted(top.rglob("*.py"))
+        out += [p for p in found if str(p.relative_to(ROOT)) not in skip]
+    return out
+
+
+def lines_matching(rx: re.Pattern[str], skip: set[str]) -> list[str]:
+    return [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in project_files(skip)
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if rx.search(line)
+    ]
+
+
+PARSE_CALL = re.compile(r"\b(?:ast\.parse|cst\.parse_\w+)\(")
+NOT_PARSED_HERE = {
+    "extractor",  # pysource.py and the extractor's own libcst reading
+    "verify",  # routed through extractor/pysource.py by its own consolidation, separately
+    # Both benchmarks time the stdlib and libcst parsers themselves against the extractor:
+    # calling the parser directly is what they measure.
+    "bench/bench_extract.py",
+    "bench/bench_backfill.py",
+    # Tests build trees of their own fixtures, independently of the code they check.
+    "tests",
+}
+
+
+def test_python_text_becomes_a_tree_in_the_extractor_alone():
+    """One reader of Python source (extractor/pysource.py): which grammar and which errors
+    count as "does not parse" are decided once."""
+    found = lines_matching(PARSE_CALL, NOT_PARSED_HERE)
+    assert not found, "parse through kverr.extractor.pysource instead:\n" + "\n".join(found)

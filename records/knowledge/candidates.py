@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from kverr.extractor.pysource import expr_or_none
 from kverr.records.conditions import Atom, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, _default, holds_for, meets_default, typical
@@ -227,7 +228,7 @@ def env_name(text: str) -> str | None:
 def _architecture(text: str, want: bool) -> str | None:
     """An architecture name under which `model_arch in [...]` (or `"X" in model_arch`) is
     `want`: the first one listed, or a name containing the fragment tested."""
-    node = _parse(text)
+    node = expr_or_none(text)
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     left, right = node.left, node.comparators[0]
@@ -256,13 +257,6 @@ def _architecture(text: str, want: bool) -> str | None:
         value = _literal(right)
         return value if isinstance(value, str) else None
     return None
-
-
-def _parse(text: str) -> ast.expr | None:
-    try:
-        return ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return None
 
 
 def _literal(node: ast.expr) -> object:

@@ -4,9 +4,9 @@ the `documentation` field (why the check exists).
 
 from __future__ import annotations
 
-import ast
 import re
 
+from kverr.extractor.pysource import module_or_none
 from kverr.records.knowledge import docs, notices
 from kverr.records.knowledge.facts import Facts, meets_default
 
@@ -31,13 +31,7 @@ def _prose(text: str | None) -> str:
 
 def _is_code(line: str) -> bool:
     """A commented-out statement (`self.x = True`), which is not prose for a user."""
-    if not re.search(r"[=()\[\]]", line):
-        return False
-    try:
-        ast.parse(line)
-    except SyntaxError:
-        return False
-    return True
+    return bool(re.search(r"[=()\[\]]", line)) and module_or_none(line) is not None
 
 
 def _first_paragraph(doc: str | None) -> str:
