@@ -21,8 +21,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.extractor.pysource import expr_or_none
-
 _CONDITION = re.compile(r"so that `([^`]{1,300})` is (true|false)")
 _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -172,6 +170,8 @@ def _solve(
     others = [o for o in dict.fromkeys(_OPTION.findall(text)) if o != free]
     if free not in known or any(o not in known for o in others):
         return None
+    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
+
     tree = expr_or_none(_OPTION.sub(lambda m: _name(m.group()), text))
     if tree is None:
         return None
