@@ -25,7 +25,7 @@ from kverr.catalog import argparse_answers, matcher, patterns, prefilter
 from kverr.catalog.connection import Connection, first_line
 from kverr.catalog.engine import duckdb, quiet
 
-from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers, progress
+from kverr import DEFAULT_PROJECT, __version__, jsonl, leftovers, pattern, progress
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 from kverr.places import cache_dir
 
@@ -188,7 +188,7 @@ def _analyse(
     warnings = []
     for n, rec in enumerate(recs, 1):
         report("patterns", n, total)
-        pat = patterns.matchable(rec.get("messagePattern") or "")
+        pat = pattern.matchable(rec.get("messagePattern") or "")
         why, sh = patterns.inspect(pat) if pat else (None, None)
         if why:
             warnings.append(f"record {rec['id']}: messagePattern skipped because {why}")
@@ -587,7 +587,7 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
                 "record", "usable", "code_line", "function", "self_score", "releases", "last_ord", "project",
             ], [
                 (r["id"], r.get("slug"), r.get("kind"), r.get("severity"), r.get("errorClass"),
-                 r.get("errorMessage"), patterns.matchable(r.get("messagePattern") or ""), r.get("filePath"), r.get("lineNumber"),
+                 r.get("errorMessage"), pattern.matchable(r.get("messagePattern") or ""), r.get("filePath"), r.get("lineNumber"),
                  _j(r), shapes[r["id"]] is not None, statement_line(r),
                  funcs.get(r["id"]) or enclosing_function(r), selfs.get(r["id"], 0.0), _j(releases.get(r["id"], [])), last_ord.get(r["id"]),
                  # a record written before records carried `project` is its dataset's project's

@@ -196,3 +196,23 @@ def test_python_text_becomes_a_tree_in_the_extractor_alone():
     count as "does not parse" are decided once."""
     found = lines_matching(PARSE_CALL, NOT_PARSED_HERE)
     assert not found, "parse through kverr.extractor.pysource instead:\n" + "\n".join(found)
+
+
+# A compile (or a one-off search) whose argument is a message pattern, by its usual names
+# (`pattern`, `messagePattern`; not a compiled regex's own `.pattern`)
+PATTERN_COMPILE = re.compile(
+    r"\b(?:re2?\.(?:compile|search|match|fullmatch|finditer)|_Regexp)\("
+    r"\s*[\w.\[\]\"']*(?<![.\w])(?:message)?[pP]attern\b"
+)
+COMPILED_HERE = {
+    "kverr/pattern.py",
+    "verify",  # routed through kverr/pattern.py by its own consolidation, separately
+    "tests",  # tests compile patterns to check the matchers against plain `re`
+}
+
+
+def test_message_patterns_are_compiled_in_kverr_pattern_alone():
+    """One place compiles a messagePattern (kverr/pattern.py: `compiled`, RE2's `linear`), so
+    the matchers, the build's collision report and the safety check run the same regex."""
+    found = lines_matching(PATTERN_COMPILE, COMPILED_HERE)
+    assert not found, "compile through kverr.pattern instead:\n" + "\n".join(found)

@@ -10,6 +10,7 @@ from kverr.extractor.pysource import module_or_none
 from kverr.records.knowledge import docs, notices
 from kverr.records.knowledge.facts import Facts, meets_default
 
+from kverr import template
 from kverr.ftypes import FlagDecl, Profile
 
 
@@ -282,7 +283,7 @@ def introduced(record: dict, commit: dict) -> dict:
     parts = dict(record.get("meaning") or {})
     if parts.get("why"):
         return record
-    message = re.sub(r"\{[^{}]*\}", " ", record.get("errorMessage") or "")
+    message = template.fold(record.get("errorMessage") or "", lambda _: " ")
     words = docs.content_words(message + " " + " ".join(record.get("flags") or []))
     para = next(
         (p for p in _body_paragraphs(commit.get("body") or "")
