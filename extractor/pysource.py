@@ -23,6 +23,17 @@ def parse_expr(text: str) -> ast.expr:
     return ast.parse(text.strip(), mode="eval").body
 
 
+NOT_LITERAL = object()  # what `literal` gives for a text that spells no literal
+
+
+def literal(text: str) -> object:
+    """The value a Python literal spells (`"a"`, `(1, 2)`, `-1.5`, `None`), else NOT_LITERAL."""
+    try:
+        return ast.literal_eval(text)
+    except (*UNREADABLE, TypeError):
+        return NOT_LITERAL
+
+
 def module_or_none(text: str) -> ast.Module | None:
     """parse_module, or None when the text does not read as Python."""
     try:

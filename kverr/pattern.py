@@ -1,13 +1,8 @@
-"""A `messagePattern` at run time: the one whitespace rule, the pattern the matchers run, and
-the one place such a pattern is compiled (Python's `re`, or RE2 for a text `re` could
-backtrack over: catalog/patterns.py decides which).
-
-The whitespace rule: a pattern spells a whitespace run of its message as one space or `\\s+`
-(records/pattern.py), and every text is searched with each of its whitespace runs folded to
-one space and its ends stripped (`fold_space`), so terminal-wrapped or re-indented lines match.
-The site's offline search runs the same rule in JavaScript: `JS_BLANKS` is generated from
-`BLANKS` into feeds/static/search.js, and a test keeps the two equal. Stdlib only (RE2 is
-imported on first use): this is on the `kverr explain` path.
+"""A `messagePattern` at run time: the one place it is compiled (`re`, or RE2 where `re` could
+backtrack: catalog/patterns.py), the pattern the matchers run, and the one whitespace rule: a
+pattern spells a whitespace run as one space or `\\s+` (records/pattern.py), and a text is
+searched with its runs folded to one space (`fold_space`; the site's search.js by `JS_BLANKS`,
+which a test keeps equal). Stdlib only: this is on the `kverr explain` path.
 """
 
 from __future__ import annotations

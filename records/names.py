@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from kverr.extractor.pysource import expr_or_none
+from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 
 from kverr.ftypes import Binding, Site
 
@@ -48,7 +48,7 @@ def notes(site: Site, test: str) -> dict[str, str]:
     node = expr_or_none(test)
     if node is None:
         return {}
-    read = names_in(node)
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     out: dict[str, str] = {}
     for b in site.bindings:
         if b.name not in read or len(b.flags) < 2 or b.kind not in ("local", "param"):
@@ -78,7 +78,7 @@ def resolve(test: str, line: int, site: Site) -> str:
         if b.kind == "assigned"
         and b.line < line
         and b.value is not None
-        and (_literal(b.value) or _flag_read(b.value))
+        and (literal(b.value) is not NOT_LITERAL or _flag_read(b.value))
     }
     if not exact and not assigned:
         return test
@@ -97,7 +97,7 @@ def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
     node = expr_or_none(test)
     if node is None:
         return ()
-    read = names_in(node)
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
     exact = exact_values(site)
     built = _built(site)
@@ -128,14 +128,6 @@ def _flag_read(text: str) -> bool:
         and isinstance(node.value, ast.Name)
         and (node.value.id in ("self", "args", "cfg") or node.value.id.endswith("_args"))
     )
-
-
-def _literal(text: str) -> bool:
-    try:
-        ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 def _built(site: Site) -> dict[str, tuple[ast.expr | None, ast.Call]]:
@@ -187,14 +179,9 @@ def unread_arguments(site: Site) -> set[str]:
         kept |= {f for f in passed if _reads(ast.unparse(shown), f)}
         # A test that reads something the call derives (`cfg.enabled`, `cfg.window()`) may
         # depend on any of its arguments: the record stays findable under all of them.
-        left = names_in(shown)
+        left = {n.id for n in ast.walk(shown) if isinstance(n, ast.Name)}
         kept |= {f for b in site.bindings if b.name in built and b.name in left for f in b.flags}
     return passed - kept
-
-
-def names_in(node: ast.AST) -> set[str]:
-    """The bare names an expression reads or binds."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def is_none(node: ast.expr) -> bool:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from kverr.extractor.pysource import expr_or_none
+from kverr.extractor.pysource import literal, parse_expr
 from kverr.records.conditions import Atom, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, _default, holds_for, meets_default, typical
@@ -228,7 +228,7 @@ def env_name(text: str) -> str | None:
 def _architecture(text: str, want: bool) -> str | None:
     """An architecture name under which `model_arch in [...]` (or `"X" in model_arch`) is
     `want`: the first one listed, or a name containing the fragment tested."""
-    node = expr_or_none(text)
+    node = _parse(text)
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     left, right = node.left, node.comparators[0]
@@ -259,7 +259,13 @@ def _architecture(text: str, want: bool) -> str | None:
     return None
 
 
-_parse = expr_or_none  # the name verify/search.py reads it by
+def _parse(text: str) -> ast.expr | None:
+    """A guard's test as written, for verify/search.py: an assignment expression alone
+    (`x := self.x`) is none."""
+    try:
+        return parse_expr(text)
+    except SyntaxError:
+        return None
 
 
 def _literal(node: ast.expr) -> object:
@@ -313,7 +319,7 @@ def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
         return []
     out = []
     for flag, value, atom in notices._choosable(f):
-        lit = notices._literal(value)
+        lit = literal(value)
         if lit is True and is_switch(flag, decls):
             edit: tuple[str, str, str | None] = ("set", flag, None)
         elif lit in (False, None) and atom.positive:
