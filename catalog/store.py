@@ -691,7 +691,7 @@ def packaged_datasets() -> list[Path]:
 # a catalog another loader wrote (tests/test_first_answer.py: a load imports no other module
 # of ours that could). The noise the keys are counted against is read by the loader too.
 LOADER_CODE = ("store", "patterns", "prefilter", "matcher", "normalize", "argparse_answers", "profiles")  # fmt: skip
-SHARED_CODE = ("regexsafe", "argforms", "jsonl", "profile")  # kverr/*.py the loader uses
+SHARED_CODE = ("regexsafe", "pattern", "argforms", "jsonl", "profile")  # kverr/*.py the loader uses
 CACHE_DAYS = 30  # a cached packaged catalog no kverr has opened for this long is removed
 KEYS_KEPT = 64  # remembered keys (catalog_key), one per set of files seen
 
