@@ -26,8 +26,9 @@ def parse_expr(text: str) -> ast.expr:
 NOT_LITERAL = object()  # what `literal` gives for a text that spells no literal
 
 
-def literal(text: str) -> object:
-    """The value a Python literal spells (`"a"`, `(1, 2)`, `-1.5`, `None`), else NOT_LITERAL."""
+def literal(text: str | ast.expr) -> object:
+    """The value a Python literal spells (`"a"`, `(1, 2)`, `-1.5`, `None`: as text or as a
+    tree), else NOT_LITERAL."""
     try:
         return ast.literal_eval(text)
     except (*UNREADABLE, TypeError):

@@ -242,11 +242,11 @@ def _architecture(text: str, want: bool) -> str | None:
             return _architecture(ast.unparse(flipped), True)
         return None
     if isinstance(op, ast.In):
-        values = _literal(right)
+        values = literal(right)
         if isinstance(values, (list, tuple, set, frozenset)) and values:
             first = sorted(values)[0] if isinstance(values, (set, frozenset)) else values[0]
             return first if isinstance(first, str) else None
-        fragment = _literal(left)
+        fragment = literal(left)
         if isinstance(fragment, str):
             return (
                 fragment
@@ -254,7 +254,7 @@ def _architecture(text: str, want: bool) -> str | None:
                 else f"{fragment}ForCausalLM"
             )
     if isinstance(op, ast.Eq):
-        value = _literal(right)
+        value = literal(right)
         return value if isinstance(value, str) else None
     return None
 
@@ -265,13 +265,6 @@ def _parse(text: str) -> ast.expr | None:
     try:
         return parse_expr(text)
     except SyntaxError:
-        return None
-
-
-def _literal(node: ast.expr) -> object:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
         return None
 
 
