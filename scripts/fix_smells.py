@@ -45,6 +45,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kverr.extractor.pysource import module_or_none
+
 LONG = 6
 SMELLS = (
     "foreign value",
@@ -168,9 +170,8 @@ class Facts:
     def of(text: str, args_class: str) -> Facts:
         from kverr.verify.search import reading, values
 
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
+        tree = module_or_none(text)
+        if tree is None:
             return Facts(None, {}, {}, [])
         return Facts(
             tree,

@@ -24,6 +24,7 @@ from kverr.records.knowledge.notices import NOTHING
 from kverr.verify.harness import Outcome
 
 from kverr.ftypes import FixChange, Launch
+from kverr.pattern import compiled
 
 _SPACE = re.compile(r"\s+")
 
@@ -50,7 +51,7 @@ def _matches(pattern: str, message: str) -> bool:
         return True
     try:
         # The matcher's own normalisation: every whitespace run is one space.
-        return re.search(pattern, _SPACE.sub(" ", message)) is not None
+        return compiled(pattern).search(_SPACE.sub(" ", message)) is not None
     except re.error:
         return False
 
@@ -71,7 +72,7 @@ def rejected_as_recorded(pattern: str, message: str, program: str) -> bool:
     its `before` group holds just the program's `prog: error:` (the answer keeps only the
     project's programs)."""
     try:
-        m = re.search(pattern, message)
+        m = compiled(pattern).search(message)
     except re.error:
         return False
     if m is None:

@@ -8,6 +8,7 @@ import ast
 import re
 from collections.abc import Sequence
 
+from kverr.extractor.pysource import expr_or_none
 from kverr.records.conditions import (
     Atom,
     cli_arg,
@@ -420,10 +421,7 @@ def _keep_expr(text: str, holds: bool) -> str:
     code = text
     for fl in sorted(flags, key=len, reverse=True):
         code = re.sub(re.escape(fl) + r"(?![\w-])", f"__F{flags.index(fl)}__", code)
-    try:
-        node = ast.parse(code, mode="eval").body
-    except SyntaxError:
-        return ""
+    node = expr_or_none(code)
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _KEEP):
         return ""
     op = type(node.ops[0]) if holds else _FLIP[type(node.ops[0])]

@@ -9,9 +9,9 @@ the notice's own branch (Binding "assigned" after the innermost guard, and "sets
 
 from __future__ import annotations
 
-import ast
 import re
 
+from kverr.extractor.pysource import NOT_LITERAL, literal
 from kverr.records.conditions import Atom, dest_of, join_words, phrase, show_value
 from kverr.records.knowledge.facts import (
     _BOOL_OR_NONE,
@@ -47,14 +47,14 @@ def did(f: Facts) -> str:
 
 
 def _did(flag: str, value: str, f: Facts) -> str:
-    lit = literal_value(value)
+    lit = literal(value)
     if lit is True:
         return f"turns {flag} on"
     if lit is False:
         return f"turns {flag} off"
     if lit is None and value.strip() == "None":
         return f"clears {flag}"
-    if lit is not _UNKNOWN:
+    if lit is not NOT_LITERAL:
         return f"sets {flag} to {show_value(lit)}"
     other = _flag_read(value, f)
     return f"sets {flag} to the value of {other}" if other else f"picks {flag} itself"
@@ -66,7 +66,7 @@ def solutions(f: Facts) -> list[str]:
     each value-taking flag whose absence is the condition ("falling back to auto discovery")."""
     out = [f"Pass {flag} yourself to choose its value" for flag in _unset(f)]
     for flag, value, atom in choosable(f):
-        lit = literal_value(value)
+        lit = literal(value)
         if atom.op in ("unset", "is None") and lit is True:
             out.append(
                 f"Pass {flag} yourself: {f.profile.product} turns it on for this launch anyway"
@@ -106,7 +106,7 @@ def example_after(f: Facts, before: list[str]) -> list[str] | None:
     """`before` with the code's choices made explicit; None when no choice silences it."""
     after = list(before) + [f"{flag}={sample_value(flag, f.decls, f.docs)}" for flag in _unset(f)]
     for flag, value, atom in choosable(f):
-        lit = literal_value(value)
+        lit = literal(value)
         mine = [a for a in after if a == flag or a.startswith(flag + "=")]
         if lit in (False, None) and atom.positive:
             after = [a for a in after if a not in mine]
@@ -158,25 +158,15 @@ def choosable(f: Facts) -> list[tuple[str, str, Atom]]:
     tested = {a.flag: a for a in (*f.context, *f.direct) if a.flag}
     out = []
     for flag, value in chosen(f):
-        atom, lit = tested.get(flag), literal_value(value)
-        if atom is not None and (lit is _UNKNOWN or not holds_for(atom, lit)):
+        atom, lit = tested.get(flag), literal(value)
+        if atom is not None and (lit is NOT_LITERAL or not holds_for(atom, lit)):
             out.append((flag, value, atom))
     return out
 
 
-_UNKNOWN = object()
-
-
-def literal_value(text: str) -> object:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _UNKNOWN
-
-
 def showable(value: object) -> bool:
     """A value worth writing on a command line."""
-    return value is not _UNKNOWN and value is not None and not isinstance(value, (dict, set))
+    return value is not NOT_LITERAL and value is not None and not isinstance(value, (dict, set))
 
 
 def _flag_read(value: str, f: Facts) -> str | None:

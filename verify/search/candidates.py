@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from kverr.extractor.pysource import literal
 from kverr.records.conditions import Atom, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
@@ -242,11 +243,11 @@ def _architecture(text: str, want: bool) -> str | None:
             return _architecture(ast.unparse(flipped), True)
         return None
     if isinstance(op, ast.In):
-        values = _literal(right)
+        values = literal(right)
         if isinstance(values, (list, tuple, set, frozenset)) and values:
             first = sorted(values)[0] if isinstance(values, (set, frozenset)) else values[0]
             return first if isinstance(first, str) else None
-        fragment = _literal(left)
+        fragment = literal(left)
         if isinstance(fragment, str):
             return (
                 fragment
@@ -254,16 +255,9 @@ def _architecture(text: str, want: bool) -> str | None:
                 else f"{fragment}ForCausalLM"
             )
     if isinstance(op, ast.Eq):
-        value = _literal(right)
+        value = literal(right)
         return value if isinstance(value, str) else None
     return None
-
-
-def _literal(node: ast.expr) -> object:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
-        return None
 
 
 def _domain(flag: str, decls: dict[str, FlagDecl]) -> list[str]:
@@ -310,7 +304,7 @@ def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
         return []
     out = []
     for flag, value, atom in notices.choosable(f):
-        lit = notices.literal_value(value)
+        lit = literal(value)
         if lit is True and is_switch(flag, decls):
             edit: tuple[str, str, str | None] = ("set", flag, None)
         elif lit in (False, None) and atom.positive:
