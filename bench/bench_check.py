@@ -52,7 +52,7 @@ def quality(repo: Path, release: str) -> None:
     from kverr.extractor import extract_files, sources
     from kverr.verify import preflight, yours
     from kverr.verify.spec import spec_for
-    from kverr.verify.stage import Session, bench_for, files_key
+    from kverr.verify.step import Session, bench_for, files_key
 
     from kverr.launch import forms_of, read_launches
     from kverr.profile import load_profile
@@ -147,7 +147,7 @@ def timing(repo: Path, release: str, rounds: int) -> None:
         print("\npriming: bytecode, the explain catalog, one check", flush=True)
         # The sandbox's own modules too: its child never writes bytecode (-B), and nothing
         # else here imports them (pip compiles them all when it installs kverr).
-        seconds([sys.executable, "-c", "import kverr.verify.child"])
+        seconds([sys.executable, "-c", "import kverr.verify.sandbox.child"])
         seconds(explain)
         seconds(check(3), warm)
         rows: dict[str, list[float]] = {"explain": [], "cold": [], "warm": [], "repeat": []}

@@ -26,6 +26,7 @@ from kverr.catalog import normalize, patterns, prefilter
 from kverr.catalog.engine import duckdb
 
 from kverr.errors import TooExpensive
+from kverr.pattern import fold_space
 
 MIN_SCORE = 0.35
 FUZZY_MIN = 0.8  # normalised BM25 (harmonic mean of recall and precision) a fuzzy hit needs
@@ -330,7 +331,7 @@ def pattern_hits(
     if not whole:  # most log lines stop here, before any copying
         return []
     # Patterns spell a whitespace run as one space (records/pattern.py): collapse to match.
-    text = " ".join(text.split())
+    text = fold_space(text)
     hits = []
     seen: set[tuple[int, int]] = set()
     required, ids = idx.required, idx.ids
@@ -780,7 +781,7 @@ def uncut_fallbacks(idx: Index, numbered: list[tuple[int, str]], allowed) -> lis
     """A paste with no exact match and no cut mark: a message that stops mid-message without
     an ellipsis is still a prefix, and word order tells `--a requires --b` from `--b requires
     --a` where a bag of words cannot, so it is tried before fuzzy, which only guesses."""
-    paragraphs = [[(no, " ".join(t.split())) for no, t in p] for p in _paragraphs(numbered)]
+    paragraphs = [[(no, fold_space(t)) for no, t in p] for p in _paragraphs(numbered)]
     # (text, its lines' numbers, where each line starts in it)
     pieces = [(t, (no,), (0,)) for no, t in numbered if t.strip() and not normalize.is_fence(t)]
     pieces += [

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from kverr.pattern import BLANKS
+
 ANSI_RE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
 )
@@ -36,12 +38,6 @@ PREFIX_RE = re.compile(
 WARN_RE = re.compile(r"\S{1,500}\.py:\d+: (\w*Warning): ")
 # What marks a message cut short, and what may trail the mark (closing quotes and brackets).
 CUT_MARKS = ("...", "…", "[...]", "(truncated)", "[truncated]")
-# Python's whitespace (what `\s` and str.isspace() accept), spelled out so `rstrip` can take
-# it in one call together with the quotes and brackets; tests check the list against isspace().
-BLANKS = (
-    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
-    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
 _AFTER_CUT = BLANKS + "'\")]"
 FRAME_RE = re.compile(
     r'\s*File "(?P<file>[^"]{1,1000})", line (?P<line>\d+), in (?P<func>\S{1,300})'

@@ -1,4 +1,4 @@
-"""Cheap pattern safety checks, literal runs and anchor tokens for `messagePattern` regexes.
+"""A `messagePattern` searched in linear time, its literal runs and its anchor tokens.
 
 Read through Python's own regex parser, so a pattern is understood exactly as `re` will run it.
 Nothing here imports jsonschema or libcst: this is on the `kverr explain` path.
@@ -6,13 +6,12 @@ Nothing here imports jsonschema or libcst: this is on the `kverr explain` path.
 
 from __future__ import annotations
 
-import collections
 import functools
 import re
-import threading
 from dataclasses import dataclass
 
 from kverr import regexsafe
+from kverr.pattern import compiled, linear
 
 try:  # Python 3.11+
     from re import _constants as _sre
@@ -25,42 +24,6 @@ TOKEN_RE = re.compile(r"[a-z0-9_]+(?:-[a-z0-9_]+)*")
 
 _REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT}
 
-# A colour code the source prints around its message, as a pattern spells it (ESC then `\[`).
-PATTERN_ANSI_RE = re.compile(r"(?:\x1b|\\x1b|\\033|\\u001b)\\\[[0-9;]*m")
-
-
-EDGE_SPACE_RE = re.compile(r"^(?:\\s[+*]| )+|(?:\\s[+*]| )+$")
-
-
-def matchable(pattern: str) -> str:
-    """The pattern the matcher runs: colour codes removed, because input is cleaned of them,
-    and whitespace at either end removed, because input lines are stripped. A message's code
-    quotes (`gpu_memory_utilization`) may be missing, because Markdown (an issue, a chat)
-    renders them away."""
-    if "\x1b" in pattern or "\\" in pattern:
-        pattern = PATTERN_ANSI_RE.sub("", pattern)
-    pattern = EDGE_SPACE_RE.sub("", pattern)
-    return _optional_backticks(pattern) if "`" in pattern else pattern
-
-
-def _optional_backticks(pattern: str) -> str:
-    """Each literal backtick outside a character class made optional (`` ` `` -> `` `? ``)."""
-    out, in_class, escaped = [], False, False
-    for i, c in enumerate(pattern):
-        out.append(c)
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif in_class:
-            in_class = c != "]" or pattern[i - 1] == "["
-        elif c == "[":
-            in_class = True
-        elif c == "`" and pattern[i + 1 : i + 2] not in ("?", "*", "+", "{"):
-            out.append("?")
-    return "".join(out)
-
-
 # A pattern that opens with a lazy wildcard group, `(?P<v0>.{0,256}?) is not found`: `re`
 # tries its up to 257 lengths at every position of the text (0.8 s per 100 KB for 18 shipped
 # patterns). `Searcher` looks for the literal that follows instead and takes the group's text
@@ -71,37 +34,6 @@ _LEADING_LAZY = re.compile(r"\(\?P<(?P<name>\w+)>\.\{(?P<lo>\d+),(?P<hi>\d+)\}\?
 # loose upper bound: a typical line is a few hundred, and 100,000 real steps are ~3 ms of CPU).
 BACKTRACK_STEPS = 100_000
 _TRIES = 257  # lengths a placeholder group may take (`.{0,256}`)
-# RE2 objects kept (least recently used dropped). Each holds its program and a DFA cache that
-# hostile text can grow to RE2's `max_mem`, 8 MB (the placeholder shapes need about 4 MB; with
-# less, RE2 falls back to its NFA: still linear, 40x slower), so this bounds their memory.
-LINEAR_KEPT = 32
-_LINEAR: collections.OrderedDict[str, object] = collections.OrderedDict()
-_LINEAR_LOCK = threading.Lock()  # the event loop and the API's pool threads share it
-
-
-def linear(pattern: str):
-    """`pattern` compiled by RE2 (kept while among the LINEAR_KEPT most recently used), or
-    None when RE2 cannot compile it (a hand-edited catalog's pattern): `re` then runs it."""
-    with _LINEAR_LOCK:
-        if pattern in _LINEAR:
-            _LINEAR.move_to_end(pattern)
-            return _LINEAR[pattern]
-    import re2  # ~7 ms: imported only when a text needs it
-
-    options = re2.Options()
-    options.log_errors = False  # RE2 would print "DFA out of memory" to stderr
-    # re2.compile keeps the last 128 patterns in a cache of its own, which would outlive
-    # LINEAR_KEPT; its class, where it has one, compiles without that cache.
-    make = getattr(re2, "_Regexp", None) or re2.compile
-    try:
-        compiled = make(pattern, options)
-    except re2.error:
-        compiled = None
-    with _LINEAR_LOCK:
-        _LINEAR[pattern] = compiled
-        while len(_LINEAR) > LINEAR_KEPT:
-            _LINEAR.popitem(last=False)
-    return compiled
 
 
 class Searcher:
@@ -186,7 +118,7 @@ def backtracking(sh: Shape, text: str, *, split: bool = False) -> int:
 def searcher(pattern: str) -> Searcher:
     """Compile a (checked) pattern, splitting off a leading lazy wildcard group when a literal
     follows it (see `Searcher`)."""
-    rx = re.compile(pattern)
+    rx = compiled(pattern)
     try:
         sh: Shape | None = shape(pattern)
     except (re.error, RecursionError):
@@ -196,7 +128,7 @@ def searcher(pattern: str) -> Searcher:
         rest = pattern[lead.end() :]
         try:
             first = regexsafe.parse(rest)[0] if rest else None
-            rest_rx = re.compile(rest)
+            rest_rx = compiled(rest)
         except (re.error, IndexError):
             first = None
         if (

@@ -25,7 +25,7 @@ from kverr.catalog import argparse_answers, matcher, patterns, prefilter
 from kverr.catalog.connection import Connection, first_line
 from kverr.catalog.engine import duckdb, quiet
 
-from kverr import DEFAULT_PROJECT, __version__, io, progress
+from kverr import DEFAULT_PROJECT, __version__, io, pattern, progress
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 from kverr.places import cache_dir
 
@@ -188,7 +188,7 @@ def _analyse(
     warnings = []
     for n, rec in enumerate(recs, 1):
         report("patterns", n, total)
-        pat = patterns.matchable(rec.get("messagePattern") or "")
+        pat = pattern.matchable(rec.get("messagePattern") or "")
         why, sh = patterns.inspect(pat) if pat else (None, None)
         if why:
             warnings.append(f"record {rec['id']}: messagePattern skipped because {why}")
@@ -578,7 +578,7 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
                 "record", "usable", "code_line", "function", "self_score", "releases", "last_ord", "project",
             ], [
                 (r["id"], r.get("slug"), r.get("kind"), r.get("severity"), r.get("errorClass"),
-                 r.get("errorMessage"), patterns.matchable(r.get("messagePattern") or ""), r.get("filePath"), r.get("lineNumber"),
+                 r.get("errorMessage"), pattern.matchable(r.get("messagePattern") or ""), r.get("filePath"), r.get("lineNumber"),
                  _j(r), shapes[r["id"]] is not None, statement_line(r),
                  funcs.get(r["id"]) or enclosing_function(r), selfs.get(r["id"], 0.0), _j(releases.get(r["id"], [])), last_ord.get(r["id"]),
                  # a record written before records carried `project` is its dataset's project's
@@ -682,7 +682,7 @@ def packaged_datasets() -> list[Path]:
 # a catalog another loader wrote (tests/test_first_answer.py: a load imports no other module
 # of ours that could). The noise the keys are counted against is read by the loader too.
 LOADER_CODE = ("store", "patterns", "prefilter", "matcher", "normalize", "argparse_answers", "profiles")  # fmt: skip
-SHARED_CODE = ("regexsafe", "argforms", "io", "profile")  # kverr/*.py the loader uses
+SHARED_CODE = ("regexsafe", "pattern", "argforms", "io", "profile")  # kverr/*.py the loader uses
 CACHE_DAYS = 30  # a cached packaged catalog no kverr has opened for this long is removed
 KEYS_KEPT = 64  # remembered keys (catalog_key), one per set of files seen
 

@@ -38,6 +38,8 @@ from itertools import accumulate, islice
 from kverr.catalog import matcher, normalize
 from kverr.catalog.matcher import Hit
 
+from kverr.pattern import fold_space
+
 BLOCK_LINES = 2048  # lines the prefilter reads at once
 UNIT_LINES = matcher.PARAGRAPH_LINES  # the longest unit (a wrapped or multi-line message)
 GRID = UNIT_LINES // 2
@@ -339,7 +341,7 @@ class Scanner:
             for h in matcher.pattern_hits(idx, line, allowed=allowed):
                 h.line = no
                 hits.append(h)
-        texts = [" ".join(t.split()) for _, t in numbered]
+        texts = [fold_space(t) for _, t in numbered]
         if len(numbered) > 1:
             on_line = {(h.index, h.line) for h in hits}
             for variant, (joined, offsets) in enumerate(normalize.joins(texts), 1):
@@ -378,7 +380,7 @@ class Scanner:
         traceback, a wrapped message), and each join costs every candidate's check."""
         # pattern_hits reads the text with its blanks collapsed: the "\n" and " " joins of
         # lines are then one text (and its spans the same offsets: one blank either way)
-        key = " ".join(text.split())
+        key = fold_space(text)
         if self.head is None:  # a log: the readings of one unit come one after the other
             if self.last_joined[0] != key:
                 found = matcher.pattern_hits(self.idx, key, variant=variant, allowed=self.allowed)
@@ -503,9 +505,7 @@ class Scanner:
         idx, allowed = self.idx, self.allowed
         numbered = list(normalize.clean_lines(self.head or [], self.forms, hints))
         hits = [h for unit in self.units for h in unit]
-        whole = [
-            (no, " ".join(t.split())) for no, t in numbered[: matcher.WHOLE_LINES + 1] if t.strip()
-        ]
+        whole = [(no, fold_space(t)) for no, t in numbered[: matcher.WHOLE_LINES + 1] if t.strip()]
         if 1 < len(numbered) <= matcher.WHOLE_LINES and len(whole) > 1:
             for variant, (joined, offsets) in enumerate(normalize.joins([t for _, t in whole]), 1):
                 for h in self._joined_hits(joined, variant + 8):

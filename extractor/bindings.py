@@ -239,8 +239,8 @@ def action_flags(decls: Sequence[FlagDecl]) -> dict[str, tuple[str, ...]]:
 def imported_constants(stmts: Sequence[ast.stmt]) -> dict[str, str]:
     """`from pkg.mod import CHUNK_SIZE as FLA_CHUNK_SIZE` -> {"FLA_CHUNK_SIZE":
     "pkg.mod:CHUNK_SIZE"} for UPPER_CASE names (constants by convention); a relative import
-    keeps its dots ("..mod:NAME"). The build reads the value from the module at the same
-    revision (pipeline/imports.py); the extractor sees one file at a time."""
+    keeps its dots ("..mod:NAME"). A file is extracted alone; imports.py reads the value
+    from the module at the same revision afterwards."""
     out: dict[str, str] = {}
     for node in stmts:
         if isinstance(node, ast.ImportFrom) and (node.module or node.level):

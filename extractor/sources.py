@@ -222,20 +222,20 @@ def git_command(repo: str | os.PathLike[str], *args: str) -> list[str]:
     return ["git", "--no-pager", "-C", str(repo), *config, *args]
 
 
+# What every git call's environment says over the caller's own (the verify child's git too).
+GIT_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",  # never prompt
+    "GIT_PAGER": "cat",
+    "LC_ALL": "C",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1",  # the objects as they are, not as refs/replace says
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_NO_LAZY_FETCH": "1",
+}
+
+
 def git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECTS}
-    env.update(
-        {
-            "GIT_TERMINAL_PROMPT": "0",  # never prompt
-            "GIT_PAGER": "cat",
-            "LC_ALL": "C",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_NO_REPLACE_OBJECTS": "1",  # the objects as they are, not as refs/replace says
-            "GIT_OPTIONAL_LOCKS": "0",
-            "GIT_NO_LAZY_FETCH": "1",
-        }
-    )
-    return env
+    return {**{k: v for k, v in os.environ.items() if k not in _GIT_REDIRECTS}, **GIT_ENV}
 
 
 def git(repo: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> bytes:

@@ -32,7 +32,7 @@ from typing import Any
 from kverr.present import display
 from kverr.present import markdown as md
 
-from kverr import __version__
+from kverr import __version__, template
 from kverr.answers import Match
 from kverr.errors import KverrError, KverrWarning, NotFound, QueryError
 
@@ -211,17 +211,13 @@ def quoted(m: Match) -> Match:
     nothing they hold is markup, a mention or a link (a value that cannot be a code span there,
     with a backtick, a brace or an @, shows as its placeholder's label: the message line above
     quotes it whole, as code), and the advice from those values first among the fixes."""
-    exprs = [e for e in m.record.get("placeholders") or [] if e in m.values]
+
+    def show(expr: str, bare: str) -> str:
+        return f"`{bare}`" if _PLAIN_VALUE.fullmatch(bare) else display.placeholder_label(expr)
 
     def settle(text: str) -> str:
-        for expr in exprs:
-            value = m.values[expr]
-            bare = value[1:-1] if len(value) > 1 and value[0] == value[-1] in "'\"" else value
-            plain = _PLAIN_VALUE.fullmatch(bare)
-            text = text.replace(
-                "{" + expr + "}", f"`{bare}`" if plain else display.placeholder_label(expr)
-            )
-        return no_pings(text)  # nothing placed holds a brace: the card fills no value in again
+        placed = template.fill(text, m.record.get("placeholders") or [], m.values, show)
+        return no_pings(placed)  # nothing placed holds a brace: the card fills no value in again
 
     rec = dict(m.record)
     for key in ("documentation", "triggerScenarios"):

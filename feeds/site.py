@@ -29,8 +29,9 @@ from kverr.present import answer as a
 from kverr.present import display
 from kverr.present import html as h
 
-from kverr import progress
+from kverr import progress, template
 from kverr.answers import Revision
+from kverr.pattern import js_source
 
 
 @dataclass
@@ -271,7 +272,7 @@ MIN_LITERAL = 12  # a pattern like "(?P<v0>.+)" ({self.help}) matches any paste:
 
 def _literal_chars(rec: dict) -> int:
     """How much fixed text the message has: placeholders ({expr}) and colour codes removed."""
-    return len(re.sub(r"\{[^{}]*\}", "", display.plain(rec.get("errorMessage") or "")).strip())
+    return len(template.fold(display.plain(rec.get("errorMessage") or ""), lambda _: "").strip())
 
 
 def search_index_js(data: SiteData) -> str:
@@ -281,7 +282,9 @@ def search_index_js(data: SiteData) -> str:
             "id": r["id"],
             "u": page_of(r),
             "m": display.title_of(r),
-            "p": (r.get("messagePattern") or "") if _literal_chars(r) >= MIN_LITERAL else "",
+            "p": js_source(r.get("messagePattern") or "")
+            if _literal_chars(r) >= MIN_LITERAL
+            else "",
             "l": _literal_chars(r),
             "f": r.get("flags") or [],
             "t": r.get("tags") or [],

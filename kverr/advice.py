@@ -186,9 +186,10 @@ def _solve(
     others = [o for o in dict.fromkeys(_OPTION.findall(text)) if o != free]
     if free not in known or any(o not in known for o in others):
         return None
-    try:
-        tree = ast.parse(_OPTION.sub(lambda m: _name(m.group()), text), mode="eval").body
-    except SyntaxError:
+    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
+
+    tree = expr_or_none(_OPTION.sub(lambda m: _name(m.group()), text))
+    if tree is None:
         return None
     constants = constants or {}
     env = {**constants, **{_name(o): known[o] for o in known}}

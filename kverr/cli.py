@@ -532,7 +532,7 @@ def build(
         str | None,
         typer.Option(
             "--platform",
-            help="Platform profile --verify starts from: cuda-sm90 (default), cuda-sm100, rocm-mi300; a check it cannot reach is tried on the others (verify/sglang.toml).",
+            help="Platform profile --verify starts from: cuda-sm90 (default), cuda-sm100, rocm-mi300; a check it cannot reach is tried on the others (the project profile's platform tables).",
         ),
     ] = None,
     profile: Annotated[

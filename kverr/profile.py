@@ -202,10 +202,10 @@ class Profile:
     verify: str | None = None
 
     def verifiable(self) -> bool:
-        """Whether a verify spec exists for this project (verify/spec.py's spec_for): its
-        own [verify] tables, or verify/'s spec, which is the default project's. Without one,
-        no fix is ever run, so what the records show must be runnable as written."""
-        return self.verify is not None or self.name == DEFAULT
+        """Whether a verify spec exists for this project (its [verify] tables: verify/spec.py's
+        spec_for). Without one, no fix is ever run, so what the records show must be runnable
+        as written."""
+        return self.verify is not None
 
     @property
     def launch_path(self) -> tuple[str, ...]:

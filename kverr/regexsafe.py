@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kverr.pattern import compiled
+
 try:  # Python 3.11+ keeps the parser here; 3.10 has the public (now deprecated) modules.
     from re import _constants as _sre_constants  # type: ignore[attr-defined]
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -53,7 +55,7 @@ def problem(pattern: str) -> str | None:
     if why:
         return why
     try:
-        re.compile(pattern)
+        compiled(pattern)
         tree = parse(pattern)
     except (re.error, OverflowError, RecursionError) as exc:
         return f"it does not compile in Python re ({exc})"
@@ -133,12 +135,12 @@ def line_form_problem(pattern: str, *, suffix: bool = False) -> str | None:
     tree = parse(pattern)
     if _unbounded(tree):
         return f"it repeats without a bound (write {{0,{MAX_FORM_REPEAT}}} or less)"
-    names = set(re.compile(pattern).groupindex)
+    names = set(compiled(pattern).groupindex)
     if names - LINE_FORM_GROUPS:
         return f"it names groups other than {sorted(LINE_FORM_GROUPS)}: {sorted(names)}"
     if suffix and len(leading_literal(pattern)) < 2:
         return "a suffix must start with at least two literal characters"
-    rx = re.compile(pattern)
+    rx = compiled(pattern)
     if rx.match(""):
         return "it matches the empty string"
     # An empty match depends on the first character alone (a `\B`, a `\b`): none may read

@@ -237,7 +237,7 @@ def _newest_forms(
         rev = plan.revisions[ord_]
         # Where history decided the ids, which site holds `rid` depends on the revisions before.
         history = f":{scan.chain[ord_]}" if ord_ in scan.settled else ""
-        # A snapshot's imported constants come from the commit under it (imports.py).
+        # A snapshot's imported constants come from the commit under it (extractor/imports.py).
         base = f":{_base_sha(plan)}" if rev.sha is None else ""
         return (
             f"{records_fp}:{scan.keys[ord_]}:{rev.sha}{base}:{rev.repo}:{rev.date}:{rid}{history}"
@@ -299,7 +299,7 @@ def with_imports(plan: Plan, ord_: int, exts: list) -> list:
     sha = plan.revisions[ord_].sha or _base_sha(plan)
     if plan.read_object is None or sha is None:
         return exts  # a directory build has no commit to read other modules from
-    from kverr.pipeline.imports import git_reader, resolve_imports
+    from kverr.extractor.imports import git_reader, resolve_imports
 
     return resolve_imports(exts, git_reader(plan.read_object, sha))
 

@@ -29,7 +29,7 @@ class Plan:
     close: Callable[[], None]
     # --snapshot files: {"path", "repoPath", "blob", "label", "date"} (the manifest's provenance)
     snapshots: tuple[dict, ...] = ()
-    # git builds: any object by name (`sha:path`), for modules outside the file set (imports.py)
+    # git builds: any object by name (`sha:path`), for modules outside the file set (extractor/imports.py)
     read_object: Callable[[str], bytes] | None = None
     profile: Profile | None = None  # the project: every later step reads its rules from here
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from kverr.extractor.depth import OUT_OF_MEMORY
 from kverr.extractor.sources import shown
-from kverr.pipeline.assemble import add_argparse, assemble, load_overlay
+from kverr.pipeline.assemble import add_argparse, assemble, load_overlay, pin_to_commits
 from kverr.pipeline.cache import CACHE_NAME, Cache, code_fingerprint
 from kverr.pipeline.docs import docs_reader, finish
 from kverr.pipeline.extract import GC_THRESHOLD, Progress, run_extraction
@@ -44,7 +44,7 @@ class BuildResult:
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
     cache: Path | None = None  # the extraction cache file this build read and wrote
-    verify: Any = None  # pipeline.verify.VerifyReport when the build ran --verify
+    verify: Any = None  # verify.step.VerifyReport when the build ran --verify
 
 
 def _fewer_gc_passes(fn: Callable[..., BuildResult]) -> Callable[..., BuildResult]:
@@ -127,11 +127,12 @@ def build(spec: BuildSpec, *, on_progress: Progress | None = None) -> BuildResul
         clock.lap("argparse")
         report = None
         if spec.verify:
-            from kverr.pipeline.verify import verify_step
+            from kverr.verify.step import verify_step
 
             # --jobs N: N sandbox children per platform share the records.
             assembled.records, report = verify_step(
-                plan, cache, scan, assembled.records, repo=git_repo, platform=spec.platform,
+                plan, cache, scan, assembled.records, pinned=pin_to_commits(plan, scan),
+                repo=git_repo, platform=spec.platform,
                 progress=progress, workers=spec.jobs, occurrences=assembled.occurrences,
                 trust_repo=spec.trust_repo,
             )  # fmt: skip

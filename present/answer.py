@@ -21,6 +21,7 @@ from typing import Any
 from kverr.present import display, verdict
 from kverr.present.display import Command, ExampleFix
 
+from kverr import template
 from kverr.answers import Match
 
 # The sections of every answer, in the order every medium shows them.
@@ -126,15 +127,9 @@ class Answer:
 
 
 def fill(text: str, record: Mapping[str, Any], values: Mapping[str, str]) -> str:
-    """A record's prose with each `{placeholder}` it names (as errorMessage does) replaced by
-    the value captured from the pasted line: "--schedule={self.schedule}" -> "--schedule=lpm".
-    A value's own quotes go (`'lpm'` from a `!r`); a placeholder not captured stays as is."""
-    for expr in record.get("placeholders") or []:
-        value = values.get(expr)
-        if value is not None:
-            bare = value[1:-1] if len(value) > 1 and value[0] == value[-1] in "'\"" else value
-            text = text.replace("{" + expr + "}", bare)
-    return text
+    """A record's prose with the values captured from the pasted line in place of the
+    placeholders it names: "--schedule={self.schedule}" -> "--schedule=lpm"."""
+    return template.fill(text, record.get("placeholders") or [], values)
 
 
 def of_match(

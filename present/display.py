@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kverr import template
 from kverr.term import escape_terminal
 
 _EXAMPLE = re.compile(r"\s*#\s*before\s*\n(.*?)\n\s*#\s*after\s*\n(.*)", re.S | re.I)
@@ -97,7 +98,6 @@ def option_words(text: str, flag: str | None) -> tuple[str, ...]:
 
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_PLACEHOLDER = re.compile(r"\{([^{}\n]{1,200})\}")
 
 
 @dataclass(frozen=True)
@@ -143,25 +143,6 @@ def placeholder_label(expr: str) -> str:
     return f"‹{expr}›"
 
 
-def placeholder_spans(message: str, placeholders: Sequence[str]) -> list[tuple[str, str | None]]:
-    """The message as (text, placeholder expr or None) runs; `{expr!r}` / `{expr:.2f}` count too."""
-    out: list[tuple[str, str | None]] = []
-    pos = 0
-    for expr in placeholders:
-        found = re.compile(r"\{" + re.escape(expr) + r"(?:![rsa])?(?::[^{}]*)?\}").search(
-            message, pos
-        )
-        if not found:
-            continue
-        if found.start() > pos:
-            out.append((message[pos : found.start()], None))
-        out.append((found.group(), expr))
-        pos = found.end()
-    if pos < len(message):
-        out.append((message[pos:], None))
-    return out
-
-
 _FLAG_WORD = re.compile(r"(?<![\w-])--[A-Za-z0-9][A-Za-z0-9_-]*(?:=[^\s,;`]*[^\s,;.`)])?")
 
 
@@ -188,7 +169,7 @@ def code_spans(text: str, *, flags: bool = False) -> list[tuple[str, bool]]:
 
 def label_placeholders(text: str) -> str:
     """`{self.page_size}` in prose (a trigger, a solution) as ‹page_size›."""
-    return _PLACEHOLDER.sub(lambda m: placeholder_label(m.group(1)), text)
+    return template.fold(text, placeholder_label)
 
 
 # ---------------------------------------------------------------- a record's message
@@ -247,7 +228,7 @@ def message_runs(
         return [Run(shown, "statement")]
     msg = title_of(rec) if title else rec["errorMessage"]
     out: list[Run] = []
-    for text, expr in placeholder_spans(msg, rec.get("placeholders") or []):
+    for text, expr in template.spans(msg, rec.get("placeholders") or []):
         if expr is None:
             out.append(Run(text))
         elif expr in values:

@@ -59,8 +59,8 @@ def yours_status(yours: Mapping[str, Any] | None, *, verbose: bool = False) -> s
     return ""
 
 
-# The verify step's reasons (verify/search.py, stage.py, child.py, configfile.py; the build's
-# pipeline/verify.py and argparse records), by what they mean to a user, tried in order: a
+# The verify step's reasons (verify/step.py, search/, sandbox/child.py, parsing.py for argparse
+# records), by what they mean to a user, tried in order: a
 # phrase the reason holds -> the words the card shows. The whole reason stays in the record.
 _REASONS: tuple[tuple[str, str], ...] = (
     (

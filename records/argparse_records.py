@@ -57,7 +57,7 @@ NOT_VERIFIED = {
     "status": "unverified",
     "platform": None,
     "revision": None,
-    # pipeline/verify.py replaces it with --verify: the fix through the revision's own parser
+    # verify/step.py replaces it with --verify: the fix through the revision's own parser
     "reason": "an argparse error, read from the flag's declarations; the build did not run"
     " the revision's parser on its fix (kverr build --verify)",
 }

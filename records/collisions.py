@@ -1,46 +1,36 @@
 """Which records' patterns also match another record's message (the build prints this report).
 
 Each message is rendered from its errorMessage with a realistic value in place of every
-`{placeholder}`, whitespace collapsed as a matcher does; then every other record's pattern is
+`{placeholder}`, whitespace folded as a matcher does; then every other record's pattern is
 tried on it. An index of the texts' words and a literal-anchor test skip most pairs before
 any regex runs.
 """
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Sequence
 
 from kverr.records.pattern import sample_value
 
+from kverr import pattern, template
 from kverr.errors import KverrWarning
 from kverr.ftypes import Part
 
 
 def rendered_message(record: dict) -> str:
     """The record's message with a sample value for each placeholder, as a log would show it."""
-    message = record["errorMessage"]
-    out, pos = [], 0
-    for expr in record.get("placeholders", []):
-        token = "{" + expr + "}"
-        at = message.find(token, pos)
-        if at < 0:
-            continue
-        out.append(message[pos:at])
-        out.append(str(sample_value(Part(expr=expr))))
-        pos = at + len(token)
-    out.append(message[pos:])
-    return " ".join("".join(out).split())
+    names = record.get("placeholders", [])
+    values = {expr: str(sample_value(Part(expr=expr))) for expr in names}
+    return pattern.fold_space(template.fill(record["errorMessage"], names, values))
 
 
 def _anchor(record: dict) -> str:
     """Longest literal run of the message: any text the pattern matches must contain it."""
-    message = record["errorMessage"]
-    for expr in record.get("placeholders", []):
-        message = message.replace("{" + expr + "}", "\0")
-    runs = [" ".join(r.split()) for r in message.split("\0")]
-    return max(runs, key=len, default="")
+    spans = template.spans(record["errorMessage"], record.get("placeholders", []))
+    return max(
+        (pattern.fold_space(text) for text, expr in spans if expr is None), key=len, default=""
+    )
 
 
 # Texts a pattern is tried on, over the whole report: past it the report stops (with a
@@ -78,7 +68,7 @@ def collisions(records: Sequence[dict], budget: int = MAX_TRIES) -> list[tuple[s
                 stacklevel=2,
             )
             break
-        rx = re.compile(rec["messagePattern"])
+        rx = pattern.compiled(rec["messagePattern"])
         for i in texts:
             other_id, text = rendered[i]
             if other_id != rec["id"] and anchor in text and rx.search(text):

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kverr.records.names import name_flags, notes, resolve, value_flags
+from kverr.extractor.pysource import expr_or_none
+from kverr.records.names import is_none, name_flags, notes, resolve, value_flags
 
 from kverr.ftypes import Guard, Profile, Site
 
@@ -102,19 +103,8 @@ def flag_attrs(
     return out
 
 
-def parse(test: str) -> ast.expr | None:
-    try:
-        return ast.parse(test.strip(), mode="eval").body
-    except SyntaxError:
-        pass
-    try:  # an assignment expression alone (`x := self.x`) reads only in parentheses
-        return ast.parse(f"({test.strip()})", mode="eval").body
-    except SyntaxError:
-        return None
-
-
 def atoms_of(test: str, holds: bool, attrs: dict[str, str]) -> tuple[Atom, ...]:
-    node = parse(test)
+    node = expr_or_none(test)
     if node is None:
         return (Atom(None, "expr", text=test, holds=holds),)
     return tuple(_atoms(node, holds, attrs))
@@ -180,17 +170,13 @@ def _fallback(node: ast.expr, attrs: dict[str, str]) -> list[str]:
     elif isinstance(node, ast.IfExp):
         test = node.test
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            ok = isinstance(test.ops[0], ast.IsNot) and _is_none_node(test.comparators[0])
+            ok = isinstance(test.ops[0], ast.IsNot) and is_none(test.comparators[0])
             test = test.left if ok else test
         same = ast.dump(test) == ast.dump(node.body)
         parts = [_flag_of(node.body, attrs), _flag_of(node.orelse, attrs)] if same else [None]
     else:
         return []
     return [p for p in parts if p] if all(parts) else []
-
-
-def _is_none_node(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _literal(node: ast.expr) -> Any:
@@ -307,7 +293,7 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs) -> 
             said = (f"a model such as {some}", f"a model other than {some}", "model")
         return said if positive else (said[1], said[0], "model")
     env = _env_name(left)
-    if env and isinstance(op, (ast.Is, ast.IsNot)) and _is_none(right):
+    if env and isinstance(op, (ast.Is, ast.IsNot)) and is_none(right):
         said = (f"{env} is not set", f"{env} is set", "env")
         return said if isinstance(op, ast.Is) else (said[1], said[0], "env")
     return None
@@ -315,10 +301,6 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs) -> 
 
 def _an(word: str) -> str:
     return "an" if word[:1].lower() in "aeio" else "a"
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _is_arch(node: ast.expr) -> bool:
@@ -537,7 +519,7 @@ def _dropped_sibling(g: Guard) -> bool:
         return False
     if not g.flags:
         return True
-    node = parse(g.test)
+    node = expr_or_none(g.test)
     if node is None:
         return True
     attrs = flag_attrs(g.flags)
@@ -613,7 +595,7 @@ def _noted(atoms: tuple[Atom, ...], site: Site, g: Guard) -> tuple[Atom, ...]:
 
 def _chain_notes(test: str) -> dict[str, str]:
     """flag -> "falling back to --b" for each `a or b`-style fallback chain in the test."""
-    node = parse(test)
+    node = expr_or_none(test)
     out: dict[str, str] = {}
     for n in ast.walk(node) if node is not None else ():
         chain = _fallback(n, _ANY_ATTR) if isinstance(n, (ast.BoolOp, ast.IfExp)) else []
@@ -713,7 +695,7 @@ def _as_code(node: ast.expr) -> Said:
         isinstance(node, ast.Compare)
         and len(node.ops) == 1
         and isinstance(node.ops[0], (ast.Is, ast.IsNot))
-        and _is_none(node.comparators[0])
+        and is_none(node.comparators[0])
     ):
         left = _code(node.left)
         yes, no = f"`{left}` is unset", f"`{left}` is set"

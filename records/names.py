@@ -16,14 +16,9 @@ from __future__ import annotations
 
 import ast
 
+from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
+
 from kverr.ftypes import Binding, Site
-
-
-def parse(test: str) -> ast.expr | None:
-    try:
-        return ast.parse(test.strip(), mode="eval").body
-    except SyntaxError:
-        return None
 
 
 def exact_values(site: Site) -> dict[str, str]:
@@ -50,7 +45,7 @@ def name_flags(site: Site) -> dict[str, str]:
 def notes(site: Site, test: str) -> dict[str, str]:
     """flag -> how a name in `test` reaches it, for the words: "falling back to --kernel" (a
     fallback chain, or what a helper's name says), "or --backup-device" (callers differ)."""
-    node = parse(test)
+    node = expr_or_none(test)
     if node is None:
         return {}
     read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
@@ -68,7 +63,7 @@ def notes(site: Site, test: str) -> dict[str, str]:
 
 def _unpacked(b: Binding) -> bool:
     """`<call>[i]`: a local unpacked from a helper whose body is not read here."""
-    node = parse(b.value or "")
+    node = expr_or_none(b.value or "")
     return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
 
 
@@ -83,11 +78,11 @@ def resolve(test: str, line: int, site: Site) -> str:
         if b.kind == "assigned"
         and b.line < line
         and b.value is not None
-        and (_literal(b.value) or _flag_read(b.value))
+        and (literal(b.value) is not NOT_LITERAL or _flag_read(b.value))
     }
     if not exact and not assigned:
         return test
-    node = parse(test)
+    node = expr_or_none(test)
     if node is None:
         return test
     sub = _Substitute(exact, assigned, _built(site))
@@ -99,7 +94,7 @@ def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
     """Flags the exactly known names in `test` stand for (their values read them), and those
     the values of earlier assignments it reads through read. A name bound to a constructor
     call stands only for the arguments the test reads of it (`_built`)."""
-    node = parse(test)
+    node = expr_or_none(test)
     if node is None:
         return ()
     read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
@@ -111,7 +106,7 @@ def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
         if b.name not in read or b.name not in exact:
             continue
         if b.name in built:
-            shown = ast.unparse(_Substitute(exact, {}, built).visit(parse(test) or node))
+            shown = ast.unparse(_Substitute(exact, {}, built).visit(expr_or_none(test) or node))
             named += [f for f in b.flags if _reads(shown, f)]
         else:
             named += list(b.flags)
@@ -127,20 +122,12 @@ def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:
 def _flag_read(text: str) -> bool:
     """`self.other_flag`: the check then reads that flag (the code copied it over). The
     receiver is named as args objects are (`self`, `cfg`, `args`, `*_args`)."""
-    node = parse(text)
+    node = expr_or_none(text)
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
         and (node.value.id in ("self", "args", "cfg") or node.value.id.endswith("_args"))
     )
-
-
-def _literal(text: str) -> bool:
-    try:
-        ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 def _built(site: Site) -> dict[str, tuple[ast.expr | None, ast.Call]]:
@@ -150,9 +137,9 @@ def _built(site: Site) -> dict[str, tuple[ast.expr | None, ast.Call]]:
     never all of them, so spelling the whole call out would name every flag it passes."""
     out = {}
     for name, value in exact_values(site).items():
-        node = parse(value)
+        node = expr_or_none(value)
         cond = None
-        if isinstance(node, ast.IfExp) and _none(node.orelse):
+        if isinstance(node, ast.IfExp) and is_none(node.orelse):
             cond, node = node.test, node.body
         if _constructor(node):
             out[name] = (cond, node)  # type: ignore[assignment]  # _constructor: a Call
@@ -184,7 +171,7 @@ def unread_arguments(site: Site) -> set[str]:
     exact = exact_values(site)
     texts = [g.test for g in site.guards] + [p.expr or "" for p in site.template.placeholders]
     for text in filter(None, texts):
-        node = parse(text)
+        node = expr_or_none(text)
         if node is None:
             kept |= passed  # unreadable: keep what it may read
             continue
@@ -197,14 +184,15 @@ def unread_arguments(site: Site) -> set[str]:
     return passed - kept
 
 
-def _none(node: ast.expr) -> bool:
+def is_none(node: ast.expr) -> bool:
+    """`None` written out."""
     return isinstance(node, ast.Constant) and node.value is None
 
 
 def _reads(text: str, flag: str) -> bool:
     """Whether `text` reads the attribute a flag is stored in (`self.max_loras`)."""
     attr = flag.lstrip("-").replace("-", "_").rpartition(".")[2]
-    node = parse(text)
+    node = expr_or_none(text)
     return node is not None and any(
         isinstance(n, ast.Attribute) and n.attr == attr for n in ast.walk(node)
     )
@@ -230,7 +218,7 @@ class _Substitute(ast.NodeTransformer):
             and left.id in self.built
             and len(node.ops) == 1
             and isinstance(node.ops[0], (ast.Is, ast.IsNot))
-            and _none(node.comparators[0])
+            and is_none(node.comparators[0])
         ):
             cond, _ = self.built[left.id]
             self.done = True
@@ -241,7 +229,7 @@ class _Substitute(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def _value(self, text: str, node: ast.AST) -> ast.AST:
-        new = parse(text)
+        new = expr_or_none(text)
         if new is None:
             return node
         self.done = True

@@ -7,8 +7,8 @@ Rules (docs/CONTRACTS.md "messagePattern"):
   bounded group, so RE2 runs in linear time and Python's backtracking is bounded per start.
 - Literal text is exact, with one choice about whitespace: a single space stays a literal space
   (readable patterns, like the hand-written ones), any other whitespace run (newline, tab, several
-  spaces) becomes `\\s+`. Matchers collapse each whitespace run of their input to one space before
-  `search`, so terminal-wrapped or re-indented log lines still match.
+  spaces) becomes `\\s+`. Matchers fold each whitespace run of their input to one space
+  (kverr/pattern.py), so terminal-wrapped or re-indented log lines still match.
 - Each placeholder is a named group `v0`, `v1`, ... accepting what Python prints for the value:
   a number-shaped group when the format spec says so (`:.2f`, `:d`), otherwise any text on one
   line, 1..256 characters for a repr (`!r` never prints nothing), 0..256 otherwise. The group is

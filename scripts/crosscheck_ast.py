@@ -27,13 +27,15 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from kverr.extractor.pysource import parse_module
+
 LEVELS = {"warning", "warn", "error", "exception", "critical", "fatal", "info"}
 LEVELS |= {f"{level}_once" for level in LEVELS}  # vLLM's logger: warning_once, info_once
 
 
 def ast_sites(text: str) -> Counter[tuple[int, str]]:
     """(statement line, kind) of every site, from the stdlib tree alone."""
-    tree = ast.parse(text)
+    tree = parse_module(text)
     loggers, logging_mods, warn_names, exit_names, sys_mods, warnings_mods = _bindings(tree)
     found: Counter[tuple[int, str]] = Counter()
     for stmt in _statements(tree):

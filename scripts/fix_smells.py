@@ -45,6 +45,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kverr.extractor.pysource import module_or_none
+
 LONG = 6
 SMELLS = (
     "foreign value",
@@ -166,11 +168,10 @@ class Facts:
 
     @staticmethod
     def of(text: str, args_class: str) -> Facts:
-        from kverr.verify import reading, values
+        from kverr.verify.search import reading, values
 
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
+        tree = module_or_none(text)
+        if tree is None:
             return Facts(None, {}, {}, [])
         return Facts(
             tree,
@@ -248,7 +249,7 @@ class Read:
 def read_attrs(rec: dict, function: str | None, sources: Sources) -> Read:
     """The attributes the record's check reads on the way to its site (see the module doc),
     and the facts of its file when the mirror has it."""
-    from kverr.verify import reading, values
+    from kverr.verify.search import reading, values
 
     rev = (rec.get("verification") or {}).get("revision") or ""
     text = sources.text(rev, rec["filePath"]) if function else None
@@ -382,7 +383,7 @@ def functions_of(dataset: Path) -> dict[str, str | None]:
 
 
 def audit(dataset: Path, mirror: str | None = None) -> dict:
-    from kverr.verify.spec import load_spec
+    from kverr.verify.spec import spec_for
 
     with (dataset / "records.jsonl").open(encoding="utf-8") as fh:
         records = [json.loads(line)["record"] for line in fh if line.strip()]
@@ -392,7 +393,7 @@ def audit(dataset: Path, mirror: str | None = None) -> dict:
         for c in f.choices:
             foreign.setdefault(c, set()).add(f.dest)
     functions = functions_of(dataset)
-    sources = Sources(mirror, load_spec().args_class)
+    sources = Sources(mirror, spec_for().args_class)
     verified = [
         r
         for r in records

@@ -28,6 +28,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from kverr import template
+
 FIELDS = (
     "documentation",
     "triggerScenarios",
@@ -122,9 +124,6 @@ def stock(records: list[dict], shape: bool = False) -> list[tuple[str, int]]:
     return [(s, n) for s, n in counts.most_common() if n > limit]
 
 
-_PLACEHOLDER = re.compile(r"\{[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:![rsa])?(?::[^{}]*)?\}")
-
-
 def leaks(text: str) -> list[str]:
     """Template text in prose: a brace outside a code span, a `{name}` placeholder inside
     one (a code span may hold JSON: `--x '{"a": 1}'`), `self.`, empty parentheses outside a
@@ -132,7 +131,7 @@ def leaks(text: str) -> list[str]:
     spans = _CODE_SPAN.findall(text or "")
     plain = _CODE_SPAN.sub("`_`", text or "")
     found = []
-    if "{" in plain or "}" in plain or any(_PLACEHOLDER.search(s) for s in spans):
+    if "{" in plain or "}" in plain or any(template.NAMED.search(s) for s in spans):
         found.append("brace")
     if re.search(r"\bself\.", text or ""):
         found.append("self.")

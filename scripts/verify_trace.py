@@ -15,7 +15,7 @@ from pathlib import Path
 from kverr.extractor import extract_files
 from kverr.extractor.sources import read_git
 from kverr.records import build_records
-from kverr.verify import stage
+from kverr.verify import step
 from kverr.verify.spec import spec_for
 
 from kverr.profile import load_profile
@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
     if not records:
         print(f"none of {sorted(ids)} is a record of {rev}", file=sys.stderr)
         return 1
-    real = stage.runner_for
+    real = step.runner_for
 
     def logged(*args, **kw):
         run = real(*args, **kw)
@@ -56,14 +56,14 @@ def main(argv: list[str]) -> int:
 
         return traced
 
-    stage.runner_for = logged  # (put back below: a caller in the same process runs untraced)
+    step.runner_for = logged  # (put back below: a caller in the same process runs untraced)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            session = stage.Session(spec_for(profile), mirror, Path(tmp), profile=profile)
+            session = step.Session(spec_for(profile), mirror, Path(tmp), profile=profile)
             try:
                 for rec in records:
                     print(f"{rec['id']} line {rec['lineNumber']}: {rec['errorMessage'][:80]}")
-                    verdicts = stage.verify_revision(
+                    verdicts = step.verify_revision(
                         exts, [rec], session, revision, files=[(s.path, "") for s in sources]
                     )
                     v = verdicts[rec["id"]]
@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
             finally:
                 session.close()
     finally:
-        stage.runner_for = real
+        step.runner_for = real
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Imported constants read at the same revision (pipeline/imports.py), over a real git repo."""
+"""Imported constants read at the same revision (extractor/imports.py), over a real git repo."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`kverr build --verify` end to end: a real git repo of our own fixture in SGLang's layout,
-the shipped spec (verify/sglang.toml), the verdict and run caches in the build cache."""
+the shipped spec (profiles/sglang.toml), the verdict and run caches in the build cache."""
 
 from __future__ import annotations
 

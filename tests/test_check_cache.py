@@ -108,5 +108,5 @@ def test_a_sandbox_started_early_and_never_asked_ends_at_once(repo: Path, tmp_pa
     h.close()
     assert time.monotonic() - started < 2 and proc.poll() is not None
     h.start_soon()  # and one that is asked answers as a child started the usual way
-    assert h._start() and "--tp-size" in h.info["options"]
+    assert h.start() and "--tp-size" in h.info["options"]
     h.close()

@@ -15,6 +15,7 @@ from test_feeds_data import BY_KEY, RECORDS, XSS
 from test_search_rank import KEYS, catalog_path  # noqa: F401
 from typer.testing import CliRunner
 
+from kverr import pattern
 from kverr.cli import app
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "feeds"
@@ -137,6 +138,21 @@ def test_search_index_is_a_script_with_no_raw_angle_brackets(site):
     groups = json.loads(pages[len("window.KVERR_PAGES = ") :].rstrip(";"))
     assert {(g["k"], g["n"]) for g in groups} >= {("flag", "--page-size"), ("release", "v0.5.0")}
     assert all((site / g["u"]).is_file() for g in groups)
+
+
+def test_site_search_folds_whitespace_by_the_matchers_table(site):
+    """search.js folds a pasted line's whitespace with Python's own set (its line made from
+    kverr.pattern.BLANKS: JavaScript's `\\s` is another set), and tries each record's pattern
+    as the matcher runs it."""
+    js = (site / "assets" / "search.js").read_text(encoding="utf-8")
+    assert f"  var BLANKS = {pattern.JS_BLANKS};" in js.splitlines()
+    text = (site / "assets" / "search-index.js").read_text(encoding="utf-8")
+    rows = json.loads(text.splitlines()[0][len("window.KVERR_INDEX = ") :].rstrip(";"))
+    shown = {r["id"]: r["p"] for r in rows if r["p"]}
+    assert shown and all("(?P<" not in p for p in shown.values())
+    assert shown == {
+        r["id"]: pattern.js_source(r["messagePattern"]) for r in RECORDS if r["id"] in shown
+    }
 
 
 def test_site_export_is_deterministic(feeds_catalog, site, tmp_path):

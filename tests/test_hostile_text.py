@@ -25,6 +25,7 @@ from sampling import sample, sweep
 from test_catalog import FIXTURE_RECORDS, build_catalog
 from typer.testing import CliRunner
 
+from kverr import pattern as msgpattern
 from kverr.cli import app
 from kverr.errors import TooExpensive
 
@@ -336,10 +337,10 @@ def _old_truncated(text: str) -> str | None:
     if not m or m.start() == 0:
         return None
     # `...` as an element of a repr (`(a, ...)`, `[...]`) is no cut
-    mark = text[m.start() :].lstrip(normalize.BLANKS)
+    mark = text[m.start() :].lstrip(msgpattern.BLANKS)
     size = 3 if mark.startswith("...") else 1 if mark.startswith("…") else 0
-    before = text[: m.start()].rstrip(normalize.BLANKS)[-1:]
-    if size and mark[size:].lstrip(normalize.BLANKS)[:1] in (")", "]", "}") and before in ",([{=:":
+    before = text[: m.start()].rstrip(msgpattern.BLANKS)[-1:]
+    if size and mark[size:].lstrip(msgpattern.BLANKS)[:1] in (")", "]", "}") and before in ",([{=:":
         return None
     return text[: m.start()]
 
@@ -357,7 +358,7 @@ def test_blanks_are_pythons_whitespace():
     import sys
 
     space = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
-    assert set(normalize.BLANKS) == space
+    assert set(msgpattern.BLANKS) == space
 
 
 def test_values_are_still_removed():
@@ -399,7 +400,7 @@ def test_values_go_as_the_piecewise_reading_took_them():
 def test_searcher_finds_what_re_finds(every):
     """A leading lazy wildcard is searched from the literal after it: same span, same values."""
     for rec in EXTRA_RECORDS + FIXTURE_RECORDS:
-        pattern = patterns.matchable(rec["messagePattern"])
+        pattern = msgpattern.matchable(rec["messagePattern"])
         if not pattern:
             continue
         s = patterns.searcher(pattern)
@@ -436,7 +437,7 @@ def test_re2_finds_what_re_finds_for_every_shipped_pattern(every):
     pieces = ["x", "y z", " ", "1.5", "'a'", "é€", ".", "(", ")", "ab" * 70, "=", ", "]
     checked = 0
     for pattern in (shipped + [r["messagePattern"] for r in EXTRA_RECORDS])[::every]:
-        pattern = patterns.matchable(pattern)
+        pattern = msgpattern.matchable(pattern)
         s = patterns.searcher(pattern)
         linear, rest = s.linear(), s.rest and s.linear(split=True)
         assert linear is not None and (s.rest is None or rest is not None), pattern
@@ -467,9 +468,9 @@ def test_re2_is_taken_only_where_re_would_backtrack():
     assert patterns.backtracking(sh, hostile) > patterns.BACKTRACK_STEPS
     s = patterns.searcher(rec["messagePattern"])
     assert s.find(line)[2] == {"v0": "1.5Gi", "v1": "", "v2": "1.5G"}
-    patterns._LINEAR.clear()
-    assert s.find(line) is not None and not patterns._LINEAR
-    assert s.find(hostile) is None and list(patterns._LINEAR) == [s.rx.pattern]
+    msgpattern._LINEAR.clear()
+    assert s.find(line) is not None and not msgpattern._LINEAR
+    assert s.find(hostile) is None and list(msgpattern._LINEAR) == [s.rx.pattern]
 
 
 def test_spans_union_agrees_with_pairwise_overlap():

@@ -1,4 +1,4 @@
-"""Candidate launches for the fix search (records/knowledge/candidates.py): table tests over
+"""Candidate launches for the fix search (verify/search/candidates.py): table tests over
 small server_args-like snippets of our own. Nothing here is verified; verify/ runs them."""
 
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from kverr.extractor import extract_file
 from kverr.records import flag_map
-from kverr.records.knowledge import candidates, facts_for
+from kverr.records.knowledge import facts_for
 from kverr.records.pattern import pattern_for
+from kverr.verify.search import candidates
 
 from kverr.ftypes import FixChange, FlagDecl, Launch, SourceFile
 

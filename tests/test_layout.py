@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,119 @@ def test_only_the_build_entry_point_loads_the_catalog():
         if p.name != "run.py" and any(violates(n, {"kverr.catalog"}) for n in imported_names(p))
     ]
     assert not offenders, f"only pipeline/run.py may import kverr.catalog: {offenders}"
+
+
+def test_the_sandboxed_child_imports_only_the_sandbox_and_the_stdlib():
+    """What runs beside a revision's code is verify/sandbox/ alone: the child started the way
+    the harness starts it imports no other kverr module and no third-party package."""
+    import json
+    import subprocess
+    import sys
+
+    from kverr.verify import confine
+
+    probe = (
+        "import json, sys; before = set(sys.modules); import kverr.verify.sandbox.child; "
+        "print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-s", "-B", "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": confine.kverr_root()},
+    )
+    loaded = json.loads(out.stdout)
+    ours = {"kverr", "kverr.verify", "kverr.verify.sandbox"}
+    strays = [
+        name
+        for name in loaded
+        if name not in ours
+        and not name.startswith("kverr.verify.sandbox.")
+        and name.partition(".")[0] not in sys.stdlib_module_names
+        and not name.startswith("_sysconfigdata")  # the stdlib's own, named per platform
+    ]
+    assert "kverr.verify.sandbox.child" in loaded
+    assert not strays, f"the sandboxed child imports {strays}: move them into verify/sandbox/"
+
+
+@pytest.mark.parametrize("name", ["sglang", "vllm"])
+def test_a_profile_names_only_sandbox_modules_for_the_child(name):
+    """The modules a verify spec has the child import (`substitutes`, `@ref:` values) are the
+    sandbox's own, or the revision's."""
+    from kverr.verify.spec import spec_for
+
+    from kverr.profile import load_profile
+
+    text = repr(spec_for(load_profile(name)))
+    named = set(re.findall(r"kverr(?:\.\w+)+", text))
+    assert named and all(n.startswith("kverr.verify.sandbox.") for n in named), named
+
+
+def project_files(skip: set[str]) -> list[Path]:
+    """Our .py files outside the folders and files `skip` names (paths from the root)."""
+    out = []
+    for top in sorted(ROOT.iterdir()):
+        if top.name.startswith(".") or top.name in skip:
+            continue
+        found = [top] if top.suffix == ".py" else sorted(top.rglob("*.py"))
+        out += [p for p in found if not any(_under(p, s) for s in skip)]
+    return out
+
+
+def _under(path: Path, skipped: str) -> bool:
+    rel = path.relative_to(ROOT).as_posix()
+    return rel == skipped or rel.startswith(skipped + "/")
+
+
+def lines_matching(rx: re.Pattern[str], skip: set[str]) -> list[str]:
+    return [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in project_files(skip)
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if rx.search(line)
+    ]
+
+
+PARSE_CALL = re.compile(r"\b(?:ast\.parse|cst\.parse_\w+)\(")
+NOT_PARSED_HERE = {
+    "extractor",  # pysource.py and the extractor's own libcst reading
+    # The sandboxed child imports nothing of kverr outside verify/sandbox/ (the test above):
+    # it parses the revision's files it runs itself.
+    "verify/sandbox",
+    # Both benchmarks time the stdlib and libcst parsers themselves against the extractor:
+    # calling the parser directly is what they measure.
+    "bench/bench_extract.py",
+    "bench/bench_backfill.py",
+    # Tests build trees of their own fixtures, independently of the code they check.
+    "tests",
+}
+
+
+def test_python_text_becomes_a_tree_in_the_extractor_alone():
+    """One reader of Python source (extractor/pysource.py): which grammar and which errors
+    count as "does not parse" are decided once."""
+    found = lines_matching(PARSE_CALL, NOT_PARSED_HERE)
+    assert not found, "parse through kverr.extractor.pysource instead:\n" + "\n".join(found)
+
+
+# A compile (or a one-off search) whose argument is a message pattern, by its usual names
+# (`pattern`, `messagePattern`; not a compiled regex's own `.pattern`)
+PATTERN_COMPILE = re.compile(
+    r"\b(?:re2?\.(?:compile|search|match|fullmatch|finditer)|_Regexp)\("
+    r"\s*[\w.\[\]\"']*(?<![.\w])(?:message)?[pP]attern\b"
+)
+COMPILED_HERE = {
+    "kverr/pattern.py",
+    # The sandboxed child imports nothing of kverr outside verify/sandbox/ (the test above)
+    "verify/sandbox",
+    "tests",  # tests compile patterns to check the matchers against plain `re`
+}
+
+
+def test_message_patterns_are_compiled_in_kverr_pattern_alone():
+    """One place compiles a messagePattern (kverr/pattern.py: `compiled`, RE2's `linear`), so
+    the matchers, the build's collision report and the safety check run the same regex."""
+    found = lines_matching(PATTERN_COMPILE, COMPILED_HERE)
+    assert not found, "compile through kverr.pattern instead:\n" + "\n".join(found)

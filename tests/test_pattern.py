@@ -190,7 +190,7 @@ QUOTES = [
 
 @pytest.mark.parametrize(("message", "pasted", "found"), QUOTES)
 def test_code_quotes_markdown_renders_away_are_optional(message, pasted, found):
-    from kverr.catalog.patterns import matchable
+    from kverr.pattern import matchable
 
     pat = matchable(pattern_for(T(message)))
     assert bool(re.search(pat, pasted)) is found

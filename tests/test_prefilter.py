@@ -125,3 +125,20 @@ def test_a_timestamped_line_opens_a_record_under_every_shipped_profile():
                 assert normalize.record_layer(line, f) > 0, (line, f.prefixes)
                 assert normalize.starts_record(line, f)
     assert left > 1000  # the generator reaches the lines left out
+
+
+def test_the_prefilter_blanks_are_the_matchers_blanks():
+    """The prefilter's RE2 classes spell kverr.pattern.BLANKS (the whitespace a text is folded
+    by before a pattern runs), as text and as UTF-8 bytes: a blank either leaves out is a line
+    the prefilter skips and the matcher would have matched."""
+    import re2
+
+    from kverr import pattern
+
+    text = re2.compile(prefilter.BLANK_CLASS)
+    assert {c for c in map(chr, range(0x3001)) if text.fullmatch(c)} == set(pattern.BLANKS)
+    opts = re2.Options()
+    opts.encoding = re2.Options.Encoding.LATIN1
+    raw = re2.compile(prefilter.BLANK_BYTES.encode("latin-1"), opts)
+    as_bytes = {c for c in map(chr, range(0x3001)) if raw.fullmatch(c.encode())}
+    assert as_bytes == set(pattern.BLANKS)

@@ -17,6 +17,7 @@ from kverr.present import markdown as md
 from kverr.present import text
 from test_feeds_data import BY_KEY
 
+from kverr import template
 from kverr.answers import Match
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,3 +126,19 @@ def test_only_present_names_sections_and_escapes_markdown():
     assert offenders == []
     escapes = [p for p in (ROOT / "present").glob("*.py") if "`*_{}" in p.read_text("utf-8")]
     assert [p.name for p in escapes] == ["markdown.py"]
+
+
+def test_a_placeholder_reads_one_way_in_messages_and_prose():
+    """`{value!r}` (argparse's records) and `{ratio:.2f}` are the placeholder `value` or
+    `ratio` for the runs of a message and for the values filled into prose alike."""
+    msg = "invalid choice: {value!r} (choose from {choices})"
+    assert template.spans(msg, ["value", "choices"]) == [
+        ("invalid choice: ", None), ("{value!r}", "value"), (" (choose from ", None),
+        ("{choices}", "choices"), (")", None),
+    ]  # fmt: skip
+    prose = "Pass a value other than {value!r}; {value} is not one of {choices}, not {ratio:.2f}."
+    got = template.fill(prose, ["value", "choices", "ratio"], {"value": "'fa9'", "ratio": "0.5"})
+    assert got == "Pass a value other than fa9; fa9 is not one of {choices}, not 0.5."
+    rec = {"placeholders": ["value"]}
+    assert a.fill("use {value!r}", rec, {"value": "'x'"}) == "use x"
+    assert template.fold("a {self.x} b {}", lambda e: f"<{e}>") == "a <self.x> b {}"

@@ -38,7 +38,7 @@ def test_shipped_profiles_load() -> None:
     assert dict(vllm.extract.log_methods)["warning_once"] == "warning"
     assert "warning_once" not in dict(sglang.extract.log_methods)
     assert sglang.id_namespace == "" and vllm.id_namespace == "vllm"
-    assert sglang.verify is None and vllm.verify is not None  # vLLM carries its own [verify]
+    assert sglang.verify is not None and vllm.verify is not None  # each carries its [verify]
 
 
 def test_a_profile_file_by_path(tmp_path: Path) -> None:

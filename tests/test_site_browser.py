@@ -87,6 +87,16 @@ def test_search_from_the_url_finds_the_error(site, browser, query, best):
     assert re.search(r'id="search-status"[^>]*>\d+ matching error', page)
 
 
+def test_a_wrapped_paste_is_an_exact_match_as_in_the_matcher(site, browser):
+    """A terminal-wrapped line, a tab and a no-break space fold to single spaces, as the
+    matcher folds them (kverr.pattern.BLANKS), so the record's pattern still matches."""
+    query = "ValueError: --page-size must be a\n    power of two,\tgot\u00a048."
+    page = dom(browser, (site / "index.html").as_uri() + "?q=" + quote(query))
+    visible = [rid for rid, hidden, _ in _rows(page) if not hidden]
+    assert visible[0] == BY_KEY["page-size-power"]["id"]
+    assert re.search(r'id="search-status"[^>]*>\d+ matching errors? \(1 exact match\)', page)
+
+
 def test_search_with_no_match_says_so(site, browser):
     url = (site / "index.html").as_uri() + "?q=" + quote("completely unrelated words zebra")
     page = dom(browser, url)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
-from kverr.verify import json_yaml
-from kverr.verify.argv import prefix, reach
 from kverr.verify.harness import Harness, Target
-from kverr.verify.spec import load_spec
-from kverr.verify.stage import Session, verify_revision
+from kverr.verify.sandbox import json_yaml
+from kverr.verify.sandbox.argv import prefix, reach
+from kverr.verify.spec import spec_for
+from kverr.verify.step import Session, verify_revision
 from verify_fixture import ARGS, line_of
 from verify_fixture_config import PREPARE, READER, READER_TEXT, config_repo, config_spec
 
@@ -265,8 +265,8 @@ def test_a_launch_writes_its_files_first_on_the_same_line(texts, command: str) -
 
 
 def test_the_shipped_spec_runs_sglangs_config_merger_at_argv_time() -> None:
-    spec = load_spec()
+    spec = spec_for()
     assert spec.argv is not None and spec.argv.entry == "prepare_server_args"
     assert spec.argv.modules == ("sglang.srt.server_args_config_parser",)
     assert spec.argv.config_option == "--config"
-    assert spec.substitutes["yaml"] == "kverr.verify.json_yaml"
+    assert spec.substitutes["yaml"] == "kverr.verify.sandbox.json_yaml"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from kverr.verify.harness import Harness, Outcome, Target
-from kverr.verify.judge import Expect, fires, passes
+from kverr.verify.verdict import Expect, fires, passes
 from verify_fixture import ARGS, SERVER_ARGS, fake_repo, fake_spec, line_of
 
 pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)

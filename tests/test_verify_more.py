@@ -7,7 +7,7 @@ import pytest
 from kverr.extractor import extract_files, sources
 from kverr.present.verdict import fix_status
 from kverr.records import build_records
-from kverr.verify.stage import Session, verify_revision
+from kverr.verify.step import Session, verify_revision
 from verify_fixture_more import ARGS, more_repo, more_spec
 
 pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)

@@ -1,4 +1,4 @@
-"""What the fix search may offer for a notice (verify/notice.py): a table of changes to a
+"""What the fix search may offer for a notice (verify/search/notice.py): a table of changes to a
 before line, each either a choice made explicit, a correction, or the feature given up."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from kverr.extractor import extract_file
 from kverr.records import flag_map
 from kverr.records.knowledge import facts_for
-from kverr.verify import notice
-from kverr.verify.changes import _moves, rank
+from kverr.verify.search import notice
+from kverr.verify.search.changes import _moves, rank
 
 from kverr.ftypes import FixChange, Launch, SourceFile
 
@@ -91,8 +91,8 @@ def test_a_value_moved_to_the_option_the_message_names_gives_nothing_up() -> Non
 
 
 def test_a_list_options_words_read_as_a_command_line_has_them() -> None:
-    from kverr.verify.changes import describe
-    from kverr.verify.stage import solution_text
+    from kverr.verify.search.changes import describe
+    from kverr.verify.verdict import solution_text
 
     change = FixChange((("set", "--buckets", ("custom", "1")), ("drop", "--x", None)), "solve")
     assert solution_text(change) == "Launch with --buckets custom 1, without --x"
@@ -107,7 +107,7 @@ def test_a_real_value_ranks_before_the_options_name_in_capitals() -> None:
 
 
 def test_words_the_source_spells_keep_the_messages_order_printed_values_are_sorted() -> None:
-    from kverr.verify.told import quoted_words
+    from kverr.verify.search.told import quoted_words
 
     pattern = r"supports only: 'fp8', 'awq' or 'int4', got (?P<v0>.{1,64})"
     assert quoted_words("supports only: 'fp8', 'awq' or 'int4', got 'x'", pattern) == [

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from argparse_fixture import make_vllm_repo
 from kverr.pipeline import BuildSpec, GitSource, build
-from kverr.verify.parsing import Fix, fix_of, launch_of, printed, rejected_as_recorded
+from kverr.verify.parsing import Fix, fix_of, launch_of
+from kverr.verify.verdict import printed, rejected_as_recorded
 from test_sources import Git
 from verify_fixture import sglang_files
 

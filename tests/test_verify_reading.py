@@ -1,11 +1,12 @@
-"""How the search reads a check's guards before the watch evaluates them (verify/reading.py):
+"""How the search reads a check's guards before the watch evaluates them (verify/search/reading.py):
 locals replaced by what they hold, an except clause as "its try body raises", the values the
 validation code assigns an attribute. Table tests on a fixture of our own."""
 
 from __future__ import annotations
 
 import pytest
-from kverr.verify import reading, solve
+from kverr.verify.sandbox import solve
+from kverr.verify.search import reading
 
 SOURCE = """\
 class Args:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
-from kverr.verify.stage import Session, apply_verdict, verify_revision
+from kverr.verify.step import Session, verify_revision
+from kverr.verify.verdict import Verdict
 from verify_fixture import ARGS, fake_repo, fake_spec
 
 pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
@@ -94,18 +95,14 @@ def test_unverified_reasons_say_what_the_check_did(built) -> None:
     assert "PortArgs.init_new is not reached" in v.verification["reason"]
 
 
-def test_apply_verdict_replaces_the_fix_and_never_keeps_a_rejected_one(built) -> None:
+def test_a_verdict_replaces_the_fix_and_never_keeps_a_rejected_one(built) -> None:
     record, verdict = verdict_for(built, "page_size must divide")
-    out = apply_verdict(record, verdict)
+    out = verdict.apply(record)
     assert out["exampleFix"] == verdict.example_fix
     assert out["solutions"][0] == "Launch with --page-size 64"
     assert out["verification"]["status"] == "verified"
-    rejected = apply_verdict(
-        {**record, "exampleFix": "# before\nx\n# after\ny", "solutions": ["Remove --page-size"]},
-        type(verdict)(
-            {"status": "unverified", "platform": "sm90", "revision": "r", "reason": "no"},
-            keep_fix=False,
-        ),
+    rejected = Verdict("unverified", "no", "sm90", "r").apply(
+        {**record, "exampleFix": "# before\nx\n# after\ny", "solutions": ["Remove --page-size"]}
     )
     assert rejected["exampleFix"] == "" and rejected["solutions"] == ["Remove --page-size"]
 

@@ -4,15 +4,15 @@ gets a one-line error; the step planner finds the step that reaches a function."
 from __future__ import annotations
 
 import pytest
-from kverr.verify.spec import VerifySpec, load_spec
-from kverr.verify.steps import plan_steps
+from kverr.verify.sandbox.steps import plan_steps
+from kverr.verify.spec import VerifySpec, spec_for
 from verify_fixture import ARGS, SERVER_ARGS, TABLE, fake_spec, line_of
 
 from kverr.errors import SourceError
 
 
 def test_sglang_spec_loads_with_its_platforms() -> None:
-    spec = load_spec()
+    spec = spec_for()
     assert spec.main_path == "python/sglang/srt/server_args.py"
     assert spec.platform().name == "cuda-sm90"
     assert {"cuda-sm90", "cuda-sm100", "rocm-mi300"} <= set(spec.platforms)
@@ -26,9 +26,9 @@ def test_sglang_spec_loads_with_its_platforms() -> None:
 
 def test_unknown_platform_and_broken_tables_are_one_line_errors() -> None:
     with pytest.raises(SourceError, match="unknown platform profile 'tpu'.*cuda-sm100"):
-        load_spec().platform("tpu")
+        spec_for().platform("tpu")
     broken = {**TABLE, "verify": {k: v for k, v in TABLE["verify"].items() if k != "phases"}}
-    with pytest.raises(SourceError, match="lacks or mistypes 'phases'"):
+    with pytest.raises(SourceError, match="no validation phases; add \\[extract\\] phases"):
         VerifySpec.from_table(broken)
 
 

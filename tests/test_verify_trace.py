@@ -41,7 +41,7 @@ def test_the_trace_shows_each_run_and_the_verdict(tmp_path, capsys) -> None:
     assert out.startswith(f"{rec['id']} line {rec['lineNumber']}: tp_size must be divisible")
     assert "  run [cuda-sm90]" in out and "--moe-dp-size 2" in out
     assert "  => verified" in out and "# after" in out
-    assert _script().stage.runner_for.__name__ == "runner_for"  # the trace is put back
+    assert _script().step.runner_for.__name__ == "runner_for"  # the trace is put back
 
 
 def test_an_id_the_revision_lacks_is_one_line_on_stderr(tmp_path, capsys) -> None:

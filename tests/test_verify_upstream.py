@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
-from kverr.verify.spec import load_spec
-from kverr.verify.stage import Session, verify_revision
+from kverr.verify.spec import spec_for
+from kverr.verify.step import Session, verify_revision
 
 from kverr.profile import load_profile
 
@@ -27,7 +27,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, 
     exts = extract_files(files)
     records = build_records(exts, rev)
     wanted = [r for r in records if r["kind"] in ("raise", "assert")]
-    session = Session(load_spec(), str(MIRROR), tmp_path_factory.mktemp("up"), cache={})
+    session = Session(spec_for(), str(MIRROR), tmp_path_factory.mktemp("up"), cache={})
     out = verify_revision(exts, wanted, session, rev, files=[(f.path, f.blob) for f in files])
     session.close()
     return {r["id"]: (r, out[r["id"]]) for r in wanted}
@@ -69,7 +69,7 @@ def test_most_raise_and_assert_records_are_verified_and_none_shows_a_rejected_co
 
 
 def test_every_profile_verifies_a_check_of_its_own(verdicts) -> None:
-    """Each further platform and model profile of verify/sglang.toml is there for checks the
+    """Each further platform and model profile of profiles/sglang.toml is there for checks the
     default box and model cannot reach; each verifies at least one at the newest revision."""
     used_platforms = {v.verification["platform"] for _, v in verdicts.values()
                       if v.verification["status"] == "verified"}  # fmt: skip

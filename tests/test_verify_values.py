@@ -11,9 +11,10 @@ import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
 from kverr.records.knowledge.facts import help_examples, sample_value
-from kverr.verify import values
-from kverr.verify.fields import fields_of
-from kverr.verify.stage import Session, verify_revision
+from kverr.verify.sandbox import compared
+from kverr.verify.search import values
+from kverr.verify.search.fields import fields_of
+from kverr.verify.step import Session, verify_revision
 from verify_fixture_values import ARGS, SERVER_ARGS, values_repo, values_spec
 
 from kverr.ftypes import FlagDecl
@@ -148,18 +149,18 @@ COMPARED = [
 
 @pytest.mark.parametrize(("guard", "attr", "want", "fragments"), COMPARED)
 def test_compared_in_one_guard(guard, attr, want, fragments) -> None:
-    assert values.compared_in(ast.parse(guard, mode="eval"), attr) == (want, fragments)
+    assert compared.compared_in(ast.parse(guard, mode="eval"), attr) == (want, fragments)
 
 
 def test_separators_and_listed_words() -> None:
     tree = ast.parse('len([d for d in self.ib.split(",") if d]) == 0', mode="eval")
-    assert values.separators(tree, "ib") == [","]
-    assert values.separators(tree, "other") == []
-    assert values.listed(["mlx5_0,mlx5_1"], ",") == [
+    assert compared.separators(tree, "ib") == [","]
+    assert compared.separators(tree, "other") == []
+    assert compared.listed(["mlx5_0,mlx5_1"], ",") == [
         "mlx5_0", "mlx5_1", "mlx5_0,mlx5_0", "mlx5_9"
     ]  # fmt: skip
-    assert values.listed(["eth"], ",") == ["eth", "eth,eth", "eth_9"]
-    assert values.listed([], ",") == []
+    assert compared.listed(["eth"], ",") == ["eth", "eth,eth", "eth_9"]
+    assert compared.listed([], ",") == []
 
 
 HELP = [

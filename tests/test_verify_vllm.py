@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from kverr.verify.harness import Harness, Target
-from kverr.verify.judge import Expect, fires, passes
 from kverr.verify.spec import spec_for
+from kverr.verify.verdict import Expect, fires, passes
 from verify_fixture_vllm import ARGS, CACHE, MODEL, VLLM, line_of, vllm_repo
 
 from kverr.profile import load_profile

@@ -149,8 +149,8 @@ def test_invented_values_are_the_metavar(arg: str, made_up: bool) -> None:
 @pytest.mark.parametrize(
     "profile, verifiable",
     [
-        (load_profile("sglang"), True),  # verify/'s own spec is the default project's
-        (load_profile("vllm"), True),  # its own [verify] tables
+        (load_profile("sglang"), True),  # each carries its own [verify] tables
+        (load_profile("vllm"), True),
         (dataclasses.replace(load_profile("vllm"), verify=None), False),
     ],
 )

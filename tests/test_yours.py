@@ -10,7 +10,7 @@ import pytest
 from kverr.extractor import extract_files, sources
 from kverr.records import build_records
 from kverr.verify import preflight, yours
-from kverr.verify.stage import Session, bench_for, files_key
+from kverr.verify.step import Session, bench_for, files_key
 from verify_fixture import ARGS, FILES, fake_repo, fake_spec
 
 from kverr.launch import PastedLaunch

@@ -14,7 +14,7 @@ from kverr.extractor import extract_files, sources
 from kverr.records import build_records
 from kverr.verify import preflight, yours
 from kverr.verify.spec import spec_for
-from kverr.verify.stage import Session, bench_for, files_key
+from kverr.verify.step import Session, bench_for, files_key
 from typer.testing import CliRunner
 from yours_fixture import (
     BASES,

@@ -288,7 +288,7 @@ def line_of(needle: str, source: str = SERVER_ARGS) -> int:
 
 def sglang_files() -> dict[str, str]:
     """The same project laid out as SGLang (package `sglang`), so the shipped spec
-    (verify/sglang.toml) and its cuda-sm90 profile drive it in a build."""
+    (profiles/sglang.toml) and its cuda-sm90 profile drive it in a build."""
     return {
         path.replace("fakesrv", "sglang"): text.replace("fakesrv", "sglang")
         for path, text in FILES.items()

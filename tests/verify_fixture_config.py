@@ -144,7 +144,7 @@ TABLE["verify"]["argv"] = {
     "config_name": "config.yaml",
     "config_example": {"tp-size": 1},
 }
-TABLE["verify"]["substitutes"] = {"yaml": "kverr.verify.json_yaml"}
+TABLE["verify"]["substitutes"] = {"yaml": "kverr.verify.sandbox.json_yaml"}
 
 
 def config_spec() -> VerifySpec:

@@ -4,7 +4,7 @@ and `check_server_args` validate what such servers validate (parallel sizes agai
 other and the model's heads, memory and batch limits, chunked prefill against pages, context
 length against the model, quantization against dtype, kernels against the GPU, speculative
 decoding and LoRA settings, ports), and warnings where the server changes a value itself.
-Written for these tests (no upstream code); the shipped spec verify/sglang.toml drives it.
+Written for these tests (no upstream code); the shipped spec profiles/sglang.toml drives it.
 
 Then twelve deployments a user would run (one per model of verify/models.toml) that pass every
 check, and held-out mistakes: one base with ONE realistic slip, given as argv or pasted as a

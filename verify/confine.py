@@ -129,7 +129,7 @@ def command(
             cmd += ["--ro-bind", top, top]
     for path in _SYSTEM_FILES:
         cmd += ["--ro-bind-try", path, path]
-    binds = _outermost([*_python_paths(), *map(str, reads)])
+    binds = _outermost([*python_paths(), *map(str, reads)])
     for folder in sorted({a for p in binds for a in map(str, Path(p).parents)} - {"/"}):
         cmd += ["--perms", "0755", "--dir", folder]  # bwrap would make them 0700
     for path in binds:
@@ -165,7 +165,7 @@ def command(
     return cmd + list(argv)
 
 
-def _python_paths() -> list[str]:
+def python_paths() -> list[str]:
     """What the child's interpreter reads: its prefixes, its site-packages and kverr's
     packages. Never the import path as such (its first entry can be the user's current
     directory), and of a source checkout only its package folders."""

@@ -5,7 +5,7 @@
 
 The child is started on the first run (a build whose runs all come from the cache starts none),
 confined by the OS (verify/confine.py) unless the build trusts the repository. Jobs and answers
-are frames on a pair of pipes of their own (verify/channel.py). Each run has a time limit in the
+are frames on a pair of pipes of their own (verify/sandbox/channel.py). Each run has a time limit in the
 child (an alarm) and in the parent (a deadline on the whole answer): a child that does not
 answer in time, or answers with anything but a frame, is killed with its process group and the
 next run starts a fresh one.
@@ -28,7 +28,7 @@ from typing import Any
 
 from kverr.extractor import sources
 from kverr.verify import confine
-from kverr.verify.channel import ChannelError, Late, Reader, send
+from kverr.verify.sandbox.channel import ChannelError, Late, Reader, send
 from kverr.verify.spec import VerifySpec
 
 from kverr.errors import SourceError
@@ -215,7 +215,7 @@ class Harness:
         files: Sequence[str] | Mapping[str, str],
         fields: Mapping[str, Any] | None = None,
     ) -> Outcome:
-        if not self._start():
+        if not self.start():
             return Outcome(
                 "unavailable", reason=self.info.get("reason", "the sandbox did not start")
             )
@@ -290,7 +290,7 @@ class Harness:
         if self._proc is None or self._proc.poll() is not None:
             self._spawn()
         elif self._pending is not None:
-            return  # another revision is still loading; _start settles it
+            return  # another revision is still loading; start() settles it
         try:
             send(self._to_child, self._setup(), START_TIMEOUT)
         except (ChannelError, OSError):
@@ -298,7 +298,7 @@ class Harness:
             return
         self._pending, self._fields = key, None
 
-    def _start(self) -> bool:
+    def start(self) -> bool:
         """The child running with the current revision loaded (False: it does not load)."""
         key = self._key()
         if key in self._broken:
@@ -358,7 +358,7 @@ class Harness:
             pass  # not Linux, or over the system's pipe-max-size: send waits, as before
         keep, seccomp = [jobs_r, answers_w], None  # the descriptors the child gets
         safe_path = ["-P"] if sys.version_info >= (3, 11) else []
-        argv = [sys.executable, "-s", *safe_path, "-B", "-m", "kverr.verify.child"]
+        argv = [sys.executable, "-s", *safe_path, "-B", "-m", "kverr.verify.sandbox.child"]
         argv += ["--fds", f"{jobs_r},{answers_w}"]
         if self.trust_repo:
             work = str(self._dir)
@@ -404,6 +404,9 @@ class Harness:
             files = {}
         return {
             "repo": os.path.abspath(self.repo) if self.repo else "",
+            # the child's git reads, as every git call of kverr's: read-only (extractor/sources.py)
+            "git": sources.git_command(os.path.abspath(self.repo or "."), "cat-file", "--batch"),
+            "git_env": sources.GIT_ENV,
             "disk": {"root": self.disk[0], "prefix": self.disk[1]} if self.disk else None,
             "sha": self.sha,
             "files": files,
@@ -509,7 +512,7 @@ def _bytecode(env: dict[str, str]) -> list[str]:
         return []
     found = [
         folder
-        for path in confine._python_paths()  # the folders it binds
+        for path in confine.python_paths()  # the folders it binds
         if os.path.isdir(folder := os.path.join(prefix, path.lstrip("/")))
     ]
     if found:

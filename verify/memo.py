@@ -1,7 +1,7 @@
 """What `kverr check` keeps between runs, per user: one sqlite file in the user's cache folder
 holding the release's extraction (by its files' blobs and the extractor's code) and the
 session's run cache (the parser's option table and each run's outcome, under the keys of
-verify/stage.py's runner_for, which already name the file set, the harness code, the spec and
+verify/step.py's runner_for, which already name the file set, the harness code, the spec and
 the platform). A second check of the same release then parses nothing with libcst and starts
 no sandbox for a run it has seen.
 

@@ -13,18 +13,15 @@ Both runs go to the build's one child through the run cache, like every other re
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kverr.verify.harness import Outcome, Target
-from kverr.verify.judge import what_happened
+from kverr.verify.verdict import Expect, Verdict, fires, passes, printed, what_happened
 
 from kverr.ftypes import Launch
-
-_SPACE = re.compile(r"\s+")
 
 Run = Callable[[Launch, Target], Outcome]
 
@@ -35,16 +32,6 @@ class Fix:
 
     before: tuple[str, ...]
     after: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Judged:
-    """What the parser said: verified, or why not; `ran`: the check ran (a fix it did not
-    pass is then shown as advice only, no command)."""
-
-    verified: bool
-    reason: str
-    ran: bool
 
 
 def fix_of(example_fix: str, launch: str) -> Fix | None:
@@ -79,28 +66,7 @@ def launch_of(words: Sequence[str]) -> Launch:
     return Launch(args=tuple(args))
 
 
-def printed(reason: str, program: str) -> str:
-    """The parser's message as argparse prints it (`prog: error: message`), spaces as the
-    matcher normalises them."""
-    head = f"{program}: error: " if program else ""
-    return _SPACE.sub(" ", head + reason).strip()
-
-
-def rejected_as_recorded(pattern: str, message: str, program: str) -> bool:
-    """The record's pattern finds the printed message, the way explain searches a paste, and
-    its `before` group holds just the program's `prog: error:` (the answer keeps only the
-    project's programs)."""
-    try:
-        m = re.search(pattern, message)
-    except re.error:
-        return False
-    if m is None:
-        return False
-    before = (m.groupdict().get("before") or "").split()
-    return before == ([f"{program}:", "error:"] if program else [])
-
-
-def judge_argparse(record: dict, run: Run, *, launch: str, program: str) -> Judged:
+def judge_argparse(record: dict, run: Run, *, launch: str, program: str) -> Verdict:
     """The record's example fix through its revision's parser (see the module docstring)."""
     fix = fix_of(record.get("exampleFix", ""), launch)
     if fix is None:
@@ -110,21 +76,24 @@ def judge_argparse(record: dict, run: Run, *, launch: str, program: str) -> Judg
             if not record.get("exampleFix")
             else f"its example fix is not two launches of `{launch}`"
         )
-        return Judged(False, why, ran=False)
+        return Verdict("unverified", why, keep_fix=True)
     where = (record["filePath"], None, record.get("lineNumber") or 0)
+    expect = Expect("argparse", None, record.get("messagePattern", ""), where[0], 0, 0, program)
     first = run(launch_of(fix.before), Target(*where, until="parse"))
     if first.status != "parse-error":
-        return Judged(False, f"the before line {what_happened(first)}, not argparse's error", True)
-    message = printed(first.reason, program)
-    if not rejected_as_recorded(record.get("messagePattern", ""), message, program):
+        return Verdict(
+            "unverified", f"the before line {what_happened(first)}, not argparse's error"
+        )
+    if not fires(first, expect):
+        message = printed(first.reason, program)
         shown = message if len(message) <= 160 else message[:159] + "…"
-        return Judged(
-            False, f"the parser rejected the before line with another message ({shown})", True
+        return Verdict(
+            "unverified", f"the parser rejected the before line with another message ({shown})"
         )
     second = run(launch_of(fix.after), Target(*where, until="end"))
-    if second.status != "passed":
-        return Judged(
-            False, f"the before line gives this error, but the after line {what_happened(second)}",
-            True,
-        )  # fmt: skip
-    return Judged(True, "", True)
+    if not passes(second, expect):
+        return Verdict(
+            "unverified",
+            f"the before line gives this error, but the after line {what_happened(second)}",
+        )
+    return Verdict("verified", keep_fix=True)  # the record's own fix, as the parser passed it

@@ -121,7 +121,7 @@ def check_launch(
         trust_repo=trust_repo, disk=rel.disk,
     )  # fmt: skip
     harness.start_soon()
-    from kverr.verify.stage import Session, bench_for
+    from kverr.verify.step import Session, bench_for
     from kverr.verify.yours import check, close_options
 
     memo = Memo.open()
@@ -159,9 +159,9 @@ def check_launch(
 
 def read_ahead(bench: Any) -> None:
     """What the fix search reads of the release's source before its first question to the
-    sandbox (verify/reading.py keeps it per text), read now, while the sandbox still loads:
+    sandbox (verify/search/reading.py keeps it per text), read now, while the sandbox still loads:
     after the launch's first run it would wait in line."""
-    from kverr.verify import reading
+    from kverr.verify.search import reading
 
     spec = bench.session.spec
     main = bench.texts.get(spec.main_path, "")
@@ -171,12 +171,12 @@ def read_ahead(bench: Any) -> None:
 
 
 def release_key(rel: Any, spec: Any) -> str:
-    """The verify cache's file-set key of a release (verify/stage.py files_key); a release
+    """The verify cache's file-set key of a release (verify/step.py files_key); a release
     read from a folder has no commit, so its package's files' sizes and times stand in for
     the modules the sandbox reads lazily."""
     from kverr.verify.harness import package_dir
     from kverr.verify.memo import folder_stamp
-    from kverr.verify.stage import files_key
+    from kverr.verify.step import files_key
 
     files = [(f.path, f.blob) for f in rel.files]
     if rel.disk is not None:

@@ -3,32 +3,22 @@
 `VerifySpec` is everything project-specific: where the modules live, which are loaded for
 real, the parser entry point, the validation methods in run order, how a launch command
 starts, and the named platform and model profiles that answer hardware, package and model
-probes. SGLang's is `verify/sglang.toml`; a project profile (`profiles/<name>.toml`) carries
-the same tables as `[verify]`, `[platform.*]`, `[model.*]` (vLLM's does) and hands them to
-`VerifySpec.from_table`. A project without one gets no verification: its records say "not
-verified" rather than guess.
+probes. A project's profile (`profiles/<name>.toml`) carries it as its `[verify]`,
+`[platform.*]` and `[model.*]` tables, which `spec_for` hands to `VerifySpec.from_table`. A
+project without them gets no verification: its records say "not verified" rather than guess.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 (pyproject pulls in tomli there)
-    import tomli as tomllib
 
 from kverr.errors import SourceError
 
-HERE = Path(__file__).resolve().parent
 _UNSET = object()
-SGLANG_SPEC = HERE / "sglang.toml"
 
 
 @dataclass(frozen=True)
@@ -73,7 +63,7 @@ class ArgvStage:
     entry: str
     modules: tuple[str, ...] = ()  # loaded for real with it, when the revision has them
     # The option that names a config file, and what the fix search writes into one: the
-    # launches of verify/configfile.py (empty: argv-time checks get no candidate launches).
+    # launches of verify/search/configfile.py (empty: argv-time checks get no candidate launches).
     config_option: str = ""
     config_name: str = "config.yaml"
     config_example: Mapping[str, Any] = field(default_factory=dict)
@@ -117,7 +107,7 @@ class VerifySpec:
     # Exception classes (by name) that wrap a check's own error: a validation library's
     # error that carries the check's ValueError; the run reports the check's own.
     wrappers: tuple[str, ...] = ()
-    # How validation steps reach a check (verify/steps.py): "self" follows `self.m()` and
+    # How validation steps reach a check (verify/sandbox/steps.py): "self" follows `self.m()` and
     # module functions; "all" also follows classes built (their __init__, __post_init__ and
     # methods decorated by one of `validators`) and methods called on any object.
     follow: str = "self"
@@ -162,12 +152,15 @@ class VerifySpec:
         return self.models[name or self.default_model]
 
     @classmethod
-    def from_table(cls, table: Mapping[str, Any], *, where: str = "profile") -> VerifySpec:
-        """A spec from a parsed TOML document: `[verify]`, `[platform.*]`, `[model.*]`."""
+    def from_table(
+        cls, table: Mapping[str, Any], *, where: str = "profile", phases: tuple[str, ...] = ()
+    ) -> VerifySpec:
+        """A spec from a parsed TOML document: `[verify]`, `[platform.*]`, `[model.*]`;
+        `phases`: the profile's [extract] phases, when [verify] names none."""
         try:
             v = table["verify"]
-            platforms = _profiles(table.get("platform", {}))
-            models = _profiles(table.get("model", {}))
+            platforms = _ordered(_profiles(table.get("platform", {})), v.get("try_platforms", ()))
+            models = _ordered(_profiles(table.get("model", {})), v.get("try_models", ()))
             spec = cls(
                 project=v["project"],
                 source_root=v.get("source_root", ""),
@@ -177,7 +170,7 @@ class VerifySpec:
                 args_class=v["args_class"],
                 add_args=v["add_args"],
                 from_args=v["from_args"],
-                phases=tuple(v["phases"]),
+                phases=tuple(v.get("phases") or phases),
                 launch=v["launch"],
                 base_args=tuple(v.get("base_args", ())),
                 env_prefix=v.get("env_prefix", ""),
@@ -197,8 +190,13 @@ class VerifySpec:
             )
         except (KeyError, TypeError) as exc:
             raise SourceError(
-                f"{where}: the verify table lacks or mistypes {exc}; see verify/sglang.toml."
+                f"{where}: the verify table lacks or mistypes {exc}; see profiles/sglang.toml."
             ) from None
+        if not spec.phases:
+            raise SourceError(
+                f"{where}: no validation phases; add [extract] phases (or [verify] phases),"
+                " the methods a launch calls in order."
+            )
         spec.platform()
         if spec.default_model not in spec.models:
             raise SourceError(f"{where}: default_model {spec.default_model!r} is not defined.")
@@ -213,6 +211,12 @@ def _argv_stage(t: Mapping[str, Any]) -> ArgvStage:
         config_name=t.get("config_name", "config.yaml"),
         config_example=dict(t.get("config_example", {})),
     )
+
+
+def _ordered(profiles: dict[str, Profile], order: list[str]) -> dict[str, Profile]:
+    """The profiles in the order a check is tried on them: those `order` names first (a
+    profile's tables reach here as canonical JSON, sorted by name)."""
+    return {name: profiles[name] for name in dict.fromkeys([*order, *profiles])}
 
 
 def _profiles(tables: Mapping[str, Any]) -> dict[str, Profile]:
@@ -257,19 +261,15 @@ def _profiles(tables: Mapping[str, Any]) -> dict[str, Profile]:
     return out
 
 
-def load_spec(path: Path = SGLANG_SPEC) -> VerifySpec:
-    """The spec in a TOML file (SGLang's by default)."""
-    try:
-        table = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SourceError(f"{path} cannot be read as TOML ({exc}); fix or restore it.") from None
-    return VerifySpec.from_table(table, where=str(path))
+def spec_for(profile: Any = None) -> VerifySpec:
+    """The verify spec of a project: its profile's [verify] tables, the phases its [extract]
+    table orders unless [verify] names its own; a profile without them (or None) gets the
+    default project's, and a project whose files lack that spec's main module is then not
+    verified: its records say so."""
+    from kverr.profile import default_profile
 
-
-def spec_for(profile: Any) -> VerifySpec:
-    """The verify spec of a project: its profile's [verify] tables when it has them (the place
-    a project's spec lives), else verify/'s own (the default project's). A project whose files
-    lack that spec's main module is then not verified, and its records say so."""
-    if profile is not None and profile.verify is not None:
-        return VerifySpec.from_table(json.loads(profile.verify), where=f"profile {profile.name}")
-    return load_spec()
+    if profile is None or profile.verify is None:
+        profile = default_profile()
+    return VerifySpec.from_table(
+        json.loads(profile.verify), where=f"profile {profile.name}", phases=profile.extract.phases
+    )

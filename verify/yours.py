@@ -2,14 +2,14 @@
 launch that passes them all (`kverr check`, and the personal fix of `kverr explain`).
 
 1. **Read it as the parser does** (`resolve`): the words the user typed, with the revision's
-   option table (verify/child.py's `options`): argparse's abbreviations (`--tp` for
+   option table (verify/sandbox/child.py's `options`): argparse's abbreviations (`--tp` for
    `--tp-size`) and aliases named once, a logged dictionary's dests turned into options,
    and of a logged dump of every field, only what differs from the parser's default.
 2. **Run it** (`run`) through the parser and every validation phase (Target until="end"),
    with the model it names (config.json of a local path, else a table of known models, else
    the spec's default model, and the checks that read it say so).
 3. **Fix it** (`fix`): the candidate changes of the check that fired (the fix search's own,
-   verify/search.py), plus values near the user's own for each option the check reads
+   verify/search/core.py), plus values near the user's own for each option the check reads
    (divisors and multiples of the numbers in the message, the next power of two). Each
    "after" must pass every phase, not only this check. Candidates are tried in the order a
    user wants them: never a feature the user did not ask for, a changed option they set
@@ -28,12 +28,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kverr.records.knowledge import candidates
 from kverr.records.pattern import pattern_for
-from kverr.verify.changes import describe
 from kverr.verify.harness import Log, Outcome, Target
-from kverr.verify.judge import Expect, fires
-from kverr.verify.stage import Bench
+from kverr.verify.search import candidates
+from kverr.verify.search.changes import describe
+from kverr.verify.step import Bench
+from kverr.verify.verdict import Expect, fires
 
 from kverr.ftypes import POSITIONAL, FixChange, Launch, Site
 

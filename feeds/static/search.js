@@ -13,12 +13,12 @@
   Array.prototype.forEach.call(list.children, function (li) { rows[li.getAttribute("data-id")] = li; });
   var order = Array.prototype.slice.call(list.children);
 
-  function toJsRegex(p) {
-    // Python named groups (?P<name>...) are (?<name>...) in JavaScript; the rest is shared syntax.
-    try { return p ? new RegExp(p.replace(/\(\?P</g, "(?<")) : null; } catch (e) { return null; }
-  }
+  // Python's whitespace, which a log line is searched with folded (kverr/pattern.py makes this line)
+  var BLANKS = /[\u0009\u000a\u000b\u000c\u000d\u001c\u001d\u001e\u001f\u0020\u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000]+/g;
+  function foldSpace(text) { return text.replace(BLANKS, " ").replace(/^ | $/g, ""); }
   index.forEach(function (e) {
-    e.re = toJsRegex(e.p);
+    // e.p is already in JavaScript's syntax (kverr.pattern.js_source)
+    try { e.re = e.p ? new RegExp(e.p) : null; } catch (err) { e.re = null; }
     e.hay = (e.m + " " + e.f.join(" ") + " " + e.t.join(" ") + " " + e.id).toLowerCase();
   });
 
@@ -37,7 +37,7 @@
   }
 
   function run(q) {
-    q = q.trim();
+    q = foldSpace(q);
     offerPages(q);
     list.querySelectorAll(".best").forEach(function (li) { li.classList.remove("best"); });
     if (!q) {

@@ -30,6 +30,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from kverr.extractor.pysource import module_or_none
+
 from kverr.ftypes import DocFile, DocLaunch, DocNote, Docs, FlagDecl
 
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
@@ -187,9 +189,8 @@ def _prose(paragraph: str, path: str, anchor: str, heading: str) -> list[DocNote
 
 def _fields(path: str, text: str) -> tuple[DocNote, ...]:
     """Each class field's docstring (`name: T = v` followed by a string literal)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = module_or_none(text)
+    if tree is None:
         return ()
     out = []
     for cls in ast.walk(tree):

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kverr.extractor.phases import negate
+from kverr.extractor.pysource import expr_or_none
 from kverr.records.conditions import (
     Atom,
     atoms_of,
     flag_attrs,
     join_words,
-    parse,
     phrase,
     show_value,
 )
@@ -86,7 +86,7 @@ def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step
 
 def substitute(expr: str, forms: dict[str, Form]) -> str:
     """`expr` over `args` with each flag an earlier phase changes read as the check reads it."""
-    node = parse(expr)
+    node = expr_or_none(expr)
     if node is None or not forms:
         return expr
     return ast.unparse(_subst(node, forms, boolean=True))
@@ -106,14 +106,14 @@ def _combine(prev: Form, value: str, cond: str) -> Form:
 
 
 def _conjuncts(cond: str) -> list[str]:
-    node = parse(cond)
+    node = expr_or_none(cond)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return [ast.unparse(v) for v in node.values]
     return [cond]
 
 
 def _grouped(cond: str) -> str:
-    node = parse(cond)
+    node = expr_or_none(cond)
     return f"({cond})" if isinstance(node, (ast.BoolOp, ast.IfExp)) else cond
 
 
@@ -122,7 +122,7 @@ def _over_args(
 ) -> str | None:
     """`self.<field>` reads in `text` as `args` reads (each flag as earlier steps left it);
     None when the text reads anything else (a platform probe, a computed field)."""
-    node = parse(text)
+    node = expr_or_none(text)
     if node is None:
         return None
     attrs: dict[str, Form] = {}
@@ -154,7 +154,7 @@ def _subst(node: ast.AST, forms: dict[str, Form], *, boolean: bool) -> ast.AST:
         and node.attr in forms
     ):
         form = forms[node.attr]
-        return parse(form.truthy if boolean else form.exact) or node
+        return expr_or_none(form.truthy if boolean else form.exact) or node
     for name, value in ast.iter_fields(node):
         inner = (
             boolean
@@ -242,7 +242,7 @@ def _changes(mine: Sequence[Atom], value: str | None, f: Facts) -> bool:
     """Whether a step that rewrites one value of the flag (`x == a` -> b) changes a test of the
     check on it: NEXTN read as EAGLE matters to `in (EAGLE, ...)`, not to `== NGRAM` or to
     `is not None`. Any other step may."""
-    node = parse(value or "")
+    node = expr_or_none(value or "")
     rewrites = [x for x in mine if x.op == "=="]
     if not rewrites or not isinstance(node, ast.Constant):
         return True
@@ -255,7 +255,7 @@ _VALUE_OPS = ("==", "!=", "in", "not in", "<", "<=", ">", ">=")
 
 
 def _value_words(value: str, decls: dict[str, FlagDecl]) -> str:
-    node = parse(value)
+    node = expr_or_none(value)
     if isinstance(node, ast.Attribute):
         return _flag_of(node.attr, decls) or value
     if isinstance(node, ast.Constant):

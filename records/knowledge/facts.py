@@ -4,12 +4,12 @@ declared choices and defaults.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from kverr.extractor.pysource import NOT_LITERAL, literal
 from kverr.records.conditions import (
     Atom,
     Reading,
@@ -127,9 +127,8 @@ def meets_default(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
     d = decls.get(atom.flag or "")
     if d is None or d.default is None or atom.via:
         return False  # unknown, or read through a fallback chain: spell the value out
-    try:
-        value = ast.literal_eval(d.default)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    value = literal(d.default)
+    if value is NOT_LITERAL:
         return False
     if value is None and atom.op not in ("is None", "unset"):
         # None is "not given": the server-args code often picks a value for it before the
@@ -165,14 +164,12 @@ def _choices(flag: str | None, decls: dict[str, FlagDecl]) -> tuple[str, ...] | 
     return d.choices if d and d.choices else None
 
 
-def _default(flag: str, decls: dict[str, FlagDecl]) -> object:
+def flag_default(flag: str, decls: dict[str, FlagDecl]) -> object:
     d = decls.get(flag)
     if d is None or d.default is None:
         return None
-    try:
-        return ast.literal_eval(d.default)
-    except (ValueError, SyntaxError):
-        return None
+    value = literal(d.default)
+    return None if value is NOT_LITERAL else value
 
 
 def _takes_value(decl: FlagDecl | None) -> bool:
@@ -256,7 +253,7 @@ def sample_value(flag: str, decls: dict[str, FlagDecl], docs: Docs | None = None
     if d and d.choices:
         return next((v for v in used if v in d.choices), d.choices[0])
     kind = (d.type if d else "") or ""
-    default = _default(flag, decls)
+    default = flag_default(flag, decls)
     if is_json(d):
         return json_example(d.help if d else None) or "{}"
     if "int" in kind or "float" in kind:

@@ -8,6 +8,7 @@ import ast
 import re
 from collections.abc import Sequence
 
+from kverr.extractor.pysource import expr_or_none
 from kverr.records.conditions import (
     Atom,
     cli_arg,
@@ -19,8 +20,8 @@ from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import (
     Facts,
     _choices,
-    _default,
     _takes_value,
+    flag_default,
     holds_for,
     invented,
     is_switch,
@@ -83,7 +84,7 @@ def _fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
     # A long choice list is noise in a sentence; preventionTips lists it in full.
     allowed = f" (declared choices: {', '.join(choices)})" if choices and len(choices) <= 6 else ""
     if atom.op == "unset" and _truthy_default(flag, decls):
-        default = show_value(_default(flag, decls))
+        default = show_value(flag_default(flag, decls))
         return f"Give {flag} a non-empty value, or leave it out for its default ({default})"
     words = {
         "set": lambda: f"Remove {flag}",
@@ -256,7 +257,7 @@ def _arg(
     if flag is None:
         return None
     choices = _choices(flag, decls)
-    default = _default(flag, decls)
+    default = flag_default(flag, decls)
     if atom.op in ("unset", "is None"):
         if atom.op == "unset" and _truthy_default(flag, decls):
             return _falsy_arg(flag, decls)  # leaving it out keeps the default, which is truthy
@@ -298,7 +299,7 @@ def _dropping_works(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
         d = decls.get(atom.flag or "")
         if d is None:
             return True  # undeclared here: assume the default is harmless
-        default = _default(atom.flag or "", decls)
+        default = flag_default(atom.flag or "", decls)
         if default is None and d.default != "None":
             return False  # a computed default may well be the banned value
         banned = atom.value if atom.op == "not in" else (atom.value,)
@@ -307,13 +308,13 @@ def _dropping_works(atom: Atom, decls: dict[str, FlagDecl]) -> bool:
 
 
 def _truthy_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
-    return bool(_default(flag, decls))
+    return bool(flag_default(flag, decls))
 
 
 def _falsy_arg(flag: str, decls: dict[str, FlagDecl]) -> str | None:
     """The fragment that gives a flag with a truthy default a falsy value: `--no-x` for a
     BooleanOptionalAction, an empty string, a zero; None when the command line cannot."""
-    d, default = decls.get(flag), _default(flag, decls)
+    d, default = decls.get(flag), flag_default(flag, decls)
     if d is not None and "BooleanOptional" in (d.action or ""):
         return "--no-" + flag.removeprefix("--")
     if isinstance(default, str):
@@ -420,10 +421,7 @@ def _keep_expr(text: str, holds: bool) -> str:
     code = text
     for fl in sorted(flags, key=len, reverse=True):
         code = re.sub(re.escape(fl) + r"(?![\w-])", f"__F{flags.index(fl)}__", code)
-    try:
-        node = ast.parse(code, mode="eval").body
-    except SyntaxError:
-        return ""
+    node = expr_or_none(code)
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _KEEP):
         return ""
     op = type(node.ops[0]) if holds else _FLIP[type(node.ops[0])]

@@ -9,9 +9,9 @@ the notice's own branch (Binding "assigned" after the innermost guard, and "sets
 
 from __future__ import annotations
 
-import ast
 import re
 
+from kverr.extractor.pysource import NOT_LITERAL, literal
 from kverr.records.conditions import Atom, dest_of, join_words, phrase, show_value
 from kverr.records.knowledge.facts import (
     _BOOL_OR_NONE,
@@ -47,14 +47,14 @@ def did(f: Facts) -> str:
 
 
 def _did(flag: str, value: str, f: Facts) -> str:
-    lit = _literal(value)
+    lit = literal(value)
     if lit is True:
         return f"turns {flag} on"
     if lit is False:
         return f"turns {flag} off"
     if lit is None and value.strip() == "None":
         return f"clears {flag}"
-    if lit is not _UNKNOWN:
+    if lit is not NOT_LITERAL:
         return f"sets {flag} to {show_value(lit)}"
     other = _flag_read(value, f)
     return f"sets {flag} to the value of {other}" if other else f"picks {flag} itself"
@@ -65,18 +65,20 @@ def solutions(f: Facts) -> list[str]:
     conditions test (choosing one the conditions do not test would not silence it), and for
     each value-taking flag whose absence is the condition ("falling back to auto discovery")."""
     out = [f"Pass {flag} yourself to choose its value" for flag in _unset(f)]
-    for flag, value, atom in _choosable(f):
-        lit = _literal(value)
+    for flag, value, atom in choosable(f):
+        lit = literal(value)
         if atom.op in ("unset", "is None") and lit is True:
             out.append(
                 f"Pass {flag} yourself: {f.profile.product} turns it on for this launch anyway"
             )
         elif atom.op in ("unset", "is None"):
-            used = f" ({f.profile.product} uses {show_value(lit)} otherwise)" if _shown(lit) else ""
+            used = (
+                f" ({f.profile.product} uses {show_value(lit)} otherwise)" if showable(lit) else ""
+            )
             out.append(f"Pass {flag} yourself to choose its value{used}")
         elif lit in (False, None) and atom.positive:
             out.append(f"Leave out {flag}: {f.profile.product} turns it off for this launch anyway")
-        elif _shown(lit) and (arg := _arg(flag, lit, f)):
+        elif showable(lit) and (arg := _arg(flag, lit, f)):
             out.append(f"Pass {arg} yourself: the value {f.profile.product} uses here")
     return out
 
@@ -103,14 +105,14 @@ _WHERE = ("model", "platform", "hardware", "env")
 def example_after(f: Facts, before: list[str]) -> list[str] | None:
     """`before` with the code's choices made explicit; None when no choice silences it."""
     after = list(before) + [f"{flag}={sample_value(flag, f.decls, f.docs)}" for flag in _unset(f)]
-    for flag, value, atom in _choosable(f):
-        lit = _literal(value)
+    for flag, value, atom in choosable(f):
+        lit = literal(value)
         mine = [a for a in after if a == flag or a.startswith(flag + "=")]
         if lit in (False, None) and atom.positive:
             after = [a for a in after if a not in mine]
         elif lit is True and atom.op in ("unset", "is None"):
             after.append(flag)
-        elif _shown(lit) and lit is not True and (arg := _arg(flag, lit, f)):
+        elif showable(lit) and lit is not True and (arg := _arg(flag, lit, f)):
             after = [a for a in after if a not in mine] + [arg]
     return after if after != before else None
 
@@ -149,32 +151,22 @@ def _unset(f: Facts) -> list[str]:
     )
 
 
-def _choosable(f: Facts) -> list[tuple[str, str, Atom]]:
+def choosable(f: Facts) -> list[tuple[str, str, Atom]]:
     """(flag, value, the condition on it) for each flag the code assigns that a condition of
     the notice tests, when choosing that value yourself makes the condition false (setting
     `--x=auto` yourself does not silence a notice that fires on `--x == "auto"`)."""
     tested = {a.flag: a for a in (*f.context, *f.direct) if a.flag}
     out = []
     for flag, value in chosen(f):
-        atom, lit = tested.get(flag), _literal(value)
-        if atom is not None and (lit is _UNKNOWN or not holds_for(atom, lit)):
+        atom, lit = tested.get(flag), literal(value)
+        if atom is not None and (lit is NOT_LITERAL or not holds_for(atom, lit)):
             out.append((flag, value, atom))
     return out
 
 
-_UNKNOWN = object()
-
-
-def _literal(text: str) -> object:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _UNKNOWN
-
-
-def _shown(value: object) -> bool:
+def showable(value: object) -> bool:
     """A value worth writing on a command line."""
-    return value is not _UNKNOWN and value is not None and not isinstance(value, (dict, set))
+    return value is not NOT_LITERAL and value is not None and not isinstance(value, (dict, set))
 
 
 def _flag_read(value: str, f: Facts) -> str | None:

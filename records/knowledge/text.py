@@ -4,12 +4,13 @@ the `documentation` field (why the check exists).
 
 from __future__ import annotations
 
-import ast
 import re
 
+from kverr.extractor.pysource import module_or_none
 from kverr.records.knowledge import docs, notices
 from kverr.records.knowledge.facts import Facts, meets_default
 
+from kverr import template
 from kverr.ftypes import FlagDecl, Profile
 
 
@@ -31,13 +32,7 @@ def _prose(text: str | None) -> str:
 
 def _is_code(line: str) -> bool:
     """A commented-out statement (`self.x = True`), which is not prose for a user."""
-    if not re.search(r"[=()\[\]]", line):
-        return False
-    try:
-        ast.parse(line)
-    except SyntaxError:
-        return False
-    return True
+    return bool(re.search(r"[=()\[\]]", line)) and module_or_none(line) is not None
 
 
 def _first_paragraph(doc: str | None) -> str:
@@ -288,7 +283,7 @@ def introduced(record: dict, commit: dict) -> dict:
     parts = dict(record.get("meaning") or {})
     if parts.get("why"):
         return record
-    message = re.sub(r"\{[^{}]*\}", " ", record.get("errorMessage") or "")
+    message = template.fold(record.get("errorMessage") or "", lambda _: " ")
     words = docs.content_words(message + " " + " ".join(record.get("flags") or []))
     para = next(
         (p for p in _body_paragraphs(commit.get("body") or "")

@@ -8,7 +8,8 @@ import ast
 from collections.abc import Sequence
 
 from kverr.extractor.phases import negate
-from kverr.records.conditions import Reading, dest_of, parse
+from kverr.extractor.pysource import expr_or_none
+from kverr.records.conditions import Reading, dest_of
 from kverr.records.knowledge import earlier
 from kverr.records.knowledge.facts import Facts, in_files
 from kverr.records.knowledge.fixes import solutions
@@ -62,13 +63,13 @@ def _check_message(f: Facts) -> str:
         if part.is_literal:
             out.append((part.text or "").replace("{", "{{").replace("}", "}}"))
             continue
-        node = parse(part.expr or "")
+        node = expr_or_none(part.expr or "")
         if node is None:
             return repr(f.message)
         expr = ast.unparse(_ToArgs(dests).visit(node))
         if not all(
             _is_args_attr(n) or isinstance(n, ast.Name) and n.id == "args"
-            for n in ast.walk(parse(expr))
+            for n in ast.walk(expr_or_none(expr))
             if isinstance(n, (ast.Name, ast.Attribute))
         ):
             return repr(f.message)
@@ -96,7 +97,7 @@ def _args_expr(test: str, r: Reading, decls: dict[str, FlagDecl]) -> str | None:
     """The guard over parsed `args`, or None when it reads anything but flags (a platform
     probe, a model attribute, a local variable). Calls are limited to a few pure builtins,
     string methods on a flag and `os.path` existence checks, so the check runs anywhere."""
-    node = parse(test)
+    node = expr_or_none(test)
     if node is None:
         return None
     flags = [a.flag for a in r.atoms if a.flag] + [fl for a in r.atoms for fl in a.flags]
@@ -116,7 +117,7 @@ def _args_expr(test: str, r: Reading, decls: dict[str, FlagDecl]) -> str | None:
 def _ordered_sides(expr: str) -> list[str]:
     """The values an expression orders or computes with (`<`, `>=`, `%`, `*`, ...) that read a
     flag: `args.x`, or a flag as an earlier phase left it (`(1 if args.y else args.x)`)."""
-    node = parse(expr)
+    node = expr_or_none(expr)
     out: list[str] = []
     for n in ast.walk(node) if node is not None else ():
         sides: list[ast.expr] = []
@@ -133,19 +134,19 @@ def _ordered_sides(expr: str) -> list[str]:
 
 
 def _binds_looser(expr: str) -> bool:
-    node = parse(expr)
+    node = expr_or_none(expr)
     return isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (
         isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)
     )
 
 
 def _is_not_none(side: str) -> str:
-    node = ast.Compare(parse(side), [ast.IsNot()], [ast.Constant(None)])  # type: ignore[arg-type]
+    node = ast.Compare(expr_or_none(side), [ast.IsNot()], [ast.Constant(None)])  # type: ignore[arg-type]
     return ast.unparse(node)
 
 
 def _conjuncts(expr: str) -> list[str]:
-    node = parse(expr)
+    node = expr_or_none(expr)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return [ast.unparse(v) for v in node.values]
     return [expr]
@@ -163,7 +164,7 @@ def _leaves(n: ast.expr) -> list[ast.expr]:
 def _may_be_none(side: str, decls: dict[str, FlagDecl]) -> bool:
     """Whether the value can be None: a branch is the constant None, or an option whose
     default is None or not a literal number the parser would put there."""
-    node = parse(side)
+    node = expr_or_none(side)
     for leaf in _leaves(node) if node is not None else ():
         if isinstance(leaf, ast.Constant):
             if leaf.value is None:
@@ -241,7 +242,7 @@ def type_guard(f: Facts) -> str | None:
     for r in f.readings:
         if r.role != "direct" or "isinstance(" not in r.guard.test:
             continue
-        node = parse(r.guard.test)
+        node = expr_or_none(r.guard.test)
         for n in ast.walk(node) if node is not None else ():
             if (
                 isinstance(n, ast.Call)

@@ -14,7 +14,7 @@ from kverr.records.conditions import (
     show_value,
 )
 from kverr.records.knowledge import docs, earlier
-from kverr.records.knowledge.facts import Facts, _default, _takes_value, meets_default
+from kverr.records.knowledge.facts import Facts, _takes_value, flag_default, meets_default
 from kverr.records.knowledge.text import feature_flags, model_option
 
 
@@ -97,7 +97,7 @@ def _with_values(atoms: list[Atom], f: Facts) -> list[str]:
 def _without(a: Atom, f: Facts) -> bool:
     """`not cfg.x` reads "without --x", unless x defaults to something truthy: then only an
     explicitly empty value gets here."""
-    return bool(a.flag) and a.op == "unset" and not _default(a.flag or "", f.decls)
+    return bool(a.flag) and a.op == "unset" and not flag_default(a.flag or "", f.decls)
 
 
 def _at_default(a: Atom, f: Facts) -> str:

@@ -2,7 +2,7 @@
 
 A Stub refuses every comparison; some values are compared all the time and mean nothing
 beyond themselves: torch's dtypes (`dtype == torch.float16`, `dtype in supported_dtypes`).
-A platform profile names them, `"torch.float16" = "@ref:kverr.verify.fakes:float16"`: each is
+A platform profile names them, `"torch.float16" = "@ref:kverr.verify.sandbox.fakes:float16"`: each is
 equal to itself only, hashable, and prints as the library prints it. Stdlib only (the child
 imports it before the sandbox's finder, which would stub it).
 """

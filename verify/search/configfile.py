@@ -1,7 +1,7 @@
 """The fix search for checks decided at argv time: what a launch's config file can get wrong.
 
-A check of the argv stage (verify/argv.py: the config merger) reads the words of the command
-line and the file they name, not the options' values, so the launches search.py builds from
+A check of the argv stage (verify/sandbox/argv.py: the config merger) reads the words of the command
+line and the file they name, not the options' values, so the launches core.py builds from
 conditions on options never reach it. Here the search tries a fixed family of launches around
 the spec's config option ([verify.argv] config_option, config_name, config_example), each a
 mistake a user makes with a config file, paired with its repair. The revision's own check is
@@ -34,9 +34,9 @@ from typing import Any
 
 from kverr.records.knowledge.facts import sample_value
 from kverr.verify.harness import Outcome, Target
-from kverr.verify.judge import Expect, fires, passes, what_happened
-from kverr.verify.search import Found, Runner
+from kverr.verify.search.core import Runner
 from kverr.verify.spec import ArgvStage
+from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
 
@@ -66,18 +66,19 @@ class ConfigSearch:
         options: Mapping[str, Mapping[str, Any]],
         decls: Mapping[str, FlagDecl],
         platform: str = "",
+        command: tuple[str, tuple[str, ...]] = ("", ()),
     ) -> None:
-        self._run, self.platform = run, platform
+        self._run, self.platform, self.command = run, platform, command
         self.options, self.decls = options, dict(decls)
         self.option, self.name = stage.config_option, stage.config_name
         # The example's keys that are options of this revision's parser (an old one may lack
         # them): what every written file holds.
         self.example = {k: v for k, v in stage.config_example.items() if f"--{k}" in options}
 
-    def find(self, expect: Expect, target: Target) -> Found:
+    def find(self, expect: Expect, target: Target) -> Verdict:
         runs = 0
         fired: tuple[Member, Outcome] | None = None  # raised it, no repair passed
-        fallback: Found | None = None  # verified by a repair ranked below a member's first
+        fallback: Verdict | None = None  # verified by a repair ranked below a member's first
         last: Outcome | None = None
         members = list(self.members())
         for member in members:
@@ -89,8 +90,8 @@ class ConfigSearch:
                 result = self._run(after, target, ())
                 runs += 1
                 if passes(result, expect):
-                    found = Found("verified", "", member.before, after, change, runs, True,
-                                  self.platform)  # fmt: skip
+                    found = verified(member.before, after, change, self.command,
+                                     platform=self.platform, runs=runs)  # fmt: skip
                     if i == 0 or not member.first_only:
                         return found
                     fallback = fallback or found
@@ -105,14 +106,13 @@ class ConfigSearch:
                 f"{member.what} raised it, but none of its {len(member.repairs)} repairs "
                 f"passed; the first {what_happened(result)}"
             )
-            return Found("unverified", reason, member.before, None, None, runs, True,
-                         self.platform)  # fmt: skip
+            return Verdict("unverified", reason, self.platform, runs=runs)
         said = what_happened(last) if last is not None else "was never run"
         kinds = "; ".join(dict.fromkeys(m.what for m in members))
         reason = (
             f"none of {len(members)} {self.option} launches raised it ({kinds}); the last {said}"
         )
-        return Found("unverified", reason, runs=runs, platform=self.platform)
+        return Verdict("unverified", reason, self.platform, runs=runs)
 
     # ------------------------------------------------------------ the family
 
@@ -127,7 +127,7 @@ class ConfigSearch:
         return self._launch((self.option, self.name), *extra, texts={self.name: self.example})
 
     def _fix(self, note: str, *edits: tuple[str, str, str | None]) -> FixChange:
-        """A repair: `note` is its solution text (stage.py shows it as the first solution)."""
+        """A repair: `note` is its solution text (verdict.py shows it as the first solution)."""
         return FixChange((("set", self.option, self.name), *edits), "config", note)
 
     def members(self) -> Iterator[Member]:

@@ -9,9 +9,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import is_json
-from kverr.verify.solve import ENV
+from kverr.verify.sandbox.solve import ENV
+from kverr.verify.search import candidates
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
 
@@ -38,14 +38,14 @@ def rank(found: Sequence[FixChange], before: Launch, message: str = "") -> list[
         # Emptying an option the launch sets (`--x ''`) gives it up as much as removing it.
         gives_up = any(
             (op == "drop" or (op == "set" and v == "")) and before.has(n) for op, n, v in c.edits
-        ) or _undoes(FixChange(tuple(e for e in c.edits if e[0] == "env"), c.source), before)
+        ) or undoes(FixChange(tuple(e for e in c.edits if e[0] == "env"), c.source), before)
         return (
             c.source == "remove" or (gives_up and not moved),
             c.source == "feature" and c not in printed,
             bool(printed) and any(op == "env" for op, _, _ in c.edits),
             any(before.has(n) for n in names) and not moved,
             len(c.edits),
-            _metavar(c),  # the option's name in capitals says less than a real value
+            is_metavar(c),  # the option's name in capitals says less than a real value
             candidates._RANK.get(c.source, 9),
         )
 
@@ -70,7 +70,7 @@ def _to_printed(c: FixChange, before: Launch, message: str) -> bool:
     )
 
 
-def _metavar(c: FixChange) -> bool:
+def is_metavar(c: FixChange) -> bool:
     """A value of the change is only its option's name in capitals (EPLB_ALGORITHM)."""
     return any(
         op == "set" and isinstance(v, str) and v == n.lstrip("-").replace("-", "_").upper()
@@ -84,7 +84,7 @@ def _moves(c: FixChange, before: Launch) -> bool:
     return any(op == "set" and v in dropped and v is not None for op, _, v in c.edits)
 
 
-def _undoes(c: FixChange, launch: Launch) -> bool:
+def undoes(c: FixChange, launch: Launch) -> bool:
     """Drops or empties an option the launch set, or unsets or changes an environment
     variable it set (`FAKE_TURBO=true` where the code wants "1" gives turbo up as surely as
     unsetting it)."""
@@ -95,7 +95,9 @@ def _undoes(c: FixChange, launch: Launch) -> bool:
     )
 
 
-def _edit(flag: str, value: Any, decls: Mapping[str, FlagDecl]) -> tuple[str, str, str | None]:
+def solved_edit(
+    flag: str, value: Any, decls: Mapping[str, FlagDecl]
+) -> tuple[str, str, str | None]:
     if flag.startswith(ENV):  # an environment variable the guard reads (solve.py)
         return ("env", flag[len(ENV) :], None if value is None else str(value))
     if isinstance(value, dict) or (isinstance(value, list) and is_json(decls.get(flag))):

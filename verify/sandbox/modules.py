@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kverr.verify import stubs
+from kverr.verify.sandbox import stubs
 
 _LAZY_ANNOTATIONS = __future__.annotations.compiler_flag
 _DEBUG = bool(os.environ.get("KVERR_VERIFY_DEBUG"))  # print why a definition became a stub
@@ -53,13 +53,13 @@ class SourceTree:
         self._texts: dict[str, str] = {}
         self._trees: dict[str, ast.Module] = {}
 
-    def _base(self, module: str) -> str:
+    def base(self, module: str) -> str:
         base = module.replace(".", "/")
         return f"{self.root}/{base}" if self.root else base
 
     def locate(self, module: str) -> tuple[str | None, bool] | None:
         """(source path or None, is_package) for a module of the tree, None when absent."""
-        base = self._base(module)
+        base = self.base(module)
         if base + ".py" in self.files:
             return base + ".py", False
         if base + "/__init__.py" in self.files:

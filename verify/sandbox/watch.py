@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from kverr.verify import solve, stubs
+from kverr.verify.sandbox import solve, stubs
 
 
 class Watch:

@@ -21,8 +21,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.verify import derive, stubs
-from kverr.verify.values import compared_in, listed, others_words, separators
+from kverr.verify.sandbox import derive, stubs
+from kverr.verify.sandbox.compared import compared_in, listed, others_words, separators
 
 _NUMBERS = (1, 2, 4, 8, 3, 16, 32, 64, 0, -1)
 MAX_FOUND = 4
@@ -36,7 +36,7 @@ _UNSET = object()
 
 def raises(thunk: Any, caught: Any) -> bool:
     """Whether `thunk()` raises one of `caught`: the guard of an `except` clause, "the try
-    body raises" (search.py writes it as `__kverr_raises__(lambda: (...), (E, ...))`)."""
+    body raises" (search/core.py writes it as `__kverr_raises__(lambda: (...), (E, ...))`)."""
     try:
         thunk()
     except caught:
@@ -421,7 +421,7 @@ def _domain(
     choices, a few numbers around the guard's own (ints and floats); for free text, the
     strings the guard compares this attribute with (`own`: values, fragments looked for in
     it), then the values the option is known to take (its help's examples, what the code
-    compares it with elsewhere: verify/values.py) and its sample value; a value the guard
+    compares it with elsewhere: verify/search/values.py) and its sample value; a value the guard
     splits into a list, those values' items repeated or with a stranger among them. Never the
     guard's or the function's other strings: those are other options' words (`--device
     flashinfer`)."""

@@ -2,10 +2,10 @@
 
 A revision's config merger reads its file with `yaml.safe_load`. The only config files a
 sandboxed run ever reads are the ones the fix search wrote into the child's work directory
-(verify/configfile.py), and those hold JSON text, which YAML reads as the same mapping, list
+(verify/search/configfile.py), and those hold JSON text, which YAML reads as the same mapping, list
 or scalar. So this module answers exactly what PyYAML would for them: JSON text as its value,
 an empty (or blank) file as None, anything else a YAMLError, as PyYAML raises for text that
-does not parse. Declared in the spec as a substitute (`yaml = "kverr.verify.json_yaml"`).
+does not parse. Declared in the spec as a substitute (`yaml = "kverr.verify.sandbox.json_yaml"`).
 """
 
 from __future__ import annotations

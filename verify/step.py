@@ -1,54 +1,52 @@
-"""The verify stage of a build: one revision's records in, a verdict per record out.
+"""verify: every record's fix run through its revision's own check (`kverr build --verify`).
 
-    verdicts = verify_revision(exts, records, session)
+    records, report = verify_step(plan, cache, scan, records, pinned=..., repo=REPO)
 
-`Session` holds what one build shares: the spec, the platform, the repository, the run cache
-and one Harness per revision (started only when a run misses the cache). A verdict carries the
-record's `verification` field and, when verified, the example fix and the first solution;
-`apply_verdict` writes them into the record. A record shows a command only when its check
-passed it; every other record keeps its advice (solutions), marked not verified.
+Records are verified at the revision their newest form was built at, one revision at a time:
+`verify_revision` gives a verdict (verify/verdict.py) per record of one revision. `Session`
+holds what one build shares: the spec, the platform, the repository, the run cache and one
+Harness per platform (started only when a run misses the cache). A record shows a command only
+when its check passed it; every other record keeps its advice (solutions), marked not verified.
+
+Two caches keep a rebuild cheap: `verdict` (a record's whole verdict, keyed by the file set,
+the record, the harness code, spec and platform) and `verifyrun` (one run of the check, keyed
+the same way plus the launch), so editing the search reruns only what changed. Without
+--verify every record says so in its `verification` field (records/__init__.py). The build
+hands in its plan, cache and scan (pipeline/): this module reads them, never imports them.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
-import shlex
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kverr.extractor.pysource import parse_module
 from kverr.records import flag_map
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
-from kverr.records.knowledge.notices import NOTHING
 from kverr.records.pattern import pattern_for
-from kverr.verify import reading, steps, values
-from kverr.verify.configfile import ConfigSearch
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
-from kverr.verify.judge import Expect
-from kverr.verify.search import Found, Search, fields_of
-from kverr.verify.spec import VerifySpec
+from kverr.verify.parsing import judge_argparse
+from kverr.verify.sandbox import steps
+from kverr.verify.search import reading, values
+from kverr.verify.search.configfile import ConfigSearch
+from kverr.verify.search.core import Search, fields_of
+from kverr.verify.spec import VerifySpec, spec_for
+from kverr.verify.verdict import Expect, Verdict
 
 from kverr.ftypes import FileExtraction, FlagDecl, Launch, Revision, Site
 
-STATUSES = ("verified", "unverified", "not-applicable")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    verification: dict[str, Any]  # {"status", "platform", "revision", "reason"}
-    example_fix: str | None = None  # the verified before/after; None: see `keep_fix`
-    solution: str | None = None  # the verified change in words
-    keep_fix: bool = True  # False: show no command (only a verified one is shown)
-    runs: int = 0
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -156,7 +154,7 @@ def _fingerprint(spec: VerifySpec, platform: str) -> str:
     """Everything besides the files that decides what a run does: the harness code, the
     spec and the platform profile."""
     h = hashlib.sha256(HARNESS_VERSION.encode())
-    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
         h.update(path.read_bytes())
     h.update(repr(spec).encode())
     h.update(platform.encode())
@@ -220,7 +218,7 @@ def options_of(
     if hit is not None:
         return json.loads(hit)
     harness = session.harness(revision, overrides)
-    harness._start()
+    harness.start()
     info = {"ready": bool(harness.info.get("ready")), "reason": harness.info.get("reason", "")}
     info["options"] = harness.info.get("options", {})
     info["loaded"] = harness.info.get("loaded", {})
@@ -260,7 +258,7 @@ def parser_decls(decls: Mapping[str, FlagDecl], options: Mapping[str, Any]) -> d
             type=kind,
         )
     for name, opt in options.items():
-        # A JSON option's fields as its class declares them (verify/kinds.py): the dotted
+        # A JSON option's fields as its class declares them (verify/sandbox/kinds.py): the dotted
         # options take `true`, a number, a JSON list, one of the declared values.
         # A field the extractor did not list (one of a nested config: `pass_config.enable_sp`)
         # is added: the parser takes it as `--x.pass_config.enable_sp true` all the same.
@@ -313,13 +311,17 @@ class Bench:
     texts: dict[str, str]  # path -> source text of the revision's file set
     fields: dict[str, Any]
 
+    def __post_init__(self) -> None:
+        self._spans = [(s.file, s.line, max(s.end_line, s.line), s) for s in self.sites
+                       if s.kind in ("raise", "assert", "exit")]  # fmt: skip
+        self._plan: tuple[Any, dict[str, Any]] | None = None
+
     def by_line(self, file: str, line: int) -> Facts | None:
         """The facts of the raise/assert site whose statement holds (file, line)."""
-        return self._by_line(file, line)
-
-    def __post_init__(self) -> None:
-        self._by_line = _by_line(self.sites, self.facts)
-        self._plan: tuple[Any, dict[str, Any]] | None = None
+        spans = self._spans
+        return next(
+            (self.facts[id(s)] for f, a, b, s in spans if f == file and a <= line <= b), None
+        )
 
     def ways_in(self, file: str, function: str | None) -> list[tuple[str, int, str, bool]]:
         """The tests of the validation steps that decide whether a step reaching the function
@@ -329,7 +331,7 @@ class Bench:
         if self._plan is None:
             spec = self.session.spec
             loaded = [p for p in self.info.get("loaded", {}).values() if p in self.texts]
-            trees = {p: ast.parse(self.texts[p]) for p in loaded}
+            trees = {p: parse_module(self.texts[p]) for p in loaded}
             plan = steps.plan_steps(
                 {p: self.texts[p] for p in loaded}, spec.main_path, spec.args_class,
                 spec.phases, trees, follow=spec.follow, validators=spec.validators,
@@ -365,6 +367,7 @@ class Bench:
             self.ways_in,
             session.spec.main_path,
             {o["class"]: o["dest"] for o in self.info.get("options", {}).values() if "class" in o},
+            (session.spec.launch, session.spec.base_args),
         )
 
 
@@ -397,7 +400,7 @@ def bench_for(
     return Bench(
         session, revision, key, overrides, info, sites,
         assign_ids(sites, previous, session.profile), decls,
-        _facts(sites, decls, session.profile), texts, fields,
+        _Facts(sites, decls, session.profile), texts, fields,
     )  # fmt: skip
 
 
@@ -419,21 +422,24 @@ def verify_revision(
     overrides = dict(overrides or {})
     key = files_key(label or revision, files)
     wanted = {r["id"]: r for r in records}
-    shown = label or revision
-    name = shown.sha[:12] if shown.sha else (shown.tags[0] if shown.tags else "?")
+    name = _name(label or revision)
     base = {"platform": session.platform_name, "revision": name}
+
+    def kept(reason: str) -> dict[str, Verdict]:  # nothing ran: each record keeps its fix
+        return {rid: Verdict("unverified", reason, keep_fix=True, **base) for rid in wanted}
+
     if not wanted:
         return {}
     if not revision.sha:
         # A snapshot's files are in no commit: the modules they import cannot be read lazily
         # from it, so nothing there is run.
-        reason = "this revision is a snapshot of files from disk, not a commit the harness can read"
-        return {rid: _verdict("unverified", reason, base) for rid in wanted}
+        return kept(
+            "this revision is a snapshot of files from disk, not a commit the harness can read"
+        )
     bench = bench_for(exts, session, revision, key=key, overrides=overrides, previous=previous)
     info = bench.info
     if not info["ready"]:
-        reason = f"the revision's code does not load in the sandbox: {info['reason']}"
-        return {rid: _verdict("unverified", reason, base) for rid in wanted}
+        return kept(f"the revision's code does not load in the sandbox: {info['reason']}")
     sites, ids, decls, facts = bench.sites, bench.ids, bench.decls, bench.facts
     loaded = set(info["loaded"].values())
 
@@ -446,11 +452,11 @@ def verify_revision(
         if site.file in argv_files:
             why = _not_at_argv_time(session.spec, info.get("argv") or {}, site)
             if why:
-                out[rid] = _verdict("unverified", why, base, keep_fix=False)
+                out[rid] = Verdict("unverified", why, **base)
                 continue
         elif site.file not in loaded:
             reason = f"{site.file} is not among the modules whose validation the harness runs"
-            out[rid] = _verdict("not-applicable", reason, base)
+            out[rid] = Verdict("not-applicable", reason, keep_fix=True, **base)
             continue
         todo.append((rid, site))
 
@@ -466,15 +472,13 @@ def verify_revision(
                 run = bench.runner(worker=worker)
                 target = Target(site.file, site.function, site.line, site.end_line)
                 configs = ConfigSearch(run, session.spec.argv, info["options"], decls,
-                                       session.platform_name)  # fmt: skip
-                found = configs.find(expect, target)
+                                       session.platform_name, search.command)  # fmt: skip
+                v = configs.find(expect, target)
             else:
-                found = search.find(facts[id(site)], expect)
-            if found.unreached:
-                found = replace(
-                    found, reason=found.reason + _elsewhere(session, revision, site, loaded)
-                )
-            mine[rid] = _from_found(found, base, session.spec)
+                v = search.find(facts[id(site)], expect)
+            if v.unreached:
+                v = replace(v, reason=v.reason + _elsewhere(session, revision, site, loaded))
+            mine[rid] = replace(v, platform=v.platform or base["platform"], revision=name)
         return mine
 
     workers = max(1, min(session.workers, len(todo)))
@@ -483,11 +487,7 @@ def verify_revision(
     else:
         for mine in session.pool().map(verify_share, range(workers)):
             out.update(mine)
-    for rid in wanted:
-        out.setdefault(
-            rid, _verdict("unverified", "no site of this revision holds the record", base)
-        )
-    return out
+    return {**kept("no site of this revision holds the record"), **out}
 
 
 def _elsewhere(session: Session, revision: Revision, site: Site, loaded: set[str]) -> str:
@@ -576,29 +576,6 @@ class _Facts(dict):
         return value
 
 
-def _facts(sites: Sequence[Site], decls: dict[str, FlagDecl], profile: Any) -> dict[int, Facts]:
-    return _Facts(sites, decls, profile)
-
-
-def _by_line(
-    sites: Sequence[Site], facts: Mapping[int, Facts]
-) -> Callable[[str, int], Facts | None]:
-    """(file, line) -> the facts of the raise/assert site whose statement holds that line."""
-    spans = [
-        (s.file, s.line, max(s.end_line, s.line), s)
-        for s in sites
-        if s.kind in ("raise", "assert", "exit")
-    ]
-
-    def find(file: str, line: int) -> Facts | None:
-        for f, start, end, s in spans:
-            if f == file and start <= line <= end:
-                return facts[id(s)]
-        return None
-
-    return find
-
-
 def _expect(site: Site, record: Mapping[str, Any]) -> Expect:
     error_class = record.get("errorClass") or site.error_class
     if site.kind == "assert":
@@ -613,78 +590,278 @@ def _expect(site: Site, record: Mapping[str, Any]) -> Expect:
     )
 
 
-def _verdict(status: str, reason: str, base: Mapping[str, str], **kw: Any) -> Verdict:
-    return Verdict({"status": status, **base, "reason": reason}, **kw)
+# ---------------------------------------------------------------- the build's step
 
 
-def _from_found(found: Found, base: Mapping[str, str], spec: VerifySpec) -> Verdict:
-    base = {**base, "platform": found.platform or base["platform"]}
-    if found.status == "verified" and found.model:
-        base["model"] = found.model  # the model profile the check ran with, when not the default
-    if found.status == "verified" and found.before is not None and found.after is not None:
-        before = found.before.command(spec.launch, spec.base_args)
-        after = found.after.command(spec.launch, spec.base_args)
-        assert found.change is not None
-        # A config-file repair says itself what it changed (configfile.py).
-        words = found.change.note if found.change.source == "config" else ""
-        return _verdict(
-            "verified",
-            "",
-            base,
-            example_fix=f"# before\n{before}\n# after\n{after}",
-            solution=words or solution_text(found.change),
-            keep_fix=False,
-            runs=found.runs,
+@dataclass
+class VerifyReport:
+    """What the build prints: per status counts, and the rate that matters (raise/assert
+    records of the newest commit with a verified fix)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    newest: str = ""  # short sha of the newest commit built
+    errors_newest: int = 0  # raise/assert records at it
+    verified_newest: int = 0
+    runs: int = 0  # runs of the check this build (cache misses)
+    cached: int = 0  # runs answered by the cache
+    platform: str = ""
+    main_file: str = ""  # the args class's file (server_args.py): the issue's 151 records
+    main_errors_newest: int = 0
+    main_verified_newest: int = 0
+    na_newest: int = 0  # raise/assert records at the newest commit that are not applicable
+    not_run: str = ""  # why nothing ran (a project with no verify spec): no platform then
+    argparse_records: int = 0  # argparse records of one flag (the generic one has no fix)
+    argparse_verified: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counts": dict(sorted(self.counts.items())),
+            "newest": self.newest,
+            "errorsNewest": self.errors_newest,
+            "verifiedNewest": self.verified_newest,
+            "notApplicableNewest": self.na_newest,
+            "mainFile": self.main_file,
+            "mainErrorsNewest": self.main_errors_newest,
+            "mainVerifiedNewest": self.main_verified_newest,
+            "platform": self.platform,
+            **({"notRun": self.not_run} if self.not_run else {}),
+            "argparseRecords": self.argparse_records,
+            "argparseVerified": self.argparse_verified,
+        }
+
+
+class _Runs(MutableMapping[str, str]):
+    """The run cache as a mapping: reads through to sqlite, writes collected and flushed."""
+
+    def __init__(self, cache: Any, ns: str) -> None:
+        self.cache, self.ns, self.new = cache, ns, {}
+
+    def __getitem__(self, key: str) -> str:
+        if key in self.new:
+            return self.new[key]
+        hit = self.cache.get(self.ns, key)
+        if hit is None:
+            raise KeyError(key)
+        return hit
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.new[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        self.new.pop(key, None)
+
+    def __iter__(self):
+        return iter(self.new)
+
+    def __len__(self) -> int:
+        return len(self.new)
+
+    def flush(self) -> None:
+        if self.new:
+            self.cache.put_many(self.ns, self.new)
+            self.cache.commit()
+            self.new = {}
+
+
+def verify_step(
+    plan: Any,
+    cache: Any,
+    scan: Any,
+    records: list[dict],
+    *,
+    pinned: Mapping[str, int],
+    repo: Path,
+    platform: str | None = None,
+    progress: Progress | None = None,
+    workers: int = 1,
+    occurrences: Sequence[dict] = (),
+    trust_repo: bool = False,
+) -> tuple[list[dict], VerifyReport]:
+    """`records` with their verification (and verified fixes), and the build's report.
+    `pinned`: id -> the revision ord its newest form is built at (pipeline's pin_to_commits);
+    `occurrences`: where each record applies; an argparse record is judged at the newest
+    revision it applies at (its own parser, verify/parsing.py)."""
+    spec = spec_for(plan.profile)
+    progress = progress or (lambda phase, done, total: None)
+    report = VerifyReport(platform=spec.platform(platform).name, main_file=spec.main_path)
+    if not any(path == spec.main_path for files in plan.files for path, _ in files):
+        # Another project: no spec says how to run its validation yet, so nothing is
+        # verified, and each record says why rather than a harness error.
+        profile = plan.profile
+        reason = (
+            f"kverr has no verify spec for {profile.product} yet (profile {profile.name} has no"
+            " [verify] table)"
+            if profile is not None and not profile.verifiable()
+            else f"kverr has no verify spec for this project ({spec.main_path} is not in its files)"
         )
-    # A command is shown only when the check passed it: a fix the check rejected, or one it
-    # could not judge (a stub decided a branch, the code is not part of validation, like
-    # PortArgs.init_new's "please provide --dist-init-addr"), is advice only.
-    return _verdict(found.status, found.reason, base, keep_fix=False, runs=found.runs)
-
-
-def solution_text(change: Any) -> str:
-    """The verified change as an instruction: "Launch with --tp-size 2 and --moe-dp-size 2",
-    "Remove --x", "Launch with --language-only, without --encoder-only"."""
-    adds, drops, unsets = [], [], []
-    for op, name, value in change.edits:
-        words = [str(v) for v in value] if isinstance(value, (tuple, list)) else None
-        if op == "set" and words is not None:
-            # the words of a list option, as a command line has them
-            value = " ".join(shlex.quote(w) for w in words)
-        elif op == "set" and value is not None and re.search(r"[{}\s'\"]", str(value)):
-            value = shlex.quote(str(value))
-        if op == "set" and value is not None and re.search(r"[{}'\"]", str(value)):
-            adds.append(f"`{name} {value}`")  # JSON, quoted words: a code span to copy
-        elif op == "set":
-            adds.append(f"{name} {value}" if value is not None else name)
-        elif op == "env" and value is not None:
-            adds.append(f"{name}={value}")
-        elif op == "env":
-            unsets.append(name)
-        elif op == "drop":
-            drops.append(name)
-    if not adds:
-        parts = [f"Remove {' and '.join(drops)}"] if drops else []
-        parts += [f"unset {' and '.join(unsets)}"] if unsets else []
-        text = "; ".join(parts)
-        return text[:1].upper() + text[1:]
-    text = "Launch with " + " and ".join(adds)
-    return text + (", without " + " and ".join(drops + unsets) if drops + unsets else "")
-
-
-def apply_verdict(record: dict, verdict: Verdict) -> dict:
-    """The record with its verification, and the verified fix in place of the derived one."""
-    out = dict(record)
-    out["verification"] = dict(verdict.verification)
-    if verdict.example_fix is not None:
-        out["exampleFix"] = verdict.example_fix
-    elif not verdict.keep_fix:
-        out["exampleFix"] = ""
-    if verdict.solution:
-        # A verified change beats "Nothing to change" (what the code alone says of a notice).
-        out["solutions"] = [verdict.solution] + [
-            s
-            for s in record.get("solutions", [])
-            if s != verdict.solution and not s.startswith(NOTHING)
+        report.platform, report.main_file, report.not_run = "", "", reason
+        out = [
+            # Nothing ran, so no fix is known to be wrong: each is kept and shown marked "not
+            # verified" with the reason (a fix the check rejects is what gets dropped).
+            Verdict("unverified", reason, None, None, keep_fix=True).apply(r)
+            for r in records
         ]
+        _count(report, out, plan)
+        return out, report
+    by_sha = {r.sha: i for i, r in enumerate(plan.revisions) if r.sha}
+    owed: dict[int, list[dict]] = {}
+    parsed: dict[int, list[dict]] = {}  # argparse records, by the newest revision they apply at
+    newest = _newest_ords(occurrences)
+    for rec in records:
+        last = len(plan.revisions) - 1
+        if rec.get("scope") == "launch-path":
+            continue  # its check runs after start-up: records/ says so in its verification
+        if rec.get("kind") == "argparse":
+            parsed.setdefault(newest.get(rec["id"], last), []).append(rec)
+        else:
+            owed.setdefault(pinned.get(rec["id"], last), []).append(rec)
+    runs = _Runs(cache, "verifyrun")
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix=".kverr-verify-", dir=cache.path.parent) as tmp:
+        session = Session(
+            spec,
+            str(repo),
+            Path(tmp),
+            platform=platform,
+            cache=runs,
+            workers=workers,
+            trust_repo=trust_repo,
+        )
+        fp = _fingerprint(spec, session.platform_name)
+        try:
+            done = 0
+            # One pass over the revisions, each loaded once: an argparse record's revision is
+            # often one whose checks are verified too.
+            for ord_ in sorted(set(owed) | set(parsed)):
+                recs = owed.get(ord_, []) + parsed.get(ord_, [])
+                revision, base, overrides = _where(plan, ord_, by_sha)
+                files = plan.files[ord_]
+                key = files_key(revision, files)
+                verdicts, todo = _cached_verdicts(cache, fp, key, recs)
+                checks = [r for r in todo if r.get("kind") != "argparse"]
+                if checks:
+                    exts = scan.loader.load(files, text=True)
+                    verdicts.update(verify_revision(
+                        exts, checks, session, base, files=files, overrides=overrides,
+                        previous=scan.previous_at(ord_), label=revision,
+                    ))  # fmt: skip
+                if len(checks) < len(todo):
+                    argparse = [r for r in todo if r.get("kind") == "argparse"]
+                    verdicts.update(
+                        _judge_argparse(
+                            plan.profile, session, argparse, revision, base, overrides, key
+                        )
+                    )
+                cache.put_many(
+                    "verdict",
+                    {_vkey(fp, key, r): json.dumps(asdict(verdicts[r["id"]])) for r in todo},
+                )
+                runs.flush()
+                out.update((rec["id"], verdicts[rec["id"]].apply(rec)) for rec in recs)
+                done += len(recs)
+                progress("verify", done, len(records))
+        finally:
+            session.close()
+            runs.flush()
+    report.runs, report.cached = int(session.stats["runs"]), int(session.stats["cached"])
+    result = [out.get(r["id"], r) for r in records]
+    _count(report, result, plan)
+    return result, report
+
+
+def _newest_ords(occurrences: Sequence[dict]) -> dict[str, int]:
+    """id -> the newest revision ord any of its occurrence spans reaches."""
+    out: dict[str, int] = {}
+    for occ in occurrences:
+        out[occ["id"]] = max(out.get(occ["id"], -1), occ["to"])
     return out
+
+
+def _cached_verdicts(
+    cache: Any, fp: str, key: str, recs: list[dict]
+) -> tuple[dict[str, Verdict], list[dict]]:
+    """(id -> the verdict a build before reached, the records still to judge) for `recs` of
+    the revision whose files hash to `key`."""
+    verdicts: dict[str, Verdict] = {}
+    todo = []
+    for rec in recs:
+        hit = cache.get("verdict", _vkey(fp, key, rec))
+        if hit is None:
+            todo.append(rec)
+        else:
+            verdicts[rec["id"]] = Verdict(**json.loads(hit))
+    return verdicts, todo
+
+
+def _judge_argparse(
+    profile: Any,
+    session: Session,
+    recs: list[dict],
+    revision: Revision,
+    base: Revision,
+    overrides: dict,
+    key: str,
+) -> dict[str, Verdict]:
+    """argparse records of one revision (`_where`'s revision, base and overrides, its files'
+    `key`): each fix's two lines through that revision's parser and validation
+    (verify/parsing.py), in the build's child."""
+    where = {"platform": session.platform_name, "revision": _name(revision)}
+    info = options_of(session, base, key, overrides)
+    if not info["ready"]:
+        why = f"the revision's code does not load in the sandbox: {info['reason']}"
+        return {r["id"]: Verdict("unverified", why, keep_fix=True, **where) for r in recs}
+    launch = profile.launch_command() if profile is not None else ""
+    program = (profile.programs or ("",))[0] if profile is not None else ""
+    run = runner_for(session, base, key, overrides)
+    return {
+        r["id"]: replace(judge_argparse(r, run, launch=launch, program=program), **where)
+        for r in recs
+    }
+
+
+def _name(revision: Revision) -> str:
+    """A revision as a verdict names it: its short sha, else its label."""
+    return revision.sha[:12] if revision.sha else (revision.tags[0] if revision.tags else "?")
+
+
+def _where(plan: Any, ord_: int, by_sha: dict[str, int]) -> tuple[Revision, Revision, dict]:
+    """(the revision, the commit to run against, files from disk placed over it). A snapshot
+    revision runs against the newest commit with its snapshot files placed over it."""
+    revision = plan.revisions[ord_]
+    if revision.sha:
+        return revision, revision, {}
+    base = max(i for i, r in enumerate(plan.revisions[:ord_]) if r.sha)
+    files = dict(plan.files[ord_])
+    overrides = {
+        s["repoPath"]: plan.read(s["repoPath"], files[s["repoPath"]]).text
+        for s in plan.snapshots
+        if s["repoPath"] in files
+    }
+    return revision, plan.revisions[base], overrides
+
+
+def _vkey(fp: str, files_key: str, record: dict) -> str:
+    body = json.dumps(record, sort_keys=True).encode()
+    return f"{fp}:{files_key}:{record['id']}:{hashlib.sha256(body).hexdigest()[:16]}"
+
+
+def _count(report: VerifyReport, records: list[dict], plan: Any) -> None:
+    for rec in records:
+        status = rec["verification"]["status"]
+        report.counts[status] = report.counts.get(status, 0) + 1
+    newest = next((r.sha for r in reversed(plan.revisions) if r.sha), None)
+    report.newest = (newest or "")[:12]
+    errors = [
+        r
+        for r in records
+        if r["analyzedSha"] == newest and r["kind"] in ("raise", "assert") and newest
+    ]
+    report.errors_newest = len(errors)
+    report.verified_newest = sum(r["verification"]["status"] == "verified" for r in errors)
+    report.na_newest = sum(r["verification"]["status"] == "not-applicable" for r in errors)
+    parsed = [r for r in records if r["kind"] == "argparse" and r["argparse"].get("flag")]
+    report.argparse_records = len(parsed)
+    report.argparse_verified = sum(r["verification"]["status"] == "verified" for r in parsed)
+    main = [r for r in errors if r["filePath"] == report.main_file]
+    report.main_errors_newest = len(main)
+    report.main_verified_newest = sum(r["verification"]["status"] == "verified" for r in main)

@@ -1,7 +1,7 @@
 """What a run's own output offers the fix search: the values an error message quotes for an
 option the launch set ("Available devices: ['mlx5_0']"), the keys it says a JSON value lacks,
 and what a notice says SGLang chose for the user ("reset to 48"). The runtime counterpart of
-the message's advice (records.knowledge.candidates); the harness still runs every offer.
+the message's advice (verify/search/candidates.py); the harness still runs every offer.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.records.knowledge import candidates
 from kverr.verify.harness import Outcome
-from kverr.verify.judge import Expect
+from kverr.verify.search import candidates
+from kverr.verify.verdict import Expect
 
 from kverr.ftypes import FixChange, FlagDecl, Launch
 
@@ -33,7 +33,7 @@ def chosen(out: Outcome, expect: Expect, decls: Mapping[str, FlagDecl]) -> list[
             continue
         for attr, value in _CHOSEN.findall(log.message):
             flag = by_dest.get(attr) or by_dest.get(attr.replace("-", "_").lstrip("_"))
-            if flag and candidates._value_ok(flag, value, dict(decls)):
+            if flag and candidates.value_ok(flag, value, dict(decls)):
                 found.append(FixChange((("set", flag, value),), "advice", log.message[:120]))
     return found[:4]
 

@@ -1,6 +1,6 @@
 """Candidate launches for the fix search: a "before" that reaches the check, and the changes
-that may fix it, most trusted first. Nothing here is shown to a user until verify/ has run the
-revision's own check on it (records never import verify; verify imports this).
+that may fix it, most trusted first. Nothing here is shown to a user until the search has run
+the revision's own check on it. Read off a record's facts (records.knowledge).
 
 Sources of a change, in the order they are tried (FixChange.source):
 
@@ -12,8 +12,8 @@ Sources of a change, in the order they are tried (FixChange.source):
 - feature  turning an enclosing condition around (another value of the feature's option)
 - remove   leaving out a feature flag the check is about: last, it gives the feature up
 
-Values come from the flag declarations, which verify/ replaces with what the revision's own
-parser declares (choices, default, switch or not) before asking.
+Values come from the flag declarations, which the verify step replaces with what the revision's
+own parser declares (choices, default, switch or not) before asking.
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from kverr.extractor.pysource import literal
 from kverr.records.conditions import Atom, show_value
 from kverr.records.knowledge import notices
-from kverr.records.knowledge.facts import Facts, _default, holds_for, meets_default, typical
+from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
 from kverr.records.knowledge.fixes import sample_value
+from kverr.verify.search.reading import parse_test
 
 from kverr.ftypes import Docs, FixChange, FlagDecl, Launch
 
@@ -48,7 +50,7 @@ def is_switch(flag: str, decls: dict[str, FlagDecl]) -> bool:
     return d is not None and (d.action or "").startswith("store_") and d.action != "store"
 
 
-def _value_ok(flag: str, value: str, decls: dict[str, FlagDecl]) -> bool:
+def value_ok(flag: str, value: str, decls: dict[str, FlagDecl]) -> bool:
     """A word the message puts after a flag is its value only when the flag's declaration
     says so: one of its choices, or a number for a numeric flag ("requires --x is set" has
     no value in it)."""
@@ -156,7 +158,7 @@ def _holding(
     if flag is None:
         return _holding_expr(atom)
     switch = is_switch(flag, decls)
-    default = _default(flag, decls)
+    default = flag_default(flag, decls)
     out: list[tuple[str, str, str | None]] = []
     if op in ("unset", "is None"):
         out.append(("drop", flag, None))
@@ -227,7 +229,7 @@ def env_name(text: str) -> str | None:
 def _architecture(text: str, want: bool) -> str | None:
     """An architecture name under which `model_arch in [...]` (or `"X" in model_arch`) is
     `want`: the first one listed, or a name containing the fragment tested."""
-    node = _parse(text)
+    node = parse_test(text)
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     left, right = node.left, node.comparators[0]
@@ -241,11 +243,11 @@ def _architecture(text: str, want: bool) -> str | None:
             return _architecture(ast.unparse(flipped), True)
         return None
     if isinstance(op, ast.In):
-        values = _literal(right)
+        values = literal(right)
         if isinstance(values, (list, tuple, set, frozenset)) and values:
             first = sorted(values)[0] if isinstance(values, (set, frozenset)) else values[0]
             return first if isinstance(first, str) else None
-        fragment = _literal(left)
+        fragment = literal(left)
         if isinstance(fragment, str):
             return (
                 fragment
@@ -253,23 +255,9 @@ def _architecture(text: str, want: bool) -> str | None:
                 else f"{fragment}ForCausalLM"
             )
     if isinstance(op, ast.Eq):
-        value = _literal(right)
+        value = literal(right)
         return value if isinstance(value, str) else None
     return None
-
-
-def _parse(text: str) -> ast.expr | None:
-    try:
-        return ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return None
-
-
-def _literal(node: ast.expr) -> object:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
-        return None
 
 
 def _domain(flag: str, decls: dict[str, FlagDecl]) -> list[str]:
@@ -284,7 +272,7 @@ def _domain(flag: str, decls: dict[str, FlagDecl]) -> list[str]:
         return ["1", "2", "4", "8", "0"]
     if "float" in kind:
         return ["0.5", "1.0", "0.0"]
-    default = _default(flag, decls)
+    default = flag_default(flag, decls)
     return [show_value(default)] if isinstance(default, str) and default else []
 
 
@@ -305,7 +293,7 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
             c if c.source == "remove" else FixChange(c.edits, "feature", c.note)
             for c in _negations(atom, decls, before, f.docs)
         ]
-    return _ranked(_unique(c for c in out if _changes_something(c, before, decls)))
+    return _ranked(unique(c for c in out if _changes_something(c, before, decls)))
 
 
 def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
@@ -315,13 +303,13 @@ def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
     if not notices.is_notice(f):
         return []
     out = []
-    for flag, value, atom in notices._choosable(f):
-        lit = notices._literal(value)
+    for flag, value, atom in notices.choosable(f):
+        lit = literal(value)
         if lit is True and is_switch(flag, decls):
             edit: tuple[str, str, str | None] = ("set", flag, None)
         elif lit in (False, None) and atom.positive:
             edit = ("drop", flag, None)
-        elif notices._shown(lit) and lit is not True:
+        elif notices.showable(lit) and lit is not True:
             edit = ("set", flag, show_value(lit))
         else:
             continue
@@ -339,7 +327,7 @@ def _ranked(found: list[FixChange]) -> list[FixChange]:
     return sorted(found, key=lambda c: (c.source == "remove", _RANK.get(c.source, 5)))
 
 
-def _unique(found: Iterable[FixChange]) -> list[FixChange]:
+def unique(found: Iterable[FixChange]) -> list[FixChange]:
     """Each change once, in the order first found, under its most trusted source (a value
     the advice and the solver both give counts as advice)."""
     best: dict[tuple, FixChange] = {}
@@ -375,7 +363,7 @@ def _negations(
 
 
 def _numeric_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
-    value = _default(flag, decls)
+    value = flag_default(flag, decls)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
@@ -397,7 +385,7 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
             if (
                 flag in decls
                 and not drop
-                and _value_ok(flag, value, decls)
+                and value_ok(flag, value, decls)
                 and not is_switch(flag, decls)
             ):
                 out.append(FixChange((("set", flag, value),), "advice", sentence))
@@ -445,7 +433,7 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
     involved = sorted(involved, key=lambda fl: not before.has(fl))
     for value in _listed_values(f.message):
         for flag in involved:
-            if _value_ok(flag, value, decls) and before.value(flag) != value:
+            if value_ok(flag, value, decls) and before.value(flag) != value:
                 out.append(FixChange((("set", flag, value),), "advice", f"{flag} {value}"))
     return out
 

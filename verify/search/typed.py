@@ -2,8 +2,8 @@
 
 A dotted option (`--eplb-config.log_balancedness`, dest `eplb_config.log_balancedness`) puts
 one field into a JSON option, its value read as JSON: a switch is `true`, a list is `[1, 2]`,
-a choice is one of the field's declared values (verify/kinds.py, through the flag
-declarations). The candidates (records.knowledge.candidates) know flags, not fields: a field
+a choice is one of the field's declared values (verify/sandbox/kinds.py, through the flag
+declarations). The candidates (verify/search/candidates.py) know flags, not fields: a field
 left to them gets the flag's name in capitals (`LOG_BALANCEDNESS`), which the parser rejects
 before any check runs. Here a candidate's values for such fields are made ones the field
 takes; every other value stays as the candidate wrote it.

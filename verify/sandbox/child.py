@@ -1,11 +1,11 @@
 """The verify child: one process per revision, running that revision's own validation.
 
-    python -m kverr.verify.child --fds 3,4     (started by verify.harness)
+    python -m kverr.verify.sandbox.child --fds 3,4     (started by verify.harness)
 
 It runs confined by the OS (verify/confine.py: namespaces, a read-only view, rlimits), and
-speaks in frames (verify/channel.py) on the two descriptors named by `--fds JOBS,ANSWERS`.
+speaks in frames (verify/sandbox/channel.py) on the two descriptors named by `--fds JOBS,ANSWERS`.
 First frame in: the setup (repository, commit, snapshot files, spec, platform, model). The
-child reads the package's files from git objects, installs the import world of `sandbox.py`,
+child reads the package's files from git objects, installs the import world of `modules.py`,
 loads the revision's modules and answers `{"ready": ...}`. Then one job per frame: a command
 line, its environment and the record's function; one outcome per frame back.
 
@@ -33,11 +33,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from kverr.extractor.sources import BlobReader, decode_source
-from kverr.verify import channel, derive, disk, fakes, kinds, sandbox, steps, stubs  # noqa: F401 - fakes: see decode
-from kverr.verify.argv import ArgvStage, build_stage
-from kverr.verify.channel import Reader
-from kverr.verify.watch import Watch, plain
+from kverr.verify.sandbox import channel, derive, disk, fakes, kinds, modules, steps, stubs  # noqa: F401 - fakes: see decode
+from kverr.verify.sandbox.argv import ArgvStage, build_stage
+from kverr.verify.sandbox.blobs import Blobs, text_of
+from kverr.verify.sandbox.channel import Reader
+from kverr.verify.sandbox.watch import Watch, plain
 
 MESSAGE_LIMIT = 4000  # characters of an exception or log message sent back
 
@@ -120,7 +120,7 @@ class World:
     """One revision's import world and its runs. A child serves revision after revision: each
     setup replaces the World (close() puts the process back as it was before the first)."""
 
-    def __init__(self, setup: dict[str, Any], reader: BlobReader | None) -> None:
+    def __init__(self, setup: dict[str, Any], reader: Blobs | None) -> None:
         self.spec = setup["spec"]
         spec = self.spec
         overrides: dict[str, str] = setup.get("overrides", {})
@@ -135,11 +135,11 @@ class World:
             if files[path] == "disk":
                 rel = path[len(on_disk["prefix"]) :].lstrip("/")
                 with open(os.path.join(on_disk["root"], rel), "rb") as f:
-                    return decode_source(path, f.read()).text
+                    return text_of(f.read())
             assert reader is not None
-            return decode_source(path, reader.read(files[path]), files[path]).text
+            return text_of(reader.read(files[path]))
 
-        self.tree = sandbox.SourceTree(spec["source_root"], files, read)
+        self.tree = modules.SourceTree(spec["source_root"], files, read)
         derive.TREES = lambda path: self.tree.tree(path) if path in self.tree.files else None
         derive.definition.cache_clear()
         self.base_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR")}
@@ -149,7 +149,7 @@ class World:
             importlib.import_module(target)  # before the finder: it would stub kverr's own
         real = frozenset(spec.get("real", ()))
         stubs.LIBRARIES.update(real)
-        self.finder = sandbox.Finder(
+        self.finder = modules.Finder(
             self.tree,
             spec["package"],
             self.loaded,
@@ -232,7 +232,7 @@ class World:
         for pattern in [*self.spec["modules"], *(self.spec.get("argv") or {}).get("modules", ())]:
             if pattern.endswith(".*"):
                 where = self.tree.locate(pattern[:-2])
-                folder = self.tree._base(pattern[:-2]) + "/"
+                folder = self.tree.base(pattern[:-2]) + "/"
                 if where is None:
                     continue
                 for path in sorted(self.tree.files):
@@ -686,7 +686,7 @@ class World:
     def _unknown_options(self, path: str, function: str) -> list[str]:
         """Attributes the function reads on its first parameter (or on what it derives from it,
         `cfg = resolving_view(server_args)`) that are no option of this revision's parser."""
-        fn = steps._definitions({path: self.tree.tree(path)}).get((path, function))
+        fn = steps.definitions({path: self.tree.tree(path)}).get((path, function))
         args = getattr(fn, "args", None)
         if fn is None or args is None or not args.args:
             return []
@@ -754,7 +754,7 @@ def main() -> int:
     first = inbox.read(None)
     # One `git cat-file` for the whole life of the child: every revision is read through it
     # (none when the files come from a folder).
-    reader = BlobReader(first["repo"]) if first.get("repo") else None
+    reader = Blobs(first["git"], first["git_env"]) if first.get("repo") else None
     if reader is not None:
         reader.read(first.get("probe_object") or "HEAD")
     os.chdir(first["workdir"])
@@ -782,7 +782,7 @@ def main() -> int:
                 where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
                 send({"ready": False, "reason": f"{type(exc).__name__}: {exc}"[:400] + where})
                 _forget(baseline)
-                sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, sandbox.Finder)]
+                sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, modules.Finder)]
         else:
             started = time.perf_counter()
             try:

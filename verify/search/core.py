@@ -1,7 +1,7 @@
 """Search for the fix of one record, with the revision's own check as the judge.
 
 1. **Reach the check.** Start from the launch the record's conditions describe
-   (records.knowledge.candidates.before_launch) and run it. If an earlier check fires first,
+   (verify/search/candidates.py.before_launch) and run it. If an earlier check fires first,
    carry its requirement into the launch (that check's own candidate changes) and run again;
    if the check did not fire, the run's watch says which guard on the path came out wrong,
    with values that make it right (solve.py); parse errors name the argument to change.
@@ -18,25 +18,24 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from kverr.records.conditions import Reading, atoms_of
-from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import Facts
-from kverr.verify import notice, reading, typed, values
-from kverr.verify.changes import _edit, _metavar, _undoes, describe, rank
-from kverr.verify.fields import fields_of
 from kverr.verify.harness import Outcome, Target
-from kverr.verify.judge import Expect, fires, passes, what_happened
-from kverr.verify.told import chosen, told
-from kverr.verify.where import (
+from kverr.verify.search import candidates, notice, reading, typed, values
+from kverr.verify.search.changes import describe, is_metavar, rank, solved_edit, undoes
+from kverr.verify.search.fields import fields_of
+from kverr.verify.search.told import chosen, told
+from kverr.verify.search.where import (
     MISSING_FACT,
     about_model,
     model_label,
     reads_model,
     words_pattern,
 )
+from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
 
 from kverr.ftypes import FixChange, FlagDecl, Guard, Launch
 
@@ -56,25 +55,6 @@ class _OutOfRuns(Exception):  # noqa: N818 - control flow inside the search
 _WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed", "try")
 
 
-@dataclass(frozen=True)
-class Found:
-    """The search's answer for one record."""
-
-    status: str  # verified | unverified | not-applicable
-    reason: str
-    before: Launch | None = None
-    after: Launch | None = None
-    change: FixChange | None = None
-    runs: int = 0
-    fired: bool = False  # the before raised (or logged) exactly this record
-    platform: str = ""  # the platform profile it was verified (or last tried) on
-    # The model the verified launches ran with when not the default profile as it is
-    # ("deepseek-v32", "the default model with architectures Qwen2VLForConditionalGeneration").
-    model: str = ""
-    # no validation step reaches the record's function (the stage names who calls it instead)
-    unreached: bool = False
-
-
 class Search:
     def __init__(
         self,
@@ -88,6 +68,7 @@ class Search:
         ways_in: Callable[[str, str | None], list[tuple[str, int, str, bool]]] | None = None,
         main: str = "",
         json_classes: Mapping[str, str] | None = None,
+        command: tuple[str, tuple[str, ...]] = ("", ()),
     ) -> None:
         # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
         self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
@@ -118,6 +99,7 @@ class Search:
         # a config class -> the JSON option the parser builds it from (`MambaConfig` ->
         # mamba_config): a check of that class reads the option's fields
         self.json_classes = dict(json_classes or {})
+        self.command = command  # the launch command and its base options: a fix's two lines
 
     def _copied(self, function: str | None) -> dict[str, str]:
         """`self.field` (in the record's own class) and `Class.field` (any config the guard
@@ -201,7 +183,7 @@ class Search:
 
     # ------------------------------------------------------------ the whole search
 
-    def find(self, f: Facts, expect: Expect) -> Found:
+    def find(self, f: Facts, expect: Expect) -> Verdict:
         """Reach the check, then fix it, within MAX_RUNS runs of the check (the same for every
         build, so the result is too)."""
         self.runs = 0
@@ -210,19 +192,19 @@ class Search:
         try:
             return self._find(f, expect)
         except _OutOfRuns:
-            return Found(
+            return Verdict(
                 "unverified",
                 f"no verified fix within {MAX_RUNS} runs of the check",
-                runs=self.runs,
                 platform=self.platform,
+                runs=self.runs,
             )
 
-    def _find(self, f: Facts, expect: Expect) -> Found:
+    def _find(self, f: Facts, expect: Expect) -> Verdict:
         """On another platform profile when the first one cannot reach the check (a check
         about ROCm is reached on a ROCm profile)."""
         site = f.site
         target = Target(site.file, site.function, site.line, site.end_line)
-        first: Found | None = None
+        first: Verdict | None = None
         for platform, run in self.runners.items():
             if platform != self.default_platform and not self._reads_any(f, platform):
                 continue  # the code never reads what this profile answers differently
@@ -241,7 +223,7 @@ class Search:
 
     def _fix(
         self, f: Facts, expect: Expect, target: Target, before: Launch, fired: Outcome | None = None
-    ) -> Found:
+    ) -> Verdict:
         tried: list[tuple[FixChange, Outcome]] = []
         said = told(fired, before, expect.pattern) if fired is not None else []
         if fired is not None and expect.logs:
@@ -249,13 +231,13 @@ class Search:
         changes = [*said, *self.fixes(f, expect, target, before, fired)]
         if expect.logs:
             # A notice is expected behaviour: its fix chooses explicitly or completes what the
-            # launch left out, it never gives the feature up (verify/notice.py).
+            # launch left out, it never gives the feature up (verify/search/notice.py).
             changes = notice.ordered(
                 [
                     c
                     for c in changes
                     if c.source not in ("remove", "feature")
-                    and not _undoes(c, before)
+                    and not undoes(c, before)
                     and not notice.gives_up(c, f, before, self.decls)
                 ],
                 before,
@@ -293,11 +275,11 @@ class Search:
                 f"none of {len(tried)} candidate fixes passed; the first, "
                 f"{describe(change)}, {_fell_short(result, expect)}"
             )
-        return Found("unverified", reason, before, None, None, self.runs, True, self.platform)
+        return Verdict("unverified", reason, self.platform, runs=self.runs)
 
     def _same_model(
         self, expect: Expect, target: Target, before: Launch, after: Launch, change: FixChange
-    ) -> Found | None:
+    ) -> Verdict | None:
         """The verified fix, with before and after on the same model: a model the after had
         to switch to (a check further on wants a Qwen model) is the model of the before too,
         which must still fire there; None when it does not."""
@@ -311,7 +293,8 @@ class Search:
             if not fires(self.run(before, target), expect):
                 return None
         label = model_label(before, self.profiles)
-        return Found("verified", "", before, after, change, self.runs, True, self.platform, label)
+        return verified(before, after, change, self.command, platform=self.platform,
+                        model=label, runs=self.runs)  # fmt: skip
 
     def _after_repair(
         self, f: Facts, before: Launch, change: FixChange, after: Launch, result: Outcome
@@ -335,7 +318,7 @@ class Search:
             rep = typed.change(rep, self.decls)
             names = {name for _, name, _ in rep.edits}
             # The fix's own options may be refined (a path that exists), never undone.
-            if rep.source == "remove" or _undoes(rep, after):
+            if rep.source == "remove" or undoes(rep, after):
                 continue
             if names & own and any(op not in ("set", "file") for op, _, _ in rep.edits):
                 continue
@@ -346,7 +329,7 @@ class Search:
             return merged, self._apply(after, rep)
         return None
 
-    def _unreachable(self, f: Facts, out: Outcome | None) -> Found | None:
+    def _unreachable(self, f: Facts, out: Outcome | None) -> Verdict | None:
         """Not applicable when the check's own condition cannot come out the way that fires
         it for any value a command line can give: the run reached it, and the solver tried
         every value of the options it reads (their choices, and what the validation code
@@ -360,18 +343,18 @@ class Search:
             g = out.guard(r.guard.line)
             filled = self._filled_in(r, g, self._launches.get(id(out)))
             if filled:
-                return Found("not-applicable", filled, runs=self.runs)
+                return Verdict("not-applicable", filled, runs=self.runs)
             if g and g.get("exhausted") and g.get("value") is not None:
                 given = self._given_by_caller(f, r.guard.test)
                 if given:
-                    return Found("unverified", given, runs=self.runs)
+                    return Verdict("unverified", given, runs=self.runs)
                 attrs = dict.fromkeys(
                     a
                     for name in re.findall(r"\bself\.(\w+)", r.guard.test)
                     if (a := held.get(f"self.{name}", name)) in self.fields
                 )
                 held = "; ".join(self._values_held(a) for a in attrs)
-                return Found(
+                return Verdict(
                     "not-applicable",
                     f"no command line reaches it: every value {held} leaves "
                     f"`{r.guard.test}` {'false' if r.guard.holds else 'true'}",
@@ -385,7 +368,7 @@ class Search:
         the code had filled it in by the time the check read it, so leaving it out (or giving
         None) fills it in too, and any other value is no None (`assert self.max_num_seqs is
         not None, "max_num_seqs must be set by this point"`)."""
-        tree = candidates._parse(r.guard.test)
+        tree = reading.parse_test(r.guard.test)
         if launch is None or not g or g.get("value") is None or g["value"] == r.guard.holds:
             return ""
         if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
@@ -417,7 +400,7 @@ class Search:
         if self._steps("sites", site.file, site.function):
             return ""
         params = self._steps("params", site.file, site.function, 0)
-        tree = candidates._parse(test)
+        tree = reading.parse_test(test)
         names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & set(params)
                        if tree is not None else ())  # fmt: skip
         if not names:
@@ -441,22 +424,22 @@ class Search:
             text += f"; otherwise {', '.join(map(repr, dict.fromkeys(extra)))}"
         return text + ")"
 
-    def _not_reached(self, out: Outcome | None) -> Found:
+    def _not_reached(self, out: Outcome | None) -> Verdict:
         if out is None:
-            return Found("unverified", "no launch was tried", runs=self.runs)
+            return Verdict("unverified", "no launch was tried", runs=self.runs)
         if out.status == "undecidable":
-            return Found(
+            return Verdict(
                 "unverified",
                 f"the check could not be decided: it reads {out.reason}",
                 runs=self.runs,
             )
         if out.status == "unreachable":
-            return Found("not-applicable", out.reason, runs=self.runs, unreached=True)
+            return Verdict("not-applicable", out.reason, runs=self.runs, unreached=True)
         if out.status == "unavailable":
-            return Found(
+            return Verdict(
                 "unverified", f"the revision's code does not load: {out.reason}", runs=self.runs
             )
-        return Found(
+        return Verdict(
             "unverified",
             f"no launch built from the check's conditions reached it: the last one {what_happened(out)}",
             runs=self.runs,
@@ -661,7 +644,9 @@ class Search:
         out = self.run(launch, target, asked)
         guards = out.trace.get("guards", {})
         found = [
-            FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
+            FixChange(
+                tuple(solved_edit(flag, value, self.decls) for flag, value in solution), "solve"
+            )
             for _, g in sorted(guards.items(), key=lambda kv: int(kv[0]))
             for solution in g.get("others", [])
         ]
@@ -670,9 +655,9 @@ class Search:
         kept = [
             c
             for c in found
-            if all(op == "set" and launch.has(n) for op, n, _ in c.edits) and not _undoes(c, launch)
+            if all(op == "set" and launch.has(n) for op, n, _ in c.edits) and not undoes(c, launch)
         ]
-        return sorted(kept, key=_metavar)
+        return sorted(kept, key=is_metavar)
 
     def _closer(
         self,
@@ -695,7 +680,7 @@ class Search:
             other = self.neighbour(out.file, out.line)
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
-                if not any(not _undoes(c, launch) for c in options):
+                if not any(not undoes(c, launch) for c in options):
                     # Nothing short of undoing the launch: ask that check's own guards, where
                     # they run, for values that turn it around (one more run).
                     options += self._solve_neighbour(other, launch)
@@ -704,11 +689,12 @@ class Search:
                     # the record's check may be about another kind of model too.
                     options += self._other_models(launch)
 
-            def undoes(c: FixChange) -> bool:
-                return _undoes(c, launch)
-
             options.sort(
-                key=lambda c: (undoes(c), any(launch.has(n) for _, n, _ in c.edits), len(c.edits))
+                key=lambda c: (
+                    undoes(c, launch),
+                    any(launch.has(n) for _, n, _ in c.edits),
+                    len(c.edits),
+                )
             )
         elif out.status == "parse-error":
             options = self._parse_repairs(out.reason)
@@ -798,7 +784,9 @@ class Search:
             if name.startswith("self.") and (attr := name[5:]) in self.fields
         }
         found = [
-            FixChange(tuple(_edit(flag, value, self.decls) for flag, value in solution), "solve")
+            FixChange(
+                tuple(solved_edit(flag, value, self.decls) for flag, value in solution), "solve"
+            )
             for g in guards.values()
             for solution in g.get("solutions", [])
         ]
@@ -844,13 +832,13 @@ class Search:
             # (the except clause the check sits in); an enclosing one gives the feature up.
             source = "solve" if r.role == "direct" or r.guard.kind == "try" else "feature"
             for solution in (g or {}).get("solutions", []):
-                edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
+                edits = tuple(solved_edit(flag, value, self.decls) for flag, value in solution)
                 solved.append(FixChange(edits, source, r.guard.test))
         for r in self.callers(f)[1]:  # the way to the record's function, turned around
             for solution in (flipped.guard(r.guard.line) or {}).get("flipped", []):
-                edits = tuple(_edit(flag, value, self.decls) for flag, value in solution)
+                edits = tuple(solved_edit(flag, value, self.decls) for flag, value in solution)
                 solved.append(FixChange(edits, "feature", r.guard.test))
-        merged = candidates._unique([*found, *solved])
+        merged = candidates.unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before, fired.message if fired is not None else "")
 
@@ -858,9 +846,9 @@ class Search:
 def _expression(test: str) -> str | None:
     """A guard's test as one expression the watch evaluates, or None: an assignment
     expression (`if kind := self.kind:`) is one only inside parentheses."""
-    if candidates._parse(test) is not None:
+    if reading.parse_test(test) is not None:
         return test
-    return f"({test})" if candidates._parse(f"({test})") is not None else None
+    return f"({test})" if reading.parse_test(f"({test})") is not None else None
 
 
 def _fell_short(result: Outcome, expect: Expect) -> str:

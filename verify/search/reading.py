@@ -13,14 +13,15 @@ import copy
 import functools
 from typing import Any
 
-from kverr.verify.steps import Node, _definitions
+from kverr.extractor.pysource import parse_expr, parse_module
+from kverr.verify.sandbox.steps import Node, definitions
 
 
 def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bool]]]:
     """attribute -> [(line, test, holds)]: the `if` tests under which `function` assigns
     `self.attribute` (the branch taken when the test `holds`). A launch option can be
     overwritten that way before a later guard reads it."""
-    fn = _function(text, function)
+    fn = function_node(text, function)
     if fn is None:
         return {}
     out: dict[str, list[tuple[int, str, bool]]] = {}
@@ -57,22 +58,22 @@ def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bo
 
 
 @functools.lru_cache(maxsize=8)
-def _defs_of(text: str) -> dict[Node, ast.AST]:
+def defs_of(text: str) -> dict[Node, ast.AST]:
     """The functions of one source text, parsed once (the search asks per guard)."""
     try:
-        return _definitions({"": ast.parse(text)})
+        return definitions({"": parse_module(text)})
     except SyntaxError:
         return {}
 
 
-def _function(text: str, function: str | None) -> ast.AST | None:
-    return _defs_of(text).get(("", function)) if function else None
+def function_node(text: str, function: str | None) -> ast.AST | None:
+    return defs_of(text).get(("", function)) if function else None
 
 
 def validated(text: str, function: str | None) -> dict[str, str]:
     """A validator of a named field (`@field_validator("numa_bind_nodes")`, a decorator
     called with the field names): its value parameter -> the first field it validates."""
-    fn = _function(text, function)
+    fn = function_node(text, function)
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return {}
     params = [a.arg for a in fn.args.args if a.arg not in ("self", "cls")]
@@ -96,8 +97,8 @@ def inline_locals(
     a changed attribute changes it: `prefill_attn_backend in supported` becomes
     `self.get_attention_backends()[0] in ['triton', ...]`. `params`: (name, expression) a
     parameter holds on the path (see `parameters`)."""
-    fn = _function(text, function)
-    node = _parse_expr(test)
+    fn = function_node(text, function)
+    node = parse_test(test)
     if fn is None or node is None:
         return test
     defs: dict[str, list[ast.expr]] = {}
@@ -146,7 +147,7 @@ def inline_locals(
     }
     for name, source in params:  # a parameter holds what the call site passes
         if name not in defs:
-            expr = _parse_expr(source)
+            expr = parse_test(source)
             if expr is not None:
                 once[name] = expr
     for _ in range(3):  # a local defined from another local
@@ -212,7 +213,7 @@ def _binders(text: str, function: str | None) -> tuple[tuple[ast.AST, ...], froz
     """The statements of `function` that bind names, in ast.walk order, and the ids of its
     own top-level statements: inline_locals asks once per guard, and walking a function of a
     thousand lines each time is most of its cost."""
-    fn = _function(text, function)
+    fn = function_node(text, function)
     if fn is None:
         return (), frozenset()
     nodes = tuple(n for n in ast.walk(fn) if isinstance(n, _BINDERS))
@@ -276,9 +277,10 @@ def _key(node: ast.expr) -> str:
     return ""
 
 
-def _parse_expr(test: str) -> ast.expr | None:
+def parse_test(text: str) -> ast.expr | None:
+    """A guard's test (any expression's text) as a tree; None when it does not parse."""
     try:
-        return ast.parse(test, mode="eval").body
+        return parse_expr(text)
     except SyntaxError:
         return None
 
@@ -299,7 +301,7 @@ def parameters(text: str, args_class: str, function: str | None) -> dict[str, st
     `self.prompt_tokens_buckets`), or its default: what the parameter holds on that path."""
     found = _call_site(text, args_class, function)
     is_method = bool(function and _owner(text, function))
-    return _bind(_function(text, function), found[2] if found else None, is_method)
+    return _bind(function_node(text, function), found[2] if found else None, is_method)
 
 
 def _call_site(
@@ -332,7 +334,7 @@ def _owner(text: str, function: str) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _classes(text: str) -> frozenset[str]:
-    return frozenset(n.name for n in ast.parse(text).body if isinstance(n, ast.ClassDef))
+    return frozenset(n.name for n in parse_module(text).body if isinstance(n, ast.ClassDef))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -342,7 +344,7 @@ def call_sites(
     """Up to `limit` call sites of `function`: (caller, the ifs on the way, parameter ->
     argument expression). A helper called with different arguments from different branches
     (`support_mamba_cache=False` for one model, True for another) is reached through one."""
-    fn = _function(text, function)
+    fn = function_node(text, function)
     is_method = bool(function and _owner(text, function))
     return [
         (caller, ifs, _bind(fn, call, is_method))
@@ -377,7 +379,7 @@ def _all_calls(
 ) -> dict[tuple[str, bool], list[tuple[str, list[tuple[int, str, bool]], ast.Call]]]:
     """(callee name, called on self) -> every (caller, ifs on the way, call), in file order."""
     out: dict[tuple[str, bool], list[tuple[str, list[tuple[int, str, bool]], ast.Call]]] = {}
-    for (_, caller), fn in _defs_of(text).items():
+    for (_, caller), fn in defs_of(text).items():
         for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
             f = call.func
             if (
@@ -437,7 +439,7 @@ def method_reads(text: str, args_class: str) -> dict[str, frozenset[str]]:
     attention_backend and its prefill/decode variants."""
     own: dict[str, set[str]] = {}
     calls: dict[str, set[str]] = {}
-    for (_, qual), fn in _defs_of(text).items():
+    for (_, qual), fn in defs_of(text).items():
         cls, _, name = qual.partition(".")
         if cls != args_class or not name:
             continue
@@ -472,7 +474,7 @@ def method_reads(text: str, args_class: str) -> dict[str, frozenset[str]]:
 def words_of(text: str, function: str | None) -> tuple[str, ...]:
     """Short string constants of a function (`"tse"`, `"default"`): values its checks compare
     with, which a list-valued option may need."""
-    fn = _function(text, function)
+    fn = function_node(text, function)
     if fn is None:
         return ()
     out = [
@@ -494,7 +496,7 @@ def class_resets(text: str, args_class: str) -> dict[str, list[tuple[str, int, s
     class assigns `self.attribute` (`_handle_data_parallelism` turns enable_dp_attention off
     when dp_size == 1, whichever check reads it later)."""
     out: dict[str, list[tuple[str, int, str, bool]]] = {}
-    for (_, qual), _fn in _defs_of(text).items():
+    for (_, qual), _fn in defs_of(text).items():
         if not qual.startswith(f"{args_class}."):
             continue
         for attr, found in resets(text, qual).items():
@@ -510,7 +512,7 @@ def copied(text: str, args_class: str) -> dict[str, dict[str, str]]:
     option's default is taken from (`enable_mamba_cache_stochastic_rounding: bool =
     MambaConfig.enable_stochastic_rounding`). A check of that class reads the option."""
     out: dict[str, dict[str, str]] = {}
-    for cls in ast.parse(text).body:
+    for cls in parse_module(text).body:
         if not (isinstance(cls, ast.ClassDef) and cls.name == args_class):
             continue
         for stmt in cls.body:  # `x_y: bool = XConfig.y`: the option's default is the field's
@@ -519,7 +521,7 @@ def copied(text: str, args_class: str) -> dict[str, dict[str, str]]:
                 if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name):
                     if v.attr != stmt.target.id:
                         out.setdefault(v.value.id, {}).setdefault(v.attr, stmt.target.id)
-    for (_, qual), fn in _defs_of(text).items():
+    for (_, qual), fn in defs_of(text).items():
         if not qual.startswith(f"{args_class}."):
             continue
         for call in ast.walk(fn):
@@ -551,7 +553,7 @@ def try_test(text: str, function: str | None, line: int, caught: str) -> str | N
     lambda (a name the body assigned reads as its expression), so that the solver can ask
     which option values make `float(buckets_rule[1])` raise. None for a body with other
     statements (loops, branches), or a clause that catches everything."""
-    fn = _function(text, function)
+    fn = function_node(text, function)
     types = caught.removeprefix("except ").strip()
     if fn is None or types in ("", "BaseException", "Exception"):
         return None
@@ -589,7 +591,7 @@ def assigned_values(text: str, args_class: str) -> dict[str, list[Any] | None]:
     when one assignment is not a literal): with the parser's choices, every value the
     attribute can hold during validation."""
     out: dict[str, list[Any] | None] = {}
-    for (_, qual), fn in _defs_of(text).items():
+    for (_, qual), fn in defs_of(text).items():
         if not qual.startswith(f"{args_class}.") or qual.endswith(".__init__"):
             continue
         for node in ast.walk(fn):
@@ -622,7 +624,7 @@ _NOT_LITERAL = object()
 @functools.lru_cache(maxsize=1024)
 def function_text(text: str, function: str | None) -> str:
     """The source of `function` (a method or a module-level function), "" when not found."""
-    fn = _function(text, function)
+    fn = function_node(text, function)
     if fn is None:
         return ""
     lines = text.splitlines()

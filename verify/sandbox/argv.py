@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kverr.verify.steps import Node, _definitions
+from kverr.verify.sandbox.steps import Node, definitions
 
 PARSER = "__kverr_parser__"  # the harness's parser, handed to the stage as an argument
 _PARSE_CALLS = ("parse_args", "parse_known_args")
@@ -175,7 +175,7 @@ def _called(call: ast.Call) -> str:
 
 def reach(body: Sequence[ast.stmt], trees: Mapping[str, ast.Module]) -> frozenset[Node]:
     """Functions of the loaded modules that `body` can call, transitively."""
-    defs = _definitions(trees)
+    defs = definitions(trees)
     classes = {
         n.name: path
         for path, tree in trees.items()

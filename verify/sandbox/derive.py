@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kverr.verify import stubs
+from kverr.verify.sandbox import stubs
 
 DEPTH = 3  # definitions inside definitions (`world_size_across_dp` -> `world_size` -> options)
 

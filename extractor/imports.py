@@ -11,13 +11,13 @@ to read from) stay unresolved: the records then show the name, as before.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import posixpath
 from collections.abc import Callable, Sequence
 
 from kverr.extractor.bindings import constant
 from kverr.extractor.context import mutated_names, scope_constants
+from kverr.extractor.pysource import module_or_none
 
 from kverr.errors import SourceError
 from kverr.ftypes import Binding, FileExtraction
@@ -59,9 +59,8 @@ def _constant(name: str, importer: str, target: str, read: Read) -> Binding | No
         text = read(path)
         if text is None:
             continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        tree = module_or_none(text)
+        if tree is None:
             return None
         consts = scope_constants(tree.body, {}, mutated_names(tree))
         return constant(name, consts[attr]) if attr in consts else None

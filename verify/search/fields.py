@@ -1,7 +1,7 @@
 """What the fix search tells the child's solver about each launch option (its flag, whether
 it is a switch, its choices, default, known values and sample value), from the flag
 declarations the revision's own parser reported. A field decides which values the solver
-tries for an attribute (solve.py), so its table is part of the run cache key (stage.py).
+tries for an attribute (sandbox/solve.py), so its table is part of the run cache key (step.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.records.knowledge import candidates
 from kverr.records.knowledge.facts import help_examples, is_json, sample_value
-from kverr.verify import values
+from kverr.verify.search import candidates, values
 
 from kverr.ftypes import FlagDecl
 
@@ -50,7 +49,7 @@ def fields_of(
                 "json": is_json(d),  # JSON text: the solver tries objects
                 # a list's items: "list[int] | None" -> "int" (numbers to try, not words)
                 "item": _item(d.type),
-                # numbers a deployment uses (verify/values.py): what a fix tries first
+                # numbers a deployment uses (verify/search/values.py): what a fix tries first
                 "typical": values.typical_numbers(d.help, assigned.get(d.dest)),
             },
         )
@@ -70,7 +69,7 @@ def _known(
     compared: Sequence[str],
     decls: dict[str, FlagDecl],
 ) -> dict[str, Any]:
-    """{"values", "sample"} of an option without choices (see verify/values.py): its help
+    """{"values", "sample"} of an option without choices (see verify/search/values.py): its help
     text's examples first (what `--help` tells a user to type), then the strings the code
     compares it with, the strings the validation code assigns it, its default."""
     if d.choices:

@@ -105,7 +105,7 @@ def plan_steps(
     `_Index`); `validators`: decorators whose methods run when their class is built;
     `add_args`: the method that builds the parser (what it reaches runs at parse time)."""
     trees = trees or {path: ast.parse(text) for path, text in sources.items()}
-    defs = _definitions(trees)
+    defs = definitions(trees)
     index = _Index(defs, trees, args_class, follow == "all", frozenset(validators))
     graph = {node: index.callees(node, fn) for node, fn in defs.items()}
     steps, reach, found, missing = [], [], [], []
@@ -157,7 +157,7 @@ def _first_line(lines: Sequence[str], stmt: ast.stmt) -> str:
     return lines[stmt.lineno - 1].strip() if 0 < stmt.lineno <= len(lines) else ""
 
 
-def _definitions(trees: Mapping[str, ast.Module]) -> dict[Node, ast.AST]:
+def definitions(trees: Mapping[str, ast.Module]) -> dict[Node, ast.AST]:
     """Every top-level function and method (qualified like the extractor: `Class.method`)."""
     out: dict[Node, ast.AST] = {}
     for path, tree in trees.items():

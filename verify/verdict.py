@@ -1,0 +1,210 @@
+"""The verdict on a record's fix: the rule that judges a run, and the one type every verdict is.
+
+A raise/assert record fires when the run raised its error class from its own statement (the
+innermost frame in the revision's modules lies within the statement's lines) with a message
+its pattern matches. A log/warning record fires when the run logged, from its statement, a
+message its pattern matches. An argparse record fires when the parser rejected the command
+line with a message its pattern finds as explain reads a paste (`prog: error: ` in its
+`before` group). The "after" of a fix passes when the run went through the same steps without
+raising anything and, for a log record, without logging it.
+
+A record shows a command only when its check passed it: a verified verdict carries its own
+before/after; any other verdict drops the record's derived fix, unless nothing ran that could
+have judged it (`keep_fix`), and then it is shown marked not verified.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from kverr.records.knowledge.notices import NOTHING
+from kverr.verify.harness import Outcome
+
+from kverr.ftypes import FixChange, Launch
+from kverr.pattern import compiled
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What the record's statement reports, and where it sits in the revision."""
+
+    kind: str  # raise | assert | exit | log | warn | argparse
+    error_class: str | None
+    pattern: str  # the record's messagePattern ("" when the message has too little text)
+    file: str
+    line: int
+    end_line: int
+    program: str = ""  # argparse: the program name argparse prints in front of its error
+
+    @property
+    def logs(self) -> bool:
+        return self.kind in ("log", "warn")
+
+
+def _matches(pattern: str, message: str) -> bool:
+    if not pattern:
+        return True
+    try:
+        # The matcher's own normalisation: every whitespace run is one space.
+        return compiled(pattern).search(_SPACE.sub(" ", message)) is not None
+    except re.error:
+        return False
+
+
+def _here(expect: Expect, file: str, line: int) -> bool:
+    return file == expect.file and expect.line <= line <= max(expect.end_line, expect.line)
+
+
+def printed(reason: str, program: str) -> str:
+    """The parser's message as argparse prints it (`prog: error: message`), spaces as the
+    matcher normalises them."""
+    head = f"{program}: error: " if program else ""
+    return _SPACE.sub(" ", head + reason).strip()
+
+
+def rejected_as_recorded(pattern: str, message: str, program: str) -> bool:
+    """The record's pattern finds the printed message, the way explain searches a paste, and
+    its `before` group holds just the program's `prog: error:` (the answer keeps only the
+    project's programs)."""
+    try:
+        m = compiled(pattern).search(message)
+    except re.error:
+        return False
+    if m is None:
+        return False
+    before = (m.groupdict().get("before") or "").split()
+    return before == ([f"{program}:", "error:"] if program else [])
+
+
+def fires(outcome: Outcome, expect: Expect) -> bool:
+    """The run reported exactly this record."""
+    if expect.kind == "argparse":
+        return outcome.status == "parse-error" and rejected_as_recorded(
+            expect.pattern, printed(outcome.reason, expect.program), expect.program
+        )
+    if expect.logs:
+        return any(
+            _here(expect, g.file, g.line) and _matches(expect.pattern, g.message)
+            for g in outcome.logs
+        )
+    if outcome.status != "raised":
+        return False
+    if expect.error_class and outcome.exc_class != expect.error_class.rsplit(".", 1)[-1]:
+        return False
+    return _here(expect, outcome.file, outcome.line) and _matches(expect.pattern, outcome.message)
+
+
+def passes(outcome: Outcome, expect: Expect) -> bool:
+    """The run went through the steps without this record (and, for an error, without any)."""
+    return outcome.status == "passed" and not fires(outcome, expect)
+
+
+def what_happened(outcome: Outcome) -> str:
+    """One clause for a reason: what the run did instead."""
+    if outcome.status == "raised":
+        where = f" at {outcome.file.rsplit('/', 1)[-1]}:{outcome.line}" if outcome.file else ""
+        text = outcome.message.strip().splitlines()[0] if outcome.message.strip() else ""
+        if len(text) > 100:
+            text = text[:99] + "…"
+        return f"raised {outcome.exc_class}{where}" + (f" ({text})" if text else "")
+    if outcome.status == "passed":
+        return "passed"
+    if outcome.status == "undecidable":
+        return f"could not be decided: it reads {outcome.reason}"
+    if outcome.status == "parse-error":
+        return f"was rejected by the argument parser ({outcome.reason})"
+    return f"{outcome.status}" + (f" ({outcome.reason})" if outcome.reason else "")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the check said of one record's fix, and where it said it."""
+
+    status: str  # verified | unverified | not-applicable
+    reason: str = ""  # why not verified ("" when verified)
+    platform: str | None = ""  # the platform profile it ran on (None: nothing ran anywhere)
+    revision: str | None = ""  # the revision's short sha or label
+    model: str = ""  # the model profile a verified fix ran with, when not the default one
+    example_fix: str | None = None  # the verified before/after
+    solution: str | None = None  # the verified change in words
+    keep_fix: bool = False  # nothing ran that could judge the record's own fix: show it
+    runs: int = 0
+    # no validation step reaches the record's function (the step names who calls it instead)
+    unreached: bool = False
+
+    @property
+    def verification(self) -> dict[str, Any]:
+        """The record's `verification` field."""
+        out = {"status": self.status, "platform": self.platform, "revision": self.revision}
+        out["reason"] = self.reason
+        return {**out, "model": self.model} if self.model else out
+
+    def apply(self, record: dict) -> dict:
+        """The record with its verification, and the verified fix in place of the derived one."""
+        out = dict(record)
+        out["verification"] = self.verification
+        if self.example_fix is not None:
+            out["exampleFix"] = self.example_fix
+        elif not self.keep_fix:
+            out["exampleFix"] = ""
+        if self.solution:
+            # A verified change beats "Nothing to change" (what the code alone says of a notice).
+            out["solutions"] = [self.solution] + [
+                s
+                for s in record.get("solutions", [])
+                if s != self.solution and not s.startswith(NOTHING)
+            ]
+        return out
+
+
+def verified(
+    before: Launch,
+    after: Launch,
+    change: FixChange,
+    command: tuple[str, tuple[str, ...]],
+    **where: Any,
+) -> Verdict:
+    """The verdict on a fix whose before fired the record and whose after passed: its two
+    launches as `command` (the launch command, its base options) writes them."""
+    words = change.note if change.source == "config" else ""  # a config repair says itself
+    return Verdict(
+        "verified",
+        example_fix=f"# before\n{before.command(*command)}\n# after\n{after.command(*command)}",
+        solution=words or solution_text(change),
+        **where,
+    )
+
+
+def solution_text(change: FixChange) -> str:
+    """The verified change as an instruction: "Launch with --tp-size 2 and --moe-dp-size 2",
+    "Remove --x", "Launch with --language-only, without --encoder-only"."""
+    adds, drops, unsets = [], [], []
+    for op, name, value in change.edits:
+        words = [str(v) for v in value] if isinstance(value, (tuple, list)) else None
+        if op == "set" and words is not None:
+            # the words of a list option, as a command line has them
+            value = " ".join(shlex.quote(w) for w in words)
+        elif op == "set" and value is not None and re.search(r"[{}\s'\"]", str(value)):
+            value = shlex.quote(str(value))
+        if op == "set" and value is not None and re.search(r"[{}'\"]", str(value)):
+            adds.append(f"`{name} {value}`")  # JSON, quoted words: a code span to copy
+        elif op == "set":
+            adds.append(f"{name} {value}" if value is not None else name)
+        elif op == "env" and value is not None:
+            adds.append(f"{name}={value}")
+        elif op == "env":
+            unsets.append(name)
+        elif op == "drop":
+            drops.append(name)
+    if not adds:
+        parts = [f"Remove {' and '.join(drops)}"] if drops else []
+        parts += [f"unset {' and '.join(unsets)}"] if unsets else []
+        text = "; ".join(parts)
+        return text[:1].upper() + text[1:]
+    text = "Launch with " + " and ".join(adds)
+    return text + (", without " + " and ".join(drops + unsets) if drops + unsets else "")
