@@ -568,9 +568,8 @@ def partial_hits(
     best = max(h.covered for h in hits)
     top = [h for h in hits if h.covered == best]
     if _several(idx, top) and _RAISED.search(body[:200]):
-        # a raise and the warning that shares its words (vLLM's max_model_len check warns
-        # instead when an environment variable allows it): the exception the text names is
-        # the raise's
+        # a raise and the warning that shares its words (a check that warns instead when an
+        # environment variable allows the value): the exception the text names is the raise's
         top = [h for h in top if idx.severity[h.index] == "error"]
     if not top or _several(idx, top):
         return []  # cut before the words that tell the records apart: no guessing
