@@ -240,17 +240,25 @@ class Harness:
             self._fields = fields
         self.runs += 1
         try:
-            data = self._ask(job, self.timeout + 5.0)
+            data = self._ask(job, self.wall_deadline())
             out = Outcome.from_child(data)
         except Late:
             self._kill()  # the next run starts a fresh child and loads the revision again
-            return Outcome("timeout", reason=f"the sandbox did not answer within {self.timeout} s")
+            return Outcome(
+                "timeout", reason=f"the sandbox did not answer within {self.wall_deadline():g} s"
+            )
         except (ChannelError, OSError, TypeError, ValueError, KeyError, AttributeError) as exc:
             self._kill()
             return Outcome("error", reason=f"harness: the sandbox's answer is unusable ({exc})")
         self.child_ms["run"] += _number(data.get("ms"))
         self._cpu = max(self._cpu, _number(data.get("cpu")))
         return out
+
+    def wall_deadline(self) -> float:
+        """Wall seconds a run may take before the child is killed: the child stops itself
+        after `timeout` CPU seconds, which a loaded machine stretches (a quarter of a core is
+        four times as long), and a run that sleeps uses none."""
+        return 4 * self.timeout + 5.0
 
     def _ask(self, message: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
         """Send one frame (None: it went out before, see start_soon) and read the answer

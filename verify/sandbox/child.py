@@ -508,7 +508,9 @@ class World:
         shared = {"fields": self.fields, "words": words}
         guards = [{**shared, **w} for w in job.get("watch", ())]
         watch = Watch({n: self._code_of(n) for n in names}, main, guards)
-        signal.setitimer(signal.ITIMER_REAL, float(job.get("timeout", 5.0)))
+        # CPU seconds, not wall seconds: a run's outcome (and the dataset) must not depend on
+        # how loaded the machine is; the parent's wall deadline catches a run that sleeps
+        signal.setitimer(signal.ITIMER_PROF, float(job.get("timeout", 5.0)))
         if watch.by_place and watch.guards:
             sys.settrace(watch.global_trace)  # only when asked: tracing costs every call
         try:
@@ -530,7 +532,9 @@ class World:
             else:
                 out.update(status="parse-error", reason=str(exc)[:MESSAGE_LIMIT])
         except Timeout:
-            out.update(status="timeout", reason=f"ran longer than {job.get('timeout', 5.0)} s")
+            out.update(
+                status="timeout", reason=f"used more than {job.get('timeout', 5.0)} s of CPU"
+            )
         except stubs.Undecidable as exc:
             out.update(status="undecidable", reason=exc.what)
         except stubs.MissingFact as exc:
@@ -539,7 +543,7 @@ class World:
             out.update(status="raised", exc=self._where(exc))
         finally:
             sys.settrace(None)
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
             for obj, values in saved:  # what the run set on the model's objects
                 obj._values = values
             disk.remove(made)
@@ -745,7 +749,7 @@ def main() -> int:
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
         os.dup2(devnull, fd)  # the revision's prints and reads never touch the frames
-    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGPROF, _on_alarm)
     # A revision's load makes a few hundred thousand AST nodes and the child keeps the parses
     # of unchanged modules across revisions: with the default threshold, full collections
     # walking them tripled the time of some loads (as in pipeline/run.py).
@@ -779,7 +783,9 @@ def main() -> int:
                 send(info)
             except BaseException as exc:  # noqa: BLE001 - reported to the parent as data
                 last = traceback.extract_tb(exc.__traceback__)[-1:]
-                where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
+                # the file's name alone: the host's paths (the interpreter's, kverr's) are no
+                # business of a dataset, and differ from one machine to the next
+                where = f" at {os.path.basename(last[0].filename)}:{last[0].lineno}" if last else ""
                 send({"ready": False, "reason": f"{type(exc).__name__}: {exc}"[:400] + where})
                 _forget(baseline)
                 sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, modules.Finder)]
