@@ -38,9 +38,9 @@ def advise(
     quoted command, `gpu_memory_utilization=0.1` in a script); a change of an option in `keep`
     (what hardware the launch has) is offered last, and fewer of it before more."""
     known = {**_pasted_values(record, text), **_option_values(record, values)}
-    if not known:
-        return []
     constants = _constants(values)
+    if not known and not constants:
+        return []
     out: list[tuple[bool, str]] = [(False, line) for line in _directions(record, values, known)]
     for cond, want in _conditions(record):
         for free in dict.fromkeys(_OPTION.findall(cond)):
@@ -95,14 +95,18 @@ def _pasted_values(record: Mapping[str, Any], text: str) -> dict[str, float]:
     return out
 
 
-def _constants(values: Mapping[str, str]) -> dict[str, float]:
-    """Numbers the message printed under a plain name (`total_num_attention_heads`): a
-    condition that reads one takes it as printed."""
-    out = {}
+def _constants(values: Mapping[str, str]) -> dict[str, float | str]:
+    """Numbers (and single words: `prompt_type` "decoder") the message printed under a plain
+    name (`total_num_attention_heads`): a condition that reads one takes it as printed."""
+    out: dict[str, float | str] = {}
     for expr, text in values.items():
-        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
-        if n and expr.isidentifier():
+        if not isinstance(text, str) or not expr.isidentifier():
+            continue
+        n = _NUMBER.fullmatch(text.strip())
+        if n:
             out[expr] = float(n.group())
+        elif re.fullmatch(r"[A-Za-z_]\w{0,40}", text.strip()):
+            out[expr] = text.strip()
     return out
 
 
@@ -184,23 +188,39 @@ def _solve(
     fewer: bool = False,
 ) -> str | None:
     others = [o for o in dict.fromkeys(_OPTION.findall(text)) if o != free]
-    if free not in known or any(o not in known for o in others):
+    if any(o not in known for o in others):
         return None
+    constants = constants or {}
+    printed = [v for k, v in constants.items() if re.search(rf"\b{k}\b", text)]
+    # an option the message did not print is solved only against numbers it did print (the
+    # prompt's length for --max-model-len): without one there is nothing of the user's to use
+    current = known.get(free)
+    if current is None and (fewer or not any(isinstance(v, float) for v in printed)):
+        return None  # (a count of GPUs is not guessed from a model's numbers)
     from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
 
     tree = expr_or_none(_OPTION.sub(lambda m: _name(m.group()), text))
     if tree is None:
         return None
-    constants = constants or {}
     env = {**constants, **{_name(o): known[o] for o in known}}
-    if _eval(tree, env) == want:
+    if current is not None and _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
-    current = known[free]
-    numbers = [current, *(known[o] for o in others), *map(float, _NUMBER.findall(text))]
-    numbers += [v for k, v in constants.items() if re.search(rf"\b{k}\b", text)]
+    numbers = [*(known[o] for o in others), *map(float, _NUMBER.findall(text))]
+    numbers += [v for v in printed if isinstance(v, float)]
+    if current is None:  # nearest to what the message printed, as the message's advice is
+        current = max(numbers)
+        numbers.append(current)
+        # the printed number itself is a candidate ("at least the prompt's length")
+        shown_current = None
+    else:
+        numbers.append(current)
+        shown_current = current
     good = []
     # fewer GPUs than a launch has are always at hand, more are not
-    for c in sorted(_candidates(numbers, current), key=lambda c: fewer and c > current):
+    pool = _candidates(numbers, current, near=shown_current is not None)
+    if shown_current is None:
+        pool.insert(0, current)
+    for c in sorted(pool, key=lambda c: fewer and c > current):
         if _eval(tree, {**env, _name(free): c}) == want:
             good.append(c)
         if len(good) == SHOWN:
@@ -211,18 +231,21 @@ def _solve(
     choice = ", ".join(_shown(v) for v in good[:-1]) + (" or " if len(good) > 1 else "")
     choice += _shown(good[-1])
     lead = f"With {held}, use" if held else "Use"
-    return f"{lead} {free} {choice} (not {_shown(current)})."
+    if shown_current is None:
+        return f"{lead} {free} {choice}."
+    return f"{lead} {free} {choice} (not {_shown(shown_current)})."
 
 
-def _candidates(numbers: Sequence[float], current: float) -> list[float]:
-    """Values worth trying, nearest to `current` first (log scale for positive numbers)."""
+def _candidates(numbers: Sequence[float], current: float, *, near: bool = True) -> list[float]:
+    """Values worth trying, nearest to `current` first (log scale for positive numbers); `near`:
+    with the current value's neighbours (it is the option's own)."""
     pool: set[float] = set()
     for n in numbers:
         if n == int(n) and 0 < n <= 1 << 20:
             k = int(n)
             pool.update(float(d) for d in _divisors(k))
             pool.update(float(k * m) for m in (2, 3, 4))
-            if n == current:  # another number's neighbours are a limit's off-by-one, no value
+            if near and n == current:  # another number's are a limit's off-by-one
                 pool.update((n - 1, n + 1))
         if 0 < n < 1:
             pool.update((round(n - 0.05, 2), round(n + 0.05, 2)))
@@ -281,8 +304,10 @@ class _Unknown(Exception):
 
 
 def _ev(node: ast.expr, env: Mapping[str, float]) -> Any:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
         return node.value
+    if isinstance(node, ast.IfExp):
+        return _ev(node.body, env) if _ev(node.test, env) else _ev(node.orelse, env)
     if isinstance(node, ast.Name):
         return env[node.id]
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:

@@ -127,3 +127,31 @@ def test_without_a_condition_of_its_own_the_triggers_clauses_are_undone() -> Non
     }
     values = {"max_model_len": "65536", "derived_max_model_len": "40960.0"}
     assert advise(record, values) == ["Use --max-model-len 40960, 32768 or 20480 (not 65536)."]
+
+
+@pytest.mark.parametrize(
+    ("condition", "flags", "values", "expected"),
+    [
+        (  # the option is not printed, the prompt's length is: at least that, nothing guessed
+            "prompt_len > (--max-model-len if prompt_type == 'decoder' else cache_size)",
+            ["--max-model-len"],
+            {"prompt_type": "decoder", "prompt_len": "16476", "max_prompt_len": "16384"},
+            ["Use --max-model-len 16476, 32768 or 32952."],
+        ),
+        (  # the other branch reads no option
+            "prompt_len > (--max-model-len if prompt_type == 'decoder' else cache_size)",
+            ["--max-model-len"],
+            {"prompt_type": "encoder", "prompt_len": "16476", "cache_size": "8192"},
+            [],
+        ),
+        (  # a number of GPUs is never guessed from the model's numbers
+            "heads % --tp-size == 0",
+            ["--tp-size"],
+            {"heads": "28"},
+            [],
+        ),
+    ],
+)
+def test_an_option_the_message_did_not_print(condition, flags, values, expected) -> None:
+    record = {"flags": flags, "solutions": [f"Change it so that `{condition}` is false"]}
+    assert advise(record, values, keep=HARDWARE) == expected
