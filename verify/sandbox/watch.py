@@ -98,47 +98,22 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
         out["value"] = None
     want = guard.get("want")
     keep = [k for k in map(_parse, guard.get("keep", ())) if k is not None]
-    if guard.get("flip") and want is not None and out["value"] is not None and out["value"] == want:
-        out["flipped"] = solve.solve(
-            tree,
-            scope,
-            not want,
-            guard.get("fields", {}),
-            guard.get("vars", ()),
-            guard.get("words", ()),
-            True,
-            keep,
-            guard.get("owners") or {},
+
+    def solved(wanted: bool, near: bool) -> Any:
+        return solve.solve(
+            tree, scope, wanted, guard.get("fields", {}), guard.get("vars", ()),
+            guard.get("words", ()), near, keep, guard.get("owners") or {},
             guard.get("aliases") or {},
-        )
+        )  # fmt: skip
+
+    if guard.get("flip") and want is not None and out["value"] is not None and out["value"] == want:
+        out["flipped"] = solved(not want, True)
     if guard.get("others") and want is not None and out["value"] == want:
         # Other values under which it still comes out this way (the search's way round a
         # test it cannot solve for: search.Search._accepted).
-        out["others"] = solve.solve(
-            tree,
-            scope,
-            want,
-            guard.get("fields", {}),
-            guard.get("vars", ()),
-            guard.get("words", ()),
-            False,
-            keep,
-            guard.get("owners") or {},
-            guard.get("aliases") or {},
-        )
+        out["others"] = solved(want, False)
     if want is not None and out["value"] is not None and out["value"] != want:
-        out["solutions"] = solve.solve(
-            tree,
-            scope,
-            want,
-            guard.get("fields", {}),
-            guard.get("vars", ()),
-            guard.get("words", ()),
-            bool(guard.get("near")),
-            keep,
-            guard.get("owners") or {},
-            guard.get("aliases") or {},
-        )
+        out["solutions"] = solved(want, bool(guard.get("near")))
         fields = guard.get("fields", {})
         if not out["solutions"] and solve.exhausted(
             tree, fields, list(frame.f_locals), guard.get("vars", ()), guard.get("aliases"), scope
