@@ -317,7 +317,8 @@ class Harness:
         if not self.trust_repo and confine.unavailable() is not None:
             self.info = {"ready": False, "reason": f"no sandbox: {confine.unavailable()}"}
             return False
-        if self._proc is None or self._proc.poll() is not None:
+        fresh = self._proc is None or self._proc.poll() is not None
+        if fresh:
             self._spawn()
         elif self._loaded == key:
             return True
@@ -334,6 +335,11 @@ class Harness:
             self.info = {"ready": False, "reason": f"the sandbox process failed: {reason}"}
             self._kill()
         self.child_ms["load"] += _number(self.info.get("ms"))
+        if self.info.get("ready") is not True and not fresh and "MemoryError" in str(self.info):
+            # A child keeps the parses of earlier revisions: out of memory there says nothing
+            # of this revision, and which revisions came before depends on the run cache's hits.
+            self._kill()
+            return self.start()
         if self.info.get("ready") is not True:
             self.info["reason"] = str(self.info.get("reason", "the revision did not load"))
             self._broken[key] = self.info
