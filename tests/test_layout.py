@@ -206,11 +206,15 @@ def test_a_profile_names_only_sandbox_modules_for_the_child(name):
     assert named and all(n.startswith("kverr.verify.sandbox.") for n in named), named
 
 
+# What `pip install .` and a wheel build leave in a checkout: copies of our files, not ours
+BUILT = {"build", "dist", "kverr.egg-info"}
+
+
 def project_files(skip: set[str]) -> list[Path]:
     """Our .py files outside the folders and files `skip` names (paths from the root)."""
     out = []
     for top in sorted(ROOT.iterdir()):
-        if top.name.startswith(".") or top.name in skip:
+        if top.name.startswith(".") or top.name in skip or top.name in BUILT:
             continue
         found = [top] if top.suffix == ".py" else sorted(top.rglob("*.py"))
         out += [p for p in found if not any(_under(p, s) for s in skip)]
