@@ -627,11 +627,7 @@ def _value(code: Any, scope: dict[str, Any], obj: Any, changed: dict[str, Any]) 
     try:
         if attrs:
             obj.__dict__.update(attrs)
-        for name, v in env.items():
-            if v is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = str(v)
+        _put_env(env, None)
         return bool(eval(code, scope))  # noqa: S307 - the revision's guard, in the sandbox
     except BaseException:  # noqa: BLE001 - an assignment the guard cannot take offers nothing
         return None
@@ -640,14 +636,19 @@ def _value(code: Any, scope: dict[str, Any], obj: Any, changed: dict[str, Any]) 
             obj.__dict__.pop(attr, None)
         if saved:
             obj.__dict__.update(saved)
-        for name, v in saved_env.items():
-            if v is _UNSET:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = v
+        _put_env(saved_env, _UNSET)
         for name, v in saved_local.items():
             if v is _UNSET:
                 scope.pop(name, None)
             else:
                 scope[name] = v
         del stubs.NOTES[noted:]
+
+
+def _put_env(values: Mapping[str, Any], absent: object) -> None:
+    """Each variable set to its value, or unset where the value is `absent`."""
+    for name, v in values.items():
+        if v is absent:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(v)
