@@ -567,11 +567,13 @@ def partial_hits(
         return []
     best = max(h.covered for h in hits)
     top = [h for h in hits if h.covered == best]
-    if _several(idx, top) and _RAISED.search(body[:200]):
+    several = _several(idx, top)
+    if several and _RAISED.search(body[:200]):
         # a raise and the warning that shares its words (a check that warns instead when an
         # environment variable allows the value): the exception the text names is the raise's
         top = [h for h in top if idx.severity[h.index] == "error"]
-    if not top or _several(idx, top):
+        several = _several(idx, top)
+    if not top or several:
         return []  # cut before the words that tell the records apart: no guessing
     # enough of the message must be seen to be sure (one message raised at several sites: all)
     top.sort(key=lambda h: -idx.last_ord[h.index])  # one check's wordings: the newest first

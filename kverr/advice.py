@@ -183,7 +183,7 @@ def _solve(
     want: bool,
     free: str,
     known: Mapping[str, float],
-    constants: Mapping[str, float] | None = None,
+    constants: Mapping[str, float | str] | None = None,
     *,
     fewer: bool = False,
 ) -> str | None:
@@ -194,8 +194,8 @@ def _solve(
     printed = [v for k, v in constants.items() if re.search(rf"\b{k}\b", text)]
     # an option the message did not print is solved only against numbers it did print (the
     # prompt's length for --max-model-len): without one there is nothing of the user's to use
-    current = known.get(free)
-    if current is None and (fewer or not any(isinstance(v, float) for v in printed)):
+    mine = known.get(free)  # the user's value, where the message or the paste gave it
+    if mine is None and (fewer or not any(isinstance(v, float) for v in printed)):
         return None  # (a count of GPUs is not guessed from a model's numbers)
     from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
 
@@ -203,24 +203,19 @@ def _solve(
     if tree is None:
         return None
     env = {**constants, **{_name(o): known[o] for o in known}}
-    if current is not None and _eval(tree, env) == want:
+    if mine is not None and _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
     numbers = [*(known[o] for o in others), *map(float, _NUMBER.findall(text))]
     numbers += [v for v in printed if isinstance(v, float)]
-    if current is None:  # nearest to what the message printed, as the message's advice is
-        current = max(numbers)
-        numbers.append(current)
-        # the printed number itself is a candidate ("at least the prompt's length")
-        shown_current = None
-    else:
-        numbers.append(current)
-        shown_current = current
+    # Around the user's value, else around what the message printed (the prompt's length),
+    # which is then itself a value to offer ("at least the prompt's length").
+    centre = mine if mine is not None else max(numbers)
+    pool = _candidates([*numbers, centre], centre, near=mine is not None)
+    if mine is None:
+        pool.insert(0, centre)
     good = []
     # fewer GPUs than a launch has are always at hand, more are not
-    pool = _candidates(numbers, current, near=shown_current is not None)
-    if shown_current is None:
-        pool.insert(0, current)
-    for c in sorted(pool, key=lambda c: fewer and c > current):
+    for c in sorted(pool, key=lambda c: fewer and c > centre):
         if _eval(tree, {**env, _name(free): c}) == want:
             good.append(c)
         if len(good) == SHOWN:
@@ -231,9 +226,7 @@ def _solve(
     choice = ", ".join(_shown(v) for v in good[:-1]) + (" or " if len(good) > 1 else "")
     choice += _shown(good[-1])
     lead = f"With {held}, use" if held else "Use"
-    if shown_current is None:
-        return f"{lead} {free} {choice}."
-    return f"{lead} {free} {choice} (not {_shown(shown_current)})."
+    return f"{lead} {free} {choice}" + ("." if mine is None else f" (not {_shown(mine)}).")
 
 
 def _candidates(numbers: Sequence[float], current: float, *, near: bool = True) -> list[float]:

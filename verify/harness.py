@@ -335,7 +335,11 @@ class Harness:
             self.info = {"ready": False, "reason": f"the sandbox process failed: {reason}"}
             self._kill()
         self.child_ms["load"] += _number(self.info.get("ms"))
-        if self.info.get("ready") is not True and not fresh and "MemoryError" in str(self.info):
+        if (
+            self.info.get("ready") is not True
+            and not fresh
+            and "MemoryError" in str(self.info.get("reason"))
+        ):
             # A child keeps the parses of earlier revisions: out of memory there says nothing
             # of this revision, and which revisions came before depends on the run cache's hits.
             self._kill()

@@ -498,19 +498,19 @@ def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str |
         tries: list[str | None] = [named]
     else:
         tries = [*releases_to_try(spec, source, m.revisions)[:TRIES]] or [None]
-    first: dict[str, Any] | None = None
+    missed: list[dict[str, Any]] = []  # the releases where the launch does not raise it
     for rel in tries:
         got = _run_yours(m, pasted, profile, spec, rel, source, trust_repo)
         if got.get("status") != "not-reproduced":
-            if first is not None and got.get("status") == "not-checked":
+            if missed and got.get("status") == "not-checked":
                 break  # an older release that cannot be read: the newest one's answer stands
             if len(tries) > 1 and got.get("verification"):
                 got["verification"]["chosenBy"] = "the newest release that raises it"
             return got
-        first = first or got
-    assert first is not None
-    if len(tries) > 1:
-        first["reason"] += f"; nor does it at {', '.join(str(t) for t in tries[1:])}"
+        missed.append(got)
+    first = missed[0]
+    if len(missed) > 1:
+        first["reason"] += f"; nor does it at {', '.join(g['release'] for g in missed[1:])}"
     return first
 
 
