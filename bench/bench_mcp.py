@@ -61,7 +61,7 @@ def stdio(catalog: Path | None) -> StdioServerParameters:
 async def bench(catalog: Path | None, texts: list[str], rounds: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {}
     cat = open_catalog(catalog)
-    order = cat.release_order(tags_only=True)
+    orders = cat.release_orders()
     api_proc, addr = start_server(catalog, 1)
     http_proc, url = mcp_http(catalog)
     try:
@@ -76,7 +76,7 @@ async def bench(catalog: Path | None, texts: list[str], rounds: int) -> dict[str
                     def tool(text: str) -> None:
                         matches = personalize(text, cat.explain(text))
                         json.loads(explain_json(text, matches))
-                        markdown.answers(matches, order)
+                        markdown.answers(matches, orders)
 
                     def post(text: str) -> None:
                         r = api.post("/explain", content=text.encode())

@@ -443,6 +443,13 @@ class Catalog:
                 out.append(r.sha[:10])
         return out
 
+    def release_orders(self) -> dict[str, list[str]]:
+        """Each project's releases proper (release_order's tags_only), for ranges: the names
+        one project gives its releases may be another's too."""
+        return {
+            p["name"]: self.release_order(tags_only=True, project=p["name"]) for p in self.projects
+        }
+
     def _rev_rows(self, sql: str, params: list) -> list[Revision]:
         return [
             Revision(sha=s, date=d, tags=tuple(json.loads(t) if t else ()), subject=subj, ord=o, project=p)

@@ -474,7 +474,7 @@ class Api:
         # dataset, and one project's data can be rebuilt while the other's stays as it was
         self.versions_of = {p["name"]: p.get("datasetVersion") or "" for p in cat.projects}
         self.releases = cat.release_order()  # what /versions lists and `version=` accepts
-        self.release_tags = cat.release_order(tags_only=True)  # Markdown shows them as ranges
+        self.release_orders = cat.release_orders()  # Markdown shows releases as ranges
         # each record's JSON text, written once per process: a record is 3-4 KB of JSON, and
         # serialising it again was most of the cost of rendering an answer
         self.record_json: dict[str, str] = {}
@@ -493,7 +493,7 @@ class Api:
         if fmt == "markdown":  # the whole answer, as a bot posts it
             from kverr.present import markdown
 
-            body = markdown.answers(matches[offset:], self.release_tags, limit)
+            body = markdown.answers(matches[offset:], self.release_orders, limit)
             return Response(body, media_type="text/markdown; charset=utf-8", headers=_HEADERS)
         return _json_text(self._page(text, matches, limit, offset))
 

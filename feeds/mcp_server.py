@@ -61,7 +61,7 @@ def create_server(
     names = tuple(p["name"] for p in cat.projects)
     products = ", ".join(f"{p['name']} ({p['product']})" for p in cat.projects)
     Project = Literal[names]  # type: ignore[valid-type]
-    order = cat.release_order(tags_only=True)
+    orders = cat.release_orders()
     # WARNING: the SDK logs every request at INFO, on the stderr a desktop client keeps
     server = MCPServer("kverr", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     ProjectArg = Annotated[
@@ -99,7 +99,7 @@ def create_server(
 
             matches = personalize(text, matches, release=release, source=source)
         doc = json.loads(explain_json(query, matches, cut))
-        return _result(doc, md.answers(matches, order))
+        return _result(doc, md.answers(matches, orders))
 
     def check(
         command: Annotated[
@@ -135,7 +135,7 @@ def create_server(
         source, releases)."""
         m = record_match_or_raise(cat, id)
         return _result(
-            {"record": m.record, "releases": list(m.revisions)}, md.match(m, order) + "\n"
+            {"record": m.record, "releases": list(m.revisions)}, md.match(m, orders) + "\n"
         )
 
     def search(

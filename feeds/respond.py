@@ -146,8 +146,7 @@ def compose(
 
         parts.append(md.check(of_report(report), heading="**Your launch, checked by kverr**"))
     if matches:
-        order = cat.release_order(tags_only=True)
-        parts.append(md.answers([quoted(m) for m in matches], order))
+        parts.append(md.answers([quoted(m) for m in matches], cat.release_orders()))
     parts.append(footer(cat, matches, report, version))
     return "\n\n".join(p.strip("\n") for p in parts) + "\n"
 

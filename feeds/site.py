@@ -52,7 +52,7 @@ class SiteData:
     # release tag -> catalog.history.Diff from the release before it (None: the first one)
     release_diffs: dict[str, Any] = field(default_factory=dict)
     products: dict[str, str] = field(default_factory=dict)  # project name -> product
-    order: list[str] = field(default_factory=list)  # release tags, oldest first
+    orders: dict[str, list[str]] = field(default_factory=dict)  # display.Orders
     # record id -> the other records printing the same message (one text raised at several
     # sites): their pages and rows say what tells them apart
     twins: dict[str, list[dict]] = field(default_factory=dict)
@@ -69,13 +69,16 @@ class SiteData:
     def tags_of(self, rec: dict) -> list[str]:
         return [t for r in self.releases_of.get(rec["id"], []) for t in r.tags]
 
+    def order(self, rec: dict) -> list[str]:
+        return self.orders.get(rec.get("project") or "", [])
+
     def where(self, rec: dict) -> str:
         """What tells a record from another printing the same message: its file and line, its
         function and its releases (`model.py:412 · _check_len() · v0.4.0 … v0.6.0 · 9 releases`)."""
         parts = [f"{(rec.get('filePath') or '').rsplit('/', 1)[-1]}:{rec.get('lineNumber')}"]
         if rec.get("function"):
             parts.append(f"{rec['function']}()")
-        parts.append(display.release_span(self.tags_of(rec), self.order) or self._seen(rec))
+        parts.append(display.release_span(self.tags_of(rec), self.order(rec)) or self._seen(rec))
         return " · ".join(parts)
 
     def _seen(self, rec: dict) -> str:
@@ -155,7 +158,8 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
         for rev in data.releases_of[rec["id"]]:
             for tag in rev.tags:
                 data.by_release.setdefault(tag, []).append(rec)
-    data.order = [t for r in data.revisions for t in r.tags]
+    for r in data.revisions:
+        data.orders.setdefault(r.project, []).extend(r.tags)
     same: dict[tuple[str, str], list[dict]] = {}
     for rec in records:
         same.setdefault((rec.get("project") or "", display.title_of(rec)), []).append(rec)
@@ -373,7 +377,7 @@ def error_page(data: SiteData, rec: dict) -> str:
         h.code(rec["validationCode"]) if rec.get("validationCode") else ""
     )
     tags = h.chips((t, f"{up}tags/{file_token(t)}.html") for t in rec.get("tags") or [])
-    ans = a.of_record(rec, data.tags_of(rec), data.order,
+    ans = a.of_record(rec, data.tags_of(rec), data.order(rec),
                       {name: data.decl(rec, name) for name in rec.get("flags") or []})  # fmt: skip
     sec = h.sections(ans, flag_href=lambda name: f"{up}flags/{file_token(name)}.html",
                    release_href=lambda tag: f"{up}releases/{file_token(tag)}.html",

@@ -640,11 +640,11 @@ def history(
                 _emit(render.revisions_text(revs), plain, no_pager)
             return
         h = run_history(cat, query)
-        order = cat.release_order(tags_only=True)
+        orders = cat.release_orders()
     if json_out:
         typer.echo(json.dumps(h.to_dict(), indent=2, sort_keys=True))
     else:
-        _emit(render.history_text(h, order), plain, no_pager)
+        _emit(render.history_text(h, orders), plain, no_pager)
 
 
 @command
@@ -760,7 +760,7 @@ def explain(
             else []
         )
         owners = cat.release_owners(release) if elsewhere else []
-        order = [] if json_out else cat.release_order(tags_only=True)
+        orders = {} if json_out else cat.release_orders()
         names = {} if json_out else revision_names(cat.revisions())
         products = [p["product"] for p in cat.projects if project in (None, p["name"])]
     if shown is None and matches:  # the fix of the user's own launch, or advice from values
@@ -789,7 +789,7 @@ def explain(
             elsewhere=elsewhere,
             owners=owners,
             term=_term(plain),
-            order=order,
+            orders=orders,
             products=products,
             verbose=verbose,
             names=names,
@@ -895,16 +895,16 @@ def show(
 
     with open_catalog(catalog) as cat:
         m = record_match_or_raise(cat, key)
-        order = cat.release_order(tags_only=True)
+        orders = cat.release_orders()
     if json_out:
         from kverr.term import escape_json
 
         out = {"record": m.record, "releases": list(m.revisions)}
         typer.echo(escape_json(json.dumps(out, indent=2, ensure_ascii=False)))
     elif markdown:
-        typer.echo(md.match(m, order))
+        typer.echo(md.match(m, orders))
     else:
-        _emit(render.show_text(m, term=_term(plain), order=order), plain, no_pager)
+        _emit(render.show_text(m, term=_term(plain), orders=orders), plain, no_pager)
 
 
 @command

@@ -37,13 +37,18 @@ def explain_view(
     version: str | None = None,
     elsewhere: Sequence[Match] = (),
     term: Term = PLAIN,
-    order: Sequence[str] = (),
+    orders: display.Orders | None = None,
     products: Sequence[str] = (),
 ) -> None:
     """Print each match for a person (explain_text) to `file` (stdout), no pager."""
     print(
         explain_text(
-            matches, version=version, elsewhere=elsewhere, term=term, order=order, products=products
+            matches,
+            version=version,
+            elsewhere=elsewhere,
+            term=term,
+            orders=orders,
+            products=products,
         ),
         file=file,
     )
@@ -56,7 +61,7 @@ def explain_text(
     elsewhere: Sequence[Match] = (),
     owners: Sequence[str] = (),
     term: Term = PLAIN,
-    order: Sequence[str] = (),
+    orders: display.Orders | None = None,
     products: Sequence[str] = (),
     verbose: bool = False,
     names: Mapping[str, str] | None = None,
@@ -64,7 +69,7 @@ def explain_text(
     """Each match as a card (present/text.py), a line each past FULL_VIEWS, one card per message.
     `elsewhere`: with --release and no match there, the records other revisions have;
     `owners`: the products that have a release of that name.
-    `order`: every release of the catalog, oldest first (releases print as ranges).
+    `orders`: each project's releases, oldest first (releases print as ranges).
     `products`: the catalog's projects, named when nothing matched.
     `verbose`, `names`: how a card says whether a fix was verified (text.card)."""
     if not matches:
@@ -82,7 +87,8 @@ def explain_text(
                 ]
             for m in elsewhere[:3]:
                 where = (
-                    display.release_span(m.revisions, order) or "revisions without a release tag"
+                    display.release_span(m.revisions, display.order_of(orders, m))
+                    or "revisions without a release tag"
                 )
                 out.append(f"  {m.record['id']}  {m.record['errorMessage'][:90]}  (in: {where})")
             out.append("Run without --release for the full explanation.")
@@ -95,9 +101,9 @@ def explain_text(
     for m in matches:
         msg = message_key(m)
         if msg and msg in shown:  # one message raised at several sites: one card is enough
-            out.append(text.also_at(m, term, order))
+            out.append(text.also_at(m, term, orders))
         elif full < FULL_VIEWS:
-            out += ([""] if out else []) + text.card(m, term, order, verbose=verbose, names=names)
+            out += ([""] if out else []) + text.card(m, term, orders, verbose=verbose, names=names)
             full += 1
         else:
             out.append(text.one_line(m, term))
@@ -105,9 +111,9 @@ def explain_text(
     return "\n".join(out)
 
 
-def show_text(m: Match, *, term: Term = PLAIN, order: Sequence[str] = ()) -> str:
+def show_text(m: Match, *, term: Term = PLAIN, orders: display.Orders | None = None) -> str:
     """`kverr show`: one record's card."""
-    return "\n".join(text.card(m, term, order))
+    return "\n".join(text.card(m, term, orders))
 
 
 def search_text(
@@ -445,9 +451,10 @@ def revisions_text(revisions: list[Revision]) -> str:
     return escape_terminal("\n".join(out))
 
 
-def history_text(h: Any, order: Sequence[str] = ()) -> str:
-    """Human form of catalog.history.History (`order`: the catalog's releases, for ranges)."""
+def history_text(h: Any, orders: display.Orders | None = None) -> str:
+    """Human form of catalog.history.History (`orders`: each project's releases, for ranges)."""
     rec = h.record
+    order = (orders or {}).get(h.revisions[0].project if h.revisions else "", ())
     # "first seen" / "first missing", not "introduced": only the revisions built are known, and
     # between two release tags the change may sit on any commit (build --touching to pin it).
     out = [_h_line(rec), f"present in {len(h.revisions)} of {h.total_revisions} revision(s) built"]

@@ -92,7 +92,7 @@ class Answer:
     declared: tuple[tuple[str, str], ...]  # an argparse answer's (label, text) rows
     flags: tuple[Flag, ...]
     releases: tuple[str, ...]
-    order: tuple[str, ...]  # every release the catalog holds, oldest first (ranges)
+    order: tuple[str, ...]  # the releases of the record's project, oldest first (ranges)
     source: Source
     project: str = ""  # which project answered and what told it (explain)
     how: str = ""  # "pattern match 0.99 · input line 1"; "" for a record looked up
@@ -134,7 +134,7 @@ def fill(text: str, record: Mapping[str, Any], values: Mapping[str, str]) -> str
 
 def of_match(
     m: Match,
-    order: Sequence[str] = (),
+    orders: display.Orders | None = None,
     *,
     verbose: bool = False,
     names: Mapping[str, str] | None = None,
@@ -169,7 +169,7 @@ def of_match(
     if m.line is not None:
         how.append(f"input line {m.line}")
     return _answer(
-        rec, fix, m.revisions, order, values=m.values, declared=tuple(argparse_rows(m)),
+        rec, fix, m.revisions, display.order_of(orders, m), values=m.values, declared=tuple(argparse_rows(m)),
         project=project_text(m), how=" · ".join(how), situations=False,
     )  # fmt: skip
 
@@ -177,7 +177,7 @@ def of_match(
 def of_record(
     rec: dict[str, Any],
     releases: Sequence[str],
-    order: Sequence[str] = (),
+    order: Sequence[str] = (),  # the releases of the record's project, oldest first
     declarations: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Answer:
     """The answer a page shows for a record (the site, the Markdown export): no paste, so no

@@ -270,6 +270,17 @@ def release_span(names: Sequence[str], order: Sequence[str]) -> str:
     return f"{text} · {n} release{'s' if n != 1 else ''}{note}"
 
 
+# Each project's releases, oldest first (Catalog.release_orders). Two projects may both have
+# a v0.2.0: a record's releases are ranged in its own project's order alone, or one project's
+# v0.2.0 would sit in the other's sequence and show as both present and missing.
+Orders = Mapping[str, Sequence[str]]
+
+
+def order_of(orders: Orders | None, m: Any) -> Sequence[str]:
+    """A match's project's releases (the catalog says whose each record is)."""
+    return (orders or {}).get((m.project or {}).get("name") or "", ())
+
+
 APPROX = "≈"  # a release name found by date (pipeline/releases.py): the code may differ a little
 
 

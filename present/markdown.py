@@ -71,9 +71,9 @@ def message(m: Match) -> str:
 # ---------------------------------------------------------------- the answer to a paste
 
 
-def match(m: Match, order: Sequence[str] = ()) -> str:
+def match(m: Match, orders: display.Orders | None = None) -> str:
     """The answer to one match, ready to post: message, fix first, then why."""
-    return answer_text(a.of_match(m, order))
+    return answer_text(a.of_match(m, orders))
 
 
 def answer_text(ans: Answer) -> str:
@@ -96,7 +96,7 @@ def answer_text(ans: Answer) -> str:
     return _lines(out)
 
 
-def answers(matches: Sequence[Match], order: Sequence[str] = (), limit: int = 3) -> str:
+def answers(matches: Sequence[Match], orders: display.Orders | None = None, limit: int = 3) -> str:
     """Every match's answer (at most `limit`, one per message), separated by a rule; a
     plain sentence when nothing matched."""
     if not matches:
@@ -108,7 +108,7 @@ def answers(matches: Sequence[Match], order: Sequence[str] = (), limit: int = 3)
         if key in seen:
             continue
         seen.add(key)
-        parts.append(match(m, order))
+        parts.append(match(m, orders))
         if len(parts) == limit:
             break
     more = len({a.message_key(m) or m.record.get("id") for m in matches}) - len(parts)

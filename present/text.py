@@ -33,16 +33,16 @@ SEVERITY_STYLE = {
 def card(
     m: Match,
     term: Term = PLAIN,
-    order: Sequence[str] = (),
+    orders: display.Orders | None = None,
     *,
     verbose: bool = False,
     names: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The card's lines. `order`: every release the catalog holds, oldest first, so the
-    record's releases print as ranges. `verbose`: whether a fix was verified, as the verify
+    """The card's lines. `orders`: each project's releases, oldest first, so the record's
+    releases print as ranges. `verbose`: whether a fix was verified, as the verify
     step said it (platform, model profile, the whole reason) rather than in a user's words;
     `names`: revisions as users know them (present/verdict.revision_names)."""
-    return answer_lines(a.of_match(m, order, verbose=verbose, names=names), term)
+    return answer_lines(a.of_match(m, orders, verbose=verbose, names=names), term)
 
 
 def answer_lines(ans: Answer, term: Term = PLAIN) -> list[str]:
@@ -176,7 +176,8 @@ def _message_of(m: Match, term: Term) -> str:
     return message(display.message_runs(m.record, m.values), term)
 
 
-def also_at(m: Match, term: Term = PLAIN, order: Sequence[str] = ()) -> str:
+def also_at(m: Match, term: Term = PLAIN, orders: display.Orders | None = None) -> str:
+    order = display.order_of(orders, m)
     m = _line_view(m, releases=True)
     rec = m.record
     where = f"{rec.get('filePath')}:{rec.get('lineNumber')}"

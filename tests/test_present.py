@@ -13,6 +13,7 @@ import pytest
 from kverr.feeds.exports import export_markdown, site_meta
 from kverr.feeds.site import export_site, page_of
 from kverr.present import answer as a
+from kverr.present import display
 from kverr.present import markdown as md
 from kverr.present import text
 from test_feeds_data import BY_KEY
@@ -81,18 +82,18 @@ KEYS = (
 def test_every_medium_shows_the_same_sections(drawn, key):
     rec = BY_KEY[key]
     cat = drawn["cat"]
-    order = cat.release_order(tags_only=True)
+    orders = cat.release_orders()
     releases = cat.releases_of(rec["id"])
     m = Match(rec, 1.0, "id", revisions=tuple(releases))
-    want = [a.LABELS[k] for k in a.of_match(m, order).sections()]
+    want = [a.LABELS[k] for k in a.of_match(m, orders).sections()]
     assert want[-1] == "Source" and (want[0] == "How to fix") == bool(rec.get("solutions"))
 
-    assert card_labels(text.card(m, order=order)) == want
-    assert bot_labels(md.match(m, order)) == want
+    assert card_labels(text.card(m, orders=orders)) == want
+    assert bot_labels(md.match(m, orders)) == want
     page = (drawn["md"] / "errors" / f"{rec['slug']}.md").read_text(encoding="utf-8")
     site = (drawn["site"] / page_of(rec)).read_text(encoding="utf-8")
     # a page also says when it happens (commonSituations) under "Why it fired"
-    shown = [a.LABELS[k] for k in a.of_record(rec, releases, order).sections()]
+    shown = [a.LABELS[k] for k in a.of_record(rec, releases, display.order_of(orders, m)).sections()]
     assert page_labels(page) == site_labels(site) == shown
     assert [x for x in shown if x in want] == want
 

@@ -116,8 +116,8 @@ def test_the_bump_commit_names_the_revision_with_its_files_and_a_date_names_one_
 def test_a_card_names_releases_and_marks_those_found_by_date(catalog):
     cat, c, _ = catalog
     (m,) = cat.explain(BLOCK, project="vllm")
-    text = "\n".join(card(m, order=cat.release_order(project="vllm")))
-    assert "v0.1.0 … " in text and "≈: the commit nearest the release's date" in text
+    text = "\n".join(card(m, orders=cat.release_orders()))
+    assert "v0.1.0, ≈v0.2.0, " in text and "≈: the commit nearest the release's date" in text
     assert _bare(text, cat) == []
 
 
