@@ -46,7 +46,10 @@ class SiteData:
     meta: dict[str, Any]
     by_flag: dict[str, list[dict]] = field(default_factory=dict)
     by_tag: dict[str, list[dict]] = field(default_factory=dict)
-    by_release: dict[str, list[dict]] = field(default_factory=dict)
+    by_release: dict[str, list[dict]] = field(default_factory=dict)  # release name -> records
+    # release name -> (its revision, its tag). Two projects may both tag a v0.2.0: on a site of
+    # both, a tag they share is named with the product ("v0.2.0 (vLLM)"), a page for each
+    release_revs: dict[str, tuple[Revision, str]] = field(default_factory=dict)
     # (project, flag) -> its declaration per run of revisions (Catalog.flag_history)
     histories: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
     # release tag -> catalog.history.Diff from the release before it (None: the first one)
@@ -56,6 +59,7 @@ class SiteData:
     # record id -> the other records printing the same message (one text raised at several
     # sites): their pages and rows say what tells them apart
     twins: dict[str, list[dict]] = field(default_factory=dict)
+    _names: dict[tuple[str, str], str] = field(default_factory=dict)  # (project, tag) -> name
 
     def product_of(self, rec: dict) -> str | None:
         """The product a record is from, when the site holds several (a badge says so)."""
@@ -68,6 +72,23 @@ class SiteData:
 
     def tags_of(self, rec: dict) -> list[str]:
         return [t for r in self.releases_of.get(rec["id"], []) for t in r.tags]
+
+    def release_name(self, project: str | None, tag: str) -> str:
+        return self._names.get((project or "", tag), tag)
+
+    def name_releases(self) -> None:
+        projects: dict[str, set[str]] = {}
+        for r in self.revisions:
+            for tag in r.tags:
+                projects.setdefault(tag, set()).add(r.project or "")
+        self._names = {
+            (r.project or "", tag): f"{tag} ({self.products.get(r.project or '', r.project)})"
+            if len(projects[tag]) > 1 else tag
+            for r in self.revisions for tag in r.tags
+        }  # fmt: skip
+        self.release_revs = {
+            self.release_name(r.project, t): (r, t) for r in self.revisions for t in r.tags
+        }
 
     def order(self, rec: dict) -> list[str]:
         return self.orders.get(rec.get("project") or "", [])
@@ -150,6 +171,7 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
         products={p["name"]: p.get("product", p["name"]) for p in cat.projects
                   if project in (None, p["name"])},
     )  # fmt: skip
+    data.name_releases()
     for rec in records:
         for flag in rec.get("flags") or []:
             data.by_flag.setdefault(flag, []).append(rec)
@@ -157,7 +179,7 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
             data.by_tag.setdefault(tag, []).append(rec)
         for rev in data.releases_of[rec["id"]]:
             for tag in rev.tags:
-                data.by_release.setdefault(tag, []).append(rec)
+                data.by_release.setdefault(data.release_name(rev.project, tag), []).append(rec)
     for r in data.revisions:
         data.orders.setdefault(r.project, []).extend(r.tags)
     same: dict[tuple[str, str], list[dict]] = {}
@@ -183,7 +205,9 @@ def _release_diffs(cat, data: SiteData) -> dict[str, Any]:
     out: dict[str, Any] = {}
     by_project: dict[str, list[str]] = {}  # each project's releases: no diff crosses two
     for r in data.revisions:
-        by_project.setdefault(r.project or "", []).extend(t for t in r.tags if t in data.by_release)
+        by_project.setdefault(r.project or "", []).extend(
+            t for t in r.tags if data.release_name(r.project, t) in data.by_release
+        )
     pairs = [
         (project, prev, tag)
         for project, tags in by_project.items()
@@ -192,7 +216,8 @@ def _release_diffs(cat, data: SiteData) -> dict[str, Any]:
     with progress.reporting("") as report:
         for n, (project, prev, tag) in enumerate(pairs, 1):
             report("release diffs", n, len(pairs))
-            out[tag] = diff(cat, prev, tag, project=project or None) if prev else None
+            name = data.release_name(project, tag)
+            out[name] = diff(cat, prev, tag, project=project or None) if prev else None
     return out
 
 
@@ -380,7 +405,7 @@ def error_page(data: SiteData, rec: dict) -> str:
     ans = a.of_record(rec, data.tags_of(rec), data.order(rec),
                       {name: data.decl(rec, name) for name in rec.get("flags") or []})  # fmt: skip
     sec = h.sections(ans, flag_href=lambda name: f"{up}flags/{file_token(name)}.html",
-                   release_href=lambda tag: f"{up}releases/{file_token(tag)}.html",
+                   release_href=lambda tag: f"{up}releases/{file_token(data.release_name(rec.get('project'), tag))}.html",
                    more={"releases": _release_notes(data, rec, up)})  # fmt: skip
     parts = [
         f'<nav class="crumbs"><a href="{up}index.html">Errors</a> / <span>{h.esc(rec["id"])}</span></nav>',
@@ -505,8 +530,8 @@ def _history_table(data: SiteData, project: str, name: str) -> str:
     return h.table(["Releases", "Choices", "Type", "Default", "Options"], rows, "history")
 
 
-def _release_intro(data: SiteData, tag: str) -> str:
-    rev = next((r for r in data.revisions if tag in r.tags), None)
+def _release_intro(data: SiteData, name: str) -> str:
+    rev, _ = data.release_revs.get(name) or (None, "")
     if not rev:
         return ""
     return (f'<p class="muted">Commit <code>{h.esc((rev.sha or "")[:10])}</code>, {h.esc((rev.date or "")[:10])}'
@@ -519,8 +544,7 @@ def _group_pages(
     """An index of groups plus one page per group listing its errors."""
     pages = {}
     if folder == "releases":  # newest first, in commit order: v0.5.8.post1 comes after v0.5.8
-        order = {t: rev.ord for rev in data.revisions for t in rev.tags}
-        names = sorted(groups, key=lambda t: (-order.get(t, -1), t))
+        names = sorted(groups, key=lambda n: (-data.release_revs[n][0].ord, n))
     else:
         names = sorted(groups, key=str.lower)
     items = "".join(
@@ -560,18 +584,23 @@ def _rows(data: SiteData, recs: list[dict], note=None) -> str:
     return f'<ol class="err-list">{rows}</ol>'
 
 
-def _release_body(data: SiteData, tag: str, recs: list[dict]) -> str:
+def _release_body(data: SiteData, name: str, recs: list[dict]) -> str:
     """What `kverr diff PREVIOUS TAG` says, as sections with the same counts, then the errors
     carried over unchanged. The first release built has no previous one: all of it is listed."""
-    d = data.release_diffs.get(tag)
+    d = data.release_diffs.get(name)
     if d is None:
         return f"<h2>{_count(len(recs))} in the first release built</h2>" + _rows(data, recs)
     by_id = {r["id"]: r for r in data.records}
-    prev = (d.rev_a.tags or [d.rev_a.sha or ""])[0]
+    rev, tag = data.release_revs[name]
+    prev_tag = (d.rev_a.tags or [d.rev_a.sha or ""])[0]
+    prev = data.release_name(rev.project, prev_tag)
+    command = f"kverr diff {prev_tag} {tag}" + (
+        f" --project {rev.project}" if (prev, name) != (prev_tag, tag) else ""
+    )
     summary = (
         f'<p class="diff-summary">Since <a href="{file_token(prev)}.html"><code>{h.esc(prev)}</code></a>: '
         f"<b>{len(d.added)}</b> new, <b>{len(d.removed)}</b> removed, <b>{len(d.changed)}</b> changed, "
-        f"<b>{len(d.moved)}</b> moved — the same as <code>kverr diff {h.esc(prev)} {h.esc(tag)}</code>.</p>"
+        f"<b>{len(d.moved)}</b> moved — the same as <code>{h.esc(command)}</code>.</p>"
     )
     changed_ids = {c["new"]["id"] for c in d.changed}
     what = {c["new"]["id"]: ", ".join(c["what"]) for c in d.changed}

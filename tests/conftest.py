@@ -53,6 +53,41 @@ def feeds_catalog(feeds_catalog_path):
 
 
 @pytest.fixture(scope="session")
+def shared_release(tmp_path_factory) -> Path:
+    """A catalog of two projects that both tag releases v0.2.0 and v0.3.0: SGLang's
+    v0.1.0-v0.3.0 and vLLM's v0.2.0, v0.2.5, v0.3.0, one record each in all of them."""
+    import json
+
+    from kverr.catalog import load_datasets, synth
+
+    from kverr.profile import as_tables, load_profile
+
+    root = tmp_path_factory.mktemp("shared-release")
+    sets = []
+    for name, tags, rid, message in (
+        (
+            "sglang",
+            ["v0.1.0", "v0.2.0", "v0.3.0"],
+            "5a00000000000001",
+            "Our check failed at v0.2.0.",
+        ),
+        ("vllm", ["v0.2.0", "v0.2.5", "v0.3.0"], "5b00000000000002", "Their check failed."),
+    ):
+        revs = [
+            {"ord": i, "sha": f"{rid[:2]}{i}".ljust(40, "0"), "date": f"2026-0{i + 1}-01T00:00:00Z",
+             "tags": [t], "subject": f"Bump version to {t}"}
+            for i, t in enumerate(tags)
+        ]  # fmt: skip
+        ds = synth.write_files(root / name, [synth.make_record(rid, message)], revisions=revs)
+        manifest = json.loads((ds / "manifest.json").read_text())
+        manifest["profile"] = as_tables(load_profile(name))
+        (ds / "manifest.json").write_text(json.dumps(manifest))
+        sets.append(ds)
+    load_datasets(sets, root / "c.duckdb")
+    return root / "c.duckdb"
+
+
+@pytest.fixture(scope="session")
 def serve():
     """`with serve(app) as url:` the app answering on 127.0.0.1 (uvicorn in a thread)."""
     return _serving

@@ -13,9 +13,8 @@ import pytest
 from kverr.feeds.exports import export_markdown, site_meta
 from kverr.feeds.site import export_site, page_of
 from kverr.present import answer as a
-from kverr.present import display
+from kverr.present import display, text
 from kverr.present import markdown as md
-from kverr.present import text
 from test_feeds_data import BY_KEY
 
 from kverr import template
@@ -93,7 +92,9 @@ def test_every_medium_shows_the_same_sections(drawn, key):
     page = (drawn["md"] / "errors" / f"{rec['slug']}.md").read_text(encoding="utf-8")
     site = (drawn["site"] / page_of(rec)).read_text(encoding="utf-8")
     # a page also says when it happens (commonSituations) under "Why it fired"
-    shown = [a.LABELS[k] for k in a.of_record(rec, releases, display.order_of(orders, m)).sections()]
+    shown = [
+        a.LABELS[k] for k in a.of_record(rec, releases, display.order_of(orders, m)).sections()
+    ]
     assert page_labels(page) == site_labels(site) == shown
     assert [x for x in shown if x in want] == want
 

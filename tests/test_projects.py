@@ -680,3 +680,29 @@ def test_a_notice_turns_a_vllm_switch_off_with_its_no_form(tmp_path: Path) -> No
     (rec,) = _by_message(_records(res.out), "Async scheduling will be disabled")
     assert rec["exampleFix"].splitlines()[-1] == "vllm serve MODEL --no-async-scheduling"
     assert "=False" not in rec["exampleFix"]
+
+
+def test_a_release_both_projects_tag_gets_a_page_each(shared_release, tmp_path: Path) -> None:
+    """Both projects tag v0.2.0: each has its own page with its own commit and errors, and a
+    record links to its own project's page."""
+    from kverr.feeds.exports import export
+
+    export("site", tmp_path / "site", shared_release)
+    releases = tmp_path / "site" / "releases"
+    index = (releases / "index.html").read_text(encoding="utf-8")
+    assert "v0.2.0 (SGLang)" in index and "v0.2.0 (vLLM)" in index and "v0.2.5<" in index
+    pages = {}
+    for product in ("SGLang", "vLLM"):
+        (page,) = [
+            p
+            for p in releases.glob("*.html")
+            if f"<h1><code>v0.2.0 ({product})" in p.read_text("utf-8")
+        ]
+        pages[product] = page
+    ours, theirs = (pages[p].read_text(encoding="utf-8") for p in ("SGLang", "vLLM"))
+    assert "Our check failed" in ours and "Their check failed" not in ours
+    assert "Their check failed" in theirs and "Our check failed" not in theirs
+    assert "kverr diff v0.1.0 v0.2.0 --project sglang" in ours
+    assert "<code>5a1" in ours and "<code>5b0" in theirs  # each project's own commit
+    record = _page(tmp_path / "site", "Our check failed")
+    assert f"releases/{pages['SGLang'].name}" in record and pages["vLLM"].name not in record
