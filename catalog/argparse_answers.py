@@ -335,7 +335,12 @@ def answer(cat: Any, rec: dict, values: dict[str, str], project: dict) -> dict |
         out.update(_typed(hist, flag, values, product, expected=True))
     elif form == "unrecognized":
         args = values.get("args") or f"{values.get('head', '')}{flag}{values.get('tail', '')}"
-        found = _unrecognized(hist, args, product) or _stray(args, program, product, facts)
+        others = [
+            (p.get("product") or p["name"], history(cat, p["name"]))
+            for p in cat.projects
+            if p["name"] != project["name"]
+        ]
+        found = _unrecognized(hist, args, product, others) or _stray(args, program, product, facts)
         if found is None or (program is None and not found["known"]):
             return None  # nothing kverr knows about these names: another program's, likely
         out.update(found)
@@ -555,7 +560,12 @@ def _stray(args: str, program: str | None, product: str, facts: dict) -> dict | 
     return {"options": [], "known": True, "text": text, "example": {}}
 
 
-def _unrecognized(hist: History, args: str, product: str) -> dict | None:
+def _unrecognized(
+    hist: History, args: str, product: str, others: list[tuple[str, History]] = ()
+) -> dict | None:
+    """Each option of an `unrecognized arguments` list: the releases that have it, or when it
+    went and what replaced it, or the other project of the catalog it belongs to (a vLLM flag
+    given to SGLang), or the closest names. `others`: (product, History) of those projects."""
     tokens = [
         t.split("=", 1)[0] for t in args.split()[:200] if _OPTION.fullmatch(t.split("=", 1)[0])
     ]
@@ -602,9 +612,14 @@ def _unrecognized(hist: History, args: str, product: str) -> dict | None:
                 row["addedIn"] = hist.at(first)
         else:
             row["closest"] = _close_options(tok, hist.options())
-            known = known or bool(row["closest"])
             guess = f"; did you mean {' or '.join(row['closest'])}?" if row["closest"] else "."
             text.append(f"No {product} {hist.unit} in this catalog has {tok}{guess}")
+            # (another project's option says nothing of whose parser printed the line)
+            known = known or bool(row["closest"])
+            theirs = _theirs(hist, tok, product, others)
+            if theirs:
+                text.append(theirs[0])
+                row["closest"] = row["closest"] or theirs[1]
         rows.append(row)
     first = rows[0]
     fix = (first["closest"] or [None])[0]
@@ -757,6 +772,32 @@ def _renamed_option(hist: History, option: str, gone: int) -> str | None:
     and close to it by name (`--kt-amx-method` -> `--kt-method`)."""
     close = _close_options(option, hist.new_options(gone), n=1)
     return close[0] if close else None
+
+
+def _theirs(
+    hist: History, option: str, ours: str, others: list[tuple[str, History]]
+) -> tuple[str, list[str]] | None:
+    """(a sentence, the options of ours it names) when `option` is another project's: users
+    carry flags from one engine to the other. Its successor there, when the other project
+    replaced it, is named when ours has the same option (`--enable-reasoning`, replaced by
+    `--reasoning-parser` in vLLM, which SGLang has too)."""
+    for product, other in others:
+        ords = other.accepted(option)
+        if not ords:
+            continue
+        said = f"{option} is an option of {product} ({other.text(ords)})"
+        last = max(ords)
+        if last < max(other.everything):
+            successor = _successor(other, option, other.after(last))
+            name = successor.split()[0] if successor else ""
+            if name and hist.accepted(name):
+                return (
+                    f"{said}, replaced there by {name}, which {ours} has too:"
+                    f" use {successor} instead.",
+                    [name],
+                )
+        return f"{said}, not of {ours}.", []
+    return None
 
 
 _SWITCH_WORDS = frozenset({"enable", "disable", "use", "no", "with", "allow"})

@@ -453,7 +453,7 @@ def test_markdown_answer(cat):
     from kverr.present.markdown import match as markdown
 
     (m,) = cat.explain(TORCH)
-    text = markdown(m, cat.release_order())
+    text = markdown(m, cat.release_orders())
     assert "- Did you mean torch\\_native?" in text
     assert "- Choices: v0.1.0: triton, torch\\_sdpa, flashinfer" in text
 

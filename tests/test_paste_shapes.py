@@ -8,7 +8,7 @@ below is written for these tests.
 from __future__ import annotations
 
 import pytest
-from argparse_fixture import SA, make_repo, make_vllm_repo
+from argparse_fixture import ENGINE, SA, engine_args, make_repo, make_vllm_repo
 from kverr.catalog import load_dataset, load_datasets, open_catalog, synth
 from kverr.catalog.argparse_answers import program_of
 from test_catalog import FLAGS, REVISIONS
@@ -16,7 +16,8 @@ from test_catalog import FLAGS, REVISIONS
 from kverr import pipeline
 
 # v0.1.0 has --old-flag and --enable-x; v0.2.0 drops --old-flag. The successor test adds a
-# release that drops a switch whose work another option of the same words goes on doing.
+# release that drops a switch whose work another option of the same words goes on doing, and
+# vLLM takes that option too.
 SWITCH = '        parser.add_argument("--enable-thinking", action="store_true", help="Think.")\n'
 PARSER = (
     '        parser.add_argument("--thinking-parser", type=str, default=None, help="Parser.")\n'
@@ -37,6 +38,15 @@ def built(tmp_path_factory):
     sg.commit("drop the switch", {SA: _with(base, PARSER)})
     sg.tag("v0.5.0")
     vl = make_vllm_repo(root / "vllm-repo")
+    thinking = engine_args().replace(
+        "    tensor_parallel_size: int = 1\n",
+        "    tensor_parallel_size: int = 1\n    thinking_parser: str | None = None\n",
+    ).replace(
+        "        return parser\n",
+        '        parser.add_argument("--thinking-parser", **kwargs["thinking_parser"])\n'
+        "        return parser\n",
+    )
+    vl.commit("thinking parser", {ENGINE: thinking})
     kw = {"cache": root / "cache.sqlite", "command": ["kverr", "build"]}
     pipeline.build(
         pipeline.BuildSpec(out=root / "sglang", source=pipeline.GitSource(sg.root, tags="v*"), **kw)
@@ -84,6 +94,14 @@ SHAPES = [
      "sglang", "launch_server.py", ["Add --name VALUE: the parser requires it (SGLang v0.1.0 … v0.5.0)."]),
     ("removed switch with a successor", "sglang: error: unrecognized arguments: --enable-thinking",
      "sglang", "sglang", ["--enable-thinking was removed in v0.5.0", "use --thinking-parser NAME instead"]),
+    ("another project's switch, whose successor there this one has",
+     "vllm: error: unrecognized arguments: --enable-thinking",
+     "vllm", "vllm", ["No vLLM revision in this catalog has --enable-thinking.",
+                      "--enable-thinking is an option of SGLang (v0.4.0), replaced there by"
+                      " --thinking-parser, which vLLM has too: use --thinking-parser NAME instead."]),
+    ("another project's option", "sglang: error: unrecognized arguments: --runner pooling",
+     "sglang", "sglang", ["No SGLang release in this catalog has --runner.",
+                          "--runner is an option of vLLM (", "), not of SGLang."]),
     ("a model path where no positional is taken", "[Usage]: vllm: error: unrecognized arguments: /data/ckpt/tiny-7b",
      "vllm", "vllm", ["/data/ckpt/tiny-7b is no option, and vllm takes no positional argument there",
                       "vLLM is launched as `vllm serve"]),
