@@ -38,13 +38,17 @@ def built(tmp_path_factory):
     sg.commit("drop the switch", {SA: _with(base, PARSER)})
     sg.tag("v0.5.0")
     vl = make_vllm_repo(root / "vllm-repo")
-    thinking = engine_args().replace(
-        "    tensor_parallel_size: int = 1\n",
-        "    tensor_parallel_size: int = 1\n    thinking_parser: str | None = None\n",
-    ).replace(
-        "        return parser\n",
-        '        parser.add_argument("--thinking-parser", **kwargs["thinking_parser"])\n'
-        "        return parser\n",
+    thinking = (
+        engine_args()
+        .replace(
+            "    tensor_parallel_size: int = 1\n",
+            "    tensor_parallel_size: int = 1\n    thinking_parser: str | None = None\n",
+        )
+        .replace(
+            "        return parser\n",
+            '        parser.add_argument("--thinking-parser", **kwargs["thinking_parser"])\n'
+            "        return parser\n",
+        )
     )
     vl.commit("thinking parser", {ENGINE: thinking})
     kw = {"cache": root / "cache.sqlite", "command": ["kverr", "build"]}

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from kverr.verify.harness import Harness, Target
 from kverr.verify.spec import spec_for
-from kverr.verify.verdict import Expect, fires, passes
+from kverr.verify.verdict import REPORT, Expect, fires, passes
 from verify_fixture_vllm import ARGS, CACHE, MODEL, VLLM, line_of, vllm_repo
 
 from kverr.profile import load_profile
@@ -232,6 +232,9 @@ def test_a_check_of_an_option_the_code_always_fills_in_is_not_applicable(built) 
     assert rec["verification"]["status"] == "not-applicable", rec["verification"]
     assert "fills in --max-num-batched-tokens before this check" in rec["verification"]["reason"]
     assert "(it held 2048 here)" in rec["verification"]["reason"]
+    # and the record no longer tells a user to pass the option: no launch fires it
+    assert rec["triggerScenarios"].startswith("No command line fires this check (the code fills")
+    assert rec["solutions"] == [REPORT] and rec["preventionTips"] == []
 
 
 def test_a_check_building_the_parser_runs_is_not_applicable(built) -> None:

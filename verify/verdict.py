@@ -136,6 +136,9 @@ class Verdict:
     runs: int = 0
     # no validation step reaches the record's function (the step names who calls it instead)
     unreached: bool = False
+    # the run reached the check and no value of a command line fires it: it states an
+    # assumption of the code around it, so advice about launch options would be false
+    no_launch: bool = False
 
     @property
     def verification(self) -> dict[str, Any]:
@@ -152,6 +155,14 @@ class Verdict:
             out["exampleFix"] = self.example_fix
         elif not self.keep_fix:
             out["exampleFix"] = ""
+        if self.no_launch and record.get("severity") in ("error", "critical"):
+            detail = self.reason.removeprefix(f"{NO_LAUNCH}: ")
+            out["triggerScenarios"] = (
+                f"No command line fires this check ({detail}): it states an assumption of the"
+                " code around it, and fires only when that code breaks it."
+            )
+            out["solutions"] = [REPORT]
+            out["preventionTips"] = []
         if self.solution:
             # A verified change beats "Nothing to change" (what the code alone says of a notice).
             out["solutions"] = [self.solution] + [
@@ -160,6 +171,13 @@ class Verdict:
                 if s != self.solution and not s.startswith(NOTHING)
             ]
         return out
+
+
+NO_LAUNCH = "no command line reaches it"
+REPORT = (
+    "Report it to the project with the whole command line and the version: no launch option"
+    " reaches this check, so its cause is in the release, not in the launch"
+)
 
 
 def verified(

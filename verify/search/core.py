@@ -35,7 +35,7 @@ from kverr.verify.search.where import (
     reads_model,
     words_pattern,
 )
-from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
+from kverr.verify.verdict import NO_LAUNCH, Expect, Verdict, fires, passes, verified, what_happened
 
 from kverr.ftypes import FixChange, FlagDecl, Guard, Launch
 
@@ -343,7 +343,7 @@ class Search:
             g = out.guard(r.guard.line)
             filled = self._filled_in(r, g, self._launches.get(id(out)))
             if filled:
-                return Verdict("not-applicable", filled, runs=self.runs)
+                return Verdict("not-applicable", filled, runs=self.runs, no_launch=True)
             if g and g.get("exhausted") and g.get("value") is not None:
                 given = self._given_by_caller(f, r.guard.test)
                 if given:
@@ -356,9 +356,10 @@ class Search:
                 held = "; ".join(self._values_held(a) for a in attrs)
                 return Verdict(
                     "not-applicable",
-                    f"no command line reaches it: every value {held} leaves "
+                    f"{NO_LAUNCH}: every value {held} leaves "
                     f"`{r.guard.test}` {'false' if r.guard.holds else 'true'}",
                     runs=self.runs,
+                    no_launch=True,
                 )
         return None
 
@@ -387,7 +388,7 @@ class Search:
         held = next((v for k, v in g.get("names", {}).items() if k.endswith(f".{attr}")), None)
         shown = f" (it held {held} here)" if held is not None else ""
         return (
-            f"no command line reaches it: the code fills in {field['flag']} before this check "
+            f"{NO_LAUNCH}: the code fills in {field['flag']} before this check "
             f"when a launch leaves it out{shown}, and a value a command line gives is no None"
         )
 
