@@ -172,3 +172,29 @@ def add_cli_args(parser):
 """
     rec = _by_message(_records(src), "Overlap scheduling will be disabled")
     assert "=False" not in rec["exampleFix"] and "=False" not in " ".join(rec["solutions"])
+
+
+def test_what_it_means_is_about_the_option_the_message_names():
+    """An error that names an option is about it, not about the switch its guard reads; a
+    dest that is a plain word in the message ("kernel") names nothing."""
+    src = """
+class ServerArgs:
+    enable_lora: bool = False
+    lora_paths: list = None
+    kernel: str = None
+
+    def f(self):
+        if self.enable_lora:
+            if not isinstance(self.lora_paths, list):
+                raise ValueError(f"Invalid type for --lora-paths: {type(self.lora_paths)}.")
+            if self.kernel == "tiled":
+                raise ValueError("LoRA adapters cannot run on the tiled kernel yet.")
+
+def add_cli_args(parser):
+    parser.add_argument("--enable-lora", action="store_true", help="Enable LoRA adapters.")
+    parser.add_argument("--lora-paths", nargs="*", help="The LoRA adapters to load.")
+    parser.add_argument("--kernel", type=str, help="The attention kernels.")
+"""
+    recs = _records(src)
+    assert _by_message(recs, "Invalid type")["meaning"]["what"].startswith("--lora-paths: ")
+    assert _by_message(recs, "tiled kernel")["meaning"]["what"].startswith("--enable-lora: ")

@@ -47,15 +47,37 @@ def _sentences(text: str) -> list[str]:
 
 
 def feature_flags(f: Facts) -> list[str]:
-    """The flags a check is about, the feature first: the validator's own switch (a flag the
-    enclosing guards need on), then the flags of the direct condition, then the site's."""
+    """The flags a check is about, the feature first: for an error, the flags its message
+    names, in the order it names them ("--lora-paths must ..." is about --lora-paths, not the
+    --enable-lora its guard reads); then the validator's own switch (a flag the enclosing
+    guards need on), the flags of the direct condition, and the site's."""
     # (a switch the launch leaves at its default is where it is, not what it is about)
     on = [a.flag for a in f.context if a.flag and a.positive and not meets_default(a, f.decls)]
     direct = [a.flag for a in f.direct if a.flag] + [fl for a in f.direct for fl in a.flags]
     flags = list(dict.fromkeys([*on, *direct, *f.site.flags]))
+    if not notices.is_notice(f):  # (a notice's `instead` names the option it adjusts)
+        flags.sort(key=lambda fl: _named_at(fl, f.decls.get(fl), f.message))
     # The model option names what is served, not a feature: it comes last.
     model = model_option(f.profile)
     return [fl for fl in flags if fl != model] + [fl for fl in flags if fl == model]
+
+
+def _named_at(flag: str, decl: FlagDecl | None, message: str) -> int:
+    """Where the message first names `flag`: its option string, or its dest as code (in a
+    placeholder, or a word with an underscore: `max_loaded_loras={...}`); past the end when
+    it does not (a dest such as `kernel` is also a plain word)."""
+    at = [m.start() for m in [re.search(re.escape(flag) + r"(?![\w-])", message)] if m]
+    dest = decl.dest if decl is not None else ""
+    if dest:
+        code = rf"(?<![\w.])(?:self\.)?{re.escape(dest)}\b"
+        for m in re.finditer(r"\{[^{}]*\}|[^{}]+", message):
+            inside = m.group().startswith("{")
+            if inside or "_" in dest:
+                found = re.search(code, m.group())
+                if found:
+                    at.append(m.start() + found.start())
+                    break
+    return min(at, default=len(message) + 1)
 
 
 def model_option(profile: Profile) -> str:
@@ -73,7 +95,11 @@ def meaning(f: Facts) -> dict[str, str]:
     explains, else a rule the docs state about these flags), `instead` what the project does
     (a notice). Never a restated help text or an unrelated helper's docstring."""
     flags = feature_flags(f)
-    what = what_is(flags[0], f) if flags else ""
+    # the first of them the docs or its help describe (the model option only when alone: it
+    # names what is served, not the feature)
+    model = model_option(f.profile)
+    described = [fl for fl in flags if fl != model] or flags[:1]
+    what = next((w for w in (what_is(fl, f) for fl in described) if w), "")
     whys: list[str] = []
     for text in _code_reasons(f):
         if not any(_restates(text, p) for p in (what, *whys)):
