@@ -33,6 +33,9 @@ from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
 
 from kverr.ftypes import Docs, FlagDecl, Profile
 
+_RECOMMENDS = re.compile(r"\b(it is|we)\s+(strongly\s+)?recommend(ed)?\b", re.I)
+_NAMES_FLAG = re.compile(r"(^|[\s`'\"(])--\w")
+
 
 def solutions(f: Facts) -> list[str]:
     """Fixes: imperative sentences of the message, then the negation of the direct condition,
@@ -42,15 +45,16 @@ def solutions(f: Facts) -> list[str]:
     for s in _advice_sentences(f.message):
         # A notice often says what the code itself does ("Disable X for model Y"): only a
         # sentence that names a flag or asks the user ("Please ...") is advice there.
-        if notice and not (
-            re.search(r"(^|\s)--\w", s) or re.match(r"(please|consider|try)\b", s, re.I)
-        ):
+        if notice and not (_NAMES_FLAG.search(s) or re.match(r"(please|consider|try)\b", s, re.I)):
             continue
         if _IMPERATIVE.match(s) and "{" not in s:  # "set it to one of {CHOICES}" shows no values
             s = re.sub(r"^(please|you can|you should|you need to)\s+", "", s, flags=re.I).rstrip(
                 ". "
             )
             out.append(s[0].upper() + s[1:])
+        elif _RECOMMENDS.search(s) and _NAMES_FLAG.search(s) and "{" not in s:
+            # "If you want X, it is recommended not using `--y`": the message's advice as said
+            out.append(s[0].upper() + s[1:].rstrip(". "))
     if notice:
         # Expected behaviour: only the message's advice and making the code's choice yourself;
         # never giving up a flag the launch asked for.
