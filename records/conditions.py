@@ -507,22 +507,25 @@ def _is_prefix(short: Sequence[Guard], long: Sequence[Guard]) -> bool:
     ]
 
 
-def _dropped_sibling(g: Guard) -> bool:
+def _dropped_sibling(g: Guard, site_flags: tuple[str, ...] = ()) -> bool:
     """An earlier `if`/`elif` test of the chain, false on the way to the branch of the site.
 
     In a long `if model_arch in [...]: ... elif "X" in model_arch: ...` chain the branch's
     own test says what matters ("a NemotronH model"); that the ten tests above it failed adds
     nothing a user can act on. Kept: sibling tests made only of flag reads (a user can
-    change those), and the `else` test (the only thing saying which branch this is).
+    change those, and `--x other than 0, 1 or 2` says which branch this is), and the `else`
+    test (the only thing saying which branch this is). `site_flags`: the flags the site names
+    (its message's `--log-level`), which the sibling tests may read as its dest.
     """
     if g.kind != "elif" or g.holds:
         return False
-    if not g.flags:
+    flags = tuple(dict.fromkeys(g.flags + site_flags))
+    if not flags:
         return True
     node = expr_or_none(g.test)
     if node is None:
         return True
-    attrs = flag_attrs(g.flags)
+    attrs = flag_attrs(flags)
     parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
     return any(a.flag is None for p in parts for a in _atoms(p, True, attrs))
 
@@ -548,7 +551,7 @@ def readings(
     own = [
         g
         for i, g in enumerate(own)
-        if not _dropped_sibling(g)
+        if not _dropped_sibling(g, site.flags)
         # An `else` of a test that reads no flag says little once deeper tests follow.
         and not (
             g.kind == "else" and not g.flags and any(h.kind != "early-exit" for h in own[i + 1 :])
@@ -576,7 +579,37 @@ def readings(
             if out[i].role == "enclosing":
                 out[i] = Reading(out[i].guard, out[i].atoms, "direct")
                 break
-    return out
+    return _chain_values(out)
+
+
+def _chain_values(out: list[Reading]) -> list[Reading]:
+    """An if/elif chain's `else` over one option's values (`== 0` ... `elif == 3` ... else)
+    fires for every value but those: its direct fact is `--x not in (0, 1, 2, 3)`, not
+    `--x != 3` with three more facts beside it."""
+    if not out or out[-1].role != "direct" or len(out[-1].atoms) != 1:
+        return out
+    last = out[-1].atoms[0]
+    if last.op not in ("!=", "not in") or not last.flag:
+        return out
+    siblings = [
+        r
+        for r in out[:-1]
+        if r.role == "enclosing" and r.guard.kind == "elif" and not r.guard.holds
+        and len(r.atoms) == 1 and r.atoms[0].flag == last.flag
+        and r.atoms[0].op in ("!=", "not in")
+    ]  # fmt: skip
+    if not siblings:
+        return out
+    values = tuple(
+        dict.fromkeys(
+            v
+            for a in [*(r.atoms[0] for r in siblings), last]
+            for v in (a.value if a.op == "not in" else (a.value,))
+        )
+    )
+    merged = replace(last, op="not in", value=values)
+    kept = [r for r in out[:-1] if not any(r is s for s in siblings)]
+    return [*kept, Reading(out[-1].guard, (merged,), "direct")]
 
 
 def _resolved(g: Guard, site: Site) -> Guard:

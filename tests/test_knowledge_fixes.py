@@ -198,3 +198,24 @@ def add_cli_args(parser):
     recs = _records(src)
     assert _by_message(recs, "Invalid type")["meaning"]["what"].startswith("--lora-paths: ")
     assert _by_message(recs, "tiled kernel")["meaning"]["what"].startswith("--enable-lora: ")
+
+
+def test_the_else_of_a_chain_over_one_option_is_every_other_value():
+    src = """
+class ServerArgs:
+    log_level: int = 0
+
+    def f(self):
+        if self.log_level == 0:
+            width = 80
+        elif self.log_level == 1:
+            width = 120
+        else:
+            raise ValueError(f"Invalid --log-level: {self.log_level}")
+
+def add_cli_args(parser):
+    parser.add_argument("--log-level", type=int, default=0, help="How much to log.")
+"""
+    (rec,) = _records(src)
+    assert rec["triggerScenarios"] == "Launching with --log-level not 0 or 1."
+    assert rec["solutions"] == ["Set --log-level to one of 0, 1"]
