@@ -489,7 +489,9 @@ def prefix_cover(sh: patterns.Shape, text: str, *, strict_end: bool = False) -> 
             return covered + len(t) if run.startswith(t) else None
         # cut inside a value, or just after it inside this run
         k = max((k for k in range(len(run), 0, -1) if tail.endswith(run[:k])), default=0)
-        if strict_end and k < min(4, len(run)):
+        # (a whole message but its final period, "... size (8)", ends in literal text too)
+        whole = k and i == len(sh.runs) - 1 and run[k:] in (".", "!")
+        if strict_end and k < min(4, len(run)) and not whole:
             return None
         return covered + k
     return covered
@@ -560,6 +562,7 @@ def partial_hits(
                     0.55 + 0.3 * covered / max(sh.literal_chars, 1),
                     "partial",
                     line,
+                    _values_but_the_period(idx, i, body) if covered + 1 == sh.literal_chars else {},
                     covered=covered,
                 )
             )
@@ -583,6 +586,13 @@ def partial_hits(
     sure = any(h.score >= 0.55 + 0.3 * 0.35 or h.covered >= SURE_CHARS for h in top)
     score = max(h.score for h in top)  # one check: ranked as one, its newest wording first
     return [dataclasses.replace(h, score=score) for h in top] if sure else []
+
+
+def _values_but_the_period(idx: Index, i: int, body: str) -> dict[str, str]:
+    """The values of a message pasted whole but its final period ("... size (8)"): what the
+    pattern captures once the period is back."""
+    m = idx.compiled(i).find(fold_space(body.rstrip()) + ".")
+    return m[2] if m else {}
 
 
 # An exception's name before the message: `ValueError: `, `pydantic_core.ValidationError: `

@@ -251,3 +251,11 @@ CUTS = [
 def test_cut_messages(cut_cat, case):
     _, text, expected = next(c for c in CUTS if c[0] == case)
     assert [m.record["id"] for m in cut_cat.explain(text)] == expected
+
+
+def test_a_message_without_its_final_period_is_read_with_its_values(cut_cat):
+    """Titles and chat drop a message's final period: the message is still whole, and its
+    values are read as from the whole line."""
+    (m,) = cut_cat.explain(FULL_NEW.removesuffix("."))
+    assert m.record["id"] == NEW_WORDING
+    assert m.values == {"window": "65536", "limit": "32768", "tok": "None"}
