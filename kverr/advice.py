@@ -21,9 +21,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kverr import DEFAULT_PROJECT
+from kverr.profile import AdviceRules
+
 _CONDITION = re.compile(r"so that `([^`]{1,300})` is (true|false)")
 _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_WORD = re.compile(r"[A-Za-z_]\w{0,40}")  # a value printed as one word: `gptq`, `decoder`
 SHOWN = 3  # values offered per option
 
 
@@ -32,22 +36,55 @@ def advise(
     values: Mapping[str, str],
     keep: Sequence[str] = (),
     text: str = "",
+    rules: AdviceRules | None = None,
 ) -> list[str]:
     """Concrete values for the record's condition, from what the message captured (module doc)
     and, for an option it did not print, the value the pasted `text` gives it (`--tp 24` in a
     quoted command, `gpu_memory_utilization=0.1` in a script); a change of an option in `keep`
-    (what hardware the launch has) is offered last, and fewer of it before more."""
-    known = {**_pasted_values(record, text), **_option_values(record, values)}
+    (what hardware the launch has) is offered last, and fewer of it before more. `rules`: the
+    project's `[advice]` (values its checks read under names no option has, and what still
+    bounds a value raised)."""
+    rules = rules or AdviceRules()
+    dests = _dests(record, rules.derived)
+    caveats = dict(rules.caveats)
+    known = {**_pasted_values(dests, text), **_option_values(dests, values)}
     constants = _constants(values)
     if not known and not constants:
         return []
-    out: list[tuple[bool, str]] = [(False, line) for line in _directions(record, values, known)]
-    for cond, want in _conditions(record):
+    out: list[tuple[bool, str]] = [
+        (False, line) for line in _directions(record, values, known, dests, caveats)
+    ]
+    for cond, want in _conditions(record, dests):
+        cond, printed = _bind_printed(cond, values)
         for free in dict.fromkeys(_OPTION.findall(cond)):
-            line = _solve(cond, want, free, known, constants, fewer=free in keep)
+            line = _solve(
+                cond,
+                want,
+                free,
+                known,
+                {**constants, **printed},
+                fewer=free in keep,
+                caveat=caveats.get(free),
+            )
             if line and all(line != seen for _, seen in out):
                 out.append((free in keep, line))
     return [line for _, line in sorted(out, key=lambda item: item[0])]
+
+
+def _dests(record: Mapping[str, Any], derived: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Name in the code -> the option it is: each of the record's flags by its dest
+    (`tp_size`), and the profile's derived values (`context_len`) its check reads or its
+    message prints."""
+    out = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
+    reads = " ".join([record.get("triggerScenarios") or "", *(record.get("placeholders") or ())])
+    for name, flag in derived:
+        if name not in out and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", reads):
+            out[name] = flag
+    return out
+
+
+def _caveated(line: str, caveat: str | None) -> str:
+    return f"{line} {caveat[:1].upper()}{caveat[1:]}." if caveat else line
 
 
 # "Launching when `max_model_len > derived_max_model_len` is true, ...": the trigger's clauses
@@ -56,18 +93,33 @@ _CLAUSE = re.compile(r"`([^`]{1,300})` is (true|false)")
 _DEST = re.compile(r"(?<![\w.])(?:self\.)?([a-z_][a-z0-9_]{0,80})\b(?!\s*\()")
 
 
-def _conditions(record: Mapping[str, Any]) -> list[tuple[str, bool]]:
+def _conditions(record: Mapping[str, Any], dests: Mapping[str, str]) -> list[tuple[str, bool]]:
     """(condition over --options, the truth value that passes the check): the record's own
     ("so that `cond` is true"), else each clause of its trigger wanted the other way, its
     dests written as the options that set them (any one clause undone stops the check)."""
     own = [m for s in record.get("solutions") or () for m in [_CONDITION.search(s)] if m]
     if own:
         return [(m.group(1), m.group(2) == "true") for m in own]
-    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
     return [
-        (_DEST.sub(lambda d: by_dest.get(d.group(1), d.group(0)), m.group(1)), m.group(2) != "true")
+        (_DEST.sub(lambda d: dests.get(d.group(1), d.group(0)), m.group(1)), m.group(2) != "true")
         for m in _CLAUSE.finditer(record.get("triggerScenarios") or "")
     ]
+
+
+def _bind_printed(cond: str, values: Mapping[str, str]) -> tuple[str, dict[str, float]]:
+    """`len(prompt_ids) > --max-model-len` when the message printed `len(prompt_ids)`: each
+    printed expression that is no plain name, as a name bound to the number printed."""
+    bound: dict[str, float] = {}
+    for i, expr in enumerate(sorted(values, key=len, reverse=True)):
+        text = values[expr]
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if expr.isidentifier() or not n:
+            continue
+        name = f"printed_{i}"
+        cond, hits = re.subn(rf"(?<![\w.]){re.escape(expr)}(?!\w)", name, cond)
+        if hits:
+            bound[name] = float(n.group())
+    return cond, bound
 
 
 # `--mem-fraction-static 0.84`, `--max-model-len=8192`, `gpu_memory_utilization=0.1`,
@@ -77,11 +129,11 @@ _FLAG_VALUE = re.compile(r"(?:=|[ \t]+)(-?\d+(?:\.\d+)?)(?![\w.])")
 _NAME_VALUE = re.compile(r"[ \t]*[=:][ \t]*(-?\d+(?:\.\d+)?)(?![\w.])")
 
 
-def _pasted_values(record: Mapping[str, Any], text: str) -> dict[str, float]:
+def _pasted_values(dests: Mapping[str, str], text: str) -> dict[str, float]:
     """--option -> the number the paste last sets it to, by its own spelling or its dest;
     only the record's options."""
     out: dict[str, float] = {}
-    for flag in record.get("flags") or ():
+    for flag in dict.fromkeys(dests.values()):
         for name, value in ((flag, _FLAG_VALUE), (flag[2:].replace("-", "_"), _NAME_VALUE)):
             at = text.rfind(name)
             while at >= 0 and flag not in out:
@@ -105,7 +157,7 @@ def _constants(values: Mapping[str, str]) -> dict[str, float | str]:
         n = _NUMBER.fullmatch(text.strip())
         if n:
             out[expr] = float(n.group())
-        elif re.fullmatch(r"[A-Za-z_]\w{0,40}", text.strip()):
+        elif _WORD.fullmatch(text.strip()):
             out[expr] = text.strip()
     return out
 
@@ -122,17 +174,20 @@ LAUNCH_PATH_NOTE = "runs after start-up: kverr cannot confirm it before a launch
 
 
 def _directions(
-    record: Mapping[str, Any], values: Mapping[str, str], known: Mapping[str, float]
+    record: Mapping[str, Any],
+    values: Mapping[str, str],
+    known: Mapping[str, float | str],
+    dests: Mapping[str, str],
+    caveats: Mapping[str, str],
 ) -> list[str]:
     """A value one step the way the message says to move an option whose value it printed:
     a fraction by 0.05 (at most 0.95), a count to the limit the message printed beside it
     (`the estimated maximum model length is 15120`), else halved or doubled."""
-    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
     out = []
     for m in _DIRECTION.finditer(record.get("errorMessage") or ""):
         word = m.group(2)
-        flag = word if word.startswith("--") else by_dest.get(word)
-        if flag not in known:
+        flag = word if word.startswith("--") else dests.get(word)
+        if not isinstance(known.get(flag), float):
             continue
         up, now = m.group(1).lower().startswith(_UP), known[flag]
         if 0 < now < 1:
@@ -145,7 +200,7 @@ def _directions(
         line = f"{'Raise' if up else 'Lower'} {flag} from {_shown(now)} to {_shown(new)}"
         if record.get("scope") == "launch-path":
             line += f" (this check {LAUNCH_PATH_NOTE})"
-        out.append(line + ".")
+        out.append(_caveated(line + ".", caveats.get(flag) if up else None))
     return list(dict.fromkeys(out))
 
 
@@ -164,17 +219,18 @@ def _limit(flag: str, values: Mapping[str, str], now: float, up: bool) -> float 
     return None
 
 
-def _option_values(record: Mapping[str, Any], values: Mapping[str, str]) -> dict[str, float]:
-    """--option -> the number the message printed for it (a placeholder `self.tp_size` is the
-    value of the option whose dest is tp_size)."""
-    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
-    out: dict[str, float] = {}
+def _option_values(dests: Mapping[str, str], values: Mapping[str, str]) -> dict[str, float | str]:
+    """--option -> the number (or the single word: `gptq`) the message printed for it (a
+    placeholder `self.tp_size` is the value of the option whose dest is tp_size)."""
+    out: dict[str, float | str] = {}
     for expr, text in values.items():
-        dest = expr.rsplit(".", 1)[-1]
-        flag = by_dest.get(dest)
-        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
-        if flag and n:
-            out[flag] = float(n.group())
+        flag = dests.get(expr.rsplit(".", 1)[-1])
+        if flag and isinstance(text, str):
+            n = _NUMBER.fullmatch(text.strip())
+            if n:
+                out[flag] = float(n.group())
+            elif _WORD.fullmatch(text.strip()):
+                out[flag] = text.strip()
     return out
 
 
@@ -182,11 +238,14 @@ def _solve(
     text: str,
     want: bool,
     free: str,
-    known: Mapping[str, float],
+    known: Mapping[str, float | str],
     constants: Mapping[str, float | str] | None = None,
     *,
     fewer: bool = False,
+    caveat: str | None = None,
 ) -> str | None:
+    """A line offering values of `free` that give `text` the truth value `want`; `caveat`:
+    what still bounds a value above the user's, said after it."""
     others = [o for o in dict.fromkeys(_OPTION.findall(text)) if o != free]
     if any(o not in known for o in others):
         return None
@@ -205,17 +264,24 @@ def _solve(
     env = {**constants, **{_name(o): known[o] for o in known}}
     if mine is not None and _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
-    numbers = [*(known[o] for o in others), *map(float, _NUMBER.findall(text))]
-    numbers += [v for v in printed if isinstance(v, float)]
-    # Around the user's value, else around what the message printed (the prompt's length),
-    # which is then itself a value to offer ("at least the prompt's length").
-    centre = mine if mine is not None else max(numbers)
-    pool = _candidates([*numbers, centre], centre, near=mine is not None)
-    if mine is None:
-        pool.insert(0, centre)
+    if isinstance(mine, str):  # a word (`gptq`): the words the message printed beside it
+        pool: list[float | str] = [v for v in printed if isinstance(v, str) and v != mine]
+    else:
+        numbers = [v for v in (known[o] for o in others) if isinstance(v, float)]
+        numbers += [
+            *map(float, _NUMBER.findall(text)),
+            *(v for v in printed if isinstance(v, float)),
+        ]
+        # Around the user's value, else around what the message printed (the prompt's length),
+        # which is then itself a value to offer ("at least the prompt's length").
+        centre = mine if mine is not None else max(numbers)
+        pool = list(_candidates([*numbers, centre], centre, near=mine is not None))
+        if mine is None:
+            pool.insert(0, centre)
+        # fewer GPUs than a launch has are always at hand, more are not
+        pool.sort(key=lambda c: fewer and c > centre)
     good = []
-    # fewer GPUs than a launch has are always at hand, more are not
-    for c in sorted(pool, key=lambda c: fewer and c > centre):
+    for c in pool:
         if _eval(tree, {**env, _name(free): c}) == want:
             good.append(c)
         if len(good) == SHOWN:
@@ -226,7 +292,10 @@ def _solve(
     choice = ", ".join(_shown(v) for v in good[:-1]) + (" or " if len(good) > 1 else "")
     choice += _shown(good[-1])
     lead = f"With {held}, use" if held else "Use"
-    return f"{lead} {free} {choice}" + ("." if mine is None else f" (not {_shown(mine)}).")
+    line = f"{lead} {free} {choice}" + ("." if mine is None else f" (not {_shown(mine)}).")
+    numeric = all(isinstance(v, float) for v in good)
+    raised = numeric and (mine is None or (isinstance(mine, float) and min(good) > mine))
+    return _caveated(line, caveat if raised else None)
 
 
 def _candidates(numbers: Sequence[float], current: float, *, near: bool = True) -> list[float]:
@@ -262,7 +331,9 @@ def _name(option: str) -> str:
     return "o_" + option.lstrip("-").replace("-", "_")
 
 
-def _shown(v: float) -> str:
+def _shown(v: float | str) -> str:
+    if isinstance(v, str):
+        return v
     return str(int(v)) if v == int(v) else f"{v:g}"
 
 
@@ -343,9 +414,14 @@ def personalize(
         from kverr.verify.preflight import personal_answers
 
         return personal_answers(text, matches, release=release, source=source)
-    out = []
-    for m in matches:
-        name = (m.project or {}).get("name") or m.record.get("project")
-        keep = profiles[name].hardware_options if name in profiles else ()
-        out.append(replace(m, advice=tuple(advise(m.record, m.values, keep, text))))
-    return out
+    return [replace(m, advice=advice_for(m, text, profiles)) for m in matches]
+
+
+def advice_for(match: Any, text: str, profiles: Mapping[str, Any]) -> tuple[str, ...]:
+    """`advise` for one match (kverr.answers.Match), with its project's profile (`profiles`:
+    name -> Profile): the hardware options it keeps, its `[advice]` rules."""
+    name = (match.project or {}).get("name") or match.record.get("project") or DEFAULT_PROJECT
+    profile = profiles.get(name)
+    keep = profile.hardware_options if profile else ()
+    rules = profile.advice if profile else None
+    return tuple(advise(match.record, match.values, keep, text, rules))

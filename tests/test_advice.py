@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kverr.advice import advise
+from kverr.profile import AdviceRules, builtin_names, load_profile
 
 HARDWARE = ("--tp-size",)
 
@@ -155,3 +156,62 @@ def test_without_a_condition_of_its_own_the_triggers_clauses_are_undone() -> Non
 def test_an_option_the_message_did_not_print(condition, flags, values, expected) -> None:
     record = {"flags": flags, "solutions": [f"Change it so that `{condition}` is false"]}
     assert advise(record, values, keep=HARDWARE) == expected
+
+
+RULES = AdviceRules(
+    derived=(("window_len", "--window-size"),),
+    caveats=(("--window-size", "the checkpoint may have been trained on less"),),
+)
+
+# (case, record fields, values the message printed, advice); the rules above stand for a
+# project's [advice] table: `window_len` is what --window-size sets
+DERIVED = [
+    ("a derived value printed and read by the trigger: solved as its option, with the caveat",
+     {"flags": ["--truncate"],
+      "placeholders": ["n_tokens", "self.window_len"],
+      "triggerScenarios": "Launching without --truncate, when `n_tokens >= window_len` is true."},
+     {"n_tokens": "5000", "self.window_len": "4096"},
+     ["Use --window-size 8192, 10000 or 12288 (not 4096). The checkpoint may have been trained on"
+      " less."]),
+    ("a printed expression that is no name is bound to its number",
+     {"flags": ["--window-size"],
+      "triggerScenarios": "Launching when `len(req.ids) > window_len` is true."},
+     {"len(req.ids)": "3000", "window_len": "1024"},
+     ["Use --window-size 3000, 3072 or 4096 (not 1024). The checkpoint may have been trained on"
+      " less."]),
+    ("lowering an option needs no caveat",
+     {"flags": ["--window-size"],
+      "triggerScenarios": "Launching when `window_len > limit` is true."},
+     {"window_len": "8192", "limit": "2048"},
+     ["Use --window-size 2048, 1024 or 512 (not 8192)."]),
+    ("a derived name the record never reads maps nothing",
+     {"flags": ["--truncate"],
+      "triggerScenarios": "Launching without --truncate, when `n_tokens >= cap` is true."},
+     {"n_tokens": "5000", "window_len": "4096"},
+     []),
+    ("a printed word: the other word the message printed for the same check",
+     {"flags": ["--quant"],
+      "solutions": ["Change --quant so that `--quant != config_quant` is false"]},
+     {"config_quant": "awq", "self.quant": "fp8"},
+     ["Use --quant awq (not fp8)."]),
+    ("a word with no other word printed: nothing to offer",
+     {"flags": ["--quant"],
+      "solutions": ["Change --quant so that `--quant != config_quant` is false"]},
+     {"config_quant": "7", "self.quant": "fp8"},
+     []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in DERIVED])
+def test_advice_with_the_projects_rules(case) -> None:
+    _, record, values, expected = next(c for c in DERIVED if c[0] == case)
+    assert advise(record, values, rules=RULES) == expected
+
+
+def test_the_shipped_profiles_map_what_their_checks_read() -> None:
+    """Each derived name of a shipped profile is an identifier mapped to an option, and a
+    caveat is said of an option some derived name sets (else no advice raises it with one)."""
+    for name in builtin_names():
+        rules = load_profile(name).advice
+        assert all(k.isidentifier() and v.startswith("--") for k, v in rules.derived)
+        assert {f for f, _ in rules.caveats} <= {v for _, v in rules.derived}
