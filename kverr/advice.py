@@ -50,7 +50,7 @@ def advise(
     known = {**_pasted_values(dests, text), **_option_values(dests, values)}
     constants = _constants(values)
     if not known and not constants:
-        return []
+        return _instructions(record, values, set(dests.values()), [])
     out: list[tuple[bool, str]] = [
         (False, line) for line in _directions(record, values, known, dests, caveats)
     ]
@@ -68,7 +68,8 @@ def advise(
             )
             if line and all(line != seen for _, seen in out):
                 out.append((free in keep, line))
-    return [line for _, line in sorted(out, key=lambda item: item[0])]
+    lines = [line for _, line in sorted(out, key=lambda item: item[0])]
+    return lines + _instructions(record, values, set(dests.values()), lines)
 
 
 def _dests(record: Mapping[str, Any], derived: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -85,6 +86,58 @@ def _dests(record: Mapping[str, Any], derived: Sequence[tuple[str, str]]) -> dic
 
 def _caveated(line: str, caveat: str | None) -> str:
     return f"{line} {caveat[:1].upper()}{caveat[1:]}." if caveat else line
+
+
+# What a message tells the user to do with a value: "for example: --dtype=half", "set the env
+# var APP_ALLOW_LONG=1", "Launch with --max-model-len {estimated}" (a value it printed)
+_INSTRUCTED = re.compile(r"\b(?:use|set|setting|try|pass|launch with|for example|e\.g\.)\b", re.I)
+# (a value ends where the sentence goes on: `0-31|32-63` is no `0`)
+_VALUE = r"(\{[^{}]{1,120}\}|[A-Za-z0-9_]{1,40}(?:\.[A-Za-z0-9_]{1,40})?)(?=[.,;:)'\"`]*(?:\s|$))"
+_SAID_OPTION = re.compile(rf"(?<![\w-])(--[a-z0-9][a-z0-9-]{{0,80}})(=| ){_VALUE}")
+_SAID_ENV = re.compile(rf"(?<![\w])([A-Z][A-Z0-9]{{0,20}}_[A-Z0-9_]{{1,80}})={_VALUE}")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(])")
+
+
+def _instructions(
+    record: Mapping[str, Any], values: Mapping[str, str], options: set[str], said: Sequence[str]
+) -> list[str]:
+    """The message's own instructions with a value, a line per sentence: an option of the
+    record set to a word, a number or a value the message printed (an option a line in `said`
+    already offers values for is left to it), or a variable set to one. Only what follows an
+    instructing word counts: "--x=4 requires Y" describes the launch, it does not fix it."""
+    out = []
+    for sentence in _SENTENCE_END.split(record.get("errorMessage") or ""):
+        verb = _INSTRUCTED.search(sentence)
+        tail = sentence[verb.start() :] if verb else ""
+        items: list[tuple[int, int, str]] = []  # (start, end, what to do)
+        for m in _SAID_OPTION.finditer(tail):
+            flag, value = m.group(1), _said_value(m.group(3), values)
+            numeric = value is not None and _NUMBER.fullmatch(value)
+            if flag in options and value is not None and (m.group(2) == "=" or numeric):
+                if not any(flag in line for line in said):
+                    items.append((m.start(), m.end(), f"use {flag} {value}"))
+        for m in _SAID_ENV.finditer(tail):
+            value = _said_value(m.group(2), values)
+            if value is not None:
+                items.append((m.start(), m.end(), f"set {m.group(1)}={value}"))
+        if not items:
+            continue
+        items.sort()
+        between = tail[items[0][1] : items[-1][0]]
+        joined = f" {'or' if ' or ' in f' {between} ' else 'and'} ".join(
+            dict.fromkeys(t for _, _, t in items)
+        )
+        out.append(f"{joined[:1].upper()}{joined[1:]}, as the message says.")
+    return list(dict.fromkeys(out))
+
+
+def _said_value(text: str, values: Mapping[str, str]) -> str | None:
+    """A value as the message said it: a literal, or a placeholder's printed value (a plain
+    word or number only; None when the paste did not print it)."""
+    if not text.startswith("{"):
+        return text
+    value = (values.get(text[1:-1]) or "").strip()
+    return value if _NUMBER.fullmatch(value) or _WORD.fullmatch(value) else None
 
 
 # "Launching when `max_model_len > derived_max_model_len` is true, ...": the trigger's clauses

@@ -215,3 +215,48 @@ def test_the_shipped_profiles_map_what_their_checks_read() -> None:
         rules = load_profile(name).advice
         assert all(k.isidentifier() and v.startswith("--") for k, v in rules.derived)
         assert {f for f, _ in rules.caveats} <= {v for _, v in rules.derived}
+
+
+# (case, message, record flags, values printed, advice)
+SAID = [
+    ("an option set in an example",
+     "Half precision is missing on {device}. Pick another type, for example: --precision=fp16.",
+     ["--precision"], {"device": "Orin"}, ["Use --precision fp16, as the message says."]),
+    ("a variable that lifts the check",
+     "Window {n} is past the model's {limit}. To go past it, set APP_ALLOW_WIDE=1.",
+     ["--window"], {"n": "9000", "limit": "4096"}, ["Set APP_ALLOW_WIDE=1, as the message says."]),
+    ("a value the message printed, in its own instruction",
+     "Too little room for {want} rows. Launch with --rows {fits}.",
+     ["--rows"], {"want": "900", "fits": "512"}, ["Use --rows 512, as the message says."]),
+    ("alternatives in one sentence stay alternatives",
+     "Workers > 1 need no cache. Either use --workers=1 or --cache-gb=0.",
+     ["--workers", "--cache-gb"], {}, ["Use --workers 1 or use --cache-gb 0, as the message says."]),
+    # what describes the launch is no instruction
+    ("a value the launch has", "--precision=fp8 requires a newer device.", ["--precision"], {}, []),
+    ("a variable the launch has", "Detected APP_MODE=2 with {feature}.", [], {"feature": "x"}, []),
+    # an option given a word with a space is a sentence going on, not a value
+    ("a word after a space", "Please set --rows to enable paging.", ["--rows"], {}, []),
+    # a value the sentence goes on past is not cut short
+    ("a compound value", "For example, use APP_CORES=0-31|32-63 on two nodes.", [], {}, []),
+    ("an option that is not the record's", "Use --other=3 instead.", ["--rows"], {}, []),
+    ("a placeholder not printed", "Launch with --rows {fits}.", ["--rows"], {"want": "900"}, []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in SAID])
+def test_the_messages_own_instruction_with_its_values(case) -> None:
+    _, message, flags, values, expected = next(c for c in SAID if c[0] == case)
+    assert advise({"errorMessage": message, "flags": flags}, values) == expected
+
+
+def test_a_computed_value_comes_before_the_messages_instruction_for_the_same_option() -> None:
+    record = {
+        "errorMessage": "Window {self.window} is past the model's {limit}. To go past it, set"
+        " APP_ALLOW_WIDE=1, e.g. --window=4096.",
+        "flags": ["--window"],
+        "triggerScenarios": "Launching when `window > limit` is true.",
+    }
+    assert advise(record, {"self.window": "9000", "limit": "4096"}) == [
+        "Use --window 4096, 3000 or 2250 (not 9000).",
+        "Set APP_ALLOW_WIDE=1, as the message says.",
+    ]
