@@ -49,12 +49,14 @@ def advise(
     caveats = dict(rules.caveats)
     known = {**_pasted_values(dests, text), **_option_values(dests, values)}
     constants = _constants(values)
-    if not known and not constants:
+    if not known and not values:
         return _instructions(record, values, set(dests.values()), [])
     out: list[tuple[bool, str]] = [
         (False, line) for line in _directions(record, values, known, dests, caveats)
     ]
     for cond, want in _conditions(record, dests):
+        env = {**constants, **{_name(o): v for o, v in known.items()}}
+        raised = _raised(record, cond, want, env, values, known, rules, text)
         cond, printed = _bind_printed(cond, values)
         for free in dict.fromkeys(_OPTION.findall(cond)):
             line = _solve(
@@ -68,6 +70,7 @@ def advise(
             )
             if line and all(line != seen for _, seen in out):
                 out.append((free in keep, line))
+        out += [(False, line) for line in raised if all(line != seen for _, seen in out)]
     lines = [line for _, line in sorted(out, key=lambda item: item[0])]
     return lines + _instructions(record, values, set(dests.values()), lines)
 
@@ -240,21 +243,83 @@ def _directions(
     for m in _DIRECTION.finditer(record.get("errorMessage") or ""):
         word = m.group(2)
         flag = word if word.startswith("--") else dests.get(word)
-        if not isinstance(known.get(flag), float):
-            continue
-        up, now = m.group(1).lower().startswith(_UP), known[flag]
-        if 0 < now < 1:
-            new = round(min(now + 0.05, 0.95) if up else now - 0.05, 2)
-        else:
-            limit = _limit(flag, values, now, up)
-            new = limit if limit is not None else (now * 2 if up else max(now // 2, 1))
-        if new == now or new <= 0:
-            continue
-        line = f"{'Raise' if up else 'Lower'} {flag} from {_shown(now)} to {_shown(new)}"
-        if record.get("scope") == "launch-path":
-            line += f" (this check {LAUNCH_PATH_NOTE})"
-        out.append(_caveated(line + ".", caveats.get(flag) if up else None))
+        now = known.get(flag)
+        if isinstance(now, float):
+            line = _moved(record, flag, now, m.group(1).lower().startswith(_UP), values)
+            if line:
+                out.append(_caveated(f"{line}.", caveats.get(flag) if line[0] == "R" else None))
     return list(dict.fromkeys(out))
+
+
+def _moved(
+    record: Mapping[str, Any], flag: str, now: float, up: bool, values: Mapping[str, str]
+) -> str | None:
+    """ "Raise --x from A to B": a fraction by 0.05 (at most 0.95), a count to the limit the
+    message printed beside it, else halved or doubled; None when it cannot move."""
+    if 0 < now < 1:
+        new = round(min(now + 0.05, 0.95) if up else now - 0.05, 2)
+    else:
+        limit = _limit(flag, values, now, up)
+        new = limit if limit is not None else (now * 2 if up else max(now // 2, 1))
+    if new == now or new <= 0:
+        return None
+    line = f"{'Raise' if up else 'Lower'} {flag} from {_shown(now)} to {_shown(new)}"
+    if record.get("scope") == "launch-path":
+        line += f" (this check {LAUNCH_PATH_NOTE})"
+    return line
+
+
+def _raised(
+    record: Mapping[str, Any],
+    cond: str,
+    want: bool,
+    env: Mapping[str, float | str],
+    values: Mapping[str, str],
+    known: Mapping[str, float | str],
+    rules: AdviceRules,
+    text: str,
+) -> list[str]:
+    """A value the condition reads that options raise (the profile's `raised_by`: the KV
+    pool's size grows with the memory fraction), when raising it passes the check: raise
+    those options, from the value the paste gives them where it does."""
+    out = []
+    for name, flags in rules.raised_by:
+        at = re.compile(rf"(?<![\w.])(?:self\.)?{re.escape(name)}(?!\w)")
+        value = _printed(values, name)
+        if value is None or not at.search(cond):
+            continue
+        probe, printed = _bind_printed(at.sub("raised_value", cond), values)
+        tree, here = _tree(probe), {**env, **printed}
+        if tree is None or _eval(tree, {**here, "raised_value": value}) is not (not want):
+            continue  # (the check does not fire at the printed value: nothing to go on)
+        if _eval(tree, {**here, "raised_value": abs(value) * 4 + 1e9}) is not want:
+            continue
+        for flag in flags:
+            now = known.get(flag, _pasted_values({"": flag}, text).get(flag))
+            line = _moved(record, flag, now, True, values) if isinstance(now, float) else None
+            if not line:
+                line = f"Raise {flag}"
+                if record.get("scope") == "launch-path":
+                    line += f" (this check {LAUNCH_PATH_NOTE})"
+            why = f": `{name}`, {_shown(value)} here, grows with it."
+            out.append(_caveated(line + why, dict(rules.caveats).get(flag)))
+    return out
+
+
+def _printed(values: Mapping[str, str], name: str) -> float | None:
+    """The number the message printed for `name` (or `self.name`)."""
+    for expr, text in values.items():
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if n and expr.rsplit(".", 1)[-1] == name:
+            return float(n.group())
+    return None
+
+
+def _tree(cond: str) -> ast.expr | None:
+    """The condition, its options as names (`o_tp_size`), parsed; None when it is no Python."""
+    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
+
+    return expr_or_none(_OPTION.sub(lambda m: _name(m.group()), cond))
 
 
 def _limit(flag: str, values: Mapping[str, str], now: float, up: bool) -> float | None:
@@ -309,9 +374,7 @@ def _solve(
     mine = known.get(free)  # the user's value, where the message or the paste gave it
     if mine is None and (fewer or not any(isinstance(v, float) for v in printed)):
         return None  # (a count of GPUs is not guessed from a model's numbers)
-    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
-
-    tree = expr_or_none(_OPTION.sub(lambda m: _name(m.group()), text))
+    tree = _tree(text)
     if tree is None:
         return None
     env = {**constants, **{_name(o): known[o] for o in known}}

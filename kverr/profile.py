@@ -79,7 +79,7 @@ _KEYS: dict[str, dict[str, str]] = {
     "explain": {"log_prefixes": "list", "log_suffixes": "list", "programs": "list"},
     "docs": {"pages": "list", "launches": "list", "url": "str", "flag_url": "str"},
     "releases": {"bump": "str", "commits": "table", "dates": "table"},
-    "advice": {"derived": "table", "caveats": "table"},
+    "advice": {"derived": "table", "caveats": "table", "raised_by": "table"},
     # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
     # profiles that answer the probes its checks make)
     "verify": {},
@@ -148,6 +148,9 @@ class AdviceRules:
     derived: tuple[tuple[str, str], ...] = ()
     # what still bounds a value the advice raises an option to: option -> sentence
     caveats: tuple[tuple[str, str], ...] = ()
+    # a value a check reads that grows with options (the KV pool's size with the memory
+    # fraction): name -> the options
+    raised_by: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -377,6 +380,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         advice=AdviceRules(
             derived=get.mapping("advice", "derived", _IDENT, _OPTION, 'name = "--option"'),
             caveats=get.mapping("advice", "caveats", _OPTION, _SENTENCE, '"--option" = "words"'),
+            raised_by=get.options_of("advice", "raised_by"),
         ),
     )
 
@@ -470,6 +474,21 @@ class _Getter:
         ):
             raise self._fail(table, key, f"a table of {what}")
         return tuple(sorted(value.items()))
+
+    def options_of(self, table: str, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        value = self.table(table, key)
+        out = []
+        for name, flags in sorted(value.items()):
+            flags = [flags] if isinstance(flags, str) else flags
+            if not (
+                _IDENT.fullmatch(name)
+                and isinstance(flags, list)
+                and flags
+                and all(isinstance(f, str) and _OPTION.fullmatch(f) for f in flags)
+            ):
+                raise self._fail(table, key, 'a table of name = ["--option", ...]')
+            out.append((name, tuple(flags)))
+        return tuple(out)
 
     def pattern(self, table: str, key: str) -> str:
         value = self.text(table, key, "")
@@ -567,7 +586,11 @@ def as_tables(profile: Profile) -> dict[str, Any]:
     }
     if any(docs.values()):
         out["docs"] = {k: v for k, v in docs.items() if v}
-    advice = {k: dict(v) for k, v in vars(profile.advice).items() if v}
+    advice = {
+        k: {name: list(v) if isinstance(v, tuple) else v for name, v in pairs}
+        for k, pairs in vars(profile.advice).items()
+        if pairs
+    }
     if advice:
         out["advice"] = advice
     if profile.verify is not None:

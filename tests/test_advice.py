@@ -210,11 +210,12 @@ def test_advice_with_the_projects_rules(case) -> None:
 
 def test_the_shipped_profiles_map_what_their_checks_read() -> None:
     """Each derived name of a shipped profile is an identifier mapped to an option, and a
-    caveat is said of an option some derived name sets (else no advice raises it with one)."""
+    caveat is said of an option some name sets or raises (else no advice raises it)."""
     for name in builtin_names():
         rules = load_profile(name).advice
         assert all(k.isidentifier() and v.startswith("--") for k, v in rules.derived)
-        assert {f for f, _ in rules.caveats} <= {v for _, v in rules.derived}
+        moved = {v for _, v in rules.derived} | {f for _, fs in rules.raised_by for f in fs}
+        assert {f for f, _ in rules.caveats} <= moved
 
 
 # (case, message, record flags, values printed, advice)
@@ -260,3 +261,48 @@ def test_a_computed_value_comes_before_the_messages_instruction_for_the_same_opt
         "Use --window 4096, 3000 or 2250 (not 9000).",
         "Set APP_ALLOW_WIDE=1, as the message says.",
     ]
+
+
+POOL_RULES = AdviceRules(
+    raised_by=(("pool_rows", ("--mem-share",)), ("row_cap", ("--mem-share", "--window-size"))),
+)
+
+# (case, record fields, values printed, pasted text, advice); `pool_rows` grows with --mem-share
+RAISED = [
+    ("a bound below zero: no value of the option fits, the share that grows it does",
+     {"flags": ["--pool-limit"],
+      "triggerScenarios": "Launching with --pool-limit set, when `--pool-limit > pool_rows` is true."},
+     {"user_limit": "4000", "pool_rows": "-52000"}, "pool_limit=4000",
+     ["Raise --mem-share: `pool_rows`, -52000 here, grows with it."]),
+    ("the share's value in the paste: one step up from it",
+     {"flags": ["--pool-limit"],
+      "triggerScenarios": "Launching with --pool-limit set, when `--pool-limit > pool_rows` is true."},
+     {"pool_rows": "-52000"}, "launch --pool-limit 4000 --mem-share 0.7",
+     ["Raise --mem-share from 0.7 to 0.75: `pool_rows`, -52000 here, grows with it."]),
+    ("a bound above zero: the option lowered first, the share after",
+     {"flags": ["--pool-limit"],
+      "triggerScenarios": "Launching with --pool-limit set, when `--pool-limit > pool_rows` is true."},
+     {"pool_rows": "3000"}, "--pool-limit 4096",
+     ["Use --pool-limit 3000, 2048 or 1500 (not 4096).",
+      "Raise --mem-share: `pool_rows`, 3000 here, grows with it."]),
+    ("a bound grown by two options, read as self.x, beside a printed expression",
+     {"flags": ["--truncate"],
+      "triggerScenarios": "Launching without --truncate, when `len(req.ids) >= self.row_cap` is true."},
+     {"len(req.ids)": "9000", "self.row_cap": "5000"}, "",
+     ["Raise --mem-share: `row_cap`, 5000 here, grows with it.",
+      "Raise --window-size: `row_cap`, 5000 here, grows with it."]),
+    ("the check does not fire at the printed value: nothing",
+     {"flags": ["--truncate"],
+      "triggerScenarios": "Launching without --truncate, when `len(req.ids) >= row_cap` is true."},
+     {"len(req.ids)": "9000", "row_cap": "12000"}, "", []),
+    ("raising the bound cannot pass the check: nothing",
+     {"flags": ["--truncate"],
+      "triggerScenarios": "Launching without --truncate, when `row_cap > 100` is true."},
+     {"row_cap": "5000"}, "", []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in RAISED])
+def test_a_bound_that_options_raise(case) -> None:
+    _, record, values, pasted, expected = next(c for c in RAISED if c[0] == case)
+    assert advise(record, values, text=pasted, rules=POOL_RULES) == expected
