@@ -58,6 +58,8 @@ def advise(
         env = {**constants, **{_name(o): v for o, v in known.items()}}
         raised = _raised(record, cond, want, env, values, known, rules, text)
         cond, printed = _bind_printed(cond, values)
+        cond, converted = _bind_converted(cond, values, known)
+        printed.update(converted)
         for free in dict.fromkeys(_OPTION.findall(cond)):
             line = _solve(
                 cond,
@@ -175,6 +177,45 @@ def _bind_printed(cond: str, values: Mapping[str, str]) -> tuple[str, dict[str, 
         cond, hits = re.subn(rf"(?<![\w.]){re.escape(expr)}(?!\w)", name, cond)
         if hits:
             bound[name] = float(n.group())
+    return cond, bound
+
+
+# `GiB(init_snapshot.free_memory)`: a quantity printed through a function of one argument
+_CONVERTED = re.compile(r"([A-Za-z_][\w.]{0,60})\(([A-Za-z_][\w.]{0,120})\)")
+
+
+def _bind_converted(
+    cond: str, values: Mapping[str, str], known: Mapping[str, float | str]
+) -> tuple[str, dict[str, float]]:
+    """`free < total * --gpu-memory-utilization` when the message printed `GiB(free)` and
+    `GiB(total)`: quantities printed in one unit stand in for the raw ones the condition
+    reads, when nothing else in it has a unit (no other printed value, the options it reads
+    fractions): scaling both sides of a comparison alike keeps its truth."""
+    units: dict[str, dict[str, float]] = {}
+    for expr, text in values.items():
+        m = _CONVERTED.fullmatch(expr)
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if m and n:
+            units.setdefault(m.group(1), {})[m.group(2).removeprefix("self.")] = float(n.group())
+
+    def at(name: str) -> str:
+        return rf"(?<![\w.])(?:self\.)?{re.escape(name)}(?!\w)"
+
+    read = {f: {k: v for k, v in q.items() if re.search(at(k), cond)} for f, q in units.items()}
+    read = {f: q for f, q in read.items() if q}
+    plain = [e for e in values if e.isidentifier() and re.search(at(e), cond)]
+    fractions = all(
+        isinstance(known.get(o), float) and 0 < known[o] < 1 for o in _OPTION.findall(cond)
+    )
+    if len(read) != 1 or plain or not fractions:
+        return cond, {}
+    (quantities,) = read.values()
+    if len(quantities) < 2:
+        return cond, {}
+    bound = {}
+    for i, (name, value) in enumerate(quantities.items()):
+        cond = re.sub(at(name), f"converted_{i}", cond)
+        bound[f"converted_{i}"] = value
     return cond, bound
 
 
@@ -475,7 +516,7 @@ def _eval(node: ast.expr, env: Mapping[str, float]) -> Any:
     """Numbers, names bound in `env`, arithmetic, comparisons, and/or/not; None otherwise."""
     try:
         return _ev(node, env)
-    except (ZeroDivisionError, OverflowError, TypeError, KeyError, _Unknown):
+    except (ZeroDivisionError, OverflowError, TypeError, ValueError, KeyError, _Unknown):
         return None
 
 
@@ -483,7 +524,21 @@ class _Unknown(Exception):
     pass
 
 
+def _is_math(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "math"
+
+
+# calls a condition may make on numbers (`math.ceil(total * fraction)`), by the name called
+_CALLS = {"ceil": math.ceil, "floor": math.floor, "int": int, "round": round, "abs": abs,
+          "min": min, "max": max}  # fmt: skip
+
+
 def _ev(node: ast.expr, env: Mapping[str, float]) -> Any:
+    if isinstance(node, ast.Call) and not node.keywords:
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if name in _CALLS and (not isinstance(f, ast.Attribute) or _is_math(f.value)):
+            return _CALLS[name](*(_ev(a, env) for a in node.args))
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
         return node.value
     if isinstance(node, ast.IfExp):

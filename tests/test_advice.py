@@ -306,3 +306,36 @@ RAISED = [
 def test_a_bound_that_options_raise(case) -> None:
     _, record, values, pasted, expected = next(c for c in RAISED if c[0] == case)
     assert advise(record, values, text=pasted, rules=POOL_RULES) == expected
+
+
+# (case, trigger clause, values printed, advice): quantities printed in another unit
+CONVERTED = [
+    ("both sides printed in one unit, a fraction option",
+     "`spare < whole * --share` is true",
+     {"Mb(self.spare)": "30.5", "Mb(whole)": "40.0", "cfg.share": "0.8"},
+     ["Use --share 0.75 (not 0.8)."]),
+    ("a numeric call in the condition",
+     "`spare < math.ceil(whole * --share)` is true",
+     {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "cfg.share": "0.8"},
+     ["Use --share 0.75 (not 0.8)."]),
+    # an option with a unit of its own would be compared across units: nothing
+    ("an option that is no fraction",
+     "`spare < whole - --reserve` is true",
+     {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "cfg.reserve": "2048"},
+     []),
+    ("two units in one comparison",
+     "`spare < whole * --share` is true",
+     {"Mb(spare)": "30.5", "Gb(whole)": "0.04", "cfg.share": "0.8"},
+     []),
+    ("a quantity printed raw beside converted ones",
+     "`spare < whole * --share - pad` is true",
+     {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "pad": "1", "cfg.share": "0.8"},
+     []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in CONVERTED])
+def test_quantities_printed_in_another_unit(case) -> None:
+    _, clause, values, expected = next(c for c in CONVERTED if c[0] == case)
+    record = {"flags": ["--share", "--reserve"], "triggerScenarios": f"Launching when {clause}."}
+    assert advise(record, values) == expected
