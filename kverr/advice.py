@@ -286,15 +286,21 @@ def _directions(
         flag = word if word.startswith("--") else dests.get(word)
         now = known.get(flag)
         if isinstance(now, float):
-            line = _moved(record, flag, now, m.group(1).lower().startswith(_UP), values)
+            line = _moved(flag, now, m.group(1).lower().startswith(_UP), values)
             if line:
-                out.append(_caveated(f"{line}.", caveats.get(flag) if line[0] == "R" else None))
+                line = _noted(record, line) + "."
+                out.append(_caveated(line, caveats.get(flag) if line[0] == "R" else None))
     return list(dict.fromkeys(out))
 
 
-def _moved(
-    record: Mapping[str, Any], flag: str, now: float, up: bool, values: Mapping[str, str]
-) -> str | None:
+def _noted(record: Mapping[str, Any], line: str) -> str:
+    """`line` with why kverr cannot confirm it, for a check that runs after start-up."""
+    if record.get("scope") == "launch-path":
+        return f"{line} (this check {LAUNCH_PATH_NOTE})"
+    return line
+
+
+def _moved(flag: str, now: float, up: bool, values: Mapping[str, str]) -> str | None:
     """ "Raise --x from A to B": a fraction by 0.05 (at most 0.95), a count to the limit the
     message printed beside it, else halved or doubled; None when it cannot move."""
     if 0 < now < 1:
@@ -304,10 +310,7 @@ def _moved(
         new = limit if limit is not None else (now * 2 if up else max(now // 2, 1))
     if new == now or new <= 0:
         return None
-    line = f"{'Raise' if up else 'Lower'} {flag} from {_shown(now)} to {_shown(new)}"
-    if record.get("scope") == "launch-path":
-        line += f" (this check {LAUNCH_PATH_NOTE})"
-    return line
+    return f"{'Raise' if up else 'Lower'} {flag} from {_shown(now)} to {_shown(new)}"
 
 
 def _raised(
@@ -337,13 +340,9 @@ def _raised(
             continue
         for flag in flags:
             now = known.get(flag, _pasted_values({"": flag}, text).get(flag))
-            line = _moved(record, flag, now, True, values) if isinstance(now, float) else None
-            if not line:
-                line = f"Raise {flag}"
-                if record.get("scope") == "launch-path":
-                    line += f" (this check {LAUNCH_PATH_NOTE})"
-            why = f": `{name}`, {_shown(value)} here, grows with it."
-            out.append(_caveated(line + why, dict(rules.caveats).get(flag)))
+            line = _moved(flag, now, True, values) if isinstance(now, float) else None
+            line = f"{line or f'Raise {flag}'}: `{name}`, {_shown(value)} here, grows with it"
+            out.append(_caveated(_noted(record, line) + ".", dict(rules.caveats).get(flag)))
     return out
 
 
