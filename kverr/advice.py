@@ -6,10 +6,17 @@ for one option, with every other option at the value the message printed.
 
     advise(record, values) -> ["With --tp-size 4, use --dp-size 4, 2 or 1."]
 
+A launch-path check often reads values under names no option has: the project's `[advice]`
+table says which option sets one (`context_len` is --context-length) and which options a
+bound grows with (the KV pool with the memory fraction), and what still limits a value
+raised. Printed expressions (`len(ids)`, `GiB(free)`) are bound to their numbers, and the
+message's own instruction with a value (`--dtype=half`, `APP_ALLOW_X=1`) is a line too.
+
 The condition is evaluated by a small interpreter over numbers (arithmetic, comparisons,
-`and`/`or`/`not`); anything else in it (a call, a name that is no option) and no advice is
-given. Candidate values come from the numbers at hand (their divisors and multiples, powers of
-two, the captured value's neighbours), nearest to the captured value first.
+`and`/`or`/`not`, a few numeric calls); anything else in it (another call, a name that is no
+option) and no advice is given. Candidate values come from the numbers at hand (their divisors
+and multiples, powers of two, the captured value's neighbours), nearest to the captured value
+first.
 """
 
 from __future__ import annotations
