@@ -585,7 +585,13 @@ def partial_hits(
     # wordings of one check share what the cut shows, so one sure of them is all of them)
     sure = any(h.score >= 0.55 + 0.3 * 0.35 or h.covered >= SURE_CHARS for h in top)
     score = max(h.score for h in top)  # one check: ranked as one, its newest wording first
-    return [dataclasses.replace(h, score=score) for h in top] if sure else []
+    if not sure:
+        return []
+    # the values the cut left whole are the user's as much as a whole message's
+    return [
+        dataclasses.replace(h, score=score, values=patterns.cut_values(idx.pattern[h.index], body))
+        for h in top
+    ]
 
 
 def _values_but_the_period(idx: Index, i: int, body: str) -> dict[str, str]:

@@ -316,3 +316,62 @@ def terms(text: str) -> list[str]:
         out.extend(toks)
         out.extend(f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False))
     return out
+
+
+MAX_CUT_VALUE = 256  # characters of a value read from a cut message (a pattern's groups' bound)
+
+
+def cut_values(pattern: str, text: str) -> dict[str, str]:
+    """The named groups of `pattern` that `text`, the message cut short, shows whole: a group
+    between two literal runs the text holds in order, read as the pattern's lazy group would
+    (up to the first place the next run appears). What follows the first item that is neither
+    literal text, whitespace nor a named group is not read."""
+    try:
+        tree = regexsafe.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return {}
+    names = {n: name for name, n in tree.state.groupdict.items()}
+    values: dict[str, str] = {}
+    run: list[str] = []
+    pos, start, group = 0, None, None  # `group` began at `start`, awaiting the run after it
+
+    def close() -> bool:
+        nonlocal pos, start, group
+        lit = "".join(run)
+        run.clear()
+        if not lit:
+            return True
+        j = text.find(lit, pos)
+        if j < 0 and group is not None and start is not None:
+            # the cut falls inside this run: the value ends where the text shows its beginning
+            tail = text[start:]
+            k = max((k for k in range(len(lit), 0, -1) if tail.endswith(lit[:k])), default=0)
+            if k >= min(4, len(lit)):
+                keep(group, tail[: len(tail) - k])
+            return False
+        if j < 0 or (group is None and start is not None and j != pos):
+            return False  # (or the text is not this message)
+        if group is not None and start is not None:
+            keep(group, text[start:j])
+        pos, start, group = j + len(lit), j + len(lit), None
+        return True
+
+    def keep(name: str, value: str) -> None:
+        if value and len(value) <= MAX_CUT_VALUE and "\n" not in value:
+            values[name] = value
+
+    for op, av in tree:
+        if op is _sre.LITERAL:
+            run.append(chr(av))
+        elif _is_whitespace_repeat(op, av):
+            run.append(" ")
+        elif op is _sre.AT:
+            continue
+        elif op is _sre.SUBPATTERN and names.get(av[0]) and (run or group is None):
+            if not close():
+                return values
+            group = names[av[0]]  # (a group that opens the message has no known start)
+        else:
+            break
+    close()
+    return values

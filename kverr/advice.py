@@ -6,10 +6,17 @@ for one option, with every other option at the value the message printed.
 
     advise(record, values) -> ["With --tp-size 4, use --dp-size 4, 2 or 1."]
 
+A launch-path check often reads values under names no option has: the project's `[advice]`
+table says which option sets one (`context_len` is --context-length) and which options a
+bound grows with (the KV pool with the memory fraction), and what still limits a value
+raised. Printed expressions (`len(ids)`, `GiB(free)`) are bound to their numbers, and the
+message's own instruction with a value (`--dtype=half`, `APP_ALLOW_X=1`) is a line too.
+
 The condition is evaluated by a small interpreter over numbers (arithmetic, comparisons,
-`and`/`or`/`not`); anything else in it (a call, a name that is no option) and no advice is
-given. Candidate values come from the numbers at hand (their divisors and multiples, powers of
-two, the captured value's neighbours), nearest to the captured value first.
+`and`/`or`/`not`, a few numeric calls); anything else in it (another call, a name that is no
+option) and no advice is given. Candidate values come from the numbers at hand (their divisors
+and multiples, powers of two, the captured value's neighbours), nearest to the captured value
+first.
 """
 
 from __future__ import annotations
@@ -21,9 +28,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kverr import DEFAULT_PROJECT
+from kverr.profile import AdviceRules
+
 _CONDITION = re.compile(r"so that `([^`]{1,300})` is (true|false)")
 _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_WORD = re.compile(r"[A-Za-z_]\w{0,40}")  # a value printed as one word: `gptq`, `decoder`
 SHOWN = 3  # values offered per option
 
 
@@ -32,22 +43,113 @@ def advise(
     values: Mapping[str, str],
     keep: Sequence[str] = (),
     text: str = "",
+    rules: AdviceRules | None = None,
 ) -> list[str]:
     """Concrete values for the record's condition, from what the message captured (module doc)
     and, for an option it did not print, the value the pasted `text` gives it (`--tp 24` in a
     quoted command, `gpu_memory_utilization=0.1` in a script); a change of an option in `keep`
-    (what hardware the launch has) is offered last, and fewer of it before more."""
-    known = {**_pasted_values(record, text), **_option_values(record, values)}
+    (what hardware the launch has) is offered last, and fewer of it before more. `rules`: the
+    project's `[advice]` (values its checks read under names no option has, and what still
+    bounds a value raised)."""
+    rules = rules or AdviceRules()
+    dests = _dests(record, rules.derived)
+    caveats = dict(rules.caveats)
+    known = {**_pasted_values(dests, text), **_option_values(dests, values)}
     constants = _constants(values)
-    if not known and not constants:
-        return []
-    out: list[tuple[bool, str]] = [(False, line) for line in _directions(record, values, known)]
-    for cond, want in _conditions(record):
+    if not known and not values:
+        return _instructions(record, values, set(dests.values()), [])
+    out: list[tuple[bool, str]] = [
+        (False, line) for line in _directions(record, values, known, dests, caveats)
+    ]
+    for cond, want in _conditions(record, dests):
+        env = {**constants, **{_name(o): v for o, v in known.items()}}
+        raised = _raised(record, cond, want, env, values, known, rules, text)
+        cond, printed = _bind_printed(cond, values)
+        cond, converted = _bind_converted(cond, values, known)
+        printed.update(converted)
         for free in dict.fromkeys(_OPTION.findall(cond)):
-            line = _solve(cond, want, free, known, constants, fewer=free in keep)
+            line = _solve(
+                cond,
+                want,
+                free,
+                known,
+                {**constants, **printed},
+                fewer=free in keep,
+                caveat=caveats.get(free),
+            )
             if line and all(line != seen for _, seen in out):
                 out.append((free in keep, line))
-    return [line for _, line in sorted(out, key=lambda item: item[0])]
+        out += [(False, line) for line in raised if all(line != seen for _, seen in out)]
+    lines = [line for _, line in sorted(out, key=lambda item: item[0])]
+    return lines + _instructions(record, values, set(dests.values()), lines)
+
+
+def _dests(record: Mapping[str, Any], derived: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Name in the code -> the option it is: each of the record's flags by its dest
+    (`tp_size`), and the profile's derived values (`context_len`) its check reads or its
+    message prints."""
+    out = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
+    reads = " ".join([record.get("triggerScenarios") or "", *(record.get("placeholders") or ())])
+    for name, flag in derived:
+        if name not in out and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", reads):
+            out[name] = flag
+    return out
+
+
+def _caveated(line: str, caveat: str | None) -> str:
+    return f"{line} {caveat[:1].upper()}{caveat[1:]}." if caveat else line
+
+
+# What a message tells the user to do with a value: "for example: --dtype=half", "set the env
+# var APP_ALLOW_LONG=1", "Launch with --max-model-len {estimated}" (a value it printed)
+_INSTRUCTED = re.compile(r"\b(?:use|set|setting|try|pass|launch with|for example|e\.g\.)\b", re.I)
+# (a value ends where the sentence goes on: `0-31|32-63` is no `0`)
+_VALUE = r"(\{[^{}]{1,120}\}|[A-Za-z0-9_]{1,40}(?:\.[A-Za-z0-9_]{1,40})?)(?=[.,;:)'\"`]*(?:\s|$))"
+_SAID_OPTION = re.compile(rf"(?<![\w-])(--[a-z0-9][a-z0-9-]{{0,80}})(=| ){_VALUE}")
+_SAID_ENV = re.compile(rf"(?<![\w])([A-Z][A-Z0-9]{{0,20}}_[A-Z0-9_]{{1,80}})={_VALUE}")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(])")
+
+
+def _instructions(
+    record: Mapping[str, Any], values: Mapping[str, str], options: set[str], said: Sequence[str]
+) -> list[str]:
+    """The message's own instructions with a value, a line per sentence: an option of the
+    record set to a word, a number or a value the message printed (an option a line in `said`
+    already offers values for is left to it), or a variable set to one. Only what follows an
+    instructing word counts: "--x=4 requires Y" describes the launch, it does not fix it."""
+    out = []
+    for sentence in _SENTENCE_END.split(record.get("errorMessage") or ""):
+        verb = _INSTRUCTED.search(sentence)
+        tail = sentence[verb.start() :] if verb else ""
+        items: list[tuple[int, int, str]] = []  # (start, end, what to do)
+        for m in _SAID_OPTION.finditer(tail):
+            flag, value = m.group(1), _said_value(m.group(3), values)
+            numeric = value is not None and _NUMBER.fullmatch(value)
+            if flag in options and value is not None and (m.group(2) == "=" or numeric):
+                if not any(flag in line for line in said):
+                    items.append((m.start(), m.end(), f"use {flag} {value}"))
+        for m in _SAID_ENV.finditer(tail):
+            value = _said_value(m.group(2), values)
+            if value is not None:
+                items.append((m.start(), m.end(), f"set {m.group(1)}={value}"))
+        if not items:
+            continue
+        items.sort()
+        between = tail[items[0][1] : items[-1][0]]
+        joined = f" {'or' if ' or ' in f' {between} ' else 'and'} ".join(
+            dict.fromkeys(t for _, _, t in items)
+        )
+        out.append(f"{joined[:1].upper()}{joined[1:]}, as the message says.")
+    return list(dict.fromkeys(out))
+
+
+def _said_value(text: str, values: Mapping[str, str]) -> str | None:
+    """A value as the message said it: a literal, or a placeholder's printed value (a plain
+    word or number only; None when the paste did not print it)."""
+    if not text.startswith("{"):
+        return text
+    value = (values.get(text[1:-1]) or "").strip()
+    return value if _NUMBER.fullmatch(value) or _WORD.fullmatch(value) else None
 
 
 # "Launching when `max_model_len > derived_max_model_len` is true, ...": the trigger's clauses
@@ -56,18 +158,72 @@ _CLAUSE = re.compile(r"`([^`]{1,300})` is (true|false)")
 _DEST = re.compile(r"(?<![\w.])(?:self\.)?([a-z_][a-z0-9_]{0,80})\b(?!\s*\()")
 
 
-def _conditions(record: Mapping[str, Any]) -> list[tuple[str, bool]]:
+def _conditions(record: Mapping[str, Any], dests: Mapping[str, str]) -> list[tuple[str, bool]]:
     """(condition over --options, the truth value that passes the check): the record's own
     ("so that `cond` is true"), else each clause of its trigger wanted the other way, its
     dests written as the options that set them (any one clause undone stops the check)."""
     own = [m for s in record.get("solutions") or () for m in [_CONDITION.search(s)] if m]
     if own:
         return [(m.group(1), m.group(2) == "true") for m in own]
-    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
     return [
-        (_DEST.sub(lambda d: by_dest.get(d.group(1), d.group(0)), m.group(1)), m.group(2) != "true")
+        (_DEST.sub(lambda d: dests.get(d.group(1), d.group(0)), m.group(1)), m.group(2) != "true")
         for m in _CLAUSE.finditer(record.get("triggerScenarios") or "")
     ]
+
+
+def _bind_printed(cond: str, values: Mapping[str, str]) -> tuple[str, dict[str, float]]:
+    """`len(prompt_ids) > --max-model-len` when the message printed `len(prompt_ids)`: each
+    printed expression that is no plain name, as a name bound to the number printed."""
+    bound: dict[str, float] = {}
+    for i, expr in enumerate(sorted(values, key=len, reverse=True)):
+        text = values[expr]
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if expr.isidentifier() or not n:
+            continue
+        name = f"printed_{i}"
+        cond, hits = re.subn(rf"(?<![\w.]){re.escape(expr)}(?!\w)", name, cond)
+        if hits:
+            bound[name] = float(n.group())
+    return cond, bound
+
+
+# `GiB(init_snapshot.free_memory)`: a quantity printed through a function of one argument
+_CONVERTED = re.compile(r"([A-Za-z_][\w.]{0,60})\(([A-Za-z_][\w.]{0,120})\)")
+
+
+def _bind_converted(
+    cond: str, values: Mapping[str, str], known: Mapping[str, float | str]
+) -> tuple[str, dict[str, float]]:
+    """`free < total * --gpu-memory-utilization` when the message printed `GiB(free)` and
+    `GiB(total)`: quantities printed in one unit stand in for the raw ones the condition
+    reads, when nothing else in it has a unit (no other printed value, the options it reads
+    fractions): scaling both sides of a comparison alike keeps its truth."""
+    units: dict[str, dict[str, float]] = {}
+    for expr, text in values.items():
+        m = _CONVERTED.fullmatch(expr)
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if m and n:
+            units.setdefault(m.group(1), {})[m.group(2).removeprefix("self.")] = float(n.group())
+
+    def at(name: str) -> str:
+        return rf"(?<![\w.])(?:self\.)?{re.escape(name)}(?!\w)"
+
+    read = {f: {k: v for k, v in q.items() if re.search(at(k), cond)} for f, q in units.items()}
+    read = {f: q for f, q in read.items() if q}
+    plain = [e for e in values if e.isidentifier() and re.search(at(e), cond)]
+    fractions = all(
+        isinstance(known.get(o), float) and 0 < known[o] < 1 for o in _OPTION.findall(cond)
+    )
+    if len(read) != 1 or plain or not fractions:
+        return cond, {}
+    (quantities,) = read.values()
+    if len(quantities) < 2:
+        return cond, {}
+    bound = {}
+    for i, (name, value) in enumerate(quantities.items()):
+        cond = re.sub(at(name), f"converted_{i}", cond)
+        bound[f"converted_{i}"] = value
+    return cond, bound
 
 
 # `--mem-fraction-static 0.84`, `--max-model-len=8192`, `gpu_memory_utilization=0.1`,
@@ -77,11 +233,11 @@ _FLAG_VALUE = re.compile(r"(?:=|[ \t]+)(-?\d+(?:\.\d+)?)(?![\w.])")
 _NAME_VALUE = re.compile(r"[ \t]*[=:][ \t]*(-?\d+(?:\.\d+)?)(?![\w.])")
 
 
-def _pasted_values(record: Mapping[str, Any], text: str) -> dict[str, float]:
+def _pasted_values(dests: Mapping[str, str], text: str) -> dict[str, float]:
     """--option -> the number the paste last sets it to, by its own spelling or its dest;
     only the record's options."""
     out: dict[str, float] = {}
-    for flag in record.get("flags") or ():
+    for flag in dict.fromkeys(dests.values()):
         for name, value in ((flag, _FLAG_VALUE), (flag[2:].replace("-", "_"), _NAME_VALUE)):
             at = text.rfind(name)
             while at >= 0 and flag not in out:
@@ -105,7 +261,7 @@ def _constants(values: Mapping[str, str]) -> dict[str, float | str]:
         n = _NUMBER.fullmatch(text.strip())
         if n:
             out[expr] = float(n.group())
-        elif re.fullmatch(r"[A-Za-z_]\w{0,40}", text.strip()):
+        elif _WORD.fullmatch(text.strip()):
             out[expr] = text.strip()
     return out
 
@@ -122,31 +278,95 @@ LAUNCH_PATH_NOTE = "runs after start-up: kverr cannot confirm it before a launch
 
 
 def _directions(
-    record: Mapping[str, Any], values: Mapping[str, str], known: Mapping[str, float]
+    record: Mapping[str, Any],
+    values: Mapping[str, str],
+    known: Mapping[str, float | str],
+    dests: Mapping[str, str],
+    caveats: Mapping[str, str],
 ) -> list[str]:
     """A value one step the way the message says to move an option whose value it printed:
     a fraction by 0.05 (at most 0.95), a count to the limit the message printed beside it
     (`the estimated maximum model length is 15120`), else halved or doubled."""
-    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
     out = []
     for m in _DIRECTION.finditer(record.get("errorMessage") or ""):
         word = m.group(2)
-        flag = word if word.startswith("--") else by_dest.get(word)
-        if flag not in known:
-            continue
-        up, now = m.group(1).lower().startswith(_UP), known[flag]
-        if 0 < now < 1:
-            new = round(min(now + 0.05, 0.95) if up else now - 0.05, 2)
-        else:
-            limit = _limit(flag, values, now, up)
-            new = limit if limit is not None else (now * 2 if up else max(now // 2, 1))
-        if new == now or new <= 0:
-            continue
-        line = f"{'Raise' if up else 'Lower'} {flag} from {_shown(now)} to {_shown(new)}"
-        if record.get("scope") == "launch-path":
-            line += f" (this check {LAUNCH_PATH_NOTE})"
-        out.append(line + ".")
+        flag = word if word.startswith("--") else dests.get(word)
+        now = known.get(flag)
+        if isinstance(now, float):
+            line = _moved(flag, now, m.group(1).lower().startswith(_UP), values)
+            if line:
+                line = _noted(record, line) + "."
+                out.append(_caveated(line, caveats.get(flag) if line[0] == "R" else None))
     return list(dict.fromkeys(out))
+
+
+def _noted(record: Mapping[str, Any], line: str) -> str:
+    """`line` with why kverr cannot confirm it, for a check that runs after start-up."""
+    if record.get("scope") == "launch-path":
+        return f"{line} (this check {LAUNCH_PATH_NOTE})"
+    return line
+
+
+def _moved(flag: str, now: float, up: bool, values: Mapping[str, str]) -> str | None:
+    """ "Raise --x from A to B": a fraction by 0.05 (at most 0.95), a count to the limit the
+    message printed beside it, else halved or doubled; None when it cannot move."""
+    if 0 < now < 1:
+        new = round(min(now + 0.05, 0.95) if up else now - 0.05, 2)
+    else:
+        limit = _limit(flag, values, now, up)
+        new = limit if limit is not None else (now * 2 if up else max(now // 2, 1))
+    if new == now or new <= 0:
+        return None
+    return f"{'Raise' if up else 'Lower'} {flag} from {_shown(now)} to {_shown(new)}"
+
+
+def _raised(
+    record: Mapping[str, Any],
+    cond: str,
+    want: bool,
+    env: Mapping[str, float | str],
+    values: Mapping[str, str],
+    known: Mapping[str, float | str],
+    rules: AdviceRules,
+    text: str,
+) -> list[str]:
+    """A value the condition reads that options raise (the profile's `raised_by`: the KV
+    pool's size grows with the memory fraction), when raising it passes the check: raise
+    those options, from the value the paste gives them where it does."""
+    out = []
+    for name, flags in rules.raised_by:
+        at = re.compile(rf"(?<![\w.])(?:self\.)?{re.escape(name)}(?!\w)")
+        value = _printed(values, name)
+        if value is None or not at.search(cond):
+            continue
+        probe, printed = _bind_printed(at.sub("raised_value", cond), values)
+        tree, here = _tree(probe), {**env, **printed}
+        if tree is None or _eval(tree, {**here, "raised_value": value}) is not (not want):
+            continue  # (the check does not fire at the printed value: nothing to go on)
+        if _eval(tree, {**here, "raised_value": abs(value) * 4 + 1e9}) is not want:
+            continue
+        for flag in flags:
+            now = known.get(flag, _pasted_values({"": flag}, text).get(flag))
+            line = _moved(flag, now, True, values) if isinstance(now, float) else None
+            line = f"{line or f'Raise {flag}'}: `{name}`, {_shown(value)} here, grows with it"
+            out.append(_caveated(_noted(record, line) + ".", dict(rules.caveats).get(flag)))
+    return out
+
+
+def _printed(values: Mapping[str, str], name: str) -> float | None:
+    """The number the message printed for `name` (or `self.name`)."""
+    for expr, text in values.items():
+        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+        if n and expr.rsplit(".", 1)[-1] == name:
+            return float(n.group())
+    return None
+
+
+def _tree(cond: str) -> ast.expr | None:
+    """The condition, its options as names (`o_tp_size`), parsed; None when it is no Python."""
+    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
+
+    return expr_or_none(_OPTION.sub(lambda m: _name(m.group()), cond))
 
 
 def _limit(flag: str, values: Mapping[str, str], now: float, up: bool) -> float | None:
@@ -164,17 +384,18 @@ def _limit(flag: str, values: Mapping[str, str], now: float, up: bool) -> float 
     return None
 
 
-def _option_values(record: Mapping[str, Any], values: Mapping[str, str]) -> dict[str, float]:
-    """--option -> the number the message printed for it (a placeholder `self.tp_size` is the
-    value of the option whose dest is tp_size)."""
-    by_dest = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
-    out: dict[str, float] = {}
+def _option_values(dests: Mapping[str, str], values: Mapping[str, str]) -> dict[str, float | str]:
+    """--option -> the number (or the single word: `gptq`) the message printed for it (a
+    placeholder `self.tp_size` is the value of the option whose dest is tp_size)."""
+    out: dict[str, float | str] = {}
     for expr, text in values.items():
-        dest = expr.rsplit(".", 1)[-1]
-        flag = by_dest.get(dest)
-        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
-        if flag and n:
-            out[flag] = float(n.group())
+        flag = dests.get(expr.rsplit(".", 1)[-1])
+        if flag and isinstance(text, str):
+            n = _NUMBER.fullmatch(text.strip())
+            if n:
+                out[flag] = float(n.group())
+            elif _WORD.fullmatch(text.strip()):
+                out[flag] = text.strip()
     return out
 
 
@@ -182,11 +403,14 @@ def _solve(
     text: str,
     want: bool,
     free: str,
-    known: Mapping[str, float],
+    known: Mapping[str, float | str],
     constants: Mapping[str, float | str] | None = None,
     *,
     fewer: bool = False,
+    caveat: str | None = None,
 ) -> str | None:
+    """A line offering values of `free` that give `text` the truth value `want`; `caveat`:
+    what still bounds a value above the user's, said after it."""
     others = [o for o in dict.fromkeys(_OPTION.findall(text)) if o != free]
     if any(o not in known for o in others):
         return None
@@ -197,25 +421,30 @@ def _solve(
     mine = known.get(free)  # the user's value, where the message or the paste gave it
     if mine is None and (fewer or not any(isinstance(v, float) for v in printed)):
         return None  # (a count of GPUs is not guessed from a model's numbers)
-    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
-
-    tree = expr_or_none(_OPTION.sub(lambda m: _name(m.group()), text))
+    tree = _tree(text)
     if tree is None:
         return None
     env = {**constants, **{_name(o): known[o] for o in known}}
     if mine is not None and _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
-    numbers = [*(known[o] for o in others), *map(float, _NUMBER.findall(text))]
-    numbers += [v for v in printed if isinstance(v, float)]
-    # Around the user's value, else around what the message printed (the prompt's length),
-    # which is then itself a value to offer ("at least the prompt's length").
-    centre = mine if mine is not None else max(numbers)
-    pool = _candidates([*numbers, centre], centre, near=mine is not None)
-    if mine is None:
-        pool.insert(0, centre)
+    if isinstance(mine, str):  # a word (`gptq`): the words the message printed beside it
+        pool: list[float | str] = [v for v in printed if isinstance(v, str) and v != mine]
+    else:
+        numbers = [v for v in (known[o] for o in others) if isinstance(v, float)]
+        numbers += [
+            *map(float, _NUMBER.findall(text)),
+            *(v for v in printed if isinstance(v, float)),
+        ]
+        # Around the user's value, else around what the message printed (the prompt's length),
+        # which is then itself a value to offer ("at least the prompt's length").
+        centre = mine if mine is not None else max(numbers)
+        pool = list(_candidates([*numbers, centre], centre, near=mine is not None))
+        if mine is None:
+            pool.insert(0, centre)
+        # fewer GPUs than a launch has are always at hand, more are not
+        pool.sort(key=lambda c: fewer and c > centre)
     good = []
-    # fewer GPUs than a launch has are always at hand, more are not
-    for c in sorted(pool, key=lambda c: fewer and c > centre):
+    for c in pool:
         if _eval(tree, {**env, _name(free): c}) == want:
             good.append(c)
         if len(good) == SHOWN:
@@ -226,7 +455,10 @@ def _solve(
     choice = ", ".join(_shown(v) for v in good[:-1]) + (" or " if len(good) > 1 else "")
     choice += _shown(good[-1])
     lead = f"With {held}, use" if held else "Use"
-    return f"{lead} {free} {choice}" + ("." if mine is None else f" (not {_shown(mine)}).")
+    line = f"{lead} {free} {choice}" + ("." if mine is None else f" (not {_shown(mine)}).")
+    numeric = all(isinstance(v, float) for v in good)
+    raised = numeric and (mine is None or (isinstance(mine, float) and min(good) > mine))
+    return _caveated(line, caveat if raised else None)
 
 
 def _candidates(numbers: Sequence[float], current: float, *, near: bool = True) -> list[float]:
@@ -262,7 +494,9 @@ def _name(option: str) -> str:
     return "o_" + option.lstrip("-").replace("-", "_")
 
 
-def _shown(v: float) -> str:
+def _shown(v: float | str) -> str:
+    if isinstance(v, str):
+        return v
     return str(int(v)) if v == int(v) else f"{v:g}"
 
 
@@ -288,7 +522,7 @@ def _eval(node: ast.expr, env: Mapping[str, float]) -> Any:
     """Numbers, names bound in `env`, arithmetic, comparisons, and/or/not; None otherwise."""
     try:
         return _ev(node, env)
-    except (ZeroDivisionError, OverflowError, TypeError, KeyError, _Unknown):
+    except (ZeroDivisionError, OverflowError, TypeError, ValueError, KeyError, _Unknown):
         return None
 
 
@@ -296,7 +530,21 @@ class _Unknown(Exception):
     pass
 
 
+def _is_math(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "math"
+
+
+# calls a condition may make on numbers (`math.ceil(total * fraction)`), by the name called
+_CALLS = {"ceil": math.ceil, "floor": math.floor, "int": int, "round": round, "abs": abs,
+          "min": min, "max": max}  # fmt: skip
+
+
 def _ev(node: ast.expr, env: Mapping[str, float]) -> Any:
+    if isinstance(node, ast.Call) and not node.keywords:
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if name in _CALLS and (not isinstance(f, ast.Attribute) or _is_math(f.value)):
+            return _CALLS[name](*(_ev(a, env) for a in node.args))
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
         return node.value
     if isinstance(node, ast.IfExp):
@@ -343,9 +591,14 @@ def personalize(
         from kverr.verify.preflight import personal_answers
 
         return personal_answers(text, matches, release=release, source=source)
-    out = []
-    for m in matches:
-        name = (m.project or {}).get("name") or m.record.get("project")
-        keep = profiles[name].hardware_options if name in profiles else ()
-        out.append(replace(m, advice=tuple(advise(m.record, m.values, keep, text))))
-    return out
+    return [replace(m, advice=advice_for(m, text, profiles)) for m in matches]
+
+
+def advice_for(match: Any, text: str, profiles: Mapping[str, Any]) -> tuple[str, ...]:
+    """`advise` for one match (kverr.answers.Match), with its project's profile (`profiles`:
+    name -> Profile): the hardware options it keeps, its `[advice]` rules."""
+    name = (match.project or {}).get("name") or match.record.get("project") or DEFAULT_PROJECT
+    profile = profiles.get(name)
+    keep = profile.hardware_options if profile else ()
+    rules = profile.advice if profile else None
+    return tuple(advise(match.record, match.values, keep, text, rules))

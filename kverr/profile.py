@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -32,6 +32,9 @@ SEVERITIES = ("critical", "error", "warning", "info")
 _NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _IDENT_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]!.]+")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,80}")
+_OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
+_SENTENCE = re.compile(r"[^\x00-\x1f\x7f]{1,300}")
 
 # table -> key -> expected kind; "" is the top level
 _KEYS: dict[str, dict[str, str]] = {
@@ -76,6 +79,7 @@ _KEYS: dict[str, dict[str, str]] = {
     "explain": {"log_prefixes": "list", "log_suffixes": "list", "programs": "list"},
     "docs": {"pages": "list", "launches": "list", "url": "str", "flag_url": "str"},
     "releases": {"bump": "str", "commits": "table", "dates": "table"},
+    "advice": {"derived": "table", "caveats": "table", "raised_by": "table"},
     # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
     # profiles that answer the probes its checks make)
     "verify": {},
@@ -132,6 +136,21 @@ class ExtractRules:
 
     def severity(self) -> dict[str, str]:
         return dict(self.log_methods)
+
+
+@dataclass(frozen=True)
+class AdviceRules:
+    """What explain's advice (kverr/advice.py) needs beyond the records: the profile's
+    `[advice]`. Read when a paste is answered, never by a build."""
+
+    # a value a check reads that an option sets, under a name no option has (`context_len`:
+    # --context-length, else the model's own): name -> option
+    derived: tuple[tuple[str, str], ...] = ()
+    # what still bounds a value the advice raises an option to: option -> sentence
+    caveats: tuple[tuple[str, str], ...] = ()
+    # a value a check reads that grows with options (the KV pool's size with the memory
+    # fraction): name -> the options
+    raised_by: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -200,6 +219,7 @@ class Profile:
     # the verify step's spec: {"verify": ..., "platform": ..., "model": ...} (those tables, as
     # canonical JSON: what verify's VerifySpec.from_table reads); None: not verifiable yet
     verify: str | None = None
+    advice: AdviceRules = AdviceRules()
 
     def verifiable(self) -> bool:
         """Whether a verify spec exists for this project (its [verify] tables: verify/spec.py's
@@ -222,7 +242,8 @@ class Profile:
     def fingerprint(self, part: str = "") -> str:
         """16 hex over the profile (`part="extract"`: over its extraction rules only), for the
         build's cache keys: what a profile changes must be rebuilt, nothing else."""
-        value = self.extract if part == "extract" else self
+        # the advice is read by explain alone: changing it rebuilds nothing
+        value = self.extract if part == "extract" else replace(self, advice=AdviceRules())
         return hashlib.sha256(to_json(value).encode()).hexdigest()[:16]
 
 
@@ -356,6 +377,11 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         release_commits=get.versions("releases", "commits", r"[0-9a-f]{7,40}"),
         release_dates=get.versions("releases", "dates", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"),
         verify=json.dumps(verify, sort_keys=True) if verify is not None else None,
+        advice=AdviceRules(
+            derived=get.mapping("advice", "derived", _IDENT, _OPTION, 'name = "--option"'),
+            caveats=get.mapping("advice", "caveats", _OPTION, _SENTENCE, '"--option" = "words"'),
+            raised_by=get.options_of("advice", "raised_by"),
+        ),
     )
 
 
@@ -437,6 +463,32 @@ class _Getter:
         if not all(isinstance(v, str) and k.isidentifier() for k, v in value.items()):
             raise self._fail(table, key, 'a table of probe = "words"')
         return tuple(sorted(value.items()))
+
+    def mapping(
+        self, table: str, key: str, keys: re.Pattern[str], values: re.Pattern[str], what: str
+    ) -> tuple[tuple[str, str], ...]:
+        value = self.table(table, key)
+        if not all(
+            isinstance(v, str) and keys.fullmatch(k) and values.fullmatch(v)
+            for k, v in value.items()
+        ):
+            raise self._fail(table, key, f"a table of {what}")
+        return tuple(sorted(value.items()))
+
+    def options_of(self, table: str, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        value = self.table(table, key)
+        out = []
+        for name, flags in sorted(value.items()):
+            flags = [flags] if isinstance(flags, str) else flags
+            if not (
+                _IDENT.fullmatch(name)
+                and isinstance(flags, list)
+                and flags
+                and all(isinstance(f, str) and _OPTION.fullmatch(f) for f in flags)
+            ):
+                raise self._fail(table, key, 'a table of name = ["--option", ...]')
+            out.append((name, tuple(flags)))
+        return tuple(out)
 
     def pattern(self, table: str, key: str) -> str:
         value = self.text(table, key, "")
@@ -534,6 +586,13 @@ def as_tables(profile: Profile) -> dict[str, Any]:
     }
     if any(docs.values()):
         out["docs"] = {k: v for k, v in docs.items() if v}
+    advice = {
+        k: {name: list(v) if isinstance(v, tuple) else v for name, v in pairs}
+        for k, pairs in vars(profile.advice).items()
+        if pairs
+    }
+    if advice:
+        out["advice"] = advice
     if profile.verify is not None:
         out.update(json.loads(profile.verify))  # [verify], [platform.*], [model.*] as written
     return out

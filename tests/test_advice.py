@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kverr.advice import advise
+from kverr.profile import AdviceRules, builtin_names, load_profile
 
 HARDWARE = ("--tp-size",)
 
@@ -155,3 +156,186 @@ def test_without_a_condition_of_its_own_the_triggers_clauses_are_undone() -> Non
 def test_an_option_the_message_did_not_print(condition, flags, values, expected) -> None:
     record = {"flags": flags, "solutions": [f"Change it so that `{condition}` is false"]}
     assert advise(record, values, keep=HARDWARE) == expected
+
+
+RULES = AdviceRules(
+    derived=(("window_len", "--window-size"),),
+    caveats=(("--window-size", "the checkpoint may have been trained on less"),),
+)
+
+# (case, record fields, values the message printed, advice); the rules above stand for a
+# project's [advice] table: `window_len` is what --window-size sets
+DERIVED = [
+    ("a derived value printed and read by the trigger: solved as its option, with the caveat",
+     {"flags": ["--truncate"],
+      "placeholders": ["n_tokens", "self.window_len"],
+      "triggerScenarios": "Launching without --truncate, when `n_tokens >= window_len` is true."},
+     {"n_tokens": "5000", "self.window_len": "4096"},
+     ["Use --window-size 8192, 10000 or 12288 (not 4096). The checkpoint may have been trained on"
+      " less."]),
+    ("a printed expression that is no name is bound to its number",
+     {"flags": ["--window-size"],
+      "triggerScenarios": "Launching when `len(req.ids) > window_len` is true."},
+     {"len(req.ids)": "3000", "window_len": "1024"},
+     ["Use --window-size 3000, 3072 or 4096 (not 1024). The checkpoint may have been trained on"
+      " less."]),
+    ("lowering an option needs no caveat",
+     {"flags": ["--window-size"],
+      "triggerScenarios": "Launching when `window_len > limit` is true."},
+     {"window_len": "8192", "limit": "2048"},
+     ["Use --window-size 2048, 1024 or 512 (not 8192)."]),
+    ("a derived name the record never reads maps nothing",
+     {"flags": ["--truncate"],
+      "triggerScenarios": "Launching without --truncate, when `n_tokens >= cap` is true."},
+     {"n_tokens": "5000", "window_len": "4096"},
+     []),
+    ("a printed word: the other word the message printed for the same check",
+     {"flags": ["--quant"],
+      "solutions": ["Change --quant so that `--quant != config_quant` is false"]},
+     {"config_quant": "awq", "self.quant": "fp8"},
+     ["Use --quant awq (not fp8)."]),
+    ("a word with no other word printed: nothing to offer",
+     {"flags": ["--quant"],
+      "solutions": ["Change --quant so that `--quant != config_quant` is false"]},
+     {"config_quant": "7", "self.quant": "fp8"},
+     []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in DERIVED])
+def test_advice_with_the_projects_rules(case) -> None:
+    _, record, values, expected = next(c for c in DERIVED if c[0] == case)
+    assert advise(record, values, rules=RULES) == expected
+
+
+def test_the_shipped_profiles_map_what_their_checks_read() -> None:
+    """Each derived name of a shipped profile is an identifier mapped to an option, and a
+    caveat is said of an option some name sets or raises (else no advice raises it)."""
+    for name in builtin_names():
+        rules = load_profile(name).advice
+        assert all(k.isidentifier() and v.startswith("--") for k, v in rules.derived)
+        moved = {v for _, v in rules.derived} | {f for _, fs in rules.raised_by for f in fs}
+        assert {f for f, _ in rules.caveats} <= moved
+
+
+# (case, message, record flags, values printed, advice)
+SAID = [
+    ("an option set in an example",
+     "Half precision is missing on {device}. Pick another type, for example: --precision=fp16.",
+     ["--precision"], {"device": "Orin"}, ["Use --precision fp16, as the message says."]),
+    ("a variable that lifts the check",
+     "Window {n} is past the model's {limit}. To go past it, set APP_ALLOW_WIDE=1.",
+     ["--window"], {"n": "9000", "limit": "4096"}, ["Set APP_ALLOW_WIDE=1, as the message says."]),
+    ("a value the message printed, in its own instruction",
+     "Too little room for {want} rows. Launch with --rows {fits}.",
+     ["--rows"], {"want": "900", "fits": "512"}, ["Use --rows 512, as the message says."]),
+    ("alternatives in one sentence stay alternatives",
+     "Workers > 1 need no cache. Either use --workers=1 or --cache-gb=0.",
+     ["--workers", "--cache-gb"], {}, ["Use --workers 1 or use --cache-gb 0, as the message says."]),
+    # what describes the launch is no instruction
+    ("a value the launch has", "--precision=fp8 requires a newer device.", ["--precision"], {}, []),
+    ("a variable the launch has", "Detected APP_MODE=2 with {feature}.", [], {"feature": "x"}, []),
+    # an option given a word with a space is a sentence going on, not a value
+    ("a word after a space", "Please set --rows to enable paging.", ["--rows"], {}, []),
+    # a value the sentence goes on past is not cut short
+    ("a compound value", "For example, use APP_CORES=0-31|32-63 on two nodes.", [], {}, []),
+    ("an option that is not the record's", "Use --other=3 instead.", ["--rows"], {}, []),
+    ("a placeholder not printed", "Launch with --rows {fits}.", ["--rows"], {"want": "900"}, []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in SAID])
+def test_the_messages_own_instruction_with_its_values(case) -> None:
+    _, message, flags, values, expected = next(c for c in SAID if c[0] == case)
+    assert advise({"errorMessage": message, "flags": flags}, values) == expected
+
+
+def test_a_computed_value_comes_before_the_messages_instruction_for_the_same_option() -> None:
+    record = {
+        "errorMessage": "Window {self.window} is past the model's {limit}. To go past it, set"
+        " APP_ALLOW_WIDE=1, e.g. --window=4096.",
+        "flags": ["--window"],
+        "triggerScenarios": "Launching when `window > limit` is true.",
+    }
+    assert advise(record, {"self.window": "9000", "limit": "4096"}) == [
+        "Use --window 4096, 3000 or 2250 (not 9000).",
+        "Set APP_ALLOW_WIDE=1, as the message says.",
+    ]
+
+
+POOL_RULES = AdviceRules(
+    raised_by=(("pool_rows", ("--mem-share",)), ("row_cap", ("--mem-share", "--window-size"))),
+)
+
+# (case, record fields, values printed, pasted text, advice); `pool_rows` grows with --mem-share
+RAISED = [
+    ("a bound below zero: no value of the option fits, the share that grows it does",
+     {"flags": ["--pool-limit"],
+      "triggerScenarios": "Launching with --pool-limit set, when `--pool-limit > pool_rows` is true."},
+     {"user_limit": "4000", "pool_rows": "-52000"}, "pool_limit=4000",
+     ["Raise --mem-share: `pool_rows`, -52000 here, grows with it."]),
+    ("the share's value in the paste: one step up from it",
+     {"flags": ["--pool-limit"],
+      "triggerScenarios": "Launching with --pool-limit set, when `--pool-limit > pool_rows` is true."},
+     {"pool_rows": "-52000"}, "launch --pool-limit 4000 --mem-share 0.7",
+     ["Raise --mem-share from 0.7 to 0.75: `pool_rows`, -52000 here, grows with it."]),
+    ("a bound above zero: the option lowered first, the share after",
+     {"flags": ["--pool-limit"],
+      "triggerScenarios": "Launching with --pool-limit set, when `--pool-limit > pool_rows` is true."},
+     {"pool_rows": "3000"}, "--pool-limit 4096",
+     ["Use --pool-limit 3000, 2048 or 1500 (not 4096).",
+      "Raise --mem-share: `pool_rows`, 3000 here, grows with it."]),
+    ("a bound grown by two options, read as self.x, beside a printed expression",
+     {"flags": ["--truncate"],
+      "triggerScenarios": "Launching without --truncate, when `len(req.ids) >= self.row_cap` is true."},
+     {"len(req.ids)": "9000", "self.row_cap": "5000"}, "",
+     ["Raise --mem-share: `row_cap`, 5000 here, grows with it.",
+      "Raise --window-size: `row_cap`, 5000 here, grows with it."]),
+    ("the check does not fire at the printed value: nothing",
+     {"flags": ["--truncate"],
+      "triggerScenarios": "Launching without --truncate, when `len(req.ids) >= row_cap` is true."},
+     {"len(req.ids)": "9000", "row_cap": "12000"}, "", []),
+    ("raising the bound cannot pass the check: nothing",
+     {"flags": ["--truncate"],
+      "triggerScenarios": "Launching without --truncate, when `row_cap > 100` is true."},
+     {"row_cap": "5000"}, "", []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in RAISED])
+def test_a_bound_that_options_raise(case) -> None:
+    _, record, values, pasted, expected = next(c for c in RAISED if c[0] == case)
+    assert advise(record, values, text=pasted, rules=POOL_RULES) == expected
+
+
+# (case, trigger clause, values printed, advice): quantities printed in another unit
+CONVERTED = [
+    ("both sides printed in one unit, a fraction option",
+     "`spare < whole * --share` is true",
+     {"Mb(self.spare)": "30.5", "Mb(whole)": "40.0", "cfg.share": "0.8"},
+     ["Use --share 0.75 (not 0.8)."]),
+    ("a numeric call in the condition",
+     "`spare < math.ceil(whole * --share)` is true",
+     {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "cfg.share": "0.8"},
+     ["Use --share 0.75 (not 0.8)."]),
+    # an option with a unit of its own would be compared across units: nothing
+    ("an option that is no fraction",
+     "`spare < whole - --reserve` is true",
+     {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "cfg.reserve": "2048"},
+     []),
+    ("two units in one comparison",
+     "`spare < whole * --share` is true",
+     {"Mb(spare)": "30.5", "Gb(whole)": "0.04", "cfg.share": "0.8"},
+     []),
+    ("a quantity printed raw beside converted ones",
+     "`spare < whole * --share - pad` is true",
+     {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "pad": "1", "cfg.share": "0.8"},
+     []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in CONVERTED])
+def test_quantities_printed_in_another_unit(case) -> None:
+    _, clause, values, expected = next(c for c in CONVERTED if c[0] == case)
+    record = {"flags": ["--share", "--reserve"], "triggerScenarios": f"Launching when {clause}."}
+    assert advise(record, values) == expected

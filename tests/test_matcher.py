@@ -561,3 +561,45 @@ def test_a_warmed_index_has_compiled_the_block_regex(tmp_path):
         assert not c.index.prefilter.compiled
         c.index.warm()
         assert c.index.prefilter.compiled and c.index.prefilter.rx is not None
+
+
+@pytest.mark.parametrize(
+    "pattern, text, values",
+    [
+        # both values shown whole, the cut falls in the words after them
+        (r"Batch of (?P<v0>.{0,256}?) rows exceeds the cap \((?P<v1>.{0,256}?) rows\)\. Split it",
+         "Batch of 900 rows exceeds the cap (512 rows). Spl", {"v0": "900", "v1": "512"}),
+        # the cut shows the start of the words after a value: the value ends there
+        (r"Batch of (?P<v0>.{0,256}?) rows exceeds the cap \((?P<v1>.{0,256}?) rows\)\. Split it",
+         "Batch of 900 rows exceeds the cap (512 row", {"v0": "900", "v1": "512"}),
+        # too few of those words to know where the value ends: left out
+        (r"Batch of (?P<v0>.{0,256}?) rows exceeds the cap \((?P<v1>.{0,256}?) rows\)\. Split it",
+         "Batch of 900 rows exceeds the cap (512 r", {"v0": "900"}),
+        (r"Batch of (?P<v0>.{0,256}?) rows exceeds the cap \((?P<v1>.{0,256}?) rows\)\. Split it",
+         "Batch of 900 rows exceeds the ca", {"v0": "900"}),
+        # a value that opens the message has no known start
+        (r"(?P<v0>.{0,256}?) is over (?P<v1>.{0,256}?) rows now", "batch 3 is over 7 rows", {"v1": "7"}),
+        # past what the reader knows (an alternation) nothing more is read
+        (r"a (?P<v0>.{0,256}?) b(?:c|d) (?P<v1>.{0,256}?) e", "a 1 bc 2 e", {"v0": "1"}),
+        # text that is not the message
+        (r"Batch of (?P<v0>.{0,256}?) rows", "Lot of 900 rows", {}),
+    ],
+)  # fmt: skip
+def test_values_a_cut_message_shows_whole(pattern, text, values):
+    assert patterns.cut_values(pattern, text) == values
+
+
+def test_a_cut_match_carries_the_values_it_shows(tmp_path):
+    from test_catalog import R, build_catalog
+
+    rec = R("ba7c000000000001",
+            "Batch of {n_rows} rows exceeds the cap ({self.cap} rows). Split it, or raise"
+            " --row-cap, which sizes the staging buffer on every worker at start-up.",
+            r"Batch of (?P<v0>.{0,256}?) rows exceeds the cap \((?P<v1>.{0,256}?) rows\)\. Split it,"
+            r" or raise --row-cap, which sizes the staging buffer on every worker at start-up\.",
+            placeholders=["n_rows", "self.cap"], flags=["--row-cap"])  # fmt: skip
+    with open_catalog(build_catalog(tmp_path, [rec])) as c:
+        (m,) = c.explain(
+            "ValueError: Batch of 900 rows exceeds the cap (512 rows). Split it, or rai"
+        )
+    assert (m.how, m.values) == ("partial", {"n_rows": "900", "self.cap": "512"})

@@ -64,6 +64,18 @@ def test_verify_tables_are_kept_as_data() -> None:
         parse_profile(MINIMAL + "\n[platform.x]\ny = 1\n")
 
 
+def test_advice_rules_round_trip_and_leave_the_build_alone() -> None:
+    """[advice] is read by explain alone: it rides in the tables, and the build's cache keys
+    (the fingerprint) do not change with it."""
+    text = MINIMAL + (
+        '\n[advice]\nderived = { seq_len = "--max-len" }\nraised_by = { pool = ["--a", "--b"] }\n'
+    )
+    p = parse_profile(text)
+    assert p.advice.derived == (("seq_len", "--max-len"),)
+    assert parse_profile(_toml(as_tables(p))) == p
+    assert p.fingerprint() == parse_profile(MINIMAL).fingerprint()
+
+
 @pytest.mark.parametrize(
     ("edit", "error"),
     [
@@ -81,6 +93,10 @@ def test_verify_tables_are_kept_as_data() -> None:
         (lambda t: t + "\n[explain]\nlog_prefixes = ['\\B']\n", "empty prefix at the start"),
         (lambda t: t + "\n[knowledge]\nearlier_checks = 'some'\n", "earlier_checks"),
         (lambda t: t + "\nname2 = [", "not valid TOML"),
+        (lambda t: t + "\n[advice]\nderived = { seq_len = 'seq-len' }\n", "advice.derived"),
+        (lambda t: t + "\n[advice]\ncaveats = { seq_len = 'x' }\n", "advice.caveats"),
+        (lambda t: t + "\n[advice]\nderive = {}\n", "unknown key 'advice.derive'"),
+        (lambda t: t + "\n[advice]\nraised_by = { pool = ['x'] }\n", "advice.raised_by"),
     ],
 )
 def test_bad_profiles_say_what_and_where(tmp_path: Path, edit, error: str) -> None:

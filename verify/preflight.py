@@ -451,21 +451,20 @@ def personal_answers(
     The launch runs through the release it names, or the paste's version, or the newest
     release of the match; a launch that does not raise the matched error gets a yourFix that
     says so and why, never the generic example."""
-    from kverr.advice import advise
+    from kverr.advice import advice_for
 
     profiles = {name: load_profile(name) for name in builtin_names()}
     launches = read_launches(text, forms_of(profiles.values()))
     out = []
     for m in matches:
         project = (m.project or {}).get("name") or m.record.get("project") or DEFAULT
-        keep = profiles[project].hardware_options if project in profiles else ()
         mine = [p for p in launches if p.project == project]
         if not mine:
-            out.append(replace(m, advice=tuple(advise(m.record, m.values, keep, text))))
+            out.append(replace(m, advice=advice_for(m, text, profiles)))
             continue
         yours = _yours(m, mine[0], profiles[project], text, release, source, trust_repo)
         # a launch kverr could not fix still printed its values in the message
-        advice = () if "verification" in yours else tuple(advise(m.record, m.values, keep, text))
+        advice = () if "verification" in yours else advice_for(m, text, profiles)
         out.append(replace(m, yours=yours, advice=advice))
     return out
 
