@@ -562,7 +562,6 @@ def partial_hits(
                     0.55 + 0.3 * covered / max(sh.literal_chars, 1),
                     "partial",
                     line,
-                    _values_but_the_period(idx, i, body) if covered + 1 == sh.literal_chars else {},
                     covered=covered,
                 )
             )
@@ -592,13 +591,6 @@ def partial_hits(
         dataclasses.replace(h, score=score, values=patterns.cut_values(idx.pattern[h.index], body))
         for h in top
     ]
-
-
-def _values_but_the_period(idx: Index, i: int, body: str) -> dict[str, str]:
-    """The values of a message pasted whole but its final period ("... size (8)"): what the
-    pattern captures once the period is back."""
-    m = idx.compiled(i).find(fold_space(body.rstrip()) + ".")
-    return m[2] if m else {}
 
 
 # An exception's name before the message: `ValueError: `, `pydantic_core.ValidationError: `

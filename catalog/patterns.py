@@ -346,7 +346,7 @@ def cut_values(pattern: str, text: str) -> dict[str, str]:
             # the cut falls inside this run: the value ends where the text shows its beginning
             tail = text[start:]
             k = max((k for k in range(len(lit), 0, -1) if tail.endswith(lit[:k])), default=0)
-            if k >= min(4, len(lit)):
+            if k >= min(4, len(lit)) or (k and lit[k:] in (".", "!")):  # (all but a period)
                 keep(group, tail[: len(tail) - k])
             return False
         if j < 0 or (group is None and start is not None and j != pos):
