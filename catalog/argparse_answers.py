@@ -564,8 +564,8 @@ def _unrecognized(
     hist: History, args: str, product: str, others: list[tuple[str, History]] = ()
 ) -> dict | None:
     """Each option of an `unrecognized arguments` list: the releases that have it, or when it
-    went and what replaced it, or the other project of the catalog it belongs to (a vLLM flag
-    given to SGLang), or the closest names. `others`: (product, History) of those projects."""
+    went and what replaced it, or the other project of the catalog it belongs to (one engine's
+    flag given to the other), or the closest names. `others`: (product, History) of those."""
     tokens = [
         t.split("=", 1)[0] for t in args.split()[:200] if _OPTION.fullmatch(t.split("=", 1)[0])
     ]
@@ -780,7 +780,7 @@ def _theirs(
     """(a sentence, the options of ours it names) when `option` is another project's: users
     carry flags from one engine to the other. Its successor there, when the other project
     replaced it, is named when ours has the same option (`--enable-reasoning`, replaced by
-    `--reasoning-parser` in vLLM, which SGLang has too)."""
+    `--reasoning-parser` in the other, which this one has too)."""
     for product, other in others:
         ords = other.accepted(option)
         if not ords:
