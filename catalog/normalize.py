@@ -361,12 +361,6 @@ def _smart_seps(lines: list[str]) -> list[str]:
     return ["" if len(s) == width or s.endswith(" ") else " " for s in lines[:-1]]
 
 
-def smart_join(lines: list[str]) -> str:
-    """The single most likely reading of a wrapped message (see `joins`)."""
-    seps = _smart_seps(lines) + [""]
-    return "".join(s + sep for s, sep in zip(lines, seps, strict=True))
-
-
 # ---------------------------------------------------------------- tracebacks
 
 

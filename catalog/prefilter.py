@@ -358,12 +358,6 @@ class Prefilter:
             return True
         return self.heads_rx.search(body.encode("utf-8", "surrogatepass")) is not None
 
-    def shows_head(self, block: bytes, start: int, end: int) -> bool:
-        """Whether block[start:end] holds any pattern's head (`may_be_cut` over bytes, no copy)."""
-        if self.heads_rx is None:
-            return True
-        return self.heads_rx._regexp.Match(self._unanchored, block, start, end)[0][0] >= 0
-
     def marked(
         self, block: bytes, n: int, errors: str = "surrogatepass", log: bool = False
     ) -> dict[int, int]:

@@ -14,7 +14,6 @@ from typing import Any
 
 from kverr.errors import SchemaError
 
-SCHEMA_VERSION = 2
 RECORD_SCHEMA = "record.schema.json"
 LINE_SCHEMA = "dataset_line.schema.json"
 # Always written by kverr; optional in the JSON Schema so hand-written v2 records validate.

@@ -220,11 +220,6 @@ def _help(flag: str, decls: dict[str, FlagDecl]) -> str:
     return text
 
 
-def _with_help(flag: str, decls: dict[str, FlagDecl]) -> str:
-    text = _help(flag, decls)
-    return f"{flag} ({text})" if text else flag
-
-
 def _restates(text: str, earlier: str) -> bool:
     """Most of the content words of `text` are already in `earlier` (the comment said it)."""
     words = {w for w in re.findall(r"[\w/-]{4,}", text.lower())}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 
 from kverr.extractor.pysource import literal
@@ -465,7 +465,3 @@ def _advice_parts(message: str) -> list[str]:
         r"(?<=[.;!?])\s+|,\s*(?=(?:please|try|you can|you should)\b)", text, flags=re.I
     )
     return [p.strip() for p in parts if p and p.strip()]
-
-
-def launch_text(launch: Launch, command: str, base: Sequence[str]) -> str:
-    return launch.command(command, tuple(base))

@@ -286,16 +286,6 @@ def parse_test(text: str) -> ast.expr | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def call_guards(
-    text: str, args_class: str, function: str | None
-) -> tuple[str, list[tuple[int, str, bool]]] | None:
-    """Where `function` is called from within the file, and the `if` tests on the way to that
-    call: (caller, [(line, test, holds)]). The first call site in the file is taken."""
-    found = _call_site(text, args_class, function)
-    return (found[0], found[1]) if found else None
-
-
-@functools.lru_cache(maxsize=1024)
 def parameters(text: str, args_class: str, function: str | None) -> dict[str, str]:
     """parameter -> the argument expression of the first call site (`buckets_rule` ->
     `self.prompt_tokens_buckets`), or its default: what the parameter holds on that path."""
