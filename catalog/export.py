@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 from pathlib import Path
 
@@ -47,13 +46,3 @@ def _write_error(message: str, out: Path) -> OSError:
     if code is None:
         return OSError(errno.EIO, message, str(out))
     return OSError(code, os.strerror(code), str(out))
-
-
-def manifest_of(cat) -> dict:
-    """The dataset manifest stored in the catalog's meta table ({} when absent or unreadable)."""
-    row = cat.con.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()
-    try:
-        value = json.loads(row[0]) if row and row[0] else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

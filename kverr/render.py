@@ -30,30 +30,6 @@ def cut_note(cut: CutLines) -> str:
     return f"{which} longer than {cut.max_chars:,} characters; only the first and last {half:,} of each were read."
 
 
-def explain_view(
-    matches: Sequence[Match],
-    *,
-    file=None,
-    version: str | None = None,
-    elsewhere: Sequence[Match] = (),
-    term: Term = PLAIN,
-    orders: display.Orders | None = None,
-    products: Sequence[str] = (),
-) -> None:
-    """Print each match for a person (explain_text) to `file` (stdout), no pager."""
-    print(
-        explain_text(
-            matches,
-            version=version,
-            elsewhere=elsewhere,
-            term=term,
-            orders=orders,
-            products=products,
-        ),
-        file=file,
-    )
-
-
 def explain_text(
     matches: Sequence[Match],
     *,

@@ -17,7 +17,6 @@ from pathlib import Path
 import duckdb
 import pytest
 from kverr.catalog import history, load_dataset, open_catalog, store, synth
-from kverr.catalog.export import manifest_of
 from test_catalog import FIXTURE_RECORDS, build_catalog
 from typer.testing import CliRunner
 
@@ -101,7 +100,6 @@ def _everything(cat) -> list:
         lambda: cat.ping(),
         lambda: cat.verify(),
         lambda: history.history(cat, "55a1000000000001"),
-        lambda: manifest_of(cat),
     ]
 
 

@@ -298,10 +298,8 @@ def test_one_message_from_several_sites_is_one_panel(tmp_path, monkeypatch):
 
 def test_the_explanation_shows_the_captured_value():
     """A record's words may name a message placeholder; the view puts in what was pasted."""
-    import io
-
     from kverr.ftypes import Match
-    from kverr.render import explain_view
+    from kverr.render import explain_text
 
     rec = {
         "id": "5c0000000000001a",
@@ -311,9 +309,7 @@ def test_the_explanation_shows_the_captured_value():
         "triggerScenarios": "Launching with --schedule={self.schedule} (not fifo or lof).",
         "solutions": ["Set --schedule to one of fifo, lof"],
     }
-    out = io.StringIO()
-    explain_view([Match(rec, 1.0, "pattern", {"self.schedule": "'dfs-weight'"})], file=out)
-    assert "--schedule=dfs-weight (not fifo or lof)" in out.getvalue()
-    out = io.StringIO()
-    explain_view([Match(rec, 1.0, "pattern", {})], file=out)  # nothing captured: its label
-    assert "--schedule=‹schedule›" in out.getvalue()
+    out = explain_text([Match(rec, 1.0, "pattern", {"self.schedule": "'dfs-weight'"})])
+    assert "--schedule=dfs-weight (not fifo or lof)" in out
+    out = explain_text([Match(rec, 1.0, "pattern", {})])  # nothing captured: its label
+    assert "--schedule=‹schedule›" in out
