@@ -54,7 +54,7 @@ class Claim(NamedTuple):
     line: int
     variant: int
     function: str | None
-    guard: str  # guard_hash
+    guard: str  # _guard_digest of guard_key
 
 
 @functools.lru_cache(maxsize=16)
@@ -103,11 +103,6 @@ def guard_key(site: Site, profile: Profile | None = None) -> str:
     return "; ".join(
         f"{'' if g.holds else 'not '}({normalise(g.test, profile)})" for g in site.guards
     )
-
-
-def guard_hash(site: Site, profile: Profile | None = None) -> str:
-    """12 hex over the normalised guard tests; "" when unguarded (occurrences' `guard`)."""
-    return _guard_digest(guard_key(site, profile))
 
 
 def _guard_digest(key: str) -> str:

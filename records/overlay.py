@@ -33,10 +33,6 @@ class Overlay:
     path: str = ""
 
 
-def default_overlay_path() -> Path:
-    return Path(__file__).resolve().parents[1] / "data" / "curated.json"
-
-
 def load_overlay(path: str | Path) -> Overlay:
     """Read and check an overlay file; DatasetError names the file and what to fix."""
     p = Path(path)

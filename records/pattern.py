@@ -160,8 +160,3 @@ def sample_value(part: Part) -> Any:
     if _PATH_HINT.search(expr):
         return "/models/Llama-3.1-8B-Instruct"
     return "fa3"
-
-
-def sample_values(template: Template) -> dict[str, Any]:
-    """One realistic value per placeholder expression (the mapping `extractor.render` takes)."""
-    return {p.expr or "": sample_value(p) for p in template.placeholders}

@@ -30,11 +30,6 @@ def _schema_text(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
-def enum_of(field: str) -> tuple[str, ...]:
-    """The closed vocabulary of a record field (severity, errorType, ...)."""
-    return tuple(load_schema(RECORD_SCHEMA)["properties"][field]["enum"])
-
-
 @cache
 def _validator(name: str) -> Any:
     import jsonschema

@@ -7,7 +7,7 @@ from kverr.extractor import extract
 from kverr.records.identity import (
     assign_ids,
     claim_of,
-    guard_hash,
+    guard_key,
     normalise,
     record_id,
     settle,
@@ -138,7 +138,7 @@ def _sites(*places: tuple[str, str, str]) -> list:
 
 
 def _holder(site) -> tuple[str, str | None, str]:
-    return (site.file, site.function, guard_hash(site))
+    return (site.file, site.function, guard_key(site))
 
 
 # case -> (sites of revision N-1 (None: no history), sites of revision N, index in N that keeps

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from kverr.extractor import extract_file
 from kverr.records import build_records
-from kverr.records.overlay import default_overlay_path, load_overlay, overlay_warnings
+from kverr.records.overlay import load_overlay, overlay_warnings
 
 from kverr.errors import DatasetError, SchemaError
 from kverr.ftypes import Revision, SourceFile
@@ -91,7 +92,10 @@ def test_overlay_values_are_validated(tmp_path):
 
 
 def test_packaged_overlay_loads():
-    assert load_overlay(default_overlay_path()).entries is not None
+    assert (
+        load_overlay(Path(__file__).resolve().parents[1] / "data" / "curated.json").entries
+        is not None
+    )
 
 
 def test_repin_matches_a_fresh_build():
