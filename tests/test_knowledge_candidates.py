@@ -46,6 +46,15 @@ def facts(body: str, words: str):
     return facts_for(site, decls, pattern_for(site.template), siblings), decls
 
 
+def before_launch(f, decls) -> Launch:
+    """The launch under which every fact on the path to the site holds: the flag facts of the
+    enclosing and direct guards and of the earlier checks it passed."""
+    launch = Launch()
+    for atom in (*f.passed, *f.context, *f.direct):
+        launch = candidates.make_hold(launch, atom, decls, f.docs)
+    return launch
+
+
 def test_the_before_makes_every_fact_on_the_path_hold() -> None:
     f, decls = facts(
         """
@@ -55,7 +64,7 @@ if self.enable_x and self.tp_size > 2:
 """,
         "X with a big tp",
     )
-    launch = candidates.before_launch(f, decls)
+    launch = before_launch(f, decls)
     assert launch.argv() == ["--enable-x", "--tp-size", "3", "--kv-cache-dtype", "fp8_e4m3"]
 
 
@@ -81,7 +90,7 @@ CHANGES = [
 @pytest.mark.parametrize(("body", "words", "edit", "source"), CHANGES, ids=[c[1] for c in CHANGES])
 def test_the_first_change_is_the_most_trusted(body, words, edit, source) -> None:
     f, decls = facts(body, words)
-    before = candidates.before_launch(f, decls)
+    before = before_launch(f, decls)
     found = candidates.changes(f, decls, before)
     assert found, "no candidate"
     assert found[0].edits[0] == edit and found[0].source == source, found[:3]
@@ -92,7 +101,7 @@ def test_removing_a_feature_flag_comes_last() -> None:
         "if self.enable_x and self.kv_cache_dtype == 'fp8_e4m3':\n    raise ValueError('X and fp8 clash')",
         "X and fp8",
     )
-    before = candidates.before_launch(f, decls)
+    before = before_launch(f, decls)
     found = candidates.changes(f, decls, before)
     sources = [c.source for c in found]
     assert sources[0] != "remove" and "remove" in sources
@@ -157,7 +166,7 @@ if self.tp_size == 1 and self.kv_cache_dtype == "auto" and self.enable_x:
 """,
         "X on one GPU",
     )
-    assert candidates.before_launch(f, decls).argv() == ["--enable-x"]
+    assert before_launch(f, decls).argv() == ["--enable-x"]
     # ... but an option the launch sets already is set to what the fact wants
     launch = candidates.make_hold(Launch((("--tp-size", "2"),)), f.direct[0], decls)
     assert launch.argv() == ["--tp-size", "1"]
@@ -206,7 +215,7 @@ class ServerArgs:
     (site,) = [s for s in fx.sites if s.kind == "log"]
     decls = flag_map([fx.flags])
     f = facts_for(site, decls)
-    before = candidates.before_launch(f, decls)
+    before = before_launch(f, decls)
     assert before.argv() == ["--enable-x"]
     first = candidates.changes(f, decls, before)[0]
     assert first.edits == (("set", "--dispatch", "static"),) and first.source == "advice"
@@ -224,7 +233,7 @@ if self.enable_x and self.tp_size > 2:
 """,
         "X needs a small tp",
     )
-    assert candidates.before_launch(f, decls).argv() == ["--enable-x", "--tp-size", "3"]
+    assert before_launch(f, decls).argv() == ["--enable-x", "--tp-size", "3"]
 
 
 def test_a_bound_is_fixed_by_the_default_before_the_smallest_value_that_passes() -> None:
@@ -235,7 +244,7 @@ if self.tp_size < 1:
 """,
         "tp must be positive",
     )
-    before = candidates.before_launch(f, decls)
+    before = before_launch(f, decls)
     assert before.argv() == ["--tp-size", "0"]
     (first, *_) = candidates.changes(f, decls, before)
     # back to its default (1) gives nothing up: it is not tried last as a removal

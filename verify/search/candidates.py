@@ -124,16 +124,6 @@ def apply(launch: Launch, change: FixChange, decls: dict[str, FlagDecl]) -> Laun
 # ---------------------------------------------------------------- the before
 
 
-def before_launch(f: Facts, decls: dict[str, FlagDecl]) -> Launch:
-    """A launch under which every fact on the path to the site holds: the flag facts of the
-    enclosing and direct guards and of the earlier checks it passed, environment variables,
-    the model's architecture and a missing file."""
-    launch = Launch()
-    for atom in (*f.passed, *f.context, *f.direct):
-        launch = make_hold(launch, atom, decls, f.docs)
-    return launch
-
-
 def make_hold(
     launch: Launch, atom: Atom, decls: dict[str, FlagDecl], docs: Docs | None = None
 ) -> Launch:
