@@ -1,10 +1,11 @@
 """Search for the fix of one record, with the revision's own check as the judge.
 
-1. **Reach the check.** Start from the launch the record's conditions describe (each fact
-   on the path made to hold by verify/search/candidates.py.make_hold) and run it. If an
-   earlier check fires first, carry its requirement into the launch (that check's own
-   candidate changes) and run again; if the check did not fire, the run's watch says which guard on the path came out wrong,
-   with values that make it right (solve.py); parse errors name the argument to change.
+1. **Reach the check.** Start from the launch the record's conditions describe (each fact on
+   the path made to hold by verify/search/candidates.py.make_hold) and run it. If an earlier
+   check fires first, carry its requirement into the launch (that check's own candidate
+   changes) and run again; if the check did not fire, the run's watch says which guard on the
+   path came out wrong, with values that make it right (solve.py); parse errors name the
+   argument to change.
 2. **Fix it.** Try the candidate changes in order (the message's advice, values the check
    accepts, solved values, environment variables, removing the feature flag last); the first
    one whose "after" passes the same steps is the verified fix: being tried in that order, it
