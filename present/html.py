@@ -2,9 +2,10 @@
 sections (`sections`: the answer of present/answer.py as the site's record page shows it; the
 site's structure, which pages there are and what else they hold, is feeds/site.py's).
 
-Every string that comes from a record, a flag or a revision goes through `esc` (or `href`), so a
-message like `<path>` or hostile text in a record shows as text and never runs, and a control
-character (a bidirectional override, a C1 control) shows as its escape, as on the terminal.
+Every string that comes from a record, a flag or a revision goes through `esc` (a record's link
+was made safe by present/answer.py), so a message like `<path>` or hostile text in a record
+shows as text and never runs, and a control character (a bidirectional override, a C1
+control) shows as its escape, as on the terminal.
 Links are relative so the site works from file://, from any sub-path of a web server, and offline.
 """
 
@@ -22,12 +23,6 @@ from kverr.term import escape_terminal
 
 def esc(value: object) -> str:
     return html.escape(escape_terminal("" if value is None else str(value)), quote=True)
-
-
-def href(url: str | None) -> str | None:
-    """Only plain https links leave the site: a `javascript:` or odd URL in a record is dropped."""
-    url = display.safe_url(url)
-    return esc(url) if url else None
 
 
 def message_html(rec: dict) -> str:
