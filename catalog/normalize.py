@@ -101,15 +101,6 @@ class LogForms:
             )
 
 
-class RawLine:
-    """The raw line `clean_lines` read last (a scan asks what its log form said, on a hit)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self) -> None:
-        self.text = ""
-
-
 NO_FORMS = LogForms()
 
 
@@ -235,17 +226,13 @@ def clean_lines(
     lines: Iterable[str],
     forms: LogForms = NO_FORMS,
     hints: dict[int, Hint] | None = None,
-    last: RawLine | None = None,
 ) -> Iterator[tuple[int, str]]:
     """(1-based line number, cleaned text), re-joining lines a container runtime split ("P").
     `hints`: filled with line number -> what a project's log form said about that line (a scan
-    of a long log passes None, keeps the raw line in `last` and asks `line_hint` about the few
-    lines that matched)."""
+    of a long log passes None and asks `line_hint` about the few lines that matched)."""
     pending: tuple[int, str] | None = None
     for no, raw in enumerate(lines, 1):
         raw = raw.rstrip("\n")
-        if last is not None:
-            last.text = raw
         m = CRI_RE.match(raw)
         if m and m.group(2) == "P":
             body = raw[m.end() :]

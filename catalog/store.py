@@ -68,8 +68,8 @@ CREATE TABLE flag_history(project VARCHAR, name VARCHAR, from_ord INTEGER, to_or
 # ---------------------------------------------------------------- reading a dataset
 
 
-def _read_jsonl(path: Path, *, required: bool = False) -> list[dict[str, Any]]:
-    return [obj for _, obj in io.iter_objects(path, optional=not required)]
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [obj for _, obj in io.iter_objects(path, optional=True)]
 
 
 def _read_manifest(dataset_dir: Path) -> dict[str, Any]:

@@ -456,7 +456,6 @@ class Api:
         cat,
         body_timeout: float = BODY_TIMEOUT,
         lanes: tuple[Lane, ...] = LANES,
-        source: str | None = None,
     ) -> None:
         self.cat = cat
         self.body_timeout = body_timeout
@@ -464,9 +463,6 @@ class Api:
         self.index = cat.index  # the matcher's index: read now, not by the first request
         self.index.warm()  # terms and traceback lookups in memory: no query per request
         self.lanes = Lanes((*lanes, CHECK_LANE))
-        self.source = (
-            source  # what POST /check reads a release from (None: KVERR_SOURCE, installed)
-        )
         self.checked = time.monotonic()
         self.damaged: str | None = None  # the CatalogError that showed the catalog is damaged
         self.dataset_version = cat.dataset_version()
@@ -506,7 +502,7 @@ class Api:
         def run(_budget: float | None) -> dict:
             from kverr.verify.preflight import check_text
 
-            return check_text(text, release=release, source=self.source)[1]
+            return check_text(text, release=release)[1]  # (the source: $KVERR_SOURCE, installed)
 
         report = await self.lanes.run(CHECK_LANE, run, request)
         return _json_text(_dumps(report))
@@ -826,13 +822,12 @@ def create_app(
     body_timeout: float = BODY_TIMEOUT,
     cors_origins: tuple[str, ...] = (),
     lanes: tuple[Lane, ...] = LANES,
-    source: str | None = None,
 ) -> Starlette:
     """The Starlette app over an open Catalog (read-only use; the caller owns and closes it).
     `cors_origins`: sites whose pages may call the API from a browser (`*`: any); none by
     default, so a page elsewhere cannot make its visitors' browsers use this server.
     `lanes`: where pastes longer than INLINE_CHARS are matched, by size (module doc)."""
-    api = Api(cat, body_timeout, lanes, source)
+    api = Api(cat, body_timeout, lanes)
     routes = [
         Route("/", api.home, methods=["GET"]),
         Route("/explain", api.guarded(api.explain), methods=["POST"]),

@@ -306,12 +306,12 @@ def known_models() -> dict[str, dict[str, Any]]:
     return out
 
 
-def report_json(report: Report, command: str = "") -> dict[str, Any]:
+def report_json(report: Report) -> dict[str, Any]:
     """The report as `kverr check --json` and `POST /check` give it: the launch, each error
     with the fix of this launch, what the release changes silently, the launch fully fixed."""
     from kverr.verify.yours import NoFix, YourFix
 
-    program = command or report.program or "LAUNCH"
+    program = report.program or "LAUNCH"
     typed = {option: word for word, option in report.spelled}
 
     def line(launch: Launch) -> str:
@@ -443,7 +443,6 @@ def personal_answers(
     *,
     release: str | None = None,
     source: str | None = None,
-    trust_repo: bool = False,
 ) -> list[Any]:
     """`matches` (kverr.answers.Match) with the fix of the user's own launch when `text` holds
     one (`yours`), and without one or without a fix of it, advice from the values each
@@ -462,7 +461,7 @@ def personal_answers(
         if not mine:
             out.append(replace(m, advice=advice_for(m, text, profiles)))
             continue
-        yours = _yours(m, mine[0], profiles[project], text, release, source, trust_repo)
+        yours = _yours(m, mine[0], profiles[project], text, release, source)
         # a launch kverr could not fix still printed its values in the message
         advice = () if "verification" in yours else advice_for(m, text, profiles)
         out.append(replace(m, yours=yours, advice=advice))
@@ -475,7 +474,7 @@ TRIES = 4
 
 
 def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str | None,
-           source: str | None, trust_repo: bool) -> dict[str, Any]:  # fmt: skip
+           source: str | None) -> dict[str, Any]:  # fmt: skip
     """The personal answer for one match (personal_answers), from the release the user names
     (--release, then the paste's version), else the newest release whose own checks raise
     this error with these arguments (verify/release.py releases_to_try), else the one
@@ -489,7 +488,7 @@ def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str |
             "reason": f"kverr cannot run {profile.product}'s checks yet",
         }
     why = confine.unavailable()
-    if why is not None and not trust_repo:
+    if why is not None:
         return {"status": "not-checked", "reason": f"no sandbox to run the checks in: {why}"}
     spec = spec_for(profile)
     named = release or version_in(text, profile.name)
@@ -499,7 +498,7 @@ def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str |
         tries = [*releases_to_try(spec, source, m.revisions)[:TRIES]] or [None]
     missed: list[dict[str, Any]] = []  # the releases where the launch does not raise it
     for rel in tries:
-        got = _run_yours(m, pasted, profile, spec, rel, source, trust_repo)
+        got = _run_yours(m, pasted, profile, spec, rel, source)
         if got.get("status") != "not-reproduced":
             if missed and got.get("status") == "not-checked":
                 break  # an older release that cannot be read: the newest one's answer stands
@@ -514,14 +513,13 @@ def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str |
 
 
 def _run_yours(m: Any, pasted: PastedLaunch, profile: Any, spec: Any, release: str | None,
-               source: str | None, trust_repo: bool) -> dict[str, Any]:  # fmt: skip
+               source: str | None) -> dict[str, Any]:  # fmt: skip
     """The user's launch through one release's checks, read for the match `m`."""
     try:
         with tempfile.TemporaryDirectory(prefix="kverr-check-") as tmp:
             report = check_launch(
                 pasted, spec=spec, globs=profile.files, workdir=Path(tmp),
-                release=release, source=source, trust_repo=trust_repo,
-                keep=profile.hardware_options,
+                release=release, source=source, keep=profile.hardware_options,
                 profile=profile,
             )  # fmt: skip
     except SourceError as exc:

@@ -27,7 +27,7 @@ import json
 import re
 import shlex
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kverr.extractor.pysource import module_or_none
@@ -609,9 +609,6 @@ def content_words(text: str) -> set[str]:
     return out
 
 
-def common_values(usage: Usage | None, allowed: Iterable[str] | None = None) -> list[str]:
-    """The values the launches give a flag, most often first (those in `allowed` only)."""
-    if usage is None:
-        return []
-    ok = set(allowed) if allowed is not None else None
-    return [v for v, _ in usage.values if ok is None or v in ok]
+def common_values(usage: Usage | None) -> list[str]:
+    """The values the launches give a flag, most often first."""
+    return [v for v, _ in usage.values] if usage is not None else []
