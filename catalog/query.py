@@ -30,13 +30,7 @@ def explain_query(
     command; the label is the text itself, the file path, or "-"."""
     if text is not None and file is not None:
         raise QueryError(f"both a text and --file {file} were given; {USAGE}, not both.")
-    try:  # a bad --version or --project is bad usage (exit 2), not "nothing matched"
-        if project is not None:
-            cat.project(project)
-        if version is not None:
-            cat.resolve_versions(version, project=project)
-    except NotFound as exc:
-        raise QueryError(str(exc)) from None
+    _check_filters(cat, version, project)
     kw = {"version": version, "project": project}
     if text is not None and text != "-":
         return text, cat.explain(text, **kw), None
@@ -52,6 +46,17 @@ def explain_query(
     stream = getattr(sys.stdin, "buffer", None)
     lines = _bounded(stream, "stdin") if stream else BoundedLines(sys.stdin, "stdin")
     return "-", cat.explain_stream(lines, **kw), lines.cut_lines()
+
+
+def _check_filters(cat: Catalog, version: str | None, project: str | None) -> None:
+    """A bad --version or --project is bad usage (exit 2), not "nothing matched"."""
+    try:
+        if project is not None:
+            cat.project(project)
+        if version is not None:
+            cat.resolve_versions(version, project=project)
+    except NotFound as exc:
+        raise QueryError(str(exc)) from None
 
 
 def _bounded(raw, name: str) -> BoundedLines:
@@ -96,13 +101,7 @@ def search_query(
         raise QueryError(
             "pass the words to look for or --flag NAME (one of them); e.g. `kverr search radix cache`."
         )
-    try:  # a bad --version or --project is bad usage (exit 2)
-        if project is not None:
-            cat.project(project)
-        if version is not None:
-            cat.resolve_versions(version, project=project)
-    except NotFound as exc:
-        raise QueryError(str(exc)) from None
+    _check_filters(cat, version, project)
     page = {"version": version, "limit": limit, "offset": offset, "project": project}
     if flag:
         name = browse.option(flag)
