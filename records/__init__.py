@@ -63,7 +63,6 @@ def build_records(
     revision: Revision,
     *,
     overlay: Overlay | None = None,
-    dataset_version: str | None = None,
     only: set[str] | frozenset[str] | None = None,
     previous: Mapping[str, Holder] | None = None,
     profile: Profile | None = None,
@@ -100,7 +99,6 @@ def build_records(
             revision,
             record_id=rid,
             flags=decls,
-            dataset_version=dataset_version,
             siblings=by_function[(site.file, site.function)],
             profile=profile,
             docs=docs,
@@ -161,7 +159,6 @@ def record_for(
     *,
     record_id: str | None = None,
     flags: dict[str, FlagDecl] | None = None,
-    dataset_version: str | None = None,
     siblings: Sequence[Site] = (),
     profile: Profile | None = None,
     docs: Docs | None = None,
@@ -193,7 +190,7 @@ def record_for(
         "sourceCodeEnd": end,
         "githubUrl": github_url(repo, sha, site.file, start, end),
         "analyzedSha": sha,
-        "analyzedAt": revision.date or dataset_version or EPOCH,
+        "analyzedAt": revision.date or EPOCH,
         "schemaVersion": 2,
         "kind": site.kind,
         "flags": _flags(site),
@@ -279,7 +276,7 @@ def slug_for(site: Site, rid: str) -> str:
     return f"{words}-{rid[:6]}"
 
 
-def repin(record: dict, revision: Revision, *, dataset_version: str | None = None) -> dict:
+def repin(record: dict, revision: Revision) -> dict:
     """The same record pinned to another revision (githubUrl, analyzedSha, analyzedAt).
 
     A history build can reuse the records of a file whose blob did not change between
@@ -292,7 +289,7 @@ def repin(record: dict, revision: Revision, *, dataset_version: str | None = Non
         **record,
         "githubUrl": github_url(record["repo"], sha, record["filePath"], start, end),
         "analyzedSha": sha,
-        "analyzedAt": revision.date or dataset_version or EPOCH,
+        "analyzedAt": revision.date or EPOCH,
     }
 
 

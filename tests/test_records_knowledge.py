@@ -226,8 +226,6 @@ def test_directory_build_has_no_url_and_a_fixed_time():
     (rec,) = build_records([fx], Revision())
     assert rec["githubUrl"] is None and rec["analyzedSha"] is None
     assert rec["analyzedAt"] == "1970-01-01T00:00:00.000Z" and rec["repo"] == "sgl-project/sglang"
-    (rec,) = build_records([fx], Revision(), dataset_version="2026-05-01T00:00:00.000Z")
-    assert rec["analyzedAt"] == "2026-05-01T00:00:00.000Z"
 
 
 def test_only_builds_a_subset_equal_to_the_full_build(seed_module):
