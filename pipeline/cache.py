@@ -23,7 +23,7 @@ from pathlib import Path
 from kverr.errors import DatasetError
 
 CACHE_NAME = ".kverr-cache.sqlite"
-CACHE_FORMAT = "2"  # bump when what this module stores in the cache changes shape
+CACHE_FORMAT = "3"  # bump when what this module stores in the cache changes shape
 
 
 @functools.cache

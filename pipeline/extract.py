@@ -216,8 +216,6 @@ class Loader:
         from kverr.extractor.link import site_order, sites_of_units
 
         value = json.loads(raw)
-        if "ext" not in value:  # an older cache's whole FileExtraction
-            return from_plain(value)
         ext = from_plain(value["ext"])
         ref, lines = value["flags"]
         flagsets.update((k, self.flagsets[k]) for k in ref["pieces"] if k in self.flagsets)

@@ -325,14 +325,12 @@ def put_rev(cache: Cache, key: str, value: dict) -> None:
 
 
 def get_rev(cache: Cache, key: str, memo: dict | None = None) -> dict | None:
-    """put_rev's value back (None when the cache lacks it); reads an older cache's plain value.
-    `memo`: pieces read before (neighbouring revisions share most)."""
+    """put_rev's value back (None when the cache lacks it). `memo`: pieces read before
+    (neighbouring revisions share most)."""
     raw = cache.get("rev", key)
     if raw is None:
         return None
     ref = json.loads(raw)
-    if "lines" not in ref:
-        return ref
     rest = cache.get("revbody", ref["rest"])
     entries = get_chunked(cache, "revbody", ref["entries"], memo)
     if rest is None or entries is None:
