@@ -14,14 +14,12 @@ from kverr.ftypes import ExtractRules, Site, SourceFile
 # Imported on first use (libcst comes with them): a build whose every blob is cached, and
 # anything that only needs `kverr.extractor.sources`, never loads the parser.
 _LAZY = {
-    "EXTRACTOR_VERSION": "run",
     "extract_file": "run",
     "extract_files": "run",
     "TemplateContext": "templates",
     "TemplateError": "templates",
     "template_for": "templates",
     "template_for_or_raise": "templates",
-    "templates_for": "templates",
 }
 
 
@@ -44,7 +42,6 @@ def extract(text: str, path: str = "t.py", rules: ExtractRules | None = None) ->
 
 
 __all__ = [
-    "EXTRACTOR_VERSION",
     "TemplateContext",
     "TemplateError",
     "extract",
@@ -53,5 +50,4 @@ __all__ = [
     "render",
     "template_for",
     "template_for_or_raise",
-    "templates_for",
 ]
