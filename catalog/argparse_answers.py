@@ -26,7 +26,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kverr.argforms import accepted_options, conversion, expected_count, is_switch, takes_value
+from kverr.argforms import (
+    accepted_options,
+    conversion,
+    expected_count,
+    is_switch,
+    literal_default,
+    takes_value,
+)
 
 MAX_OPTIONS = 20  # options of one `unrecognized arguments:` list answered
 CLOSE = 0.75  # difflib ratio of a "did you mean" option name (dashes left out)
@@ -522,23 +529,14 @@ def _typed(
             f"{flag} takes {word or 'a value of its type'}"
             f"{f' ({defaults})' if defaults else ''}: {shown} is not one."
         )
-    good = next((r["default"] for r in rows if _plain(r["default"])), None)
+    good = next((r["default"] for r in rows if literal_default(r["default"])), None)
     return {
         "value": value if not expected else None,
         "type": kind or None,
         "declarations": rows,
         "text": text,
-        "example": _example(flag, None if expected else value, _plain(good)),
+        "example": _example(flag, None if expected else value, literal_default(good)),
     }
-
-
-def _plain(default: str | None) -> str | None:
-    text = (default or "").strip()
-    if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
-        return text
-    if re.fullmatch(r"'[\w.-]{1,40}'|\"[\w.-]{1,40}\"", text):
-        return text[1:-1]
-    return None
 
 
 _OPTION = re.compile(r"--?[A-Za-z][\w.-]{0,120}")

@@ -15,6 +15,16 @@ _CONVERSION = re.compile(r"(?:[A-Za-z_]\w*\.)*([a-z_][a-z0-9_]*)")
 _NEVER_FAILS = {"str", "bool", "nullable_str", "optional_str"}
 
 
+def literal_default(default: str | None) -> str | None:
+    """A default that can be written on a command line as it is (`1`, `0.9`, `'auto'`)."""
+    text = (default or "").strip()
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        return text
+    if re.fullmatch(r"'[\w.-]{1,40}'|\"[\w.-]{1,40}\"", text):
+        return text[1:-1]
+    return None
+
+
 def takes_value(f: dict[str, Any]) -> bool:
     """The option is followed by a value (its action stores what follows it); a custom Action
     is left out: its arity is its own business."""

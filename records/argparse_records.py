@@ -47,6 +47,7 @@ from kverr.argforms import (
     conversion,
     expected_count,
     is_switch,
+    literal_default,
     takes_value,
 )
 from kverr.ftypes import Docs, FlagDecl, Profile, Revision
@@ -195,7 +196,7 @@ def _record(
     newest = spans[-1]
     shown = "/".join(newest["options"])
     joined = _alternation("/".join(sp["options"]) for sp in spans)
-    good = _literal(newest.get("default")) or (newest.get("choices") or [""])[0]
+    good = literal_default(newest.get("default")) or (newest.get("choices") or [""])[0]
     if form == "invalid-choice":
         message = f"argument {shown}: invalid choice: {{value!r}} (choose from {{choices}})"
         pattern = (
@@ -462,18 +463,8 @@ def _article(kind: str) -> str:
     return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
-def _literal(default: str | None) -> str:
-    """A default that can be written on a command line as it is (`1`, `0.9`, `'auto'`)."""
-    text = (default or "").strip()
-    if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
-        return text
-    if re.fullmatch(r"'[\w.-]{1,40}'|\"[\w.-]{1,40}\"", text):
-        return text[1:-1]
-    return ""
-
-
 def _default_text(f: dict[str, Any]) -> str:
-    good = _literal(f.get("default"))
+    good = literal_default(f.get("default"))
     return f" (its default is {good})" if good else ""
 
 
