@@ -217,7 +217,7 @@ def _const(node: ast.AST, env: dict[str, object]) -> object:
         # what a call makes is as big as what it is given, at most: checked before it runs
         args = [bounded(_const(a, env)) for a in node.args]
         kwargs = {k.arg: _const(k.value, env) for k in node.keywords if k.arg}
-        if any(_unordered(a) for a in args) and _callee_name(node.func) in _ORDER_SENSITIVE:
+        if any(_unordered(a) for a in args) and callee_name(node.func) in _ORDER_SENSITIVE:
             raise _NotConst  # list({...}) / ", ".join({...}) follow the per-process hash order
         if isinstance(node.func, ast.Name) and node.func.id in _PURE_CALLS:
             if node.func.id in env:  # shadowed builtin
@@ -430,7 +430,7 @@ def scope_constants(
 # ---------------------------------------------------------------- bindings
 
 
-def _callee_name(func: ast.expr) -> str | None:
+def callee_name(func: ast.expr) -> str | None:
     if isinstance(func, ast.Name):
         return func.id
     if isinstance(func, ast.Attribute):
@@ -497,7 +497,7 @@ def logger_names(stmts: list[ast.stmt], ctx: ModuleContext) -> set[str]:
 
 
 def wrapper_of(node: ast.FunctionDef, text_lines: list[str]) -> Wrapper | None:
-    body = [s for s in node.body if not _is_docstring(s)]
+    body = [s for s in node.body if not is_docstring(s)]
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         return None
     ret = body[0].value
@@ -526,7 +526,7 @@ def _segment(lines: Sequence[str], node: ast.expr) -> str | None:
     return b"\n".join([first, *picked[1:-1], last]).decode()
 
 
-def _is_docstring(stmt: ast.stmt) -> bool:
+def is_docstring(stmt: ast.stmt | None) -> bool:
     return (
         isinstance(stmt, ast.Expr)
         and isinstance(stmt.value, ast.Constant)

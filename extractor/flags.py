@@ -13,8 +13,10 @@ from collections.abc import Iterator, Sequence
 from kverr.extractor.context import (
     IDENTIFIER,
     ModuleContext,
+    callee_name,
     const_eval,
     first_line,
+    is_docstring,
     scope_constants,
 )
 
@@ -116,7 +118,7 @@ def _field_decl(stmt: ast.AnnAssign, path: str) -> FlagDecl | None:
     if "ClassVar" in ann or stmt.target.id.startswith("_"):
         return None
     default, help_text = _src(stmt.value), None
-    if isinstance(stmt.value, ast.Call) and _callee(stmt.value.func) == "field":
+    if isinstance(stmt.value, ast.Call) and callee_name(stmt.value.func) == "field":
         kw = {k.arg: k.value for k in stmt.value.keywords if k.arg}
         default = _src(kw.get("default")) or (
             f"{_src(kw['default_factory'])}()" if "default_factory" in kw else None
@@ -138,14 +140,6 @@ def _field_decl(stmt: ast.AnnAssign, path: str) -> FlagDecl | None:
         line=stmt.lineno,
         end_line=stmt.end_lineno or stmt.lineno,
     )
-
-
-def _callee(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
 
 
 class _LocalLiterals:
@@ -422,7 +416,7 @@ def _config_decls(cls: ast.ClassDef, path: str, prefix: str) -> list[FlagDecl]:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
         value = stmt.value
-        if isinstance(value, ast.Call) and _callee(value.func) == "field":
+        if isinstance(value, ast.Call) and callee_name(value.func) == "field":
             init = next((k.value for k in value.keywords if k.arg == "init"), None)
             if isinstance(init, ast.Constant) and init.value is False:
                 continue  # computed in __post_init__: no user sets it
@@ -430,19 +424,11 @@ def _config_decls(cls: ast.ClassDef, path: str, prefix: str) -> list[FlagDecl]:
         if decl is None or "InitVar" in (decl.type or ""):
             continue
         after = body[i + 1] if i + 1 < len(body) else None
-        if decl.help is None and _is_text(after):  # the field's docstring, below it
+        if decl.help is None and is_docstring(after):  # the field's docstring, below it
             decl = dataclasses.replace(decl, help=" ".join(after.value.value.split()))
         dest = f"{prefix}.{decl.dest}"
         out.append(dataclasses.replace(decl, name=f"--{dest}", dest=dest))
     return out
-
-
-def _is_text(stmt: ast.stmt | None) -> bool:
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Constant)
-        and isinstance(stmt.value.value, str)
-    )
 
 
 _FIELD_DEFAULT = re.compile(r"([A-Z]\w*)\.(\w+)|get_field\(([A-Z]\w*), '(\w+)'\)")
@@ -565,7 +551,7 @@ def literal_aliases(tree: ast.Module) -> tuple[tuple[str, tuple[str, ...]], ...]
 
 def literal_members(node: ast.expr) -> tuple[str, ...] | None:
     """`Literal["a", 1, Other]` -> ("'a'", "1", "Other"); None for anything else."""
-    if not (isinstance(node, ast.Subscript) and _callee(node.value) == "Literal"):
+    if not (isinstance(node, ast.Subscript) and callee_name(node.value) == "Literal"):
         return None
     items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     out = []
@@ -573,7 +559,7 @@ def literal_members(node: ast.expr) -> tuple[str, ...] | None:
         if isinstance(item, ast.Constant) and isinstance(item.value, (str, int, float, bool)):
             out.append(repr(item.value))
         elif isinstance(item, (ast.Name, ast.Attribute)):
-            out.append(_callee(item) or "")
+            out.append(callee_name(item) or "")
         else:
             return None
     return tuple(out)
@@ -640,7 +626,7 @@ def _hints(node: ast.expr, aliases: dict[str, tuple[str, ...]], seen: set[str]) 
         except (SyntaxError, ValueError):
             return set()
     if isinstance(node, ast.Subscript):
-        head = _callee(node.value) or ""
+        head = callee_name(node.value) or ""
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if head in ("Optional", "Union"):
             out = {"None"} if head == "Optional" else set()
@@ -657,7 +643,7 @@ def _hints(node: ast.expr, aliases: dict[str, tuple[str, ...]], seen: set[str]) 
         if head.lower() in ("dict", "type"):
             return {head.lower()}
         return _hints(items[0], aliases, seen)  # a wrapper such as SkipValidation[bool]
-    name = _callee(node) or ""
+    name = callee_name(node) or ""
     if name in aliases and name not in seen:
         return _alias_values(aliases[name], aliases, seen | {name})
     return {name}

@@ -284,8 +284,8 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs) -> 
             return None
         if len(names) <= 2:
             said = (
-                f"{_an(names[0])} {_or(tuple(names))} model",
-                f"a model other than {_or(tuple(names))}",
+                f"{_an(names[0])} {or_list(tuple(names))} model",
+                f"a model other than {or_list(tuple(names))}",
                 "model",
             )
         else:
@@ -709,9 +709,9 @@ def phrase(atom: Atom) -> str:
     if atom.op == "!=":
         return f"{f} other than {show_value(v)}"
     if atom.op == "in":
-        return f"{f}={show_value(v[0])}" if len(v) == 1 else f"{f} set to {_or(v)}"
+        return f"{f}={show_value(v[0])}" if len(v) == 1 else f"{f} set to {or_list(v)}"
     if atom.op == "not in":
-        return f"{f} not {_or(v)}"
+        return f"{f} not {or_list(v)}"
     if atom.op == "is None":
         return f"{f} unset"
     if atom.op == "is not None":
@@ -796,7 +796,7 @@ class _Elide(ast.NodeTransformer):
     visit_List = visit_Tuple = visit_Set = _shorten
 
 
-def _or(values: tuple) -> str:
+def or_list(values: tuple) -> str:
     shown = [show_value(v) for v in values]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 

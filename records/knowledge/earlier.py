@@ -100,12 +100,12 @@ def _combine(prev: Form, value: str, cond: str) -> Form:
         return Form(exact, f"({prev.truthy} or {_grouped(cond)})")
     if value in ("False", "None"):
         # `if self.x and c: self.x = False`: the launch that reads x true already has x
-        rest = [c for c in _conjuncts(cond) if c != prev.truthy] or ["True"]
+        rest = [c for c in conjuncts(cond) if c != prev.truthy] or ["True"]
         return Form(exact, f"({prev.truthy} and {negate(' and '.join(rest))})")
     return Form(exact, exact)
 
 
-def _conjuncts(cond: str) -> list[str]:
+def conjuncts(cond: str) -> list[str]:
     node = expr_or_none(cond)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return [ast.unparse(v) for v in node.values]

@@ -13,6 +13,7 @@ from kverr.records.conditions import (
     Atom,
     cli_arg,
     join_words,
+    or_list,
     phrase,
     show_value,
 )
@@ -390,8 +391,8 @@ def keep_words(atom: Atom) -> str:
         "unset": f"leave {flag} out",
         "set": f"pass {flag}",
         "!=": f"keep {flag} other than {show_value(v)}",
-        "in": f"set {flag} to {_or(v)}" if isinstance(v, tuple) else "",
-        "not in": f"keep {flag} other than {_or(v)}" if isinstance(v, tuple) else "",
+        "in": f"set {flag} to {or_list(v)}" if isinstance(v, tuple) else "",
+        "not in": f"keep {flag} other than {or_list(v)}" if isinstance(v, tuple) else "",
         ">": f"keep {flag} above {show_value(v)}",
         ">=": f"keep {flag} at least {show_value(v)}",
         "<": f"keep {flag} below {show_value(v)}",
@@ -400,11 +401,6 @@ def keep_words(atom: Atom) -> str:
         "is not None": f"pass {flag}",
     }
     return words.get(atom.op, "")
-
-
-def _or(values: tuple) -> str:
-    shown = [show_value(x) for x in values]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
 _FLAG_WORD = re.compile(r"--[a-z][a-z0-9_.-]*[a-z0-9]")

@@ -38,7 +38,7 @@ def validation_code(f: Facts) -> str | None:
         # The parser leaves an option it has no default for at None, which a comparison or
         # arithmetic cannot take (`None > 1`): such an option is tested for being given first.
         unset = [s for s in _ordered_sides(expr) if _may_be_none(s, f.decls)]
-        tested = set(terms) | set(_conjuncts(expr))
+        tested = set(terms) | set(earlier.conjuncts(expr))
         given = [_is_not_none(s) for s in unset]
         terms += [g for g in given if g not in tested]
         terms.append(expr)
@@ -143,13 +143,6 @@ def _binds_looser(expr: str) -> bool:
 def _is_not_none(side: str) -> str:
     node = ast.Compare(expr_or_none(side), [ast.IsNot()], [ast.Constant(None)])  # type: ignore[arg-type]
     return ast.unparse(node)
-
-
-def _conjuncts(expr: str) -> list[str]:
-    node = expr_or_none(expr)
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        return [ast.unparse(v) for v in node.values]
-    return [expr]
 
 
 def _leaves(n: ast.expr) -> list[ast.expr]:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kverr.verify.sandbox import stubs
+from kverr.verify.sandbox.steps import is_docstring
 
 DEPTH = 3  # definitions inside definitions (`world_size_across_dp` -> `world_size` -> options)
 
@@ -113,7 +114,7 @@ def definition(cls: type, attr: str) -> tuple[ast.expr, str, Any] | None:
         node = _function_node(fn)
         if node is None or not node.args.args:
             return None
-        body = [s for s in node.body if not _is_docstring(s)]
+        body = [s for s in node.body if not is_docstring(s)]
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
             return body[0].value, node.args.args[0].arg, module
         return None
@@ -212,11 +213,3 @@ def _class_node(cls: type) -> ast.ClassDef | None:
 
 def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Constant)
-        and isinstance(stmt.value.value, str)
-    )

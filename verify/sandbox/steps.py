@@ -117,7 +117,7 @@ def plan_steps(
             continue
         found.append(phase)
         for i, stmt in enumerate(fn.body):
-            if i == 0 and _is_docstring(stmt):
+            if i == 0 and is_docstring(stmt):
                 continue
             start = index.callees((main_file, f"{args_class}.{phase}"), stmt)
             end = stmt.end_lineno or stmt.lineno
@@ -145,7 +145,7 @@ def plan_steps(
     )
 
 
-def _is_docstring(stmt: ast.stmt) -> bool:
+def is_docstring(stmt: ast.stmt) -> bool:
     return (
         isinstance(stmt, ast.Expr)
         and isinstance(stmt.value, ast.Constant)
