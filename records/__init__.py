@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from kverr.extractor.phases import assignments_before
 from kverr.extractor.sources import matches_any
-from kverr.records.identity import Holder, assign_ids
+from kverr.records.identity import Holder, assign_ids, profile_or_default
 from kverr.records.identity import record_id as lone_id
 from kverr.records.knowledge import facts_for, knowledge_fields
 from kverr.records.names import unread_arguments
@@ -85,7 +85,7 @@ def build_records(
     build), such a record is left out instead and `invalid` maps its id to `file:line: why`,
     so one odd site does not cost the whole build.
     """
-    profile = _profile(profile)
+    profile = profile_or_default(profile)
     pairs = [(site, ex.source) for ex in extractions for site in ex.sites]
     decls = flag_map(ex.flags for ex in extractions)
     ids = assign_ids([site for site, _ in pairs], previous, profile)
@@ -135,14 +135,6 @@ def valid_only(
     return out
 
 
-def _profile(profile: Profile | None) -> Profile:
-    if profile is None:
-        from kverr.profile import default_profile
-
-        return default_profile()
-    return profile
-
-
 def flag_map(groups: Iterable[Iterable[FlagDecl]]) -> dict[str, FlagDecl]:
     """Flag declarations by name; a later declaration of the same flag wins."""
     out: dict[str, FlagDecl] = {}
@@ -167,7 +159,7 @@ def record_for(
 
     `siblings`: the other sites of the same function, which tell which earlier checks passed.
     """
-    profile = _profile(profile)
+    profile = profile_or_default(profile)
     rid = record_id or lone_id(site, profile)
     repo = revision.repo or profile.repository
     pattern = pattern_for(site.template)

@@ -68,7 +68,7 @@ def _receivers(receivers: tuple[str, ...], calls: tuple[str, ...]) -> re.Pattern
     )
 
 
-def _profile(profile: Profile | None) -> Profile:
+def profile_or_default(profile: Profile | None) -> Profile:
     if profile is None:
         from kverr.profile import default_profile
 
@@ -78,7 +78,7 @@ def _profile(profile: Profile | None) -> Profile:
 
 def normalise(text: str, profile: Profile | None = None) -> str:
     """Whitespace-collapsed text with flag receivers dropped (see the module docstring)."""
-    p = _profile(profile)
+    p = profile_or_default(profile)
     rx = _receivers(p.id_receivers, p.id_call_receivers)
     text = " ".join(text.split())
     prev = None
@@ -95,7 +95,7 @@ def base_key(site: Site, profile: Profile | None = None) -> str:
     else:
         body = normalise(site.template.display(), profile)
     key = f"{site.kind}|{site.error_class or ''}|{body}"
-    namespace = _profile(profile).id_namespace
+    namespace = profile_or_default(profile).id_namespace
     return f"{namespace}|{key}" if namespace else key
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
+from kverr.records.knowledge.docs import shell_words
 from kverr.records.knowledge.fixes import replacement
 
 
@@ -47,7 +48,7 @@ def check_tip(record: dict, launch: str) -> str:
     verified = (record.get("verification") or {}).get("status") == "verified"
     if len(lines) != 4 or not launch or not verified:
         return ""  # only a launch the check was seen to stop
-    words, head = _words(lines[1]), _words(launch)
+    words, head = shell_words(lines[1]), shell_words(launch)
     at = _find(words, head)
     if at < 0:  # the launch without its model option (a fix that sets the model itself)
         head = head[:-2]
@@ -64,13 +65,6 @@ def check_tip(record: dict, launch: str) -> str:
         "Run a launch through `kverr check -- <command>` before starting the server: this"
         f" release's own checks report this {noun} for `{args}`{with_env}"
     )
-
-
-def _words(line: str) -> list[str]:
-    try:
-        return shlex.split(line)
-    except ValueError:
-        return line.split()
 
 
 def _find(words: list[str], head: list[str]) -> int:

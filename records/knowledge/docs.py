@@ -301,7 +301,7 @@ def _command_lines(path: str, lines: Sequence[str], markers: Sequence[str]) -> l
                 quote = before[q.start()] if q else None
             if quote and quote in rest:
                 rest = rest[: rest.index(quote)]
-            words = _split(rest.split("#", 1)[0] if quote is None else rest)
+            words = shell_words(rest.split("#", 1)[0] if quote is None else rest)
             model = ""
             if marker.endswith(" serve") and words and not words[0].startswith("-"):
                 model, words = words[0], words[1:]
@@ -310,7 +310,8 @@ def _command_lines(path: str, lines: Sequence[str], markers: Sequence[str]) -> l
     return out
 
 
-def _split(text: str) -> list[str]:
+def shell_words(text: str) -> list[str]:
+    """A command line's words as a shell splits them; an unclosed quote splits at spaces."""
     try:
         return shlex.split(text)
     except ValueError:
