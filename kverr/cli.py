@@ -97,16 +97,14 @@ EXIT_STATUS = (
 )
 
 
-def _exit_status(formatter) -> None:
-    with formatter.section("Exit status"):
-        formatter.write_dl(EXIT_STATUS)
-
-
-class _Command(_PlainValues, typer.core.TyperCommand):
+class _ExitStatus:
     def format_epilog(self, ctx, formatter) -> None:
         super().format_epilog(ctx, formatter)
-        _exit_status(formatter)
+        with formatter.section("Exit status"):
+            formatter.write_dl(EXIT_STATUS)
 
+
+class _Command(_ExitStatus, _PlainValues, typer.core.TyperCommand):
     def get_short_help_str(self, limit: int = 45) -> str:
         """The docstring's first paragraph whole: Click cuts it at 45 characters with "..."."""
         return " ".join((self.help or "").split("\n\n", 1)[0].split())
@@ -160,7 +158,7 @@ def _no_such_option(ctx, name: str, near: list[str]) -> NoReturn:
     ctx.fail(said)
 
 
-class _Commands(_PlainValues, typer.core.TyperGroup):
+class _Commands(_ExitStatus, _PlainValues, typer.core.TyperGroup):
     """`kverr -h` lists the everyday commands first, the maintainers' after."""
 
     FIRST = ("explain", "show", "search", "history", "diff", "export", "serve")
@@ -169,10 +167,6 @@ class _Commands(_PlainValues, typer.core.TyperGroup):
         names = super().list_commands(ctx)
         rank = {n: i for i, n in enumerate(self.FIRST)}
         return sorted(names, key=lambda n: (rank.get(n, len(rank)), names.index(n)))
-
-    def format_epilog(self, ctx, formatter) -> None:
-        super().format_epilog(ctx, formatter)
-        _exit_status(formatter)
 
 
 app = typer.Typer(
