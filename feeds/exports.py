@@ -21,10 +21,6 @@ from kverr import progress
 from kverr.term import escape_json, escape_terminal
 
 
-def releases_of(cat, record_id: str) -> list[str]:
-    return cat.releases_of(record_id)  # the same list as a match's and the API's `releases`
-
-
 def export_jsonl(cat, out: Path, project: str | None = None) -> int:
     """Every record with the release tags that contain it; returns the number of lines."""
     with (
@@ -35,7 +31,7 @@ def export_jsonl(cat, out: Path, project: str | None = None) -> int:
         recs = sorted(cat.records(project=project), key=lambda r: r["id"])
         for n, rec in enumerate(recs, 1):
             report("records written", n, len(recs))
-            doc = {"record": rec, "releases": releases_of(cat, rec["id"])}
+            doc = {"record": rec, "releases": cat.releases_of(rec["id"])}
             fh.write(escape_json(json.dumps(doc, sort_keys=True, ensure_ascii=False)) + "\n")
     return len(recs)
 
@@ -77,7 +73,7 @@ def export_markdown(cat, out_dir: Path, project: str | None = None) -> int:
         for n, rec in enumerate(recs, 1):
             report("error pages", n, len(recs))
             name = file_token(rec.get("slug") or rec["id"])
-            text = error_markdown(rec, releases_of(cat, rec["id"]), flags)
+            text = error_markdown(rec, cat.releases_of(rec["id"]), flags)
             (tmp / "errors" / f"{name}.md").write_text(text, encoding="utf-8")
             rows.append(
                 f"| [{md.escape(display.title_of(rec)[:100])}](errors/{name}.md) | {md.escape(rec.get('severity'))} |\n"
