@@ -703,7 +703,6 @@ def verify_step(
         ]
         _count(report, out, plan)
         return out, report
-    by_sha = {r.sha: i for i, r in enumerate(plan.revisions) if r.sha}
     owed: dict[int, list[dict]] = {}
     parsed: dict[int, list[dict]] = {}  # argparse records, by the newest revision they apply at
     newest = _newest_ords(occurrences)
@@ -734,7 +733,7 @@ def verify_step(
             # often one whose checks are verified too.
             for ord_ in sorted(set(owed) | set(parsed)):
                 recs = owed.get(ord_, []) + parsed.get(ord_, [])
-                revision, base, overrides = _where(plan, ord_, by_sha)
+                revision, base, overrides = _where(plan, ord_)
                 files = plan.files[ord_]
                 key = files_key(revision, files)
                 verdicts, todo = _cached_verdicts(cache, fp, key, recs)
@@ -824,7 +823,7 @@ def _name(revision: Revision) -> str:
     return revision.sha[:12] if revision.sha else (revision.tags[0] if revision.tags else "?")
 
 
-def _where(plan: Any, ord_: int, by_sha: dict[str, int]) -> tuple[Revision, Revision, dict]:
+def _where(plan: Any, ord_: int) -> tuple[Revision, Revision, dict]:
     """(the revision, the commit to run against, files from disk placed over it). A snapshot
     revision runs against the newest commit with its snapshot files placed over it."""
     revision = plan.revisions[ord_]
