@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from kverr.extractor.context import Place, placed_facts, wrapper_of
+from kverr.extractor.context import Place, callee_name, placed_facts, wrapper_of
 
 WHOLE_FILE_BYTES = 1 << 20  # larger files are parsed as an outline (the shipped ones: 300 KB)
 
@@ -243,7 +243,7 @@ def _facts(tree: ast.Module, stubs: dict[int, Stub], lines: list[str]) -> tuple:
         stub = stubs[key]
         node = parse_stub(lines, stub, place_lines=False)
         more, changed, _, _ = placed_facts(node, place)
-        calls += [c for c in more if _callee(c[1]) in named]  # what param_sources reads
+        calls += [c for c in more if callee_name(c[1].func) in named]  # what param_sources reads
         mutated |= changed
         if key in top:  # (its lines counted from its first, as it was parsed)
             found = wrapper_of(node, lines[stub.first - 1 : stub.end])  # type: ignore[arg-type]
@@ -262,11 +262,6 @@ def _defined(tree: ast.Module) -> set[str]:
         elif isinstance(node, _DEFS):
             out.add(node.name)
     return out
-
-
-def _callee(call: ast.Call) -> str | None:
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
 def parse_stub(lines: list[str], stub: Stub, *, place_lines: bool = True) -> ast.stmt:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kverr.extractor.context import callee_name
 from kverr.extractor.pysource import expr_or_none
 from kverr.records.names import is_none, name_flags, notes, resolve, value_flags
 
@@ -330,22 +331,14 @@ def _strings(node: ast.expr) -> list[str] | None:
 def _env_name(node: ast.expr) -> str | None:
     """`os.environ.get("X")` / `os.getenv("X")` -> "X"."""
     if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-        name = _call_name(node.func)
+        name = callee_name(node.func) or ""
         if name in ("get", "getenv") and isinstance(node.args[0].value, str):
             return node.args[0].value
     return None
 
 
-def _call_name(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
-
-
 def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
-    name = _call_name(node.func)
+    name = callee_name(node.func) or ""
     func = node.func
     # envs.X.get() / envs.X.is_set()
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
