@@ -75,6 +75,12 @@ def solve(
     variables: list[tuple[str, list[Any]]] = []
     constants = _constants(tree, scope, obj if has_obj else None)
     strings = list(dict.fromkeys([*_strings(tree), *words]))  # words: the function's own
+
+    def domain(expr: Any, attr: str, current: Any) -> list[Any]:
+        """The values to try for the option behind `attr`, as `expr` reads it."""
+        mine = _mine(strings, expr, attr, owners)
+        return _domain(current, fields[attr], constants, mine, near, _own(expr, attr))
+
     for a in found_attrs:  # a config's own field that is an option of its own (`--x-config.a`)
         key = aliases.get(f"self.{a}")
         if a not in fields and key in fields:
@@ -82,19 +88,14 @@ def solve(
     if has_obj:
         for a in dict.fromkeys(found_attrs):
             if a in fields and hasattr(obj, a):
-                own = _own(tree, a)
-                mine = _mine(strings, tree, a, owners)
-                variables.append(
-                    (a, _domain(getattr(obj, a), fields[a], constants, mine, near, own))
-                )
+                variables.append((a, domain(tree, a, getattr(obj, a))))
     # An option's value held by another object (a config built from the options copies them
     # by name: `parallel_config.tensor_parallel_size`), or by a local of its name or of a
     # name the search says stands for it (a validator's `value`): the same option's values.
     held = _held(tree, scope, fields, aliases)
     for key, (_, attr, current) in held.items():
         fields = {**fields, key: fields[attr]}
-        own, mine = _own(tree, attr), _mine(strings, tree, attr, owners)
-        variables.append((key, _domain(current, fields[attr], constants, mine, near, own)))
+        variables.append((key, domain(tree, attr, current)))
     action = _action_option(scope, fields)
     if action is not None and _reads(tree, "values"):
         # An argparse Action's __call__: its option's words arrive as `values`, and the
@@ -121,11 +122,7 @@ def solve(
             for a in _self_attrs(k):
                 if a in fields and a not in seen and hasattr(obj, a):
                     seen.add(a)
-                    own = _own(k, a)
-                    mine = _mine(strings, k, a, owners)
-                    partners.append(
-                        (a, _domain(getattr(obj, a), fields[a], constants, mine, near, own))
-                    )
+                    partners.append((a, domain(k, a, getattr(obj, a))))
     found: list[list[list[Any]]] = []
     tries = 0
     per_option = MAX_PER_NAME if len(variables) > 1 else MAX_FOUND
