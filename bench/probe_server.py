@@ -123,6 +123,15 @@ def get(addr, path: str) -> str:
     return f"{status} {ctype} {body[:110]!r}"
 
 
+def explain_unknown(addr) -> str:
+    """POST /explain of words no check holds (the fuzzy lookup reads the term table)."""
+    body = b"ValueError: some words nobody ever wrote in a check"
+    raw = b"POST /explain HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    status, ctype, text, sock = request(addr, raw)
+    sock.close()
+    return f"{status} {ctype} {text[:110]!r}"
+
+
 def closed_within(sock: socket.socket, seconds: float) -> bool:
     sock.settimeout(seconds)
     try:
@@ -217,14 +226,7 @@ def probe_serve_damaged(work: Path) -> list[tuple[str, str]]:
     try:
         out.append(("serve --catalog <corrupt terms blocks>", s.started()))
         if s.addr:
-            body = b"ValueError: some words nobody ever wrote in a check"
-            raw = b"POST /explain HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (
-                len(body),
-                body,
-            )
-            status, ctype, text, sock = request(s.addr, raw)
-            sock.close()
-            out.append(("  POST /explain", f"{status} {ctype} {text[:110]!r}"))
+            out.append(("  POST /explain", explain_unknown(s.addr)))
             out.append(("  GET /healthz after it", get(s.addr, "/healthz")))
     finally:
         s.close()
@@ -235,14 +237,7 @@ def probe_serve_damaged(work: Path) -> list[tuple[str, str]]:
         assert s.addr, s.started()
         out.append(("serve, then damage its file's terms blocks", get(s.addr, "/healthz")[:40]))
         synth.damage(live, "blocks", "terms")
-        body = b"ValueError: some words nobody ever wrote in a check"
-        raw = b"POST /explain HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (
-            len(body),
-            body,
-        )
-        status, ctype, text, sock = request(s.addr, raw)
-        sock.close()
-        out.append(("  POST /explain", f"{status} {ctype} {text[:110]!r}"))
+        out.append(("  POST /explain", explain_unknown(s.addr)))
         out.append(("  GET /healthz after it", get(s.addr, "/healthz")[:130]))
     finally:
         s.close()
