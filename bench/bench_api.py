@@ -42,6 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/synth.py
 NOISE = [
     "[2026-04-24 10:00:00] INFO:     Started server process [4242]",
     "[2026-04-24 10:00:00] server_args=ServerArgs(model_path='/models/llama', tp_size=2, ...)",
@@ -91,7 +92,7 @@ def pastes(catalog: Path | None, n: int = 200, seed: int = 7) -> list[str]:
 def logs(n: int = 20) -> list[str]:
     """Launch-log excerpts of LOG_LINES lines (a few KB) with an error inside: the long pastes
     a support bot also gets, explained beside the short ones."""
-    from kverr.catalog import synth
+    import synth
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "launch.log"

@@ -19,7 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kverr.catalog import open_catalog, synth
+from kverr.catalog import open_catalog
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))  # the synthetic datasets of tests/synth.py
+import synth  # noqa: E402
 
 
 def queries(records: list[dict], n: int, seed: int = 11) -> list[str]:

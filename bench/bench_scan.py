@@ -36,7 +36,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kverr.catalog import load_datasets, open_catalog, store, synth
+from kverr.catalog import load_datasets, open_catalog, store
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))  # the synthetic datasets of tests/synth.py
+import synth  # noqa: E402
 
 PACKAGES = ("extractor", "records", "schema", "catalog", "pipeline", "feeds", "profiles")
 RUNS = 3  # best of: the machine may be shared, and a child's first read warms the page cache

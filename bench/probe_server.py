@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the synthetic datasets of tests/synth.py
 DATASET = ROOT / "data" / "sglang"
 LINE = "ValueError: --ssl-keyfile requires --ssl-certfile to be specified as well."
 PYTHON = [sys.executable]  # --python: another checkout's interpreter, for its "before" figures
@@ -146,7 +147,7 @@ def closed_within(sock: socket.socket, seconds: float) -> bool:
 
 
 def probe_damaged_catalogs(work: Path) -> list[tuple[str, str]]:
-    from kverr.catalog import synth
+    import synth
 
     good = work / "good.duckdb"
     out = []
@@ -157,7 +158,7 @@ def probe_damaged_catalogs(work: Path) -> list[tuple[str, str]]:
 
 
 def probe_default_catalog(work: Path) -> list[tuple[str, str]]:
-    from kverr.catalog import synth
+    import synth
 
     env = {"XDG_CACHE_HOME": str(work / "cache"), "KVERR_CATALOG": ""}
     out = [("default catalog, first run", kverr("explain", LINE, env=env))]
@@ -209,7 +210,7 @@ def probe_load(work: Path) -> list[tuple[str, str]]:
 
 
 def probe_serve_damaged(work: Path) -> list[tuple[str, str]]:
-    from kverr.catalog import synth
+    import synth
 
     out = []
     trunc = synth.damage(shutil.copy(work / "good.duckdb", work / "s-trunc.duckdb"), "truncate")

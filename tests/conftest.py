@@ -58,7 +58,8 @@ def shared_release(tmp_path_factory) -> Path:
     v0.1.0-v0.3.0 and vLLM's v0.2.0, v0.2.5, v0.3.0, one record each in all of them."""
     import json
 
-    from kverr.catalog import load_datasets, synth
+    import synth
+    from kverr.catalog import load_datasets
 
     from kverr.profile import as_tables, load_profile
 

@@ -341,7 +341,8 @@ def test_the_next_build_and_load_sweep_what_killed_ones_left(tmp_path):
 def test_the_next_export_sweeps_what_killed_ones_left(tmp_path, fmt, out, stale):
     """Exports build beside their output under names that carry their PID (a killed site
     export used to leave a `.site.XXXXXXXX` folder no later run could judge)."""
-    from kverr.catalog import load_dataset, synth
+    import synth
+    from kverr.catalog import load_dataset
     from kverr.feeds.exports import export
     from test_catalog import FIXTURE_RECORDS
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from kverr.catalog import load_dataset, open_catalog, store, synth
+import synth
+from kverr.catalog import load_dataset, open_catalog, store
 
 from kverr.errors import CatalogError, DatasetError, NotFound
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from kverr.catalog import history, load_dataset, open_catalog, store, synth
+import synth
+from kverr.catalog import history, load_dataset, open_catalog, store
 from test_catalog import FIXTURE_RECORDS, build_catalog
 from typer.testing import CliRunner
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kverr.catalog import synth
+import synth
 from test_catalog import FIXTURE_RECORDS, catalog_file  # noqa: F401 (fixture)
 from typer.testing import CliRunner
 

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kverr.catalog import open_catalog, store, synth
+import synth
+from kverr.catalog import open_catalog, store
 from test_catalog import FIXTURE_RECORDS
 from test_catalog_damage import LINE, explain, one_line
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from kverr.catalog import open_catalog, synth
+import synth
+from kverr.catalog import open_catalog
 from kverr.feeds.site import export_site, page_of
 from kverr.present.verdict import fix_status, revision_names
 from test_catalog import build_catalog

@@ -17,7 +17,8 @@ import time
 
 import httpx
 import pytest
-from kverr.catalog import Catalog, normalize, open_catalog, patterns, synth
+import synth
+from kverr.catalog import Catalog, normalize, open_catalog, patterns
 from kverr.catalog.matcher import Hit, _drop_shadowed, _Spans, _without_values, budget, spend
 from kverr.feeds.api import create_app
 from kverr.feeds.server import bind, server_for

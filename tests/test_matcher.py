@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from kverr.catalog import normalize, open_catalog, patterns, synth
+import synth
+from kverr.catalog import normalize, open_catalog, patterns
 from kverr.catalog.matcher import prefix_cover
 from test_catalog import FIXTURE_RECORDS, build_catalog, catalog_file  # noqa: F401 (fixture)
 

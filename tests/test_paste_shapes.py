@@ -8,8 +8,9 @@ below is written for these tests.
 from __future__ import annotations
 
 import pytest
+import synth
 from argparse_fixture import ENGINE, SA, engine_args, make_repo, make_vllm_repo
-from kverr.catalog import load_dataset, load_datasets, open_catalog, synth
+from kverr.catalog import load_dataset, load_datasets, open_catalog
 from kverr.catalog.argparse_answers import program_of
 from test_catalog import FLAGS, REVISIONS
 

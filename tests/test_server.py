@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kverr.catalog import Catalog, load_dataset, synth
+import synth
+from kverr.catalog import Catalog, load_dataset
 from kverr.feeds.api import DAMAGED, INLINE_CHARS, LANES, create_app
 from kverr.feeds.server import Limits, bind, server_for
 from test_feeds_data import BY_KEY

@@ -13,7 +13,8 @@ import re
 import time
 
 import pytest
-from kverr.catalog import load_datasets, matcher, normalize, open_catalog, store, synth
+import synth
+from kverr.catalog import load_datasets, matcher, normalize, open_catalog, store
 from test_catalog import FIXTURE_RECORDS, build_catalog, catalog_file  # noqa: F401 (fixture)
 from test_matcher import LONG, SPEC, SSL_A, TRACEBACK_MESSAGE, wrap, wrap_words
 

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kverr.catalog import load_dataset, open_catalog, synth
+import synth
+from kverr.catalog import load_dataset, open_catalog
 from kverr.present import display
 from kverr.present import text as card
 from typer.testing import CliRunner

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kverr.catalog import load_dataset, open_catalog, synth
+import synth
+from kverr.catalog import load_dataset, open_catalog
 
 from kverr.errors import CatalogError
 

@@ -17,7 +17,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from kverr.catalog import load_dataset, synth
+import synth
+from kverr.catalog import load_dataset
 from sampling import sample
 
 OUTS = {"site": "site", "markdown": "md", "jsonl": "errors.jsonl", "parquet": "errors.parquet"}

@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kverr.catalog import load_dataset, open_catalog, synth
+import synth
+from kverr.catalog import load_dataset, open_catalog
 from kverr.feeds.api import LANES, Lane
 from kverr.feeds.server import MAX_HEAD
 from test_server import PASTE, Serve, closed_within, envelope, get, post, read_response, running

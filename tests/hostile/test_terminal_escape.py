@@ -19,7 +19,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from kverr.catalog import load_dataset, load_datasets, open_catalog, synth
+import synth
+from kverr.catalog import load_dataset, load_datasets, open_catalog
 from kverr.feeds.exports import export_markdown
 from kverr.feeds.site import export_site
 from kverr.present import display

@@ -142,7 +142,7 @@ def write_files(
         "counts": {"records": len(records)},
         "command": ["synthetic"],
         "datasetVersion": DATASET_VERSION,
-        "provenance": "synthetic dataset (kverr.catalog.synth)",
+        "provenance": "synthetic dataset (tests/synth.py)",
     }
     (out_dir / "manifest.json").write_text(
         json.dumps(manifest, sort_keys=True, indent=2) + "\n", encoding="utf-8"
