@@ -8,6 +8,7 @@ from kverr.extractor import extract_files, sources
 from kverr.present.verdict import fix_status
 from kverr.records import build_records
 from kverr.verify.step import Session, verify_revision
+from kverr.verify.verdict import REPORT
 from verify_fixture_more import ARGS, more_repo, more_spec
 
 pytestmark = pytest.mark.sandbox  # runs a revision's code (tests/conftest.py)
@@ -108,6 +109,14 @@ def test_a_check_the_parsers_choices_rule_out_is_not_applicable(verdicts) -> Non
         'lru, fifo) leaves `self.cache_mode not in ("lru", "fifo")` false'
     )
     assert v.example_fix is None and not v.keep_fix
+    # the record's prose says so in words, with no code of the guard
+    rec = v.apply({"severity": "error", "triggerScenarios": "Launching with --cache-mode."})
+    assert rec["triggerScenarios"] == (
+        "No command line fires this check (every value --cache-mode can hold (the parser's"
+        " choices lru, fifo) passes it): it states an assumption of the code around it, and"
+        " fires only when that code breaks it."
+    )
+    assert rec["solutions"] == [REPORT] and rec["preventionTips"] == []
 
 
 def test_a_notice_is_never_fixed_by_switching_off_the_variable_the_launch_set(verdicts) -> None:

@@ -157,6 +157,8 @@ class Verdict:
             out["exampleFix"] = ""
         if self.no_launch and record.get("severity") in ("error", "critical"):
             detail = self.reason.removeprefix(f"{NO_LAUNCH}: ")
+            if " leaves `" in detail:  # the guard's code is the verification's, not the prose's
+                detail = detail.split(" leaves `")[0] + " passes it"
             out["triggerScenarios"] = (
                 f"No command line fires this check ({detail}): it states an assumption of the"
                 " code around it, and fires only when that code breaks it."
