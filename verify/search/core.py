@@ -368,7 +368,7 @@ class Search:
         """Why a check that fires only when an option is None is reached by no command line
         ("" when it may be): the launch left the option out (its parser default is None), and
         the code had filled it in by the time the check read it, so leaving it out (or giving
-        None) fills it in too, and any other value is no None (`assert self.max_num_seqs is
+        None) fills it in too, and any other value is not None (`assert self.max_num_seqs is
         not None, "max_num_seqs must be set by this point"`)."""
         tree = reading.parse_test(r.guard.test)
         if launch is None or not g or g.get("value") is None or g["value"] == r.guard.holds:
@@ -390,7 +390,7 @@ class Search:
         shown = f" (it held {held} here)" if held is not None else ""
         return (
             f"{NO_LAUNCH}: the code fills in {field['flag']} before this check "
-            f"when a launch leaves it out{shown}, and a value a command line gives is no None"
+            f"when a launch leaves it out{shown}, and a value a command line gives is never None"
         )
 
     def _given_by_caller(self, f: Facts, test: str) -> str:
