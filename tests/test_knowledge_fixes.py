@@ -219,3 +219,21 @@ def add_cli_args(parser):
     (rec,) = _records(src)
     assert rec["triggerScenarios"] == "Launching with --log-level not 0 or 1."
     assert rec["solutions"] == ["Set --log-level to one of 0, 1"]
+
+
+def test_a_help_that_gives_only_type_and_default_describes_nothing():
+    src = """
+class ServerArgs:
+    enable_sparse: bool = False
+    page_size: int = 1
+
+    def f(self):
+        if self.enable_sparse and self.page_size != 64:
+            raise ValueError("--enable-sparse needs --page-size 64.")
+
+def add_cli_args(parser):
+    parser.add_argument("--enable-sparse", action="store_true", help="Flag; default: disabled.")
+    parser.add_argument("--page-size", type=int, default=1, help="The number of tokens in a page.")
+"""
+    (rec,) = _records(src)
+    assert rec["meaning"]["what"] == "--page-size: the number of tokens in a page."

@@ -132,7 +132,16 @@ def what_is(flag: str, f: Facts) -> str:
     note = docs.about(flag, f.decls, f.docs)
     clause = _clause(note.text) if note is not None else ""
     clause = clause or _help(flag, f.decls)
-    return f"{flag}: {clause}." if clause else ""
+    return f"{flag}: {clause}." if clause and not _TYPE_ONLY.match(clause) else ""
+
+
+# A description that gives only the option's type and default ("flag; default: disabled", a
+# docs row without its words) says nothing of what the option is.
+_TYPE_ONLY = re.compile(
+    r"(an? )?(flag|bool(ean)?|int(eger)?|str(ing)?|float|list|optional)\b[\s;:,]*"
+    r"(default\b[^.]*)?\.?$",
+    re.I,
+)
 
 
 def _code_reasons(f: Facts) -> list[str]:
