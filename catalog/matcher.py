@@ -488,10 +488,9 @@ def prefix_cover(sh: patterns.Shape, text: str, *, strict_end: bool = False) -> 
             t = tail.lstrip()
             return covered + len(t) if run.startswith(t) else None
         # cut inside a value, or just after it inside this run
-        k = max((k for k in range(len(run), 0, -1) if tail.endswith(run[:k])), default=0)
-        # (a whole message but its final period, "... size (8)", ends in literal text too)
-        whole = k and i == len(sh.runs) - 1 and run[k:] in (".", "!")
-        if strict_end and k < min(4, len(run)) and not whole:
+        k = patterns.shown_of_run(run, tail)
+        last = i == len(sh.runs) - 1
+        if strict_end and not patterns.ends_in_run(run, k, period_ok=last):
             return None
         return covered + k
     return covered

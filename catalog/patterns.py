@@ -321,6 +321,18 @@ def terms(text: str) -> list[str]:
 MAX_CUT_VALUE = 256  # characters of a value read from a cut message (a pattern's groups' bound)
 
 
+def shown_of_run(run: str, tail: str) -> int:
+    """How many characters of literal `run` the text `tail`, cut inside it, ends with."""
+    return max((k for k in range(len(run), 0, -1) if tail.endswith(run[:k])), default=0)
+
+
+def ends_in_run(run: str, k: int, *, period_ok: bool) -> bool:
+    """Whether a cut that shows `k` characters of `run` ends in literal text, not in the value
+    before it (where anything would fit): four of them, or with `period_ok` the whole run but
+    its final period (a message pasted without it, "... size (8)")."""
+    return k >= min(4, len(run)) or (period_ok and k > 0 and run[k:] in (".", "!"))
+
+
 def cut_values(pattern: str, text: str) -> dict[str, str]:
     """The named groups of `pattern` that `text`, the message cut short, shows whole: a group
     between two literal runs the text holds in order, read as the pattern's lazy group would
@@ -345,8 +357,8 @@ def cut_values(pattern: str, text: str) -> dict[str, str]:
         if j < 0 and group is not None and start is not None:
             # the cut falls inside this run: the value ends where the text shows its beginning
             tail = text[start:]
-            k = max((k for k in range(len(lit), 0, -1) if tail.endswith(lit[:k])), default=0)
-            if k >= min(4, len(lit)) or (k and lit[k:] in (".", "!")):  # (all but a period)
+            k = shown_of_run(lit, tail)
+            if ends_in_run(lit, k, period_ok=True):
                 keep(group, tail[: len(tail) - k])
             return False
         if j < 0 or (group is None and start is not None and j != pos):
