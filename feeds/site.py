@@ -52,7 +52,7 @@ class SiteData:
     release_revs: dict[str, tuple[Revision, str]] = field(default_factory=dict)
     # (project, flag) -> its declaration per run of revisions (Catalog.flag_history)
     histories: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
-    # release tag -> catalog.history.Diff from the release before it (None: the first one)
+    # release name -> catalog.history.Diff from the release before it (None: the first one)
     release_diffs: dict[str, Any] = field(default_factory=dict)
     products: dict[str, str] = field(default_factory=dict)  # project name -> product
     orders: dict[str, list[str]] = field(default_factory=dict)  # display.Orders

@@ -103,9 +103,10 @@ def _without(a: Atom, f: Facts) -> bool:
 def _at_default(a: Atom, f: Facts) -> str:
     if a.op == "unset":  # a truthy default (see _without)
         return f"{a.flag} set to an empty value"
-    if meets_default(a, f.decls) and a.op in ("==", "in", ">", ">=", "<", "<="):
+    met = meets_default(a, f.decls)
+    if met and a.op in ("==", "in", ">", ">=", "<", "<="):
         return f"{phrase(a)} (the default)"
-    if meets_default(a, f.decls) and a.op in ("set", "is not None"):
+    if met and a.op in ("set", "is not None"):
         # "with --chunked-prefill-size set" would read as a choice the user made
         return f"{a.flag} ({show_value(flag_default(a.flag or '', f.decls))} by default)"
     return phrase(a)
