@@ -131,3 +131,22 @@ def make_vllm_repo(root: Path) -> Git:
     g.commit("engine args", {ENGINE: engine_args(), MODEL: model_config(["generate", "pooling"])})
     g.commit("rename pooling", {MODEL: model_config(["embed", "generate"])})
     return g
+
+
+def build_both(root: Path, sg: Git, vl: Git) -> None:
+    """Datasets of both fixture repositories under `root` (sglang/, vllm/), one build cache:
+    SGLang's tags, and vLLM's commits that touch its files (it tags no releases)."""
+    from kverr import pipeline
+
+    kw = {"cache": root / "cache.sqlite", "command": ["kverr", "build"]}
+    pipeline.build(
+        pipeline.BuildSpec(out=root / "sglang", source=pipeline.GitSource(sg.root, tags="v*"), **kw)
+    )
+    pipeline.build(
+        pipeline.BuildSpec(
+            out=root / "vllm",
+            source=pipeline.GitSource(vl.root, touching=True),
+            profile="vllm",
+            **kw,
+        )
+    )

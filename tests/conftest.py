@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -96,21 +94,10 @@ def serve():
 
 @contextlib.contextmanager
 def _serving(app):
-    from kverr.feeds.server import bind, server_for
+    from serving import serving
 
-    sock = bind("127.0.0.1", 0)
-    server = server_for(app, sock)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(app) as (_, port):
+        yield f"http://127.0.0.1:{port}"
 
 
 # The whole default run is ~200 CPU-seconds over 2,000 independent tests, a fifth of its time

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from argparse_fixture import SA, make_repo, make_vllm_repo
+from argparse_fixture import SA, build_both, make_repo, make_vllm_repo
 from kverr.catalog import load_datasets, open_catalog
 from kverr.catalog.argparse_answers import is_own, program_of
 from kverr.feeds.api import create_app
@@ -40,18 +40,7 @@ def built(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("argparse")
     sg = make_repo(root / "sglang-repo")
     vl = make_vllm_repo(root / "vllm-repo")
-    kw = {"cache": root / "cache.sqlite", "command": ["kverr", "build"]}
-    pipeline.build(
-        pipeline.BuildSpec(out=root / "sglang", source=pipeline.GitSource(sg.root, tags="v*"), **kw)
-    )
-    pipeline.build(
-        pipeline.BuildSpec(
-            out=root / "vllm",
-            source=pipeline.GitSource(vl.root, touching=True),
-            profile="vllm",
-            **kw,
-        )
-    )
+    build_both(root, sg, vl)
     load_datasets([root / "sglang"], root / "sglang.duckdb")
     load_datasets([root / "sglang", root / "vllm"], root / "both.duckdb")
     return {"root": root, "sglang": root / "sglang", "vllm": root / "vllm"}

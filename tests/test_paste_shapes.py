@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import pytest
 import synth
-from argparse_fixture import ENGINE, SA, engine_args, make_repo, make_vllm_repo
+from argparse_fixture import ENGINE, SA, build_both, engine_args, make_repo, make_vllm_repo
 from kverr.catalog import load_dataset, load_datasets, open_catalog
 from kverr.catalog.argparse_answers import program_of
 from test_catalog import FLAGS, REVISIONS
-
-from kverr import pipeline
 
 # v0.1.0 has --old-flag and --enable-x; v0.2.0 drops --old-flag. The successor test adds a
 # release that drops a switch whose work another option of the same words goes on doing, and
@@ -52,18 +50,7 @@ def built(tmp_path_factory):
         )
     )
     vl.commit("thinking parser", {ENGINE: thinking})
-    kw = {"cache": root / "cache.sqlite", "command": ["kverr", "build"]}
-    pipeline.build(
-        pipeline.BuildSpec(out=root / "sglang", source=pipeline.GitSource(sg.root, tags="v*"), **kw)
-    )
-    pipeline.build(
-        pipeline.BuildSpec(
-            out=root / "vllm",
-            source=pipeline.GitSource(vl.root, touching=True),
-            profile="vllm",
-            **kw,
-        )
-    )
+    build_both(root, sg, vl)
     load_datasets([root / "sglang", root / "vllm"], root / "both.duckdb")
     with open_catalog(root / "both.duckdb") as c:
         yield c

@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,7 +22,8 @@ import pytest
 import synth
 from kverr.catalog import Catalog, load_dataset
 from kverr.feeds.api import DAMAGED, INLINE_CHARS, LANES, create_app
-from kverr.feeds.server import Limits, bind, server_for
+from kverr.feeds.server import Limits
+from serving import serving
 from test_feeds_data import BY_KEY
 
 PASTE = "[2026-04-24 10:00:01] ERROR: ValueError: --page-size must be a power of two, got 48."
@@ -33,20 +33,9 @@ PASTE = "[2026-04-24 10:00:01] ERROR: ValueError: --page-size must be a power of
 def running(cat, lanes=LANES, **limits):
     """The API over `cat` on 127.0.0.1 with these Limits and lanes; yields (host, port)."""
     lim = Limits(**limits)
-    sock = bind("127.0.0.1", 0)
     app = create_app(cat, body_timeout=lim.body_timeout, lanes=lanes)
-    server = server_for(app, sock, limits=lim)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-        time.sleep(0.01)
-    try:
-        yield sock.getsockname()[:2]
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
+    with serving(app, lim, join=15) as address:
+        yield address
 
 
 def exchange(
