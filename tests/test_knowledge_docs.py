@@ -60,6 +60,11 @@ ARGS = """# Server arguments
 
 ## Scheduling
 | `--max-requests` | How many requests run at once (`<n>` of them). | `8` | Type: int |
+
+## Sparse decoding
+| Argument | Type / Default | Description |
+| --- | --- | --- |
+| `--enable-sparse` | flag; default: disabled | Decode with sparse attention. |
 """
 
 FEATURE = """# Data-parallel attention
@@ -107,6 +112,8 @@ def test_a_table_row_prose_and_launches_are_read_per_file():
     assert rows["--tp-size"].anchor == "parallelism"
     # a placeholder in angle brackets is text, not a tag to strip
     assert "`<n>`" in rows["--max-requests"].text
+    # the column headed "Description" describes, wherever the table puts it
+    assert rows["--enable-sparse"].text == "Decode with sparse attention."
     feature = D.read_file(FEATURE_PAGE, FEATURE, MARKERS, page=True)
     (launch,) = feature.launches
     assert launch.args == ("--model-path=acme/Falcon-7B-Instruct", "--tp=4", "--dp=2",
@@ -130,6 +137,13 @@ def test_the_meaning_says_what_the_feature_is_and_why_from_the_docs():
     assert rec["preventionTips"] == [
         "Keep --tp-size a multiple of --dp-size when --enable-dp-attention is set"
     ]
+
+
+def test_a_docs_row_of_only_type_and_default_leaves_the_word_to_the_help():
+    (row,) = [line for line in ARGS.splitlines() if line.startswith("| `--enable-dp-attention`")]
+    args = ARGS.replace(row, "| `--enable-dp-attention` | flag; default: disabled | | |")
+    rec = _dp_record(_records(_docs(args)))
+    assert rec["meaning"]["what"] == "--enable-dp-attention: DP attention."
 
 
 def test_common_situations_come_from_the_launches_of_the_docs_and_tests():

@@ -101,6 +101,7 @@ def _markdown(
     notes: list[DocNote] = []
     launches: list[DocLaunch] = []
     heading, anchor = "", ""
+    header: list[str] | None = None  # the cells of the table being read
     seen: Counter[str] = Counter()
     fenced: list[str] | None = None
     para: list[str] = []
@@ -126,6 +127,7 @@ def _markdown(
         m = _HEADING.match(line)
         if m:
             flush()
+            header = None
             heading = _plain(m.group(2))
             base = slug(m.group(2))
             anchor = base if not seen[base] else f"{base}-{seen[base]}"
@@ -134,10 +136,12 @@ def _markdown(
         stripped = line.strip()
         if stripped.startswith("|"):
             flush()
-            row = _table_row(stripped, path, anchor, heading)
+            header = header or _cells(stripped)  # a table's first row heads it
+            row = _table_row(stripped, _described(header), path, anchor, heading)
             if row is not None:
                 notes.append(row)
             continue
+        header = None
         if not stripped or re.match(r"([-*+]|\d+\.)\s", stripped):
             flush()  # a list item starts a paragraph of its own
         if stripped:
@@ -161,14 +165,21 @@ def _cells(row: str) -> list[str]:
     return cells
 
 
-def _table_row(row: str, path: str, anchor: str, heading: str) -> DocNote | None:
+def _described(header: list[str]) -> int:
+    """The column of a table that describes its options: the one headed so ("Description",
+    "Usage"), else the second (`| Argument | Type / Default | Description |` puts it third)."""
+    words = ("descr", "usage", "meaning", "purpose", "explanation")
+    return next((i for i, h in enumerate(header) if h.lower().startswith(words)), 1)
+
+
+def _table_row(row: str, column: int, path: str, anchor: str, heading: str) -> DocNote | None:
     """An arguments table's row (`` | `--x`<br>`--y` | description | default | options | ``)."""
     cells = _cells(row)
-    if len(cells) < 2 or set(cells[0]) <= set("-: "):
+    if len(cells) <= max(column, 1) or set(cells[0]) <= set("-: "):
         return None
     names = tuple(dict.fromkeys(re.findall(r"`(-{1,2}[a-z][\w.-]*)`", cells[0])))
     options = [n for n in names if n.startswith("--")]
-    text = _plain(cells[1])
+    text = _plain(cells[column])
     if not options or not text:
         return None
     return DocNote(names, text, path, anchor, heading, "table")

@@ -130,9 +130,9 @@ def what_is(flag: str, f: Facts) -> str:
     """ "--page-size: the number of tokens in a page." from the docs' entry for the flag, else
     its declared help; "" when neither says."""
     note = docs.about(flag, f.decls, f.docs)
-    clause = _clause(note.text) if note is not None else ""
-    clause = clause or _help(flag, f.decls)
-    return f"{flag}: {clause}." if clause and not _TYPE_ONLY.match(clause) else ""
+    said = (_clause(note.text) if note is not None else "", _help(flag, f.decls))
+    clause = next((c for c in said if c and not _TYPE_ONLY.match(c)), "")
+    return f"{flag}: {clause}." if clause else ""
 
 
 # A description that gives only the option's type and default ("flag; default: disabled", a
