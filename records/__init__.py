@@ -22,7 +22,7 @@ from kverr.extractor.sources import matches_any
 from kverr.records.identity import Holder, assign_ids, profile_or_default
 from kverr.records.identity import record_id as lone_id
 from kverr.records.knowledge import facts_for, knowledge_fields
-from kverr.records.names import unread_arguments
+from kverr.records.names import in_place, unread_arguments
 from kverr.records.overlay import Overlay, apply_overlay, load_overlay, overlay_warnings
 from kverr.records.pattern import check_pattern, pattern_for, placeholders_of
 
@@ -213,9 +213,10 @@ def github_url(repo: str, sha: str | None, path: str, start: int, end: int) -> s
 
 def _flags(site: Site) -> list[str]:
     """The site's flags, less the arguments of a built config its checks never read (a
-    record about `cfg.a` is not found under every flag `Config(...)` was given)."""
+    record about `cfg.a` is not found under every flag `Config(...)` was given), and with a
+    flag the code overwrites first replaced by the flags its new value reads."""
     unread = unread_arguments(site)
-    return [f for f in dict.fromkeys(site.flags) if f not in unread]
+    return in_place(site, [f for f in dict.fromkeys(site.flags) if f not in unread])
 
 
 # A launch-path check reads what only a running launch has (free GPU memory, the loaded

@@ -15,6 +15,7 @@ Two uses, kept apart because only one is exact:
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 
@@ -72,14 +73,7 @@ def resolve(test: str, line: int, site: Site) -> str:
     flags replaced by their values; unchanged when nothing applies or it does not parse.
     (`value_flags` lists the flags the substituted values read.)"""
     exact = exact_values(site)
-    assigned = {
-        b.name: b.value
-        for b in site.bindings
-        if b.kind == "assigned"
-        and b.line < line
-        and b.value is not None
-        and (literal(b.value) is not NOT_LITERAL or _flag_read(b.value))
-    }
+    assigned = {b.name: b.value for b in _replaced(site, line)}
     if not exact and not assigned:
         return test
     node = expr_or_none(test)
@@ -88,6 +82,34 @@ def resolve(test: str, line: int, site: Site) -> str:
     sub = _Substitute(exact, assigned, _built(site))
     new = _Fold().visit(sub.visit(node))
     return ast.unparse(new) if sub.done else test
+
+
+def _replaced(site: Site, line: int) -> list[Binding]:
+    """The assignments before `line` that put a literal or another flag's value in place of
+    the user's: a guard after them reads that, not what the launch said."""
+    return [
+        b
+        for b in site.bindings
+        if b.kind == "assigned"
+        and b.line < line
+        and b.value is not None
+        and (literal(b.value) is not NOT_LITERAL or _flag_read(b.value))
+    ]
+
+
+def in_place(site: Site, flags: Iterable[str]) -> list[str]:
+    """`flags` with each flag the code overwrites before the site reads it replaced by the
+    flags its new value reads (`self.topk = self.breadth`: --topk -> --breadth): the launch's
+    value of such a flag is not what the check is about. A notice keeps them: it reports
+    what the code chose ("Use fa3 as attention backend")."""
+    if site.severity not in ("error", "critical"):
+        return list(flags)
+    replaced = {
+        b.flags[0]: b.flags[1:]
+        for b in _replaced(site, site.line)
+        if b.flags and b.flags[0] not in b.flags[1:]
+    }
+    return list(dict.fromkeys(new for fl in flags for new in replaced.get(fl, (fl,))))
 
 
 def value_flags(test: str, line: int, site: Site) -> tuple[str, ...]:

@@ -200,6 +200,33 @@ def add_cli_args(parser):
     assert _by_message(recs, "tiled kernel")["meaning"]["what"].startswith("--enable-lora: ")
 
 
+def test_an_option_the_code_overwrites_before_the_check_is_not_what_it_is_about():
+    src = """
+class ServerArgs:
+    algorithm: str = None
+    eagle_topk: int = 1
+    breadth: int = 1
+    page_size: int = 1
+
+    def f(self):
+        if self.algorithm == "NGRAM":
+            self.eagle_topk = self.breadth
+            if self.eagle_topk > 1 and self.page_size > 1:
+                raise ValueError("eagle_topk > 1 with page_size > 1 is unstable.")
+
+def add_cli_args(parser):
+    parser.add_argument("--algorithm", type=str, help="The speculative algorithm.")
+    parser.add_argument("--eagle-topk", type=int, default=1, help="Draft tokens per step.")
+    parser.add_argument("--breadth", type=int, default=1, help="The n-gram search breadth.")
+    parser.add_argument("--page-size", type=int, default=1, help="Tokens per page.")
+"""
+    (rec,) = _records(src)
+    assert "--breadth > 1" in rec["triggerScenarios"]
+    # the message names eagle_topk, but the launch's --eagle-topk never reaches the check
+    assert rec["meaning"]["what"] == "--breadth: the n-gram search breadth."
+    assert rec["flags"] == ["--algorithm", "--breadth", "--page-size"]
+
+
 def test_the_else_of_a_chain_over_one_option_is_every_other_value():
     src = """
 class ServerArgs:

@@ -9,6 +9,7 @@ import re
 from kverr.extractor.pysource import module_or_none
 from kverr.records.knowledge import docs, notices
 from kverr.records.knowledge.facts import Facts, meets_default
+from kverr.records.names import in_place
 
 from kverr import template
 from kverr.ftypes import FlagDecl, Profile
@@ -57,6 +58,7 @@ def feature_flags(f: Facts) -> list[str]:
     flags = list(dict.fromkeys([*on, *direct, *f.site.flags]))
     if not notices.is_notice(f):  # (a notice's `instead` names the option it adjusts)
         flags.sort(key=lambda fl: _named_at(fl, f.decls.get(fl), f.message))
+    flags = in_place(f.site, flags)
     # The model option names what is served, not a feature: it comes last.
     model = model_option(f.profile)
     return [fl for fl in flags if fl != model] + [fl for fl in flags if fl == model]
