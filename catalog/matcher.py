@@ -544,6 +544,7 @@ def partial_hits(
         return []
     spend()
     hits = []
+    unseen: dict[int, int] = {}  # literal characters of the pattern past the cut
     for rid, _ in bm25(idx, body, limit=25, memo=ranked):
         i = idx.pos[rid]
         if allowed is not None and rid not in allowed or not idx.pattern[i]:
@@ -555,6 +556,7 @@ def partial_hits(
             continue
         covered = prefix_cover(sh, body, strict_end=strict_end)
         if covered is not None and covered >= prefilter.HEAD_CHARS:
+            unseen[i] = sh.literal_chars - covered
             hits.append(
                 Hit(
                     i,
@@ -568,6 +570,10 @@ def partial_hits(
         return []
     best = max(h.covered for h in hits)
     top = [h for h in hits if h.covered == best]
+    # a text that shows one message whole but its final period is that message, not a cut of a
+    # longer one that starts the same way ("... --mem-fraction-static" and "... --mem-fraction-
+    # static. Current value: ...", the two wordings of one raise)
+    top = [h for h in top if unseen[h.index] <= 1] or top
     several = _several(idx, top)
     if several and _RAISED.search(body[:200]):
         # a raise and the warning that shares its words (a check that warns instead when an

@@ -247,3 +247,50 @@ def test_a_message_without_its_final_period_is_read_with_its_values(cut_cat):
     (m,) = cut_cat.explain(FULL_NEW.removesuffix("."))
     assert m.record["id"] == NEW_WORDING
     assert m.values == {"window": "65536", "limit": "32768", "tok": "None"}
+
+
+# One raise printing either of two texts, the second the first plus the value (`msg` assigned
+# in branches): both records are alive in both releases.
+SHORT, LONG = "c1d0000000000005", "c1d0000000000006"
+_SHORT_MESSAGE = "Not enough cache memory. Please try to increase --cache-fraction."
+
+
+@pytest.fixture(scope="module")
+def wordings_cat(tmp_path_factory):
+    fn = "    def _size_the_cache(self):\n        raise RuntimeError(msg)"
+    long_pattern = (
+        synth.re.escape(_SHORT_MESSAGE).replace("\\ ", " ").replace("\\-", "-")
+        + r" Current value: cache_fraction=(?P<v0>.{0,256})"
+    )
+    records = [
+        synth.make_record(SHORT, _SHORT_MESSAGE, source=fn, source_start=99),
+        synth.make_record(
+            LONG, _SHORT_MESSAGE + " Current value: cache_fraction={self.cache_fraction}",
+            long_pattern, placeholders=["self.cache_fraction"], source=fn, source_start=99,
+        ),
+    ]  # fmt: skip
+    tmp = tmp_path_factory.mktemp("wordings")
+    occs = [
+        {"id": r["id"], "sha": rev["sha"], "file": r["filePath"], "line": r["lineNumber"]}
+        for rev in REVISIONS
+        for r in records
+    ]
+    ds = synth.write_files(tmp / "ds", records, revisions=REVISIONS, occurrences=occs, flags=FLAGS)
+    load_dataset(ds, tmp / "wordings.duckdb")
+    with open_catalog(tmp / "wordings.duckdb") as c:
+        yield c
+
+
+# (case, pasted text, the record answered and how)
+WORDINGS = [
+    ("the shorter wording without its period", "RuntimeError: " + _SHORT_MESSAGE[:-1],
+     (SHORT, "partial")),
+    ("the longer wording whole", _SHORT_MESSAGE + " Current value: cache_fraction=0.8",
+     (LONG, "pattern")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c[0] for c in WORDINGS])
+def test_a_whole_message_is_not_a_cut_of_its_longer_wording(wordings_cat, case):
+    _, text, expected = next(c for c in WORDINGS if c[0] == case)
+    assert [(m.record["id"], m.how) for m in wordings_cat.explain(text)] == [expected]
