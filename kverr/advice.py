@@ -427,6 +427,7 @@ def _solve(
     env = {**constants, **{_name(o): known[o] for o in known}}
     if mine is not None and _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
+    bound = None
     if isinstance(mine, str):  # a word (`gptq`): the words the message printed beside it
         pool: list[float | str] = [v for v in printed if isinstance(v, str) and v != mine]
     else:
@@ -438,13 +439,19 @@ def _solve(
         # Around the user's value, else around what the message printed (the prompt's length),
         # which is then itself a value to offer ("at least the prompt's length").
         centre = mine if mine is not None else max(numbers)
-        pool = list(_candidates([*numbers, centre], centre, near=mine is not None))
+        bound = _bound(tree, _name(free), env)
+        if bound is not None:  # (a limit: its edge, then the round numbers past it)
+            pool = _candidates([], centre, near=False, extra=(bound - 1, bound, bound + 1))
+        else:
+            pool = list(_candidates([*numbers, centre], centre, near=mine is not None))
         if mine is None:
             pool.insert(0, centre)
         # fewer GPUs than a launch has are always at hand, more are not
         pool.sort(key=lambda c: fewer and c > centre)
     good = []
     for c in pool:
+        if bound is not None and any(abs(c - g) == 1 for g in good):
+            continue  # (a limit's edge is offered once)
         if _eval(tree, {**env, _name(free): c}) == want:
             good.append(c)
         if len(good) == SHOWN:
@@ -461,10 +468,30 @@ def _solve(
     return _caveated(line, caveat if raised else None)
 
 
-def _candidates(numbers: Sequence[float], current: float, *, near: bool = True) -> list[float]:
+def _bound(tree: ast.expr, name: str, env: Mapping[str, float]) -> float | None:
+    """The value the option `name` is compared with, when the condition is one order
+    comparison of it (`token_num + max_tokens > o_max_model_len`: the request's length)."""
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
+        return None
+    if not isinstance(tree.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return None
+    left, right = tree.left, tree.comparators[0]
+    if isinstance(right, ast.Name) and right.id == name:
+        other = left
+    elif isinstance(left, ast.Name) and left.id == name:
+        other = right
+    else:
+        return None
+    value = _eval(other, env)
+    return float(value) if isinstance(value, (int, float)) and value == int(value) else None
+
+
+def _candidates(
+    numbers: Sequence[float], current: float, *, near: bool = True, extra: Sequence[float] = ()
+) -> list[float]:
     """Values worth trying, nearest to `current` first (log scale for positive numbers); `near`:
-    with the current value's neighbours (it is the option's own)."""
-    pool: set[float] = set()
+    with the current value's neighbours (it is the option's own); `extra`: more of them."""
+    pool: set[float] = set(extra)
     for n in numbers:
         if n == int(n) and 0 < n <= 1 << 20:
             k = int(n)
@@ -474,7 +501,7 @@ def _candidates(numbers: Sequence[float], current: float, *, near: bool = True) 
                 pool.update((n - 1, n + 1))
         if 0 < n < 1:
             pool.update((round(n - 0.05, 2), round(n + 0.05, 2)))
-    pool.update(float(2**e) for e in range(0, 17))
+    pool.update(float(2**e) for e in range(0, 21))
     pool.discard(current)
 
     def distance(c: float) -> float:

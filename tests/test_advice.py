@@ -34,6 +34,12 @@ HARDWARE = ("--tp-size",)
             {"self.swa_full_tokens_ratio": "1.5"},
             ["Use --swa-full-tokens-ratio 1 (not 1.5)."],
         ),
+        (  # a limit: its edge, then the round numbers past it
+            "token_num + max_tokens <= --max-model-len",
+            ["--max-model-len"],
+            {"self.max_model_len": "8192", "token_num": "7691", "max_tokens": "512"},
+            ["Use --max-model-len 8203, 16384 or 32768 (not 8192)."],
+        ),
         (  # values that already satisfy it say nothing
             "--tp-size % --dp-size == 0",
             ["--tp-size", "--dp-size"],
@@ -127,7 +133,7 @@ def test_without_a_condition_of_its_own_the_triggers_clauses_are_undone() -> Non
         " `envs.ALLOW_LONG` is false.",
     }
     values = {"max_model_len": "65536", "derived_max_model_len": "40960.0"}
-    assert advise(record, values) == ["Use --max-model-len 40960, 32768 or 20480 (not 65536)."]
+    assert advise(record, values) == ["Use --max-model-len 40960, 32768 or 16384 (not 65536)."]
 
 
 @pytest.mark.parametrize(
@@ -171,13 +177,13 @@ DERIVED = [
       "placeholders": ["n_tokens", "self.window_len"],
       "triggerScenarios": "Launching without --truncate, when `n_tokens >= window_len` is true."},
      {"n_tokens": "5000", "self.window_len": "4096"},
-     ["Use --window-size 8192, 10000 or 12288 (not 4096). The checkpoint may have been trained on"
+     ["Use --window-size 5001, 8192 or 16384 (not 4096). The checkpoint may have been trained on"
       " less."]),
     ("a printed expression that is no name is bound to its number",
      {"flags": ["--window-size"],
       "triggerScenarios": "Launching when `len(req.ids) > window_len` is true."},
      {"len(req.ids)": "3000", "window_len": "1024"},
-     ["Use --window-size 3000, 3072 or 4096 (not 1024). The checkpoint may have been trained on"
+     ["Use --window-size 3000, 4096 or 8192 (not 1024). The checkpoint may have been trained on"
       " less."]),
     ("lowering an option needs no caveat",
      {"flags": ["--window-size"],
@@ -258,7 +264,7 @@ def test_a_computed_value_comes_before_the_messages_instruction_for_the_same_opt
         "triggerScenarios": "Launching when `window > limit` is true.",
     }
     assert advise(record, {"self.window": "9000", "limit": "4096"}) == [
-        "Use --window 4096, 3000 or 2250 (not 9000).",
+        "Use --window 4096, 2048 or 1024 (not 9000).",
         "Set APP_ALLOW_WIDE=1, as the message says.",
     ]
 
@@ -283,7 +289,7 @@ RAISED = [
      {"flags": ["--pool-limit"],
       "triggerScenarios": "Launching with --pool-limit set, when `--pool-limit > pool_rows` is true."},
      {"pool_rows": "3000"}, "--pool-limit 4096",
-     ["Use --pool-limit 3000, 2048 or 1500 (not 4096).",
+     ["Use --pool-limit 3000, 2048 or 1024 (not 4096).",
       "Raise --mem-share: `pool_rows`, 3000 here, grows with it."]),
     ("a bound grown by two options, read as self.x, beside a printed expression",
      {"flags": ["--truncate"],
