@@ -551,6 +551,7 @@ class _ArgsRules:
         # runner's `self.server_args`, a worker's `self.cache_config`), so an attribute of
         # that name is it, whatever holds it. Elsewhere only the known holders count.
         self.loose = mctx.launch
+        self.copies = set(rules.launch_copies) if mctx.launch else set()
 
     def view(self, name: str) -> bool:
         return self.views.match(name) is not None
@@ -809,6 +810,8 @@ class _FlagFinder(cst.CSTVisitor):
         if id(node) in self.called or id(node) in self.receivers or attr.startswith("_"):
             return
         path = _args_path(node.value, self.names, self.rules)
+        if path is None and attr in self.rules.copies:
+            path = ""  # (a launch-path object's copy of the flag)
         if path is None:
             return
         if path and isinstance(node.value, cst.Attribute):

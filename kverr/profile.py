@@ -64,6 +64,7 @@ _KEYS: dict[str, dict[str, str]] = {
         "args_getters": "list",
         "argument_kwargs": "str",
         "phases": "list",
+        "launch_copies": "list",
     },
     "identity": {"namespace": "str", "receivers": "list", "call_receivers": "list"},
     "knowledge": {
@@ -124,6 +125,10 @@ class ExtractRules:
     # whose guard reads one, are kept (extractor/link.py); there the args object is also
     # recognised as an attribute (`self.server_args`, `self.cache_config`) of any object.
     launch_path: tuple[str, ...] = ()
+    # Attributes that objects on the launch path keep a flag's value in, under the flag's own
+    # dest (vLLM's OpenAI server copies `self.max_model_len` from the model config): a read of
+    # one there is a read of that flag, whatever holds it.
+    launch_copies: tuple[str, ...] = ()
     env_prefixes: tuple[str, ...] = ()
     # What an add_argument call that unpacks a mapping (`**kwargs["x"]`) declares: "annotation"
     # (the flag class field's type annotation decides type, choices and action, as vLLM's
@@ -349,6 +354,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
             argument_kwargs=kwargs_rule,
             phases=get.idents("extract", "phases"),
             launch_path=get.strings("", "launch_path"),
+            launch_copies=get.idents("extract", "launch_copies"),
             env_prefixes=get.idents("knowledge", "own_env_prefixes"),
         ),
         id_namespace=get.text("identity", "namespace", ""),

@@ -6,6 +6,7 @@ is computed from the values it printed. The modules below are our own, laid out 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import pytest
@@ -139,3 +140,32 @@ ADVICE = [
 def test_advice_from_the_direction_a_message_gives(case):
     _, record, values, expected = next(c for c in ADVICE if c[0] == case)
     assert advise(record, values) == expected
+
+
+SERVING_TEXT = """\
+class Serving:
+    def check_length(self, token_num, max_tokens):
+        if token_num + max_tokens > self.max_model_len:
+            raise ValueError(
+                f"The model holds {self.max_model_len} tokens, you asked for "
+                f"{token_num + max_tokens}."
+            )
+        if token_num > self.max_batch_len:
+            raise ValueError(f"{token_num} tokens are over the batch limit.")
+"""
+
+
+def test_an_attribute_the_profile_names_a_copy_of_a_flag_reads_that_flag():
+    """`launch_copies`: objects on the launch path keep the model length as their own
+    `self.max_model_len`; any other attribute of theirs is no flag."""
+    rules = dataclasses.replace(
+        load_profile("sglang").extract,
+        launch_copies=("max_model_len",),
+        launch_path=(RUNNER,),
+    )
+    args = "class ServerArgs:\n    max_model_len: int = None\n    max_batch_len: int = None\n"
+    fxs = extract_files([_src(SA, args), _src(RUNNER, SERVING_TEXT)], rules=rules)
+    sites = [s for fx in fxs if fx.source.path == RUNNER for s in fx.sites]
+    assert [(s.template.display()[:14], s.flags) for s in sites] == [
+        ("The model hold", ("--max-model-len",))
+    ]
