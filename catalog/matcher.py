@@ -575,7 +575,7 @@ def partial_hits(
     # static. Current value: ...", the two wordings of one raise)
     top = [h for h in top if unseen[h.index] <= 1] or top
     several = _several(idx, top)
-    if several and _RAISED.search(body[:200]):
+    if several and patterns.RAISED.search(body[:200]):
         # a raise and the warning that shares its words (a check that warns instead when an
         # environment variable allows the value): the exception the text names is the raise's
         top = [h for h in top if idx.severity[h.index] == "error"]
@@ -596,10 +596,6 @@ def partial_hits(
         dataclasses.replace(h, score=score, values=patterns.cut_values(idx.pattern[h.index], body))
         for h in top
     ]
-
-
-# An exception's name before the message: `ValueError: `, `pydantic_core.ValidationError: `
-_RAISED = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,80}(?:Error|Exception): ")
 
 
 def _several(idx: Index, hits: list[Hit]) -> bool:

@@ -77,16 +77,28 @@ class Searcher:
         if m is None:
             return None
         values = {k: v for k, v in m.groupdict().items() if v is not None}
-        if not split:
-            return m.start(), m.end(), values
-        # The lazy group is as short as it can be, so the leftmost match ends its group where
-        # the rest first matches (at least `lo` characters in) and starts `hi` before that.
-        start = max(0, m.start() - hi)
-        return start, m.end(), {name: text[start : m.start()], **values}
+        start = m.start()
+        if split:
+            # The lazy group is as short as it can be, so the leftmost match ends its group
+            # where the rest first matches (at least `lo` characters in) and starts `hi` before.
+            start = max(0, m.start() - hi)
+            values = {name: text[start : m.start()], **values}
+        if name in values:
+            # a leading value starts after the exception named before the message
+            # ("ValueError: torch.bfloat16 is not supported ...")
+            raised = list(RAISED.finditer(values[name]))  # (a value is 256 characters at most)
+            if raised:
+                start += raised[-1].end()
+                values[name] = values[name][raised[-1].end() :]
+        return start, m.end(), values
 
     def linear(self, split: bool = False):
         """The pattern (or its `rest`) in RE2 (`linear`), None when RE2 cannot compile it."""
         return linear((self.rest if split else self.rx).pattern)
+
+
+# An exception's name before the message: `ValueError: `, `pydantic_core.ValidationError: `
+RAISED = re.compile(r"(?<![\w.])[A-Za-z_][\w.]{0,80}(?:Error|Exception): ")
 
 
 def backtracking(sh: Shape, text: str, *, split: bool = False) -> int:

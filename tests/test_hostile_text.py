@@ -524,7 +524,16 @@ def test_a_long_cut_paste_still_matches_its_prefix(cat):
     assert (m.record["id"], m.how) == ("0ff1000000000010", "partial")
 
 
-def test_leading_wildcard_record_is_found_with_its_value(cat):
-    (m,) = cat.explain("ValueError: yarn-v9 is not a known rope scaling type.")
-    assert m.record["id"] == "1ead000000000101" and m.values == {"name": "ValueError: yarn-v9"}
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ValueError: yarn-v9 is not a known rope scaling type.",
+        "yarn-v9 is not a known rope scaling type.",
+        # the exception the traceback names before it is no part of the value
+        "(APIServer pid=7) pydantic_core.ValidationError: yarn-v9 is not a known rope scaling type.",
+    ],
+)
+def test_leading_wildcard_record_is_found_with_its_value(cat, text):
+    (m,) = cat.explain(text)
+    assert m.record["id"] == "1ead000000000101" and m.values == {"name": "yarn-v9"}
     assert json.loads(json.dumps(m.to_dict()))["match"] == "pattern"
