@@ -35,6 +35,8 @@ _CONDITION = re.compile(r"so that `([^`]{1,300})` is (true|false)")
 _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _WORD = re.compile(r"[A-Za-z_]\w{0,40}")  # a value printed as one word: `gptq`, `decoder`
+_QUALIFIED = re.compile(r"(?:[A-Za-z_]\w{0,40}\.){0,3}[A-Za-z_]\w{0,40}")  # `torch.float16`
+_LISTED = re.compile(r"[\[{(]([^\[\]{}()]{0,400})[\]})]")
 
 
 def _number(text: Any) -> float | None:
@@ -44,10 +46,21 @@ def _number(text: Any) -> float | None:
 
 
 def _plain_value(text: Any) -> float | str | None:
-    """A printed number, or a value printed as one word (kept as text); else None."""
-    if isinstance(text, str) and _WORD.fullmatch(text.strip()):
-        return text.strip()
+    """A printed number, or a value printed as one word (kept as text; `torch.float16` as the
+    word a command line gives, `float16`); else None."""
+    if isinstance(text, str) and _QUALIFIED.fullmatch(text.strip()):
+        return text.strip().rpartition(".")[2]
     return _number(text)
+
+
+def _members(text: Any) -> tuple[float | str, ...] | None:
+    """The values of a printed list, set or tuple (`[torch.float16]`, `{'fa3', 'triton'}`), each
+    a number or a word; None when it printed anything else."""
+    m = _LISTED.fullmatch(text.strip()) if isinstance(text, str) else None
+    if m is None:
+        return None
+    items = [_plain_value(t.strip().strip("'\"")) for t in m.group(1).split(",") if t.strip()]
+    return tuple(items) if items and None not in items else None  # type: ignore[return-value]
 
 
 SHOWN = 3  # values offered per option
@@ -76,7 +89,7 @@ def advise(
     out: list[tuple[bool, str]] = [
         (False, line) for line in _directions(record, values, known, dests, caveats)
     ]
-    for cond, want in _conditions(record, dests):
+    for cond, want in _conditions(record, dests, rules.computed):
         env = {**constants, **{_name(o): v for o, v in known.items()}}
         raised = _raised(record, cond, want, env, values, known, rules, text)
         cond, printed = _bind_printed(cond, values)
@@ -173,15 +186,19 @@ _CLAUSE = re.compile(r"`([^`]{1,300})` is (true|false)")
 _DEST = re.compile(r"(?<![\w.])(?:self\.)?([a-z_][a-z0-9_]{0,80})\b(?!\s*\()")
 
 
-def _conditions(record: Mapping[str, Any], dests: Mapping[str, str]) -> list[tuple[str, bool]]:
+def _conditions(
+    record: Mapping[str, Any], dests: Mapping[str, str], computed: Sequence[tuple[str, str]] = ()
+) -> list[tuple[str, bool]]:
     """(condition over --options, the truth value that passes the check): the record's own
     ("so that `cond` is true"), else each clause of its trigger wanted the other way, its
-    dests written as the options that set them (any one clause undone stops the check)."""
+    dests written as the options that set them and the profile's `computed` names as what
+    they compute (any one clause undone stops the check)."""
     own = [m for s in record.get("solutions") or () for m in [_CONDITION.search(s)] if m]
     if own:
         return [(m.group(1), m.group(2) == "true") for m in own]
+    names = {**dests, **{name: f"({expr})" for name, expr in computed}}
     return [
-        (_DEST.sub(lambda d: dests.get(d.group(1), d.group(0)), m.group(1)), m.group(2) != "true")
+        (_DEST.sub(lambda d: names.get(d.group(1), d.group(0)), m.group(1)), m.group(2) != "true")
         for m in _CLAUSE.finditer(record.get("triggerScenarios") or "")
     ]
 
@@ -236,7 +253,9 @@ def _bind_converted(
     bound = {}
     for i, (name, value) in enumerate(quantities.items()):
         cond = re.sub(at(name), f"converted_{i}", cond)
-        bound[f"converted_{i}"] = value
+        # back at a raw quantity's scale (GiB to bytes), where the condition's own rounding
+        # (`math.ceil(total * fraction)`) moves nothing
+        bound[f"converted_{i}"] = value * 2**30
     return cond, bound
 
 
@@ -271,6 +290,7 @@ def _constants(values: Mapping[str, str]) -> dict[str, float | str]:
     out: dict[str, float | str] = {}
     for expr, text in values.items():
         value = _plain_value(text) if expr.isidentifier() else None
+        value = _members(text) if value is None and expr.isidentifier() else value
         if value is not None:
             out[expr] = value
     return out
@@ -435,7 +455,8 @@ def _solve(
         return None  # the printed values already satisfy it: nothing to say from them
     bound = None
     if isinstance(mine, str):  # a word (`gptq`): the words the message printed beside it
-        pool: list[float | str] = [v for v in printed if isinstance(v, str) and v != mine]
+        words = [w for v in printed for w in (v if isinstance(v, tuple) else (v,))]
+        pool: list[float | str] = [v for v in words if isinstance(v, str) and v != mine]
     else:
         numbers = [v for v in (known[o] for o in others) if isinstance(v, float)]
         numbers += [
@@ -445,19 +466,17 @@ def _solve(
         # Around the user's value, else around what the message printed (the prompt's length),
         # which is then itself a value to offer ("at least the prompt's length").
         centre = mine if mine is not None else max(numbers)
-        bound = _bound(tree, _name(free), env)
+        bound = _edge(tree, _name(free), env, want, centre)
         if bound is not None:  # (a limit: its edge, then the round numbers past it)
-            pool = _candidates([], centre, near=False, extra=(bound - 1, bound, bound + 1))
+            pool = _past(bound, centre)
         else:
             pool = list(_candidates([*numbers, centre], centre, near=mine is not None))
-        if mine is None:
-            pool.insert(0, centre)
+            if mine is None:
+                pool.insert(0, centre)
         # fewer GPUs than a launch has are always at hand, more are not
         pool.sort(key=lambda c: fewer and c > centre)
     good = []
     for c in pool:
-        if bound is not None and any(abs(c - g) == 1 for g in good):
-            continue  # (a limit's edge is offered once)
         if _eval(tree, {**env, _name(free): c}) == want:
             good.append(c)
         if len(good) == SHOWN:
@@ -474,22 +493,51 @@ def _solve(
     return _caveated(line, caveat if raised else None)
 
 
-def _bound(tree: ast.expr, name: str, env: Mapping[str, float]) -> float | None:
-    """The value the option `name` is compared with, when the condition is one order
-    comparison of it (`token_num + max_tokens > o_max_model_len`: the request's length)."""
-    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1):
+def _edge(
+    tree: ast.expr, name: str, env: Mapping[str, Any], want: bool, start: float
+) -> float | None:
+    """Where the condition turns `want` for the option `name`, between `start` (where it does
+    not hold) and zero or a far larger value, when it is a limit: order comparisons over
+    arithmetic and rounding, monotone in the option (`free < total * o_gpu_memory_utilization`:
+    the fraction of the device that is free). None for anything else (`%`, `==`, `in`)."""
+    nodes = list(ast.walk(tree))
+    if not any(isinstance(n, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for n in nodes) or any(
+        isinstance(n, (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Mod, ast.FloorDiv)) for n in nodes
+    ):
         return None
-    if not isinstance(tree.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+
+    def holds(v: float) -> bool | None:
+        return _eval(tree, {**env, name: v})
+
+    if holds(start) is not (not want):
         return None
-    left, right = tree.left, tree.comparators[0]
-    if isinstance(right, ast.Name) and right.id == name:
-        other = left
-    elif isinstance(left, ast.Name) and left.id == name:
-        other = right
-    else:
+    far = next((f for f in (0.0, abs(start) * 1e4 + 1e6) if holds(f) is want), None)
+    if far is None:
         return None
-    value = _eval(other, env)
-    return float(value) if isinstance(value, (int, float)) and value == int(value) else None
+    lo, hi = start, far
+    for _ in range(80):  # (bisection: each step halves the interval)
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if holds(mid) is not want else (lo, mid)
+    return hi
+
+
+def _past(edge: float, start: float) -> list[float]:
+    """Values on the passing side of a limit's `edge`, nearest first: the edge itself (a whole
+    number, or a fraction to two places, as the user's value is), then round ones past it
+    (powers of two; fractions in steps of 0.05)."""
+    down = edge < start
+    if 0 < start < 1:  # (a fraction of the device)
+        first = (math.floor if down else math.ceil)(edge * 100) / 100
+        step = -0.05 if down else 0.05
+        base = (math.floor if down else math.ceil)(first / 0.05) * 0.05
+        rest = [round(base + step * k, 2) for k in range(0, 4)]
+        # (below a tenth of the device, the memory is held by something else: a smaller
+        # share is no fix, freeing the device is)
+        return [v for v in dict.fromkeys([first, *rest]) if 0.1 <= v <= 1]
+    first = float(math.floor(edge) if down else math.ceil(edge))
+    powers = [float(2**e) for e in range(0, 31)]
+    rest = [p for p in (reversed(powers) if down else powers) if (p < first if down else p > first)]
+    return [first, *rest]
 
 
 def _candidates(
@@ -548,6 +596,8 @@ _CMP = {
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,  # (a printed list: `--dtype not in supported_dtypes`)
+    ast.NotIn: lambda a, b: a not in b,
 }
 
 

@@ -35,6 +35,7 @@ _IDENT_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]!.]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,80}")
 _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _SENTENCE = re.compile(r"[^\x00-\x1f\x7f]{1,300}")
+_EXPRESSION = re.compile(r"[\w. +*/()-]{1,200}")  # arithmetic over names and --options
 
 # table -> key -> expected kind; "" is the top level
 _KEYS: dict[str, dict[str, str]] = {
@@ -80,7 +81,7 @@ _KEYS: dict[str, dict[str, str]] = {
     "explain": {"log_prefixes": "list", "log_suffixes": "list", "programs": "list"},
     "docs": {"pages": "list", "launches": "list", "url": "str", "flag_url": "str"},
     "releases": {"bump": "str", "commits": "table", "dates": "table"},
-    "advice": {"derived": "table", "caveats": "table", "raised_by": "table"},
+    "advice": {"derived": "table", "computed": "table", "caveats": "table", "raised_by": "table"},
     # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
     # profiles that answer the probes its checks make)
     "verify": {},
@@ -156,6 +157,9 @@ class AdviceRules:
     # a value a check reads that grows with options (the KV pool's size with the memory
     # fraction): name -> the options
     raised_by: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # a value a check reads that the code computed from options, under a name of its own
+    # (vLLM's `requested_memory`): name -> the expression, its options as `--option`
+    computed: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -387,6 +391,9 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
             derived=get.mapping("advice", "derived", _IDENT, _OPTION, 'name = "--option"'),
             caveats=get.mapping("advice", "caveats", _OPTION, _SENTENCE, '"--option" = "words"'),
             raised_by=get.options_of("advice", "raised_by"),
+            computed=get.mapping(
+                "advice", "computed", _IDENT, _EXPRESSION, 'name = "a * --option"'
+            ),
         ),
     )
 

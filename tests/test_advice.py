@@ -220,6 +220,7 @@ def test_the_shipped_profiles_map_what_their_checks_read() -> None:
     for name in builtin_names():
         rules = load_profile(name).advice
         assert all(k.isidentifier() and v.startswith("--") for k, v in rules.derived)
+        assert all(k.isidentifier() and "--" in v for k, v in rules.computed)
         moved = {v for _, v in rules.derived} | {f for _, fs in rules.raised_by for f in fs}
         assert {f for f, _ in rules.caveats} <= moved
 
@@ -319,11 +320,11 @@ CONVERTED = [
     ("both sides printed in one unit, a fraction option",
      "`spare < whole * --share` is true",
      {"Mb(self.spare)": "30.5", "Mb(whole)": "40.0", "cfg.share": "0.8"},
-     ["Use --share 0.75 (not 0.8)."]),
+     ["Use --share 0.76, 0.75 or 0.7 (not 0.8)."]),
     ("a numeric call in the condition",
      "`spare < math.ceil(whole * --share)` is true",
      {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "cfg.share": "0.8"},
-     ["Use --share 0.75 (not 0.8)."]),
+     ["Use --share 0.76, 0.75 or 0.7 (not 0.8)."]),
     # an option with a unit of its own would be compared across units: nothing
     ("an option that is no fraction",
      "`spare < whole - --reserve` is true",
@@ -337,11 +338,21 @@ CONVERTED = [
      "`spare < whole * --share - pad` is true",
      {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "pad": "1", "cfg.share": "0.8"},
      []),
+    # the profile's `computed`: `asked` is what the code computed from --share
+    ("a name the code computed from the option",
+     "`spare < asked` is true",
+     {"Mb(spare)": "30.5", "Mb(whole)": "40.0", "cfg.share": "0.8", "Mb(asked)": "32.0"},
+     ["Use --share 0.76, 0.75 or 0.7 (not 0.8)."]),
+    ("so little free that no share is a fix",
+     "`spare < asked` is true",
+     {"Mb(spare)": "0.5", "Mb(whole)": "40.0", "cfg.share": "0.8", "Mb(asked)": "32.0"},
+     []),
 ]  # fmt: skip
+COMPUTED = AdviceRules(computed=(("asked", "whole * --share"),))
 
 
 @pytest.mark.parametrize("case", [c[0] for c in CONVERTED])
 def test_quantities_printed_in_another_unit(case) -> None:
     _, clause, values, expected = next(c for c in CONVERTED if c[0] == case)
     record = {"flags": ["--share", "--reserve"], "triggerScenarios": f"Launching when {clause}."}
-    assert advise(record, values) == expected
+    assert advise(record, values, rules=COMPUTED) == expected
