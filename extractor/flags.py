@@ -473,6 +473,49 @@ def _config_decls(cls: ast.ClassDef, path: str, prefix: str) -> list[FlagDecl]:
             decl = dataclasses.replace(decl, help=" ".join(after.value.value.split()))
         dest = f"{prefix}.{decl.dest}"
         out.append(dataclasses.replace(decl, name=f"--{dest}", dest=dest))
+    declared = {d.dest for d in out}
+    for decl in _init_fields(cls, path):
+        dest = f"{prefix}.{decl.dest}"
+        if dest not in declared:
+            out.append(dataclasses.replace(decl, name=f"--{dest}", dest=dest))
+    return out
+
+
+def _init_fields(cls: ast.ClassDef, path: str) -> list[FlagDecl]:
+    """The fields a plain (no dataclass) config class's `__init__` keeps as given
+    (`self.quantization = quantization`): what the older config classes declared instead of
+    annotated fields."""
+    init = next(
+        (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+    )
+    if init is None:
+        return []
+    a = init.args
+    params = {p.arg: p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    out = []
+    for stmt in init.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+        if not (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id == target.attr
+            and target.attr in params
+            and not target.attr.startswith("_")
+        ):
+            continue
+        p = params[target.attr]
+        out.append(
+            FlagDecl(
+                name=dest_to_flag(p.arg),
+                dest=p.arg,
+                type=_src(p.annotation),
+                file=path,
+                line=stmt.lineno,
+                end_line=stmt.end_lineno or stmt.lineno,
+            )
+        )
     return out
 
 

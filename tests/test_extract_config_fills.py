@@ -19,7 +19,7 @@ RULES = load_profile("vllm").extract
 ARGS = """
 from dataclasses import dataclass
 
-from pkg.config import BatchConfig, MemoryConfig, WeightsConfig
+from pkg.config import BatchConfig, MemoryConfig, QueueConfig, WeightsConfig
 
 
 @dataclass
@@ -31,12 +31,14 @@ class EngineArgs:
     tune_config: dict | None = None
     strict_mode: bool = False
     merge_inputs: bool = False
+    queue_depth: int = 4
 
     def create_engine_config(self):
         weights_config = WeightsConfig(weights=self.weights, merge_inputs=self.merge_inputs)
         memory_config = MemoryConfig(dtype=self.pool_dtype, device=current_device())
         batch_config = BatchConfig(batch_limit=self.batch_limit, spare=2)
-        return weights_config, memory_config, batch_config
+        queue_config = QueueConfig(self.queue_depth)
+        return weights_config, memory_config, batch_config, queue_config
 """
 
 CONFIG = r"""
@@ -102,6 +104,19 @@ class StepConfig:
 
 class TuneConfig:
     step_config: StepConfig = None
+
+
+class QueueConfig:
+    def __init__(self, queue_depth: int):
+        self.queue_depth = queue_depth
+        self.slots = queue_depth * 2
+        self._verify()
+
+    def _verify(self):
+        if self.queue_depth < 1:
+            raise ValueError("the queue needs a slot")
+        if self.slots > 64:
+            raise ValueError("too many queue slots")
 """
 
 
@@ -136,6 +151,9 @@ def _site(sites: dict, words: str):
         ("strict mode", ("--strict-mode",)),
         # a config held by a config with a JSON option: that option's dotted path
         ("unrolling", ("--tune-config.step_config.unroll",)),
+        # a plain class, given its values by position: the fields its __init__ keeps as given
+        ("needs a slot", ("--queue-depth",)),
+        ("too many queue slots", ()),  # (computed from one)
     ],
 )
 def test_a_config_field_is_the_flag_the_flag_class_fills_it_from(sites, words, flags) -> None:
