@@ -117,6 +117,12 @@ class QueueConfig:
             raise ValueError("the queue needs a slot")
         if self.slots > 64:
             raise ValueError("too many queue slots")
+
+    def verify_with(self, batch_config, limits):
+        if self.queue_depth > batch_config.batch_limit:
+            raise ValueError("the queue outgrows the batch")
+        if limits.batch_limit > 2:
+            raise ValueError("limits are not configs")
 """
 
 
@@ -154,6 +160,9 @@ def _site(sites: dict, words: str):
         # a plain class, given its values by position: the fields its __init__ keeps as given
         ("needs a slot", ("--queue-depth",)),
         ("too many queue slots", ()),  # (computed from one)
+        # an unannotated parameter named as a config view, in a config class, is that config
+        ("outgrows the batch", ("--queue-depth", "--batch-limit")),
+        ("limits are not configs", ()),
     ],
 )
 def test_a_config_field_is_the_flag_the_flag_class_fills_it_from(sites, words, flags) -> None:
