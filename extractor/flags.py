@@ -592,6 +592,8 @@ class FlagTable:
             nested = self._nested(view, name)
             if nested or (key, name) not in self.fields or name in self.foreign:
                 return nested
+            if config_key(name) in self.known:
+                return None  # a config it holds: what is read of that one names the flag
             return self.by_dest.get(name)
         hit = self.by_field.get((key, name))
         if hit:
