@@ -16,8 +16,10 @@ from kverr.extractor.context import (
     callee_name,
     const_eval,
     first_line,
+    glob_re,
     is_docstring,
     scope_constants,
+    snake_case,
 )
 
 from kverr.ftypes import FlagDecl, moved
@@ -50,16 +52,26 @@ def flag_decls(
     aliases: dict[str, tuple[str, str]] = {}  # alias dest -> (add_argument dest, option string)
     config: list[FlagDecl] = []
     seen = _Seen(lines, ctx, path) if lines is not None else None
+    spans: list[tuple[int, int, dict[str, FlagDecl]]] = []  # each flag class's lines, fields
     for node in tree.body:
         prefix = ctx.args_classes.get(node.name) if isinstance(node, ast.ClassDef) else None
         if prefix == "":
-            for decl in _field_decls(node, path, seen):
-                fields.setdefault(decl.dest, decl)
+            own = {d.dest: d for d in _field_decls(node, path, seen)}
+            spans.append((node.lineno, node.end_lineno or node.lineno, own))
+            for dest, decl in own.items():
+                fields.setdefault(dest, decl)
         elif prefix:
             config += _config_decls(node, path, prefix)
     local = _LocalLiterals(tree, ctx, lines, defs)
+    config_class = glob_re(ctx.rules.config_classes)
+    fills: list[FlagDecl] = []
     for node in ast.walk(tree) if calls is None else calls:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.keywords and spans:
+            if config_class.match(node.func.id):
+                fills += _fill_decls(node, path, spans)
+        elif isinstance(node.func, ast.Attribute):
             if node.func.attr == "add_argument":
                 decl = (
                     _argument_decl(node, ctx, path, local)
@@ -83,7 +95,40 @@ def flag_decls(
             )
             merged_into[arg_dest] = dest
     order = list(fields) + [d for d in args if d not in fields and d not in merged_into]
-    return tuple(_merge(fields.get(d), args.get(d)) for d in order) + tuple(config)
+    return tuple(_merge(fields.get(d), args.get(d)) for d in order) + tuple(config + fills)
+
+
+def _fill_decls(
+    call: ast.Call, path: str, spans: Sequence[tuple[int, int, dict[str, FlagDecl]]]
+) -> list[FlagDecl]:
+    """`ModelConfig(model=self.model, cache_dtype=self.kv_cache_dtype)` inside a flag class:
+    which config field each of its fields fills, as a declaration named after the flag with
+    the config field's dest (`--kv-cache-dtype` at `cache_config.cache_dtype`, see `fills`).
+    Before a flag class's defaults named the config fields (`kv_cache_dtype: str =
+    CacheConfig.cache_dtype`), these calls are the only place that says so."""
+    own = next((f for first, last, f in spans if first <= call.lineno <= last), None)
+    if own is None:
+        return []
+    assert isinstance(call.func, ast.Name)  # (the caller checked)
+    prefix = snake_case(call.func.id)
+    out = []
+    for k in call.keywords:
+        v = k.value
+        if not (k.arg and isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name)):
+            continue
+        decl = own.get(v.attr) if v.value.id == "self" else None
+        if decl is not None:
+            dest = f"{prefix}.{k.arg}"
+            out.append(
+                FlagDecl(name=decl.name, dest=dest, file=path, line=call.lineno, arg_dest=v.attr)
+            )
+    return out
+
+
+def fills(decl: FlagDecl) -> bool:
+    """Whether `decl` says which config field a flag fills (`_fill_decls`): a config field's
+    dest under a flag's own name (a config field's own declaration is `--<class>.<field>`)."""
+    return "." in decl.dest and "." not in decl.name
 
 
 def _options(call: ast.Call) -> list[str]:
@@ -428,6 +473,49 @@ def _config_decls(cls: ast.ClassDef, path: str, prefix: str) -> list[FlagDecl]:
             decl = dataclasses.replace(decl, help=" ".join(after.value.value.split()))
         dest = f"{prefix}.{decl.dest}"
         out.append(dataclasses.replace(decl, name=f"--{dest}", dest=dest))
+    declared = {d.dest for d in out}
+    for decl in _init_fields(cls, path):
+        dest = f"{prefix}.{decl.dest}"
+        if dest not in declared:
+            out.append(dataclasses.replace(decl, name=f"--{dest}", dest=dest))
+    return out
+
+
+def _init_fields(cls: ast.ClassDef, path: str) -> list[FlagDecl]:
+    """The fields a plain (no dataclass) config class's `__init__` keeps as given
+    (`self.quantization = quantization`): what the older config classes declared instead of
+    annotated fields."""
+    init = next(
+        (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+    )
+    if init is None:
+        return []
+    a = init.args
+    params = {p.arg: p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    out = []
+    for stmt in init.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+        if not (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id == target.attr
+            and target.attr in params
+            and not target.attr.startswith("_")
+        ):
+            continue
+        p = params[target.attr]
+        out.append(
+            FlagDecl(
+                name=dest_to_flag(p.arg),
+                dest=p.arg,
+                type=_src(p.annotation),
+                file=path,
+                line=stmt.lineno,
+                end_line=stmt.end_lineno or stmt.lineno,
+            )
+        )
     return out
 
 
@@ -450,8 +538,13 @@ class FlagTable:
     field (`kv_cache_dtype: str = CacheConfig.cache_dtype`); the flag of the field's own name,
     unless that flag fills another config's field (`--model` is ModelConfig.model, not
     SpeculativeConfig.model); the field of the config's JSON option
-    (`--speculative-config.model`); else no flag. Configs no flag default or option names
-    (a model's `hf_config`) give no flag."""
+    (`--speculative-config.model`); else no flag. Where the flag class passes its fields to a
+    config's constructor by keyword (`ModelConfig(model=self.model)`, `fills`), that says
+    which flag fills which field, as a default naming the field does. A config class neither
+    says anything about is, by its own field's name, that flag if nothing else claims it; as a
+    field of a config with a JSON option (`PassConfig` in `CompilationConfig.pass_config`),
+    that option's dotted path. Configs no flag default or option names (a model's
+    `hf_config`) give no flag."""
 
     by_dest: dict[str, str]
     by_field: dict[tuple[str, str], str]
@@ -459,11 +552,14 @@ class FlagTable:
     options: dict[str, tuple[str, str]]  # config key -> (option flag, option dest)
     known: set[str]
     fields: set[tuple[str, str]]  # (config key, field) of every config field declared
+    holders: dict[str, list[str]] | None = None  # see _holders
 
     @classmethod
     def of(cls, decls: Sequence[FlagDecl]) -> FlagTable:
         table = cls({}, {}, set(), {}, set(), set())
         for d in decls:
+            if fills(d):
+                continue  # once every flag is known
             if "." in d.dest:
                 view, _, name = d.dest.rpartition(".")
                 table.fields.add((config_key(view), name))
@@ -476,6 +572,13 @@ class FlagTable:
                 table.by_field.setdefault((config_key(klass), name), d.name)
                 table.known.add(config_key(klass))
                 table.foreign.add(d.dest)
+        for d in decls:
+            flag = table.by_dest.get(d.arg_dest or "") if fills(d) else None
+            if flag:
+                view, _, name = d.dest.rpartition(".")
+                table.by_field.setdefault((config_key(view), name), flag)
+                table.known.add(config_key(view))
+                table.foreign.add(d.arg_dest)
         table.known |= {k for k in table.options if k.endswith("config")}
         return table
 
@@ -486,7 +589,12 @@ class FlagTable:
         view, _, name = dest.rpartition(".")
         key = config_key(view.rpartition(".")[2])
         if key not in self.known:
-            return self._nested(view, name)
+            nested = self._nested(view, name)
+            if nested or (key, name) not in self.fields or name in self.foreign:
+                return nested
+            if config_key(name) in self.known:
+                return None  # a config it holds: what is read of that one names the flag
+            return self.by_dest.get(name)
         hit = self.by_field.get((key, name))
         if hit:
             return hit
@@ -500,11 +608,22 @@ class FlagTable:
         fills: the outer config's JSON option takes it by its dotted path
         (`--compilation-config.pass_config.fuse_attn_quant`)."""
         outer, _, inner = view.rpartition(".")
+        if not outer:  # `self` of a config class: the option of a config that holds one
+            outer = next((k for k in self._holders().get(inner, ()) if k in self.options), "")
         key = config_key(outer.rpartition(".")[2])
         option = self.options.get(key)
         if option is None or (key, inner) not in self.fields:
             return None  # (a model's hf_config, say: no option sets it)
         return f"{option[0]}.{inner}.{name}"
+
+    def _holders(self) -> dict[str, list[str]]:
+        """Config field -> the configs declaring it, by key (`pass_config` -> compilationconfig),
+        built on first use."""
+        if self.holders is None:
+            self.holders = {}
+            for key, field_name in sorted(self.fields):
+                self.holders.setdefault(field_name, []).append(key)
+        return self.holders
 
     def reachable(self, decls: Sequence[FlagDecl]) -> tuple[FlagDecl, ...]:
         """`decls` with each config field renamed after its JSON option, or dropped when it is
@@ -517,7 +636,7 @@ class FlagTable:
             view, _, name = d.dest.rpartition(".")
             key = config_key(view)
             option = self.options.get(key)
-            if option is None or (key, name) in self.by_field:
+            if option is None or fills(d) or (key, name) in self.by_field:
                 continue
             if name in self.by_dest and name not in self.foreign:
                 continue

@@ -71,7 +71,7 @@ def _table(decls: Sequence[FlagDecl]) -> tuple[FlagTable, list[str]]:
     the same: a backfill links every file of a thousand revisions against nearly the same few
     hundred declarations (lines aside, which neither depends on). Keep the table as it is:
     it is shared."""
-    key = tuple((d.dest, d.name, d.default) for d in decls)
+    key = tuple((d.dest, d.name, d.default, d.arg_dest) for d in decls)
     hit = _TABLES.get(key)
     if hit is None:
         if len(_TABLES) >= 64:

@@ -59,14 +59,18 @@ def code(node: cst.CSTNode) -> str:
 
 
 def normalise(src: str) -> str:
-    """Collapse the whitespace (and drop comments) of multi-line source into one line."""
+    """Collapse the whitespace (and drop comments and backslash continuations) of multi-line
+    source into one line."""
     if "\n" not in src and "#" not in src:
         return src.strip()
     lines = []
     for line in src.splitlines():
         if "#" in line:
             line = _strip_comment(line)
-        lines.append(line.strip())
+        line = line.strip()
+        if (len(line) - len(line.rstrip("\\"))) % 2:  # an odd run ends in a continuation
+            line = line[:-1].rstrip()
+        lines.append(line)
     out = " ".join(x for x in lines if x)
     return out.replace("( ", "(").replace(" )", ")").replace("[ ", "[").replace(" ]", "]")
 

@@ -565,7 +565,8 @@ class _ArgsRules:
 
 def _args_params(node: cst.FunctionDef, rules: _ArgsRules, class_prefix: str | None) -> ArgsNames:
     """Parameters that hold the launch-arguments object (or a config object of it): `self` in
-    such a class, a name the profile lists, or a parameter annotated with such a class."""
+    such a class, a name the profile lists, a parameter annotated with such a class, or, in a
+    config class, an unannotated one named as a config view."""
     out: ArgsNames = {}
     flag_classes = [c for c, prefix in rules.mctx.args_classes.items() if c and prefix == ""]
     params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
@@ -581,6 +582,10 @@ def _args_params(node: cst.FunctionDef, rules: _ArgsRules, class_prefix: str | N
             hits = [w for w in _WORDS.findall(ann) if rules.config_classes.match(w)]
             if hits:
                 out[name] = snake_case(hits[0])
+        elif not ann and class_prefix and rules.config_view(name):
+            # `verify_with(self, parallel_config)` in a config class: the older config classes
+            # annotated no parameter, and passed each other by the attribute's name
+            out[name] = name
     return out
 
 

@@ -423,14 +423,14 @@ def flag_facts(
     `invalid`: what the parser prints for a value the type refuses, through the revision's
     own type helpers (`converters`, extractor.converters), or None."""
     from kverr.extractor.converters import OVERRIDE, invalid_template
-    from kverr.extractor.flags import annotation_facts, config_key
+    from kverr.extractor.flags import annotation_facts, config_key, fills
 
     aliases = {name: members for e in exts for name, members in e.literals}
     fields = {  # a config's own annotation of each field: what its kwargs helper reads
         (config_key(d.dest.rpartition(".")[0]), d.dest.rpartition(".")[2]): d.type
         for e in raw or exts  # (`raw`: before linking, which drops fields a flag fills)
         for d in e.flags
-        if "." in d.dest
+        if "." in d.dest and not fills(d)
     }
     out: dict[str, dict] = {}
     for d in (d for e in exts for d in e.flags):

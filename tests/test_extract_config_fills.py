@@ -1,0 +1,188 @@
+"""Which flag a config class's check reads when the flag class's defaults do not name the config
+fields (the older engine-arguments layout): the keywords the flag class passes to each config's
+constructor, a field's own name, or the JSON option of the config that holds it; in modules we
+wrote. And a guard's test text keeps no backslash line continuation."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+from kverr.extractor import extract_files
+from kverr.extractor.templates import normalise
+
+from kverr.ftypes import SourceFile
+from kverr.profile import load_profile
+
+RULES = load_profile("vllm").extract
+
+ARGS = """
+from dataclasses import dataclass
+
+from pkg.config import BatchConfig, MemoryConfig, QueueConfig, WeightsConfig
+
+
+@dataclass
+class EngineArgs:
+    weights: str = "w"
+    pool_dtype: str = "auto"
+    batch_limit: int = 8
+    draft_config: dict | None = None
+    tune_config: dict | None = None
+    strict_mode: bool = False
+    merge_inputs: bool = False
+    queue_depth: int = 4
+
+    def create_engine_config(self):
+        weights_config = WeightsConfig(weights=self.weights, merge_inputs=self.merge_inputs)
+        memory_config = MemoryConfig(dtype=self.pool_dtype, device=current_device())
+        batch_config = BatchConfig(batch_limit=self.batch_limit, spare=2)
+        queue_config = QueueConfig(self.queue_depth)
+        return weights_config, memory_config, batch_config, queue_config
+"""
+
+CONFIG = r"""
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class WeightsConfig:
+    weights: str = ""
+    merge_inputs: bool = False
+
+    def __post_init__(self):
+        if self.merge_inputs and \
+                not self.weights.endswith(".mm"):
+            raise ValueError("input merging needs a multimodal checkpoint")
+
+
+class MemoryConfig:
+    dtype: str = "auto"
+    device: str = "cpu"
+
+    def __post_init__(self):
+        if self.dtype == "fp4":
+            raise ValueError("the pool cannot hold fp4")
+        if self.device == "tpu":
+            raise ValueError("no pool on this device")
+
+
+class BatchConfig:
+    batch_limit: int = 8
+    spare: int = 1
+
+    def __post_init__(self):
+        if self.spare > self.batch_limit:
+            raise ValueError("more spare slots than the batch holds")
+
+
+class DraftConfig:
+    weights: str = ""
+    depth: int = 1
+
+    def __post_init__(self):
+        if not self.weights and self.depth > 1:
+            raise ValueError("a deep draft needs weights of its own")
+
+
+class LooseConfig:
+    strict_mode: bool = False
+
+    def check(self):
+        if self.strict_mode:
+            raise ValueError("strict mode is not available here")
+
+
+class StepConfig:
+    unroll: bool = False
+
+    def __post_init__(self):
+        if self.unroll:
+            logger.warning("unrolling is experimental")
+
+
+class TuneConfig:
+    step_config: StepConfig = None
+
+
+class QueueConfig:
+    def __init__(self, queue_depth: int):
+        self.queue_depth = queue_depth
+        self.slots = queue_depth * 2
+        self._verify()
+
+    def _verify(self):
+        if self.queue_depth < 1:
+            raise ValueError("the queue needs a slot")
+        if self.slots > 64:
+            raise ValueError("too many queue slots")
+
+    def verify_with(self, batch_config, limits):
+        if self.queue_depth > batch_config.batch_limit:
+            raise ValueError("the queue outgrows the batch")
+        if limits.batch_limit > 2:
+            raise ValueError("limits are not configs")
+"""
+
+
+@pytest.fixture(scope="module")
+def sites() -> dict:
+    files = [
+        SourceFile("pkg/engine/arg_utils.py", dedent(ARGS), "a" * 40),
+        SourceFile("pkg/config.py", dedent(CONFIG), "b" * 40),
+    ]
+    _, config = extract_files(files, rules=RULES)
+    return {s.template.display(): s for s in config.sites}
+
+
+def _site(sites: dict, words: str):
+    (hit,) = [s for display, s in sites.items() if words in display]
+    return hit
+
+
+@pytest.mark.parametrize(
+    ("words", "flags"),
+    [
+        # the constructor keyword that takes the flag class's field of the same name ...
+        ("input merging", ("--merge-inputs", "--weights")),
+        # ... or of another name (dtype=self.pool_dtype)
+        ("cannot hold fp4", ("--pool-dtype",)),
+        # a keyword given no flag's value is no flag: the platform's device
+        ("no pool on this device", ()),
+        ("more spare slots", ("--batch-limit",)),
+        # `weights` fills WeightsConfig: a draft's own weights are its JSON option's field
+        ("a deep draft", ("--draft-config.weights", "--draft-config.depth")),
+        # a config no constructor call or option names: the flag of the field's own name
+        ("strict mode", ("--strict-mode",)),
+        # a config held by a config with a JSON option: that option's dotted path
+        ("unrolling", ("--tune-config.step_config.unroll",)),
+        # a plain class, given its values by position: the fields its __init__ keeps as given
+        ("needs a slot", ("--queue-depth",)),
+        ("too many queue slots", ()),  # (computed from one)
+        # an unannotated parameter named as a config view, in a config class, is that config
+        ("outgrows the batch", ("--queue-depth", "--batch-limit")),
+        ("limits are not configs", ()),
+    ],
+)
+def test_a_config_field_is_the_flag_the_flag_class_fills_it_from(sites, words, flags) -> None:
+    assert _site(sites, words).flags == flags
+
+
+def test_a_guard_keeps_no_backslash_continuation(sites) -> None:
+    (guard,) = _site(sites, "input merging").guards
+    assert "\\" not in guard.test
+    assert " ".join(guard.test.split()) == guard.test
+
+
+@pytest.mark.parametrize(
+    ("source", "one_line"),
+    [
+        ("a and \\\n    b", "a and b"),
+        ("a \\\n  and b \\\n  and c", "a and b and c"),
+        ("x == '\\\\'\n  and y", "x == '\\\\' and y"),  # an escaped backslash stays
+        ("f(a,  # why\n  b)", "f(a, b)"),
+    ],
+)
+def test_normalise_joins_continued_lines(source, one_line) -> None:
+    assert normalise(source) == one_line
