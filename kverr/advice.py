@@ -87,7 +87,8 @@ def advise(
     if not known and not values:
         return _instructions(record, values, set(dests.values()), [])
     out: list[tuple[bool, str]] = [
-        (False, line) for line in _directions(record, values, known, dests, caveats)
+        (False, line)
+        for line in [*_directions(record, values, known, dests, caveats), *_one_of(record, known)]
     ]
     for cond, want in _conditions(record, dests, rules.computed):
         env = {**constants, **{_name(o): v for o, v in known.items()}}
@@ -328,6 +329,25 @@ def _directions(
                 line = _noted(record, line) + "."
                 out.append(_caveated(line, caveats.get(flag) if line[0] == "R" else None))
     return list(dict.fromkeys(out))
+
+
+# "Set --max-lora-rank to one of 8, 16, 32" (records/knowledge: a check over a set of values)
+_ONE_OF = re.compile(r"Set (--[a-z0-9][a-z0-9-]{0,80}) to one of ([^;]{1,400})$")
+
+
+def _one_of(record: Mapping[str, Any], known: Mapping[str, float | str]) -> list[str]:
+    """The allowed numbers nearest the one the message printed, the next larger first (a rank
+    of 1 where 8, 16, ... are allowed: 8): what a set of allowed values leaves to choose."""
+    out = []
+    for m in (_ONE_OF.match(s) for s in record.get("solutions") or ()):
+        now = known.get(m.group(1)) if m else None
+        allowed = [_number(v) for v in m.group(2).split(", ")] if m else []
+        if not isinstance(now, float) or not allowed or None in allowed or now in allowed:
+            continue
+        near = sorted(allowed, key=lambda v: (v < now, abs(v - now)))[:SHOWN]  # type: ignore[operator]
+        choice = ", ".join(_shown(v) for v in near[:-1]) + (" or " if len(near) > 1 else "")
+        out.append(f"Use {m.group(1)} {choice}{_shown(near[-1])} (not {_shown(now)}).")
+    return out
 
 
 def _noted(record: Mapping[str, Any], line: str) -> str:

@@ -356,3 +356,16 @@ def test_quantities_printed_in_another_unit(case) -> None:
     _, clause, values, expected = next(c for c in CONVERTED if c[0] == case)
     record = {"flags": ["--share", "--reserve"], "triggerScenarios": f"Launching when {clause}."}
     assert advise(record, values, rules=COMPUTED) == expected
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        ("1", ["Use --rank 8, 16 or 32 (not 1)."]),  # the next larger first
+        ("100", ["Use --rank 128, 256 or 64 (not 100)."]),
+        ("16", []),  # allowed: nothing to say
+    ],
+)
+def test_a_set_of_allowed_values_offers_the_nearest(printed, expected) -> None:
+    record = {"flags": ["--rank"], "solutions": ["Set --rank to one of 8, 16, 32, 64, 128, 256"]}
+    assert advise(record, {"self.rank": printed}) == expected
