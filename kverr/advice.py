@@ -474,9 +474,11 @@ def _solve(
     if mine is not None and _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
     bound = None
-    if isinstance(mine, str):  # a word (`gptq`): the words the message printed beside it
+    if isinstance(mine, str):  # a word (`gptq`): the words the message or the check names
         words = [w for v in printed for w in (v if isinstance(v, tuple) else (v,))]
-        pool: list[float | str] = [v for v in words if isinstance(v, str) and v != mine]
+        words += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
+        pool: list[float | str] = [v for v in dict.fromkeys(words) if isinstance(v, str)]
+        pool = [v for v in pool if v != mine]
     else:
         numbers = [v for v in (known[o] for o in others) if isinstance(v, float)]
         numbers += [
@@ -622,7 +624,8 @@ _CMP = {
 
 
 def _eval(node: ast.expr, env: Mapping[str, float]) -> Any:
-    """Numbers, names bound in `env`, arithmetic, comparisons, and/or/not; None otherwise."""
+    """Numbers, words, names bound in `env`, tuples, arithmetic, comparisons (`in` too),
+    and/or/not; None otherwise."""
     try:
         return _ev(node, env)
     except (ZeroDivisionError, OverflowError, TypeError, ValueError, KeyError, _Unknown):
@@ -650,6 +653,8 @@ def _ev(node: ast.expr, env: Mapping[str, float]) -> Any:
             return _CALLS[name](*(_ev(a, env) for a in node.args))
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
         return node.value
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):  # (what `in` looks through)
+        return tuple(_ev(e, env) for e in node.elts)
     if isinstance(node, ast.IfExp):
         return _ev(node.body, env) if _ev(node.test, env) else _ev(node.orelse, env)
     if isinstance(node, ast.Name):

@@ -40,6 +40,18 @@ HARDWARE = ("--tp-size",)
             {"self.max_model_len": "8192", "token_num": "7691", "max_tokens": "512"},
             ["Use --max-model-len 8203, 16384 or 32768 (not 8192)."],
         ),
+        (  # the words the check allows, in its order
+            "--kernel in ('fa3', 'triton', 'flashinfer', 'cutlass')",
+            ["--kernel"],
+            {"self.kernel": "ascend"},
+            ["Use --kernel fa3, triton or flashinfer (not ascend)."],
+        ),
+        (  # a printed list of qualified words: the words a command line gives
+            "not --dtype not in supported_dtypes",
+            ["--dtype"],
+            {"self.dtype": "torch.bfloat16", "supported_dtypes": "[torch.float16]"},
+            ["Use --dtype float16 (not bfloat16)."],
+        ),
         (  # values that already satisfy it say nothing
             "--tp-size % --dp-size == 0",
             ["--tp-size", "--dp-size"],
