@@ -636,6 +636,12 @@ class _Unknown(Exception):
     pass
 
 
+def _split(node: ast.BinOp) -> bool:
+    """`--tp-size // --ep-size`: a size the code splits evenly (it checks that one divides
+    the other before), not a rounding."""
+    return all(isinstance(n, ast.Name) and n.id.startswith("o_") for n in (node.left, node.right))
+
+
 def _is_math(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "math"
 
@@ -660,7 +666,10 @@ def _ev(node: ast.expr, env: Mapping[str, float]) -> Any:
     if isinstance(node, ast.Name):
         return env[node.id]
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
-        return _BIN[type(node.op)](_ev(node.left, env), _ev(node.right, env))
+        left, right = _ev(node.left, env), _ev(node.right, env)
+        if isinstance(node.op, ast.FloorDiv) and _split(node) and left % right:
+            raise _Unknown()  # (an option split into equal parts by another must divide)
+        return _BIN[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_ev(node.operand, env)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):

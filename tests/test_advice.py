@@ -381,3 +381,26 @@ def test_quantities_printed_in_another_unit(case) -> None:
 def test_a_set_of_allowed_values_offers_the_nearest(printed, expected) -> None:
     record = {"flags": ["--rank"], "solutions": ["Set --rank to one of 8, 16, 32, 64, 128, 256"]}
     assert advise(record, {"self.rank": printed}) == expected
+
+
+def test_a_size_split_by_another_option_must_divide_it() -> None:
+    """`moe_tp_size` is --tp-size // --ep-size (a profile's `computed`): an expert size that
+    does not divide the tensor-parallel size is no answer, though the floor would pass."""
+    rules = AdviceRules(derived=(("moe_ep_size", "--ep-size"),),
+                        computed=(("moe_tp_size", "--tp-size // --ep-size"),))  # fmt: skip
+    record = {
+        "flags": ["--tp-size", "--ep-size"],
+        "placeholders": [
+            "moe_intermediate_size",
+            "moe_tp_size",
+            "self.tp_size",
+            "self.moe_ep_size",
+        ],
+        "triggerScenarios": "Launching when `moe_intermediate_size % moe_tp_size != 0` is true.",
+    }
+    values = {"moe_intermediate_size": "2048", "moe_tp_size": "6", "self.tp_size": "6",
+              "self.moe_ep_size": "1"}  # fmt: skip
+    assert advise(record, values, keep=HARDWARE, rules=rules) == [
+        "With --tp-size 6, use --ep-size 3 or 6 (not 1).",
+        "With --ep-size 1, use --tp-size 4, 2 or 1 (not 6).",
+    ]
