@@ -197,9 +197,15 @@ def _conditions(
     own = [m for s in record.get("solutions") or () for m in [_CONDITION.search(s)] if m]
     if own:
         return [(m.group(1), m.group(2) == "true") for m in own]
-    names = {**dests, **{name: f"({expr})" for name, expr in computed}}
+    exprs = {name: f"({expr})" for name, expr in computed}
+
+    def options(clause: str) -> str:
+        # (what a computed name stands for may be a derived name in turn: `context_len`)
+        clause = _DEST.sub(lambda d: exprs.get(d.group(1), d.group(0)), clause)
+        return _DEST.sub(lambda d: dests.get(d.group(1), d.group(0)), clause)
+
     return [
-        (_DEST.sub(lambda d: names.get(d.group(1), d.group(0)), m.group(1)), m.group(2) != "true")
+        (options(m.group(1)), m.group(2) != "true")
         for m in _CLAUSE.finditer(record.get("triggerScenarios") or "")
     ]
 

@@ -232,7 +232,10 @@ def test_the_shipped_profiles_map_what_their_checks_read() -> None:
     for name in builtin_names():
         rules = load_profile(name).advice
         assert all(k.isidentifier() and v.startswith("--") for k, v in rules.derived)
-        assert all(k.isidentifier() and "--" in v for k, v in rules.computed)
+        # (a computed name stands for an expression over options, or for a derived name)
+        assert all(
+            k.isidentifier() and ("--" in v or v in dict(rules.derived)) for k, v in rules.computed
+        )
         moved = {v for _, v in rules.derived} | {f for _, fs in rules.raised_by for f in fs}
         assert {f for f, _ in rules.caveats} <= moved
 
@@ -403,4 +406,19 @@ def test_a_size_split_by_another_option_must_divide_it() -> None:
     assert advise(record, values, keep=HARDWARE, rules=rules) == [
         "With --tp-size 6, use --ep-size 3 or 6 (not 1).",
         "With --ep-size 1, use --tp-size 4, 2 or 1 (not 6).",
+    ]
+
+
+def test_a_computed_name_may_stand_for_a_derived_one() -> None:
+    rules = AdviceRules(derived=(("context_len", "--context-length"),),
+                        computed=(("_limit", "context_len"),))  # fmt: skip
+    record = {
+        "flags": ["--allow-truncate"],
+        "placeholders": ["self.context_len", "new_tokens", "input_tokens"],
+        "triggerScenarios": "Launching without --allow-truncate, when "
+        "`new_tokens + input_tokens >= _limit` is true.",
+    }
+    values = {"self.context_len": "4096", "new_tokens": "3000", "input_tokens": "1320"}
+    assert advise(record, values, rules=rules) == [
+        "Use --context-length 4321, 8192 or 16384 (not 4096)."
     ]
