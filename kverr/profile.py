@@ -33,6 +33,7 @@ _NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _IDENT_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]!.]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,80}")
+_FILE_GLOB = re.compile(r"[A-Za-z0-9_*?./\[\]-]{1,200}")
 _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _SENTENCE = re.compile(r"[^\x00-\x1f\x7f]{1,300}")
 _EXPRESSION = re.compile(r"[\w. +*/()-]{1,200}")  # arithmetic over names and --options
@@ -73,6 +74,7 @@ _KEYS: dict[str, dict[str, str]] = {
         "own_env_prefixes": "list",
         "earlier_checks": "str",
         "file_tags": "table",
+        "request_checks": "table",
         "catch": "table",
         "platforms": "table",
         "hardware": "table",
@@ -189,6 +191,8 @@ class Profile:
     catch_call: str = ""  # files whose raises that call reaches
     catch_files: tuple[str, ...] = ()
     file_tags: tuple[tuple[str, tuple[str, ...]], ...] = ()  # tag -> file globs
+    # the checks a served request runs, not the launch: file glob -> function globs
+    request_checks: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # explain: log-line forms this project prints around a message (regexes, bounded, matched
     # at the start / end of a line); named groups `file` and `line` say where it was logged
     log_prefixes: tuple[str, ...] = ()
@@ -376,6 +380,13 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
             (tag, tuple(str(g) for g in globs))
             for tag, globs in get.table("knowledge", "file_tags").items()
         ),
+        request_checks=get.options_of(
+            "knowledge",
+            "request_checks",
+            _FILE_GLOB,
+            _IDENT_GLOB,
+            '"file glob" = ["function glob", ...]',
+        ),
         log_prefixes=get.forms("log_prefixes", suffix=False),
         log_suffixes=get.forms("log_suffixes", suffix=True),
         programs=get.strings("explain", "programs"),
@@ -488,18 +499,27 @@ class _Getter:
             raise self._fail(table, key, f"a table of {what}")
         return tuple(sorted(value.items()))
 
-    def options_of(self, table: str, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    def options_of(
+        self,
+        table: str,
+        key: str,
+        names: re.Pattern[str] = _IDENT,
+        items: re.Pattern[str] = _OPTION,
+        what: str = 'name = ["--option", ...]',
+    ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """A table of name = [item, ...] (one item may stand alone): by default a name and the
+        options it goes with."""
         value = self.table(table, key)
         out = []
         for name, flags in sorted(value.items()):
             flags = [flags] if isinstance(flags, str) else flags
             if not (
-                _IDENT.fullmatch(name)
+                names.fullmatch(name)
                 and isinstance(flags, list)
                 and flags
-                and all(isinstance(f, str) and _OPTION.fullmatch(f) for f in flags)
+                and all(isinstance(f, str) and items.fullmatch(f) for f in flags)
             ):
-                raise self._fail(table, key, 'a table of name = ["--option", ...]')
+                raise self._fail(table, key, f"a table of {what}")
             out.append((name, tuple(flags)))
         return tuple(out)
 
@@ -577,6 +597,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
             "own_env_prefixes": list(profile.own_env_prefixes),
             "earlier_checks": profile.earlier_checks,
             "file_tags": {tag: list(globs) for tag, globs in profile.file_tags},
+            "request_checks": {f: list(fns) for f, fns in profile.request_checks},
             "catch": {
                 "import": profile.catch_import,
                 "call": profile.catch_call,

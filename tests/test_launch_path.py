@@ -169,3 +169,21 @@ def test_an_attribute_the_profile_names_a_copy_of_a_flag_reads_that_flag():
     assert [(s.template.display()[:14], s.flags) for s in sites] == [
         ("The model hold", ("--max-model-len",))
     ]
+
+
+def test_a_check_each_request_runs_says_so():
+    """The profile's `request_checks`: a served request's check is no launch's."""
+    profile = dataclasses.replace(
+        load_profile("sglang"), request_checks=((RUNNER, ("check_length",)),)
+    )
+    rules = dataclasses.replace(
+        profile.extract, launch_copies=("max_model_len",), launch_path=(RUNNER,)
+    )
+    profile = dataclasses.replace(profile, extract=rules)
+    args = "class ServerArgs:\n    max_model_len: int = None\n"
+    fxs = extract_files([_src(SA, args), _src(RUNNER, SERVING_TEXT)], rules=rules)
+    rev = Revision(repo="sgl-project/sglang", sha="c" * 40, date="2026-01-01T00:00:00Z")
+    (rec,) = [r for r in build_records(fxs, rev, profile=profile) if r["filePath"] == RUNNER]
+    assert rec["triggerScenarios"] == (
+        "Serving a request when `token_num + max_tokens > --max-model-len` is true."
+    )

@@ -14,7 +14,13 @@ from kverr.records.conditions import (
     show_value,
 )
 from kverr.records.knowledge import docs, earlier
-from kverr.records.knowledge.facts import Facts, _takes_value, flag_default, meets_default
+from kverr.records.knowledge.facts import (
+    Facts,
+    _takes_value,
+    flag_default,
+    in_files,
+    meets_default,
+)
 from kverr.records.knowledge.text import feature_flags, model_option
 
 
@@ -45,7 +51,8 @@ def trigger_scenarios(f: Facts) -> str:
     when = [phrase(a) for a in exprs if a.topic not in ("model", "platform", "hardware")]
     if not (with_ or without or exprs):
         return ""
-    bits = ["Launching"]
+    # a check each served request runs: the launch, if the words name one, is the server's
+    bits = ["Serving a request after launching" if served(f) else "Launching"]
     if model:
         bits.append(" and ".join(model))
     flags = []
@@ -57,6 +64,8 @@ def trigger_scenarios(f: Facts) -> str:
         bits.append(" and ".join(flags))
     if where:
         bits.append(" and ".join(where))
+    if len(bits) == 1 and served(f):
+        bits = ["Serving a request"]  # (no word of the launch: "after launching" says nothing)
     text = " ".join(bits)
     if when:
         text += (", when " if flags or model or where else " when ") + join_words(when)
@@ -74,6 +83,16 @@ def trigger_scenarios(f: Facts) -> str:
         )
     # what the phases before the check did to the flags it reads changes who reaches it
     return " ".join([text, *earlier.sentences(f)])
+
+
+def served(f: Facts) -> bool:
+    """Whether the check runs for each request the server takes, not at launch (the profile's
+    `request_checks`: the input validation of a tokenizer manager or an OpenAI server)."""
+    function = (f.site.function or "").rpartition(".")[2]
+    return any(
+        in_files(f.site.file, (path,)) and in_files(function, names)
+        for path, names in f.profile.request_checks
+    )
 
 
 def _with_values(atoms: list[Atom], f: Facts) -> list[str]:
