@@ -34,6 +34,7 @@ def table(dataset: Path) -> list[str]:
     rest = [r for r in records if r.get("scope") != "launch-path"]
     width = max(len(g) for g in (*profile.files, *profile.launch_path))
     out = [f"{profile.product} (profile {name}; {len(records):,} records in {dataset.name}/)"]
+    out += [f"  {line}" for line in _provenance(dataset)]
     for title, globs, recs in (
         ("server-args files", profile.files, rest),
         ("launch path", profile.launch_path, scoped),
@@ -46,6 +47,21 @@ def table(dataset: Path) -> list[str]:
             n_all, n_flag = n_all + len(mine), n_flag + flagged
             out.append(f"  {glob:<{width}}  {len(mine):>7,}  {flagged:>11,}")
         out.append(f"  {f'{title}: {len(globs)} globs':<{width}}  {n_all:>7,}  {n_flag:>11,}")
+    return out
+
+
+def _provenance(dataset: Path) -> list[str]:
+    """What the build's manifest says: revisions, flags, and the fixes its --verify ran."""
+    manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))
+    counts = manifest.get("counts") or {}
+    out = [f"{counts.get('revisions', 0):,} revisions built, {counts.get('flags', 0):,} flags"]
+    v = counts.get("verification") or {}
+    if v:
+        out.append(
+            f"{(v.get('counts') or {}).get('verified', 0):,} records with a fix verified on "
+            f"{v.get('platform')}; at {v.get('newest')}, {v.get('verifiedNewest', 0):,} of "
+            f"{v.get('errorsNewest', 0):,} raise/assert records"
+        )
     return out
 
 
