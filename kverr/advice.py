@@ -118,6 +118,11 @@ def _dests(record: Mapping[str, Any], derived: Sequence[tuple[str, str]]) -> dic
     (`tp_size`), and the profile's derived values (`context_len`) its check reads or its
     message prints."""
     out = {f.lstrip("-").replace("-", "_"): f for f in record.get("flags") or ()}
+    for expr in record.get("placeholders") or ():
+        # a local named after the option it holds (`task_option` for --task)
+        base = re.sub(r"_(?:option|value|arg)$", "", expr)
+        if base != expr and base in out:
+            out.setdefault(expr, out[base])
     reads = " ".join([record.get("triggerScenarios") or "", *(record.get("placeholders") or ())])
     for name, flag in derived:
         if name not in out and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", reads):

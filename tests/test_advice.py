@@ -422,3 +422,13 @@ def test_a_computed_name_may_stand_for_a_derived_one() -> None:
     assert advise(record, values, rules=rules) == [
         "Use --context-length 4321, 8192 or 16384 (not 4096)."
     ]
+
+
+def test_a_local_named_after_its_option_is_that_option() -> None:
+    record = {
+        "flags": ["--task"],
+        "placeholders": ["task_option", "supported_tasks"],
+        "solutions": ["Change --task so that `--task not in supported_tasks` is false"],
+    }
+    values = {"task_option": "embedding", "supported_tasks": "{'generate'}"}
+    assert advise(record, values) == ["Use --task generate (not embedding)."]
