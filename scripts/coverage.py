@@ -51,8 +51,12 @@ def table(dataset: Path) -> list[str]:
 
 
 def _provenance(dataset: Path) -> list[str]:
-    """What the build's manifest says: revisions, flags, and the fixes its --verify ran."""
-    manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))
+    """What the build's manifest says: revisions, flags, and the fixes its --verify ran (none
+    without a manifest)."""
+    path = dataset / "manifest.json"
+    if not path.is_file():
+        return []
+    manifest = json.loads(path.read_text(encoding="utf-8"))
     counts = manifest.get("counts") or {}
     out = [f"{counts.get('revisions', 0):,} revisions built, {counts.get('flags', 0):,} flags"]
     v = counts.get("verification") or {}

@@ -54,6 +54,21 @@ def test_records_counted_per_glob_and_set(tmp_path, capsys):
     assert rows[f"launch path: {globs} globs"] == ["2", "1"]
 
 
+def test_the_manifest_gives_the_builds_counts(tmp_path, capsys):
+    ds = tmp_path / "sglang"
+    ds.mkdir()
+    (ds / "records.jsonl").write_text(json.dumps({"record": _rec("a.py", [])}) + "\n")
+    verification = {"counts": {"verified": 12}, "platform": "cuda-sm90", "newest": "abc123",
+                    "verifiedNewest": 9, "errorsNewest": 10}  # fmt: skip
+    counts = {"revisions": 1234, "flags": 56, "verification": verification}
+    (ds / "manifest.json").write_text(json.dumps({"counts": counts}), encoding="utf-8")
+    assert _script().main([str(ds)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:3] == [
+        "  1,234 revisions built, 56 flags",
+        "  12 records with a fix verified on cuda-sm90; at abc123, 9 of 10 raise/assert records",
+    ]
+
+
 def test_a_folder_without_records_is_one_line_and_exit_2(tmp_path, capsys):
     assert _script().main([str(tmp_path)]) == 2
     assert (
