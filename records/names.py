@@ -100,14 +100,21 @@ def _replaced(site: Site, line: int) -> list[Binding]:
 def in_place(site: Site, flags: Iterable[str]) -> list[str]:
     """`flags` with each flag the code overwrites before the site reads it replaced by the
     flags its new value reads (`self.topk = self.breadth`: --topk -> --breadth): the launch's
-    value of such a flag is not what the check is about. A notice keeps them: it reports
-    what the code chose ("Use fa3 as attention backend")."""
+    value of such a flag is not what the check is about. Not when the launch's value still
+    decides: a guard read it before the assignment (`if self.backend is None: self.backend =
+    "x"`: the launch that sets it never gets here), or a local kept it (`paths =
+    self.paths; self.paths = []`). A notice keeps them all: it reports what the code chose
+    ("Use fa3 as attention backend")."""
     if site.severity not in ("error", "critical"):
         return list(flags)
+    held = {f for b in site.bindings if b.kind in ("local", "param") for f in b.flags}
     replaced = {
         b.flags[0]: b.flags[1:]
         for b in _replaced(site, site.line)
-        if b.flags and b.flags[0] not in b.flags[1:]
+        if b.flags
+        and b.flags[0] not in b.flags[1:]
+        and b.flags[0] not in held
+        and not any(b.flags[0] in g.flags for g in site.guards if g.line < b.line)
     }
     return list(dict.fromkeys(new for fl in flags for new in replaced.get(fl, (fl,))))
 

@@ -227,6 +227,54 @@ def add_cli_args(parser):
     assert rec["flags"] == ["--algorithm", "--breadth", "--page-size"]
 
 
+KEPT_WHEN_THE_LAUNCH_DECIDES = [
+    # a guard read the option first: a launch that sets it never reaches the check
+    (
+        """
+class ServerArgs:
+    backend: str = None
+    ep_size: int = 1
+
+    def f(self):
+        if self.backend is None:
+            self.backend = "deepep"
+            if self.ep_size == 1:
+                raise ValueError("The deepep backend needs --ep-size > 1.")
+
+def add_cli_args(parser):
+    parser.add_argument("--backend", type=str, help="The all-to-all backend.")
+    parser.add_argument("--ep-size", type=int, default=1, help="Expert parallel ranks.")
+""",
+        ["--backend", "--ep-size"],
+    ),
+    # a local kept the launch's value before the option was emptied
+    (
+        """
+class ServerArgs:
+    paths: list = None
+
+    def f(self):
+        if isinstance(self.paths, list):
+            paths = self.paths
+            self.paths = []
+            for p in paths:
+                if not isinstance(p, str):
+                    raise ValueError(f"Invalid item in --paths: {p}.")
+
+def add_cli_args(parser):
+    parser.add_argument("--paths", nargs="*", help="Paths to load.")
+""",
+        ["--paths"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("src", "flags"), KEPT_WHEN_THE_LAUNCH_DECIDES)
+def test_an_option_overwritten_where_the_launch_still_decides_is_kept(src, flags):
+    (rec,) = [r for r in _records(src) if r["kind"] == "raise"]
+    assert rec["flags"] == flags
+
+
 def test_the_else_of_a_chain_over_one_option_is_every_other_value():
     src = """
 class ServerArgs:
