@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from kverr.records import EPOCH
+
 from kverr import io
 from kverr.errors import DatasetError, SchemaError
 from kverr.ftypes import Dataset, FlagDecl, Revision
@@ -31,7 +33,6 @@ FILES = (
     "lineage.jsonl",
     "manifest.json",
 )
-EPOCH = "1970-01-01T00:00:00.000Z"
 
 
 def _line(obj: Any) -> str:
