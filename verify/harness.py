@@ -151,11 +151,9 @@ class Harness:
     sha: str | None
     workdir: Path
     platform: str | None = None
-    model: str | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
     timeout: float = 5.0
     info: dict[str, Any] = field(default_factory=dict)
-    runs: int = 0
     seconds: float = 0.0  # time spent in runs and start-up (the bench reads it)
     child_ms: dict[str, float] = field(default_factory=lambda: {"load": 0.0, "run": 0.0})
     trust_repo: bool = False  # run the child unconfined (the user vouches for the repository)
@@ -238,7 +236,6 @@ class Harness:
         if fields is not None and fields is not self._fields:
             job["fields"] = dict(fields)
             self._fields = fields
-        self.runs += 1
         try:
             data = self._ask(job, self.wall_deadline())
             out = Outcome.from_child(data)
@@ -453,7 +450,7 @@ class Harness:
                 "launch": spec.launch,  # how a reason names the launch command
             },
             "platform": spec.platform(self.platform).to_json(),
-            "model": spec.model(self.model).to_json(),
+            "model": spec.model().to_json(),
             "model_path": _model_path(spec.base_args),
         }
 

@@ -140,12 +140,8 @@ class Session:
             self._pool = None
         for h in self._harnesses.values():
             self.stats["seconds"] += h.seconds
-            self.stats["child_load_s"] = (
-                self.stats.get("child_load_s", 0.0) + h.child_ms["load"] / 1000
-            )
-            self.stats["child_run_s"] = (
-                self.stats.get("child_run_s", 0.0) + h.child_ms["run"] / 1000
-            )
+            for part in ("load", "run"):
+                self.count(f"child_{part}_s", h.child_ms[part] / 1000)
             h.close()
         self._harnesses.clear()
 
@@ -280,11 +276,7 @@ def _word(value: Any) -> str:
 
 
 def _kind(default: Any) -> str | None:
-    if type(default) is int:
-        return "int"
-    if type(default) is float:
-        return "float"
-    return None
+    return {int: "int", float: "float"}.get(type(default))
 
 
 def files_key(revision: Revision, files: Sequence[tuple[str, str]]) -> str:

@@ -167,11 +167,10 @@ class Search:
         if not sites:
             return None, []
         caller, guards, _ = sites[min(self._site, len(sites) - 1)]
-        attrs = {d.dest: name for name, d in self.decls.items()}
         out = []
         for line, test, holds in guards:
             g = Guard(test=test, holds=holds, kind="if", line=line)
-            out.append(Reading(g, atoms_of(test, holds, attrs), "enclosing"))
+            out.append(Reading(g, atoms_of(test, holds, self.attrs), "enclosing"))
         return caller, out
 
     def run(
