@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kverr.extractor.context import callee_name
-from kverr.extractor.pysource import expr_or_none
+from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 from kverr.records.names import is_none, name_flags, notes, resolve, value_flags
 
 from kverr.ftypes import Guard, Profile, Site
@@ -33,7 +33,6 @@ _CMP = {
 }  # fmt: skip
 _FLIP = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "==": "==", "!=": "!="}
 POSITIVE_OPS = ("set", "==", "in", "is not None")
-_NO_VALUE = object()
 
 
 @dataclass(frozen=True)
@@ -60,15 +59,7 @@ class Atom:
 
     def negated(self) -> Atom:
         if self.op == "expr":
-            return Atom(
-                None,
-                "expr",
-                text=self.text,
-                holds=not self.holds,
-                flags=self.flags,
-                says=self.says,
-                topic=self.topic,
-            )
+            return replace(self, holds=not self.holds)
         return Atom(self.flag, _NEGATE[self.op], self.value, via=self.via)
 
 
@@ -143,7 +134,7 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
     flag, value = _flag_of(left, attrs), _literal(right)
     if flag is None and name in _FLIP:  # `1 < cfg.x` reads as `cfg.x > 1`
         flag, value, name = _flag_of(right, attrs), _literal(left), _FLIP[name]
-    if flag is None or value is _NO_VALUE:
+    if flag is None or value is NOT_LITERAL:
         return None
     if name in ("in", "not in"):
         if not isinstance(value, (tuple, list, set, frozenset)):
@@ -182,16 +173,13 @@ def _fallback(node: ast.expr, attrs: dict[str, str]) -> list[str]:
 
 def _literal(node: ast.expr) -> Any:
     """The literal a flag is compared with, made hashable (atoms are deduplicated as keys)."""
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _NO_VALUE
+    value = literal(node)
     if isinstance(value, list):
         value = tuple(value)
     try:
         hash(value)
     except TypeError:
-        return _NO_VALUE
+        return NOT_LITERAL
     return value
 
 
@@ -317,10 +305,7 @@ def _is_arch(node: ast.expr) -> bool:
 
 
 def _strings(node: ast.expr) -> list[str] | None:
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
+    value = literal(node)
     if isinstance(value, str):
         return [value]
     if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):

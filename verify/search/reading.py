@@ -13,7 +13,7 @@ import copy
 import functools
 from typing import Any
 
-from kverr.extractor.pysource import parse_expr, parse_module
+from kverr.extractor.pysource import NOT_LITERAL, literal, parse_expr, parse_module
 from kverr.verify.sandbox.steps import Node, definitions
 
 
@@ -596,19 +596,13 @@ def assigned_values(text: str, args_class: str) -> dict[str, list[Any] | None]:
                     continue
                 if t.value.id != "self":
                     continue
-                try:
-                    literal = ast.literal_eval(value) if value is not None else _NOT_LITERAL
-                except (ValueError, SyntaxError, TypeError):
-                    literal = _NOT_LITERAL
+                held = literal(value) if value is not None else NOT_LITERAL
                 known = out.setdefault(t.attr, [])
-                if literal is _NOT_LITERAL or known is None:
+                if held is NOT_LITERAL or known is None:
                     out[t.attr] = None
-                elif literal not in known:
-                    known.append(literal)
+                elif held not in known:
+                    known.append(held)
     return out
-
-
-_NOT_LITERAL = object()
 
 
 @functools.lru_cache(maxsize=1024)
