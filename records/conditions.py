@@ -229,7 +229,7 @@ def describe(node: ast.expr, attrs: dict[str, str]) -> Said | None:
     if isinstance(node, ast.BoolOp):
         return _describe_boolop(node, attrs)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return _describe_compare(node.left, node.ops[0], node.comparators[0], attrs)
+        return _describe_compare(node.left, node.ops[0], node.comparators[0])
     if isinstance(node, ast.Call):
         return _describe_call(node, attrs)
     if isinstance(node, ast.Name):
@@ -263,7 +263,7 @@ def _either(items: list[str]) -> str:
     return items[0] if len(items) == 1 else "either " + ", ".join(items[:-1]) + " or " + items[-1]
 
 
-def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs) -> Said | None:
+def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
     positive = isinstance(op, (ast.In, ast.Eq))
     if not (positive or isinstance(op, (ast.NotIn, ast.NotEq, ast.Is, ast.IsNot))):
         return None

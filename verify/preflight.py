@@ -167,7 +167,7 @@ def read_ahead(bench: Any) -> None:
     main = bench.texts.get(spec.main_path, "")
     reading.method_reads(main, spec.args_class)
     for phase in spec.phases[:1]:
-        reading.call_sites(main, spec.args_class, f"{spec.args_class}.{phase}")
+        reading.call_sites(main, f"{spec.args_class}.{phase}")
 
 
 def release_key(rel: Any, spec: Any) -> str:
@@ -280,10 +280,10 @@ def your_launch(pasted: Any, options: Mapping[str, Any]) -> tuple[Resolved, Laun
     )
     known = known_models()
     model = model_overrides(model_path, known)
-    return resolved, with_model(launch, model), _model_label(model_path, model, known)
+    return resolved, with_model(launch, model), _model_label(model_path, model)
 
 
-def _model_label(path: str, model: Sequence[tuple[str, Any]], known: Mapping[str, Any]) -> str:
+def _model_label(path: str, model: Sequence[tuple[str, Any]]) -> str:
     arch = dict(model).get("architectures")
     name = arch[0] if isinstance(arch, (list, tuple)) and arch else ""
     if not model:

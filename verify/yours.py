@@ -254,7 +254,7 @@ def fix(bench: Bench, launch: Launch, ran: Ran, keep: Sequence[str] = ()) -> You
     )
     search = bench.searcher()
     target = Target(site.file, site.function, site.line, site.end_line)
-    found = search.fixes(f, expect, target, launch, None)
+    found = search.fixes(f, target, launch, None)
     mine = _near_values(f, launch, ran.outcome.message, bench)
     needed = _needed(f, ran.outcome.message, bench)
     ordered = order(_unique([*mine, *found]), launch, bench, keep, needed, ran.outcome.message)

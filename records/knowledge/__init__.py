@@ -50,7 +50,7 @@ def knowledge_fields(f: Facts, repo: str) -> dict[str, object]:
         "validationCode": validation,
         "typeGuard": type_guard(f),
         "tryCatchPattern": try_catch_pattern(f),
-        "preventionTips": prevention_tips(f, background, validation),
+        "preventionTips": prevention_tips(f, background),
         "tags": tags(f, repo),
         "backgroundTag": background,
         "errorType": error_type(background),

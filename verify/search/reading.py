@@ -286,16 +286,16 @@ def parse_test(text: str) -> ast.expr | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def parameters(text: str, args_class: str, function: str | None) -> dict[str, str]:
+def parameters(text: str, function: str | None) -> dict[str, str]:
     """parameter -> the argument expression of the first call site (`buckets_rule` ->
     `self.prompt_tokens_buckets`), or its default: what the parameter holds on that path."""
-    found = _call_site(text, args_class, function)
+    found = _call_site(text, function)
     is_method = bool(function and _owner(text, function))
     return _bind(function_node(text, function), found[2] if found else None, is_method)
 
 
 def _call_site(
-    text: str, args_class: str, function: str | None
+    text: str, function: str | None
 ) -> tuple[str, list[tuple[int, str, bool]], ast.Call] | None:
     sites = _sites_of(text, function)
     return sites[0] if sites else None
@@ -329,7 +329,7 @@ def _classes(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1024)
 def call_sites(
-    text: str, args_class: str, function: str | None, limit: int = 3
+    text: str, function: str | None, limit: int = 3
 ) -> list[tuple[str, list[tuple[int, str, bool]], dict[str, str]]]:
     """Up to `limit` call sites of `function`: (caller, the ifs on the way, parameter ->
     argument expression). A helper called with different arguments from different branches
