@@ -278,8 +278,7 @@ def your_launch(pasted: Any, options: Mapping[str, Any]) -> tuple[Resolved, Laun
     model_path = str(
         launch.value("--model-path") or launch.value("--model") or launch.value(POSITIONAL) or ""
     )
-    known = known_models()
-    model = model_overrides(model_path, known)
+    model = model_overrides(model_path, known_models())
     return resolved, with_model(launch, model), _model_label(model_path, model)
 
 
