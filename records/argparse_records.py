@@ -36,6 +36,7 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from kverr.records import EPOCH
 from kverr.records.identity import hash_key
 from kverr.records.knowledge.parser import parser_knowledge
 from kverr.records.pattern import escape_literal
@@ -440,7 +441,7 @@ def _base(
         "preventionTips": [],
         "tags": [profile.name, "argparse", "cli"],
         "analyzedSha": sha,
-        "analyzedAt": rev.date or "1970-01-01T00:00:00.000Z",
+        "analyzedAt": rev.date or EPOCH,
         "schemaVersion": 2,
         "kind": "argparse",
         "placeholders": placeholders,
