@@ -304,16 +304,20 @@ class Bench:
     fields: dict[str, Any]
 
     def __post_init__(self) -> None:
-        self._spans = [(s.file, s.line, max(s.end_line, s.line), s) for s in self.sites
+        self._spans = [(s.file, s.line, max(s.end_line, s.line), s, rid)
+                       for s, rid in zip(self.sites, self.ids, strict=True)
                        if s.kind in ("raise", "assert", "exit")]  # fmt: skip
         self._plan: tuple[Any, dict[str, Any]] | None = None
 
+    def site_at(self, file: str, line: int) -> tuple[Site | None, str]:
+        """The raise/assert site whose statement holds (file, line), and its id."""
+        found = ((s, rid) for f, a, b, s, rid in self._spans if f == file and a <= line <= b)
+        return next(found, (None, ""))
+
     def by_line(self, file: str, line: int) -> Facts | None:
-        """The facts of the raise/assert site whose statement holds (file, line)."""
-        spans = self._spans
-        return next(
-            (self.facts[id(s)] for f, a, b, s in spans if f == file and a <= line <= b), None
-        )
+        """The facts of site_at(file, line)."""
+        site, _ = self.site_at(file, line)
+        return self.facts[id(site)] if site is not None else None
 
     def ways_in(self, file: str, function: str | None) -> list[tuple[str, int, str, bool]]:
         """The tests of the validation steps that decide whether a step reaching the function
@@ -458,7 +462,7 @@ def verify_revision(
         # number of workers.
         search, mine = bench.searcher(worker), {}
         for rid, site in todo[worker :: session.workers]:
-            expect = _expect(site, wanted[rid])
+            expect = expect_of(site, wanted[rid])
             if site.file in argv_files:
                 assert session.spec.argv is not None
                 run = bench.runner(worker=worker)
@@ -568,7 +572,9 @@ class _Facts(dict):
         return value
 
 
-def _expect(site: Site, record: Mapping[str, Any]) -> Expect:
+def expect_of(site: Site, record: Mapping[str, Any]) -> Expect:
+    """What the record's own check raises or logs: its class (AssertionError for an assert),
+    its messagePattern, its statement's lines."""
     error_class = record.get("errorClass") or site.error_class
     if site.kind == "assert":
         error_class = "AssertionError"
