@@ -153,6 +153,17 @@ def is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
+def self_attr(node: ast.AST) -> str | None:
+    """The `x` of a `self.x` read, else None."""
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
+        return node.attr
+    return None
+
+
 def _first_line(lines: Sequence[str], stmt: ast.stmt) -> str:
     return lines[stmt.lineno - 1].strip() if 0 < stmt.lineno <= len(lines) else ""
 

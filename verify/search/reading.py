@@ -14,7 +14,7 @@ import functools
 from typing import Any
 
 from kverr.extractor.pysource import NOT_LITERAL, literal, parse_expr, parse_module
-from kverr.verify.sandbox.steps import Node, definitions
+from kverr.verify.sandbox.steps import Node, definitions, self_attr
 
 
 def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bool]]]:
@@ -39,12 +39,7 @@ def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bo
             elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
                 targets = [stmt.target]
             for t in targets:
-                if (
-                    isinstance(t, ast.Attribute)
-                    and isinstance(t.value, ast.Name)
-                    and t.value.id == "self"
-                    and ifs
-                ):
+                if self_attr(t) and ifs:
                     out.setdefault(t.attr, []).extend(
                         i for i in ifs if i not in out.get(t.attr, [])
                     )
@@ -272,9 +267,7 @@ def _key(node: ast.expr) -> str:
     """A local's name, or "self.x" for an attribute of self; "" for anything else."""
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return f"self.{node.attr}" if node.value.id == "self" else ""
-    return ""
+    return f"self.{node.attr}" if self_attr(node) else ""
 
 
 def parse_test(text: str) -> ast.expr | None:
@@ -372,11 +365,7 @@ def _all_calls(
     for (_, caller), fn in defs_of(text).items():
         for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
             f = call.func
-            if (
-                isinstance(f, ast.Attribute)
-                and isinstance(f.value, ast.Name)
-                and f.value.id == "self"
-            ):
+            if self_attr(f):
                 key = (f.attr, True)
             elif isinstance(f, ast.Name):
                 key = (f.id, False)
@@ -435,16 +424,10 @@ def method_reads(text: str, args_class: str) -> dict[str, frozenset[str]]:
             continue
         reads, called = set(), set()
         for n in ast.walk(fn):
-            if (
-                isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name)
-                and n.value.id == "self"
-            ):
+            if self_attr(n):
                 reads.add(n.attr)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-                f = n.func
-                if isinstance(f.value, ast.Name) and f.value.id == "self":
-                    called.add(f.attr)
+            if isinstance(n, ast.Call) and self_attr(n.func):
+                called.add(n.func.attr)
         own[name], calls[name] = reads, called
     out = {}
     for name in own:
@@ -523,14 +506,7 @@ def copied(text: str, args_class: str) -> dict[str, dict[str, str]]:
             )
             for kw in call.keywords:
                 v = kw.value
-                if (
-                    name
-                    and kw.arg
-                    and isinstance(v, ast.Attribute)
-                    and isinstance(v.value, ast.Name)
-                    and v.value.id == "self"
-                    and v.attr != kw.arg
-                ):
+                if name and kw.arg and self_attr(v) and v.attr != kw.arg:
                     out.setdefault(name, {}).setdefault(kw.arg, v.attr)
     return out
 
@@ -592,9 +568,7 @@ def assigned_values(text: str, args_class: str) -> dict[str, list[Any] | None]:
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
                 targets, value = [node.target], None
             for t in targets:
-                if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)):
-                    continue
-                if t.value.id != "self":
+                if not self_attr(t):
                     continue
                 held = literal(value) if value is not None else NOT_LITERAL
                 known = out.setdefault(t.attr, [])
