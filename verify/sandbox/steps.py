@@ -164,6 +164,15 @@ def self_attr(node: ast.AST) -> str | None:
     return None
 
 
+def targets_of(stmt: ast.AST) -> list[ast.expr]:
+    """What an assignment (`=`, `+=`, `x: T = v`) assigns to; [] for any other node."""
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        return [stmt.target]
+    return []
+
+
 def _first_line(lines: Sequence[str], stmt: ast.stmt) -> str:
     return lines[stmt.lineno - 1].strip() if 0 < stmt.lineno <= len(lines) else ""
 

@@ -14,7 +14,7 @@ import functools
 from typing import Any
 
 from kverr.extractor.pysource import NOT_LITERAL, literal, parse_expr, parse_module
-from kverr.verify.sandbox.steps import Node, definitions, self_attr
+from kverr.verify.sandbox.steps import Node, definitions, self_attr, targets_of
 
 
 def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bool]]]:
@@ -33,12 +33,7 @@ def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bo
                 walk(stmt.body, (*ifs, (stmt.lineno, test, True)))
                 walk(stmt.orelse, (*ifs, (stmt.lineno, test, False)))
                 continue
-            targets: list[ast.expr] = []
-            if isinstance(stmt, ast.Assign):
-                targets = list(stmt.targets)
-            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-                targets = [stmt.target]
-            for t in targets:
+            for t in targets_of(stmt):
                 if self_attr(t) and ifs:
                     out.setdefault(t.attr, []).extend(
                         i for i in ifs if i not in out.get(t.attr, [])
@@ -561,13 +556,8 @@ def assigned_values(text: str, args_class: str) -> dict[str, list[Any] | None]:
         if not qual.startswith(f"{args_class}.") or qual.endswith(".__init__"):
             continue
         for node in ast.walk(fn):
-            targets: list[ast.expr] = []
-            value: ast.expr | None = None
-            if isinstance(node, ast.Assign):
-                targets, value = list(node.targets), node.value
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                targets, value = [node.target], None
-            for t in targets:
+            value = node.value if isinstance(node, ast.Assign) else None
+            for t in targets_of(node):
                 if not self_attr(t):
                     continue
                 held = literal(value) if value is not None else NOT_LITERAL
