@@ -80,10 +80,6 @@ def set_option(launch: Launch, flag: str, value: str | None, decls: dict[str, Fl
                 args.append((flag, value))
                 done = True
         return replace(launch, args=tuple(args))
-    return _replace(launch, flag, value)
-
-
-def _replace(launch: Launch, flag: str, value: str | None) -> Launch:
     return replace(launch, args=(*launch.args, (flag, value)))
 
 
@@ -97,8 +93,8 @@ def _aliases(flag: str, decls: dict[str, FlagDecl]) -> set[str]:
     d = decls.get(flag)
     if d is None:
         return {flag}
-    key = d.arg_dest if getattr(d, "arg_dest", None) else d.dest
-    return {flag} | {n for n, o in decls.items() if (getattr(o, "arg_dest", None) or o.dest) == key}
+    key = d.arg_dest or d.dest
+    return {flag} | {n for n, o in decls.items() if (o.arg_dest or o.dest) == key}
 
 
 def apply(launch: Launch, change: FixChange, decls: dict[str, FlagDecl]) -> Launch:
