@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from kverr.extractor.pysource import literal
-from kverr.records.conditions import Atom, show_value
+from kverr.records.conditions import Atom, phrase, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
 from kverr.records.knowledge.fixes import sample_value
@@ -279,7 +279,7 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
             c if c.source == "remove" else FixChange(c.edits, "feature", c.note)
             for c in _negations(atom, decls, before, f.docs)
         ]
-    return _ranked(unique(c for c in out if _changes_something(c, before, decls)))
+    return _ranked(unique(c for c in out if apply(before, c, decls) != before))
 
 
 def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
@@ -324,10 +324,6 @@ def unique(found: Iterable[FixChange]) -> list[FixChange]:
     return list(best.values())
 
 
-def _changes_something(change: FixChange, before: Launch, decls: dict[str, FlagDecl]) -> bool:
-    return apply(before, change, decls) != before
-
-
 def _negations(
     atom: Atom, decls: dict[str, FlagDecl], before: Launch, docs: Docs | None = None
 ) -> list[FixChange]:
@@ -354,8 +350,6 @@ def _numeric_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
 
 
 def _note(atom: Atom) -> str:
-    from kverr.records.conditions import phrase
-
     return phrase(atom.negated())
 
 
