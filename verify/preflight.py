@@ -386,8 +386,6 @@ def check_text(
     """`kverr check`'s one library call: the first launch in `text` (a command line, or a paste
     that holds one), checked; (the report, its JSON). QueryError when there is no launch, or
     when kverr cannot run that project's checks yet."""
-    import tempfile
-
     from kverr.verify import confine
 
     names = sorted(builtin_names(), key=lambda n: n != DEFAULT)  # the default project first
