@@ -19,6 +19,7 @@ from typing import Any
 
 from kverr.extractor.context import callee_name
 from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
+from kverr.records.identity import profile_or_default
 from kverr.records.names import is_none, name_flags, notes, resolve, value_flags
 
 from kverr.ftypes import Guard, Profile, Site
@@ -379,10 +380,7 @@ def _describe_probe(name: str, args, attrs: dict[str, str]) -> Said | None:
 
 @functools.lru_cache(maxsize=16)
 def _probes(profile: Profile | None) -> tuple[dict[str, str], dict[str, str]]:
-    if profile is None:
-        from kverr.profile import default_profile
-
-        profile = default_profile()
+    profile = profile_or_default(profile)
     return dict(profile.platforms), dict(profile.hardware)
 
 
