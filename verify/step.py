@@ -535,11 +535,7 @@ def _not_at_argv_time(spec: VerifySpec, stage: Mapping[str, Any], site: Site) ->
     if not stage.get("ready"):
         return f"the launch's step before parsing ({entry}) cannot run: {stage.get('reason')}"
     function = site.function or ""
-    reached = any(
-        f == site.file and (q == function or function.startswith(q + "."))
-        for f, q in stage.get("reach", ())
-    )
-    if not reached:
+    if not steps.within((site.file, function), stage.get("reach", ())):
         return (
             f"{function or 'module-level code'} is not reached from the statements of {entry} "
             "that prepare the command line before parsing it"

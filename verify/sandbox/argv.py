@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kverr.verify.sandbox.steps import Node, definitions
+from kverr.verify.sandbox.steps import Node, definitions, within
 
 PARSER = "__kverr_parser__"  # the harness's parser, handed to the stage as an argument
 _PARSE_CALLS = ("parse_args", "parse_known_args")
@@ -63,9 +63,7 @@ class ArgvStage:
             self.reason = f"{self.entry} fails before parsing a plain launch ({what})"
 
     def reaches(self, file: str, function: str) -> bool:
-        return self.ready and any(
-            f == file and (q == function or function.startswith(q + ".")) for f, q in self.reach
-        )
+        return self.ready and within((file, function), self.reach)
 
     def to_json(self) -> dict[str, Any]:
         return {
