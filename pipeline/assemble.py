@@ -59,10 +59,10 @@ def assemble(
 ) -> Assembled:
     """Ids per revision -> newest form of each record -> lineage -> occurrences. `docs`: the
     project's documentation at each revision (pipeline/docs.py), for the knowledge fields."""
-    from kverr.records import overlay_warnings
+    from kverr.records import EPOCH, overlay_warnings
 
     overlay, overlay_fp = loaded_overlay
-    version = dataset_version or plan.revisions[-1].date or "1970-01-01T00:00:00.000Z"
+    version = dataset_version or plan.revisions[-1].date or EPOCH
     records_fp = (
         code_fingerprint("extractor", "records", "schema") + plan.profile.fingerprint() + overlay_fp
     )

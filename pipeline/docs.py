@@ -23,12 +23,13 @@ from kverr.ftypes import DocFile, Docs, Profile, Revision, from_json, to_json
 
 
 class DocsReader:
-    """`at(revision)` -> that revision's Docs (None when the profile declares no docs)."""
+    """`at(revision)` -> that revision's Docs (made by docs_reader: the profile declares
+    docs)."""
 
     def __init__(self, git_repo: Path, profile: Profile, repository: str, cache: Cache) -> None:
         self.profile, self.repository, self.cache = profile, repository, cache
         self.globs = tuple(dict.fromkeys(profile.docs_pages + profile.docs_launches))
-        self.reader = sources.BlobReader(git_repo) if self.globs else None
+        self.reader = sources.BlobReader(git_repo)
         self.markers = profile.launch_modules + profile.launch_executables
         self.fp = code_fingerprint("records") + ":" + json.dumps(self.markers)
         self._memo: dict = {}  # subtrees listed: neighbouring revisions share most of them
@@ -37,7 +38,6 @@ class DocsReader:
 
     def files(self, sha: str) -> list[tuple[str, str]]:
         if sha not in self._trees:
-            assert self.reader is not None
             try:
                 self._trees[sha] = sources.list_files_read(self.reader, sha, self.globs, self._memo)
             except SourceError:
@@ -47,14 +47,14 @@ class DocsReader:
     def key(self, revision: Revision) -> str:
         """What records built with this revision's docs depend on: the files, the parser, the
         links. "" when there are none."""
-        if self.reader is None or not revision.sha:
+        if not revision.sha:
             return ""
         files = self.files(revision.sha)
         text = json.dumps([self.fp, self._urls(revision), files])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def at(self, revision: Revision) -> Docs | None:
-        if self.reader is None or not revision.sha:
+        if not revision.sha:
             return None
         key = self.key(revision)
         if self._last and self._last[0] == key:
@@ -74,7 +74,6 @@ class DocsReader:
         hit = self.cache.get("docfile", ckey)
         if hit is not None:
             return from_json(hit)
-        assert self.reader is not None
         src = self.reader.source(path, blob)
         found = (
             read_file(path, src.text, self.markers, page=page) if not src.error else DocFile(path)
@@ -93,8 +92,7 @@ class DocsReader:
         return out[0], out[1]
 
     def close(self) -> None:
-        if self.reader is not None:
-            self.reader.close()
+        self.reader.close()
 
 
 def docs_reader(git_repo: Path | None, profile: Profile, repository: str | None, cache: Cache):

@@ -209,7 +209,10 @@ class Loader:
         self.units, self.flagsets, self.decls = units, flagsets, decls
         exts = [memo[pb] for pb in files]
         if text:
-            exts = [_with_text(e, self.plan.read(*pb)) for e, pb in zip(exts, files, strict=True)]
+            exts = [
+                dataclasses.replace(e, source=self.plan.read(*pb))
+                for e, pb in zip(exts, files, strict=True)
+            ]
         return link_flags(exts, self.plan.profile.extract)
 
     def _decode(self, raw: str, units: dict, flagsets: dict, decls: dict) -> FileExtraction:
@@ -262,17 +265,6 @@ class Loader:
 
     def _lost(self, what: str) -> DatasetError:
         return DatasetError(f"cache {self.cache.path} lost {what}; delete it and build again.")
-
-
-def _with_text(ext: FileExtraction, src: SourceFile) -> FileExtraction:
-    return FileExtraction(
-        source=src,
-        sites=ext.sites,
-        flags=ext.flags,
-        failures=ext.failures,
-        stats=ext.stats,
-        literals=ext.literals,
-    )
 
 
 def link_flags(

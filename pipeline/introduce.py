@@ -61,26 +61,23 @@ def touching_soon(
 def introducing_commits(
     git_repo: Path | None,
     plan: Plan,
-    globs: Sequence[str],
     spans: Sequence[dict],
     lineage: Sequence[dict],
-    touching: list[str] | None = None,
-    cache: Cache | None = None,
+    touching: list[str] | None,
+    cache: Cache,
 ) -> dict[str, dict]:
     """record id -> {"sha", "subject", "body"} of the commit that introduced it, for the
     records whose introduction this build pins down exactly. `touching`: what
-    `touching_soon` gave (else walked here); `cache`: keeps the commits' messages (a commit
-    never changes: a rebuild asks git for none of them)."""
+    `touching_soon` gave (None exactly when there is no git revision to walk from);
+    `cache`: keeps the commits' messages (a commit never changes: a rebuild asks git for
+    none of them)."""
     shas = [r.sha for r in plan.revisions]
-    known = [s for s in shas if s]
-    if git_repo is None or not known:
+    if git_repo is None or touching is None:
         return {}
     first: dict[str, int] = {}
     for span in spans:
         first[span["id"]] = min(first.get(span["id"], span["from"]), span["from"])
     previous = {line["id"]: line["previousId"] for line in lineage}
-    if touching is None:
-        touching = sources.touching_commits(git_repo, known[-1], globs)
     place = {sha: i for i, sha in enumerate(touching)}
     found: dict[str, int] = {}
     for rid in first:
@@ -101,15 +98,14 @@ def introducing_commits(
     return out
 
 
-def _messages(git_repo: Path, shas: list[str], cache: Cache | None) -> dict[str, tuple[str, str]]:
+def _messages(git_repo: Path, shas: list[str], cache: Cache) -> dict[str, tuple[str, str]]:
     out = {}
-    for sha in shas if cache is not None else ():
+    for sha in shas:
         raw = cache.get("commit", sha)
         if raw is not None:
             out[sha] = tuple(json.loads(raw))
     fresh = sources.commit_messages(git_repo, [s for s in shas if s not in out])
-    if cache is not None:
-        cache.put_many("commit", {sha: json.dumps(list(m)) for sha, m in fresh.items()})
+    cache.put_many("commit", {sha: json.dumps(list(m)) for sha, m in fresh.items()})
     return {**out, **fresh}
 
 

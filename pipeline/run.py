@@ -119,7 +119,7 @@ def build(spec: BuildSpec, *, on_progress: Progress | None = None) -> BuildResul
         clock.lap("extract+ids")
         assembled = assemble(plan, cache, scan, loaded_overlay, spec.dataset_version, clock, docs)
         commits = introducing_commits(
-            git_repo, plan, globs, scan.spans, assembled.lineage, touching(), cache
+            git_repo, plan, scan.spans, assembled.lineage, touching(), cache
         )
         assembled.records = introduce(assembled.records, commits)
         clock.lap("introduce")

@@ -4,6 +4,7 @@ Ctrl-C never leaves a half-written dataset (the cache keeps the finished work fo
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,9 +32,7 @@ def make_manifest(
     from kverr import __version__
     from kverr.profile import as_tables
 
-    severities: dict[str, int] = {}
-    for rec in a.records:
-        severities[rec.get("severity", "")] = severities.get(rec.get("severity", ""), 0) + 1
+    severities = Counter(rec.get("severity", "") for rec in a.records)
     return {
         "tool": "kverr",
         "toolVersion": __version__,

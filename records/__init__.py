@@ -43,14 +43,12 @@ __all__ = [
     "Overlay",
     "apply_overlay",
     "build_records",
-    "check_records",
     "flag_map",
     "load_overlay",
     "overlay_warnings",
     "record_for",
     "repin",
     "slug_for",
-    "source_window",
 ]
 
 EPOCH = "1970-01-01T00:00:00.000Z"  # analyzedAt / datasetVersion of a directory build
@@ -236,13 +234,13 @@ NOT_VERIFIED = {
 }
 
 
-def source_window(text: str, line: int, radius: int = WINDOW) -> tuple[int, int, str]:
-    """(start, end, code): `radius` lines either side of `line`, clipped to the file."""
+def source_window(text: str, line: int) -> tuple[int, int, str]:
+    """(start, end, code): WINDOW lines either side of `line`, clipped to the file."""
     lines = _lines(text)
     if not lines:
         return 1, 1, ""
     line = min(max(line, 1), len(lines))
-    start, end = max(1, line - radius), min(len(lines), line + radius)
+    start, end = max(1, line - WINDOW), min(len(lines), line + WINDOW)
     return start, end, "\n".join(lines[start - 1 : end])
 
 
@@ -284,16 +282,3 @@ def repin(record: dict, revision: Revision) -> dict:
         "analyzedSha": sha,
         "analyzedAt": revision.date or EPOCH,
     }
-
-
-def check_records(records: Iterable[dict]) -> None:
-    """Validate records that did not come from build_records (hand-edited or merged)."""
-    from kverr.schema import validate_record
-
-    seen: set[str] = set()
-    for rec in records:
-        validate_record(rec)
-        check_pattern(rec["messagePattern"], who=f"record {rec['id']}")
-        if rec["id"] in seen:
-            raise SchemaError(f"record {rec['id']} appears twice; give each record its own id.")
-        seen.add(rec["id"])

@@ -36,6 +36,7 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from kverr.records import EPOCH, SLUG_CHARS, slugify
 from kverr.records.identity import hash_key
 from kverr.records.knowledge.parser import parser_knowledge
 from kverr.records.pattern import escape_literal
@@ -141,7 +142,6 @@ class _Context:
 
     def __init__(self, decl: FlagDecl, ord_: int, revisions: Sequence[Revision], source: Source):
         self.decl, self.revision = decl, revisions[ord_]
-        self.last = len(revisions) - 1
         lines = _lines(source(decl.file, ord_) or "")
         self.start = max(1, decl.line)
         self.end = max(self.start, decl.end_line or decl.line)
@@ -440,7 +440,7 @@ def _base(
         "preventionTips": [],
         "tags": [profile.name, "argparse", "cli"],
         "analyzedSha": sha,
-        "analyzedAt": rev.date or "1970-01-01T00:00:00.000Z",
+        "analyzedAt": rev.date or EPOCH,
         "schemaVersion": 2,
         "kind": "argparse",
         "placeholders": placeholders,
@@ -469,5 +469,4 @@ def _default_text(f: dict[str, Any]) -> str:
 
 
 def _slug(text: str, rid: str) -> str:
-    words = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48].strip("-")
-    return f"{words}-{rid[:6]}"
+    return f"{slugify(text)[:SLUG_CHARS].strip('-')}-{rid[:6]}"

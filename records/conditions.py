@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kverr.extractor.context import callee_name
-from kverr.extractor.pysource import expr_or_none
+from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
+from kverr.records.identity import profile_or_default
 from kverr.records.names import is_none, name_flags, notes, resolve, value_flags
 
 from kverr.ftypes import Guard, Profile, Site
@@ -33,7 +34,6 @@ _CMP = {
 }  # fmt: skip
 _FLIP = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "==": "==", "!=": "!="}
 POSITIVE_OPS = ("set", "==", "in", "is not None")
-_NO_VALUE = object()
 
 
 @dataclass(frozen=True)
@@ -60,15 +60,7 @@ class Atom:
 
     def negated(self) -> Atom:
         if self.op == "expr":
-            return Atom(
-                None,
-                "expr",
-                text=self.text,
-                holds=not self.holds,
-                flags=self.flags,
-                says=self.says,
-                topic=self.topic,
-            )
+            return replace(self, holds=not self.holds)
         return Atom(self.flag, _NEGATE[self.op], self.value, via=self.via)
 
 
@@ -143,7 +135,7 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
     flag, value = _flag_of(left, attrs), _literal(right)
     if flag is None and name in _FLIP:  # `1 < cfg.x` reads as `cfg.x > 1`
         flag, value, name = _flag_of(right, attrs), _literal(left), _FLIP[name]
-    if flag is None or value is _NO_VALUE:
+    if flag is None or value is NOT_LITERAL:
         return None
     if name in ("in", "not in"):
         if not isinstance(value, (tuple, list, set, frozenset)):
@@ -182,16 +174,13 @@ def _fallback(node: ast.expr, attrs: dict[str, str]) -> list[str]:
 
 def _literal(node: ast.expr) -> Any:
     """The literal a flag is compared with, made hashable (atoms are deduplicated as keys)."""
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _NO_VALUE
+    value = literal(node)
     if isinstance(value, list):
         value = tuple(value)
     try:
         hash(value)
     except TypeError:
-        return _NO_VALUE
+        return NOT_LITERAL
     return value
 
 
@@ -241,7 +230,7 @@ def describe(node: ast.expr, attrs: dict[str, str]) -> Said | None:
     if isinstance(node, ast.BoolOp):
         return _describe_boolop(node, attrs)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return _describe_compare(node.left, node.ops[0], node.comparators[0], attrs)
+        return _describe_compare(node.left, node.ops[0], node.comparators[0])
     if isinstance(node, ast.Call):
         return _describe_call(node, attrs)
     if isinstance(node, ast.Name):
@@ -275,7 +264,7 @@ def _either(items: list[str]) -> str:
     return items[0] if len(items) == 1 else "either " + ", ".join(items[:-1]) + " or " + items[-1]
 
 
-def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs) -> Said | None:
+def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
     positive = isinstance(op, (ast.In, ast.Eq))
     if not (positive or isinstance(op, (ast.NotIn, ast.NotEq, ast.Is, ast.IsNot))):
         return None
@@ -317,10 +306,7 @@ def _is_arch(node: ast.expr) -> bool:
 
 
 def _strings(node: ast.expr) -> list[str] | None:
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
+    value = literal(node)
     if isinstance(value, str):
         return [value]
     if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
@@ -394,10 +380,7 @@ def _describe_probe(name: str, args, attrs: dict[str, str]) -> Said | None:
 
 @functools.lru_cache(maxsize=16)
 def _probes(profile: Profile | None) -> tuple[dict[str, str], dict[str, str]]:
-    if profile is None:
-        from kverr.profile import default_profile
-
-        profile = default_profile()
+    profile = profile_or_default(profile)
     return dict(profile.platforms), dict(profile.hardware)
 
 

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from kverr.records import EPOCH, flag_map
+
 from kverr import io
 from kverr.errors import DatasetError, SchemaError
 from kverr.ftypes import Dataset, FlagDecl, Revision
@@ -31,7 +33,6 @@ FILES = (
     "lineage.jsonl",
     "manifest.json",
 )
-EPOCH = "1970-01-01T00:00:00.000Z"
 
 
 def _line(obj: Any) -> str:
@@ -101,9 +102,7 @@ def write_dataset(
         (as_span(o, ord_of) for o in occurrences),
         key=lambda o: (o["id"], o["from"], o["to"], o.get("file") or ""),
     )
-    newest: dict[str, FlagDecl] = {}
-    for decl in flags:  # later (newer) declarations win
-        newest[decl.name] = decl
+    newest = flag_map([flags])  # later (newer) declarations win
     flag_rows = [_plain_flag(newest[name]) for name in sorted(newest)]
     lin = sorted(lineage, key=lambda x: (x["id"], x.get("previousId") or "", x.get("sha") or ""))
     history = sorted(flag_history, key=lambda x: (x["name"], x["from"]))

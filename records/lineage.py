@@ -95,23 +95,10 @@ def _unique(entries: Iterable[Entry]) -> list[Entry]:
 
 def lineage(revisions: Sequence[tuple[str | None, Sequence[Entry]]]) -> list[dict]:
     """Lineage lines `{"id", "previousId", "sha"}` over revisions given oldest first, sorted by id.
-    `sha` is the first revision where `id` replaced `previousId`."""
-    return lineage_lazy(
-        [
-            (sha, frozenset(e.id for e in entries), lambda es=entries: es)
-            for sha, entries in revisions
-        ]
-    )
-
-
-def lineage_lazy(
-    revisions: Sequence[tuple[str | None, frozenset[str], Callable[[], Sequence[Entry]]]],
-) -> list[dict]:
-    """`lineage` given each revision's id set and a function returning its entries: a history
-    where most commits keep every id builds the entries of only the revisions where ids change."""
+    `sha` is the first revision where `id` replaced `previousId` (LineageFold over them all)."""
     fold = LineageFold()
-    for sha, ids, entries in revisions:
-        fold.add(sha, ids, entries)
+    for sha, entries in revisions:
+        fold.add(sha, frozenset(e.id for e in entries), lambda es=entries: es)
     return fold.lines()
 
 

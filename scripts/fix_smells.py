@@ -261,7 +261,7 @@ def read_attrs(rec: dict, function: str | None, sources: Sources) -> Read:
     body = "\n".join(text.splitlines()[node.lineno - 1 : end])
     attrs = set(_SELF.findall(body))
     tests = [body]
-    for _, ifs, passed in reading.call_sites(text, sources.args_class, function):
+    for _, ifs, passed in reading.call_sites(text, function):
         tests += [test for _, test, holds in ifs if holds]
         tests += list(passed.values())  # what the caller passes (`self._check(self.ib)`)
         attrs |= {a for t in tests[1:] for a in _SELF.findall(t)}

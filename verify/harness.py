@@ -151,11 +151,9 @@ class Harness:
     sha: str | None
     workdir: Path
     platform: str | None = None
-    model: str | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
     timeout: float = 5.0
     info: dict[str, Any] = field(default_factory=dict)
-    runs: int = 0
     seconds: float = 0.0  # time spent in runs and start-up (the bench reads it)
     child_ms: dict[str, float] = field(default_factory=lambda: {"load": 0.0, "run": 0.0})
     trust_repo: bool = False  # run the child unconfined (the user vouches for the repository)
@@ -201,58 +199,46 @@ class Harness:
         solver (sent to the child once, not with every guard)."""
         started = time.monotonic()
         try:
-            return self._run(argv, env, target, watch, model or {}, files, fields)
+            if not self.start():
+                return Outcome(
+                    "unavailable", reason=self.info.get("reason", "the sandbox did not start")
+                )
+            self._next += 1
+            job = {
+                "id": self._next,
+                "argv": with_base(self.spec.base_args, argv),
+                "env": dict(env),
+                "target": {
+                    "file": target.file,
+                    "function": target.function,
+                    "line": target.line,
+                    "until": target.until,
+                },
+                "timeout": self.timeout,
+                "watch": [dict(w) for w in watch],
+                "model": dict(model or {}),
+                "files": dict(files) if isinstance(files, Mapping) else list(files),
+            }
+            if fields is not None and fields is not self._fields:
+                job["fields"] = dict(fields)
+                self._fields = fields
+            try:
+                data = self._ask(job, self.wall_deadline())
+                out = Outcome.from_child(data)
+            except Late:
+                self._kill()  # the next run starts a fresh child and loads the revision again
+                return Outcome(
+                    "timeout",
+                    reason=f"the sandbox did not answer within {self.wall_deadline():g} s",
+                )
+            except (ChannelError, OSError, TypeError, ValueError, KeyError, AttributeError) as exc:
+                self._kill()
+                return Outcome("error", reason=f"harness: the sandbox's answer is unusable ({exc})")
+            self.child_ms["run"] += _number(data.get("ms"))
+            self._cpu = max(self._cpu, _number(data.get("cpu")))
+            return out
         finally:
             self.seconds += time.monotonic() - started
-
-    def _run(
-        self,
-        argv: Sequence[str],
-        env: Mapping[str, str],
-        target: Target,
-        watch: Sequence[Mapping[str, Any]],
-        model: Mapping[str, Any],
-        files: Sequence[str] | Mapping[str, str],
-        fields: Mapping[str, Any] | None = None,
-    ) -> Outcome:
-        if not self.start():
-            return Outcome(
-                "unavailable", reason=self.info.get("reason", "the sandbox did not start")
-            )
-        self._next += 1
-        job = {
-            "id": self._next,
-            "argv": with_base(self.spec.base_args, argv),
-            "env": dict(env),
-            "target": {
-                "file": target.file,
-                "function": target.function,
-                "line": target.line,
-                "until": target.until,
-            },
-            "timeout": self.timeout,
-            "watch": [dict(w) for w in watch],
-            "model": dict(model),
-            "files": dict(files) if isinstance(files, Mapping) else list(files),
-        }
-        if fields is not None and fields is not self._fields:
-            job["fields"] = dict(fields)
-            self._fields = fields
-        self.runs += 1
-        try:
-            data = self._ask(job, self.wall_deadline())
-            out = Outcome.from_child(data)
-        except Late:
-            self._kill()  # the next run starts a fresh child and loads the revision again
-            return Outcome(
-                "timeout", reason=f"the sandbox did not answer within {self.wall_deadline():g} s"
-            )
-        except (ChannelError, OSError, TypeError, ValueError, KeyError, AttributeError) as exc:
-            self._kill()
-            return Outcome("error", reason=f"harness: the sandbox's answer is unusable ({exc})")
-        self.child_ms["run"] += _number(data.get("ms"))
-        self._cpu = max(self._cpu, _number(data.get("cpu")))
-        return out
 
     def wall_deadline(self) -> float:
         """Wall seconds a run may take before the child is killed: the child stops itself
@@ -453,7 +439,7 @@ class Harness:
                 "launch": spec.launch,  # how a reason names the launch command
             },
             "platform": spec.platform(self.platform).to_json(),
-            "model": spec.model(self.model).to_json(),
+            "model": spec.model().to_json(),
             "model_path": _model_path(spec.base_args),
         }
 

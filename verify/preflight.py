@@ -167,7 +167,7 @@ def read_ahead(bench: Any) -> None:
     main = bench.texts.get(spec.main_path, "")
     reading.method_reads(main, spec.args_class)
     for phase in spec.phases[:1]:
-        reading.call_sites(main, spec.args_class, f"{spec.args_class}.{phase}")
+        reading.call_sites(main, f"{spec.args_class}.{phase}")
 
 
 def release_key(rel: Any, spec: Any) -> str:
@@ -278,12 +278,11 @@ def your_launch(pasted: Any, options: Mapping[str, Any]) -> tuple[Resolved, Laun
     model_path = str(
         launch.value("--model-path") or launch.value("--model") or launch.value(POSITIONAL) or ""
     )
-    known = known_models()
-    model = model_overrides(model_path, known)
-    return resolved, with_model(launch, model), _model_label(model_path, model, known)
+    model = model_overrides(model_path, known_models())
+    return resolved, with_model(launch, model), _model_label(model_path, model)
 
 
-def _model_label(path: str, model: Sequence[tuple[str, Any]], known: Mapping[str, Any]) -> str:
+def _model_label(path: str, model: Sequence[tuple[str, Any]]) -> str:
     arch = dict(model).get("architectures")
     name = arch[0] if isinstance(arch, (list, tuple)) and arch else ""
     if not model:
@@ -387,8 +386,6 @@ def check_text(
     """`kverr check`'s one library call: the first launch in `text` (a command line, or a paste
     that holds one), checked; (the report, its JSON). QueryError when there is no launch, or
     when kverr cannot run that project's checks yet."""
-    import tempfile
-
     from kverr.verify import confine
 
     names = sorted(builtin_names(), key=lambda n: n != DEFAULT)  # the default project first

@@ -140,12 +140,8 @@ class Session:
             self._pool = None
         for h in self._harnesses.values():
             self.stats["seconds"] += h.seconds
-            self.stats["child_load_s"] = (
-                self.stats.get("child_load_s", 0.0) + h.child_ms["load"] / 1000
-            )
-            self.stats["child_run_s"] = (
-                self.stats.get("child_run_s", 0.0) + h.child_ms["run"] / 1000
-            )
+            for part in ("load", "run"):
+                self.count(f"child_{part}_s", h.child_ms[part] / 1000)
             h.close()
         self._harnesses.clear()
 
@@ -280,11 +276,7 @@ def _word(value: Any) -> str:
 
 
 def _kind(default: Any) -> str | None:
-    if type(default) is int:
-        return "int"
-    if type(default) is float:
-        return "float"
-    return None
+    return {int: "int", float: "float"}.get(type(default))
 
 
 def files_key(revision: Revision, files: Sequence[tuple[str, str]]) -> str:
@@ -312,16 +304,20 @@ class Bench:
     fields: dict[str, Any]
 
     def __post_init__(self) -> None:
-        self._spans = [(s.file, s.line, max(s.end_line, s.line), s) for s in self.sites
+        self._spans = [(s.file, s.line, max(s.end_line, s.line), s, rid)
+                       for s, rid in zip(self.sites, self.ids, strict=True)
                        if s.kind in ("raise", "assert", "exit")]  # fmt: skip
         self._plan: tuple[Any, dict[str, Any]] | None = None
 
+    def site_at(self, file: str, line: int) -> tuple[Site | None, str]:
+        """The raise/assert site whose statement holds (file, line), and its id."""
+        found = ((s, rid) for f, a, b, s, rid in self._spans if f == file and a <= line <= b)
+        return next(found, (None, ""))
+
     def by_line(self, file: str, line: int) -> Facts | None:
-        """The facts of the raise/assert site whose statement holds (file, line)."""
-        spans = self._spans
-        return next(
-            (self.facts[id(s)] for f, a, b, s in spans if f == file and a <= line <= b), None
-        )
+        """The facts of site_at(file, line)."""
+        site, _ = self.site_at(file, line)
+        return self.facts[id(site)] if site is not None else None
 
     def ways_in(self, file: str, function: str | None) -> list[tuple[str, int, str, bool]]:
         """The tests of the validation steps that decide whether a step reaching the function
@@ -466,7 +462,7 @@ def verify_revision(
         # number of workers.
         search, mine = bench.searcher(worker), {}
         for rid, site in todo[worker :: session.workers]:
-            expect = _expect(site, wanted[rid])
+            expect = expect_of(site, wanted[rid])
             if site.file in argv_files:
                 assert session.spec.argv is not None
                 run = bench.runner(worker=worker)
@@ -539,11 +535,7 @@ def _not_at_argv_time(spec: VerifySpec, stage: Mapping[str, Any], site: Site) ->
     if not stage.get("ready"):
         return f"the launch's step before parsing ({entry}) cannot run: {stage.get('reason')}"
     function = site.function or ""
-    reached = any(
-        f == site.file and (q == function or function.startswith(q + "."))
-        for f, q in stage.get("reach", ())
-    )
-    if not reached:
+    if not steps.within((site.file, function), stage.get("reach", ())):
         return (
             f"{function or 'module-level code'} is not reached from the statements of {entry} "
             "that prepare the command line before parsing it"
@@ -576,7 +568,9 @@ class _Facts(dict):
         return value
 
 
-def _expect(site: Site, record: Mapping[str, Any]) -> Expect:
+def expect_of(site: Site, record: Mapping[str, Any]) -> Expect:
+    """What the record's own check raises or logs: its class (AssertionError for an assert),
+    its messagePattern, its statement's lines."""
     error_class = record.get("errorClass") or site.error_class
     if site.kind == "assert":
         error_class = "AssertionError"

@@ -32,8 +32,8 @@ from kverr.records.pattern import pattern_for
 from kverr.verify.harness import Log, Outcome, Target
 from kverr.verify.search import candidates
 from kverr.verify.search.changes import describe
-from kverr.verify.step import Bench
-from kverr.verify.verdict import Expect, fires
+from kverr.verify.step import Bench, expect_of
+from kverr.verify.verdict import fires
 
 from kverr.ftypes import POSITIONAL, FixChange, Launch, Site
 
@@ -176,7 +176,7 @@ class Ran:
 
 def run(bench: Bench, launch: Launch) -> Ran:
     out = bench.runner()(launch, whole_launch(bench))
-    site, rid = _site_at(bench, out.file, out.line) if out.status == "raised" else (None, "")
+    site, rid = bench.site_at(out.file, out.line) if out.status == "raised" else (None, "")
     return Ran(out, site, rid, tuple(g for g in out.logs if _notice(g)))
 
 
@@ -198,17 +198,6 @@ def _notice(g: Log) -> bool:
 
 def whole_launch(bench: Bench) -> Target:
     return Target(bench.session.spec.main_path, None, 0, until="end")
-
-
-def _site_at(bench: Bench, file: str, line: int) -> tuple[Site | None, str]:
-    for site, rid in zip(bench.sites, bench.ids, strict=True):
-        if (
-            site.file == file
-            and site.kind in ("raise", "assert", "exit")
-            and site.line <= line <= max(site.end_line, site.line)
-        ):
-            return site, rid
-    return None, ""
 
 
 # ---------------------------------------------------------------- 3. fix it
@@ -244,17 +233,10 @@ def fix(bench: Bench, launch: Launch, ran: Ran, keep: Sequence[str] = ()) -> You
         return NoFix("the error was raised outside the checks kverr reads")
     site = ran.site
     f = bench.facts[id(site)]
-    expect = Expect(
-        site.kind,
-        "AssertionError" if site.kind == "assert" else site.error_class,
-        pattern_for(site.template),
-        site.file,
-        site.line,
-        max(site.end_line, site.line),
-    )
+    expect = expect_of(site, {"messagePattern": pattern_for(site.template)})
     search = bench.searcher()
     target = Target(site.file, site.function, site.line, site.end_line)
-    found = search.fixes(f, expect, target, launch, None)
+    found = search.fixes(f, target, launch, None)
     mine = _near_values(f, launch, ran.outcome.message, bench)
     needed = _needed(f, ran.outcome.message, bench)
     ordered = order(_unique([*mine, *found]), launch, bench, keep, needed, ran.outcome.message)

@@ -22,47 +22,14 @@ from __future__ import annotations
 from kverr.records.knowledge import docs
 from kverr.records.knowledge.classify import background_tag, error_type, handling_strategy, tags
 from kverr.records.knowledge.facts import Facts, facts_for
-from kverr.records.knowledge.fixes import (
-    example_fix,
-    prevention_tips,
-    sample_value,
-    solutions,
-)
-from kverr.records.knowledge.text import (
-    compose,
-    documentation,
-    feature_flags,
-    introduced,
-    meaning,
-    message_reasons,
-)
+from kverr.records.knowledge.fixes import example_fix, prevention_tips, solutions
+from kverr.records.knowledge.text import compose, feature_flags, introduced, meaning
 from kverr.records.knowledge.validation import try_catch_pattern, type_guard, validation_code
 from kverr.records.knowledge.words import common_situations, trigger_scenarios
 
-__all__ = [
-    "Facts",
-    "background_tag",
-    "common_situations",
-    "compose",
-    "documentation",
-    "error_type",
-    "example_fix",
-    "facts_for",
-    "handling_strategy",
-    "introduced",
-    "knowledge_fields",
-    "learn_more",
-    "meaning",
-    "message_reasons",
-    "prevention_tips",
-    "sample_value",
-    "solutions",
-    "tags",
-    "trigger_scenarios",
-    "try_catch_pattern",
-    "type_guard",
-    "validation_code",
-]
+# what the build (records/, pipeline/introduce.py) and verify/ take from here; the field
+# functions are imported from their own modules
+__all__ = ["Facts", "facts_for", "introduced", "knowledge_fields"]
 
 
 def knowledge_fields(f: Facts, repo: str) -> dict[str, object]:
@@ -83,7 +50,7 @@ def knowledge_fields(f: Facts, repo: str) -> dict[str, object]:
         "validationCode": validation,
         "typeGuard": type_guard(f),
         "tryCatchPattern": try_catch_pattern(f),
-        "preventionTips": prevention_tips(f, background, validation),
+        "preventionTips": prevention_tips(f, background),
         "tags": tags(f, repo),
         "backgroundTag": background,
         "errorType": error_type(background),

@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kverr.extractor.context import is_docstring
 from kverr.extractor.pysource import module_or_none
 
 from kverr.ftypes import DocFile, DocLaunch, DocNote, Docs, FlagDecl
@@ -210,12 +211,7 @@ def _fields(path: str, text: str) -> tuple[DocNote, ...]:
         body = cls.body
         for stmt, nxt in zip(body, body[1:], strict=False):
             name = _target(stmt)
-            if (
-                name
-                and isinstance(nxt, ast.Expr)
-                and isinstance(nxt.value, ast.Constant)
-                and isinstance(nxt.value.value, str)
-            ):
+            if name and is_docstring(nxt):
                 doc = " ".join(nxt.value.value.split())
                 if doc:
                     out.append(DocNote((name,), doc, path, "", cls.name, "field"))

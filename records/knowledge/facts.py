@@ -18,6 +18,7 @@ from kverr.records.conditions import (
     readings,
     show_value,
 )
+from kverr.records.identity import profile_or_default
 from kverr.records.knowledge.docs import common_values, usage
 
 from kverr.ftypes import Assignment, Docs, FlagDecl, Profile, Site
@@ -87,10 +88,7 @@ def facts_for(
     docs: Docs | None = None,
     earlier: tuple[Assignment, ...] = (),
 ) -> Facts:
-    if profile is None:
-        from kverr.profile import default_profile
-
-        profile = default_profile()
+    profile = profile_or_default(profile)
     literal = " ".join(p.text or "" for p in site.template.parts if p.is_literal)
     return Facts(
         site=site,

@@ -329,7 +329,7 @@ def _falsy_arg(flag: str, decls: dict[str, FlagDecl]) -> str | None:
     return None
 
 
-def prevention_tips(f: Facts, background: str, validation: str | None = None) -> list[str]:
+def prevention_tips(f: Facts, background: str) -> list[str]:
     """Tips that keep the error from happening: the rule the check enforces, stated in flags
     ("Keep --tp-size a multiple of --dp-size when --enable-dp-attention is set"); for a
     deprecation, the option that replaces it. The build adds the `kverr check` tip once the

@@ -44,7 +44,7 @@ def parser_knowledge(
         "meaning": parts,
         "documentation": compose(parts),
         "commonSituations": " ".join(
-            s for s in (_history(form, flag, spans, revisions), _used(flag, decls, docs)) if s
+            s for s in (_history(form, spans, revisions), _used(flag, decls, docs)) if s
         ),
         "preventionTips": _tips(form, flag, spans, revisions),
     }
@@ -104,9 +104,7 @@ def _releases(ords: Sequence[int], revisions: Sequence[Revision]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _history(
-    form: str, flag: str, spans: Sequence[dict[str, Any]], revisions: Sequence[Revision]
-) -> str:
+def _history(form: str, spans: Sequence[dict[str, Any]], revisions: Sequence[Revision]) -> str:
     """What the option's history says about meeting this: the releases that changed its
     choices; the last release that had it."""
     if form == "invalid-choice":

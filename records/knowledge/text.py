@@ -124,10 +124,6 @@ def compose(parts: dict[str, str]) -> str:
     return " ".join(parts[k] for k in ("what", "why", "instead") if parts.get(k))
 
 
-def documentation(f: Facts) -> str:
-    return compose(meaning(f))
-
-
 def what_is(flag: str, f: Facts) -> str:
     """ "--page-size: the number of tokens in a page." from the docs' entry for the flag, else
     its declared help; "" when neither says."""

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Sequence
 
 from kverr.extractor.phases import negate
-from kverr.extractor.pysource import expr_or_none
+from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 from kverr.records.conditions import Reading, dest_of
 from kverr.records.knowledge import earlier
 from kverr.records.knowledge.facts import Facts, in_files
@@ -170,9 +170,8 @@ def _may_be_none(side: str, decls: dict[str, FlagDecl]) -> bool:
 def _attr_may_be_none(attr: str, decls: dict[str, FlagDecl]) -> bool:
     for d in decls.values():
         if (d.arg_dest or d.dest) == attr:
-            try:
-                value = ast.literal_eval(d.default) if d.default is not None else None
-            except (ValueError, SyntaxError):
+            value = literal(d.default) if d.default is not None else None
+            if value is NOT_LITERAL:
                 return True
             return not isinstance(value, (int, float)) or isinstance(value, bool)
     return False

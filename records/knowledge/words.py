@@ -7,12 +7,7 @@ from __future__ import annotations
 
 import re
 
-from kverr.records.conditions import (
-    Atom,
-    join_words,
-    phrase,
-    show_value,
-)
+from kverr.records.conditions import Atom, join_words, or_list, phrase, show_value
 from kverr.records.knowledge import docs, earlier
 from kverr.records.knowledge.facts import (
     Facts,
@@ -189,7 +184,7 @@ def _launches(f: Facts) -> str:
         shown = f"{flag} {value}" if value else flag
         text = f"In this release's docs and tests, {shown} is set in {used.launches} launches"
         if values and _takes_value(f.decls.get(flag)):
-            text += f" (as {_or(values)})"
+            text += f" (as {or_list(tuple(values))})"
         if others:
             text += f", most often with {join_words(others)}"
         if models:
@@ -212,7 +207,3 @@ def _value_tested(flag: str, f: Facts) -> str | None:
                 m.group(1) for m in re.finditer(re.escape(flag) + r" == '([^']+)'", a.text)
             )
     return found.pop() if len(found) == 1 else None
-
-
-def _or(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]

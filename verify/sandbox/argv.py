@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kverr.verify.sandbox.steps import Node, definitions
+from kverr.verify.sandbox.steps import Node, definitions, within
 
 PARSER = "__kverr_parser__"  # the harness's parser, handed to the stage as an argument
 _PARSE_CALLS = ("parse_args", "parse_known_args")
@@ -63,9 +63,7 @@ class ArgvStage:
             self.reason = f"{self.entry} fails before parsing a plain launch ({what})"
 
     def reaches(self, file: str, function: str) -> bool:
-        return self.ready and any(
-            f == file and (q == function or function.startswith(q + ".")) for f, q in self.reach
-        )
+        return self.ready and within((file, function), self.reach)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,25 +100,30 @@ def build_stage(
     stmts = [own.visit(copy.deepcopy(s)) for s in body]
     back = ast.Return(ast.Name(params[0], ast.Load()))
     ast.copy_location(back, fn)
+    args = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg(params[0]), ast.arg(PARSER)],
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[],
+    )
+    function = compiled(fn, args, [*stmts, back], main_path, namespace)
+    return ArgvStage(entry, function, reach(stmts, trees))
+
+
+def compiled(
+    fn: ast.FunctionDef, args: ast.arguments, body: list[ast.stmt], path: str, namespace: dict
+) -> Any:
+    """A function named as `fn`, with `args` and `body`, at `fn`'s lines: compiled as `path`'s
+    code in `namespace` (the module's globals)."""
     short = ast.FunctionDef(
-        name=entry,
-        args=ast.arguments(
-            posonlyargs=[],
-            args=[ast.arg(params[0]), ast.arg(PARSER)],
-            kwonlyargs=[],
-            kw_defaults=[],
-            defaults=[],
-        ),
-        body=[*stmts, back],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
+        name=fn.name, args=args, body=body, decorator_list=[], returns=None, type_comment=None
     )
     ast.copy_location(short, fn)
     module = ast.fix_missing_locations(ast.Module(body=[short], type_ignores=[]))
     local: dict[str, Any] = {}
-    exec(compile(module, main_path, "exec"), namespace, local)  # noqa: S102 - the revision's own
-    return ArgvStage(entry, local[entry], reach(stmts, trees))
+    exec(compile(module, path, "exec"), namespace, local)  # noqa: S102 - the revision's own
+    return local[fn.name]
 
 
 def prefix(fn: ast.FunctionDef) -> list[ast.stmt] | None:

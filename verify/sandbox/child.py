@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kverr.verify.sandbox import channel, derive, disk, fakes, kinds, modules, steps, stubs  # noqa: F401 - fakes: see decode
-from kverr.verify.sandbox.argv import ArgvStage, build_stage
+from kverr.verify.sandbox.argv import ArgvStage, build_stage, compiled
 from kverr.verify.sandbox.blobs import Blobs, text_of
 from kverr.verify.sandbox.channel import Reader
 from kverr.verify.sandbox.watch import Watch, plain
@@ -452,20 +452,10 @@ class World:
                 for item in node.body
                 if isinstance(item, ast.FunctionDef) and item.name == phase
             )
-            short = ast.FunctionDef(
-                name=fn.name,
-                args=fn.args,
-                body=fn.body[: index + 1],
-                decorator_list=[],
-                returns=None,
-                type_comment=None,
-            )
-            ast.copy_location(short, fn)
-            module = ast.fix_missing_locations(ast.Module(body=[short], type_ignores=[]))
-            namespace: dict[str, Any] = {}
             main = self.modules[self.spec["main_module"]]
-            exec(compile(module, self.main_path, "exec"), main.__dict__, namespace)  # noqa: S102
-            self.cut[(phase, index)] = namespace[phase]
+            self.cut[(phase, index)] = compiled(
+                fn, fn.args, fn.body[: index + 1], self.main_path, main.__dict__
+            )
         return self.cut[(phase, index)]
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:

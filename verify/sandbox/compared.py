@@ -6,16 +6,14 @@ from __future__ import annotations
 import ast
 import re
 
+from kverr.verify.sandbox.steps import self_attr
+
 _PREFIX_METHODS = frozenset({"startswith", "endswith"})
 
 
 def _attrs(node: ast.AST) -> set[str]:
     """The `self.<attr>` a node reads (itself, or inside it: `self.device.lower()`)."""
-    return {
-        n.attr
-        for n in ast.walk(node)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
-    }
+    return {a for n in ast.walk(node) if (a := self_attr(n))}
 
 
 def strings(node: ast.AST) -> list[str]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kverr.verify.sandbox import stubs
-from kverr.verify.sandbox.steps import is_docstring
+from kverr.verify.sandbox.steps import is_docstring, targets_of
 
 DEPTH = 3  # definitions inside definitions (`world_size_across_dp` -> `world_size` -> options)
 
@@ -134,9 +134,7 @@ def definition(cls: type, attr: str) -> tuple[ast.expr, str, Any] | None:
             for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
         }  # fmt: skip
         for n in ast.walk(fn):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-                n, (ast.AnnAssign, ast.AugAssign)) else []  # fmt: skip
-            for t in targets:
+            for t in targets_of(n):
                 if (
                     isinstance(t, ast.Attribute)
                     and t.attr == attr

@@ -94,9 +94,7 @@ def fields_of(cls: type, depth: int = 2) -> dict[str, dict[str, Any]]:
 
 def _dataclass_in(hint: Any) -> type | None:
     """The dataclass an annotation names (`PassConfig`, `PassConfig | None`), or None."""
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return hint
-    for arg in typing.get_args(hint):
+    for arg in (hint, *typing.get_args(hint)):
         if isinstance(arg, type) and dataclasses.is_dataclass(arg):
             return arg
     return None

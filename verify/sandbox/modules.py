@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kverr.verify.sandbox import stubs
+from kverr.verify.sandbox.steps import targets_of
 
 _LAZY_ANNOTATIONS = __future__.annotations.compiler_flag
 _DEBUG = bool(os.environ.get("KVERR_VERIFY_DEBUG"))  # print why a definition became a stub
@@ -311,13 +312,10 @@ def _binds(stmt: ast.stmt) -> list[str]:
         return [stmt.name]
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"]
-    targets: list[ast.expr] = []
-    if isinstance(stmt, ast.Assign):
-        targets = list(stmt.targets)
-    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
-        targets = [stmt.target]
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+        return []  # `x: int` declares a name, binds nothing
     out = []
-    for t in targets:
+    for t in targets_of(stmt):
         for n in ast.walk(t):
             if isinstance(n, ast.Name):
                 out.append(n.id)

@@ -23,6 +23,7 @@ from typing import Any
 
 from kverr.verify.sandbox import derive, stubs
 from kverr.verify.sandbox.compared import compared_in, listed, others_words, separators
+from kverr.verify.sandbox.steps import self_attr
 
 _NUMBERS = (1, 2, 4, 8, 3, 16, 32, 64, 0, -1)
 MAX_FOUND = 4
@@ -303,11 +304,7 @@ def _dotted(node: ast.Attribute, fields: Mapping[str, Any]) -> str:
 
 
 def _self_attrs(tree: ast.AST) -> list[str]:
-    out = []
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
-            out.append(n.attr)
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(a for n in ast.walk(tree) if (a := self_attr(n))))
 
 
 def _env_names(tree: ast.AST, scope: Mapping[str, Any] | None = None) -> list[str]:
@@ -363,12 +360,7 @@ def _constants(tree: ast.AST, scope: dict[str, Any], obj: Any) -> list[int]:
             value = n.value
         elif isinstance(n, ast.Name):
             value = scope.get(n.id)
-        elif (
-            isinstance(n, ast.Attribute)
-            and isinstance(n.value, ast.Name)
-            and n.value.id == "self"
-            and obj is not None
-        ):
+        elif self_attr(n) and obj is not None:
             value = obj.__dict__.get(n.attr)
         elif id(n) in sides:
             value = _side(n, scope)

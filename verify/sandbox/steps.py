@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +60,7 @@ class StepPlan:
     def built_with(self, node: Node, classes: Sequence[str]) -> bool:
         """`node` runs when one of `classes` is built (a config class a JSON option is
         parsed into: its validators run while the command line is parsed)."""
-        return self.on_build is not None and any(_within(node, self.on_build(c)) for c in classes)
+        return self.on_build is not None and any(within(node, self.on_build(c)) for c in classes)
 
     def stop_for(self, node: Node, line: int = 0) -> Step | None:
         """The first (or, with `last`, the last) step that reaches `node` (its function or a
@@ -73,7 +73,7 @@ class StepPlan:
                 if step.line <= line <= step.end_line:
                     return step
                 continue
-            if _within(node, reach):
+            if within(node, reach):
                 found = step
                 if not self.last:
                     return step
@@ -81,10 +81,11 @@ class StepPlan:
 
     def parse_time(self, node: Node) -> bool:
         """`node` runs while the command line is parsed (a type function the parser calls)."""
-        return _within(node, self.at_parse)
+        return within(node, self.at_parse)
 
 
-def _within(node: Node, reach: frozenset[Node]) -> bool:
+def within(node: Node, reach: Iterable[Node]) -> bool:
+    """`node` is one of `reach`'s functions, or nested in one."""
     file, func = node
     return any(f == file and (q == func or func.startswith(q + ".")) for f, q in reach)
 
@@ -151,6 +152,26 @@ def is_docstring(stmt: ast.stmt) -> bool:
         and isinstance(stmt.value, ast.Constant)
         and isinstance(stmt.value.value, str)
     )
+
+
+def self_attr(node: ast.AST) -> str | None:
+    """The `x` of a `self.x` read, else None."""
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
+        return node.attr
+    return None
+
+
+def targets_of(stmt: ast.AST) -> list[ast.expr]:
+    """What an assignment (`=`, `+=`, `x: T = v`) assigns to; [] for any other node."""
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        return [stmt.target]
+    return []
 
 
 def _first_line(lines: Sequence[str], stmt: ast.stmt) -> str:
@@ -290,7 +311,7 @@ def ways_in(
     }
     for step, reach in zip(plan.steps, plan.reach, strict=True):
         stmt = stmts.get((step.line, step.phase))
-        if stmt is None or not _within(node, reach):
+        if stmt is None or not within(node, reach):
             continue
         for sub in ast.walk(stmt):
             if not isinstance(sub, (ast.If, ast.IfExp)):
@@ -316,4 +337,4 @@ def _leads(plan: StepPlan, phase: str, branch: ast.AST | None, node: Node) -> bo
     if plan.reaches is None:
         return True
     reach = plan.reaches((plan.main_file, phase), branch) - {(plan.main_file, phase)}
-    return _within(node, frozenset(reach))
+    return within(node, reach)

@@ -8,6 +8,7 @@ import ast
 from typing import Any
 
 from kverr.verify.sandbox import solve, stubs
+from kverr.verify.sandbox.steps import self_attr
 
 
 class Watch:
@@ -81,12 +82,7 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
         name = value = None
         if isinstance(node, ast.Name) and node.id in scope:
             name, value = node.id, scope[node.id]
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-            and "self" in scope
-        ):
+        elif self_attr(node) and "self" in scope:
             name = f"self.{node.attr}"
             value = getattr(scope["self"], "__dict__", {}).get(node.attr, _ABSENT)
         if name is not None and plain(value):

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from kverr.extractor.pysource import literal
-from kverr.records.conditions import Atom, show_value
+from kverr.records.conditions import Atom, phrase, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
 from kverr.records.knowledge.fixes import sample_value
@@ -80,10 +80,6 @@ def set_option(launch: Launch, flag: str, value: str | None, decls: dict[str, Fl
                 args.append((flag, value))
                 done = True
         return replace(launch, args=tuple(args))
-    return _replace(launch, flag, value)
-
-
-def _replace(launch: Launch, flag: str, value: str | None) -> Launch:
     return replace(launch, args=(*launch.args, (flag, value)))
 
 
@@ -97,8 +93,8 @@ def _aliases(flag: str, decls: dict[str, FlagDecl]) -> set[str]:
     d = decls.get(flag)
     if d is None:
         return {flag}
-    key = d.arg_dest if getattr(d, "arg_dest", None) else d.dest
-    return {flag} | {n for n, o in decls.items() if (getattr(o, "arg_dest", None) or o.dest) == key}
+    key = d.arg_dest or d.dest
+    return {flag} | {n for n, o in decls.items() if (o.arg_dest or o.dest) == key}
 
 
 def apply(launch: Launch, change: FixChange, decls: dict[str, FlagDecl]) -> Launch:
@@ -283,7 +279,7 @@ def changes(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixCha
             c if c.source == "remove" else FixChange(c.edits, "feature", c.note)
             for c in _negations(atom, decls, before, f.docs)
         ]
-    return _ranked(unique(c for c in out if _changes_something(c, before, decls)))
+    return _ranked(unique(c for c in out if apply(before, c, decls) != before))
 
 
 def _made_explicit(f: Facts, decls: dict[str, FlagDecl]) -> list[FixChange]:
@@ -328,10 +324,6 @@ def unique(found: Iterable[FixChange]) -> list[FixChange]:
     return list(best.values())
 
 
-def _changes_something(change: FixChange, before: Launch, decls: dict[str, FlagDecl]) -> bool:
-    return apply(before, change, decls) != before
-
-
 def _negations(
     atom: Atom, decls: dict[str, FlagDecl], before: Launch, docs: Docs | None = None
 ) -> list[FixChange]:
@@ -358,8 +350,6 @@ def _numeric_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
 
 
 def _note(atom: Atom) -> str:
-    from kverr.records.conditions import phrase
-
     return phrase(atom.negated())
 
 

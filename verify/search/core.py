@@ -125,7 +125,7 @@ class Search:
             if what == "resets":
                 self._memo[key] = reading.resets(text, function)
             elif what == "sites":
-                self._memo[key] = reading.call_sites(text, self.args_class, function)
+                self._memo[key] = reading.call_sites(text, function)
             elif what == "words":
                 self._memo[key] = reading.words_of(text, function)
             elif what == "owners":
@@ -137,11 +137,11 @@ class Search:
             elif what == "aliases":
                 self._memo[key] = reading.validated(text, function)
             elif what == "params":
-                sites = reading.call_sites(text, self.args_class, function)
+                sites = reading.call_sites(text, function)
                 if sites:
                     self._memo[key] = sites[min(int(rest[0]), len(sites) - 1)][2]
                 else:
-                    self._memo[key] = reading.parameters(text, self.args_class, function)
+                    self._memo[key] = reading.parameters(text, function)
             else:
                 params = self._steps("params", file, function, self._site)
                 self._memo[key] = reading.inline_locals(
@@ -167,11 +167,10 @@ class Search:
         if not sites:
             return None, []
         caller, guards, _ = sites[min(self._site, len(sites) - 1)]
-        attrs = {d.dest: name for name, d in self.decls.items()}
         out = []
         for line, test, holds in guards:
             g = Guard(test=test, holds=holds, kind="if", line=line)
-            out.append(Reading(g, atoms_of(test, holds, attrs), "enclosing"))
+            out.append(Reading(g, atoms_of(test, holds, self.attrs), "enclosing"))
         return caller, out
 
     def run(
@@ -229,7 +228,7 @@ class Search:
         said = told(fired, before, expect.pattern) if fired is not None else []
         if fired is not None and expect.logs:
             said += chosen(fired, expect, self.decls)
-        changes = [*said, *self.fixes(f, expect, target, before, fired)]
+        changes = [*said, *self.fixes(f, target, before, fired)]
         if expect.logs:
             # A notice is expected behaviour: its fix chooses explicitly or completes what the
             # launch left out, it never gives the feature up (verify/search/notice.py).
@@ -604,7 +603,7 @@ class Search:
             self._launches[id(out)] = launch
             if fires(out, expect):
                 return launch, out
-            nxt = self._closer(f, expect, launch, out, seen, watch, target)
+            nxt = self._closer(f, launch, out, seen, watch, target)
             if nxt is None:
                 return None, out
             launch = nxt
@@ -664,7 +663,6 @@ class Search:
     def _closer(
         self,
         f: Facts,
-        expect: Expect,
         launch: Launch,
         out: Outcome,
         seen: set[Launch],
@@ -812,7 +810,6 @@ class Search:
     def fixes(
         self,
         f: Facts,
-        expect: Expect,
         target: Target,
         before: Launch,
         fired: Outcome | None = None,

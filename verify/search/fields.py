@@ -6,11 +6,11 @@ tries for an attribute (sandbox/solve.py), so its table is part of the run cache
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kverr.extractor.pysource import literal
 from kverr.records.knowledge.facts import help_examples, is_json, sample_value
 from kverr.verify.search import candidates, values
 
@@ -91,10 +91,7 @@ def _literal_default(text: str | None) -> list[Any]:
     """[the default] when it is plain data, [] when it is not known."""
     if text is None:
         return [None]
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError):
-        return []
+    value = literal(text)
     return [value] if type(value) in (str, int, float, bool) or value is None else []
 
 

@@ -16,10 +16,10 @@ of showing a fix.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping, Sequence
 
+from kverr.extractor.pysource import NOT_LITERAL, literal
 from kverr.records.knowledge.facts import Facts
 from kverr.records.knowledge.notices import chosen
 
@@ -70,10 +70,8 @@ def _number(text: object) -> float:
 
 
 def _literal(text: object) -> object:
-    try:
-        return ast.literal_eval(str(text))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return text
+    value = literal(str(text))
+    return text if value is NOT_LITERAL else value
 
 
 def ordered(changes: Sequence[FixChange], before: Launch) -> list[FixChange]:

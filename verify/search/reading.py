@@ -13,8 +13,8 @@ import copy
 import functools
 from typing import Any
 
-from kverr.extractor.pysource import parse_expr, parse_module
-from kverr.verify.sandbox.steps import Node, definitions
+from kverr.extractor.pysource import NOT_LITERAL, literal, parse_expr, parse_module
+from kverr.verify.sandbox.steps import Node, definitions, self_attr, targets_of
 
 
 def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bool]]]:
@@ -33,18 +33,8 @@ def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bo
                 walk(stmt.body, (*ifs, (stmt.lineno, test, True)))
                 walk(stmt.orelse, (*ifs, (stmt.lineno, test, False)))
                 continue
-            targets: list[ast.expr] = []
-            if isinstance(stmt, ast.Assign):
-                targets = list(stmt.targets)
-            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-                targets = [stmt.target]
-            for t in targets:
-                if (
-                    isinstance(t, ast.Attribute)
-                    and isinstance(t.value, ast.Name)
-                    and t.value.id == "self"
-                    and ifs
-                ):
+            for t in targets_of(stmt):
+                if self_attr(t) and ifs:
                     out.setdefault(t.attr, []).extend(
                         i for i in ifs if i not in out.get(t.attr, [])
                     )
@@ -272,9 +262,7 @@ def _key(node: ast.expr) -> str:
     """A local's name, or "self.x" for an attribute of self; "" for anything else."""
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return f"self.{node.attr}" if node.value.id == "self" else ""
-    return ""
+    return f"self.{node.attr}" if self_attr(node) else ""
 
 
 def parse_test(text: str) -> ast.expr | None:
@@ -286,16 +274,16 @@ def parse_test(text: str) -> ast.expr | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def parameters(text: str, args_class: str, function: str | None) -> dict[str, str]:
+def parameters(text: str, function: str | None) -> dict[str, str]:
     """parameter -> the argument expression of the first call site (`buckets_rule` ->
     `self.prompt_tokens_buckets`), or its default: what the parameter holds on that path."""
-    found = _call_site(text, args_class, function)
+    found = _call_site(text, function)
     is_method = bool(function and _owner(text, function))
     return _bind(function_node(text, function), found[2] if found else None, is_method)
 
 
 def _call_site(
-    text: str, args_class: str, function: str | None
+    text: str, function: str | None
 ) -> tuple[str, list[tuple[int, str, bool]], ast.Call] | None:
     sites = _sites_of(text, function)
     return sites[0] if sites else None
@@ -329,7 +317,7 @@ def _classes(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1024)
 def call_sites(
-    text: str, args_class: str, function: str | None, limit: int = 3
+    text: str, function: str | None, limit: int = 3
 ) -> list[tuple[str, list[tuple[int, str, bool]], dict[str, str]]]:
     """Up to `limit` call sites of `function`: (caller, the ifs on the way, parameter ->
     argument expression). A helper called with different arguments from different branches
@@ -372,11 +360,7 @@ def _all_calls(
     for (_, caller), fn in defs_of(text).items():
         for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
             f = call.func
-            if (
-                isinstance(f, ast.Attribute)
-                and isinstance(f.value, ast.Name)
-                and f.value.id == "self"
-            ):
+            if self_attr(f):
                 key = (f.attr, True)
             elif isinstance(f, ast.Name):
                 key = (f.id, False)
@@ -435,16 +419,10 @@ def method_reads(text: str, args_class: str) -> dict[str, frozenset[str]]:
             continue
         reads, called = set(), set()
         for n in ast.walk(fn):
-            if (
-                isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name)
-                and n.value.id == "self"
-            ):
+            if self_attr(n):
                 reads.add(n.attr)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-                f = n.func
-                if isinstance(f.value, ast.Name) and f.value.id == "self":
-                    called.add(f.attr)
+            if isinstance(n, ast.Call) and self_attr(n.func):
+                called.add(n.func.attr)
         own[name], calls[name] = reads, called
     out = {}
     for name in own:
@@ -523,14 +501,7 @@ def copied(text: str, args_class: str) -> dict[str, dict[str, str]]:
             )
             for kw in call.keywords:
                 v = kw.value
-                if (
-                    name
-                    and kw.arg
-                    and isinstance(v, ast.Attribute)
-                    and isinstance(v.value, ast.Name)
-                    and v.value.id == "self"
-                    and v.attr != kw.arg
-                ):
+                if name and kw.arg and self_attr(v) and v.attr != kw.arg:
                     out.setdefault(name, {}).setdefault(kw.arg, v.attr)
     return out
 
@@ -585,30 +556,17 @@ def assigned_values(text: str, args_class: str) -> dict[str, list[Any] | None]:
         if not qual.startswith(f"{args_class}.") or qual.endswith(".__init__"):
             continue
         for node in ast.walk(fn):
-            targets: list[ast.expr] = []
-            value: ast.expr | None = None
-            if isinstance(node, ast.Assign):
-                targets, value = list(node.targets), node.value
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                targets, value = [node.target], None
-            for t in targets:
-                if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)):
+            value = node.value if isinstance(node, ast.Assign) else None
+            for t in targets_of(node):
+                if not self_attr(t):
                     continue
-                if t.value.id != "self":
-                    continue
-                try:
-                    literal = ast.literal_eval(value) if value is not None else _NOT_LITERAL
-                except (ValueError, SyntaxError, TypeError):
-                    literal = _NOT_LITERAL
+                held = literal(value) if value is not None else NOT_LITERAL
                 known = out.setdefault(t.attr, [])
-                if literal is _NOT_LITERAL or known is None:
+                if held is NOT_LITERAL or known is None:
                     out[t.attr] = None
-                elif literal not in known:
-                    known.append(literal)
+                elif held not in known:
+                    known.append(held)
     return out
-
-
-_NOT_LITERAL = object()
 
 
 @functools.lru_cache(maxsize=1024)
