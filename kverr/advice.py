@@ -35,6 +35,21 @@ _CONDITION = re.compile(r"so that `([^`]{1,300})` is (true|false)")
 _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _WORD = re.compile(r"[A-Za-z_]\w{0,40}")  # a value printed as one word: `gptq`, `decoder`
+
+
+def _number(text: Any) -> float | None:
+    """The number a placeholder printed; None when it printed anything else."""
+    n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
+    return float(n.group()) if n else None
+
+
+def _plain_value(text: Any) -> float | str | None:
+    """A printed number, or a value printed as one word (kept as text); else None."""
+    if isinstance(text, str) and _WORD.fullmatch(text.strip()):
+        return text.strip()
+    return _number(text)
+
+
 SHOWN = 3  # values offered per option
 
 
@@ -176,14 +191,13 @@ def _bind_printed(cond: str, values: Mapping[str, str]) -> tuple[str, dict[str, 
     printed expression that is no plain name, as a name bound to the number printed."""
     bound: dict[str, float] = {}
     for i, expr in enumerate(sorted(values, key=len, reverse=True)):
-        text = values[expr]
-        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
-        if expr.isidentifier() or not n:
+        n = _number(values[expr])
+        if expr.isidentifier() or n is None:
             continue
         name = f"printed_{i}"
         cond, hits = re.subn(rf"(?<![\w.]){re.escape(expr)}(?!\w)", name, cond)
         if hits:
-            bound[name] = float(n.group())
+            bound[name] = n
     return cond, bound
 
 
@@ -201,9 +215,9 @@ def _bind_converted(
     units: dict[str, dict[str, float]] = {}
     for expr, text in values.items():
         m = _CONVERTED.fullmatch(expr)
-        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
-        if m and n:
-            units.setdefault(m.group(1), {})[m.group(2).removeprefix("self.")] = float(n.group())
+        n = _number(text)
+        if m and n is not None:
+            units.setdefault(m.group(1), {})[m.group(2).removeprefix("self.")] = n
 
     def at(name: str) -> str:
         return rf"(?<![\w.])(?:self\.)?{re.escape(name)}(?!\w)"
@@ -256,13 +270,9 @@ def _constants(values: Mapping[str, str]) -> dict[str, float | str]:
     name (`total_num_attention_heads`): a condition that reads one takes it as printed."""
     out: dict[str, float | str] = {}
     for expr, text in values.items():
-        if not isinstance(text, str) or not expr.isidentifier():
-            continue
-        n = _NUMBER.fullmatch(text.strip())
-        if n:
-            out[expr] = float(n.group())
-        elif _WORD.fullmatch(text.strip()):
-            out[expr] = text.strip()
+        value = _plain_value(text) if expr.isidentifier() else None
+        if value is not None:
+            out[expr] = value
     return out
 
 
@@ -356,9 +366,9 @@ def _raised(
 def _printed(values: Mapping[str, str], name: str) -> float | None:
     """The number the message printed for `name` (or `self.name`)."""
     for expr, text in values.items():
-        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
-        if n and expr.rsplit(".", 1)[-1] == name:
-            return float(n.group())
+        n = _number(text)
+        if n is not None and expr.rsplit(".", 1)[-1] == name:
+            return n
     return None
 
 
@@ -375,10 +385,9 @@ def _limit(flag: str, values: Mapping[str, str], now: float, up: bool) -> float 
     words = set(flag.lstrip("-").split("-"))
     for expr, text in values.items():
         name = expr.rsplit(".", 1)[-1]
-        n = _NUMBER.fullmatch(text.strip()) if isinstance(text, str) else None
-        if not n or len(words & set(name.split("_"))) < 2:
+        v = _number(text)
+        if v is None or len(words & set(name.split("_"))) < 2:
             continue
-        v = float(n.group())
         if (v > now) if up else (0 < v < now):
             return v
     return None
@@ -390,12 +399,9 @@ def _option_values(dests: Mapping[str, str], values: Mapping[str, str]) -> dict[
     out: dict[str, float | str] = {}
     for expr, text in values.items():
         flag = dests.get(expr.rsplit(".", 1)[-1])
-        if flag and isinstance(text, str):
-            n = _NUMBER.fullmatch(text.strip())
-            if n:
-                out[flag] = float(n.group())
-            elif _WORD.fullmatch(text.strip()):
-                out[flag] = text.strip()
+        value = _plain_value(text) if flag else None
+        if value is not None:
+            out[flag] = value
     return out
 
 
