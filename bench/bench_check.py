@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+
+from timed import timed
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the held-out launches: one list for tests and bench
@@ -132,15 +132,8 @@ def timing(repo: Path, release: str, rounds: int) -> None:
             """Wall seconds; the CPU seconds of the process and its sandbox go to cpu[kind]
             (what the machine's load does not change)."""
             run_env = dict(env, XDG_CACHE_HOME=cache) if cache else env
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            started = time.perf_counter()
-            done = subprocess.run(cmd, env=run_env, capture_output=True, timeout=600)
-            took = time.perf_counter() - started
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            took, used, _ = timed(cmd, ok=(0, 1), env=run_env, timeout=600)
             cpu.setdefault(kind, []).append(used)
-            if done.returncode not in (0, 1):
-                raise SystemExit(f"{' '.join(cmd[:4])} failed: {done.stderr.decode()[-400:]}")
             return took
 
         warm = str(Path(tmp) / "warm-cache")

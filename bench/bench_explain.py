@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from kverr.catalog import open_catalog
+from timed import timed
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))  # the synthetic datasets of tests/synth.py
@@ -50,19 +48,6 @@ def sample_line(path: Path) -> str:
             ):
                 return f"[2026-04-07 10:05:08 TP0] {rec.get('errorClass') or 'ValueError'}: {rec['errorMessage']}"
     raise SystemExit(f"no record with a plain message in {path}")
-
-
-def once(cmd: list[str], env: dict[str, str], expect: int) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the child) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, env=env)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != expect:
-        raise SystemExit(f"{cmd[:3]} exited {proc.returncode}: {proc.stderr.decode()[-300:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
 
 
 def main() -> None:
@@ -90,11 +75,11 @@ def main() -> None:
             "explain, no match": ([kverr, "explain", "all quiet on the launch front"], 1),
         }  # fmt: skip
         for cmd, expect in rows.values():  # warm-up: .pyc files written, the page cache filled
-            once(cmd, env, expect)
+            timed(cmd, ok=(expect,), env=env)
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in rows}
         for _ in range(args.rounds):
             for name, (cmd, expect) in rows.items():
-                times[name].append(once(cmd, env, expect))
+                times[name].append(timed(cmd, ok=(expect,), env=env)[:2])
     wall = {n: statistics.median(t[0] for t in ts) * 1000 for n, ts in times.items()}
     cpu = {n: statistics.median(t[1] for t in ts) * 1000 for n, ts in times.items()}
     floor = "floor: python -c 'import duckdb'"

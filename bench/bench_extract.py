@@ -25,14 +25,14 @@ import argparse
 import fnmatch
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timed import timed
 
 from kverr.profile import load_profile
 
@@ -77,14 +77,7 @@ extract_files([SourceFile(p, open(p, encoding="utf-8").read(), "") for p in sys.
 
 def once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the child and its own children) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, env=env, cwd=tempfile.gettempdir())
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[:4]} exited {proc.returncode}: {proc.stderr.decode()[-400:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return timed(cmd, env=env, cwd=tempfile.gettempdir())[:2]
 
 
 def from_git(repo: Path, rev: str, globs: list[str], into: Path) -> list[Path]:

@@ -27,7 +27,6 @@ import argparse
 import http.client
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -36,22 +35,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from timed import timed
+
 ROOT = Path(__file__).resolve().parent.parent
 LINE = "ValueError: --ssl-keyfile requires --ssl-certfile to be specified as well."
 TARGET_RATIO, TARGET_SERVE = 3.0, 1.0
-
-
-def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, bytes]:
-    """(wall seconds, CPU seconds of the child, stdout) of one run that must succeed."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, env=env, cwd=cwd, timeout=900)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:3])} exited {proc.returncode}: {proc.stderr[-400:]!r}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc.stdout
 
 
 def install(venv: Path) -> float | None:
@@ -136,14 +124,14 @@ def main() -> None:
 
     explain = [*kverr, "explain", LINE]
     warm_env = cache("warm")
-    _, _, expected = run(explain, warm_env, work)  # fills the warm cache
+    _, _, expected = timed(explain, env=warm_env, cwd=work, timeout=900)  # fills the warm cache
     first, warm = [], []
     for n in range(args.rounds):
-        wall, cpu, out = run(explain, cache(f"first-{n}"), work)
+        wall, cpu, out = timed(explain, env=cache(f"first-{n}"), cwd=work, timeout=900)
         if out != expected:
             raise SystemExit("a first explain printed other text than a warm one")
         first.append((wall, cpu))
-        wall, cpu, out = run(explain, warm_env, work)
+        wall, cpu, out = timed(explain, env=warm_env, cwd=work, timeout=900)
         if out != expected:
             raise SystemExit("a warm explain printed other text than the first")
         warm.append((wall, cpu))
@@ -170,9 +158,8 @@ def main() -> None:
             f"{label:<34}{med(rows):>8.3f}{med(rows, 1):>8.3f}  target <= {TARGET_SERVE:g}: {verdict}"
         )
     if args.checkout:
-        wall, cpu, out = run(
-            [sys.executable, "-m", "kverr", "explain", LINE], cache("checkout"), ROOT
-        )
+        checkout = [sys.executable, "-m", "kverr", "explain", LINE]
+        wall, cpu, out = timed(checkout, env=cache("checkout"), cwd=ROOT, timeout=900)
         same = "same output" if out == expected else "OTHER OUTPUT"
         print(f"{'checkout first use (builds)':<34}{wall:>8.3f}{cpu:>8.3f}  {same}")
     print(f"rounds: {args.rounds}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

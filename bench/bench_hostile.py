@@ -266,10 +266,10 @@ def build_case(tmp: Path, name: str, text: str | None) -> Path:
     return root
 
 
-def run_build(root: Path, timeout: float, out: Path | None = None) -> str:
+def run_build(root: Path, timeout: float) -> str:
     """How `kverr build` of `root` ended: exit code, CPU seconds of the child, last line."""
     kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
-    out = out or root.parent / f"{root.name}-out"
+    out = root.parent / f"{root.name}-out"
     before = os.times()
     try:
         proc = subprocess.run(

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_api import stop
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the synthetic datasets of tests/synth.py
 DATASET = ROOT / "data" / "sglang"
@@ -82,12 +84,7 @@ class Server:
 
     def close(self) -> None:
         if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop(self.proc)
 
 
 def request(addr, raw: bytes, timeout: float = 10) -> tuple[int | None, str, bytes, socket.socket]:

@@ -401,15 +401,9 @@ class Catalog:
 
     def revisions(self, *, project: str | None = None) -> list[Revision]:
         """The catalog's revisions (with ord and project), oldest first per project."""
-        if project is None:
-            return self._rev_rows(
-                "SELECT ord, sha, date, tags, subject, project FROM revisions ORDER BY ord", []
-            )
-        return self._rev_rows(
-            "SELECT ord, sha, date, tags, subject, project FROM revisions WHERE project = ?"
-            " ORDER BY ord",
-            [project],
-        )
+        where, params = ("WHERE project = ?", [project]) if project is not None else ("", [])
+        sql = f"SELECT ord, sha, date, tags, subject, project FROM revisions {where} ORDER BY ord"
+        return self._rev_rows(sql, params)
 
     def revisions_of(self, record_id: str) -> list[Revision]:
         return self._rev_rows(
@@ -525,8 +519,7 @@ class Catalog:
             return None
         names = _spellings(rev) | {rev}
         theirs = sorted(
-            {r.project for r in self.revisions() if r.project != project}
-            & {r.project for r in self.revisions() if names.intersection(r.tags)}
+            {r.project for r in self.revisions() if r.project != project and names & set(r.tags)}
         )
         if not theirs:
             return None

@@ -18,16 +18,12 @@ _MAX_CHAIN = 1000  # lineage walks stop here even on a hand-edited (cyclic) line
 # ---------------------------------------------------------------- SQL helpers
 
 
-def _con(cat: Any) -> Any:
-    return cat.con  # the Catalog's read-only DuckDB connection
-
-
 def occurrences_at(cat: Any, ord_: int) -> dict[str, dict]:
     """id -> {file, line, function, guard, guard_text} for every record present at `ord_`."""
     sql = """SELECT id, file, lines[$1 - from_ord + 1] AS line, function, guard, guard_text
              FROM occurrences WHERE $1 BETWEEN from_ord AND to_ord ORDER BY id, file, line"""
     out: dict[str, dict] = {}
-    for rid, file, line, function, guard, text in _con(cat).execute(sql, [ord_]).fetchall():
+    for rid, file, line, function, guard, text in cat.con.execute(sql, [ord_]).fetchall():
         out.setdefault(
             rid,
             {"file": file, "line": line, "function": function, "guard": guard, "guard_text": text},
@@ -38,14 +34,13 @@ def occurrences_at(cat: Any, ord_: int) -> dict[str, dict]:
 def ords_of(cat: Any, record_id: str) -> set[int]:
     """Ords of the revisions where the record exists."""
     sql = "SELECT from_ord, to_ord FROM occurrences WHERE id = ?"
-    rows = _con(cat).execute(sql, [record_id]).fetchall()
+    rows = cat.con.execute(sql, [record_id]).fetchall()
     return {n for lo, hi in rows for n in range(lo, hi + 1)}
 
 
 def lineage_map(cat: Any) -> dict[str, str]:
     """id -> previous id, for every edited message."""
-    con = _con(cat)
-    return dict(con.execute("SELECT id, previous_id FROM lineage").fetchall())
+    return dict(cat.con.execute("SELECT id, previous_id FROM lineage").fetchall())
 
 
 # ---------------------------------------------------------------- diff

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import math
 import os
@@ -120,14 +121,8 @@ class _Records:
 
 
 def _batches(items: Iterable[Any], size: int = 1000) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    it = iter(items)
+    return iter(lambda: list(itertools.islice(it, size)), [])
 
 
 # ---------------------------------------------------------------- derived columns
@@ -485,10 +480,6 @@ class _Set:
 
 
 def _dataset(path: Path) -> _Set:
-    if not path.is_dir():
-        raise DatasetError(
-            f"{path} is not a directory; pass a dataset directory written by `kverr build`."
-        )
     manifest = _read_manifest(path)
     from kverr.catalog import profiles  # loading only, never on explain's path
 

@@ -141,21 +141,20 @@ _timeout = getattr(asyncio, "timeout", None)  # 3.11+
 
 
 async def _read_capped(request: Request, limit: int) -> bytes:
+    too_large = ApiError(
+        413, f"The body is larger than {limit} bytes; send only the lines around the error."
+    )
     declared = request.headers.get("content-length")
     if declared is not None:
         if not _DIGITS.fullmatch(declared):
             raise ApiError(400, "Content-Length is not a number; send a plain byte count.")
         if int(declared) > limit:
-            raise ApiError(
-                413, f"The body is larger than {limit} bytes; send only the lines around the error."
-            )
+            raise too_large
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ApiError(
-                413, f"The body is larger than {limit} bytes; send only the lines around the error."
-            )
+            raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -51,9 +51,7 @@ answer; `show` gives a record by the id an answer names."""
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
 
-def create_server(
-    catalog: Path | None = None, *, source: str | None = None, platform: str | None = None
-) -> MCPServer:
+def create_server(catalog: Path | None = None, *, source: str | None = None) -> MCPServer:
     """The server with its tools and resources, over the catalog at `catalog` (default: the
     packaged one); `source`: the release source `check` runs (default $KVERR_SOURCE, then an
     installed package)."""
@@ -118,7 +116,7 @@ def create_server(
         release's source on the server; slower than `explain` (seconds)."""
         from kverr.verify.preflight import check_text
 
-        _report, data = check_text(command, release=release, source=source, platform=platform)
+        _report, data = check_text(command, release=release, source=source)
         return _result(data, md.check(of_report(data)))
 
     def show(
@@ -247,13 +245,12 @@ def run(
     *,
     http: str | None = None,
     source: str | None = None,
-    platform: str | None = None,
     on_listen: Callable[[str], None] | None = None,
 ) -> None:
     """Serve until the client goes (stdio) or the process is stopped (HTTP); `on_listen`
     gets the endpoint's URL once the HTTP socket listens."""
     address = parse_http(http) if http is not None else None  # before the catalog opens
-    server = create_server(catalog, source=source, platform=platform)
+    server = create_server(catalog, source=source)
     if address is None:
         server.run("stdio")
         return

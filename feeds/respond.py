@@ -125,7 +125,6 @@ def compose(
     *,
     source: str | None = None,
     release: str | None = None,
-    platform: str | None = None,
 ) -> str | None:
     """The comment answering `text`, or None when it holds no known error and no launch whose
     check fails. `source` (or $KVERR_SOURCE): the release source `kverr check` runs the
@@ -133,7 +132,7 @@ def compose(
     version = release if release and _holds(cat, release) else None
     matches = [m for m in cat.explain(text, version=version) if m.how in TRUSTED]
     source = source or os.environ.get("KVERR_SOURCE")
-    report = _checked(text, source, release, platform)
+    report = _checked(text, source, release)
     if matches and not source:  # explain's own answer: advice from the values pasted
         from kverr.advice import personalize
 
@@ -161,9 +160,7 @@ def _holds(cat: Any, release: str) -> bool:
     return True
 
 
-def _checked(
-    text: str, source: str | None, release: str | None, platform: str | None
-) -> dict[str, Any] | None:
+def _checked(text: str, source: str | None, release: str | None) -> dict[str, Any] | None:
     """`kverr check`'s report of the launch in `text` when it found an error, else None (no
     source configured, no launch in the text, a project kverr cannot check, a launch that
     passes)."""
@@ -172,7 +169,7 @@ def _checked(
     from kverr.verify.preflight import check_text
 
     try:
-        _report, data = check_text(text, release=release, source=source, platform=platform)
+        _report, data = check_text(text, release=release, source=source)
     except QueryError:  # no launch in the issue, or a project kverr cannot check yet
         return None
     except KverrError as exc:  # the source or the sandbox: the cards still answer
@@ -310,7 +307,6 @@ def respond(
     catalog: Path | None = None,
     source: str | None = None,
     release: str | None = None,
-    platform: str | None = None,
     dry_run: bool = False,
     token: str | None = None,
     api_url: str = "https://api.github.com",
@@ -328,7 +324,7 @@ def respond(
     if not dry_run and not token:
         raise QueryError("no GitHub token: set GITHUB_TOKEN (the workflow's), or pass --dry-run.")
     with open_catalog(catalog) as cat:
-        body = compose(cat, event.text, source=source, release=release, platform=platform)
+        body = compose(cat, event.text, source=source, release=release)
     if body is None:
         return Outcome(None, f"no known error in {where}; nothing posted.")
     if dry_run:

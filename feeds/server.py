@@ -381,7 +381,7 @@ def bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     return sock
 
 
-def server_for(app, sock: socket.socket, *, log_level: str = "warning", limits: Limits = Limits()):
+def server_for(app, sock: socket.socket, *, limits: Limits = Limits()):
     """A uvicorn Server for `app` on `sock`, with the guards above."""
     import uvicorn
 
@@ -397,7 +397,7 @@ def server_for(app, sock: socket.socket, *, log_level: str = "warning", limits: 
     config = uvicorn.Config(
         guard(app, limits),
         http=protocol,  # never httptools, even if installed: the guards live in this class
-        log_level=log_level,
+        log_level="warning",
         access_log=False,  # request lines can carry pasted secrets
         server_header=False,
         ws="none",

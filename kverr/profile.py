@@ -104,24 +104,20 @@ class ExtractRules:
 
     Name lists are globs (fnmatch, case-sensitive) over Python identifiers."""
 
-    log_methods: tuple[
-        tuple[str, str], ...
-    ]  # logger method -> severity ("warning_once" -> "warning")
+    # logger method -> severity ("warning_once" -> "warning")
+    log_methods: tuple[tuple[str, str], ...]
     flag_classes: tuple[str, ...]  # classes whose fields are CLI flags (`--field-name`)
     # Classes whose fields reach the CLI through a flag class's field (whose default names them,
     # `x: int = SchedulerConfig.x`) or through the class's own JSON option (`--speculative-config`,
     # written `--speculative-config.field=value`).
     config_classes: tuple[str, ...] = ()
-    config_views: tuple[
-        str, ...
-    ] = ()  # attributes holding such a config object (`self.cache_config`)
+    # attributes holding such a config object (`self.cache_config`)
+    config_views: tuple[str, ...] = ()
     args_names: tuple[str, ...] = ()  # parameters that hold the args object
-    view_calls: tuple[
-        str, ...
-    ] = ()  # calls returning a view of the args object (`resolved_view(a)`)
-    args_getters: tuple[
-        str, ...
-    ] = ()  # argument-less calls returning it (`get_global_server_args()`)
+    # calls returning a view of the args object (`resolved_view(a)`)
+    view_calls: tuple[str, ...] = ()
+    # argument-less calls returning it (`get_global_server_args()`)
+    args_getters: tuple[str, ...] = ()
     # The launch path (the profile's `launch_path` globs): modules the launch runs through
     # after the arguments are parsed (model runner, memory pools, workers, platforms). Only
     # their sites that name a flag, an args field or one of `env_prefixes`' variables, or

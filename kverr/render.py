@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.answers import CutLines, Match, Revision, explain_json, explain_json_chunks  # noqa: F401 - (re-exported)
+from kverr.answers import CutLines, Match, Revision
 from kverr.present import display, text
 from kverr.present.answer import message_key
 from kverr.term import PLAIN, Term, escape_data, escape_json, escape_terminal

@@ -146,11 +146,10 @@ class Term:
 PLAIN = Term()
 
 
-def detect(stream: IO[str] | None = None, *, plain: bool = False) -> Term:
-    """The Term for `stream` (stdout by default): colour, links and wrapping only on a
-    terminal, and never with --plain, NO_COLOR (any value) or TERM=dumb."""
-    stream = stream or sys.stdout
-    tty = _isatty(stream)
+def detect(*, plain: bool = False) -> Term:
+    """The Term for stdout: colour, links and wrapping only on a terminal, and never with
+    --plain, NO_COLOR (any value) or TERM=dumb."""
+    tty = _isatty(sys.stdout)
     env = os.environ
     if plain or not tty or "NO_COLOR" in env or env.get("TERM") == "dumb":
         return Term(tty=tty)
@@ -189,19 +188,18 @@ def pager_command(env: os._Environ[str] | dict[str, str] | None = None) -> str |
     return "less"
 
 
-def emit(text: str, term: Term, *, pager: bool = True, stream: IO[str] | None = None) -> None:
+def emit(text: str, term: Term, *, pager: bool = True) -> None:
     """Print `text` (lines, no trailing newline needed). On a terminal, text taller than the
     screen goes through the pager unless `pager` is False; a pager that cannot start is
     skipped, never an error."""
-    stream = stream or sys.stdout
     if not text.endswith("\n"):
         text += "\n"
     cmd = pager_command() if pager and term.tty else None
     if cmd and text.count("\n") >= shutil.get_terminal_size().lines:
         if _page(text, cmd):
             return
-    stream.write(text)
-    stream.flush()
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def _page(text: str, cmd: str) -> bool:

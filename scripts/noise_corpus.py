@@ -31,7 +31,7 @@ from pathlib import Path
 
 from kverr.extractor import extract_file, extract_files
 from kverr.extractor.render import render
-from kverr.extractor.sources import matches_any
+from kverr.extractor.sources import matches_any, read_git
 
 from kverr.ftypes import SourceFile
 from kverr.profile import default_profile
@@ -105,20 +105,7 @@ def sources(repo: str, rev: str, profile_files: list[str]):
 def launch_records(repo: str, rev: str, profile) -> set[tuple[str, int]]:
     """(file, line) of the launch-path checks that are records (a flag named or read): what
     a launch log says there is an answer, not noise."""
-    names = subprocess.run(
-        ["git", "-C", repo, "ls-tree", "-r", "--name-only", rev],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    wanted = [n for n in names if matches_any(n, profile.file_set())]
-    show = ["git", "-C", repo, "show"]
-    srcs = [
-        SourceFile(
-            n, subprocess.run([*show, f"{rev}:{n}"], capture_output=True, text=True).stdout, n
-        )
-        for n in wanted
-    ]
+    _, srcs = read_git(repo, rev, profile.file_set())
     fxs = extract_files(srcs, rules=profile.extract)
     return {
         (s.file, s.line)

@@ -201,7 +201,7 @@ def test_findings_of_one_message_share_its_record(catalog_file):  # noqa: F811
 
 
 def test_json_is_written_a_match_at_a_time_with_the_same_bytes(catalog_file):  # noqa: F811
-    from kverr import render
+    from kverr.answers import explain_json
     from kverr.ftypes import CutLines
 
     with open_catalog(catalog_file) as cat:
@@ -212,4 +212,4 @@ def test_json_is_written_a_match_at_a_time_with_the_same_bytes(catalog_file):  #
             if cut:
                 doc["cutLines"] = cut.to_dict()
             want = json.dumps(doc, indent=2, ensure_ascii=False)
-            assert render.explain_json('a "q"\n', found, cut) == want
+            assert explain_json('a "q"\n', found, cut) == want
