@@ -423,7 +423,22 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     renamed = _renamed(value, spans, accepted)
     text = []
     everything = hist.everything
-    if accepted:
+    # releases where the option takes any word (no fixed choices): the value passes there
+    free = {
+        n
+        for sp in hist.spans.get(flag, [])
+        if not sp.get("choices") and sp.get("type") in (None, "str")
+        for n in range(sp["from"], sp["to"] + 1)
+    }
+    if free and max(free) == max(everything):
+        since = max(free)
+        while since - 1 in free:  # (the newest run of such releases)
+            since -= 1
+        text.append(
+            f"From {hist.at(since)} on, {flag} takes any value (no fixed choices), {shown} included:"
+            " upgrade, or choose a value your release accepts."
+        )
+    elif accepted:
         when = hist.text(accepted)
         if max(accepted) < max(everything):
             after = hist.at(hist.after(max(accepted)))
@@ -451,6 +466,8 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
             f" {', '.join(newest['choices'])}."
         )
     pick = renamed if renamed and (not listed or renamed in listed) else (closest or [None])[0]
+    if free and max(free) == max(everything):
+        pick = None  # (the value is right for a newer release: no other to guess)
     if pick:
         text.append(f"Did you mean {pick}?")
     return {

@@ -162,7 +162,10 @@ def of_match(
         # the record's verdict is about its own example launch, someone else's
         example=None if yours else example,
         example_text="" if yours else example_text,
-        status="" if yours else verdict.fix_status(rec, verbose=verbose, names=names),
+        # (an argparse answer without an example shows no fix the verdict could be about)
+        status=""
+        if yours or (m.argparse and example is None)
+        else verdict.fix_status(rec, verbose=verbose, names=names),
         verified=verdict.is_verified(rec),
     )
     how = [] if m.how == "id" else [f"{m.how} match {m.score:.2f}"]

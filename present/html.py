@@ -270,7 +270,7 @@ def fix(ans: Answer) -> str:
     f = ans.fix
     out = before_after(f.example) if f.example else code(f.example_text) if f.example_text else ""
     out += bullets(f.solutions)
-    if out:
+    if out and f.status:
         out += f'<p class="fix-status {"verified" if f.verified else "unverified"}">{esc(f.status)}</p>'
     return out
 

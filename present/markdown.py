@@ -145,7 +145,7 @@ def fix_lines(ans: Answer) -> list[str]:
         out += ["", *commands(fix.example)]
     elif fix.example_text:
         out += ["", block(fix.example_text, "bash")]
-    return [*out, "", f"_{escape(fix.status)}_"]
+    return [*out, "", f"_{escape(fix.status)}_"] if fix.status else out
 
 
 def commands(example: display.ExampleFix) -> list[str]:

@@ -102,6 +102,8 @@ def fix_lines(ans: Answer, term: Term = PLAIN) -> list[str]:
     if fix.example:
         out += before_after(fix.example, term)
     out += fix.example_text.splitlines()
+    if not fix.status:
+        return out
     return out + term.wrap("  " + term.style(fix.status, "green" if fix.verified else "dim"), 2)
 
 

@@ -21,6 +21,9 @@ SWITCH = '        parser.add_argument("--enable-thinking", action="store_true", 
 PARSER = (
     '        parser.add_argument("--thinking-parser", type=str, default=None, help="Parser.")\n'
 )
+# --accel has fixed choices in v0.4.0; v0.5.0 takes any value
+ACCEL = '        parser.add_argument("--accel", type=str, choices=["gpu", "cpu"], help="Where.")\n'
+FREE_ACCEL = '        parser.add_argument("--accel", type=str, default=None, help="Where.")\n'
 
 
 def _with(text: str, extra: str) -> str:
@@ -32,9 +35,9 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("shapes")
     sg = make_repo(root / "sglang-repo")
     base = (sg.root / SA).read_text(encoding="utf-8")
-    sg.commit("add thinking", {SA: _with(base, SWITCH + PARSER)})
+    sg.commit("add thinking", {SA: _with(base, SWITCH + PARSER + ACCEL)})
     sg.tag("v0.4.0")
-    sg.commit("drop the switch", {SA: _with(base, PARSER)})
+    sg.commit("drop the switch", {SA: _with(base, PARSER + FREE_ACCEL)})
     sg.tag("v0.5.0")
     vl = make_vllm_repo(root / "vllm-repo")
     thinking = (
@@ -108,6 +111,16 @@ def test_paste_shapes(built, case):
     said = " ".join(m.argparse["text"])
     for sentence in sentences:
         assert sentence in said, said
+
+
+def test_a_value_of_a_release_without_fixed_choices_is_an_upgrade(built):
+    m = _one(built, "launch_server.py: error: argument --accel: invalid choice: 'npu' (choose"
+                    " from 'gpu', 'cpu')")  # fmt: skip
+    assert m.argparse["text"][0] == (
+        "From v0.5.0 on, --accel takes any value (no fixed choices), 'npu' included: upgrade,"
+        " or choose a value your release accepts."
+    )
+    assert m.argparse["example"] is None  # no other value to guess
 
 
 def test_the_successor_is_offered_as_the_fix(built):
