@@ -189,7 +189,7 @@ def _said_value(text: str, values: Mapping[str, str]) -> str | None:
 # "Launching when `max_model_len > derived_max_model_len` is true, ...": the trigger's clauses
 _CLAUSE = re.compile(r"`([^`]{1,300})` is (true|false)")
 # a name in a clause that may be an option's dest: `self.tp_size` or `tp_size`, not a call
-_DEST = re.compile(r"(?<![\w.])(?:self\.)?([a-z_][a-z0-9_]{0,80})\b(?!\s*\()")
+_DEST = re.compile(r"(?<![\w.-])(?:self\.)?([a-z_][a-z0-9_]{0,80})\b(?!\s*\()")
 
 
 def _conditions(
@@ -199,9 +199,6 @@ def _conditions(
     ("so that `cond` is true"), else each clause of its trigger wanted the other way, its
     dests written as the options that set them and the profile's `computed` names as what
     they compute (any one clause undone stops the check)."""
-    own = [m for s in record.get("solutions") or () for m in [_CONDITION.search(s)] if m]
-    if own:
-        return [(m.group(1), m.group(2) == "true") for m in own]
     exprs = {name: f"({expr})" for name, expr in computed}
 
     def options(clause: str) -> str:
@@ -209,6 +206,9 @@ def _conditions(
         clause = _DEST.sub(lambda d: exprs.get(d.group(1), d.group(0)), clause)
         return _DEST.sub(lambda d: dests.get(d.group(1), d.group(0)), clause)
 
+    own = [m for s in record.get("solutions") or () for m in [_CONDITION.search(s)] if m]
+    if own:
+        return [(options(m.group(1)), m.group(2) == "true") for m in own]
     return [
         (options(m.group(1)), m.group(2) != "true")
         for m in _CLAUSE.finditer(record.get("triggerScenarios") or "")

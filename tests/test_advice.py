@@ -432,3 +432,16 @@ def test_a_local_named_after_its_option_is_that_option() -> None:
     }
     values = {"task_option": "embedding", "supported_tasks": "{'generate'}"}
     assert advise(record, values) == ["Use --task generate (not embedding)."]
+
+
+def test_the_records_own_condition_reads_derived_names_as_options() -> None:
+    rules = AdviceRules(derived=(("moe_ep_size", "--ep-size"),))
+    record = {
+        "flags": ["--tp-size"],
+        "placeholders": ["self.tp_size", "self.moe_ep_size"],
+        "solutions": ["Change --tp-size so that `--tp-size % moe_ep_size != 0` is false"],
+    }
+    values = {"self.tp_size": "6", "self.moe_ep_size": "4"}
+    assert advise(record, values, keep=HARDWARE, rules=rules)[0] == (
+        "With --tp-size 6, use --ep-size 3, 6 or 2 (not 4)."
+    )
