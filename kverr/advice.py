@@ -356,8 +356,7 @@ def _one_of(record: Mapping[str, Any], known: Mapping[str, float | str]) -> list
         if not isinstance(now, float) or not allowed or None in allowed or now in allowed:
             continue
         near = sorted(allowed, key=lambda v: (v < now, abs(v - now)))[:SHOWN]  # type: ignore[operator]
-        choice = ", ".join(_shown(v) for v in near[:-1]) + (" or " if len(near) > 1 else "")
-        out.append(f"Use {m.group(1)} {choice}{_shown(near[-1])} (not {_shown(now)}).")
+        out.append(f"Use {m.group(1)} {_choice(near)} (not {_shown(now)}).")
     return out
 
 
@@ -484,12 +483,12 @@ def _solve(
     env = {**constants, **{_name(o): known[o] for o in known}}
     if mine is not None and _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
-    bound = None
     if isinstance(mine, str):  # a word (`gptq`): the words the message or the check names
         words = [w for v in printed for w in (v if isinstance(v, tuple) else (v,))]
         words += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
-        pool: list[float | str] = [v for v in dict.fromkeys(words) if isinstance(v, str)]
-        pool = [v for v in pool if v != mine]
+        pool: list[float | str] = [
+            v for v in dict.fromkeys(words) if isinstance(v, str) and v != mine
+        ]
     else:
         numbers = [v for v in (known[o] for o in others) if isinstance(v, float)]
         numbers += [
@@ -499,9 +498,9 @@ def _solve(
         # Around the user's value, else around what the message printed (the prompt's length),
         # which is then itself a value to offer ("at least the prompt's length").
         centre = mine if mine is not None else max(numbers)
-        bound = _edge(tree, _name(free), env, want, centre)
-        if bound is not None:  # (a limit: its edge, then the round numbers past it)
-            pool = _past(bound, centre)
+        edge = _edge(tree, _name(free), env, want, centre)
+        if edge is not None:  # (a limit: its edge, then the round numbers past it)
+            pool = _past(edge, centre)
         else:
             pool = list(_candidates([*numbers, centre], centre, near=mine is not None))
             if mine is None:
@@ -517,10 +516,8 @@ def _solve(
     if not good:
         return None
     held = ", ".join(f"{o} {_shown(known[o])}" for o in others)
-    choice = ", ".join(_shown(v) for v in good[:-1]) + (" or " if len(good) > 1 else "")
-    choice += _shown(good[-1])
     lead = f"With {held}, use" if held else "Use"
-    line = f"{lead} {free} {choice}" + ("." if mine is None else f" (not {_shown(mine)}).")
+    line = f"{lead} {free} {_choice(good)}" + ("." if mine is None else f" (not {_shown(mine)}).")
     numeric = all(isinstance(v, float) for v in good)
     raised = numeric and (mine is None or (isinstance(mine, float) and min(good) > mine))
     return _caveated(line, caveat if raised else None)
@@ -573,12 +570,10 @@ def _past(edge: float, start: float) -> list[float]:
     return [first, *rest]
 
 
-def _candidates(
-    numbers: Sequence[float], current: float, *, near: bool = True, extra: Sequence[float] = ()
-) -> list[float]:
+def _candidates(numbers: Sequence[float], current: float, *, near: bool = True) -> list[float]:
     """Values worth trying, nearest to `current` first (log scale for positive numbers); `near`:
-    with the current value's neighbours (it is the option's own); `extra`: more of them."""
-    pool: set[float] = set(extra)
+    with the current value's neighbours (it is the option's own)."""
+    pool: set[float] = set()
     for n in numbers:
         if n == int(n) and 0 < n <= 1 << 20:
             k = int(n)
@@ -606,6 +601,12 @@ def _divisors(n: int) -> list[int]:
 
 def _name(option: str) -> str:
     return "o_" + option.lstrip("-").replace("-", "_")
+
+
+def _choice(values: Sequence[float | str]) -> str:
+    """`8, 16 or 32`: the values offered, as one choice."""
+    shown = [_shown(v) for v in values]
+    return " or ".join(filter(None, [", ".join(shown[:-1]), shown[-1]]))
 
 
 def _shown(v: float | str) -> str:
