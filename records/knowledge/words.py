@@ -47,7 +47,8 @@ def trigger_scenarios(f: Facts) -> str:
     if not (with_ or without or exprs):
         return ""
     # a check each served request runs: the launch, if the words name one, is the server's
-    bits = ["Serving a request after launching" if served(f) else "Launching"]
+    request = served(f)
+    bits = ["Serving a request after launching" if request else "Launching"]
     if model:
         bits.append(" and ".join(model))
     flags = []
@@ -59,7 +60,7 @@ def trigger_scenarios(f: Facts) -> str:
         bits.append(" and ".join(flags))
     if where:
         bits.append(" and ".join(where))
-    if len(bits) == 1 and served(f):
+    if len(bits) == 1 and request:
         bits = ["Serving a request"]  # (no word of the launch: "after launching" says nothing)
     text = " ".join(bits)
     if when:
