@@ -430,8 +430,10 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
         if not sp.get("choices") and sp.get("type") in (None, "str")
         for n in range(sp["from"], sp["to"] + 1)
     }
-    if free and max(free) == max(everything):
-        since = max(free)
+    # (the newest release takes any value: the value is right there, no other to guess)
+    anything_newest = bool(free) and max(everything) in free
+    if anything_newest:
+        since = max(everything)
         while since - 1 in free:  # (the newest run of such releases)
             since -= 1
         text.append(
@@ -466,8 +468,7 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
             f" {', '.join(newest['choices'])}."
         )
     pick = renamed if renamed and (not listed or renamed in listed) else (closest or [None])[0]
-    if free and max(free) == max(everything):
-        pick = None  # (the value is right for a newer release: no other to guess)
+    pick = None if anything_newest else pick
     if pick:
         text.append(f"Did you mean {pick}?")
     return {
