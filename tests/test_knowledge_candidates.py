@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 from kverr.extractor import extract_file
 from kverr.records import flag_map
+from kverr.records.conditions import Atom
 from kverr.records.knowledge import facts_for
 from kverr.records.pattern import pattern_for
 from kverr.verify.search import candidates
+from kverr.verify.search.changes import breaks
 
 from kverr.ftypes import FixChange, FlagDecl, Launch, SourceFile
 
@@ -249,3 +251,57 @@ if self.tp_size < 1:
     (first, *_) = candidates.changes(f, decls, before)
     # back to its default (1) gives nothing up: it is not tried last as a removal
     assert first == FixChange((("drop", "--tp-size", None),), "allowed", first.note)
+
+
+COMPOUND_BEFORES = [
+    # a disjunction that holds: its first side is enough
+    ("if self.enable_x or self.tp_size > 2:\n    raise ValueError('either one')",
+     "either one", ["--enable-x"]),
+    # a chained range that fails: the upper bound crossed
+    ("if not 1 <= self.tp_size <= 4:\n    raise ValueError('a tp out of range')",
+     "out of range", ["--tp-size", "5"]),
+    # a conjunction that fails: its first side failing
+    ("if not (self.enable_x and self.tp_size > 2):\n    raise ValueError('both needed')",
+     "both needed", []),  # leaving --enable-x out already makes it fail
+    # a value compared after case folding: the text as written
+    ("if isinstance(self.attention_backend, str) and self.attention_backend.upper() == 'FA4':\n"
+     "    raise ValueError('FA4 was removed')",
+     "was removed", ["--attention-backend", "FA4"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("body,words,argv", COMPOUND_BEFORES)
+def test_a_compound_condition_holds_through_one_of_its_parts(body, words, argv) -> None:
+    f, decls = facts(body, words)
+    assert before_launch(f, decls).argv() == argv
+
+
+def test_a_json_field_whose_every_declared_value_is_banned_gets_a_typo() -> None:
+    # The parser does not check a JSON option's fields against their declared values, so a
+    # value outside them reaches the check; a field left None may reach it as it is.
+    decls = {
+        "--x-config.fmt": FlagDecl("--x-config.fmt", "x_config.fmt", default="'a'",
+                                   choices=("a", "b")),
+        "--x-config.mode": FlagDecl("--x-config.mode", "x_config.mode", default="None",
+                                    choices=("a", "b")),
+    }  # fmt: skip
+    fmt = Atom("--x-config.fmt", "not in", ("a", "b"))
+    mode = Atom("--x-config.mode", "not in", ("a", "b"))
+    assert candidates.make_hold(Launch(), fmt, decls).argv() == ["--x-config.fmt", "other"]
+    assert candidates.make_hold(Launch(), mode, decls).argv() == []
+
+
+BREAKS = [
+    # (edits, broken): the record needs nnodes > 1 and the ray backend
+    ((("set", "--nnodes", "1"),), True),
+    ((("set", "--nnodes", "4"),), False),
+    ((("set", "--tp-size", "2"),), False),
+    ((("set", "--backend", "mp"),), True),
+    ((("drop", "--nnodes", None),), False),  # dropping is undoing: changes.undoes says so
+]
+
+
+@pytest.mark.parametrize("edits,broken", BREAKS)
+def test_a_change_that_turns_the_records_own_fact_false_breaks_it(edits, broken) -> None:
+    own = (Atom("--nnodes", ">", 1), Atom("--backend", "==", "ray"))
+    assert breaks(FixChange(edits, "allowed"), own) is broken

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from kverr.extractor.pysource import literal
-from kverr.records.conditions import Atom, phrase, show_value
+from kverr.records.conditions import Atom, atoms_of, phrase, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
 from kverr.records.knowledge.fixes import sample_value
@@ -142,7 +142,7 @@ def _holding(
     """Ways to make `atom` hold, best first."""
     flag, op, v = atom.flag, atom.op, atom.value
     if flag is None:
-        return _holding_expr(atom)
+        return _holding_expr(atom) or _holding_part(atom, decls, launch, docs)
     switch = is_switch(flag, decls)
     default = flag_default(flag, decls)
     out: list[tuple[str, str, str | None]] = []
@@ -172,6 +172,11 @@ def _holding(
         for value in _domain(flag, decls):
             if value not in banned:
                 out.append(("set", flag, value))
+        if default is not None and "." in flag and "other" not in banned:
+            # The default is banned too, and the parser takes any text for a JSON option's
+            # field, whatever values the field declares: "other" reaches the check the way a
+            # typo does. (A field left None may reach it as it is.)
+            out.append(("set", flag, "other"))
     elif op in (">", ">=", "<", "<=") and isinstance(v, (int, float)) and not isinstance(v, bool):
         # What a maintainer would write: the default when it holds, a value the help or the
         # project's own launches use, and only then the boundary (`> 0` -> 1).
@@ -204,6 +209,58 @@ def _holding_expr(atom: Atom) -> list[FixChange]:
             return [FixChange((("set", flag, name), ("file", name, None)), "allowed")]
         return [FixChange((("set", flag, f"/no/such/{flag.lstrip('-')}"),), "allowed")]
     return []
+
+
+def _holding_part(
+    atom: Atom, decls: dict[str, FlagDecl], launch: Launch, docs: Docs | None
+) -> list[FixChange]:
+    """A compound condition over options made to hold through one part of it: the first
+    side of `a or b` (or of a failing `a and b`), the first link of a chain `0 <= x <= 1`
+    (failing: that link failing), `isinstance(x, str)` as x given at all, and `x.upper() ==
+    "NAME"` as x given NAME."""
+    text, attrs = atom.text, {}
+    for i, flag in enumerate(sorted(atom.flags, key=len, reverse=True)):
+        text = text.replace(flag, f"_flag{i}")  # the atom's text shows options as themselves
+        attrs[f"=_flag{i}"] = flag
+    node = parse_test(text) if atom.flags else None
+    if node is None:
+        return []
+    want = atom.holds
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node, want = node.operand, not want
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) == want:
+        node = node.values[0]
+    elif isinstance(node, ast.Compare) and len(node.ops) > 1:
+        # holding, the first link (the run's solver rights the others); failing, the upper
+        # bound, the one users cross (`not 0 <= p <= 1`: p 2 more often than -1)
+        sides = [node.left, *node.comparators]
+        i = 0 if want else len(node.ops) - 1
+        node = ast.Compare(sides[i], [node.ops[i]], [sides[i + 1]])
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "isinstance"
+        and len(node.args) == 2
+        and want
+    ):
+        flag = _attr_flag(node.args[0], attrs)
+        return (
+            [FixChange((("set", flag, sample_value(flag, decls, docs)),), "allowed")]
+            if flag
+            else []
+        )
+    elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and not node.left.args:
+        call = node.left.func  # `x.upper() == "XFORMERS"`: the text itself, as written
+        if isinstance(call, ast.Attribute) and call.attr in ("upper", "lower", "strip"):
+            node = ast.Compare(call.value, node.ops, node.comparators)
+    for part in atoms_of(ast.unparse(node), want, attrs):
+        if part.flag:
+            return _holding(part, decls, launch, docs)
+    return []
+
+
+def _attr_flag(node: ast.expr, attrs: dict[str, str]) -> str | None:
+    return attrs.get("=" + node.id) if isinstance(node, ast.Name) else None
 
 
 def env_name(text: str) -> str | None:

@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kverr.records.knowledge.facts import is_json
+from kverr.records.conditions import Atom
+from kverr.records.knowledge.facts import holds_for, is_json
 from kverr.verify.sandbox.solve import ENV
 from kverr.verify.search import candidates
 
@@ -46,6 +47,7 @@ def rank(found: Sequence[FixChange], before: Launch, message: str = "") -> list[
             any(before.has(n) for n in names) and not moved,
             len(c.edits),
             is_metavar(c),  # the option's name in capitals says less than a real value
+            any(op == "set" and v == "" for op, _, v in c.edits),  # `--x ''`: removing says it
             candidates._RANK.get(c.source, 9),
         )
 
@@ -93,6 +95,29 @@ def undoes(c: FixChange, launch: Launch) -> bool:
         or (op != "env" and launch.has(n) and (op == "drop" or v in ("", None)))
         for op, n, v in c.edits
     )
+
+
+def breaks(c: FixChange, atoms: Sequence[Atom]) -> bool:
+    """Sets an option that one of `atoms` is about to a value that makes it false: the check
+    would no longer be the one reached (`--nnodes 1` where the record needs nnodes > 1)."""
+    facts = [a for a in atoms if a.flag]
+    for op, name, value in c.edits:
+        if op != "set" or value is None:
+            continue
+        given = _literal(value)
+        if any(a.flag == name and not holds_for(a, given) for a in facts):
+            return True
+    return False
+
+
+def _literal(value: object) -> object:
+    """A command-line value as the code compares it: 2, 0.5, true, or the text itself."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 def solved_edit(

@@ -26,7 +26,14 @@ from kverr.records.conditions import Reading, atoms_of
 from kverr.records.knowledge.facts import Facts
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.search import candidates, notice, reading, typed, values
-from kverr.verify.search.changes import describe, is_metavar, rank, solved_edit, undoes
+from kverr.verify.search.changes import (
+    breaks,
+    describe,
+    is_metavar,
+    rank,
+    solved_edit,
+    undoes,
+)
 from kverr.verify.search.fields import fields_of
 from kverr.verify.search.told import chosen, told
 from kverr.verify.search.where import (
@@ -167,10 +174,18 @@ class Search:
         if not sites:
             return None, []
         caller, guards, _ = sites[min(self._site, len(sites) - 1)]
+        attrs = dict(self.attrs)
+        owner = (f.site.function or "").partition(".")[0]
+        # the option whose keys the class's fields are: the parser says so for a class it
+        # builds (`MambaConfig` -> mamba_config); a dict option is named after its class
+        dest = self.json_classes.get(owner) or re.sub(r"(?<!^)(?=[A-Z])", "_", owner).lower()
+        if owner:  # a config class built from a JSON option: its fields are that option's keys
+            attrs.update({d[len(dest) + 1 :]: self.fields[d]["flag"] for d in self.fields
+                          if d.startswith(f"{dest}.")})  # fmt: skip
         out = []
         for line, test, holds in guards:
             g = Guard(test=test, holds=holds, kind="if", line=line)
-            out.append(Reading(g, atoms_of(test, holds, self.attrs), "enclosing"))
+            out.append(Reading(g, atoms_of(test, holds, attrs), "enclosing"))
         return caller, out
 
     def run(
@@ -678,11 +693,16 @@ class Search:
             # emptying it) last.
             options = self._guard_repairs(out, launch, watch)
             other = self.neighbour(out.file, out.line)
+
+            def gives_up(c: FixChange) -> bool:  # undoes the launch or the record's own facts
+                return undoes(c, launch) or breaks(c, (*f.context, *f.direct))
+
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
-                if not any(not undoes(c, launch) for c in options):
-                    # Nothing short of undoing the launch: ask that check's own guards, where
-                    # they run, for values that turn it around (one more run).
+                if all(gives_up(c) for c in options):
+                    # Nothing short of undoing the launch (`--nnodes 1` for "world_size=1 must
+                    # be divisible by nnodes=2", where the record needs nnodes > 1): ask that
+                    # check's own guards, where they run, for values that turn it around.
                     options += self._solve_neighbour(other, launch)
                 if reads_model(other):
                     # The earlier check is about the model (`is_deepseek_nsa(hf_config)`):
@@ -691,6 +711,7 @@ class Search:
 
             options.sort(
                 key=lambda c: (
+                    gives_up(c),
                     undoes(c, launch),
                     any(launch.has(n) for _, n, _ in c.edits),
                     len(c.edits),
