@@ -59,7 +59,8 @@ def param_sources(
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    sigs.setdefault(item.name, _params(item)[1:])
+                    static = any(_name(d) == "staticmethod" for d in item.decorator_list)
+                    sigs.setdefault(item.name, _params(item)[0 if static else 1 :])
                     methods.add(item.name)
                     _validated(item, classes.get(node.name), args_names, out)
     owner = _Owners(tree, defs, classes)

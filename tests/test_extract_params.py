@@ -65,6 +65,12 @@ class ModelConfig:
     def __post_init__(self):
         self.max_model_len = self.verify_len(self.max_model_len)
         _check_dtype(self.kind, self.dtype)
+        self._pair(self.max_model_len, self.dtype)
+
+    @staticmethod
+    def _pair(length: int, kind: str):
+        if kind == "int4":
+            raise ValueError(f"No int4 pairing for {kind}")
 
     def verify_len(self, max_model_len: int):
         return _derive_len(self.limit, max_model_len=max_model_len)
@@ -150,3 +156,7 @@ def test_a_one_word_parameter_names_no_flag() -> None:
 
 def test_a_config_held_by_a_config_is_set_through_the_outer_json_option() -> None:
     assert _flags_of("fusion needs") == ("--run-config.stage_config.fuse",)
+
+
+def test_a_staticmethod_called_through_self_binds_its_first_parameter_too() -> None:
+    assert _flags_of("No int4 pairing") == ("--dtype",)
