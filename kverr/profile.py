@@ -567,10 +567,10 @@ def as_tables(profile: Profile) -> dict[str, Any]:
                     ("executables", profile.launch_executables),
                     ("dumps", profile.dumps),
                     ("hardware_options", profile.hardware_options),
-                    ("archive", profile.archive),
                 )
                 if value
             },
+            **({"archive": profile.archive} if profile.archive else {}),
         },
         "extract": {
             "log_methods": dict(e.log_methods),
@@ -582,6 +582,7 @@ def as_tables(profile: Profile) -> dict[str, Any]:
             "args_getters": list(e.args_getters),
             **({"argument_kwargs": e.argument_kwargs} if e.argument_kwargs else {}),
             **({"phases": list(e.phases)} if e.phases else {}),
+            **({"launch_copies": list(e.launch_copies)} if e.launch_copies else {}),
         },
         "identity": {
             "namespace": profile.id_namespace,
@@ -616,6 +617,13 @@ def as_tables(profile: Profile) -> dict[str, Any]:
     }
     if any(docs.values()):
         out["docs"] = {k: v for k, v in docs.items() if v}
+    releases = {
+        "bump": profile.release_bump,
+        "commits": dict(profile.release_commits),
+        "dates": dict(profile.release_dates),
+    }
+    if any(releases.values()):
+        out["releases"] = {k: v for k, v in releases.items() if v}
     advice = {
         k: {name: list(v) if isinstance(v, tuple) else v for name, v in pairs}
         for k, pairs in vars(profile.advice).items()

@@ -49,6 +49,9 @@ def test_a_profile_file_by_path(tmp_path: Path) -> None:
     assert p.earlier_checks == "all" and p.log_prefixes == ()
     # the TOML shape round-trips through the manifest form
     assert parse_profile(_toml(as_tables(p))) == p
+    for name in builtin_names():
+        shipped = load_profile(name)
+        assert parse_profile(_toml(as_tables(shipped))) == shipped
 
 
 def test_verify_tables_are_kept_as_data() -> None:
