@@ -195,9 +195,7 @@ class History:
         return list(dict.fromkeys([a[0], end]))
 
     def names(self, ords: set[int]) -> list[str]:
-        """Release names of these revisions, oldest first, as store._releases names them: the
-        tags, and the newest commit's short sha when it is untagged; else the first and last
-        commit's short sha."""
+        """Release names of these revisions, oldest first (release_names)."""
         key = frozenset(ords)
         got = self._names.get(key)
         if got is None:
@@ -205,17 +203,8 @@ class History:
         return list(got)
 
     def _names_of(self, ords: frozenset[int]) -> list[str]:
-        out: list[str] = []
-        shas: list[str] = []
-        for n in sorted(o for o in ords if o in self._rev):
-            r = self._rev[n]
-            if r.get("tags"):
-                out += r["tags"]
-            elif n == self.newest_git:
-                out.append(r["sha"][:10])
-            if r.get("sha"):
-                shas.append(r["sha"][:10])
-        return list(dict.fromkeys(out or (shas[:1] + shas[-1:])))
+        present = [(n, self._rev[n]) for n in sorted(ords) if n in self._rev]
+        return release_names(present, self.newest_git)
 
     def text(self, ords: set[int]) -> str:
         """These revisions as ranges of consecutive ones: "v0.1.0 … v0.4.2, v0.5.0"."""
@@ -240,6 +229,23 @@ class History:
             else:
                 parts.append(f"{ends[0]}{', ' if len(run) == 2 else ' … '}{ends[1]}")
         return ", ".join(parts)
+
+
+def release_names(present: list[tuple[int, dict]], newest_git: int | None) -> list[str]:
+    """The names of these (ord, revision) pairs, oldest first: their tags (and snapshot
+    labels), and the newest commit's short sha when it is untagged (users on main run it);
+    else the short shas of the first and last commit; [] for a directory build. A match's
+    `releases` (store.py) and an argparse answer's name revisions alike."""
+    names: list[str] = []
+    shas: list[str] = []
+    for n, r in present:
+        if r.get("tags"):
+            names += r["tags"]
+        elif n == newest_git:
+            names.append(r["sha"][:10])
+        if r.get("sha"):
+            shas.append(r["sha"][:10])
+    return list(dict.fromkeys(names or (shas[:1] + shas[-1:])))
 
 
 SPAN_COLUMNS = (
