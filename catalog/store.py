@@ -73,7 +73,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [obj for _, obj in io.iter_objects(path, optional=True)]
 
 
-def _read_manifest(dataset_dir: Path) -> dict[str, Any]:
+def read_manifest(dataset_dir: Path) -> dict[str, Any]:
     path = dataset_dir / "manifest.json"
     if not path.is_file():
         raise DatasetError(
@@ -468,7 +468,7 @@ class _Set:
 
 
 def _dataset(path: Path) -> _Set:
-    manifest = _read_manifest(path)
+    manifest = read_manifest(path)
     from kverr.catalog import profiles  # loading only, never on explain's path
 
     project, warnings = profiles.project_info(manifest, str(path))
