@@ -262,6 +262,11 @@ SPAN_COLUMNS = (
 )
 
 
+def _ords(spans) -> set[int]:
+    """The revisions these spans cover (each `from`..`to`, inclusive)."""
+    return {n for sp in spans for n in range(sp["from"], sp["to"] + 1)}
+
+
 def _span(row: list) -> dict:
     """A stored flag_history row (`history_state`) as a dict of SPAN_COLUMNS."""
     return dict(zip(SPAN_COLUMNS, row, strict=True))
@@ -411,16 +416,11 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     shown = values.get("value", "").strip() or repr(value)  # as argparse printed it: 'x', or 4
     spans = [sp for sp in hist.spans.get(flag, []) if sp.get("choices")]
     groups = hist.groups("choices", flag, spans, lambda sp: tuple(sp["choices"]))
-    accepted = {
-        n for sp in spans if value in sp["choices"] for n in range(sp["from"], sp["to"] + 1)
-    }
+    accepted = _ords(sp for sp in spans if value in sp["choices"])
     newest = spans[-1] if spans else None
     listed = _listed(values.get("choices"), bool(values.get("closed")))
     # argparse lists the choices in their declared order: the same list, in the same order
-    yours = {
-        n for sp in spans if listed and sp["choices"] == listed
-        for n in range(sp["from"], sp["to"] + 1)
-    }  # fmt: skip
+    yours = _ords(sp for sp in spans if listed and sp["choices"] == listed)
     pool = listed or (newest["choices"] if newest else [])
     # a number's spelling says nothing of the number meant: no guess between 1, 8 and 16
     numbers = _NUMBER.fullmatch(value) is not None
@@ -430,12 +430,8 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     text = []
     everything = hist.everything
     # releases where the option takes any word (no fixed choices): the value passes there
-    free = {
-        n
-        for sp in hist.spans.get(flag, [])
-        if not sp.get("choices") and sp.get("type") in (None, "str")
-        for n in range(sp["from"], sp["to"] + 1)
-    }
+    plain = [sp for sp in hist.spans.get(flag, []) if sp.get("type") in (None, "str")]
+    free = _ords(sp for sp in plain if not sp.get("choices"))
     # (the newest release takes any value: the value is right there, no other to guess)
     anything_newest = bool(free) and max(everything) in free
     if anything_newest:
