@@ -195,9 +195,7 @@ class History:
         return list(dict.fromkeys([a[0], end]))
 
     def names(self, ords: set[int]) -> list[str]:
-        """Release names of these revisions, oldest first, as store._releases names them: the
-        tags, and the newest commit's short sha when it is untagged; else the first and last
-        commit's short sha."""
+        """Release names of these revisions, oldest first (release_names)."""
         key = frozenset(ords)
         got = self._names.get(key)
         if got is None:
@@ -205,17 +203,8 @@ class History:
         return list(got)
 
     def _names_of(self, ords: frozenset[int]) -> list[str]:
-        out: list[str] = []
-        shas: list[str] = []
-        for n in sorted(o for o in ords if o in self._rev):
-            r = self._rev[n]
-            if r.get("tags"):
-                out += r["tags"]
-            elif n == self.newest_git:
-                out.append(r["sha"][:10])
-            if r.get("sha"):
-                shas.append(r["sha"][:10])
-        return list(dict.fromkeys(out or (shas[:1] + shas[-1:])))
+        present = [(n, self._rev[n]) for n in sorted(ords) if n in self._rev]
+        return release_names(present, self.newest_git)
 
     def text(self, ords: set[int]) -> str:
         """These revisions as ranges of consecutive ones: "v0.1.0 … v0.4.2, v0.5.0"."""
@@ -242,6 +231,23 @@ class History:
         return ", ".join(parts)
 
 
+def release_names(present: list[tuple[int, dict]], newest_git: int | None) -> list[str]:
+    """The names of these (ord, revision) pairs, oldest first: their tags (and snapshot
+    labels), and the newest commit's short sha when it is untagged (users on main run it);
+    else the short shas of the first and last commit; [] for a directory build. A match's
+    `releases` (store.py) and an argparse answer's name revisions alike."""
+    names: list[str] = []
+    shas: list[str] = []
+    for n, r in present:
+        if r.get("tags"):
+            names += r["tags"]
+        elif n == newest_git:
+            names.append(r["sha"][:10])
+        if r.get("sha"):
+            shas.append(r["sha"][:10])
+    return list(dict.fromkeys(names or (shas[:1] + shas[-1:])))
+
+
 SPAN_COLUMNS = (
     "name",
     "from",
@@ -254,6 +260,11 @@ SPAN_COLUMNS = (
     "options",
     "file",
 )
+
+
+def _ords(spans) -> set[int]:
+    """The revisions these spans cover (each `from`..`to`, inclusive)."""
+    return {n for sp in spans for n in range(sp["from"], sp["to"] + 1)}
 
 
 def _span(row: list) -> dict:
@@ -405,16 +416,11 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     shown = values.get("value", "").strip() or repr(value)  # as argparse printed it: 'x', or 4
     spans = [sp for sp in hist.spans.get(flag, []) if sp.get("choices")]
     groups = hist.groups("choices", flag, spans, lambda sp: tuple(sp["choices"]))
-    accepted = {
-        n for sp in spans if value in sp["choices"] for n in range(sp["from"], sp["to"] + 1)
-    }
+    accepted = _ords(sp for sp in spans if value in sp["choices"])
     newest = spans[-1] if spans else None
     listed = _listed(values.get("choices"), bool(values.get("closed")))
     # argparse lists the choices in their declared order: the same list, in the same order
-    yours = {
-        n for sp in spans if listed and sp["choices"] == listed
-        for n in range(sp["from"], sp["to"] + 1)
-    }  # fmt: skip
+    yours = _ords(sp for sp in spans if listed and sp["choices"] == listed)
     pool = listed or (newest["choices"] if newest else [])
     # a number's spelling says nothing of the number meant: no guess between 1, 8 and 16
     numbers = _NUMBER.fullmatch(value) is not None
@@ -424,12 +430,8 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     text = []
     everything = hist.everything
     # releases where the option takes any word (no fixed choices): the value passes there
-    free = {
-        n
-        for sp in hist.spans.get(flag, [])
-        if not sp.get("choices") and sp.get("type") in (None, "str")
-        for n in range(sp["from"], sp["to"] + 1)
-    }
+    plain = [sp for sp in hist.spans.get(flag, []) if sp.get("type") in (None, "str")]
+    free = _ords(sp for sp in plain if not sp.get("choices"))
     # (the newest release takes any value: the value is right there, no other to guess)
     anything_newest = bool(free) and max(everything) in free
     if anything_newest:

@@ -73,7 +73,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [obj for _, obj in io.iter_objects(path, optional=True)]
 
 
-def _read_manifest(dataset_dir: Path) -> dict[str, Any]:
+def read_manifest(dataset_dir: Path) -> dict[str, Any]:
     path = dataset_dir / "manifest.json"
     if not path.is_file():
         raise DatasetError(
@@ -315,30 +315,18 @@ def _last_ord(occs: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _releases(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """id -> release tags (and snapshot labels) containing it, oldest first, plus the short sha
-    of the newest commit built when that commit is untagged (users on main run it); the short
-    shas of its first and last revision when none of those applies; [] for a directory build.
-    Precomputed so a match costs no join."""
+    """id -> the names of the revisions containing it (argparse_answers.release_names), ids
+    of a directory build left out. Precomputed so a match costs no join."""
     by_ord = {r.get("ord", i): r for i, r in enumerate(revisions)}
-    git_ords = [n for n, r in by_ord.items() if r.get("sha")]
-    newest_git = max(git_ords) if git_ords else None
+    newest_git = max((n for n, r in by_ord.items() if r.get("sha")), default=None)
     ords: dict[str, set[int]] = {}
     for o in occs:
         ords.setdefault(o["id"], set()).update(range(o["from"], o["to"] + 1))
     out = {}
     for rid, present in ords.items():
-        names: list[str] = []
-        for n in sorted(present):
-            rev = by_ord.get(n)
-            if rev is None:
-                continue
-            if rev.get("tags"):
-                names += rev["tags"]
-            elif n == newest_git:
-                names.append(rev["sha"][:10])
-        shas = [by_ord[n]["sha"][:10] for n in sorted(present) if by_ord.get(n, {}).get("sha")]
-        if names or shas:
-            out[rid] = list(dict.fromkeys(names or (shas[:1] + shas[-1:])))
+        revs = [(n, by_ord[n]) for n in sorted(present) if n in by_ord]
+        if names := argparse_answers.release_names(revs, newest_git):
+            out[rid] = names
     return out
 
 
@@ -480,7 +468,7 @@ class _Set:
 
 
 def _dataset(path: Path) -> _Set:
-    manifest = _read_manifest(path)
+    manifest = read_manifest(path)
     from kverr.catalog import profiles  # loading only, never on explain's path
 
     project, warnings = profiles.project_info(manifest, str(path))

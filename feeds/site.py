@@ -388,7 +388,7 @@ def error_page(data: SiteData, rec: dict) -> str:
         else (
             '<p class="muted">This check prints no message: it shows up as a bare '
             f"<code>{h.esc(rec.get('errorClass') or 'AssertionError')}</code> with this line in the traceback:</p>"
-            + h.code(display.source_line(rec).strip(), "message")
+            + h.code(display.source_line(rec), "message")
         )
     )
     pattern = ""

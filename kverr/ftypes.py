@@ -316,7 +316,7 @@ def _shell_word(value: str) -> str:
     """A value as one shell word: quoted only when it must be."""
     if value and re.fullmatch(r"[\w@%+=:,./-]+", value) and not value.startswith("-"):
         return value
-    return "'" + value.replace("'", "'\"'\"'") + "'"
+    return _quote(value)
 
 
 @dataclass(frozen=True)

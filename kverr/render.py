@@ -335,9 +335,8 @@ def _h_line(rec: dict) -> str:
 def _h_place(rec: dict, width: int | None = None) -> str:
     """`file:line  id  class  message`: diff lists are in file and line order, so the place leads.
     On a terminal (`width`) the message is clipped so the line fits the window."""
-    where = _where(rec)
     cls = rec.get("errorClass") or rec.get("kind") or ""
-    head = f"{where}  {rec['id']}  {cls:<15} "
+    head = f"{_where(rec)}  {rec['id']}  {cls:<15} "
     room = max(30, width - len(head) - 4) if width else 90
     return head + _h_clip(rec.get("message") or "(no message)", room)
 

@@ -185,18 +185,17 @@ def plain(text: str) -> str:
 
 
 def source_line(rec: Mapping[str, Any]) -> str:
-    """The statement's first source line, as the record's sourceCode window holds it."""
+    """The statement's first source line, stripped, as the record's sourceCode window holds it."""
     lines = (rec.get("sourceCode") or "").splitlines()
     i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
-    return lines[i] if 0 <= i < len(lines) else ""
+    return lines[i].strip() if 0 <= i < len(lines) else ""
 
 
 def title_of(rec: Mapping[str, Any]) -> str:
     """A bare `assert cond` has no message: name it by its condition instead."""
     if plain(rec.get("errorMessage") or "").strip():
         return plain(rec["errorMessage"]).strip()
-    line = source_line(rec)
-    return line.strip() if line else f"{rec.get('errorClass') or 'Error'} ({rec['id']})"
+    return source_line(rec) or f"{rec.get('errorClass') or 'Error'} ({rec['id']})"
 
 
 def label_of(rec: Mapping[str, Any]) -> str:
@@ -224,7 +223,7 @@ def message_runs(
     values = values or {}
     said = plain(rec.get("errorMessage") or "").strip() if title else rec.get("errorMessage")
     if not said:
-        shown = title_of(rec) if title else f"{NO_MESSAGE} {source_line(rec).strip()}"
+        shown = title_of(rec) if title else f"{NO_MESSAGE} {source_line(rec)}"
         return [Run(shown, "statement")]
     msg = title_of(rec) if title else rec["errorMessage"]
     out: list[Run] = []

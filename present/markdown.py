@@ -101,17 +101,11 @@ def answers(matches: Sequence[Match], orders: display.Orders | None = None, limi
     plain sentence when nothing matched."""
     if not matches:
         return "No known launch-argument error matches this text.\n"
-    seen: set[str] = set()
-    parts = []
+    firsts: dict[str, Match] = {}
     for m in matches:
-        key = a.message_key(m) or m.record.get("id") or ""
-        if key in seen:
-            continue
-        seen.add(key)
-        parts.append(match(m, orders))
-        if len(parts) == limit:
-            break
-    more = len({a.message_key(m) or m.record.get("id") for m in matches}) - len(parts)
+        firsts.setdefault(a.message_key(m) or m.record.get("id") or "", m)
+    parts = [match(m, orders) for m in list(firsts.values())[:limit]]
+    more = len(firsts) - len(parts)
     if more > 0:
         parts.append(f"_…and {more} more known error{'s' if more != 1 else ''} in this text._")
     return "\n\n---\n\n".join(parts) + "\n"
@@ -184,7 +178,7 @@ def page(ans: Answer, meta: Mapping[str, Any]) -> str:
     answer's sections under their headings."""
     rec = ans.record
     title = display.title_of(rec)
-    message = display.plain(rec.get("errorMessage") or "") or display.source_line(rec).strip()
+    message = display.plain(rec.get("errorMessage") or "") or display.source_line(rec)
     out = [
         f"# {escape(title)}",
         "",

@@ -11,19 +11,18 @@ follows the data: a build that adds launch-path records changes it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from kverr.catalog import store
 from kverr.extractor.sources import matches_any
 
+from kverr import io
 from kverr.profile import load_profile
 
 
 def records_of(dataset: Path) -> list[dict]:
-    with (dataset / "records.jsonl").open(encoding="utf-8") as fh:
-        return [json.loads(line)["record"] for line in fh if line.strip()]
+    return [obj["record"] for _, obj in io.iter_objects(dataset / "records.jsonl")]
 
 
 def table(dataset: Path) -> list[str]:
@@ -53,11 +52,9 @@ def table(dataset: Path) -> list[str]:
 def _provenance(dataset: Path) -> list[str]:
     """What the build's manifest says: revisions, flags, and the fixes its --verify ran (none
     without a manifest)."""
-    path = dataset / "manifest.json"
-    if not path.is_file():
+    if not (dataset / "manifest.json").is_file():
         return []
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    counts = manifest.get("counts") or {}
+    counts = store.read_manifest(dataset).get("counts") or {}
     out = [f"{counts.get('revisions', 0):,} revisions built, {counts.get('flags', 0):,} flags"]
     v = counts.get("verification") or {}
     if v:

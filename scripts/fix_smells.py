@@ -47,6 +47,8 @@ from pathlib import Path
 
 from kverr.extractor.pysource import module_or_none
 
+from kverr import io
+
 LONG = 6
 SMELLS = (
     "foreign value",
@@ -79,22 +81,20 @@ def load_flags(dataset: Path) -> dict[str, Flag]:
     from kverr.records.knowledge.facts import help_examples
 
     out = {}
-    with (dataset / "flags.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            d = json.loads(line)
-            kind = (d.get("type") or "").lower()
-            name = d["name"]
-            out[name] = Flag(
-                name,
-                d["dest"],
-                d.get("arg_dest") or d["dest"],
-                tuple(d.get("choices") or ()),
-                _plain(d.get("default")),
-                help_examples(d.get("help")),
-                not d.get("choices")
-                and not any(k in kind for k in ("int", "float", "json", "loads", "bool"))
-                and not _PATHLIKE.search(name),
-            )
+    for _, d in io.iter_objects(dataset / "flags.jsonl"):
+        kind = (d.get("type") or "").lower()
+        name = d["name"]
+        out[name] = Flag(
+            name,
+            d["dest"],
+            d.get("arg_dest") or d["dest"],
+            tuple(d.get("choices") or ()),
+            _plain(d.get("default")),
+            help_examples(d.get("help")),
+            not d.get("choices")
+            and not any(k in kind for k in ("int", "float", "json", "loads", "bool"))
+            and not _PATHLIKE.search(name),
+        )
     return out
 
 
@@ -370,23 +370,17 @@ def _plain(default: str | None) -> str | None:
 def functions_of(dataset: Path) -> dict[str, str | None]:
     """record id -> its function in the newest span."""
     out: dict[str, tuple[int, str | None]] = {}
-    path = dataset / "occurrences.jsonl"
-    if not path.is_file():
-        return {}
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            o = json.loads(line)
-            to = o.get("to", 0)
-            if o["id"] not in out or to >= out[o["id"]][0]:
-                out[o["id"]] = (to, o.get("function"))
+    for _, o in io.iter_objects(dataset / "occurrences.jsonl", optional=True):
+        to = o.get("to", 0)
+        if o["id"] not in out or to >= out[o["id"]][0]:
+            out[o["id"]] = (to, o.get("function"))
     return {k: v for k, (_, v) in out.items()}
 
 
 def audit(dataset: Path, mirror: str | None = None) -> dict:
     from kverr.verify.spec import spec_for
 
-    with (dataset / "records.jsonl").open(encoding="utf-8") as fh:
-        records = [json.loads(line)["record"] for line in fh if line.strip()]
+    records = [obj["record"] for _, obj in io.iter_objects(dataset / "records.jsonl")]
     flags = load_flags(dataset)
     foreign: dict[str, set[str]] = {}
     for f in flags.values():

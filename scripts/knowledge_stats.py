@@ -28,7 +28,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from kverr import template
+from kverr import io, template
 
 FIELDS = (
     "documentation",
@@ -50,8 +50,7 @@ def load(dataset_dir: Path) -> list[dict]:
         raise SystemExit(
             f"{path} does not exist; build a dataset first with `kverr build ... --out {dataset_dir}`."
         )
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line)["record"] for line in fh if line.strip()]
+    return [obj["record"] for _, obj in io.iter_objects(path)]
 
 
 def _compiles(code: str) -> bool:
