@@ -337,11 +337,22 @@ class Search:
                 continue
             if names & own and any(op not in ("set", "file") for op, _, _ in rep.edits):
                 continue
+            if breaks(rep, [a.negated() for a in f.direct if a.flag in own]):
+                continue  # "refining" the fix's option back to where the check fires
             if any(op == "drop" and before.has(n) for op, n, _ in rep.edits):
                 continue
             kept = tuple(e for e in change.edits if e[1] not in names)
             merged = FixChange(kept + rep.edits, change.source, change.note)
             return merged, self._apply(after, rep)
+        if reads_model(other):
+            # The fix moved the failure to a check about the model ("Number of experts in the
+            # model must be greater than 0 when expert parallelism is enabled"): the fix is
+            # for another kind of model, which the before must then fire on too (_same_model).
+            for rep in self._other_models(after, words=result.message)[:1]:
+                kept = tuple(e for e in change.edits if e[0] != "model")
+                return FixChange(kept + rep.edits, change.source, change.note), self._apply(
+                    after, rep
+                )
         return None
 
     def _unreachable(self, f: Facts, out: Outcome | None) -> Verdict | None:
@@ -754,12 +765,22 @@ class Search:
         after = candidates.apply(launch, typed.change(change, self.decls), self.decls)
         return typed.launch(after, self.decls)
 
-    def _other_models(self, launch: Launch, attribute: str = "") -> list[FixChange]:
-        """Switches to the other model profiles (those declaring `attribute`, when given)."""
+    def _other_models(
+        self, launch: Launch, attribute: str = "", words: str = ""
+    ) -> list[FixChange]:
+        """Switches to the other model profiles (those declaring `attribute`, when given),
+        those that `words` speak of first: by the profile's name ("Non-MoE models") or its
+        config's attribute names ("Number of experts" -> num_experts)."""
         current = dict(launch.model).get("profile")
+        said = set(re.findall(r"[a-z]+", words.lower()))
+
+        def spoken(name: str) -> int:
+            own = {w for k in self.profiles[name] for w in k.lower().split("_") if len(w) > 3}
+            return -(2 * (name.lower() in said) + len(own & said))
+
         return [
             FixChange((("model", "profile", name),), "model")
-            for name in self.models
+            for name in sorted(self.models, key=spoken if said else lambda n: 0)
             if name != current and (not attribute or attribute in self.profiles[name])
         ]
 

@@ -33,7 +33,7 @@ def model_label(launch: Launch, profiles: Mapping[str, Mapping[str, Any]]) -> st
 
 
 _MODEL_WORDS = re.compile(
-    r"hf_config|model_arch|model_config|architectures|is_multimodal|get_model_config|nsa"
+    r"hf_config|model_arch|model_config|architectures|is_multimodal|get_model_config|nsa|is_moe"
 )
 
 
