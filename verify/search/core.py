@@ -348,7 +348,7 @@ class Search:
             # The fix moved the failure to a check about the model ("Number of experts in the
             # model must be greater than 0 when expert parallelism is enabled"): the fix is
             # for another kind of model, which the before must then fire on too (_same_model).
-            for rep in self._other_models(after, words=result.message)[:1]:
+            for rep in self.other_models(after, words=result.message)[:1]:
                 kept = tuple(e for e in change.edits if e[0] != "model")
                 return FixChange(kept + rep.edits, change.source, change.note), self._apply(
                     after, rep
@@ -718,7 +718,7 @@ class Search:
                 if reads_model(other):
                     # The earlier check is about the model (`is_deepseek_nsa(hf_config)`):
                     # the record's check may be about another kind of model too.
-                    options += self._other_models(launch)
+                    options += self.other_models(launch)
 
             options.sort(
                 key=lambda c: (
@@ -735,7 +735,7 @@ class Search:
         elif out.status == "undecidable" and (m := MISSING_FACT.search(out.reason)):
             # The check read what the model profile does not declare (an Exaone config's
             # sliding_window_pattern): a profile that declares it describes that model.
-            options = self._other_models(launch, ("config." if m.group(1) else "") + m.group(2))
+            options = self.other_models(launch, ("config." if m.group(1) else "") + m.group(2))
         if out.status == "passed" and target is not None and self._stuck(f, out):
             # The run reached the check's own test, which came out wrong with nothing to
             # right it: it reads what no option sets directly (a local list built from
@@ -753,7 +753,7 @@ class Search:
         if out.status == "passed" and about_model(out, watch):
             # No option makes the path hold and a guard reads the model: the check may be
             # about another kind of model.
-            options += self._other_models(launch)
+            options += self.other_models(launch)
         for change in options:
             nxt = self._apply(launch, change)
             if nxt not in seen:
@@ -765,7 +765,7 @@ class Search:
         after = candidates.apply(launch, typed.change(change, self.decls), self.decls)
         return typed.launch(after, self.decls)
 
-    def _other_models(
+    def other_models(
         self, launch: Launch, attribute: str = "", words: str = ""
     ) -> list[FixChange]:
         """Switches to the other model profiles (those declaring `attribute`, when given),
