@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -55,6 +56,8 @@ _KEYS: dict[str, dict[str, str]] = {
         "dumps": "list",
         "hardware_options": "list",
         "archive": "str",
+        "since_files": "list",
+        "before": "str",
     },
     "extract": {
         "log_methods": "table",
@@ -208,6 +211,10 @@ class Profile:
     # where `kverr check` fetches a release's source when the user has none: a URL template
     # with {repository} and {sha} (a tar.gz of the tree at that commit)
     archive: str = ""
+    # the launch command arrived with one of `launch_since` (files); a revision with none of
+    # them is launched as `launch_before` (`vllm serve` came in July 2024)
+    launch_since: tuple[str, ...] = ()
+    launch_before: str = ""
     # the project's own documentation, read at each revision built (records/knowledge/docs.py):
     # `docs_pages` globs of pages (Markdown: argument tables and prose; Python: config fields'
     # docstrings), `docs_launches` globs of files whose launches (docs examples, tests, CI)
@@ -247,6 +254,13 @@ class Profile:
 
     def launch_command(self) -> str:
         return self.launch.replace("{model}", self.model)
+
+    def launched_at(self, present: Callable[[str], bool]) -> Profile:
+        """The profile at a revision, given which files it has: its launch command is
+        `launch_before` there when none of `launch_since` exists yet."""
+        if self.launch_before and not any(present(p) for p in self.launch_since):
+            return replace(self, launch=self.launch_before)
+        return self
 
     def fingerprint(self, part: str = "") -> str:
         """16 hex over the profile (`part="extract"`: over its extraction rules only), for the
@@ -311,6 +325,9 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         raise ProfileError(
             f'{where}: [launch] command must contain {{model}} (e.g. "vllm serve {{model}}").'
         )
+    before = get.text("launch", "before", "")
+    if before and "{model}" not in before:
+        raise ProfileError(f"{where}: [launch] before must contain {{model}}, as command does.")
     methods = get.table("extract", "log_methods")
     for method, severity in methods.items():
         if severity not in SEVERITIES or not method.isidentifier():
@@ -347,6 +364,8 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         dumps=get.strings("launch", "dumps"),
         hardware_options=get.strings("launch", "hardware_options"),
         archive=get.text("launch", "archive", ""),
+        launch_since=get.strings("launch", "since_files"),
+        launch_before=get.text("launch", "before", ""),
         extract=ExtractRules(
             log_methods=tuple(sorted(methods.items())),
             flag_classes=get.idents("extract", "flag_classes", nonempty=True),
@@ -571,6 +590,8 @@ def as_tables(profile: Profile) -> dict[str, Any]:
                 if value
             },
             **({"archive": profile.archive} if profile.archive else {}),
+            **({"since_files": list(profile.launch_since)} if profile.launch_since else {}),
+            **({"before": profile.launch_before} if profile.launch_before else {}),
         },
         "extract": {
             "log_methods": dict(e.log_methods),

@@ -4,6 +4,7 @@ lineage applied, the newest flag declarations, occurrences, collisions and overl
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import warnings
@@ -17,8 +18,9 @@ from kverr.pipeline.docs import DocsReader, base_revision
 from kverr.pipeline.history import Scan
 from kverr.pipeline.plan import Plan
 
-from kverr.errors import DatasetError, KverrWarning
+from kverr.errors import DatasetError, KverrWarning, SourceError
 from kverr.ftypes import FlagDecl, ParseFailure, from_json, to_json
+from kverr.profile import Profile
 
 if TYPE_CHECKING:
     from kverr.pipeline.run import Clock
@@ -141,7 +143,7 @@ def add_argparse(
     newest = docs.at(base_revision(plan.revisions, len(plan.revisions) - 1)) if docs else None
     recs, occs = argparse_records(
         scan.flag_spans, decls, plan.revisions, scan.flag_last, source, plan.profile, repo,
-        checked, invalid, docs=newest,
+        checked, invalid, docs=newest, launched=functools.cache(lambda n: profile_at(plan, n)),
     )  # fmt: skip
     _warn_skipped(invalid)
     cache.put_many("argparse", {key: "1" for rid, key in seen.items() if rid not in invalid})
@@ -271,8 +273,8 @@ def _newest_forms(
         invalid: dict[str, str] = {}
         at = docs.at(base_revision(plan.revisions, ord_)) if docs is not None else None
         built = build_records(
-            exts, rev, overlay=overlay, only=set(ids), previous=previous, profile=plan.profile,
-            invalid=invalid, docs=at,
+            exts, rev, overlay=overlay, only=set(ids), previous=previous,
+            profile=profile_at(plan, ord_), invalid=invalid, docs=at,
         )  # fmt: skip
         by_id: dict[str, dict] = {r["id"]: r for r in built}
         by_id.update((rid, {"skipped": why}) for rid, why in invalid.items())
@@ -288,6 +290,23 @@ def _newest_forms(
             cache.commit()
         out.update({rid: by_id[rid] for rid in ids if rid not in invalid})
     return [out[rid] for rid in sorted(out)]
+
+
+def profile_at(plan: Plan, ord_: int) -> Profile | None:
+    """The project as it launched at the revision (kverr.profile.launched_at): a file of
+    the revision's tree exists when git has it (a snapshot asks the commit under it)."""
+    profile, sha = plan.profile, plan.revisions[ord_].sha or _base_sha(plan)
+    if profile is None or not profile.launch_before or plan.read_object is None or sha is None:
+        return profile
+
+    def present(path: str) -> bool:
+        try:
+            plan.read_object(f"{sha}:{path}")
+        except SourceError:
+            return False
+        return True
+
+    return profile.launched_at(present)
 
 
 def _base_sha(plan: Plan) -> str | None:

@@ -87,6 +87,7 @@ def argparse_records(
     checked: Callable[[dict], bool] = lambda rec: False,
     invalid: dict[str, str] | None = None,
     docs: Docs | None = None,
+    launched: Callable[[int], Profile] | None = None,
 ) -> tuple[list[dict], list[dict]]:
     """(records, occurrence spans) of every argparse error the flag history allows, sorted by
     id, each validated (schema and pattern) unless `checked(record)` says it already was (the
@@ -94,7 +95,9 @@ def argparse_records(
     `invalid`: as for build_records (a record that fails is left out, with its spans).
     `spans`: flaghistory.jsonl lines; `decls`: each flag's newest declaration (help, line);
     `newest_ord`: the revision that declaration is from, whose text `source` reads; `docs`: the
-    newest revision's documentation (what an option is for, how launches use it)."""
+    newest revision's documentation (what an option is for, how launches use it); `launched`:
+    the profile as the project launched at a revision (an example at a flag's newest revision
+    is written with that release's launch command)."""
     by_flag: dict[str, list[dict]] = {}
     for sp in sorted(spans, key=lambda s: (s["name"], s["from"])):
         if sp.get("options"):
@@ -109,12 +112,14 @@ def argparse_records(
         decl = decls.get(name)
         if decl is None:
             continue
-        ctx = _Context(decl, newest_ord.get(name, flag_spans[-1]["to"]), revisions, source)
+        at = newest_ord.get(name, flag_spans[-1]["to"])
+        ctx = _Context(decl, at, revisions, source)
+        then = launched(at) if launched is not None else profile
         for form in FORMS[:3]:
             mine = [sp for sp in flag_spans if applies(form, sp)]
             if mine:
                 ords = {n for sp in mine for n in range(sp["from"], sp["to"] + 1)}
-                rec = _record(form, name, mine, ctx, profile, repo)
+                rec = _record(form, name, mine, ctx, then, repo)
                 rec.update(_knowledge(form, name, mine, revisions, decls, docs))
                 recs.append(rec)
                 occs += _occurrences(rec, ords)
@@ -122,7 +127,7 @@ def argparse_records(
         # by the generic record, which says from which release on it exists.
         absent = {n for n in everywhere if (name, n) not in accepted}
         if len(revisions) - 1 in absent and absent != everywhere:
-            rec = _record("unrecognized", name, flag_spans, ctx, profile, repo)
+            rec = _record("unrecognized", name, flag_spans, ctx, then, repo)
             rec.update(_knowledge("unrecognized", name, flag_spans, revisions, decls, docs))
             recs.append(rec)
             occs += _occurrences(rec, absent)

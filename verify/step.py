@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kverr.extractor.pysource import parse_module
+from kverr.extractor.sources import git
 from kverr.records import flag_map
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
@@ -363,8 +364,16 @@ class Bench:
             self.ways_in,
             session.spec.main_path,
             {o["class"]: o["dest"] for o in self.info.get("options", {}).values() if "class" in o},
-            (session.spec.launch, session.spec.base_args),
+            self.command(),
         )
+
+    def command(self) -> tuple[str, tuple[str, ...]]:
+        """The launch command an example fix is written with at this revision, and its base
+        arguments: the spec's, unless the project launched otherwise then."""
+        then = launched(self.session.profile, self.session.repo, self.revision)
+        if then is not None and then is not self.session.profile:
+            return then.launch_command(), ()
+        return self.session.spec.launch, self.session.spec.base_args
 
 
 def bench_for(
@@ -803,13 +812,25 @@ def _judge_argparse(
     if not info["ready"]:
         why = f"the revision's code does not load in the sandbox: {info['reason']}"
         return {r["id"]: Verdict("unverified", why, keep_fix=True, **where) for r in recs}
-    launch = profile.launch_command() if profile is not None else ""
+    then = launched(profile, session.repo, base)
+    launch = then.launch_command() if then is not None else ""
     program = (profile.programs or ("",))[0] if profile is not None else ""
     run = runner_for(session, base, key, overrides)
     return {
         r["id"]: replace(judge_argparse(r, run, launch=launch, program=program), **where)
         for r in recs
     }
+
+
+def launched(profile: Any, repo: str, revision: Revision) -> Any:
+    """`profile` as the project launched at `revision` (`vllm serve` came in July 2024;
+    kverr.profile.launched_at), by the files git has there."""
+    sha = revision.sha
+    if profile is None or not profile.launch_before or not sha:
+        return profile
+    have = git(repo, "ls-tree", "--name-only", "--end-of-options", sha, "--",
+               *profile.launch_since).decode("utf-8", "replace").split()  # fmt: skip
+    return profile.launched_at(have.__contains__)
 
 
 def _name(revision: Revision) -> str:
