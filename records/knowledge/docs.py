@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from kverr.extractor.context import is_docstring
 from kverr.extractor.pysource import module_or_none
+from kverr.records.conditions import join_words, or_list
 
 from kverr.ftypes import DocFile, DocLaunch, DocNote, Docs, FlagDecl
 
@@ -615,6 +616,29 @@ def content_words(text: str) -> set[str]:
         if w not in _STOP:
             out.add(w)
     return out
+
+
+def seen_in_launches(used: Usage | None, shown: str, *, values: bool = True) -> str:
+    """How the revision's launches use an option, in one sentence: "In this release's docs and
+    tests, --enable-dp-attention is set in 179 launches (as ...), most often with
+    --moe-a2a-backend and --dp-size, serving DeepSeek-V3." `shown`: the option as named there
+    (with the value a check tests); `values`: say the values given. "" when fewer than two
+    launches set it, or nothing goes with it."""
+    if used is None or used.launches < 2:
+        return ""
+    others = [o for o, n in used.together if n >= 2 and n * 4 >= used.launches][:3]
+    given = [v for v, _ in used.values][:3] if values else []
+    models = [m for m, _ in used.models][:3]
+    if not (others or models or given):
+        return ""
+    text = f"In this release's docs and tests, {shown} is set in {used.launches} launches"
+    if given:
+        text += f" (as {or_list(tuple(given))})"
+    if others:
+        text += f", most often with {join_words(others)}"
+    if models:
+        text += f", serving {join_words(models)}"
+    return text + "."
 
 
 def common_values(usage: Usage | None) -> list[str]:

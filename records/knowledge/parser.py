@@ -130,26 +130,7 @@ def _history(form: str, spans: Sequence[dict[str, Any]], revisions: Sequence[Rev
 
 
 def _used(flag: str, decls: dict[str, FlagDecl], docs: Docs | None) -> str:
-    used = D.usage(flag, decls, docs)
-    if used is None or used.launches < 2:
-        return ""
-    others = [o for o, n in used.together if n >= 2 and n * 4 >= used.launches][:3]
-    values = [v for v, _ in used.values][:3]
-    models = [m for m, _ in used.models][:3]
-    if not (others or models or values):
-        return ""
-    text = f"In this release's docs and tests, {flag} is set in {used.launches} launches"
-    if values:
-        text += (
-            " (as "
-            + (values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1])
-            + ")"
-        )
-    if others:
-        text += f", most often with {join_words(others)}"
-    if models:
-        text += f", serving {join_words(models)}"
-    return text + "."
+    return D.seen_in_launches(D.usage(flag, decls, docs), flag)
 
 
 def _tips(

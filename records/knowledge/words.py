@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from kverr.records.conditions import Atom, join_words, or_list, phrase, show_value
+from kverr.records.conditions import Atom, join_words, phrase, show_value
 from kverr.records.knowledge import docs, earlier
 from kverr.records.knowledge.facts import (
     Facts,
@@ -174,23 +174,13 @@ def _launches(f: Facts) -> str:
     model = model_option(f.profile)
     for flag in [fl for fl in feature_flags(f) if fl != model and fl in wanted][:3]:
         value = _value_tested(flag, f)
-        used = docs.usage(flag, f.decls, f.docs, value)
-        if used is None or used.launches < 2:
-            continue
-        others = [o for o, n in used.together if n >= 2 and n * 4 >= used.launches][:3]
-        models = [m for m, _ in used.models][:3]
-        values = [v for v, _ in used.values][:3] if value is None else []
-        if not (others or models):
-            continue
-        shown = f"{flag} {value}" if value else flag
-        text = f"In this release's docs and tests, {shown} is set in {used.launches} launches"
-        if values and _takes_value(f.decls.get(flag)):
-            text += f" (as {or_list(tuple(values))})"
-        if others:
-            text += f", most often with {join_words(others)}"
-        if models:
-            text += f", serving {join_words(models)}"
-        return text + "."
+        text = docs.seen_in_launches(
+            docs.usage(flag, f.decls, f.docs, value),
+            f"{flag} {value}" if value else flag,
+            values=value is None and _takes_value(f.decls.get(flag)),
+        )
+        if text:
+            return text
     return ""
 
 
