@@ -432,16 +432,31 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     # releases where the option takes any word (no fixed choices): the value passes there
     plain = [sp for sp in hist.spans.get(flag, []) if sp.get("type") in (None, "str")]
     free = _ords(sp for sp in plain if not sp.get("choices"))
-    # (the newest release takes any value: the value is right there, no other to guess)
-    anything_newest = bool(free) and max(everything) in free
+    since = max(everything) if free and max(everything) in free else None
+    while since is not None and since - 1 in free:  # (the newest run of such releases)
+        since -= 1
+    # (the newest release takes any value: the value is right there, no other to guess) --
+    # unless argparse listed choices: the user's release has them, and a declaration kverr
+    # read as taking any value builds its choices in code (`list(Parsers.keys())`)
+    anything_newest = since is not None and not listed
     if anything_newest:
-        since = max(everything)
-        while since - 1 in free:  # (the newest run of such releases)
-            since -= 1
         text.append(
             f"From {hist.at(since)} on, {flag} takes any value (no fixed choices), {shown} included:"
             " upgrade, or choose a value your release accepts."
         )
+    elif since is not None:
+        text.append(
+            f"From {hist.at(since)} on, {flag} builds its choices in code, so kverr cannot list"
+            " them for those releases; your release printed its own."
+        )
+        known = everything - free
+        if accepted:
+            text.append(f"{shown} is a choice of {flag} in {hist.text(accepted)}.")
+        elif known:
+            text.append(
+                f"{shown} is not a choice of {flag} in the {product} {hist.unit}s whose choices"
+                f" kverr reads ({hist.text(known)})."
+            )
     elif accepted:
         when = hist.text(accepted)
         if max(accepted) < max(everything):
