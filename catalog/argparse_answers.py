@@ -187,7 +187,12 @@ class History:
         ]
         if not inside:
             own = [self._rev[n] for n in (first, last)]
-            return [(r.get("tags") or [None])[0] or (r.get("sha") or "")[:10] for r in own]
+            shas = [(r.get("tags") or [None])[0] or (r.get("sha") or "")[:10] for r in own]
+            k = bisect.bisect_left(self._tagged, lo)
+            if k < len(self._tagged):  # main between two releases: the release that followed
+                following = self.revisions[self._tagged[k]]["tags"][0]
+                return [f"commits before {following} ({' … '.join(dict.fromkeys(shas))})"]
+            return shas
         a, b = self.revisions[inside[0]]["tags"], self.revisions[inside[-1]]["tags"]
         end = b[-1]
         if last == self.newest_git and not self._rev[last].get("tags"):
@@ -363,7 +368,11 @@ def answer(cat: Any, rec: dict, values: dict[str, str], project: dict) -> dict |
             return None  # nothing kverr knows about these names: another program's, likely
         out.update(found)
     elif form in ("ambiguous", "required"):
-        found = (_ambiguous if form == "ambiguous" else _required)(hist, values, product)
+        found = (
+            _ambiguous(hist, values, product)
+            if form == "ambiguous"
+            else _required(hist, values, product, str(facts.get("launch") or ""))
+        )
         if found is None or (program is None and not found["known"]):
             return None
         out.update(found)
@@ -437,7 +446,7 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
         since -= 1
     # (the newest release takes any value: the value is right there, no other to guess) --
     # unless argparse listed choices: the user's release has them, and a declaration kverr
-    # read as taking any value builds its choices in code (`list(Parsers.keys())`)
+    # read as taking any value may build its choices in code (`list(Parsers.keys())`)
     anything_newest = since is not None and not listed
     if anything_newest:
         text.append(
@@ -446,8 +455,8 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
         )
     elif since is not None:
         text.append(
-            f"From {hist.at(since)} on, {flag} builds its choices in code, so kverr cannot list"
-            " them for those releases; your release printed its own."
+            f"From {hist.at(since)} on, {flag} declares no fixed list of choices (it takes any"
+            " value, or builds the list in code); your release printed its own."
         )
         known = everything - free
         if accepted:
@@ -459,7 +468,9 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
             )
     elif accepted:
         when = hist.text(accepted)
-        if max(accepted) < max(everything):
+        declared = _ords(hist.spans.get(flag, []))
+        later = {n for n in declared if n > max(accepted)}
+        if later and not later <= free:  # (a later release kverr reads lacks it)
             after = hist.at(hist.after(max(accepted)))
             what = f"renamed to {renamed}" if renamed else "removed"
             text.append(
@@ -693,9 +704,10 @@ def _ambiguous(hist: History, values: dict[str, str], product: str) -> dict | No
     }
 
 
-def _required(hist: History, values: dict[str, str], product: str) -> dict | None:
+def _required(hist: History, values: dict[str, str], product: str, launch: str) -> dict | None:
     """`the following arguments are required: --model-path`: each argument, and the releases
-    whose parser has it."""
+    whose parser has it; a positional one (`model_tag`) is the word after the command, as the
+    project's launch (`vllm serve MODEL`) shows."""
     names = [a.strip() for a in values.get("arguments", "").split(",")[:MAX_OPTIONS]]
     names = [a for a in names if a and " " not in a]
     if not names:
@@ -706,8 +718,14 @@ def _required(hist: History, values: dict[str, str], product: str) -> dict | Non
         known = known or bool(ords)
         rows.append({"option": name, "releases": hist.names(ords)})
         where = f" ({product} {hist.text(ords)})" if ords else ""
-        what = f"{name} VALUE" if name.startswith("-") else f"the {name} argument"
-        text.append(f"Add {what}: the parser requires it{where}.")
+        if name.startswith("-"):
+            text.append(f"Add {name} VALUE: the parser requires it{where}.")
+        else:
+            shown = f", as in `{launch}`" if launch else ""
+            text.append(
+                f"Add the {name} argument: the parser requires it, as a word after the"
+                f" command with no option name before it{shown}."
+            )
     first = names[0]
     after = f"{first} VALUE" if first.startswith("-") else first.upper()
     return {

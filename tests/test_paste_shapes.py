@@ -87,6 +87,9 @@ SHAPES = [
      "sglang", "sglang", ["--enable is no whole option name", "--enable-x, --enable-thinking all do"]),
     ("required argument", "launch_server.py: error: the following arguments are required: --name",
      "sglang", "launch_server.py", ["Add --name VALUE: the parser requires it (SGLang v0.1.0 … v0.5.0)."]),
+    ("a required positional", "vllm serve: error: the following arguments are required: model_tag",
+     "vllm", "vllm serve", ["Add the model_tag argument: the parser requires it, as a word after the"
+                            " command with no option name before it, as in `vllm serve MODEL`."]),
     ("removed switch with a successor", "sglang: error: unrecognized arguments: --enable-thinking",
      "sglang", "sglang", ["--enable-thinking was removed in v0.5.0", "use --thinking-parser NAME instead"]),
     ("another project's switch, whose successor there this one has",
@@ -114,13 +117,24 @@ def test_paste_shapes(built, case):
 
 
 def test_a_value_of_a_release_without_fixed_choices_is_an_upgrade(built):
-    m = _one(built, "launch_server.py: error: argument --accel: invalid choice: 'npu' (choose"
-                    " from 'gpu', 'cpu')")  # fmt: skip
+    m = _one(built, "launch_server.py: error: argument --accel: invalid choice: 'npu'")
     assert m.argparse["text"][0] == (
         "From v0.5.0 on, --accel takes any value (no fixed choices), 'npu' included: upgrade,"
         " or choose a value your release accepts."
     )
     assert m.argparse["example"] is None  # no other value to guess
+
+
+def test_a_printed_list_says_the_release_has_choices_kverr_may_not_read(built):
+    # The user's release printed its choices: a newer declaration without a literal list may
+    # take any value or build its list in code, and kverr cannot tell which.
+    m = _one(built, "launch_server.py: error: argument --accel: invalid choice: 'npu' (choose"
+                    " from 'gpu', 'cpu')")  # fmt: skip
+    assert m.argparse["text"][0] == (
+        "From v0.5.0 on, --accel declares no fixed list of choices (it takes any value, or"
+        " builds the list in code); your release printed its own."
+    )
+    assert not any("takes any value (no fixed" in t for t in m.argparse["text"])
 
 
 def test_the_successor_is_offered_as_the_fix(built):
