@@ -39,6 +39,12 @@ def __getattr__(name):
 
 FILES["vllm/utils/__init__.py"] = ""
 
+# `vllm serve`'s entry point: a revision that has it launches with `vllm serve` (the profile's
+# [launch] since_files)
+FILES["vllm/entrypoints/__init__.py"] = ""
+FILES["vllm/entrypoints/cli/__init__.py"] = ""
+FILES["vllm/entrypoints/cli/main.py"] = "def main():\n    return 0\n"
+
 FILES["vllm/utils/argparse_utils.py"] = '''\
 import argparse
 import json
