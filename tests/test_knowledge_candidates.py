@@ -51,10 +51,7 @@ def facts(body: str, words: str):
 def before_launch(f, decls) -> Launch:
     """The launch under which every fact on the path to the site holds: the flag facts of the
     enclosing and direct guards and of the earlier checks it passed."""
-    launch = Launch()
-    for atom in (*f.passed, *f.context, *f.direct):
-        launch = candidates.make_hold(launch, atom, decls, f.docs)
-    return launch
+    return candidates.before((*f.passed, *f.context, *f.direct), decls, f.docs)
 
 
 def test_the_before_makes_every_fact_on_the_path_hold() -> None:

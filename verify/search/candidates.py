@@ -136,13 +136,30 @@ def make_hold(
     return launch
 
 
+def before(atoms: Iterable[Atom], decls: dict[str, FlagDecl], docs: Docs | None = None) -> Launch:
+    """The launch under which `atoms` hold, each made to hold in turn (make_hold). When that
+    leaves the launch empty, which may never call the check's function, a compound condition
+    is made to hold through one part of it (_holding_part): a way in for the run's solver."""
+    atoms = list(atoms)
+    launch = Launch()
+    for atom in atoms:
+        launch = make_hold(launch, atom, decls, docs)
+    if launch != Launch():
+        return launch
+    for atom in atoms:
+        if atom.flag is None:
+            for change in _holding_part(atom, decls, launch, docs)[:1]:
+                launch = apply(launch, change, decls)
+    return launch
+
+
 def _holding(
     atom: Atom, decls: dict[str, FlagDecl], launch: Launch, docs: Docs | None = None
 ) -> list[FixChange]:
     """Ways to make `atom` hold, best first."""
     flag, op, v = atom.flag, atom.op, atom.value
     if flag is None:
-        return _holding_expr(atom) or _holding_part(atom, decls, launch, docs)
+        return _holding_expr(atom)
     switch = is_switch(flag, decls)
     default = flag_default(flag, decls)
     out: list[tuple[str, str, str | None]] = []

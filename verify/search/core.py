@@ -612,12 +612,8 @@ class Search:
     def _reach_one(
         self, f: Facts, expect: Expect, target: Target
     ) -> tuple[Launch | None, Outcome | None]:
-        launch = Launch()
-        for r in self.callers(f)[1]:  # the way to the call of the record's function first
-            for atom in r.atoms:
-                launch = candidates.make_hold(launch, atom, self.decls)
-        for atom in (*f.passed, *f.context, *f.direct):
-            launch = candidates.make_hold(launch, atom, self.decls)
+        way_in = [a for r in self.callers(f)[1] for a in r.atoms]  # the call's way first
+        launch = candidates.before([*way_in, *f.passed, *f.context, *f.direct], self.decls)
         launch = typed.launch(launch, self.decls)
         watch = self.watch(f)
         seen: set[Launch] = set()
@@ -765,9 +761,7 @@ class Search:
         after = candidates.apply(launch, typed.change(change, self.decls), self.decls)
         return typed.launch(after, self.decls)
 
-    def other_models(
-        self, launch: Launch, attribute: str = "", words: str = ""
-    ) -> list[FixChange]:
+    def other_models(self, launch: Launch, attribute: str = "", words: str = "") -> list[FixChange]:
         """Switches to the other model profiles (those declaring `attribute`, when given),
         those that `words` speak of first: by the profile's name ("Non-MoE models") or its
         config's attribute names ("Number of experts" -> num_experts)."""
