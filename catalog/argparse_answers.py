@@ -707,7 +707,7 @@ def _ambiguous(hist: History, values: dict[str, str], product: str) -> dict | No
 def _required(hist: History, values: dict[str, str], product: str, launch: str) -> dict | None:
     """`the following arguments are required: --model-path`: each argument, and the releases
     whose parser has it; a positional one (`model_tag`) is the word after the command, as the
-    project's launch (`vllm serve MODEL`) shows."""
+    project's launch (`tool serve MODEL`) shows."""
     names = [a.strip() for a in values.get("arguments", "").split(",")[:MAX_OPTIONS]]
     names = [a for a in names if a and " " not in a]
     if not names:
