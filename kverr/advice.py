@@ -373,7 +373,7 @@ def _moved(flag: str, now: float, up: bool, values: Mapping[str, str]) -> str | 
     if 0 < now < 1:
         new = round(min(now + 0.05, 0.95) if up else now - 0.05, 2)
     else:
-        limit = _limit(flag, values, now, up)
+        limit = _limit(flag, values, now, up) or (None if up else _scaled(now, values))
         new = limit if limit is not None else (now * 2 if up else max(now // 2, 1))
     if new == now or new <= 0:
         return None
@@ -427,6 +427,28 @@ def _tree(cond: str) -> ast.expr | None:
     from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
 
     return expr_or_none(_OPTION.sub(lambda m: _name(m.group()), cond))
+
+
+_NEEDED = {"needed", "required", "requested"}
+_AVAILABLE = {"available", "free"}
+
+
+def _scaled(now: float, values: Mapping[str, str]) -> float | None:
+    """`now` lowered in the proportion of what the message printed as available to what is
+    needed (4.25 of 4.26 GiB: a length of 100000 -> 99000), down to two significant digits;
+    None without such a pair. What a length needs grows in proportion to it."""
+    need = have = None
+    for expr, text in values.items():
+        words, n = set(re.findall(r"[a-z]+", expr.lower())), _number(text)
+        if n is not None and n > 0:
+            need = n if words & _NEEDED else need
+            have = n if words & _AVAILABLE and not words & _NEEDED else have
+    if need is None or have is None or have >= need:
+        return None
+    x = now * have / need
+    step = 10 ** max(0, math.floor(math.log10(x)) - 1) if x >= 1 else 1
+    new = math.floor(x / step) * step
+    return float(new) if 0 < new < now else None
 
 
 def _limit(flag: str, values: Mapping[str, str], now: float, up: bool) -> float | None:

@@ -445,3 +445,20 @@ def test_the_records_own_condition_reads_derived_names_as_options() -> None:
     assert advise(record, values, keep=HARDWARE, rules=rules)[0] == (
         "With --tp-size 6, use --ep-size 3, 6 or 2 (not 4)."
     )
+
+
+def test_a_length_is_lowered_in_the_proportion_of_the_memory_it_lacks() -> None:
+    # What one request of that length needs grows with it: 4.25 of 4.26 GiB fits ~99.7% of
+    # the length, not half of it; without the pair, the length is halved.
+    record = {
+        "flags": ["--max-model-len"],
+        "errorMessage": "To serve the model's max seq len ({max_model_len}), ({need} GiB KV cache"
+        " is needed, which is larger than the available KV cache memory ({have} GiB). Try"
+        " decreasing `max_model_len`.",
+    }
+    values = {"max_model_len": "100000", "format_gib(needed_memory)": "4.26",
+              "format_gib(available_memory)": "4.25"}  # fmt: skip
+    assert advise(record, values) == ["Lower --max-model-len from 100000 to 99000."]
+    assert advise(record, {"max_model_len": "100000"}) == [
+        "Lower --max-model-len from 100000 to 50000."
+    ]
