@@ -28,6 +28,11 @@ class ServerArgs:
         if self.enable_symm_mem and self.symm_mem_size > 4:
             raise ValueError("Symmetric memory above 4GB is not supported.")
 
+    def _plan_pool(self):
+        """Generates the memory pool plan for every worker."""
+        if self.symm_mem_size > 8:
+            raise ValueError("The memory pool plan cannot hold more than 8GB.")
+
     def _handle_mxfp8(self):
         """MXFP8 KV cache uses operands available only on Blackwell."""
         if self.kv_cache_dtype == "mxfp8" and not is_blackwell():
@@ -46,6 +51,9 @@ def test_a_helpers_docstring_that_only_says_its_job_is_not_the_meaning():
     # "Configure ..." describes what the function does, not why this check exists
     assert _by_message(recs, "Symmetric memory above")["meaning"] == {
         "what": "--enable-symm-mem: enable symmetric memory."
+    }
+    assert _by_message(recs, "pool plan cannot")["meaning"] == {
+        "what": "--symm-mem-size: symmetric memory in GB."
     }
     # a docstring that explains, about this check's own subject, is the why
     assert _by_message(recs, "mxfp8 requires")["documentation"] == (

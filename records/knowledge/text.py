@@ -181,7 +181,8 @@ def _clause(text: str) -> str:
 # is the helper's job, not why this check exists.
 _JOB = re.compile(
     r"(check|validate|verify|ensure|configure|set|handle|parse|extract|convert|compute|get|"
-    r"return|initiali[sz]e|create|build|load|process|update|apply|adjust|automatically)"
+    r"return|initiali[sz]e|create|build|load|process|update|apply|adjust|automatically|"
+    r"generate|determine|resolve|select|prepare|allocate)"
     r"(s|es)?\b",
     re.I,
 )
