@@ -788,7 +788,8 @@ def log_order(idx: Index, hits: list[Hit]) -> list[Hit]:
 
 
 def uncut_fallbacks(idx: Index, numbered: list[tuple[int, str]], allowed) -> list[Hit]:
-    """A paste with no exact match and no cut mark: a message that stops mid-message without
+    """A paste with no exact match and no cut mark: a traceback cut after its innermost frame
+    is that frame's statement; a message that stops mid-message without
     an ellipsis is still a prefix, and word order tells `--a requires --b` from `--b requires
     --a` where a bag of words cannot, so it is tried before fuzzy, which only guesses."""
     paragraphs = [[(no, fold_space(t)) for no, t in p] for p in _paragraphs(numbered)]
@@ -800,6 +801,11 @@ def uncut_fallbacks(idx: Index, numbered: list[tuple[int, str]], allowed) -> lis
         if len(p) > 1
         for j, offsets in normalize.joins([t for _, t in p])
     ]
+    tb = normalize.cut_traceback([t for _, t in numbered])
+    if tb is not None:  # its frame's code line is the record's statement
+        found = frame_hits(idx, tb, numbered[tb.exc_index][0], allowed=allowed)
+        if found:
+            return found
     tail = pieces[:60][-20:]
     ranked: dict = {}  # each piece is ranked once for both
     cut = []

@@ -379,6 +379,21 @@ def parse_tracebacks(lines: list[str]) -> list[Traceback]:
     return out
 
 
+def cut_traceback(lines: list[str]) -> Traceback | None:
+    """A traceback cut after its innermost frame, before the exception line (an issue title
+    or a chat client kept only so much): the last frame and its code line, when the text ends
+    there; None otherwise. Its header may be cut too."""
+    kept = [(i, s) for i, s in enumerate(lines[-2000:], max(0, len(lines) - 2000)) if s.strip()]
+    kept = [(i, s) for i, s in kept if not CARETS_RE.match(s)]
+    if len(kept) < 2:
+        return None
+    (k, frame_line), (j, code) = kept[-2], kept[-1]
+    m = FRAME_RE.match(frame_line)
+    if m is None or FRAME_RE.match(code) or not code.startswith((" ", "\t")):
+        return None
+    return Traceback(m["file"], int(m["line"]), m["func"], code.strip(), None, "", k, j)
+
+
 def _parse_one(lines: list[str], start: int) -> tuple[Traceback | None, int]:
     frame: tuple[str, int, str] | None = None
     code = ""

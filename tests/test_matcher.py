@@ -105,6 +105,8 @@ CASES = [
     ("placeholder when literal differs", "Quantization method 'awq' is not supported.", QUANT_ANY, "pattern", {"method": "'awq'"}),
     ("traceback, message-less assert", TRACEBACK_ASSERT, PAGE_ASSERT, "traceback", {}),
     ("traceback with message", TRACEBACK_MESSAGE, SPEC, "pattern", {"algo": "EAGLE3", "topk": "4"}),
+    # cut after its innermost frame's code line, header and all: the statement is the record
+    ("traceback cut at its frame", "\n".join(TRACEBACK_ASSERT.split("\n")[3:5]), PAGE_ASSERT, "traceback", {}),
     ("edited wording", "Chunked prefill size 4096 has to be a multiple of the page size 64", CHUNK, "fuzzy", {}),
     # near misses: nothing, rather than something wrong
     ("unrelated info line", SGL + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16", None, None, None),
@@ -114,6 +116,7 @@ CASES = [
     ("flag typo", "--ssl-keyfile requires --ssl-cert.", None, None, None),
     ("truncated too early", "--kv-offload-budget is...", None, None, None),
     ("assert elsewhere", TRACEBACK_ASSERT.replace("server_args.py", "scheduler.py"), None, None, None),
+    ("cut frame elsewhere", "\n".join(TRACEBACK_ASSERT.replace("server_args.py", "scheduler.py").split("\n")[3:5]), None, None, None),
     ("binary garbage", "\x00\x01\x02\xff\xfe" * 50, None, None, None),
 ]  # fmt: skip
 
