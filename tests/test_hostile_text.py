@@ -89,6 +89,8 @@ SHAPES = {
         n,
     ),
     "cut messages": lambda n: _fill(LONG[:60] + "...\n", n),
+    # frames without a header or an exception line: a traceback cut at its innermost frame
+    "headless frames": lambda n: _fill('  File "/x/server_args.py", line 1, in f\n    x(\n', n),
     # The literals of one pattern, so that its placeholders find the next literal again and again
     # (no match: the closing literal comes too late). Linear in the text for `re` too, but 0.3 s
     # per 8 KB window of backtracking, all of it holding the GIL.
