@@ -66,9 +66,16 @@ def launch_of(words: Sequence[str]) -> Launch:
     return Launch(args=tuple(args))
 
 
-def judge_argparse(record: dict, run: Run, *, launch: str, program: str) -> Verdict:
-    """The record's example fix through its revision's parser (see the module docstring)."""
-    fix = fix_of(record.get("exampleFix", ""), launch)
+def judge_argparse(
+    record: dict, run: Run, *, launch: str, program: str, launches: tuple[str, ...] = ()
+) -> Verdict:
+    """The record's example fix through its revision's parser (see the module docstring).
+    `launches`: other commands the example may be written with (the project's launch at
+    the revision the example was written for, which may not be the one judged)."""
+    fix = next(
+        (f for f in (fix_of(record.get("exampleFix", ""), c) for c in (launch, *launches)) if f),
+        None,
+    )
     if fix is None:
         why = (
             "nothing to run: the record has no example fix (explain answers from the pasted"

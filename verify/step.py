@@ -814,10 +814,15 @@ def _judge_argparse(
         return {r["id"]: Verdict("unverified", why, keep_fix=True, **where) for r in recs}
     then = launched(profile, session.repo, base)
     launch = then.launch_command() if then is not None else ""
+    # an example is written with the launch of its flag's newest declaration, which may be
+    # another revision than this one: either command is the example's
+    others = (profile.launched_at(lambda path: False).launch_command(),) if profile else ()
     program = (profile.programs or ("",))[0] if profile is not None else ""
     run = runner_for(session, base, key, overrides)
     return {
-        r["id"]: replace(judge_argparse(r, run, launch=launch, program=program), **where)
+        r["id"]: replace(
+            judge_argparse(r, run, launch=launch, program=program, launches=others), **where
+        )
         for r in recs
     }
 
