@@ -1,10 +1,15 @@
 """Which model profile the fix search tries first when a check is about the model: the one
-the run's message speaks of, by the profile's name or its config's attribute names."""
+the run's message speaks of, by the profile's name or its config's attribute names; and a
+check that its option's declared bound shadows, which no command line reaches."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
-from kverr.verify.search.core import Search
+from kverr.records.conditions import Atom
+from kverr.verify.harness import Outcome
+from kverr.verify.search.core import Search, declared_bound, disjoint
 
 from kverr.ftypes import Launch
 
@@ -28,3 +33,31 @@ def test_the_model_a_message_speaks_of_is_tried_first(words: str, first: str) ->
     changes = search.other_models(Launch(), words=words)
     assert changes[0].edits == (("model", "profile", first),)
     assert len(changes) == 3
+
+
+BOUNDS = [
+    # (the check fires when, the field is declared, no value does both)
+    (("<=", 0.0), (">", 0.0), True),
+    (("<", 1.0), (">=", 1.0), True),
+    (("<=", 1.0), (">=", 1.0), False),  # 1 does both
+    (("<", 5.0), (">", 0.0), False),
+    ((">", 10.0), ("<=", 10.0), True),
+    ((">", 1.0), (">", 0.0), False),  # bounds on one side leave values
+]
+
+
+@pytest.mark.parametrize("check,declared,apart", BOUNDS)
+def test_a_declared_bound_shadows_a_check_on_the_other_side(check, declared, apart) -> None:
+    assert disjoint(*check, *declared) is apart
+
+
+def test_pydantics_own_words_name_the_bound_that_shadows_the_check() -> None:
+    facts = SimpleNamespace(direct=(Atom("--spec-config.num_tokens", "<=", 0),))
+    said = (
+        "1 validation error for SpecConfig\nnum_tokens\n  Input should be greater than 0"
+        " [type=greater_than, input_value=0, input_type=int]"
+    )
+    why = declared_bound(facts, Outcome("raised", message=said))
+    assert why.startswith("no command line reaches it: --spec-config.num_tokens is declared > 0")
+    other = declared_bound(facts, Outcome("raised", message=said.replace("than 0", "than -5")))
+    assert other == ""  # -4 passes the bound and fires the check

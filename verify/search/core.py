@@ -360,6 +360,9 @@ class Search:
         it for any value a command line can give: the run reached it, and the solver tried
         every value of the options it reads (their choices, and what the validation code
         assigns them) without one that turns it (watch.py's "exhausted")."""
+        bound = declared_bound(f, out)
+        if bound:
+            return Verdict("not-applicable", bound, runs=self.runs, no_launch=True)
         if out is None or out.status not in ("passed", "raised"):
             return None  # a check that fired after the guard leaves its answer standing
         held = self._held_by(f)
@@ -876,6 +879,50 @@ class Search:
         merged = candidates.unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before, fired.message if fired is not None else "")
+
+
+# pydantic's words for a field's declared bound (`Field(gt=0)`), after the field's name
+_BOUND = re.compile(
+    r"(?m)^(\w+)\n\s*Input should be (greater|less) than( or equal to)? (-?\d+(?:\.\d+)?)"
+)
+_OPS = {
+    ("greater", False): ">", ("greater", True): ">=", ("less", False): "<", ("less", True): "<=",
+}  # fmt: skip
+
+
+def declared_bound(f: Facts, out: Outcome | None) -> str:
+    """Why no command line reaches a check that its option's own declaration shadows ("" when
+    that is not so): the run stopped at pydantic's bound on the field the check tests
+    (`num_speculative_tokens: int = Field(gt=0)`), and no value the bound lets through
+    fires the check (`if self.num_speculative_tokens <= 0`)."""
+    if out is None or out.status not in ("raised", "parse-error"):
+        return ""
+    m = _BOUND.search(out.message or out.reason or "")
+    if m is None:
+        return ""
+    field, op = m.group(1), _OPS[(m.group(2), bool(m.group(3)))]
+    limit = float(m.group(4))
+    for a in f.direct:
+        if not a.flag or a.flag.rsplit(".", 1)[-1].replace("-", "_").lstrip("_") != field:
+            continue
+        if a.op not in ("<", "<=", ">", ">=") or isinstance(a.value, bool):
+            continue
+        if not isinstance(a.value, (int, float)) or not disjoint(a.op, float(a.value), op, limit):
+            continue
+        return (
+            f"{NO_LAUNCH}: {a.flag} is declared {op} {m.group(4)} (pydantic refuses any other"
+            f" value before the check runs), and the check fires only when it is {a.op} {a.value}"
+        )
+    return ""
+
+
+def disjoint(op_a: str, a: float, op_b: str, b: float) -> bool:
+    """No number is both `x op_a a` and `x op_b b` (one bound below, the other above)."""
+    if op_a in ("<", "<=") and op_b in (">", ">="):
+        return a < b or (a == b and not (op_a == "<=" and op_b == ">="))
+    if op_a in (">", ">=") and op_b in ("<", "<="):
+        return a > b or (a == b and not (op_a == ">=" and op_b == "<="))
+    return False
 
 
 def _expression(test: str) -> str | None:
