@@ -858,19 +858,25 @@ def _successor(hist: History, option: str, gone: int) -> str | None:
     """The option that does what a removed switch did, when the history shows one: accepted in
     the revision that dropped it, and the one option there that shares the most of its words
     besides enable/disable/use (`--enable-reasoning` -> `--reasoning-parser NAME`), with a
-    placeholder for its value when it takes one."""
+    placeholder for its value when it takes one. A word many options there have counts for
+    less (`--speculative-model` -> `--speculative-config`, not `--model`)."""
     words = set(option.lstrip("-").split("-")) - _SWITCH_WORDS
     if not words:
         return None
+    there = [
+        o
+        for o, runs in hist.runs.items()
+        if o != option and any(lo <= gone <= hi for lo, hi in runs)
+    ]
+    named = {o: set(o.lstrip("-").split("-")) for o in there}
+    df = {w: sum(w in ws for ws in named.values()) for w in words}
     scored = []
-    for other, runs in hist.runs.items():
-        if other == option or not any(lo <= gone <= hi for lo, hi in runs):
-            continue
-        shared = len(words & set(other.lstrip("-").split("-")))
-        if shared:
-            scored.append((-shared, len(other), other))
+    for other, ws in named.items():
+        weight = sum(1 / df[w] for w in words & ws)
+        if weight:
+            scored.append((-weight, len(other), other))
     scored.sort()
-    if not scored or (len(scored) > 1 and scored[1][:2] == scored[0][:2]):
+    if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None  # nothing shares its words, or two options do as much: no guess
     name = scored[0][2]
     spans = hist.spans.get(name) or []

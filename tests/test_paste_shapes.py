@@ -11,7 +11,7 @@ import pytest
 import synth
 from argparse_fixture import ENGINE, SA, build_both, engine_args, make_repo, make_vllm_repo
 from kverr.catalog import load_dataset, load_datasets, open_catalog
-from kverr.catalog.argparse_answers import program_of
+from kverr.catalog.argparse_answers import History, _successor, program_of
 from test_catalog import FLAGS, REVISIONS
 
 # v0.1.0 has --old-flag and --enable-x; v0.2.0 drops --old-flag. The successor test adds a
@@ -321,3 +321,21 @@ WORDINGS = [
 def test_a_whole_message_is_not_a_cut_of_its_longer_wording(wordings_cat, case):
     _, text, expected = next(c for c in WORDINGS if c[0] == case)
     assert [(m.record["id"], m.how) for m in wordings_cat.explain(text)] == [expected]
+
+
+SUCCESSORS = [
+    # (options of the revision that dropped it, the successor): a word many options have
+    # says less than one only the successor has
+    ({"--spec-config", "--model", "--model-impl", "--served-model-name"}, "--spec-config"),
+    ({"--spec-config", "--spec-draft"}, None),  # two share as much: no guess
+    ({"--reasoning-parser", "--port"}, "--reasoning-parser"),
+]
+
+
+@pytest.mark.parametrize("there,successor", SUCCESSORS)
+def test_a_successor_shares_the_removed_options_rarest_words(there, successor):
+    hist = History([{"ord": 0, "sha": "a" * 40}, {"ord": 1, "sha": "b" * 40}])
+    hist.runs = {"--spec-model": [[0, 0]], "--enable-reasoning": [[0, 0]],
+                 **{o: [[0, 1]] for o in there}}  # fmt: skip
+    option = "--enable-reasoning" if "--reasoning-parser" in there else "--spec-model"
+    assert _successor(hist, option, 1) == successor
