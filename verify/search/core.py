@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kverr.records.conditions import Reading, atoms_of
+from kverr.records.conditions import Reading, atoms_of, dest_of
 from kverr.records.knowledge.facts import Facts
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.search import candidates, notice, reading, typed, values
@@ -117,12 +117,15 @@ class Search:
         owner = (function or "").partition(".")[0]
         out = {f"{cls}.{k}": v for cls, fields in found.items() for k, v in fields.items()
                if v in self.fields}  # fmt: skip
-        dest = self.json_classes.get(owner)
-        if dest:
-            prefix = f"{dest}."
-            out.update({f"self.{k[len(prefix) :]}": k for k in self.fields if k.startswith(prefix)})
+        out.update({f"self.{key}": k for key, k in self._keys(self.json_classes.get(owner))})
         out.update({f"self.{k}": v for k, v in found.get(owner, {}).items() if v in self.fields})
         return out
+
+    def _keys(self, dest: str | None) -> list[tuple[str, str]]:
+        """A JSON option's fields by key (`method`, `speculative_config.method`); none for
+        no option."""
+        prefix = f"{dest}."
+        return [(k[len(prefix) :], k) for k in self.fields if dest and k.startswith(prefix)]
 
     def _steps(self, what: str, file: str, function: str | None, *rest: Any) -> Any:
         """reading.<what> over the file's source, memoised per function."""
@@ -180,8 +183,7 @@ class Search:
         # builds (`MambaConfig` -> mamba_config); a dict option is named after its class
         dest = self.json_classes.get(owner) or re.sub(r"(?<!^)(?=[A-Z])", "_", owner).lower()
         if owner:  # a config class built from a JSON option: its fields are that option's keys
-            attrs.update({d[len(dest) + 1 :]: self.fields[d]["flag"] for d in self.fields
-                          if d.startswith(f"{dest}.")})  # fmt: skip
+            attrs.update({key: self.fields[k]["flag"] for key, k in self._keys(dest)})
         out = []
         for line, test, holds in guards:
             g = Guard(test=test, holds=holds, kind="if", line=line)
@@ -903,7 +905,7 @@ def declared_bound(f: Facts, out: Outcome | None) -> str:
     field, op = m.group(1), _OPS[(m.group(2), bool(m.group(3)))]
     limit = float(m.group(4))
     for a in f.direct:
-        if not a.flag or a.flag.rsplit(".", 1)[-1].replace("-", "_").lstrip("_") != field:
+        if not a.flag or dest_of(a.flag).rpartition(".")[2] != field:
             continue
         if a.op not in ("<", "<=", ">", ">=") or isinstance(a.value, bool):
             continue
