@@ -458,7 +458,7 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
             f"From {hist.at(since)} on, {flag} declares no fixed list of choices (it takes any"
             " value, or builds the list in code); your release printed its own."
         )
-        known = everything - free
+        known = _ords(spans)  # (releases whose declaration lists its choices)
         if accepted:
             text.append(f"{shown} is a choice of {flag} in {hist.text(accepted)}.")
         elif known:

@@ -28,6 +28,8 @@ def _server_args(choices: str, head: str = "") -> str:
 def cat(tmp_path_factory):
     root: Path = tmp_path_factory.mktemp("code_choices")
     g = Git(root / "repo")
+    g.commit("before the option", {SA: _server_args('["a"]').replace("parser", "other")})
+    g.tag("v0.0.1")
     g.commit("fixed choices", {SA: _server_args('["alpha", "beta"]')})
     g.tag("v0.1.0")
     g.commit(
@@ -58,4 +60,6 @@ def test_a_printed_list_means_the_release_has_choices(cat) -> None:
         "From v0.2.0 on, --parser-name declares no fixed list of choices (it takes any value,"
         " or builds the list in code); your release printed its own."
     )
+    # the releases named are those whose declaration lists choices, not those without it
+    assert text[1].endswith("whose choices kverr reads (v0.1.0).")
     assert text[-1] == "Did you mean gamma?"
