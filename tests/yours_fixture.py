@@ -151,7 +151,7 @@ class ServerArgs:
                 f"dp_size ({self.dp_size})."
             )
             if self.chunked_prefill_size > 0:
-                self.chunked_prefill_size = self.chunked_prefill_size // self.dp_size
+                self.chunked_prefill_size //= self.dp_size
                 logger.warning(
                     f"DP attention is on: the chunked prefill size is adjusted to "
                     f"{self.chunked_prefill_size} tokens per data-parallel rank."
@@ -320,8 +320,8 @@ class ServerArgs:
 def prepare_server_args(argv):
     parser = argparse.ArgumentParser(description="Launch the server.")
     ServerArgs.add_cli_args(parser)
-    raw_args = parser.parse_args(argv)
-    return ServerArgs.from_cli_args(raw_args)
+    parsed = parser.parse_args(argv)
+    return ServerArgs.from_cli_args(parsed)
 
 
 class LoRAPathAction(argparse.Action):
@@ -693,7 +693,7 @@ Traceback (most recent call last):
   File "/opt/venv/lib/python3.12/site-packages/sglang/launch_server.py", line 11, in <module>
     server_args = prepare_server_args(sys.argv[1:])
   File "/opt/venv/lib/python3.12/site-packages/sglang/srt/server_args.py", line 412, in prepare_server_args
-    return ServerArgs.from_cli_args(raw_args)
+    return ServerArgs.from_cli_args(parsed)
   File "<string>", line 38, in __init__
   File "/opt/venv/lib/python3.12/site-packages/sglang/srt/server_args.py", line 93, in __post_init__
 {error}"""
