@@ -51,6 +51,15 @@ def yours_status(yours: Mapping[str, Any] | None, *, verbose: bool = False) -> s
         )
     if y.get("status") == "not-reproduced":
         return f"Your launch does not raise this error: {y.get('reason')}."
+    if y.get("status") == "beyond-arguments":
+        where = f"{y.get('release')}'s argument checks on {y.get('platform')}"
+        later = (
+            "this check runs as the server starts (its GPU memory, the loaded model), which"
+            " kverr cannot run before launch"
+        )
+        if y.get("after"):
+            return f"Your launch with this fix's change passes {where}; {later}."
+        return f"Your launch passes {where}; {later}."
     if y.get("status") == "no-fix" and not verbose:  # the fix search's reason, as for a record
         why = reason_words({"verification": {"reason": y.get("reason")}})
         return f"Your launch was not fixed: {why}."

@@ -8,10 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from kverr.present.verdict import yours_status
+from kverr.verify.preflight import personal_answers
 from test_sources import Git
 from typer.testing import CliRunner
 from verify_fixture import sglang_files
 
+from kverr.answers import Match
 from kverr.cli import app
 
 MOE = "35f71508f59b40d3"  # "tp_size must be divisible by moe_dp_size", shipped and fixture alike
@@ -102,3 +105,63 @@ def test_without_a_launch_the_message_values_give_advice() -> None:
         "With --page-size 64, use --mamba-track-interval 128, 64 or 192 (not 100).",
         "With --mamba-track-interval 100, use --page-size 50, 100 or 25 (not 64).",
     ]
+
+
+@pytest.mark.sandbox
+def test_a_launch_typed_for_another_machine_is_checked_on_it(repo) -> None:
+    # fa4 needs an SM100 GPU: on the default H100 the launch stops there, so it was typed for
+    # a Blackwell machine, and there it reaches the pasted error and gets its fix
+    paste = ISSUE.format(tp=6, moe="4 --attention-backend fa4")
+    fix = match(explain(paste, "--source", str(repo)), MOE)["yourFix"]
+    assert fix["verification"]["platform"] == "cuda-sm100"
+    assert fix["changed"] == ["--moe-dp-size"]
+
+
+def _launch_path_match(example: str) -> Match:
+    record = {
+        "id": "launchpath0000001",
+        "scope": "launch-path",
+        "filePath": "python/sglang/srt/model_executor/model_runner.py",
+        "exampleFix": example,
+    }
+    return Match(record, 1.0, "pattern", project={"name": "sglang"})
+
+
+LAUNCHED = (
+    "I run sglang==9.9.9:\npython -m sglang.launch_server --model-path org/m --page-size {page}\n"
+)
+EXAMPLE = (
+    "# before\npython -m sglang.launch_server --model-path MODEL_PATH --page-size=16\n"
+    "# after\npython -m sglang.launch_server --model-path MODEL_PATH --page-size 1"
+)
+
+
+@pytest.mark.sandbox
+def test_a_check_that_runs_as_the_server_starts_fixes_the_users_launch_as_its_record_does(
+    repo,
+) -> None:
+    (got,) = personal_answers(
+        LAUNCHED.format(page=16), [_launch_path_match(EXAMPLE)], source=str(repo)
+    )
+    assert got.yours == {
+        "status": "beyond-arguments",
+        "release": "v9.9.9",
+        "platform": "cuda-sm90",
+        "file": "python/sglang/srt/model_executor/model_runner.py",
+        "before": "python -m sglang.launch_server --model-path org/m --page-size 16",
+        "after": "python -m sglang.launch_server --model-path org/m --page-size 1",
+    }
+    said = yours_status(got.yours)
+    assert said.startswith("Your launch with this fix's change passes v9.9.9's argument checks")
+    assert "cannot run before launch" in said
+
+
+@pytest.mark.sandbox
+def test_a_record_fix_from_another_value_is_not_applied_to_the_users_launch(repo) -> None:
+    # the example moves --page-size 16 to 1; this launch has 4: the example is not its launch
+    (got,) = personal_answers(
+        LAUNCHED.format(page=4), [_launch_path_match(EXAMPLE)], source=str(repo)
+    )
+    assert got.yours["status"] == "beyond-arguments"
+    assert "after" not in got.yours
+    assert yours_status(got.yours).startswith("Your launch passes v9.9.9's argument checks")

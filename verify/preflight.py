@@ -85,6 +85,8 @@ class Report:
     checked: Checked | None = None
     reason: str = ""  # why nothing ran (the release's code does not load in the sandbox)
     close: tuple[tuple[str, tuple[str, ...]], ...] = ()  # unknown option -> close names
+    # the launch with a record's own change (yours.with_record_fix), when asked and it passed
+    with_record_fix: Launch | None = None
     ids: dict[str, str] = field(default_factory=dict, compare=False)  # site key -> record id
 
 
@@ -100,10 +102,12 @@ def check_launch(
     trust_repo: bool = False,
     keep: Sequence[str] = (),
     profile: Any = None,
+    example_fix: str = "",
 ) -> Report:
     """Read `pasted` (kverr.launch.PastedLaunch) as `release` does and run it through every
     check of that release (module doc). SourceError when no release can be read. `profile`:
     the project's (kverr.profile.Profile), for where its releases can be fetched.
+    `example_fix`: a record's, applied to a launch that passes (yours.with_record_fix).
 
     What one check learns is kept for the next (verify/memo.py): the release's extraction and
     the sandbox's answers. The sandbox starts loading the release before anything else, so it
@@ -122,7 +126,7 @@ def check_launch(
     )  # fmt: skip
     harness.start_soon()
     from kverr.verify.step import Session, bench_for
-    from kverr.verify.yours import check, close_options
+    from kverr.verify.yours import check, close_options, with_record_fix
 
     memo = Memo.open()
     session = Session(
@@ -145,9 +149,12 @@ def check_launch(
         read_ahead(bench)
         checked = check(bench, launch, keep)
         close = tuple((u, tuple(close_options(u, options))) for u in resolved.unknown)
+        then = None
+        if example_fix and checked.passed and not checked.errors:
+            then = with_record_fix(bench, launch, example_fix)
         return Report(
             rel.name, plat, label, launch, pasted.program, resolved.unknown, resolved.spelled,
-            checked, close=close,
+            checked, close=close, with_record_fix=then,
         )  # fmt: skip
     finally:
         session.close()
@@ -371,6 +378,7 @@ def report_json(report: Report) -> dict[str, Any]:
             for n in (checked.notices if checked else ())
         ],
         "fixed": line(checked.final) if checked and checked.final else None,
+        **({"withRecordFix": line(report.with_record_fix)} if report.with_record_fix else {}),
         "reason": report.reason or None,
     }
 
@@ -494,8 +502,11 @@ def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str |
     else:
         tries = [*releases_to_try(spec, source, m.revisions)[:TRIES]] or [None]
     missed: list[dict[str, Any]] = []  # the releases where the launch does not raise it
+    machine: str | None = None  # where the launch gets past the checks about hardware
     for rel in tries:
-        got = _run_yours(m, pasted, profile, spec, rel, source)
+        got = _run_yours(m, pasted, profile, spec, rel, source, machine)
+        if got.get("stoppedBy") and machine is None:
+            got, machine = _other_machine(got, m, pasted, profile, spec, rel, source)
         if got.get("status") != "not-reproduced":
             if missed and got.get("status") == "not-checked":
                 break  # an older release that cannot be read: the newest one's answer stands
@@ -509,15 +520,31 @@ def _yours(m: Any, pasted: PastedLaunch, profile: Any, text: str, release: str |
     return first
 
 
+def _other_machine(got: dict[str, Any], m: Any, pasted: PastedLaunch, profile: Any, spec: Any,
+                   release: str | None, source: str | None) -> tuple[dict[str, Any], str | None]:  # fmt: skip
+    """A launch that stops at another check on the default machine (a Blackwell-only backend
+    on an H100) was typed for another one: the first of the project's machines where it gets
+    past the checks, with that machine; else the default's answer."""
+    for other in spec.machines:
+        if other != spec.default_platform:
+            there = _run_yours(m, pasted, profile, spec, release, source, other)
+            if not there.get("stoppedBy") and there.get("status") != "not-checked":
+                return there, other
+    return got, None
+
+
 def _run_yours(m: Any, pasted: PastedLaunch, profile: Any, spec: Any, release: str | None,
-               source: str | None) -> dict[str, Any]:  # fmt: skip
-    """The user's launch through one release's checks, read for the match `m`."""
+               source: str | None, platform: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """The user's launch through one release's checks on `platform` (the default machine:
+    None), read for the match `m`."""
+    launch_path = m.record.get("scope") == "launch-path"
     try:
         with tempfile.TemporaryDirectory(prefix="kverr-check-") as tmp:
             report = check_launch(
                 pasted, spec=spec, globs=profile.files, workdir=Path(tmp),
-                release=release, source=source, keep=profile.hardware_options,
-                profile=profile,
+                release=release, source=source, platform=platform,
+                keep=profile.hardware_options, profile=profile,
+                example_fix=(m.record.get("exampleFix") or "") if launch_path else "",
             )  # fmt: skip
     except SourceError as exc:
         return {"status": "not-checked", "reason": str(exc)}
@@ -534,14 +561,24 @@ def _run_yours(m: Any, pasted: PastedLaunch, profile: Any, spec: Any, release: s
                 "reason": err.get("noFix") or "",
                 "release": data["release"],
             }
+    where = {"release": data["release"], "platform": data["platform"]}
     if data["errors"]:
         first = data["errors"][0]
         said = f"{first['errorClass']}: {first['message']}".strip(": ")
         reason = f"your launch stops at another check of {data['release']} first ({said})"
-    else:
-        reason = (
-            f"your launch passes every check of {data['release']} on {data['platform']} with"
-            f" {data['model']}: the error comes from another release, another model or another"
-            " platform"
-        )
-    return {"status": "not-reproduced", "reason": reason, "release": data["release"]}
+        if data["platform"] != spec.default_platform:
+            reason += f" on {data['platform']} too"
+        return {"status": "not-reproduced", "reason": reason, "stoppedBy": said, **where}
+    if launch_path:
+        # the check runs as the server starts: what can be said is that the launch, with the
+        # record's own change, gets there
+        out = {"status": "beyond-arguments", **where, "file": m.record.get("filePath") or ""}
+        if data.get("withRecordFix"):
+            out.update(before=data["launch"]["command"], after=data["withRecordFix"])
+        return out
+    reason = (
+        f"your launch passes every check of {data['release']} on {data['platform']} with"
+        f" {data['model']}: the error comes from another release, another model or another"
+        " platform"
+    )
+    return {"status": "not-reproduced", "reason": reason, **where}

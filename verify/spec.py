@@ -94,6 +94,9 @@ class VerifySpec:
     models: Mapping[str, Profile]
     default_platform: str
     default_model: str
+    # the platforms a user's own launch may be meant for, tried in this order when it stops
+    # at another check first on the default one (kverr explain's personal fix)
+    machines: tuple[str, ...] = ()
     argv: ArgvStage | None = None  # absent: the parser reads the command line as typed
     # Third-party packages imported for real (a project whose configs are validated by a
     # library: the checks mean nothing with the validator stubbed); everything else is stubbed.
@@ -180,6 +183,7 @@ class VerifySpec:
                 models=models,
                 default_platform=v["default_platform"],
                 default_model=v["default_model"],
+                machines=tuple(v.get("machines", ())),
                 argv=_argv_stage(v["argv"]) if "argv" in v else None,
                 real=tuple(v.get("real", ())),
                 parser=v.get("parser", ""),
@@ -197,7 +201,8 @@ class VerifySpec:
                 f"{where}: no validation phases; add [extract] phases (or [verify] phases),"
                 " the methods a launch calls in order."
             )
-        spec.platform()
+        for name in (None, *spec.machines):
+            spec.platform(name)
         if spec.default_model not in spec.models:
             raise SourceError(f"{where}: default_model {spec.default_model!r} is not defined.")
         return spec

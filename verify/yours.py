@@ -16,6 +16,9 @@ launch that passes them all (`kverr check`, and the personal fix of `kverr expla
    before an added one, fewer options, values closer to their own.
 4. **Every error, in order** (`check`): a launch with several mistakes gets a fix for the
    first, then the next error under that fix, up to MAX_ERRORS.
+5. **A check no run reaches** (`with_record_fix`): a launch-path record's check runs as the
+   server starts (the GPU's memory, the loaded model), so the user's launch gets the change
+   the record's own example makes, checked against every argument check instead.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 from kverr.records.pattern import pattern_for
 from kverr.verify.harness import Log, Outcome, Target
+from kverr.verify.parsing import fix_of, launch_of
 from kverr.verify.search import candidates
 from kverr.verify.search.changes import describe
 from kverr.verify.step import Bench, expect_of
@@ -515,3 +519,39 @@ def check(bench: Bench, launch: Launch, keep: Sequence[str] = ()) -> Checked:
     last = steps[-1].ran
     final = current if last.passed and current != launch else None
     return Checked(launch, tuple(steps), final, last.notices if last.passed else ())
+
+
+# ---------------------------------------------------------------- 5. a check no run reaches
+
+
+def with_record_fix(bench: Bench, launch: Launch, example_fix: str) -> Launch | None:
+    """`launch` changed as the record's example fix changes its own launch (the options it
+    drops, adds or sets anew), when `launch` is the one the example starts from (it sets each
+    option of the example's before, and each option the fix changes to the before's value) and
+    the change passes every argument check of the revision; else None."""
+    fix = fix_of(example_fix, Launch().command(*bench.command()))
+    if fix is None:
+        return None
+    before, after = launch_of(_split(fix.before)), launch_of(_split(fix.after))
+    mine = {o: candidates.value_of(launch, o, bench.decls, _NONE) for o, _ in before.args}
+    if any(v is _NONE for v in mine.values()):
+        return None  # another launch than the example's: its fix is not this one's
+    edits = [("drop", o, None) for o, _ in before.args if not after.has(o)]
+    for o, v in after.args:
+        if before.value(o, _NONE) != v:
+            if before.has(o) and mine[o] != before.value(o):
+                return None  # the fix moves a value this launch does not have
+            edits.append(("set", o, v))
+    fixed = candidates.apply(launch, FixChange(tuple(edits), "record"), bench.decls)
+    return fixed if fixed != launch and run(bench, fixed).passed else None
+
+
+_NONE = object()
+
+
+def _split(words: Sequence[str]) -> list[str]:
+    """`--x=1` as the two words `--x 1`, as the parser reads it."""
+    out: list[str] = []
+    for w in words:
+        out += w.split("=", 1) if w.startswith("--") and "=" in w else [w]
+    return out
