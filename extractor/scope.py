@@ -21,6 +21,8 @@ from kverr.ftypes import Site
 # message writes it. A field needs an underscore: `dtype` or `port` alone are common words.
 _OPTION = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*[a-z0-9])")
 _FIELD = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w(])")
+# "Page size must be 1": a flag of two or three words, written as words
+_WORDS = re.compile(r"(?<![\w.-])(?=([A-Za-z][a-z0-9]*(?: [a-z][a-z0-9]*){1,2})(?![\w-]))")
 
 
 def launch_sites(
@@ -53,6 +55,13 @@ def named_flags(site: Site, table: FlagTable) -> tuple[str, ...]:
             flag = table.resolve(m.group(1))
             if flag:
                 out.append(flag)
+        for m in _WORDS.finditer(part.text):
+            words = m.group(1).lower().split()
+            for n in (3, 2):
+                flag = table.resolve("_".join(words[:n])) if len(words) >= n else None
+                if flag:
+                    out.append(flag)
+                    break
     return tuple(dict.fromkeys(out))
 
 

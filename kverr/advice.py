@@ -342,21 +342,26 @@ def _directions(
     return list(dict.fromkeys(out))
 
 
-# "Set --max-lora-rank to one of 8, 16, 32" (records/knowledge: a check over a set of values)
-_ONE_OF = re.compile(r"Set (--[a-z0-9][a-z0-9-]{0,80}) to one of ([^;]{1,400})$")
+# "Set --max-lora-rank to one of 8, 16, 32", "Set --page-size=1" (records/knowledge: a check
+# over a set of values, or for one value)
+_ONE_OF = re.compile(r"Set (--[a-z0-9][a-z0-9-]{0,80})(?: to one of ([^;]{1,400})|=([^\s;]{1,80}))$")
 
 
 def _one_of(record: Mapping[str, Any], known: Mapping[str, float | str]) -> list[str]:
-    """The allowed numbers nearest the one the message printed, the next larger first (a rank
-    of 1 where 8, 16, ... are allowed: 8): what a set of allowed values leaves to choose."""
+    """The allowed values nearest the one the message printed, the next larger number first (a
+    rank of 1 where 8, 16, ... are allowed: 8): what the allowed values leave to choose."""
     out = []
     for m in (_ONE_OF.match(s) for s in record.get("solutions") or ()):
         now = known.get(m.group(1)) if m else None
-        allowed = [_number(v) for v in m.group(2).split(", ")] if m else []
-        if not isinstance(now, float) or not allowed or None in allowed or now in allowed:
+        listed = (m.group(2) or m.group(3) or "").split(", ") if m else []
+        allowed = [_plain_value(v) for v in listed]
+        if now is None or not allowed or None in allowed or now in allowed:
             continue
-        near = sorted(allowed, key=lambda v: (v < now, abs(v - now)))[:SHOWN]  # type: ignore[operator]
-        out.append(f"Use {m.group(1)} {_choice(near)} (not {_shown(now)}).")
+        if isinstance(now, float) and all(isinstance(v, float) for v in allowed):
+            allowed = sorted(allowed, key=lambda v: (v < now, abs(v - now)))  # type: ignore[operator]
+        elif len(allowed) > 1:
+            continue  # words: no nearest one to offer
+        out.append(f"Use {m.group(1)} {_choice(allowed[:SHOWN])} (not {_shown(now)}).")
     return out
 
 

@@ -386,6 +386,21 @@ def test_a_set_of_allowed_values_offers_the_nearest(printed, expected) -> None:
     assert advise(record, {"self.rank": printed}) == expected
 
 
+@pytest.mark.parametrize(
+    ("solution", "printed", "expected"),
+    [
+        ("Set --page-size=1", "128", ["Use --page-size 1 (not 128)."]),
+        ("Set --page-size=1", "1", []),  # the value the check wants: nothing to say
+        ("Set --backend=triton", "fa3", ["Use --backend triton (not fa3)."]),
+        ("Set --backend to one of triton, fa4", "fa3", []),  # words: none nearest
+    ],
+)
+def test_a_single_allowed_value_replaces_the_printed_one(solution, printed, expected) -> None:
+    flag = solution.split()[1].split("=")[0]
+    record = {"flags": [flag], "solutions": [solution]}
+    assert advise(record, {f"self.{flag[2:].replace('-', '_')}": printed}) == expected
+
+
 def test_a_size_split_by_another_option_must_divide_it() -> None:
     """`moe_tp_size` is --tp-size // --ep-size (a profile's `computed`): an expert size that
     does not divide the tensor-parallel size is no answer, though the floor would pass."""

@@ -53,6 +53,8 @@ class Runner:
                 raise ValueError(f"sparse heads need a multiple of 8 heads, got {heads}")
             logger.info("Sparse heads ready.")
         assert heads > 0, "head count must be positive"
+        if heads > 4096:  # the flag in words: max_total_tokens
+            raise ValueError(f"Max total tokens cannot hold {heads} heads")
         if os.environ.get("SGLANG_PIN_POOL") and heads > 64:
             raise RuntimeError("SGLANG_PIN_POOL cannot pin more than 64 heads")
         logger.warning("Kernel tile %d is slow on this GPU", heads)
@@ -81,19 +83,20 @@ def test_only_launch_argument_checks_are_kept_on_the_launch_path(profile):
         ("Pool too small", ("--mem-fraction-static",)),
         ("sparse heads need a multiple o", ("--enable-sparse-heads",)),  # its guard reads one
         ("SGLANG_PIN_POOL cannot pin mor", ()),  # names the project's variable
+        ("Max total tokens cannot hold {", ("--max-total-tokens",)),  # names one in words
     }
 
 
 def test_elsewhere_every_site_stays(profile):
     _, sites = _sites(profile, ELSEWHERE)
-    assert len(sites) == 6  # the INFO line, the plain assert and the kernel warning too
+    assert len(sites) == 7  # the INFO line, the plain assert and the kernel warning too
 
 
 def test_records_say_launch_path_and_why_no_run_confirms_them(profile):
     fxs, _ = _sites(profile, RUNNER)
     rev = Revision(repo="sgl-project/sglang", sha="c" * 40, date="2026-01-01T00:00:00Z")
     recs = [r for r in build_records(fxs, rev, profile=profile) if r["filePath"] == RUNNER]
-    assert len(recs) == 3 and all(r["scope"] == "launch-path" for r in recs)
+    assert len(recs) == 4 and all(r["scope"] == "launch-path" for r in recs)
     assert all("after start-up" in r["verification"]["reason"] for r in recs)
     pool = next(r for r in recs if r["errorMessage"].startswith("Pool too small"))
     values = {pool["placeholders"][0]: "0.8"}
