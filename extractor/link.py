@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from kverr.extractor.flags import FlagTable, param_flag
-from kverr.extractor.scope import launch_sites
+from kverr.extractor.scope import launch_sites, named_flags
 from kverr.extractor.sources import matches_any
 
 from kverr.ftypes import Binding, ExtractRules, FileExtraction, FlagDecl, Site, moved
@@ -27,7 +27,8 @@ def filter_flags(
     config object (`--cache-config.enable-prefix-caching`) becomes the flag that fills that
     field, or the field of the config's JSON option (flags.FlagTable).
 
-    A file on the `rules`' launch path keeps only the sites scope.launch_sites keeps."""
+    A site that reads no flag takes those its message names (scope.named_flags). A file on the
+    `rules`' launch path keeps only the sites scope.launch_sites keeps."""
     launch = bool(rules and rules.launch_path) and matches_any(fx.source.path, rules.launch_path)
     if not decls and not launch:
         return fx
@@ -53,6 +54,11 @@ def filter_flags(
         bindings = _kept_bindings(s.bindings, keep, dests)
         named = [f for b in bindings if b.kind in ("local", "param", "action") for f in b.flags]
         flags = tuple(dict.fromkeys((*keep(s.flags), *named)))
+        if not flags and not launch:
+            # a check that reads no flag where its message names one ("This model does not
+            # support `--runner generate`", "`lora_extra_vocab_size` is deprecated"): the
+            # option the user meets it through
+            flags = named_flags(s, table)
         guards = tuple(_with_flags(g, keep(g.flags)) for g in s.guards)
         if flags == s.flags and guards == s.guards and bindings == s.bindings:
             sites.append(s)  # (most sites: a revision's link then costs no copies)

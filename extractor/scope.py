@@ -21,6 +21,8 @@ from kverr.ftypes import Site
 # message writes it. A field needs an underscore: `dtype` or `port` alone are common words.
 _OPTION = re.compile(r"(?<![\w-])--([a-z0-9][a-z0-9-]*[a-z0-9])")
 _FIELD = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w(])")
+# "Please specify `dtype`": a flag's one-word dest, quoted as code
+_TICKED = re.compile(r"`([a-z][a-z0-9_]{0,80})`")
 # "Page size must be 1": a flag of two or three words, written as words
 _WORDS = re.compile(r"(?<![\w.-])(?=([A-Za-z][a-z0-9]*(?: [a-z][a-z0-9]*){1,2})(?![\w-]))")
 
@@ -42,7 +44,8 @@ def launch_sites(
 
 
 def named_flags(site: Site, table: FlagTable) -> tuple[str, ...]:
-    """Declared flags the literal text of the message names, as `--flag` or as a field."""
+    """Declared flags the literal text of the message names: as `--flag`, as a field
+    (`page_size`, `` `dtype` ``) or in words ("page size")."""
     out = []
     for part in site.template.parts:
         if not part.text:
@@ -51,7 +54,7 @@ def named_flags(site: Site, table: FlagTable) -> tuple[str, ...]:
             flag = table.resolve(m.group(1).replace("-", "_"))
             if flag:
                 out.append(flag)
-        for m in _FIELD.finditer(part.text):
+        for m in (*_FIELD.finditer(part.text), *_TICKED.finditer(part.text)):
             flag = table.resolve(m.group(1))
             if flag:
                 out.append(flag)

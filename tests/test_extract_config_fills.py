@@ -1,7 +1,7 @@
 """Which flag a config class's check reads when the flag class's defaults do not name the config
 fields (the older engine-arguments layout): the keywords the flag class passes to each config's
-constructor, a field's own name, or the JSON option of the config that holds it; in modules we
-wrote. And a guard's test text keeps no backslash line continuation."""
+constructor, a field's own name, or the JSON option of the config that holds it; for a check
+that reads none, the flags its message names; in modules we wrote. And a guard's test text keeps no backslash line continuation."""
 
 from __future__ import annotations
 
@@ -123,6 +123,15 @@ class QueueConfig:
             raise ValueError("the queue outgrows the batch")
         if limits.batch_limit > 2:
             raise ValueError("limits are not configs")
+
+
+def check_architecture(arch):
+    if arch == "Enc":
+        raise ValueError("This model does not support `--strict-mode`.")
+    if arch == "Dec":
+        logger.warning("`batch_limit` is deprecated for this model; see `queue_depth`.")
+    if arch == "Odd":
+        raise ValueError("the model is odd")
 """
 
 
@@ -163,6 +172,10 @@ def _site(sites: dict, words: str):
         # an unannotated parameter named as a config view, in a config class, is that config
         ("outgrows the batch", ("--queue-depth", "--batch-limit")),
         ("limits are not configs", ()),
+        # a check that reads no flag names those its message names: the way the user meets it
+        ("does not support", ("--strict-mode",)),
+        ("is deprecated for this model", ("--batch-limit", "--queue-depth")),
+        ("the model is odd", ()),
     ],
 )
 def test_a_config_field_is_the_flag_the_flag_class_fills_it_from(sites, words, flags) -> None:
