@@ -344,7 +344,9 @@ def _directions(
 
 # "Set --max-lora-rank to one of 8, 16, 32", "Set --page-size=1" (records/knowledge: a check
 # over a set of values, or for one value)
-_ONE_OF = re.compile(r"Set (--[a-z0-9][a-z0-9-]{0,80})(?: to one of ([^;]{1,400})|=([^\s;]{1,80}))$")
+_ONE_OF = re.compile(
+    r"Set (--[a-z0-9][a-z0-9-]{0,80})(?: to one of ([^;]{1,400})|=([^\s;]{1,80}))$"
+)
 
 
 def _one_of(record: Mapping[str, Any], known: Mapping[str, float | str]) -> list[str]:
