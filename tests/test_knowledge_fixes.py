@@ -312,3 +312,31 @@ def add_cli_args(parser):
 """
     (rec,) = _records(src)
     assert rec["meaning"]["what"] == "--page-size: the number of tokens in a page."
+
+
+def test_each_item_of_a_numbered_list_of_solutions_is_one_solution():
+    src = '''
+class ServerArgs:
+    pool_fraction: float = 0.8
+    max_graph_batch: int = 64
+
+    def f(self):
+        if self.pool_fraction > 0.9:
+            raise RuntimeError(
+                "Graph capture failed.\\n"
+                "Possible solutions:\\n"
+                "1. set --pool-fraction to a smaller value\\n"
+                "2. set --max-graph-batch to a smaller value (e.g., 16)\\n"
+            )
+
+
+def add_cli_args(parser):
+    parser.add_argument("--pool-fraction", type=float)
+    parser.add_argument("--max-graph-batch", type=int)
+'''
+    (rec,) = _records(src)
+    said = [s for s in rec["solutions"] if "smaller value" in s]
+    assert said == [
+        "Set --pool-fraction to a smaller value",
+        "Set --max-graph-batch to a smaller value (e.g., 16)",
+    ]

@@ -42,8 +42,13 @@ def _first_paragraph(doc: str | None) -> str:
     return _prose(re.split(r"\n\s*\n", doc.strip(), maxsplit=1)[0])
 
 
+# "Possible solutions:\n1. set --x ...\n2. ...": a numbered item on a line of its own
+_ITEM = re.compile(r"\n[ \t]*\d{1,2}[.)][ \t]+")
+
+
 def _sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.;!?])\s+(?=[A-Za-z`'\"-])|;\s*", text)
+    """Sentences and clauses; each item of a numbered list is one, without its number."""
+    parts = re.split(r"(?<=[.;!?])\s+(?=[A-Za-z`'\"-])|;\s*|\x00", _ITEM.sub("\x00", text))
     return [p.strip() for p in parts if p.strip()]
 
 
