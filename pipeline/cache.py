@@ -43,6 +43,20 @@ def code_fingerprint(*folders: str) -> str:
     return h.hexdigest()[:16]
 
 
+def _guarded(method):
+    """A damaged file can pass the open and fail at any later read or write (a write-ahead
+    log left by a killed build beside a replaced file): the same one-line error then."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise self.unreadable(exc) from None
+
+    return call
+
+
 class Cache:
     """One sqlite file: `kv(ns, key, value)` with zlib-compressed JSON values. Single writer
     (the parent process); workers open it read-only."""
@@ -64,10 +78,12 @@ class Cache:
                 )
                 self.db.commit()
         except sqlite3.DatabaseError as exc:
-            raise DatasetError(
-                f"cache {path} is unreadable ({exc}); delete it and build again."
-            ) from None
+            raise self.unreadable(exc) from None
 
+    def unreadable(self, exc: sqlite3.DatabaseError) -> DatasetError:
+        return DatasetError(f"cache {self.path} is unreadable ({exc}); delete it and build again.")
+
+    @_guarded
     def has(self, ns: str, key: str) -> bool:
         return (
             self.db.execute(
@@ -76,12 +92,14 @@ class Cache:
             is not None
         )
 
+    @_guarded
     def get(self, ns: str, key: str) -> str | None:
         row = self.db.execute(
             "SELECT value FROM kv WHERE ns = ? AND key = ?", (ns, _sql_key(key))
         ).fetchone()
         return _unpack(row[0]) if row else None
 
+    @_guarded
     def put_many(self, ns: str, items: dict[str, str]) -> None:
         rows = [(ns, _sql_key(k), _pack(v)) for k, v in items.items()]
         self.db.executemany("INSERT OR REPLACE INTO kv VALUES (?, ?, ?)", rows)
@@ -91,9 +109,11 @@ class Cache:
         new = {k: v for k, v in items.items() if not self.has(ns, k)}
         self.put_many(ns, new)
 
+    @_guarded
     def commit(self) -> None:
         self.db.commit()
 
+    @_guarded
     def close(self) -> None:
         self.db.commit()
         self.db.close()

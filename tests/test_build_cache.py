@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from kverr.pipeline.cache import Cache, SharedUnits, UnitCache, unit_ns
 
+from kverr.errors import DatasetError
+
 
 def test_an_older_extractors_units_are_not_read(tmp_path):
     cache = Cache(tmp_path / "c.sqlite")
@@ -50,3 +52,17 @@ def test_workers_share_the_functions_they_parse(tmp_path: Path) -> None:
     assert reader.take_new() == {"0:7": "sites of 0:7"}
     with pytest.raises(KeyError):
         reader["2:0"]
+
+
+def test_a_cache_damaged_past_its_first_page_fails_with_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = Cache(path)
+    cache.put_many("unit", {f"k{i}": "x" * 2000 + str(i) for i in range(200)})
+    cache.close()
+    data = bytearray(path.read_bytes())
+    data[8192:16384] = b"\xff" * 8192  # pages of the table, not the header the open reads
+    path.write_bytes(bytes(data))
+    cache = Cache(path)
+    with pytest.raises(DatasetError, match=r"^cache .* is unreadable \(.*\); delete it and build"):
+        for i in range(200):
+            cache.get("unit", f"k{i}")
