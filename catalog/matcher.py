@@ -517,6 +517,21 @@ def _gap_ok(gap: str, between: str) -> bool:
 
 
 SURE_CHARS = 120  # literal characters of a cut message, in order, that identify it
+# A message of several lines cut after its first, where that line is its opening words and one
+# value ("Capture cuda graph failed: CUDA out of memory..." before "Possible solutions:"): the
+# opening words identify it when there are this many of them.
+FIRST_LINE_CHARS = 24
+_FIRST_LINE = re.compile(r"(?:[^\\()\[{.*+?|^$]|\\.)+\(\?P<v0>\.\{0,256\}\?\)\\s\+")
+
+
+def first_line_whole(pattern: str, run: str, text: str) -> bool:
+    """Whether `text` shows the first line of a message of several lines whole and no more:
+    its opening words `run`, then the value that ends that line, up to the text's end."""
+    if len(run) < FIRST_LINE_CHARS or _FIRST_LINE.match(pattern) is None:
+        return False
+    j = text.rfind(run)
+    rest = text[j + len(run) :] if j >= 0 else ""
+    return 0 < len(rest.strip()) <= 256 and "\n" not in rest
 
 
 def partial_hits(
@@ -545,7 +560,8 @@ def partial_hits(
     spend()
     hits = []
     unseen: dict[int, int] = {}  # literal characters of the pattern past the cut
-    for rid, _ in bm25(idx, body, limit=25, memo=ranked):
+    whole: set[int] = set()  # patterns whose first line the text shows whole (first_line_whole)
+    for rid, _ in bm25(idx, body, limit=50, memo=ranked):
         i = idx.pos[rid]
         if allowed is not None and rid not in allowed or not idx.pattern[i]:
             continue
@@ -555,6 +571,11 @@ def partial_hits(
         if idx.head(i) not in body:
             continue
         covered = prefix_cover(sh, body, strict_end=strict_end)
+        if covered in (None, len(sh.runs[0])) and first_line_whole(
+            idx.pattern[i], sh.runs[0], body
+        ):
+            covered = len(sh.runs[0])  # (a text that ends inside that value: still the cut)
+            whole.add(i)
         if covered is not None and covered >= prefilter.HEAD_CHARS:
             unseen[i] = sh.literal_chars - covered
             hits.append(
@@ -574,12 +595,12 @@ def partial_hits(
     # longer one that starts the same way ("... --mem-fraction-static" and "... --mem-fraction-
     # static. Current value: ...", the two wordings of one raise)
     top = [h for h in top if unseen[h.index] <= 1] or top
-    several = _several(idx, top)
+    several = _several(idx, top, whole)
     if several and patterns.RAISED.search(body[:200]):
         # a raise and the warning that shares its words (a check that warns instead when an
         # environment variable allows the value): the exception the text names is the raise's
         top = [h for h in top if idx.severity[h.index] == "error"]
-        several = _several(idx, top)
+        several = _several(idx, top, whole)
     if not top or several:
         return []  # cut before the words that tell the records apart: no guessing
     # enough of the message must be seen to be sure (one message raised at several sites: all)
@@ -587,7 +608,9 @@ def partial_hits(
     # (a long message cut by an issue title or a chat client shows a small share of itself,
     # but SURE_CHARS of its literal text in order are as sure as a third of a short one; the
     # wordings of one check share what the cut shows, so one sure of them is all of them)
-    sure = any(h.score >= 0.55 + 0.3 * 0.35 or h.covered >= SURE_CHARS for h in top)
+    sure = any(
+        h.score >= 0.55 + 0.3 * 0.35 or h.covered >= SURE_CHARS or h.index in whole for h in top
+    )
     score = max(h.score for h in top)  # one check: ranked as one, its newest wording first
     if not sure:
         return []
@@ -598,14 +621,21 @@ def partial_hits(
     ]
 
 
-def _several(idx: Index, hits: list[Hit]) -> bool:
-    """Whether `hits` are more than one check (not one pattern, not one check's wordings)."""
-    return len({idx.pattern[h.index] for h in hits}) > 1 and not _one_check(idx, hits)
+def _several(idx: Index, hits: list[Hit], whole: set[int] = frozenset()) -> bool:
+    """Whether `hits` are more than one check (not one pattern, not one check's wordings).
+    `whole`: hits whose first line the text shows whole (first_line_whole)."""
+    if len({idx.pattern[h.index] for h in hits}) <= 1:
+        return False
+    # a first line shown whole that several releases open their message with, each release
+    # one of them, is one check that moved (from the model runner to its own module)
+    moved = all(h.index in whole for h in hits)
+    return not _one_check(idx, hits, same_function=not moved)
 
 
-def _one_check(idx: Index, hits: list[Hit]) -> bool:
+def _one_check(idx: Index, hits: list[Hit], *, same_function: bool = True) -> bool:
     """Whether the records a cut leaves are one check in several releases' wordings (one
-    project, one function): what tells them apart was cut, but not what to do."""
+    project, one function, each release one of them): what tells them apart was cut, but not
+    what to do."""
     ids = [idx.ids[h.index] for h in hits]
     if len({idx.project[h.index] for h in hits}) > 1:
         return False
@@ -613,7 +643,7 @@ def _one_check(idx: Index, hits: list[Hit]) -> bool:
     rows = idx.con.execute(
         f"SELECT function, releases FROM records WHERE id IN ({marks})", ids
     ).fetchall()
-    if len({f for f, _ in rows}) != 1 or rows[0][0] is None:
+    if same_function and (len({f for f, _ in rows}) != 1 or rows[0][0] is None):
         return False
     # two checks of one function that a release has side by side are two checks, not two
     # wordings of one (a cut before what tells them apart leaves nothing to go on)

@@ -315,7 +315,7 @@ def add_cli_args(parser):
 
 
 def test_each_item_of_a_numbered_list_of_solutions_is_one_solution():
-    src = '''
+    src = """
 class ServerArgs:
     pool_fraction: float = 0.8
     max_graph_batch: int = 64
@@ -333,7 +333,7 @@ class ServerArgs:
 def add_cli_args(parser):
     parser.add_argument("--pool-fraction", type=float)
     parser.add_argument("--max-graph-batch", type=int)
-'''
+"""
     (rec,) = _records(src)
     said = [s for s in rec["solutions"] if "smaller value" in s]
     assert said == [
