@@ -26,7 +26,7 @@ from kverr.catalog import argparse_answers, matcher, patterns, prefilter
 from kverr.catalog.connection import Connection, first_line
 from kverr.catalog.engine import duckdb, quiet
 
-from kverr import DEFAULT_PROJECT, __version__, io, pattern, progress
+from kverr import DEFAULT_PROJECT, __version__, io, pattern, progress, template
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 from kverr.places import cache_dir
 
@@ -126,13 +126,6 @@ def _batches(items: Iterable[Any], size: int = 1000) -> Iterator[list[Any]]:
 
 
 # ---------------------------------------------------------------- derived columns
-
-
-def statement_line(rec: dict[str, Any]) -> str:
-    """The first source line of the statement (what a traceback frame prints), stripped."""
-    src = (rec.get("sourceCode") or "").splitlines()
-    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
-    return src[i].strip() if 0 <= i < len(src) else ""
 
 
 def enclosing_function(rec: dict[str, Any]) -> str | None:
@@ -558,7 +551,7 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
             ], [
                 (r["id"], r.get("slug"), r.get("kind"), r.get("severity"), r.get("errorClass"),
                  r.get("errorMessage"), pattern.matchable(r.get("messagePattern") or ""), r.get("filePath"), r.get("lineNumber"),
-                 _j(r), shapes[r["id"]] is not None, statement_line(r),
+                 _j(r), shapes[r["id"]] is not None, template.source_line(r),
                  funcs.get(r["id"]) or enclosing_function(r), selfs.get(r["id"], 0.0), _j(releases.get(r["id"], [])), last_ord.get(r["id"]),
                  # a record written before records carried `project` is its dataset's project's
                  r.get("project") or d.project["name"])
@@ -661,7 +654,7 @@ def packaged_datasets() -> list[Path]:
 # a catalog another loader wrote (tests/test_first_answer.py: a load imports no other module
 # of ours that could). The noise the keys are counted against is read by the loader too.
 LOADER_CODE = ("store", "patterns", "prefilter", "matcher", "normalize", "argparse_answers", "profiles")  # fmt: skip
-SHARED_CODE = ("regexsafe", "pattern", "argforms", "io", "profile")  # kverr/*.py the loader uses
+SHARED_CODE = ("regexsafe", "pattern", "argforms", "io", "profile", "template")  # kverr/*.py
 CACHE_DAYS = 30  # a cached packaged catalog no kverr has opened for this long is removed
 KEYS_KEPT = 64  # remembered keys (catalog_key), one per set of files seen
 

@@ -1,5 +1,6 @@
 """A message template's placeholders as a record's text writes them: `{expr}` in errorMessage
-and in the prose that names the same values, read one way by every stage and medium.
+and in the prose that names the same values, read one way by every stage and medium; and the
+statement line a record stands for when it prints no message.
 
 A placeholder may carry the conversion and format spec its source gave it (`{value!r}`,
 `{ratio:.2f}`): argparse records print their values that way.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 _TAIL = r"(?:![rsa])?(?::[^{}]*)?\}"  # what may follow the expression inside the braces
 # `{...}` in text whose placeholders are not at hand: on one line, 1..200 characters
@@ -61,3 +63,11 @@ def fold(text: str, show: Callable[[str], str]) -> str:
     """`text` (prose, or a message whose placeholders are not at hand) with each `{...}` it
     holds replaced by `show(what the braces hold)`."""
     return ANY.sub(lambda m: show(m.group(1)), text)
+
+
+def source_line(rec: Mapping[str, Any]) -> str:
+    """The statement's first source line, stripped, as the record's sourceCode window holds it
+    (what a traceback frame prints)."""
+    lines = (rec.get("sourceCode") or "").splitlines()
+    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
+    return lines[i].strip() if 0 <= i < len(lines) else ""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kverr import template
+from kverr.template import source_line
 from kverr.term import escape_terminal
 
 _EXAMPLE = re.compile(r"\s*#\s*before\s*\n(.*?)\n\s*#\s*after\s*\n(.*)", re.S | re.I)
@@ -182,13 +183,6 @@ def plain(text: str) -> str:
     """Terminal colour codes (`\\x1b[91m...`) a message may print are noise outside a
     terminal: gone; any other control character shows as its escape."""
     return escape_terminal(_ANSI.sub("", text))
-
-
-def source_line(rec: Mapping[str, Any]) -> str:
-    """The statement's first source line, stripped, as the record's sourceCode window holds it."""
-    lines = (rec.get("sourceCode") or "").splitlines()
-    i = (rec.get("lineNumber") or 0) - (rec.get("sourceCodeStart") or 0)
-    return lines[i].strip() if 0 <= i < len(lines) else ""
 
 
 def title_of(rec: Mapping[str, Any]) -> str:

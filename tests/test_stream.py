@@ -18,6 +18,8 @@ from kverr.catalog import load_datasets, matcher, normalize, open_catalog, store
 from test_catalog import FIXTURE_RECORDS, build_catalog, catalog_file  # noqa: F401 (fixture)
 from test_matcher import LONG, SPEC, SSL_A, TRACEBACK_MESSAGE, wrap, wrap_words
 
+from kverr import template
+
 OFFLOAD_STREAM, ROPE = "0ff1000000000010", "1ead000000000101"
 PREFIX = "[2025-01-01 10:00:00 TP0] "
 
@@ -208,7 +210,7 @@ def _forms(rnd: random.Random, text: str, rec: dict) -> dict[str, list[str]]:
     width = max(30, len(PREFIX) + len(lines[0]) // 2)
     out["terminal wrap"] = wrap(PREFIX + exc.replace("\n", " "), width).split("\n")
     if rec.get("kind") == "raise" and rec.get("filePath"):
-        code = store.statement_line(rec) or "raise ValueError("
+        code = template.source_line(rec) or "raise ValueError("
         out["traceback"] = [
             "Traceback (most recent call last):",
             '  File "/opt/sglang/python/sglang/launch_server.py", line 14, in <module>',
@@ -411,7 +413,7 @@ def _repeats_log(shipped, seed: int) -> list[str]:
     ]
     # records whose raise statement spells the message: a traceback's code line hits too
     spelled = [
-        r for r in recs if _render(r["errorMessage"])[:30] in (store.statement_line(r) or "")
+        r for r in recs if _render(r["errorMessage"])[:30] in (template.source_line(r) or "")
     ]
     picked = rnd.sample(spelled, 4) + rnd.sample(recs, 8)
     log = noise(rnd, 50)
