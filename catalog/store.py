@@ -31,7 +31,6 @@ from kverr.errors import CatalogError, DatasetError, KverrWarning
 from kverr.places import cache_dir
 
 FORMAT = "kverr-catalog-10"  # bump when the tables change: old catalogs are then rebuilt
-SCHEMA_VERSIONS = (2,)  # record schema versions this loader reads (manifest `schemaVersion`)
 BM25_K1, BM25_B = 1.2, 0.75
 LOAD_MEMORY = "64MB"  # DuckDB's memory while it writes a catalog (load_datasets)
 STOP_SHARE, STOP_MIN = 0.02, 50
@@ -71,29 +70,6 @@ CREATE TABLE flag_history(project VARCHAR, name VARCHAR, from_ord INTEGER, to_or
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [obj for _, obj in io.iter_objects(path, optional=True)]
-
-
-def read_manifest(dataset_dir: Path) -> dict[str, Any]:
-    path = dataset_dir / "manifest.json"
-    if not path.is_file():
-        raise DatasetError(
-            f"{path} is missing; point at a dataset directory written by `kverr build`."
-        )
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(
-            f"{path} is not valid JSON ({exc}); rebuild the dataset with `kverr build`."
-        ) from None
-    # A manifest without one predates the field (hand-made datasets): it is read as schema 2.
-    version = manifest.get("schemaVersion", 2) if isinstance(manifest, dict) else None
-    if type(version) is not int or version not in SCHEMA_VERSIONS:
-        raise DatasetError(
-            f"{path} has schemaVersion {version!r}, which kverr {__version__} cannot read (it reads"
-            f" {', '.join(map(str, SCHEMA_VERSIONS))}); rebuild the dataset with this kverr's"
-            " `kverr build`, or upgrade kverr."
-        )
-    return manifest
 
 
 class _Records:
@@ -461,7 +437,7 @@ class _Set:
 
 
 def _dataset(path: Path) -> _Set:
-    manifest = read_manifest(path)
+    manifest = io.read_manifest(path)
     from kverr.catalog import profiles  # loading only, never on explain's path
 
     project, warnings = profiles.project_info(manifest, str(path))

@@ -1,4 +1,5 @@
-"""Files written whole or not at all, JSONL read back, and what a killed writer left behind.
+"""Files written whole or not at all, JSONL and a dataset's manifest read back, and what a killed
+writer left behind.
 
 Every writer builds its output beside the target under a name that carries the target's and
 its own PID, then renames it into place: a file `.{name}.PID.HEX.tmp` (plus DuckDB's `.wal`
@@ -26,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kverr import __version__
 from kverr.errors import DatasetError
 
 # ---------------------------------------------------------------- writing
@@ -125,6 +127,34 @@ def iter_objects(path: Path, *, optional: bool = False) -> Iterator[tuple[str, d
         raise DatasetError(
             f"{path} cannot be read ({exc}); check the file, or rebuild the dataset."
         ) from None
+
+
+SCHEMA_VERSIONS = (2,)  # record schema versions kverr reads (manifest `schemaVersion`)
+
+
+def read_manifest(dataset_dir: Path) -> dict[str, Any]:
+    """The dataset's manifest.json, its schemaVersion one this kverr reads; DatasetError
+    names the file and what to do."""
+    path = dataset_dir / "manifest.json"
+    if not path.is_file():
+        raise DatasetError(
+            f"{path} is missing; point at a dataset directory written by `kverr build`."
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(
+            f"{path} is not valid JSON ({exc}); rebuild the dataset with `kverr build`."
+        ) from None
+    # A manifest without one predates the field (hand-made datasets): it is read as schema 2.
+    version = manifest.get("schemaVersion", 2) if isinstance(manifest, dict) else None
+    if type(version) is not int or version not in SCHEMA_VERSIONS:
+        raise DatasetError(
+            f"{path} has schemaVersion {version!r}, which kverr {__version__} cannot read (it reads"
+            f" {', '.join(map(str, SCHEMA_VERSIONS))}); rebuild the dataset with this kverr's"
+            " `kverr build`, or upgrade kverr."
+        )
+    return manifest
 
 
 # ---------------------------------------------------------------- leftovers

@@ -222,7 +222,7 @@ def read_dataset(directory: str | os.PathLike[str]) -> Dataset:
         raise DatasetError(
             f"{root} is not a kverr dataset (no records.jsonl); build one with `kverr build ... --out {root}`."
         )
-    manifest = _read_manifest(root / "manifest.json")
+    manifest = io.read_manifest(root)
     records = []
     seen: set[str] = set()
     for where, obj in _rows(root / "records.jsonl"):
@@ -267,22 +267,6 @@ def read_dataset(directory: str | os.PathLike[str]) -> Dataset:
             for where, r in _rows(root / "flaghistory.jsonl", optional=True)
         ),
     )
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise DatasetError(f"{path} is missing; rebuild the dataset with `kverr build`.")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DatasetError(
-            f"{path} is not readable JSON ({exc}); rebuild the dataset with `kverr build`."
-        ) from None
-    if not isinstance(manifest, dict) or manifest.get("schemaVersion") != 2:
-        raise DatasetError(
-            f"{path} is not a schema-v2 manifest; rebuild the dataset with this kverr."
-        )
-    return manifest
 
 
 def _rows(path: Path, *, optional: bool = False) -> list[tuple[str, dict]]:

@@ -54,7 +54,7 @@ def _provenance(dataset: Path) -> list[str]:
     without a manifest)."""
     if not (dataset / "manifest.json").is_file():
         return []
-    counts = store.read_manifest(dataset).get("counts") or {}
+    counts = io.read_manifest(dataset).get("counts") or {}
     out = [f"{counts.get('revisions', 0):,} revisions built, {counts.get('flags', 0):,} flags"]
     v = counts.get("verification") or {}
     if v:
