@@ -34,14 +34,6 @@ FORMAT = "kverr-catalog-10"  # bump when the tables change: old catalogs are the
 BM25_K1, BM25_B = 1.2, 0.75
 LOAD_MEMORY = "64MB"  # DuckDB's memory while it writes a catalog (load_datasets)
 STOP_SHARE, STOP_MIN = 0.02, 50
-DATASET_FILES = (
-    "records.jsonl",
-    "revisions.jsonl",
-    "occurrences.jsonl",
-    "flags.jsonl",
-    "lineage.jsonl",
-    "flaghistory.jsonl",
-)
 
 SCHEMA_SQL = """
 CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -442,7 +434,7 @@ def _dataset(path: Path) -> _Set:
 
     project, warnings = profiles.project_info(manifest, str(path))
     recs = _Records(path)
-    side = {name: _read_jsonl(path / name) for name in DATASET_FILES[1:]}
+    side = {name: _read_jsonl(path / name) for name in io.DATASET_FILES[1:]}
     return _Set(path, manifest, project, recs, side, warnings)
 
 
@@ -666,7 +658,7 @@ def catalog_key(datasets: list[Path]) -> str:
 
 
 def _keyed_files(datasets: list[Path]) -> list[Path]:
-    data = [d / name for d in datasets for name in ("manifest.json", *DATASET_FILES)]
+    data = [d / name for d in datasets for name in ("manifest.json", *io.DATASET_FILES)]
     return data + loader_files()
 
 

@@ -129,6 +129,8 @@ def iter_objects(path: Path, *, optional: bool = False) -> Iterator[tuple[str, d
         ) from None
 
 
+# A dataset directory's files beside manifest.json (records first: the catalog reads the rest whole)
+DATASET_FILES = ("records.jsonl", "revisions.jsonl", "occurrences.jsonl", "flags.jsonl", "lineage.jsonl", "flaghistory.jsonl")  # fmt: skip
 SCHEMA_VERSIONS = (2,)  # record schema versions kverr reads (manifest `schemaVersion`)
 
 

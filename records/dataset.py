@@ -22,17 +22,7 @@ from kverr import io
 from kverr.errors import DatasetError, SchemaError
 from kverr.ftypes import Dataset, FlagDecl, Revision
 
-__all__ = ["Dataset", "FILES", "read_dataset", "write_dataset"]
-
-FILES = (
-    "records.jsonl",
-    "revisions.jsonl",
-    "occurrences.jsonl",
-    "flags.jsonl",
-    "flaghistory.jsonl",
-    "lineage.jsonl",
-    "manifest.json",
-)
+__all__ = ["Dataset", "read_dataset", "write_dataset"]
 
 
 def _line(obj: Any) -> str:

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from kverr.records import dataset
 from test_sources import Git
 from typer.testing import CliRunner
 
+from kverr import io
 from kverr.cli import app
 
 SA = "python/sglang/srt/server_args.py"
@@ -285,7 +285,7 @@ def test_interrupt_leaves_no_half_written_dataset_and_resumes(tmp_path: Path) ->
         )
     out = tmp_path / "ds"
     # either nothing was written or the whole dataset was: never a part of it
-    whole = sorted([*dataset.FILES, "README.md"])
+    whole = sorted(["manifest.json", *io.DATASET_FILES, "README.md"])
     assert not out.exists() or sorted(p.name for p in out.iterdir()) == whole
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from kverr.extractor import extract_file
 from kverr.records import build_records
-from kverr.records.dataset import FILES, read_dataset, write_dataset
+from kverr.records.dataset import read_dataset, write_dataset
 
+from kverr import io
 from kverr.errors import DatasetError
 from kverr.ftypes import FlagDecl, Revision, SourceFile
 
@@ -59,7 +60,9 @@ def _build(out: Path, *, reverse: bool = False) -> list[dict]:
 
 def test_write_read_round_trip(tmp_path):
     records = _build(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(FILES)  # no temp files left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["manifest.json", *io.DATASET_FILES]
+    )  # no temp files left behind
     ds = read_dataset(tmp_path)
     assert [r["id"] for r in ds.records] == sorted(r["id"] for r in records)
     # revisions.jsonl has no repo column: the manifest names the repository once
@@ -83,7 +86,7 @@ def test_write_read_round_trip(tmp_path):
 def test_rebuild_is_byte_identical(tmp_path):
     _build(tmp_path / "a")
     _build(tmp_path / "b", reverse=True)
-    for name in FILES:
+    for name in ("manifest.json", *io.DATASET_FILES):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
