@@ -11,8 +11,9 @@ import functools
 import os
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn, get_args, get_origin
+from typing import Annotated, Any, NoReturn, get_args, get_origin
 
 import typer
 import typer.core
@@ -202,49 +203,49 @@ def _completes(kind: str):
     return complete
 
 
-CatalogOpt = Annotated[
+def Opt(kind: Any, *names: str, **info: Any) -> Any:
+    """A command's option as one annotation: its type and what Typer's Option takes."""
+    return Annotated[kind, typer.Option(*names, **info)]
+
+
+def Arg(kind: Any, **info: Any) -> Any:
+    """A command's argument as one annotation: its type and what Typer's Argument takes."""
+    return Annotated[kind, typer.Argument(**info)]
+
+
+CatalogOpt = Opt(
     Path | None,
-    typer.Option(
-        "--catalog",
-        envvar="KVERR_CATALOG",
-        metavar="FILE",
-        help="DuckDB catalog file (default: the packaged catalog of every shipped project).",
-    ),
-]
-ProjectOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--project",
-        metavar="NAME",
-        help="Only this project's errors (sglang, vllm); default: every project.",
-        autocompletion=_completes("project"),
-    ),
-]
-ExplainProjectOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--project",
-        metavar="NAME",
-        help="Only this project's errors (sglang, vllm); default: the paste's log format or message decides.",
-        autocompletion=_completes("project"),
-    ),
-]
+    "--catalog",
+    envvar="KVERR_CATALOG",
+    metavar="FILE",
+    help="DuckDB catalog file (default: the packaged catalog of every shipped project).",
+)
 
 
-PlainOpt = Annotated[
+def _project(default: str) -> Any:
+    return Opt(
+        str | None,
+        "--project",
+        metavar="NAME",
+        help=f"Only this project's errors (sglang, vllm); default: {default}.",
+        autocompletion=_completes("project"),
+    )
+
+
+ProjectOpt = _project("every project")
+ExplainProjectOpt = _project("the paste's log format or message decides")
+
+
+PlainOpt = Opt(
     bool,
-    typer.Option(
-        "--plain",
-        help="Plain text: no colour, links or wrapping (the default when piped or NO_COLOR is set).",
-    ),
-]
-NoPagerOpt = Annotated[
+    "--plain",
+    help="Plain text: no colour, links or wrapping (the default when piped or NO_COLOR is set).",
+)
+NoPagerOpt = Opt(
     bool,
-    typer.Option(
-        "--no-pager",
-        help="Never page long output (default on a terminal: $KVERR_PAGER, $PAGER or less).",
-    ),
-]
+    "--no-pager",
+    help="Never page long output (default on a terminal: $KVERR_PAGER, $PAGER or less).",
+)
 
 
 def _print_version(value: bool) -> None:
@@ -257,31 +258,37 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[
+    version: Opt(
         bool,
-        typer.Option(
-            "--version",
-            "-V",
-            callback=_print_version,
-            is_eager=True,
-            help="Print kverr's own version and exit.",
-        ),
-    ] = False,
+        "--version",
+        "-V",
+        callback=_print_version,
+        is_eager=True,
+        help="Print kverr's own version and exit.",
+    ) = False,
 ) -> None:
     """Explain LLM servers' launch-argument errors (SGLang, vLLM): extract them from the source, look them up from a log line."""
 
 
-def _emit(text: str, plain: bool, no_pager: bool) -> None:
-    """Print a view for a person: styled on a terminal, paged when long (kverr.term)."""
+def _emit(view: Callable[..., str], plain: bool, no_pager: bool) -> None:
+    """Print a view for a person, `view(term=...)`: styled on a terminal, paged when long
+    (kverr.term)."""
     from kverr import term
 
-    term.emit(text, term.detect(plain=plain), pager=not no_pager)
+    shown = term.detect(plain=plain)
+    term.emit(view(term=shown), shown, pager=not no_pager)
 
 
-def _term(plain: bool):
-    from kverr import term
+def _answer(
+    json_out: bool, data: Any, view: Callable[..., str], plain: bool, no_pager: bool, **dumps: Any
+) -> None:
+    """`data` as JSON (json.dumps' `dumps`) with --json, else the view for a person (_emit)."""
+    if json_out:
+        import json
 
-    return term.detect(plain=plain)
+        typer.echo(json.dumps(data, indent=2, **dumps))
+    else:
+        _emit(view, plain, no_pager)
 
 
 def command(fn=None, **settings):
@@ -358,19 +365,14 @@ def version() -> None:
 
 @command
 def export(
-    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="site | jsonl | parquet | markdown")],
-    out: Annotated[
-        Path,
-        typer.Argument(metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet."),
-    ],
-    base_url: Annotated[
+    fmt: Arg(str, metavar="FORMAT", help="site | jsonl | parquet | markdown"),
+    out: Arg(Path, metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet."),
+    base_url: Opt(
         str | None,
-        typer.Option(
-            "--base-url",
-            metavar="URL",
-            help="Site only: the URL it will be served at, for canonical links and sitemap.xml.",
-        ),
-    ] = None,
+        "--base-url",
+        metavar="URL",
+        help="Site only: the URL it will be served at, for canonical links and sitemap.xml.",
+    ) = None,
     catalog: CatalogOpt = None,
     project: ProjectOpt = None,
 ) -> None:
@@ -388,26 +390,19 @@ def export(
 
 @command
 def serve(
-    host: Annotated[
-        str, typer.Option(help="Interface to listen on; keep 127.0.0.1 unless a proxy fronts it.")
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option(help="TCP port; 0 picks a free one (the URL is printed).")
-    ] = 8000,
-    workers: Annotated[
-        int,
-        typer.Option(
-            "--workers", min=1, help="Processes answering on the port; one per core uses them all."
-        ),
-    ] = 1,
-    cors_origin: Annotated[
+    host: Opt(
+        str, help="Interface to listen on; keep 127.0.0.1 unless a proxy fronts it."
+    ) = "127.0.0.1",
+    port: Opt(int, help="TCP port; 0 picks a free one (the URL is printed).") = 8000,
+    workers: Opt(
+        int, "--workers", min=1, help="Processes answering on the port; one per core uses them all."
+    ) = 1,
+    cors_origin: Opt(
         list[str] | None,
-        typer.Option(
-            "--cors-origin",
-            metavar="ORIGIN",
-            help="A site whose pages may call the API from the browser, e.g. https://docs.example.com (* for any); repeatable. Default: none.",
-        ),
-    ] = None,
+        "--cors-origin",
+        metavar="ORIGIN",
+        help="A site whose pages may call the API from the browser, e.g. https://docs.example.com (* for any); repeatable. Default: none.",
+    ) = None,
     catalog: CatalogOpt = None,
     source: SourceOpt = None,
 ) -> None:
@@ -425,118 +420,85 @@ def serve(
 @command
 def build(
     ctx: typer.Context,
-    targets: Annotated[
+    targets: Arg(
         list[str] | None,
-        typer.Argument(
-            metavar="PATH|REV|A..B",
-            help="A directory or .py file; with --git: revisions and ranges.",
-        ),
-    ] = None,
-    git: Annotated[
-        Path | None,
-        typer.Option("--git", help="Build from this git repository (bare is fine); no checkout."),
-    ] = None,
-    revs: Annotated[
-        list[str] | None, typer.Option("--rev", help="Revision or OLD..NEW range; repeatable.")
-    ] = None,
-    tags: Annotated[
-        str | None,
-        typer.Option("--tags", help="Also build every tag matching this glob, e.g. 'v0.5.*'."),
-    ] = None,
-    touching: Annotated[
+        metavar="PATH|REV|A..B",
+        help="A directory or .py file; with --git: revisions and ranges.",
+    ) = None,
+    git: Opt(
+        Path | None, "--git", help="Build from this git repository (bare is fine); no checkout."
+    ) = None,
+    revs: Opt(list[str] | None, "--rev", help="Revision or OLD..NEW range; repeatable.") = None,
+    tags: Opt(
+        str | None, "--tags", help="Also build every tag matching this glob, e.g. 'v0.5.*'."
+    ) = None,
+    touching: Opt(
         bool,
-        typer.Option(
-            "--touching",
-            help="Every commit that changed the file set (within ranges, or the history of the revs).",
-        ),
-    ] = False,
-    globs: Annotated[
+        "--touching",
+        help="Every commit that changed the file set (within ranges, or the history of the revs).",
+    ) = False,
+    globs: Opt(
         list[str] | None,
-        typer.Option(
-            "--files",
-            help="File glob relative to the root; repeatable (default: the profile's file set).",
-        ),
-    ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Dataset directory to write.")] = Path(
-        "kverr-dataset"
-    ),
-    catalog: Annotated[
-        Path | None,
-        typer.Option("--catalog", help="Also load the dataset into this DuckDB catalog."),
-    ] = None,
-    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Extract with N processes.")] = 1,
-    repo_name: Annotated[
+        "--files",
+        help="File glob relative to the root; repeatable (default: the profile's file set).",
+    ) = None,
+    out: Opt(Path, "--out", help="Dataset directory to write.") = Path("kverr-dataset"),
+    catalog: Opt(
+        Path | None, "--catalog", help="Also load the dataset into this DuckDB catalog."
+    ) = None,
+    jobs: Opt(int, "--jobs", min=1, help="Extract with N processes.") = 1,
+    repo_name: Opt(
         str | None,
-        typer.Option(
-            "--repo-name",
-            help="GitHub owner/name for githubUrl links (default: the origin remote, else the profile's repository for its file set).",
-        ),
-    ] = None,
-    overlay: Annotated[
+        "--repo-name",
+        help="GitHub owner/name for githubUrl links (default: the origin remote, else the profile's repository for its file set).",
+    ) = None,
+    overlay: Opt(
+        Path | None, "--overlay", help="Curated knowledge overlay, e.g. data/curated.json."
+    ) = None,
+    cache: Opt(
         Path | None,
-        typer.Option("--overlay", help="Curated knowledge overlay, e.g. data/curated.json."),
-    ] = None,
-    cache: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache", help="Extraction cache file (default: .kverr-cache.sqlite beside --out)."
-        ),
-    ] = None,
-    progress: Annotated[
-        bool,
-        typer.Option("--progress", help="Show a progress bar even when stderr is not a terminal."),
-    ] = False,
-    snapshots: Annotated[
+        "--cache",
+        help="Extraction cache file (default: .kverr-cache.sqlite beside --out).",
+    ) = None,
+    progress: Opt(
+        bool, "--progress", help="Show a progress bar even when stderr is not a terminal."
+    ) = False,
+    snapshots: Opt(
         list[str] | None,
-        typer.Option(
-            "--snapshot",
-            metavar="PATH=REPO_PATH",
-            help="With --git: a file or directory on disk placed at REPO_PATH over the newest revision, built as one more revision (no commit); repeatable.",
-        ),
-    ] = None,
-    snapshot_label: Annotated[
-        str,
-        typer.Option(
-            "--snapshot-label", help="Tag of the snapshot revision (for --release, diff, history)."
-        ),
-    ] = "snapshot",
-    snapshot_date: Annotated[
+        "--snapshot",
+        metavar="PATH=REPO_PATH",
+        help="With --git: a file or directory on disk placed at REPO_PATH over the newest revision, built as one more revision (no commit); repeatable.",
+    ) = None,
+    snapshot_label: Opt(
+        str, "--snapshot-label", help="Tag of the snapshot revision (for --release, diff, history)."
+    ) = "snapshot",
+    snapshot_date: Opt(
         str | None,
-        typer.Option(
-            "--snapshot-date",
-            metavar="ISO",
-            help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).",
-        ),
-    ] = None,
-    verify: Annotated[
+        "--snapshot-date",
+        metavar="ISO",
+        help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).",
+    ) = None,
+    verify: Opt(
         bool,
-        typer.Option(
-            "--verify",
-            help="With --git: run each record's fix through its revision's own check, confined by bubblewrap (no network, read-only view, rlimits), and keep only fixes that pass.",
-        ),
-    ] = False,
-    trust_repo: Annotated[
+        "--verify",
+        help="With --git: run each record's fix through its revision's own check, confined by bubblewrap (no network, read-only view, rlimits), and keep only fixes that pass.",
+    ) = False,
+    trust_repo: Opt(
         bool,
-        typer.Option(
-            "--trust-repo",
-            help="With --verify on a machine bubblewrap cannot confine: run the repository's code unconfined, as you would run its tests.",
-        ),
-    ] = False,
-    platform: Annotated[
+        "--trust-repo",
+        help="With --verify on a machine bubblewrap cannot confine: run the repository's code unconfined, as you would run its tests.",
+    ) = False,
+    platform: Opt(
         str | None,
-        typer.Option(
-            "--platform",
-            help="Platform profile --verify starts from: cuda-sm90 (default), cuda-sm100, rocm-mi300; a check it cannot reach is tried on the others (the project profile's platform tables).",
-        ),
-    ] = None,
-    profile: Annotated[
+        "--platform",
+        help="Platform profile --verify starts from: cuda-sm90 (default), cuda-sm100, rocm-mi300; a check it cannot reach is tried on the others (the project profile's platform tables).",
+    ) = None,
+    profile: Opt(
         str | None,
-        typer.Option(
-            "--profile",
-            metavar="NAME|FILE",
-            help="Project profile: a shipped one (sglang, vllm) or a TOML file; sets the file set, repository, launch command and wording (default: sglang).",
-        ),
-    ] = None,
+        "--profile",
+        metavar="NAME|FILE",
+        help="Project profile: a shipped one (sglang, vllm) or a TOML file; sets the file set, repository, launch command and wording (default: sglang).",
+    ) = None,
 ) -> None:
     """Extract every error from a directory or git revisions into a dataset directory (and a catalog).
 
@@ -557,23 +519,19 @@ def build(
 
 @command
 def diff(
-    rev_a: Annotated[
+    rev_a: Arg(
         str,
-        typer.Argument(
-            metavar="REV_A",
-            help="A revision: release tag (v0.5.9 or 0.5.9) or sha prefix.",
-            autocompletion=_completes("release"),
-        ),
-    ],
-    rev_b: Annotated[
+        metavar="REV_A",
+        help="A revision: release tag (v0.5.9 or 0.5.9) or sha prefix.",
+        autocompletion=_completes("release"),
+    ),
+    rev_b: Arg(
         str,
-        typer.Argument(
-            metavar="REV_B",
-            help="The revision to compare it with (usually the newer one).",
-            autocompletion=_completes("release"),
-        ),
-    ],
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+        metavar="REV_B",
+        help="The revision to compare it with (usually the newer one).",
+        autocompletion=_completes("release"),
+    ),
+    json_out: Opt(bool, "--json", help="Print JSON instead of text.") = False,
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
@@ -584,31 +542,25 @@ def diff(
 
     Example: kverr diff v0.5.9 v0.5.10rc0
     """
-    import json
-
     from kverr import render
     from kverr.catalog import open_catalog
     from kverr.catalog.history import diff as run_diff
 
     with open_catalog(catalog) as cat:
         d = run_diff(cat, rev_a, rev_b, project=project)
-    if json_out:
-        typer.echo(json.dumps(d.to_dict(), indent=2, sort_keys=True))
-    else:
-        _emit(render.diff_text(d, _term(plain)), plain, no_pager)
+    view = functools.partial(render.diff_text, d)
+    _answer(json_out, d.to_dict(), view, plain, no_pager, sort_keys=True)
 
 
 # Unknown options are text here too: a message may start with "--flag ...".
 @command(context_settings={"ignore_unknown_options": True})
 def history(
-    query: Annotated[
+    query: Arg(
         str | None,
-        typer.Argument(
-            metavar='[ID|"LOG LINE"]',
-            help="A record id, or a pasted log line; without it, the revisions the catalog holds.",
-        ),
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+        metavar='[ID|"LOG LINE"]',
+        help="A record id, or a pasted log line; without it, the revisions the catalog holds.",
+    ) = None,
+    json_out: Opt(bool, "--json", help="Print JSON instead of text.") = False,
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
@@ -619,8 +571,6 @@ def history(
 
     Example: kverr history "ValueError: --prefill-only-disable-kv-cache is incompatible with --enable-hisparse"
     """
-    import json
-
     from kverr import render
     from kverr.catalog import open_catalog
     from kverr.catalog.history import history as run_history
@@ -628,32 +578,25 @@ def history(
     with open_catalog(catalog) as cat:
         if query is None:
             revs = cat.revisions()
-            if json_out:
-                typer.echo(json.dumps({"revisions": [r.to_dict() for r in revs]}, indent=2))
-            else:
-                _emit(render.revisions_text(revs), plain, no_pager)
-            return
+            data = {"revisions": [r.to_dict() for r in revs]}
+            view = lambda term: render.revisions_text(revs)  # noqa: E731 (not styled)
+            return _answer(json_out, data, view, plain, no_pager)
         h = run_history(cat, query)
         orders = cat.release_orders()
-    if json_out:
-        typer.echo(json.dumps(h.to_dict(), indent=2, sort_keys=True))
-    else:
-        _emit(render.history_text(h, orders), plain, no_pager)
+    view = lambda term: render.history_text(h, orders)  # noqa: E731 (not styled)
+    _answer(json_out, h.to_dict(), view, plain, no_pager, sort_keys=True)
 
 
 @command
 def load(
-    dataset_dirs: Annotated[
+    dataset_dirs: Arg(
         list[Path],
-        typer.Argument(
-            metavar="DATASET_DIR...",
-            help="Dataset directories written by `kverr build`, one per project.",
-        ),
-    ],
-    catalog: Annotated[
-        Path,
-        typer.Option("--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write."),
-    ],
+        metavar="DATASET_DIR...",
+        help="Dataset directories written by `kverr build`, one per project.",
+    ),
+    catalog: Opt(
+        Path, "--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write."
+    ),
 ) -> None:
     """Load dataset directories (one per project) into a DuckDB catalog file (temp file + rename: never half-written).
 
@@ -670,61 +613,49 @@ def load(
     typer.echo(render.load_summary(catalog, report))
 
 
-SourceOpt = Annotated[
+SourceOpt = Opt(
     str | None,
-    typer.Option(
-        "--source",
-        metavar="DIR|GIT",
-        help="The project's source, to run a pasted launch through its release's checks: a git clone (the release is a tag) or a checkout; default $KVERR_SOURCE, then the installed package.",
-    ),
-]
-ReleaseOpt = Annotated[
+    "--source",
+    metavar="DIR|GIT",
+    help="The project's source, to run a pasted launch through its release's checks: a git clone (the release is a tag) or a checkout; default $KVERR_SOURCE, then the installed package.",
+)
+ReleaseOpt = Opt(
     str | None,
-    typer.Option(
-        "--release",
-        "-r",
-        metavar="REV",
-        help="Only errors this release can raise: v0.5.9 or 0.5.9 (what __version__ prints), a snapshot label or a commit sha.",
-        autocompletion=_completes("release"),
-    ),
-]
+    "--release",
+    "-r",
+    metavar="REV",
+    help="Only errors this release can raise: v0.5.9 or 0.5.9 (what __version__ prints), a snapshot label or a commit sha.",
+    autocompletion=_completes("release"),
+)
 
 
 # A pasted line often starts with "--flag ...": take it as the text, not as an unknown option.
 @command(context_settings={"ignore_unknown_options": True})
 def explain(
-    text: Annotated[
+    text: Arg(
         str | None,
-        typer.Argument(
-            metavar='"LOG LINE"|ID',
-            help="Pasted text ('-' or nothing reads stdin), or a record id or slug to show it.",
-        ),
-    ] = None,
-    file: Annotated[
+        metavar='"LOG LINE"|ID',
+        help="Pasted text ('-' or nothing reads stdin), or a record id or slug to show it.",
+    ) = None,
+    file: Opt(
         Path | None,
-        typer.Option(
-            "--file",
-            metavar="PATH",
-            help="Read a paste or a whole log from this file ('-': stdin).",
-        ),
-    ] = None,
+        "--file",
+        metavar="PATH",
+        help="Read a paste or a whole log from this file ('-': stdin).",
+    ) = None,
     release: ReleaseOpt = None,
-    json_out: Annotated[
-        bool, typer.Option("--json", help='Print {"query": ..., "matches": [...]} instead.')
-    ] = False,
+    json_out: Opt(bool, "--json", help='Print {"query": ..., "matches": [...]} instead.') = False,
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
     project: ExplainProjectOpt = None,
     source: SourceOpt = None,
-    verbose: Annotated[
+    verbose: Opt(
         bool,
-        typer.Option(
-            "--verbose",
-            help="Say how each fix was verified as the verify step did: platform and model"
-            " profiles, and the whole reason when it was not.",
-        ),
-    ] = False,
+        "--verbose",
+        help="Say how each fix was verified as the verify step did: platform and model"
+        " profiles, and the whole reason when it was not.",
+    ) = False,
 ) -> None:
     """Explain a launch error from a log line, a traceback or a whole log: fix, meaning, cause,
     and which project (SGLang, vLLM) it comes from.
@@ -777,12 +708,12 @@ def explain(
 
         if cut:
             typer.echo(f"kverr: note: {render.cut_note(cut)}", err=True)
-        view = render.explain_text(
+        view = functools.partial(
+            render.explain_text,
             matches,
             version=release,
             elsewhere=elsewhere,
             owners=owners,
-            term=_term(plain),
             orders=orders,
             products=products,
             verbose=verbose,
@@ -794,37 +725,30 @@ def explain(
 
 @command(context_settings={"ignore_unknown_options": True})
 def check(
-    launch: Annotated[
+    launch: Arg(
         list[str] | None,
-        typer.Argument(
-            metavar="-- COMMAND...",
-            help="The launch command, after --: python -m sglang.launch_server --model-path M ...",
-        ),
-    ] = None,
-    file: Annotated[
+        metavar="-- COMMAND...",
+        help="The launch command, after --: python -m sglang.launch_server --model-path M ...",
+    ) = None,
+    file: Opt(
         Path | None,
-        typer.Option(
-            "--file",
-            metavar="PATH",
-            help="Read the launch from a file: a script, a log or an issue that holds it ('-': stdin).",
-        ),
-    ] = None,
+        "--file",
+        metavar="PATH",
+        help="Read the launch from a file: a script, a log or an issue that holds it ('-': stdin).",
+    ) = None,
     release: ReleaseOpt = None,
     source: SourceOpt = None,
-    platform: Annotated[
+    platform: Opt(
         str | None,
-        typer.Option(
-            "--platform", help="Platform profile: cuda-sm90 (default), cuda-sm100, rocm-mi300."
-        ),
-    ] = None,
-    trust_repo: Annotated[
+        "--platform",
+        help="Platform profile: cuda-sm90 (default), cuda-sm100, rocm-mi300.",
+    ) = None,
+    trust_repo: Opt(
         bool,
-        typer.Option(
-            "--trust-repo",
-            help="Run the source's code unconfined where bubblewrap cannot confine it.",
-        ),
-    ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+        "--trust-repo",
+        help="Run the source's code unconfined where bubblewrap cannot confine it.",
+    ) = False,
+    json_out: Opt(bool, "--json", help="Print the report as JSON.") = False,
     plain: PlainOpt = False,
 ) -> None:
     """Check a launch before it runs: every error its release's own checks raise, each with the
@@ -834,42 +758,31 @@ def check(
     Example: kverr check -- python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp 4 --dp 3 --enable-dp-attention
     Example: kverr check --release 0.5.9 --source ~/sglang --file launch.sh
     """
-    import json
     import shlex
 
     from kverr.launch import read_input
+    from kverr.present.answer import of_report
+    from kverr.present.text import check as card
     from kverr.verify.preflight import check_text
 
     text = read_input(str(file)) if file is not None else shlex.join(launch or [])
     _report, data = check_text(
         text, release=release, source=source, platform=platform, trust_repo=trust_repo
     )
-    if json_out:
-        typer.echo(json.dumps(data, indent=2))
-    else:
-        from kverr.present.answer import of_report
-        from kverr.present.text import check as card
-
-        _emit(card(of_report(data), _term(plain)), plain, True)
+    _answer(json_out, data, lambda term: card(of_report(data), term), plain, True)
     raise typer.Exit(0 if data["passed"] else 1)
 
 
 @command
 def show(
-    key: Annotated[
+    key: Arg(
         str,
-        typer.Argument(
-            metavar="ID|SLUG|PREFIX",
-            help="A record id, its slug, or an id prefix (6+ hex).",
-            autocompletion=_completes("key"),
-        ),
-    ],
-    json_out: Annotated[
-        bool, typer.Option("--json", help='Print {"record": ..., "releases": [...]} instead.')
-    ] = False,
-    markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print a Markdown answer to post as it is.")
-    ] = False,
+        metavar="ID|SLUG|PREFIX",
+        help="A record id, its slug, or an id prefix (6+ hex).",
+        autocompletion=_completes("key"),
+    ),
+    json_out: Opt(bool, "--json", help='Print {"record": ..., "releases": [...]} instead.') = False,
+    markdown: Opt(bool, "--markdown", help="Print a Markdown answer to post as it is.") = False,
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
@@ -898,33 +811,27 @@ def show(
     elif markdown:
         typer.echo(md.match(m, orders))
     else:
-        _emit(render.show_text(m, term=_term(plain), orders=orders), plain, no_pager)
+        _emit(functools.partial(render.show_text, m, orders=orders), plain, no_pager)
 
 
 @command
 def search(
-    words: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="[WORDS]...", help="Words of the message, e.g. radix cache."),
-    ] = None,
-    flag: Annotated[
+    words: Arg(
+        list[str] | None, metavar="[WORDS]...", help="Words of the message, e.g. radix cache."
+    ) = None,
+    flag: Opt(
         str | None,
-        typer.Option(
-            "--flag",
-            "-f",
-            help="List the records of this flag, most about it first: --max-model-len, max_model_len or a prefix (max-model).",
-            autocompletion=_completes("flag"),
-        ),
-    ] = None,
+        "--flag",
+        "-f",
+        help="List the records of this flag, most about it first: --max-model-len, max_model_len or a prefix (max-model).",
+        autocompletion=_completes("flag"),
+    ) = None,
     release: ReleaseOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Records per page.")] = 20,
-    offset: Annotated[int, typer.Option("--offset", min=0, help="Records to skip.")] = 0,
-    json_out: Annotated[
-        bool,
-        typer.Option(
-            "--json", help='Print {"total", "offset", "limit", "matches": [...]} instead.'
-        ),
-    ] = False,
+    limit: Opt(int, "--limit", min=1, help="Records per page.") = 20,
+    offset: Opt(int, "--offset", min=0, help="Records to skip.") = 0,
+    json_out: Opt(
+        bool, "--json", help='Print {"total", "offset", "limit", "matches": [...]} instead.'
+    ) = False,
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
     catalog: CatalogOpt = None,
@@ -955,8 +862,8 @@ def search(
         typer.echo(render.search_json(query, matches, total, offset, limit))
     else:
         what = f"involving {query['flag']}" if "flag" in query else f"for {query['query']!r}"
-        view = render.search_text(
-            matches, total, offset=offset, term=_term(plain), what=what, projects=several
+        view = functools.partial(
+            render.search_text, matches, total, offset=offset, what=what, projects=several
         )
         _emit(view, plain, no_pager)
     raise typer.Exit(0 if total else 1)
@@ -964,14 +871,12 @@ def search(
 
 @command
 def mcp(
-    http: Annotated[
+    http: Opt(
         str | None,
-        typer.Option(
-            "--http",
-            metavar="HOST:PORT",
-            help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks one).",
-        ),
-    ] = None,
+        "--http",
+        metavar="HOST:PORT",
+        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks one).",
+    ) = None,
     source: SourceOpt = None,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -992,32 +897,25 @@ def mcp(
 
 @command
 def respond(
-    event: Annotated[
+    event: Opt(
         Path | None,
-        typer.Option(
-            "--event",
-            envvar="GITHUB_EVENT_PATH",
-            metavar="FILE",
-            help="The issues or issue_comment event's JSON (default $GITHUB_EVENT_PATH).",
-        ),
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the comment instead of posting it.")
-    ] = False,
+        "--event",
+        envvar="GITHUB_EVENT_PATH",
+        metavar="FILE",
+        help="The issues or issue_comment event's JSON (default $GITHUB_EVENT_PATH).",
+    ) = None,
+    dry_run: Opt(bool, "--dry-run", help="Print the comment instead of posting it.") = False,
     release: ReleaseOpt = None,
     source: SourceOpt = None,
-    api_url: Annotated[
+    api_url: Opt(
+        str, "--api-url", envvar="GITHUB_API_URL", metavar="URL", help="GitHub's REST API."
+    ) = "https://api.github.com",
+    bot_login: Opt(
         str,
-        typer.Option(
-            "--api-url", envvar="GITHUB_API_URL", metavar="URL", help="GitHub's REST API."
-        ),
-    ] = "https://api.github.com",
-    bot_login: Annotated[
-        str,
-        typer.Option(
-            "--bot-login", metavar="LOGIN", help="Who posts: kverr edits only this login's comment."
-        ),
-    ] = "github-actions[bot]",
+        "--bot-login",
+        metavar="LOGIN",
+        help="Who posts: kverr edits only this login's comment.",
+    ) = "github-actions[bot]",
     catalog: CatalogOpt = None,
 ) -> None:
     """Answer a GitHub issue: one comment with the fix of the user's launch and each pasted
