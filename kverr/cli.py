@@ -369,7 +369,6 @@ def export(
     out: Arg(Path, metavar="OUT", help="Directory for site/markdown, file for jsonl/parquet."),
     base_url: Opt(
         str | None,
-        "--base-url",
         metavar="URL",
         help="Site only: the URL it will be served at, for canonical links and sitemap.xml.",
     ) = None,
@@ -395,11 +394,10 @@ def serve(
     ) = "127.0.0.1",
     port: Opt(int, help="TCP port; 0 picks a free one (the URL is printed).") = 8000,
     workers: Opt(
-        int, "--workers", min=1, help="Processes answering on the port; one per core uses them all."
+        int, min=1, help="Processes answering on the port; one per core uses them all."
     ) = 1,
     cors_origin: Opt(
         list[str] | None,
-        "--cors-origin",
         metavar="ORIGIN",
         help="A site whose pages may call the API from the browser, e.g. https://docs.example.com (* for any); repeatable. Default: none.",
     ) = None,
@@ -426,12 +424,10 @@ def build(
         help="A directory or .py file; with --git: revisions and ranges.",
     ) = None,
     git: Opt(
-        Path | None, "--git", help="Build from this git repository (bare is fine); no checkout."
+        Path | None, help="Build from this git repository (bare is fine); no checkout."
     ) = None,
     revs: Opt(list[str] | None, "--rev", help="Revision or OLD..NEW range; repeatable.") = None,
-    tags: Opt(
-        str | None, "--tags", help="Also build every tag matching this glob, e.g. 'v0.5.*'."
-    ) = None,
+    tags: Opt(str | None, help="Also build every tag matching this glob, e.g. 'v0.5.*'.") = None,
     touching: Opt(
         bool,
         "--touching",
@@ -442,22 +438,16 @@ def build(
         "--files",
         help="File glob relative to the root; repeatable (default: the profile's file set).",
     ) = None,
-    out: Opt(Path, "--out", help="Dataset directory to write.") = Path("kverr-dataset"),
-    catalog: Opt(
-        Path | None, "--catalog", help="Also load the dataset into this DuckDB catalog."
-    ) = None,
-    jobs: Opt(int, "--jobs", min=1, help="Extract with N processes.") = 1,
+    out: Opt(Path, help="Dataset directory to write.") = Path("kverr-dataset"),
+    catalog: Opt(Path | None, help="Also load the dataset into this DuckDB catalog.") = None,
+    jobs: Opt(int, min=1, help="Extract with N processes.") = 1,
     repo_name: Opt(
         str | None,
-        "--repo-name",
         help="GitHub owner/name for githubUrl links (default: the origin remote, else the profile's repository for its file set).",
     ) = None,
-    overlay: Opt(
-        Path | None, "--overlay", help="Curated knowledge overlay, e.g. data/curated.json."
-    ) = None,
+    overlay: Opt(Path | None, help="Curated knowledge overlay, e.g. data/curated.json.") = None,
     cache: Opt(
         Path | None,
-        "--cache",
         help="Extraction cache file (default: .kverr-cache.sqlite beside --out).",
     ) = None,
     progress: Opt(
@@ -470,11 +460,10 @@ def build(
         help="With --git: a file or directory on disk placed at REPO_PATH over the newest revision, built as one more revision (no commit); repeatable.",
     ) = None,
     snapshot_label: Opt(
-        str, "--snapshot-label", help="Tag of the snapshot revision (for --release, diff, history)."
+        str, help="Tag of the snapshot revision (for --release, diff, history)."
     ) = "snapshot",
     snapshot_date: Opt(
         str | None,
-        "--snapshot-date",
         metavar="ISO",
         help="Date of the snapshot revision, e.g. 2026-08-28T05:10:05Z (required with --snapshot).",
     ) = None,
@@ -490,12 +479,10 @@ def build(
     ) = False,
     platform: Opt(
         str | None,
-        "--platform",
         help="Platform profile --verify starts from: cuda-sm90 (default), cuda-sm100, rocm-mi300; a check it cannot reach is tried on the others (the project profile's platform tables).",
     ) = None,
     profile: Opt(
         str | None,
-        "--profile",
         metavar="NAME|FILE",
         help="Project profile: a shipped one (sglang, vllm) or a TOML file; sets the file set, repository, launch command and wording (default: sglang).",
     ) = None,
@@ -594,9 +581,7 @@ def load(
         metavar="DATASET_DIR...",
         help="Dataset directories written by `kverr build`, one per project.",
     ),
-    catalog: Opt(
-        Path, "--catalog", envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write."
-    ),
+    catalog: Opt(Path, envvar="KVERR_CATALOG", help="DuckDB catalog file to (re)write."),
 ) -> None:
     """Load dataset directories (one per project) into a DuckDB catalog file (temp file + rename: never half-written).
 
@@ -639,7 +624,6 @@ def explain(
     ) = None,
     file: Opt(
         Path | None,
-        "--file",
         metavar="PATH",
         help="Read a paste or a whole log from this file ('-': stdin).",
     ) = None,
@@ -732,7 +716,6 @@ def check(
     ) = None,
     file: Opt(
         Path | None,
-        "--file",
         metavar="PATH",
         help="Read the launch from a file: a script, a log or an issue that holds it ('-': stdin).",
     ) = None,
@@ -740,7 +723,6 @@ def check(
     source: SourceOpt = None,
     platform: Opt(
         str | None,
-        "--platform",
         help="Platform profile: cuda-sm90 (default), cuda-sm100, rocm-mi300.",
     ) = None,
     trust_repo: Opt(
@@ -827,8 +809,8 @@ def search(
         autocompletion=_completes("flag"),
     ) = None,
     release: ReleaseOpt = None,
-    limit: Opt(int, "--limit", min=1, help="Records per page.") = 20,
-    offset: Opt(int, "--offset", min=0, help="Records to skip.") = 0,
+    limit: Opt(int, min=1, help="Records per page.") = 20,
+    offset: Opt(int, min=0, help="Records to skip.") = 0,
     json_out: Opt(
         bool, "--json", help='Print {"total", "offset", "limit", "matches": [...]} instead.'
     ) = False,
@@ -873,7 +855,6 @@ def search(
 def mcp(
     http: Opt(
         str | None,
-        "--http",
         metavar="HOST:PORT",
         help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks one).",
     ) = None,
@@ -899,7 +880,6 @@ def mcp(
 def respond(
     event: Opt(
         Path | None,
-        "--event",
         envvar="GITHUB_EVENT_PATH",
         metavar="FILE",
         help="The issues or issue_comment event's JSON (default $GITHUB_EVENT_PATH).",
@@ -908,11 +888,10 @@ def respond(
     release: ReleaseOpt = None,
     source: SourceOpt = None,
     api_url: Opt(
-        str, "--api-url", envvar="GITHUB_API_URL", metavar="URL", help="GitHub's REST API."
+        str, envvar="GITHUB_API_URL", metavar="URL", help="GitHub's REST API."
     ) = "https://api.github.com",
     bot_login: Opt(
         str,
-        "--bot-login",
         metavar="LOGIN",
         help="Who posts: kverr edits only this login's comment.",
     ) = "github-actions[bot]",
