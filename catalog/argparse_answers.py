@@ -23,6 +23,7 @@ import functools
 import heapq
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,10 +134,7 @@ class History:
 
     def groups(self, what: str, flag: str, spans: list[dict], key) -> list:
         """`_groups(spans, key)` of one flag's spans, made once per flag and `what`."""
-        got = self._groups.get((what, flag))
-        if got is None:
-            got = self._groups[(what, flag)] = _groups(spans, key)
-        return got
+        return _memo(self._groups, (what, flag), lambda: _groups(spans, key))
 
     def new_in(self, ord_: int) -> list[str]:
         """The options first accepted in revision `ord_` (indexed on first use)."""
@@ -154,10 +152,7 @@ class History:
 
     def new_options(self, ord_: int) -> NameIndex:
         """`new_in(ord_)` ready for "did you mean" (a renamed option's new name)."""
-        got = self._new_options.get(ord_)
-        if got is None:
-            got = _remember(self._new_options, ord_, NameIndex.of_options(self.new_in(ord_)))
-        return got
+        return _memo(self._new_options, ord_, lambda: NameIndex.of_options(self.new_in(ord_)))
 
     def after(self, ord_: int) -> int:
         """The first revision after `ord_` (there is one: `ord_` is not the newest)."""
@@ -202,10 +197,7 @@ class History:
     def names(self, ords: set[int]) -> list[str]:
         """Release names of these revisions, oldest first (release_names)."""
         key = frozenset(ords)
-        got = self._names.get(key)
-        if got is None:
-            got = _remember(self._names, key, tuple(self._names_of(key)))
-        return list(got)
+        return list(_memo(self._names, key, lambda: tuple(self._names_of(key))))
 
     def _names_of(self, ords: frozenset[int]) -> list[str]:
         present = [(n, self._rev[n]) for n in sorted(ords) if n in self._rev]
@@ -214,10 +206,7 @@ class History:
     def text(self, ords: set[int]) -> str:
         """These revisions as ranges of consecutive ones: "v0.1.0 … v0.4.2, v0.5.0"."""
         key = frozenset(ords)
-        got = self._texts.get(key)
-        if got is None:
-            got = _remember(self._texts, key, self._text_of(key))
-        return got
+        return _memo(self._texts, key, lambda: self._text_of(key))
 
     def _text_of(self, ords: frozenset[int]) -> str:
         runs: list[list[int]] = []
@@ -313,11 +302,14 @@ def history_state(con: Any, project: str) -> dict[str, Any]:
 MEMO = 4096  # revision sets whose names and text a History remembers
 
 
-def _remember(memo: dict, key: Any, value: Any) -> Any:
-    if len(memo) >= MEMO:
-        memo.clear()
-    memo[key] = value
-    return value
+def _memo(memo: dict, key: Any, make: Callable[[], Any]) -> Any:
+    """memo[key], made by `make()` when missing; past MEMO entries the memo starts again."""
+    got = memo.get(key)
+    if got is None:
+        if len(memo) >= MEMO:
+            memo.clear()
+        got = memo[key] = make()
+    return got
 
 
 def history(cat: Any, project: str) -> History:
