@@ -365,7 +365,7 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         hardware_options=get.strings("launch", "hardware_options"),
         archive=get.text("launch", "archive", ""),
         launch_since=get.strings("launch", "since_files"),
-        launch_before=get.text("launch", "before", ""),
+        launch_before=before,
         extract=ExtractRules(
             log_methods=tuple(sorted(methods.items())),
             flag_classes=get.idents("extract", "flag_classes", nonempty=True),
