@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 from kverr.catalog import open_catalog
-from timed import timed
+from timed import KVERR, timed
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))  # the synthetic datasets of tests/synth.py
@@ -60,7 +59,6 @@ def main() -> None:
         line = sample_line(path)
         env = {**os.environ, "KVERR_CATALOG": str(path), "COLUMNS": "100"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
         rows = {
             "floor: python -c 'import duckdb'": ([sys.executable, "-c", "import duckdb"], 0),
             # kverr opens catalogs through DuckDB's engine module alone (catalog/engine.py),
@@ -70,9 +68,9 @@ def main() -> None:
                 [sys.executable, "-c", f"import _duckdb, typer; _duckdb.connect({str(path)!r}, read_only=True)"],
                 0,
             ),
-            "explain --json": ([kverr, "explain", line, "--json"], 0),
-            "explain (card view)": ([kverr, "explain", line], 0),
-            "explain, no match": ([kverr, "explain", "all quiet on the launch front"], 1),
+            "explain --json": ([KVERR, "explain", line, "--json"], 0),
+            "explain (card view)": ([KVERR, "explain", line], 0),
+            "explain, no match": ([KVERR, "explain", "all quiet on the launch front"], 1),
         }  # fmt: skip
         for cmd, expect in rows.values():  # warm-up: .pyc files written, the page cache filled
             timed(cmd, ok=(expect,), env=env)

@@ -25,14 +25,13 @@ import argparse
 import fnmatch
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from timed import timed
+from timed import KVERR, timed
 
 from kverr.profile import load_profile
 
@@ -109,7 +108,6 @@ def main(argv: list[str] | None = None) -> int:
     profile = load_profile("sglang")
     env = {**os.environ, "KVERR_STRICT": "0"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its .pyc files
-    kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
     with tempfile.TemporaryDirectory(prefix="kverr-bench-") as tmp:
         t = Path(tmp)
         paths = from_git(args.repo, args.rev, list(profile.files), t / "src")
@@ -117,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         lines = sum(p.read_text(encoding="utf-8").count("\n") for p in paths)
 
         def build(n: int) -> list[str]:
-            return [kverr, "build", "--git", str(args.repo.resolve()), "--rev", args.rev,
+            return [KVERR, "build", "--git", str(args.repo.resolve()), "--rev", args.rev,
                     "--repo-name", profile.repository, "--out", str(t / f"out{n}"),
                     "--cache", str(t / f"cache{n}.sqlite")]  # fmt: skip
 

@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from timed import KVERR
+
 KB = 1024
 SIZES = (1 * KB, 10 * KB, 100 * KB)
 
@@ -189,9 +191,8 @@ def load_catalog(catalog: str) -> None:
 
 def memory_probe(catalog: str, timeout: float, big_mb: int) -> None:
     env = {**os.environ, "KVERR_CATALOG": catalog}
-    kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
     print(f"## memory: peak RSS of `kverr explain --file` (MB), timeout {timeout:.0f} s")
-    base, how = peak_rss_mb([kverr, "explain", "--ssl-keyfile requires"], timeout, env)
+    base, how = peak_rss_mb([KVERR, "explain", "--ssl-keyfile requires"], timeout, env)
     print(f"baseline `kverr explain <line>`: {base:.0f} MB ({how})", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         one = Path(tmp) / "one-line.log"
@@ -221,7 +222,7 @@ def memory_probe(catalog: str, timeout: float, big_mb: int) -> None:
             (f"{big_mb} MB log", str(log), timeout * 5, []),
             ("30,000 distinct findings, --json", str(many), timeout, ["--json"]),
         ):
-            rss, how = peak_rss_mb([kverr, "explain", "--file", path, *more], limit, env)
+            rss, how = peak_rss_mb([KVERR, "explain", "--file", path, *more], limit, env)
             print(f"{label}: {rss:.0f} MB, {rss / base:.1f}x baseline ({how})", flush=True)
 
 
@@ -268,12 +269,11 @@ def build_case(tmp: Path, name: str, text: str | None) -> Path:
 
 def run_build(root: Path, timeout: float) -> str:
     """How `kverr build` of `root` ended: exit code, CPU seconds of the child, last line."""
-    kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
     out = root.parent / f"{root.name}-out"
     before = os.times()
     try:
         proc = subprocess.run(
-            [kverr, "build", str(root), "--out", str(out), "--cache", str(out) + ".sqlite"],
+            [KVERR, "build", str(root), "--out", str(out), "--cache", str(out) + ".sqlite"],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -329,9 +329,8 @@ def build_probe(timeout: float) -> None:
             p.write_bytes(b"x")
         for p in stale:
             os.utime(p, (time.time() - 86400, time.time() - 86400))
-        kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
         subprocess.run(
-            [kverr, "build", str(root), "--out", str(out), "--catalog", str(tmp / "cat.duckdb")],
+            [KVERR, "build", str(root), "--out", str(out), "--catalog", str(tmp / "cat.duckdb")],
             capture_output=True,
             timeout=timeout,
         )
@@ -401,7 +400,6 @@ def _child(code: str, *args: str, timeout: float) -> str:
 
 
 def bounds_probe(timeout: float, source_mb: float, full_build: bool) -> None:
-    kverr = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         target = tmp / "big" / "src" / SERVER_ARGS
@@ -416,7 +414,7 @@ def bounds_probe(timeout: float, source_mb: float, full_build: bool) -> None:
             print(f"extraction, {mode}: peak RSS {rss:.0f} MB ({how})", flush=True)
         if full_build:
             out = tmp / "big" / "ds"
-            cmd = [kverr, "build", str(target.parents[3]), "--out", str(out)]
+            cmd = [KVERR, "build", str(target.parents[3]), "--out", str(out)]
             rss, how = peak_rss_mb(cmd, timeout * 60, dict(os.environ))
             print(f"kverr build: peak RSS {rss:.0f} MB ({how})", flush=True)
         print("## bounds: builds by raises (files of 1,000); ratio = against half as many")

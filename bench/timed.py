@@ -1,10 +1,17 @@
-"""One timed run of a command, as every benchmark that spawns kverr measures it."""
+"""One timed run of a command, as every benchmark that spawns kverr measures it, and the kverr
+they spawn."""
 
 from __future__ import annotations
 
 import resource
+import shutil
 import subprocess
+import sys
 import time
+from pathlib import Path
+
+# The kverr installed beside this interpreter (a venv's), else the one on PATH
+KVERR = shutil.which("kverr", path=str(Path(sys.executable).parent)) or "kverr"
 
 
 def timed(cmd: list[str], *, ok: tuple[int, ...] = (0,), **run) -> tuple[float, float, bytes]:
