@@ -590,11 +590,10 @@ def load(
     """
     from kverr import render
     from kverr.catalog import load_datasets
-    from kverr.term import escape_terminal
 
     report = load_datasets(dataset_dirs, catalog)
-    for warning in report.warnings:
-        typer.echo(f"kverr: warning: {escape_terminal(warning)}", err=True)
+    for warning in report.warnings:  # (one line each, as every warning: _show_warning)
+        warnings.warn(warning, KverrWarning, stacklevel=1)
     typer.echo(render.load_summary(catalog, report))
 
 
