@@ -312,10 +312,13 @@ def _constants(values: Mapping[str, str]) -> dict[str, float | str]:
 # decreasing `max_model_len`": a message that says which way to move an option
 _DIRECTION = re.compile(
     r"\b(increas|rais|larger|bigger|decreas|reduc|lower|smaller)\w*\s+(?:the\s+)?"
-    r"[`'\"]?(--[a-z0-9-]{1,80}|[a-z][a-z0-9_]{1,80})",
+    r"[`'\"]?(--[a-z0-9-]{1,80}|[a-z][a-z0-9_]{1,80})"
+    # "set --mem-fraction-static to a smaller value": the direction after the option
+    r"|\bset\s+[`'\"]?(--[a-z0-9-]{1,80}|[a-z][a-z0-9_]{1,80})[`'\"]?\s+to\s+an?\s+"
+    r"(smaller|larger|lower|higher|bigger)\b",
     re.IGNORECASE,
 )
-_UP = ("increas", "rais", "larger", "bigger")
+_UP = ("increas", "rais", "larger", "bigger", "higher")
 LAUNCH_PATH_NOTE = "runs after start-up: kverr cannot confirm it before a launch"
 
 
@@ -331,11 +334,11 @@ def _directions(
     (`the estimated maximum model length is 15120`), else halved or doubled."""
     out = []
     for m in _DIRECTION.finditer(record.get("errorMessage") or ""):
-        word = m.group(2)
+        word, way = m.group(2) or m.group(3), m.group(1) or m.group(4)
         flag = word if word.startswith("--") else dests.get(word)
         now = known.get(flag)
         if isinstance(now, float):
-            line = _moved(flag, now, m.group(1).lower().startswith(_UP), values)
+            line = _moved(flag, now, way.lower().startswith(_UP), values)
             if line:
                 line = _noted(record, line) + "."
                 out.append(_caveated(line, caveats.get(flag) if line[0] == "R" else None))

@@ -60,3 +60,24 @@ def test_a_helpers_docstring_that_only_says_its_job_is_not_the_meaning():
         "--kv-cache-dtype: the KV cache data type. "
         "MXFP8 KV cache uses operands available only on Blackwell."
     )
+
+
+REPORT = """
+class ServerArgs:
+    def _handle_graph(self):
+        if self.graph_batch > 512:
+            raise RuntimeError(
+                "Graph capture failed.\\nPossible solutions:\\n"
+                "1. lower --graph-batch (not recommended. It costs a lot of speed)\\n"
+                "Open an issue on GitHub https://example.org/project/issues/new and attach the log\\n"
+            )
+
+
+def add_cli_args(parser):
+    parser.add_argument("--graph-batch", type=int, default=64, help="The largest batch captured.")
+"""
+
+
+def test_a_piece_of_a_parenthesis_or_where_to_report_is_no_meaning():
+    (rec,) = _records(REPORT)
+    assert rec["documentation"] == "--graph-batch: the largest batch captured."

@@ -133,6 +133,10 @@ ADVICE = [
      ["Raise --gpu-memory-utilization from 0.93 to 0.95."]),
     ("no value printed for the option: nothing to compute",
      {"errorMessage": KV_MESSAGE, "flags": ["--max-model-len"]}, {"estimated_max_len": "15120"}, []),
+    ("the direction after the option, the value from the pasted command",
+     {"errorMessage": "Capture failed: {e}\nPossible solutions:\n1. set --graph-bs to a smaller value",
+      "flags": ["--graph-bs"]},
+     {"e": "out of memory"}, ["Lower --graph-bs from 256 to 128."]),
     ("no direction in the message",
      {"errorMessage": "max_model_len is {max_model_len}", "flags": ["--max-model-len"]},
      {"max_model_len": "4096"}, []),
@@ -142,7 +146,10 @@ ADVICE = [
 @pytest.mark.parametrize("case", [c[0] for c in ADVICE])
 def test_advice_from_the_direction_a_message_gives(case):
     _, record, values, expected = next(c for c in ADVICE if c[0] == case)
-    assert advise(record, values) == expected
+    assert (
+        advise(record, values, text="serve --graph-bs 256\nCapture failed: out of memory")
+        == expected
+    )
 
 
 SERVING_TEXT = """\

@@ -265,6 +265,8 @@ def _explains(text: str) -> bool:
     allowed values or conditions, not advice or the action taken."""
     if "{" in text or len(text.split()) < 5 or not text[:1].isalpha() or _NOT_WHY.match(text):
         return False
+    if text.count("(") != text.count(")") or "://" in text:
+        return False  # a piece of a parenthesis, or where to report it: no explanation
     if re.match(r"(example|usage|e\.g\.)\b", text, re.I) or re.search(r"<\w+>|\[options\]", text):
         return False  # a command line shown as an example, not an explanation
     return "==" not in text and text.count("'") < 4 and ": " not in text[:40].rstrip(":")
