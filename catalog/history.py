@@ -6,6 +6,7 @@ Both read only the catalog's revisions / occurrences / lineage tables (plus `Cat
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +108,7 @@ def _diff(cat: Any, ra: Revision, rb: Revision) -> Diff:
     previous = lineage_map(cat)
     changed = []
     for new_id in sorted(added):
-        old_id = _ancestor_in(new_id, removed, previous)
+        old_id = next((i for i in _ancestors(new_id, previous) if i in removed), None)
         if old_id is None:
             continue
         removed.discard(old_id)
@@ -181,15 +182,14 @@ def _place(occ: dict) -> dict:
     return {"file": occ["file"], "line": occ["line"], "function": occ.get("function")}
 
 
-def _ancestor_in(record_id: str, candidates: set[str], previous: dict[str, str]) -> str | None:
+def _ancestors(record_id: str, previous: dict[str, str]) -> Iterator[str]:
+    """The ids `record_id` replaced, newest first."""
     cur = record_id
     for _ in range(_MAX_CHAIN):
         cur = previous.get(cur)
         if cur is None:
-            return None
-        if cur in candidates:
-            return cur
-    return None
+            return
+        yield cur
 
 
 # ---------------------------------------------------------------- history
@@ -256,10 +256,6 @@ def history(cat: Any, id_or_text: str) -> History:
         if after:
             disappeared = _point(after[0], _first_release(revisions, last + 1, present, want=False))
     previous = lineage_map(cat)
-    chain, cur = [], rid
-    while cur in previous and len(chain) < _MAX_CHAIN:
-        cur = previous[cur]
-        chain.append(cur)
     successor = next((k for k, v in sorted(previous.items()) if v == rid), None)
     return History(
         record=summary(cat, rid),
@@ -267,7 +263,7 @@ def history(cat: Any, id_or_text: str) -> History:
         revisions=rows,
         introduced=introduced,
         disappeared=disappeared,
-        previous=chain,
+        previous=list(_ancestors(rid, previous)),
         successor=successor,
         total_revisions=len(revisions),
         releases=cat.releases_of(rid),
