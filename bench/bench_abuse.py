@@ -25,18 +25,17 @@ Usage:  python bench/bench_abuse.py [--catalog C] [--seconds 10] [--workers 1]
 
 from __future__ import annotations
 
-import argparse
 import collections
 import multiprocessing
 import os
 import random
 import re
 import socket
-import sys
 import threading
 import time
 from pathlib import Path
 
+import bench_api
 from bench_api import GET_HEALTHZ, _response_end, logs, pastes, post, start_server, stop
 
 STALL = b"POST /explain HTTP/1.1\r\nHost: bench\r\nContent-Length: 100000\r\n\r\nV"
@@ -120,11 +119,6 @@ def measure(addr, seconds: float, requests: dict[str, list[bytes]]) -> dict:
     for c in clients.values():
         c.close()
     return got
-
-
-def p(latencies: list[float], q: float) -> float:
-    ordered = sorted(latencies)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
 
 
 # ---------------------------------------------------------------- the attackers
@@ -226,17 +220,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument(
-        "--catalog", type=Path, default=os.environ.get("KVERR_CATALOG"), help="DuckDB catalog file"
-    )
+    ap = bench_api.server_options(__doc__)
     ap.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument(
-        "--server-python",
-        default=sys.executable,
-        help="interpreter that runs the server, e.g. another checkout's venv: before/after runs",
-    )
     args = ap.parse_args()
     one_line = [post("/explain", b) for b in pastes(args.catalog) if "\n" not in b]
     requests = {
@@ -273,15 +259,15 @@ def main() -> None:
         f"kverr serve under abuse on loopback ({os.cpu_count()} CPUs, {args.workers} worker(s)),"
         f" {args.seconds:g} s per phase; p50/p99 in ms, (x) = p99 / the no-attack p99"
     )
-    base = {kind: p(rows[0][1][kind][0], 0.99) for kind in requests}
+    base = {kind: bench_api.percentile(rows[0][1][kind][0], 0.99) for kind in requests}
     head = f"{'phase':<13}" + "".join(f" {kind + ' p50/p99':>26}" for kind in requests)
     print(head + f" {'not 200':>10} {'CPU after':>9} {'log':>6}  attackers got")
     for name, got, seen, after, lines in rows:
         cells = ""
         for kind in requests:
             lat = got[kind][0]
-            ratio = p(lat, 0.99) / base[kind]
-            cells += f" {p(lat, 0.5):>9.1f} /{p(lat, 0.99):>8.1f} ({ratio:>4.1f}x)"
+            ratio = bench_api.percentile(lat, 0.99) / base[kind]
+            cells += f" {bench_api.percentile(lat, 0.5):>9.1f} /{bench_api.percentile(lat, 0.99):>8.1f} ({ratio:>4.1f}x)"
         bad = "/".join(str(sum(n for s, n in got[k][1].items() if s != 200)) for k in requests)
         shown = ", ".join(f"{k}: {v}" for k, v in sorted(seen.items(), key=str)) or "-"
         print(f"{name:<13}{cells} {bad:>10} {after:>8.2f}s {lines:>6}  {shown}")

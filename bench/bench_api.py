@@ -300,10 +300,15 @@ def run(
     }
 
 
+def percentile(latencies: list[float], q: float) -> float:
+    """The `q` quantile of latencies in seconds, in ms."""
+    ordered = sorted(latencies)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
+
 def summarise(runs: list[dict]) -> dict:
     """Rounds of one row: the median round's throughput, p50/p99 over every request."""
-    latencies = sorted(x for r in runs for x in r["latencies"])
-    done = len(latencies)
+    latencies = [x for r in runs for x in r["latencies"]]
     statuses: dict[int, int] = {}
     for r in runs:
         for status, n in r["statuses"].items():
@@ -311,10 +316,10 @@ def summarise(runs: list[dict]) -> dict:
     return {
         "rps": statistics.median(len(r["latencies"]) / r["wall"] for r in runs),
         "p50": statistics.median(latencies) * 1000 if latencies else float("nan"),
-        "p99": latencies[min(done - 1, int(done * 0.99))] * 1000 if latencies else float("nan"),
+        "p99": percentile(latencies, 0.99) if latencies else float("nan"),
         "errors": sum(n for s, n in statuses.items() if s != 200),
         "statuses": statuses,
-        "client_us": sum(r["cpu"] for r in runs) / max(done, 1) * 1e6,
+        "client_us": sum(r["cpu"] for r in runs) / max(len(latencies), 1) * 1e6,
         "reopened": sum(r["reopened"] for r in runs),
     }
 
@@ -322,11 +327,22 @@ def summarise(runs: list[dict]) -> dict:
 # ---------------------------------------------------------------- main
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def server_options(doc: str) -> argparse.ArgumentParser:
+    """The options of a benchmark that starts a server: the catalog and the interpreter."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument(
         "--catalog", type=Path, default=os.environ.get("KVERR_CATALOG"), help="DuckDB catalog file"
     )
+    ap.add_argument(
+        "--server-python",
+        default=sys.executable,
+        help="interpreter that runs the server, e.g. another checkout's venv: before/after runs",
+    )
+    return ap
+
+
+def main() -> None:
+    ap = server_options(__doc__)
     ap.add_argument("--requests", type=int, default=1000, help="requests per row and round")
     ap.add_argument(
         "--rounds",
@@ -335,11 +351,6 @@ def main() -> None:
         help="rows run A B C A B C...: load from other processes hits every row alike",
     )
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to run")
-    ap.add_argument(
-        "--server-python",
-        default=sys.executable,
-        help="interpreter that runs the server, e.g. another checkout's venv: before/after runs",
-    )
     args = ap.parse_args()
     bodies = pastes(args.catalog)
     explains = [post("/explain", b) for b in bodies]
