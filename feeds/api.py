@@ -54,6 +54,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
@@ -263,20 +264,37 @@ def batch_input(raw: bytes) -> tuple[list[str], dict[str, str]]:
     }
 
 
-def check_format(value: str | None) -> str:
-    if value in (None, "", "json"):
-        return "json"
-    if value != "markdown":
-        raise ApiError(400, "format must be json (the default) or markdown.")
-    return value
+# Each option of a request: (whether a value is well formed, what to send instead)
+_PARAMS = {
+    "version": (_VERSION.fullmatch,
+                "version must be a release tag or a commit sha such as v0.5.0 or 0132848."),
+    "project": (_PROJECT.fullmatch, "project must be a project name such as sglang or vllm."),
+    "format": (lambda v: v in ("json", "markdown"), "format must be json (the default) or markdown."),
+    # str.isdigit() accepts "²", which int() rejects: match ASCII digits only.
+    "limit": (lambda v: _DIGITS.fullmatch(v) and 1 <= int(v) <= MAX_LIMIT,
+              f"limit must be a whole number from 1 to {MAX_LIMIT}."),
+    "offset": (lambda v: _DIGITS.fullmatch(v) and int(v) <= MAX_OFFSET,
+               f"offset must be a whole number from 0 to {MAX_OFFSET}."),
+}  # fmt: skip
 
 
-def check_offset(value: str | None) -> int:
+def check_param(name: str, value: str | None, default: Any = None) -> Any:
+    """A request's option `name` (None or "": `default`), refused with 400 when malformed;
+    limit and offset as numbers."""
     if value in (None, ""):
-        return 0
-    if not _DIGITS.fullmatch(value) or int(value) > MAX_OFFSET:
-        raise ApiError(400, f"offset must be a whole number from 0 to {MAX_OFFSET}.")
-    return int(value)
+        return default
+    ok, error = _PARAMS[name]
+    if not ok(value):
+        raise ApiError(400, error)
+    return int(value) if name in ("limit", "offset") else value
+
+
+def page_options(params: Mapping[str, str], limit: int) -> tuple[str | None, int, int, str | None]:
+    """(version, limit, offset, project) of a request that answers with a page."""
+    return (check_param("version", params.get("version")),
+            check_param("limit", params.get("limit"), limit),
+            check_param("offset", params.get("offset"), 0),
+            check_param("project", params.get("project")))  # fmt: skip
 
 
 def check_origins(origins: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -288,34 +306,6 @@ def check_origins(origins: list[str] | tuple[str, ...]) -> tuple[str, ...]:
                 " https://docs.example.com (no path), or * for any site."
             )
     return tuple(origins)
-
-
-def check_version(value: str | None) -> str | None:
-    if value in (None, ""):
-        return None
-    if not _VERSION.fullmatch(value):
-        raise ApiError(
-            400, "version must be a release tag or a commit sha such as v0.5.0 or 0132848."
-        )
-    return value
-
-
-def check_project(value: str | None) -> str | None:
-    """A project name (sglang, vllm) or None: every project of the catalog."""
-    if value in (None, ""):
-        return None
-    if not _PROJECT.fullmatch(value):
-        raise ApiError(400, "project must be a project name such as sglang or vllm.")
-    return value
-
-
-def check_limit(value: str | None, default: int) -> int:
-    if value in (None, ""):
-        return default
-    # str.isdigit() accepts "²", which int() rejects: match ASCII digits only.
-    if not _DIGITS.fullmatch(value) or not 1 <= int(value) <= MAX_LIMIT:
-        raise ApiError(400, f"limit must be a whole number from 1 to {MAX_LIMIT}.")
-    return int(value)
 
 
 # ---------------------------------------------------------------- the lanes
@@ -478,12 +468,9 @@ class Api:
         self.lanes.refuse_early(request)
         raw = await read_body(request, timeout=self.body_timeout)
         text, opts = explain_input(raw, request.headers.get("content-type", "text/plain"))
-        q = request.query_params
-        version = check_version(opts.get("version", q.get("version")))
-        limit = check_limit(opts.get("limit", q.get("limit")), 5)
-        offset = check_offset(opts.get("offset", q.get("offset")))
-        fmt = check_format(opts.get("format", q.get("format")))
-        project = check_project(opts.get("project", q.get("project")))
+        params = {**request.query_params, **opts}
+        version, limit, offset, project = page_options(params, 5)
+        fmt = check_param("format", params.get("format"), "json")
         matches = await self._explain(request, text, version, project)
         if fmt == "markdown":  # the whole answer, as a bot posts it
             from kverr.present import markdown
@@ -496,7 +483,7 @@ class Api:
         """A launch through its release's own checks, as `kverr check --json` reports it."""
         raw = await read_body(request, limit=MAX_CHECK * 4, timeout=self.body_timeout)
         text, opts = check_input(raw, request.headers.get("content-type", "text/plain"))
-        release = check_version(opts.get("release", request.query_params.get("release")))
+        release = check_param("version", opts.get("release", request.query_params.get("release")))
 
         def run(_budget: float | None) -> dict:
             from kverr.verify.preflight import check_text
@@ -510,9 +497,7 @@ class Api:
         self.lanes.refuse_early(request)
         raw = await read_body(request, timeout=self.body_timeout)
         texts, opts = batch_input(raw)
-        version = check_version(opts.get("version"))
-        limit = check_limit(opts.get("limit"), 5)
-        project = check_project(opts.get("project"))
+        version, limit, _, project = page_options(opts, 5)
         found = await self._explain(request, texts, version, project)
         results = [
             self._page(text, matches, limit, 0) for text, matches in zip(texts, found, strict=True)
@@ -615,10 +600,7 @@ class Api:
                 400,
                 f"q must be text of at most {MAX_QUERY} characters; POST long pastes to /explain.",
             )
-        version = check_version(request.query_params.get("version"))
-        limit = check_limit(request.query_params.get("limit"), 20)
-        offset = check_offset(request.query_params.get("offset"))
-        project = check_project(request.query_params.get("project"))
+        version, limit, offset, project = page_options(request.query_params, 20)
         matches, total = self.cat.search_page(
             q, version=version, limit=limit, offset=offset, project=project
         )
@@ -627,7 +609,7 @@ class Api:
     async def versions(self, request: Request) -> JSONResponse:
         """The releases `version=` accepts, oldest first, and every revision built, each with
         its project (?project=: that project's alone)."""
-        project = check_project(request.query_params.get("project"))
+        project = check_param("project", request.query_params.get("project"))
         if project is not None:
             self.cat.project(project)  # NotFound (404) names the projects held
         rows = [r.to_dict() for r in self.cat.revisions(project=project)]
@@ -675,7 +657,7 @@ class Api:
                 400, "A flag name looks like --page-size (letters, digits, '-' and '_')."
             )
         name = "--" + m.group(1)
-        project = check_project(request.query_params.get("project"))
+        project = check_param("project", request.query_params.get("project"))
         decl = self.cat.flag(name, project=project)
         if decl is None:
             raise ApiError(
