@@ -26,6 +26,7 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from kverr import io, template
@@ -93,14 +94,17 @@ _CODE_SPAN = re.compile(r"`([^`]*)`")
 _FLAG_DOC = re.compile(r"--[a-z][\w.-]*: [^:]+\.$")
 
 
-def prose_sentences(rec: dict) -> set[str]:
-    """Every sentence of a record's prose fields (each list item a sentence or more)."""
-    out: set[str] = set()
+def prose_texts(rec: dict) -> Iterator[tuple[str, str]]:
+    """(field, text) of each of a record's prose texts (each item of a list field)."""
     for field in PROSE:
         value = rec.get(field) or []
         for text in [value] if isinstance(value, str) else value:
-            out.update(s.strip() for s in _SENTENCE.split(text or "") if s.strip())
-    return out
+            yield field, text or ""
+
+
+def prose_sentences(rec: dict) -> set[str]:
+    """Every sentence of a record's prose fields (each list item a sentence or more)."""
+    return {s.strip() for _, text in prose_texts(rec) for s in _SENTENCE.split(text) if s.strip()}
 
 
 def _shape(sentence: str) -> str:
@@ -141,14 +145,7 @@ def leaks(text: str) -> list[str]:
 
 def leaking(records: list[dict]) -> list[tuple[str, str, str]]:
     """(record id, field, text) for each prose field holding template text."""
-    out = []
-    for rec in records:
-        for field in PROSE:
-            value = rec.get(field) or []
-            for text in [value] if isinstance(value, str) else value:
-                if leaks(text):
-                    out.append((rec["id"], field, text))
-    return out
+    return [(r["id"], f, text) for r in records for f, text in prose_texts(r) if leaks(text)]
 
 
 def stats(records: list[dict]) -> dict:
@@ -221,32 +218,30 @@ def show(s: dict) -> str:
         f"{v['not-applicable']} not applicable; raise/assert at the newest commit: "
         f"{v['verifiedErrorsNewest']} of {v['errorsNewest']} verified; "
         f"{v['fixShownUnverified']} fixes shown unverified",
-        "empty fields:",
     ]
-    out += [f"  {k:<18} {v:4d}" for k, v in s["empty"].items()]
-    out.append("meaning:")
-    out += [f"  {k:<28} {v:4d}" for k, v in s["meaning"].items()]
-    out.append("backgroundTag:")
-    out += [f"  {k:<32} {v:4d}" for k, v in s["backgroundTag"].items()]
+
+    def counts(key: str, width: int, title: str = "") -> list[str]:
+        return [f"{title or key}:", *(f"  {k:<{width}} {n:4d}" for k, n in s[key].items())]
+
+    out += [*counts("empty", 18, "empty fields"), *counts("meaning", 28)]
+    out += counts("backgroundTag", 32)
     out.append(f"triggerScenarios: avg {s['triggerAvgChars']} chars, max {s['triggerMaxChars']}")
-    out.append("smells:")
-    out += [f"  {k:<32} {v:4d}" for k, v in s["smells"].items()]
-    return "\n".join(out)
+    return "\n".join([*out, *counts("smells", 32)])
 
 
-HEADLINE = (
-    ("verified fixes", lambda s: s["verification"]["verified"]),
-    ("newest raise/assert verified", lambda s: s["verification"]["verifiedErrorsNewest"]),
-    ("fix shown unverified", lambda s: s["verification"]["fixShownUnverified"]),
-    ("no 'What it means'", lambda s: s["empty"]["documentation"]),
-    ("docs link", lambda s: s["meaning"]["docs link (learnMore)"]),
-    ("why part", lambda s: s["meaning"]["documentation with a why"]),
-    ("stock sentences", lambda s: s["meaning"]["stock sentences (>5%)"]),
-    ("template leaks", lambda s: s["meaning"]["template leaks"]),
-    ("no exampleFix", lambda s: s["empty"]["exampleFix"]),
-    ("fix only deletes flags", lambda s: s["smells"]["exampleFix only deleting flags"]),
-    ("notice gives up", lambda s: s["smells"]["notice fixed by giving up"]),
-    ("errors w/o validationCode", lambda s: s["smells"]["errors without validationCode"]),
+HEADLINE = (  # (name, group of stats(), figure)
+    ("verified fixes", "verification", "verified"),
+    ("newest raise/assert verified", "verification", "verifiedErrorsNewest"),
+    ("fix shown unverified", "verification", "fixShownUnverified"),
+    ("no 'What it means'", "empty", "documentation"),
+    ("docs link", "meaning", "docs link (learnMore)"),
+    ("why part", "meaning", "documentation with a why"),
+    ("stock sentences", "meaning", "stock sentences (>5%)"),
+    ("template leaks", "meaning", "template leaks"),
+    ("no exampleFix", "empty", "exampleFix"),
+    ("fix only deletes flags", "smells", "exampleFix only deleting flags"),
+    ("notice gives up", "smells", "notice fixed by giving up"),
+    ("errors w/o validationCode", "smells", "errors without validationCode"),
 )
 
 
@@ -271,7 +266,7 @@ def steps(labelled: list[tuple[str, list[dict]]]) -> list[dict]:
                 "records": len(recs),
                 "changed": changed if i else None,
                 "fields": dict(fields.most_common()),
-                **{name: get(s) for name, get in HEADLINE},
+                **{name: s[group][key] for name, group, key in HEADLINE},
             }
         )
         prev = by_id
@@ -279,11 +274,11 @@ def steps(labelled: list[tuple[str, list[dict]]]) -> list[dict]:
 
 
 def show_steps(rows: list[dict]) -> str:
-    head = ["step", "records", "changed", *(name for name, _ in HEADLINE)]
+    head = ["step", "records", "changed", *(name for name, *_ in HEADLINE)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r["step"], r["records"], "-" if r["changed"] is None else r["changed"]]
-        cells += [r[name] for name, _ in HEADLINE]
+        cells += [r[name] for name, *_ in HEADLINE]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     lines.append("")
     for r in rows[1:]:
