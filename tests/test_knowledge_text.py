@@ -81,3 +81,23 @@ def add_cli_args(parser):
 def test_a_piece_of_a_parenthesis_or_where_to_report_is_no_meaning():
     (rec,) = _records(REPORT)
     assert rec["documentation"] == "--graph-batch: the largest batch captured."
+
+
+DEVELOPER_NOTE = """
+class ServerArgs:
+    def _handle_pool(self):
+        # Rebuild the pool when its sizes differ from `[self.pool_config.size]`, as with two groups.
+        if self.pool_groups > 1 and self.pool_size > 64:
+            raise ValueError("A pool of several groups holds at most 64 pages.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--pool-size", type=int, default=16, help="Pages in the pool.")
+    parser.add_argument("--pool-groups", type=int, default=1, help="Groups of the pool.")
+"""
+
+
+def test_a_comment_that_reads_the_codes_own_attributes_is_no_meaning():
+    (rec,) = _records(DEVELOPER_NOTE)
+    assert "self." not in rec["documentation"]
+    assert "why" not in rec["meaning"]

@@ -242,10 +242,11 @@ def _restates(text: str, earlier: str) -> bool:
 
 def _says_why(comment: str | None) -> bool:
     """A comment worth showing a user: a sentence, not a section label ("# Other platforms
-    backends"), a bare link or a note to the developers."""
+    backends"), a bare link or a note to the developers (one that reads the code's own
+    attributes, `self.cache_config.block_size`)."""
     text = _prose(comment)
     words = re.sub(r"https?://\S+", "", text).split()
-    if len(words) < 5:
+    if len(words) < 5 or re.search(r"\bself\.", text):
         return False
     return not re.match(r"(take care|handle|todo|fixme|hack|note to self)\b", text, re.I)
 
