@@ -924,7 +924,8 @@ def merge(
 
     # ties: the site the input names first; then a record some commit holds before one that
     # only a snapshot of files from disk has (a seed module laid over a release); then the
-    # record still present in the newest revision (what a user most likely runs)
+    # record still present in the newest revision (what a user most likely runs); last its id,
+    # so that one catalog answers in one order however its index was read in
     keys = [key(h) for h in out]
     counts = Counter(keys)
     tied = [h.index for h, k in zip(out, keys, strict=True) if counts[k] > 1]
@@ -936,6 +937,7 @@ def merge(
             -idx.last_ord[h.index],
             SEVERITY_RANK.get(idx.severity[h.index], 9),
             h.line or 0,
+            idx.ids[h.index],
         )
     )
     return out
