@@ -193,11 +193,15 @@ _JOB = re.compile(
 )
 
 
+# a comment or docstring that reads the code's own attributes is a note to the developers
+_SELF = re.compile(r"\bself\.")
+
+
 def _docstring(f: Facts) -> str:
     """The enclosing function's docstring summary, only when it explains something and shares
     a word with this check (its message or flags): never an unrelated helper's."""
     text = _first_paragraph(f.site.docstring)
-    if not text or _JOB.match(text):
+    if not text or _JOB.match(text) or _SELF.search(text):
         return ""
     words = _content_words(text)
     mine = _content_words(f.literal + " " + " ".join(f.site.flags).replace("-", " "))
@@ -246,7 +250,7 @@ def _says_why(comment: str | None) -> bool:
     attributes, `self.cache_config.block_size`)."""
     text = _prose(comment)
     words = re.sub(r"https?://\S+", "", text).split()
-    if len(words) < 5 or re.search(r"\bself\.", text):
+    if len(words) < 5 or _SELF.search(text):
         return False
     return not re.match(r"(take care|handle|todo|fixme|hack|note to self)\b", text, re.I)
 
