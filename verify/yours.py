@@ -33,7 +33,7 @@ from typing import Any
 
 from kverr.records.pattern import pattern_for
 from kverr.verify.harness import Log, Outcome, Target
-from kverr.verify.parsing import fix_of, launch_of
+from kverr.verify.parsing import fix_of
 from kverr.verify.search import candidates
 from kverr.verify.search.changes import describe
 from kverr.verify.step import Bench, expect_of
@@ -528,18 +528,22 @@ def with_record_fix(bench: Bench, launch: Launch, example_fix: str) -> Launch | 
     """`launch` changed as the record's example fix changes its own launch (the options it
     drops, adds or sets anew), when `launch` is the one the example starts from (it sets each
     option of the example's before, and each option the fix changes to the before's value) and
-    the change passes every argument check of the revision; else None."""
+    the change passes every argument check of the revision; else None. Both lines of the
+    example are read as the parser reads the user's launch (`resolve`), in the same names."""
     fix = fix_of(example_fix, Launch().command(*bench.command()))
     if fix is None:
         return None
-    before, after = launch_of(_split(fix.before)), launch_of(_split(fix.after))
-    mine = {o: candidates.value_of(launch, o, bench.decls, _NONE) for o, _ in before.args}
-    if any(v is _NONE for v in mine.values()):
+    options = bench.info["options"]
+    before, after = (resolve(words, options=options) for words in (fix.before, fix.after))
+    if before.unknown or after.unknown:
+        return None  # an option this release does not have
+    before, after = before.launch, after.launch
+    if any(not launch.has(o) for o, _ in before.args):
         return None  # another launch than the example's: its fix is not this one's
     edits = [("drop", o, None) for o, _ in before.args if not after.has(o)]
     for o, v in after.args:
         if before.value(o, _NONE) != v:
-            if before.has(o) and mine[o] != before.value(o):
+            if before.has(o) and launch.value(o) != before.value(o):
                 return None  # the fix moves a value this launch does not have
             edits.append(("set", o, v))
     fixed = candidates.apply(launch, FixChange(tuple(edits), "record"), bench.decls)
@@ -547,11 +551,3 @@ def with_record_fix(bench: Bench, launch: Launch, example_fix: str) -> Launch | 
 
 
 _NONE = object()
-
-
-def _split(words: Sequence[str]) -> list[str]:
-    """`--x=1` as the two words `--x 1`, as the parser reads it."""
-    out: list[str] = []
-    for w in words:
-        out += w.split("=", 1) if w.startswith("--") and "=" in w else [w]
-    return out

@@ -22,7 +22,6 @@ import ast
 import re
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
 
 from kverr.extractor.pysource import literal
 from kverr.records.conditions import Atom, atoms_of, phrase, show_value
@@ -88,12 +87,6 @@ def drop_option(launch: Launch, flag: str, decls: dict[str, FlagDecl]) -> Launch
     same = _aliases(flag, decls)
     args = tuple((o, v) for o, v in launch.args if o not in same)
     return replace(launch, args=args)
-
-
-def value_of(launch: Launch, flag: str, decls: dict[str, FlagDecl], default: Any = None) -> Any:
-    """The value `launch` gives `flag` under any of its names (`--tp` for `--tp-size`)."""
-    same = _aliases(flag, decls)
-    return next((v for o, v in launch.args if o in same), default)
 
 
 def _aliases(flag: str, decls: dict[str, FlagDecl]) -> set[str]:
