@@ -309,12 +309,9 @@ class ServerArgs:
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):
         # the parallel sizes are parsed under their long names and kept under short ones
-        args.tp_size = args.tensor_parallel_size
-        args.dp_size = args.data_parallel_size
-        args.pp_size = args.pipeline_parallel_size
-        args.ep_size = args.expert_parallel_size
-        names = [field.name for field in dataclasses.fields(cls)]
-        return cls(**{name: getattr(args, name) for name in names})
+        for kind in ("tensor", "data", "pipeline", "expert"):
+            setattr(args, f"{kind[0]}p_size", getattr(args, f"{kind}_parallel_size"))
+        return cls(**{field.name: getattr(args, field.name) for field in dataclasses.fields(cls)})
 
 
 def prepare_server_args(argv):
