@@ -432,6 +432,13 @@ def _printed(values: Mapping[str, str], name: str) -> float | None:
     return None
 
 
+def evaluate(cond: str, values: Mapping[str, float | str]) -> Any:
+    """The condition over options (`--tp-size % --dp-size == 0`) with these option values;
+    None when it reads anything else, or fails."""
+    tree = _tree(cond)
+    return None if tree is None else _eval(tree, {_name(o): v for o, v in values.items()})
+
+
 def _tree(cond: str) -> ast.expr | None:
     """The condition, its options as names (`o_tp_size`), parsed; None when it is no Python."""
     from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here

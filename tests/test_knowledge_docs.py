@@ -146,14 +146,79 @@ def test_a_docs_row_of_only_type_and_default_leaves_the_word_to_the_help():
     assert rec["meaning"]["what"] == "--enable-dp-attention: DP attention."
 
 
-def test_common_situations_come_from_the_launches_of_the_docs_and_tests():
-    rec = _dp_record(_records(_docs()))
-    assert rec["commonSituations"] == (
-        "In this release's docs and tests, --enable-dp-attention is set in 2 launches, most "
-        "often with --dp-size and --tp-size, serving Falcon."
-    )
-    # without docs there is no evidence, so nothing is said
-    assert _dp_record(_records(None))["commonSituations"] == ""
+SITUATIONS = """
+import logging
+from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ServerArgs:
+    tp_size: int = 1
+    dp_size: int = 1
+    enable_dp_attention: bool = False
+    disable_radix_cache: bool = False
+    chunked_prefill_size: int = 8192
+    kernel: str = None
+
+    def check(self):
+        if self.enable_dp_attention:
+            assert self.tp_size % self.dp_size == 0, "--tp-size must split into --dp-size groups"
+        if self.disable_radix_cache and self.chunked_prefill_size > 0:
+            logger.warning("Chunked prefill without the radix cache is experimental.")
+        if self.kernel is None:
+            logger.info("No kernel given; the engine picks one.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--tp-size", "--tp", type=int, default=1, help="Tensor parallel ranks.")
+    parser.add_argument("--dp-size", "--dp", type=int, default=1, help="Data parallel ranks.")
+    parser.add_argument("--enable-dp-attention", action="store_true", help="DP attention.")
+    parser.add_argument("--disable-radix-cache", action="store_true", help="No prefix cache.")
+    parser.add_argument("--chunked-prefill-size", type=int, default=8192, help="Chunk size.")
+    parser.add_argument("--kernel", type=str, default=None, help="The kernel family.")
+"""
+
+LAUNCHES = """
+def test_uneven_split():
+    run(["--tp", "3", "--dp", "2", "--enable-dp-attention"])
+
+
+def test_even_split():
+    run(["--tp", "4", "--dp", "2", "--enable-dp-attention"])
+
+
+def test_no_radix_cache():
+    run(["--disable-radix-cache"])
+
+
+def test_no_radix_cache_unchunked():
+    run(["--disable-radix-cache", "--chunked-prefill-size", "-1"])
+"""
+
+SITUATION_CASES = [
+    # arithmetic over the launch's own values: 3 % 2 != 0 hits, 4 % 2 passes
+    ("split into", "In this release's docs and tests, one launch hits it (test/test_launches.py)."),
+    # the default gives the rest of the check, and the launch that leaves it so hits it
+    (
+        "radix cache is experimental",
+        "Any launch with --disable-radix-cache hits it: --chunked-prefill-size is 8192 by"
+        " default. In this release's docs and tests, one launch hits it (test/test_launches.py).",
+    ),
+    # a None default is what the code may pick later: no evidence either way
+    ("engine picks one", ""),
+]
+
+
+@pytest.mark.parametrize(("words", "expected"), SITUATION_CASES)
+def test_common_situations_are_the_launches_that_hit_the_check(words, expected):
+    docs = Docs((D.read_file("test/test_launches.py", LAUNCHES, MARKERS),))
+    fx = extract_file(SourceFile(path=SA, text=SITUATIONS, blob="0" * 40))
+    assert _by_message(build_records([fx], REV, docs=docs), words)["commonSituations"] == expected
+    # without docs there is no launch to count; the defaults alone still speak
+    alone = _by_message(build_records([fx], REV), words)["commonSituations"]
+    assert alone == expected.partition(" In this release")[0].partition("In this release")[0]
 
 
 def test_a_flag_the_docs_cover_only_in_a_table_links_its_section():

@@ -258,6 +258,9 @@ def _python_launches(path: str, text: str, markers: Sequence[str]) -> tuple[DocL
     return tuple(out)
 
 
+_OPTION_LIKE = re.compile(r"-(?![\d.])")  # "-1" and "-.5" are values, "-v" an option
+
+
 def _launch(words: list[str], path: str, model: str = "") -> list[DocLaunch]:
     tokens = [t for w in words for t in w.split()]
     args: list[str] = []
@@ -267,7 +270,7 @@ def _launch(words: list[str], path: str, model: str = "") -> list[DocLaunch]:
         if tok.startswith("--") and _OPTION.fullmatch(tok.split("=", 1)[0]):
             if "=" in tok:
                 args.append(tok)
-            elif i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
+            elif i + 1 < len(tokens) and not _OPTION_LIKE.match(tokens[i + 1]):
                 args.append(f"{tok}={tokens[i + 1]}")
                 i += 1
             else:
@@ -488,29 +491,76 @@ def usage(
     launch writes the option's JSON with that field."""
     if docs is None:
         return None
-    idx = _index(docs)
-    mine = set(names(flag, decls))
-    canon = canonical(decls)
-    parent, dot, field = flag.partition(".")
-    parents = set(names(parent, decls)) if dot else set()
-
-    def given_here(arg: str) -> str | None:
-        """The value `arg` gives the flag ("" for a switch), None when it is another's."""
-        name, _, given = arg.partition("=")
-        if name in mine:
-            return given
-        if name in parents and given:
-            return _json_field(given, field)
-        return None
-
     found = []
-    for la in idx.launches:
-        got = [g for g in map(given_here, la.args) if g is not None]
+    for la in _index(docs).launches:
+        got = _values(la, flag, decls)
         if got and (value is None or value in got):
             found.append((la, got))
     if not found:
         return None
-    words = set(re.split(r"[-_.]", flag.lstrip("-")))
+    return _tally(found, {flag}, decls, docs)
+
+
+def launches(docs: Docs) -> list[DocLaunch]:
+    """Every launch of the revision's docs, tests and CI, in file order."""
+    return _index(docs).launches
+
+
+def given(la: DocLaunch, flag: str, decls: dict[str, FlagDecl]) -> str | None:
+    """The value the launch gives `flag` ("" for a switch; the last, when given twice), None
+    when it does not set it."""
+    got = _values(la, flag, decls)
+    return got[-1] if got else None
+
+
+def _values(la: DocLaunch, flag: str, decls: dict[str, FlagDecl]) -> list[str]:
+    mine = set(names(flag, decls))
+    parent, dot, field = flag.partition(".")
+    parents = set(names(parent, decls)) if dot else set()
+    out = []
+    for arg in la.args:
+        name, _, value = arg.partition("=")
+        if name in mine:
+            out.append(value)
+        elif name in parents and value:
+            got = _json_field(value, field)
+            if got is not None:
+                out.append(got)
+    return out
+
+
+def met_by(
+    found: Sequence[DocLaunch], flags: set[str], decls: dict[str, FlagDecl], docs: Docs, where: str
+) -> str:
+    """The launches that meet a check, in one sentence: "In this release's docs and tests, 3
+    launches hit it (benchmark/README.md, test/test_x.py), most often with --dp-size, serving
+    DeepSeek-V3." `where`: the platform they meet it on (" on an SM100 (Blackwell) GPU")."""
+    used = _tally([(la, []) for la in found], flags, decls, docs)
+    paths = list(dict.fromkeys(la.path for la in found))
+    shown = ", ".join(paths[:2]) + (f" and {len(paths) - 2} more files" if len(paths) > 2 else "")
+    count = "one launch hits" if used.launches == 1 else f"{used.launches} launches hit"
+    text = f"In this release's docs and tests, {count} it{where} ({shown})"
+    others = [o for o, n in used.together if n >= 2 and n * 4 >= used.launches][:3]
+    models = [m for m, _ in used.models][:3]
+    if others:
+        text += f", most often with {join_words(others)}"
+    if models:
+        text += f", serving {join_words(models)}"
+    return text + "."
+
+
+def _tally(
+    found: Sequence[tuple[DocLaunch, list[str]]],
+    flags: set[str],
+    decls: dict[str, FlagDecl],
+    docs: Docs,
+) -> Usage:
+    """What goes with `flags` in these launches: the values they give them, the other options
+    set (all but the ones every launch sets), the models served."""
+    idx = _index(docs)
+    canon = canonical(decls)
+    words = {w for flag in flags for w in re.split(r"[-_.]", flag.lstrip("-"))}
+    own = {canon.get(n, n) for flag in flags for n in names(flag.partition(".")[0], decls)}
     together: Counter[str] = Counter()
     values: Counter[str] = Counter()
     models: Counter[str] = Counter()
@@ -520,7 +570,7 @@ def usage(
         others = set()
         for a in la.args:
             name = a.partition("=")[0]
-            if name in mine or name in parents or name in idx.common or name not in canon:
+            if name in idx.common or name not in canon or canon[name] in own:
                 continue
             others.add(canon[name])
         together.update(others)

@@ -1,37 +1,31 @@
 """Conditions -> words: the launch that reaches the site (`triggerScenarios`), and where users
-meet the check (`commonSituations`: the models and platforms its guards test, how the
-revision's docs, tests and CI launch its feature).
+meet the check (`commonSituations`: what the options' defaults already give, and the
+revision's own launches, in its docs, tests and CI, that meet every condition).
 """
 
 from __future__ import annotations
 
 import re
 
-from kverr.records.conditions import Atom, join_words, phrase, show_value
+from kverr.extractor.sources import matches_any
+from kverr.records.conditions import Atom, dest_of, join_words, phrase, show_value
 from kverr.records.knowledge import docs, earlier
 from kverr.records.knowledge.facts import (
     Facts,
-    _takes_value,
     flag_default,
+    holds_for,
     in_files,
     meets_default,
 )
-from kverr.records.knowledge.text import feature_flags, model_option
+
+from kverr.advice import evaluate
+from kverr.ftypes import DocLaunch
 
 
 def trigger_scenarios(f: Facts) -> str:
     """The launch that reaches the site, in words: the model, the flags, the platform, then
     any other condition; and the earlier checks of the validator it already passed."""
-    # An early exit on the way (`if self.x is None: return`) is a condition of the launch
-    # like an enclosing if, not an earlier check: it reads "with --x set".
-    exits = tuple(
-        a
-        for r in f.readings
-        if r.role == "gate" and r.guard.kind == "early-exit"
-        for a in r.atoms
-        if a in f.passed
-    )
-    atoms = _last_per_flag(list(dict.fromkeys(exits + f.context + f.direct)))
+    atoms = _launch_atoms(f)
     with_ = _with_values(
         [a for a in atoms if a.flag and not _without(a, f) and a.op != "is None"], f
     )
@@ -70,7 +64,7 @@ def trigger_scenarios(f: Facts) -> str:
     passed = [
         phrase(a)
         for a in dict.fromkeys(f.passed)
-        if a not in exits and not meets_default(a, f.decls)
+        if a not in _exits(f) and not meets_default(a, f.decls)
     ]
     if passed:
         text += (
@@ -144,57 +138,173 @@ def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
 
 
 def common_situations(f: Facts) -> str:
-    """Where users meet this check, from evidence only: the model family and platform its
-    guards test, and how the revision's own docs, tests and CI launch its feature (the
-    options set with it, the values given, the models served); "" when that is thin."""
-    exprs = [a for a in (*f.context, *f.direct) if a.flag is None]
-    models = [phrase(a) for a in exprs if a.topic == "model" and a.holds][-1:]
-    where = [phrase(a) for a in exprs if a.topic in ("platform", "hardware") and a.holds]
-    where = list(dict.fromkeys(where))  # ("not on CUDA" names no platform a user is on)
-    bits = []
-    if models or where:
-        bits.append(("It comes up serving " + models[0] if models else "It comes up")
-                    + (" " + " and ".join(where) if where else "") + ".")  # fmt: skip
-    seen = _launches(f)
-    if seen:
-        bits.append(seen)
-    return " ".join(bits)
+    """Where users meet this check, from evidence only: what the defaults already give (so a
+    launch needs only the rest), and which of the revision's own launches (docs, tests, CI)
+    meet every condition the check tests, with the options and models they go with. "" where
+    neither says more than the trigger."""
+    atoms = _launch_atoms(f)
+    if served(f) or matches_any(f.site.file, f.profile.launch_path):
+        return ""  # a request's check, or one that reads the running server's state
+    if not atoms or not all(_readable(a) for a in atoms):
+        return ""  # no condition, or one that no launch shows: nothing to count
+    said = _by_default(atoms, f)
+    if said.startswith("Every launch hits"):
+        return said  # (every launch of the docs and tests would be counted: no news)
+    return " ".join(filter(None, [said, _meeting(atoms, f)]))
 
 
-def _launches(f: Facts) -> str:
-    """How the revision's launches use the check's feature: "In this release's docs and tests,
-    --enable-dp-attention is set in 179 launches, most often with --moe-a2a-backend and
-    --dp-size, serving DeepSeek-V3 and DeepSeek-V3.2-Exp." A value the check tests narrows
-    it to launches with that value. "" when fewer than two launches, or nothing goes with it."""
-    # Only options the check wants given: launches that set one it wants left out are no
-    # evidence of where it comes up.
-    atoms = f.context + f.direct
-    wanted = {a.flag for a in atoms if a.flag and a.op not in ("unset", "is None")}
-    wanted |= {fl for a in atoms if a.flag is None for fl in a.flags}
-    model = model_option(f.profile)
-    for flag in [fl for fl in feature_flags(f) if fl != model and fl in wanted][:3]:
-        value = _value_tested(flag, f)
-        text = docs.seen_in_launches(
-            docs.usage(flag, f.decls, f.docs, value),
-            f"{flag} {value}" if value else flag,
-            values=value is None and _takes_value(f.decls.get(flag)),
-        )
-        if text:
-            return text
-    return ""
+_WHERE = ("model", "platform", "hardware")  # conditions a launch's words can be read for
 
 
-def _value_tested(flag: str, f: Facts) -> str | None:
-    """The one value the check tests `flag` for (`--attention-backend == 'cutlass_mla'`, also
-    inside an either-or), when it tests one: the launches that matter are those with it."""
-    found = {
-        str(a.value)
-        for a in f.context + f.direct
-        if a.flag == flag and a.op == "==" and isinstance(a.value, str)
-    }
-    for a in f.context + f.direct:
-        if a.flag is None:
-            found.update(
-                m.group(1) for m in re.finditer(re.escape(flag) + r" == '([^']+)'", a.text)
-            )
-    return found.pop() if len(found) == 1 else None
+def _readable(a: Atom) -> bool:
+    """A condition a launch decides: a flag fact, a model, platform or environment test, or
+    arithmetic over options that kverr can run."""
+    if a.flag or a.topic in (*_WHERE, "env"):
+        return True
+    probe = {fl: 1 for fl in a.flags}  # (any number: only whether it runs at all matters)
+    return a.topic in ("", "flags") and bool(a.flags) and evaluate(a.text, probe) is not None
+
+
+def _launch_atoms(f: Facts) -> list[Atom]:
+    """The conditions a launch must meet to reach the site: the early exits on the way, the
+    enclosing ifs and the direct test, one (the last) per flag."""
+    return _last_per_flag(list(dict.fromkeys(_exits(f) + f.context + f.direct)))
+
+
+def _exits(f: Facts) -> tuple[Atom, ...]:
+    # An early exit on the way (`if self.x is None: return`) is a condition of the launch
+    # like an enclosing if, not an earlier check: it reads "with --x set".
+    return tuple(
+        a
+        for r in f.readings
+        if r.role == "gate" and r.guard.kind == "early-exit"
+        for a in r.atoms
+        if a in f.passed
+    )
+
+
+def _free(a: Atom, f: Facts) -> bool:
+    """A condition on options every launch meets unless it changes one: their declared
+    defaults give it."""
+    return a.topic not in _WHERE and _holds(a, None, f)
+
+
+def _holds(a: Atom, la: DocLaunch | None, f: Facts) -> bool:
+    """Whether the launch (None: one that sets nothing) makes the condition true, each option
+    at its given value, else its declared default. Unknown is false: an option an earlier phase
+    of the check's class assigns, a default the code picks, an expression kverr cannot run."""
+    if a.topic == "env":  # a launch's options set no variable: only the unset state holds
+        return phrase(a).endswith(("is not set", "is not enabled"))
+    assigned = {s.field for s in f.earlier}
+    if a.via or any(dest_of(fl) in assigned for fl in (a.flag, *a.flags) if fl):
+        return False  # the check reads what the code made of the option, not the launch's value
+    if a.flag:
+        raw = docs.given(la, a.flag, f.decls) if la else None
+        if raw is None:
+            # A None or "" default is "not given": the code often picks a value before the
+            # check (vLLM resolves --enable-chunked-prefill), so it is unknown, not unset.
+            return flag_default(a.flag, f.decls) not in (None, "") and meets_default(a, f.decls)
+        return holds_for(a, _typed(raw))
+    values = {}
+    for fl in a.flags:
+        raw = docs.given(la, fl, f.decls) if la else None
+        value = flag_default(fl, f.decls) if raw is None else _typed(raw)
+        if value in (None, ""):
+            return False
+        values[fl] = value
+    got = evaluate(a.text, values)
+    return got is not None and bool(got) == a.holds
+
+
+def _by_default(atoms: list[Atom], f: Facts) -> str:
+    """ "Any launch with --disable-radix-cache hits it: --chunked-prefill-size is 8192 by
+    default." Said only when the defaults give part of the check; otherwise the trigger says
+    it all."""
+    tests = [a for a in atoms if a.topic not in _WHERE]
+    free = [a for a in tests if _free(a, f)]
+    if not free:
+        return ""
+    chosen = [phrase(a) for a in tests if a not in free]
+    where = _where(atoms)
+    flags = dict.fromkeys(fl for a in free for fl in (a.flag, *a.flags) if fl)
+    states: dict[str, list[str]] = {}
+    for fl in flags:
+        states.setdefault(_default_state(fl, f), []).append(fl)
+    defaults = join_words(
+        [
+            f"{join_words(fls)} {'is' if len(fls) == 1 else 'are'} {state}"
+            for state, fls in states.items()
+        ]
+    )
+    if not chosen:
+        return f"Every launch{where} hits it with the default options: {defaults}."
+    return f"Any launch{where} with {join_words(chosen)} hits it: {defaults}."
+
+
+def _where(atoms: list[Atom]) -> str:
+    """ " of an Olmo2ForCausalLM model on an SM100 (Blackwell) GPU" from the launch's model and
+    platform conditions."""
+    models = [phrase(a) for a in atoms if a.topic == "model" and a.flag is None][-1:]
+    return (" of " + models[0] if models else "") + _platform(atoms)
+
+
+def _platform(atoms: list[Atom]) -> str:
+    return "".join(" " + phrase(a) for a in atoms if a.topic in ("platform", "hardware"))
+
+
+def _on(a: Atom) -> bool:
+    return a.holds and not phrase(a).startswith("not ")
+
+
+def _default_state(flag: str, f: Facts) -> str:
+    value = flag_default(flag, f.decls)
+    if isinstance(value, bool):
+        return "on by default" if value else "off by default"
+    return f"{show_value(value)} by default"
+
+
+def _meeting(atoms: list[Atom], f: Facts) -> str:
+    """The revision's own launches that meet every condition of the check, in one sentence:
+    how many, where, the options and models they go with. A model condition is met by a
+    launch whose model names one of its architectures; a platform's is not written in
+    launches, so the sentence names it."""
+    if f.docs is None or not all(map(_on, (a for a in atoms if a.topic in _WHERE[1:]))):
+        return ""  # ("not on CUDA" names no platform a launch is on)
+    tests = [a for a in (*atoms, *f.passed) if a.topic not in _WHERE]
+    models = [a for a in atoms if a.topic == "model" and a.flag is None]
+    archs = [_ARCH.findall(a.text) for a in models]
+    if not all(archs):
+        return ""  # "a hybrid model": no architecture to read a launch's model for
+    found = [
+        la
+        for la in docs.launches(f.docs)
+        if all(_holds(a, la, f) for a in tests)
+        and all(_serves(la, names) == a.holds for a, names in zip(models, archs, strict=True))
+    ]
+    if not found:
+        return ""
+    where = _platform(atoms)
+    flags = {fl for a in tests for fl in (a.flag, *a.flags) if fl}
+    return docs.met_by(found, flags, f.decls, f.docs, where)
+
+
+_ARCH = re.compile(r"""['"]([A-Z]\w+?)(?:For\w+|Model)?['"]""")
+
+
+def _serves(la, archs: list[str]) -> bool:
+    """The launch's model is one of these architectures, as its name spells the family
+    ("Olmo2" in "OLMo-2-1124-7B", "Qwen3Next" in "Qwen3-Next-80B-A3B")."""
+    model = re.sub(r"[^a-z0-9]", "", la.model.lower())
+    return bool(model) and any(re.sub(r"[^a-z0-9]", "", a.lower()) in model for a in archs)
+
+
+def _typed(raw: str) -> object:
+    """A launch's value as the parser would give it: a switch is True, a number a number."""
+    if raw == "":
+        return True
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    return raw
