@@ -340,3 +340,36 @@ def add_cli_args(parser):
         "Set --pool-fraction to a smaller value",
         "Set --max-graph-batch to a smaller value (e.g., 16)",
     ]
+
+
+REQUEST_AND_PROMISE = '''
+class Engine:
+    def generate(self, prompt, rank=None):
+        if self.server_args.enable_dp_attention:
+            if rank is not None and rank < 0:
+                raise ValueError("rank must be non-negative")
+        return self.run(prompt, rank)
+
+
+class ServerArgs:
+    def check(self):
+        assert self.pooling is not None, "Should be resolved by the model config"
+'''
+
+
+def test_a_request_check_is_not_fixed_by_giving_up_the_launch_feature():
+    recs = _records(REQUEST_AND_PROMISE, "python/sglang/srt/entrypoints/engine.py")
+    rec = _by_message(recs, "rank must be non-negative")
+    assert rec["triggerScenarios"].startswith("Serving a request after launching with")
+    assert not any("--enable-dp-attention" in s for s in rec["solutions"])
+    assert rec["exampleFix"] == ""
+
+
+def test_a_check_the_code_promises_never_to_reach_gets_no_launch_advice():
+    rec = _by_message(_records(REQUEST_AND_PROMISE), "Should be resolved")
+    assert rec["backgroundTag"] == "internal-invariant"
+    assert (rec["triggerScenarios"], rec["exampleFix"], rec["preventionTips"]) == ("", "", [])
+    assert rec["solutions"] == [
+        "Report it to the SGLang project with the full launch command: the message says the code"
+        " settles this before the check, so no launch option is known to cause it"
+    ]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from kverr.records.knowledge import docs
 from kverr.records.knowledge.classify import background_tag, error_type, handling_strategy, tags
 from kverr.records.knowledge.facts import Facts, facts_for
-from kverr.records.knowledge.fixes import example_fix, prevention_tips, solutions
+from kverr.records.knowledge.fixes import example_fix, prevention_tips, report_it, solutions
 from kverr.records.knowledge.text import compose, feature_flags, introduced, meaning
 from kverr.records.knowledge.validation import try_catch_pattern, type_guard, validation_code
 from kverr.records.knowledge.words import common_situations, trigger_scenarios
@@ -38,7 +38,7 @@ def knowledge_fields(f: Facts, repo: str) -> dict[str, object]:
     validation = validation_code(f)
     parts = meaning(f)
     url = learn_more(f)
-    return {
+    fields = {
         "documentation": compose(parts),
         "meaning": parts,
         **({"learnMore": url} if url else {}),
@@ -55,6 +55,12 @@ def knowledge_fields(f: Facts, repo: str) -> dict[str, object]:
         "backgroundTag": background,
         "errorType": error_type(background),
     }
+    if background == "internal-invariant" and not f.site.template.is_empty:
+        # The message says the code settles this before the check: no launch is known to
+        # reach it, so no launch words, advice or example stand for it.
+        fields.update(triggerScenarios="", commonSituations="", solutions=[report_it(f)],
+                      exampleFix="", preventionTips=[])  # fmt: skip
+    return fields
 
 
 def learn_more(f: Facts) -> str | None:

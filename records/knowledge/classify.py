@@ -124,7 +124,10 @@ def _env_re(prefixes: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _INTERNAL = re.compile(
-    r"must (run|be called) (after|before)|should not happen|unreachable|\bbug\b|internal error",
+    r"must (run|be called) (after|before)|should not happen|unreachable|\bbug\b|internal error|"
+    # the code's own promise that it settled the value earlier ("Should be resolved by
+    # ModelConfig", "enable_chunked_prefill must be set by this point")
+    r"should (be|have been) resolved|by this point",
     re.I,
 )
 _ADJUSTED = re.compile(

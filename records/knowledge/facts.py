@@ -74,6 +74,17 @@ class Facts:
             and (own is None or r.guard.kind != "passed" or a.flag in own)
         )
 
+    @property
+    def served(self) -> bool:
+        """Whether the check runs for each request the server takes, not at launch (the
+        profile's `request_checks`: the input validation of a tokenizer manager, an OpenAI
+        server or the engine's generate call)."""
+        function = (self.site.function or "").rpartition(".")[2]
+        return any(
+            in_files(self.site.file, (path,)) and in_files(function, names)
+            for path, names in self.profile.request_checks
+        )
+
 
 def _named(flag: str | None, text: str) -> bool:
     return bool(flag) and re.search(re.escape(flag) + r"(?![\w-])", text) is not None

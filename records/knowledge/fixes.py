@@ -74,6 +74,8 @@ def solutions(f: Facts) -> list[str]:
                 fix += " when using " + join_words(using)
             out.append(fix)
     for atom in f.context:
+        if f.served:
+            break  # a request's own values fail it: giving up the launch's feature is no fix
         if atom.op == "set":
             out.append(f"Remove {atom.flag} if the deployment can do without it")
         elif atom.positive:
@@ -142,9 +144,20 @@ def _list(values: tuple) -> str:
     return ", ".join(show_value(x) for x in values)
 
 
+def report_it(f: Facts) -> str:
+    """The one advice for a check the code promises never to reach."""
+    return (
+        f"Report it to the {f.profile.product} project with the full launch command: the "
+        "message says the code settles this before the check, so no launch option is known "
+        "to cause it"
+    )
+
+
 def example_fix(f: Facts) -> str:
     """`# before` a launch command that reaches the site, `# after` the same command with the
     direct condition negated (else an enclosing one); empty when no flag-level fix is known."""
+    if f.served and not any(a.flag for a in f.direct):
+        return ""  # a request's own values fail it: no launch to change
     chosen: dict[str, str] = {}  # flag -> fragment; a later fact about a flag refines it
     reached = False  # some flag fact holds at its default: a bare launch gets there
     for atom in f.context + f.passed + f.direct:

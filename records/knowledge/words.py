@@ -14,7 +14,6 @@ from kverr.records.knowledge.facts import (
     Facts,
     flag_default,
     holds_for,
-    in_files,
     meets_default,
 )
 
@@ -41,7 +40,7 @@ def trigger_scenarios(f: Facts) -> str:
     if not (with_ or without or exprs):
         return ""
     # a check each served request runs: the launch, if the words name one, is the server's
-    request = served(f)
+    request = f.served
     bits = ["Serving a request after launching" if request else "Launching"]
     if model:
         bits.append(" and ".join(model))
@@ -73,16 +72,6 @@ def trigger_scenarios(f: Facts) -> str:
         )
     # what the phases before the check did to the flags it reads changes who reaches it
     return " ".join([text, *earlier.sentences(f)])
-
-
-def served(f: Facts) -> bool:
-    """Whether the check runs for each request the server takes, not at launch (the profile's
-    `request_checks`: the input validation of a tokenizer manager or an OpenAI server)."""
-    function = (f.site.function or "").rpartition(".")[2]
-    return any(
-        in_files(f.site.file, (path,)) and in_files(function, names)
-        for path, names in f.profile.request_checks
-    )
 
 
 def _with_values(atoms: list[Atom], f: Facts) -> list[str]:
@@ -143,7 +132,7 @@ def common_situations(f: Facts) -> str:
     meet every condition the check tests, with the options and models they go with. "" where
     neither says more than the trigger."""
     atoms = _launch_atoms(f)
-    if served(f) or matches_any(f.site.file, f.profile.launch_path):
+    if f.served or matches_any(f.site.file, f.profile.launch_path):
         return ""  # a request's check, or one that reads the running server's state
     if not atoms or not all(_readable(a) for a in atoms):
         return ""  # no condition, or one that no launch shows: nothing to count
