@@ -342,7 +342,7 @@ def add_cli_args(parser):
     ]
 
 
-REQUEST_AND_PROMISE = '''
+REQUEST_AND_PROMISE = """
 class Engine:
     def generate(self, prompt, rank=None):
         if self.server_args.enable_dp_attention:
@@ -354,7 +354,7 @@ class Engine:
 class ServerArgs:
     def check(self):
         assert self.pooling is not None, "Should be resolved by the model config"
-'''
+"""
 
 
 def test_a_request_check_is_not_fixed_by_giving_up_the_launch_feature():
