@@ -108,3 +108,42 @@ def test_a_comment_or_docstring_that_reads_the_codes_own_attributes_is_no_meanin
     for rec in recs:
         assert "self." not in rec["documentation"]
         assert "why" not in rec["meaning"]
+
+
+SUBJECTS = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def check(self):
+        if self.image_mode:
+            if self.skip_processor and self.processor != self.model_path:
+                logger.warning(
+                    f"You gave a processor ({self.processor}) but also skipped it via --skip-processor."
+                )
+        if not self.enable_dp_attention and self.nnodes == 1:
+            logger.info("Enable the fused all-reduce for this model")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--image-mode", type=str, help="How images reach the model.")
+    parser.add_argument("--skip-processor", action="store_true", help="Skip the processor.")
+    parser.add_argument("--processor", type=str, help="The image processor to load.")
+    parser.add_argument("--enable-dp-attention", action="store_true", help="DP attention.")
+    parser.add_argument("--nnodes", type=int, default=1, help="The number of nodes.")
+"""
+
+
+def test_the_meaning_is_about_what_the_message_names_not_the_gate_on_the_way():
+    recs = _records(SUBJECTS)
+    # a notice that adjusts nothing is about the option it names, not the switch around it
+    assert _by_message(recs, "You gave a processor")["meaning"]["what"] == (
+        "--processor: the image processor to load."
+    )
+    # a gate the launch only leaves off or at its default is where the check is, not its
+    # subject: its help would describe another feature
+    assert "meaning" not in _by_message(recs, "fused all-reduce") or not _by_message(
+        recs, "fused all-reduce"
+    )["meaning"].get("what")

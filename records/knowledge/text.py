@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 
 from kverr.extractor.pysource import module_or_none
+from kverr.records.conditions import Atom
 from kverr.records.knowledge import docs, notices
-from kverr.records.knowledge.facts import Facts, meets_default
+from kverr.records.knowledge.facts import Facts, _takes_value, flag_default, meets_default
 from kverr.records.names import in_place
 
 from kverr import template
@@ -61,7 +62,7 @@ def feature_flags(f: Facts) -> list[str]:
     on = [a.flag for a in f.context if a.flag and a.positive and not meets_default(a, f.decls)]
     direct = [a.flag for a in f.direct if a.flag] + [fl for a in f.direct for fl in a.flags]
     flags = list(dict.fromkeys([*on, *direct, *f.site.flags]))
-    if not notices.is_notice(f):  # (a notice's `instead` names the option it adjusts)
+    if not (notices.is_notice(f) and notices.did(f)):  # (`instead` names what it adjusts)
         flags.sort(key=lambda fl: _named_at(fl, f.decls.get(fl), f.message))
     flags = in_place(f.site, flags)
     # The model option names what is served, not a feature: it comes last.
@@ -75,6 +76,7 @@ def _named_at(flag: str, decl: FlagDecl | None, message: str) -> int:
     it does not (a dest such as `kernel` is also a plain word)."""
     at = [m.start() for m in [re.search(re.escape(flag) + r"(?![\w-])", message)] if m]
     dest = decl.dest if decl is not None else ""
+    dest = dest.rpartition(".")[2]  # (a config's field by its own name: `num_speculative_tokens`)
     if dest:
         code = rf"(?<![\w.])(?:self\.)?{re.escape(dest)}\b"
         for m in re.finditer(r"\{[^{}]*\}|[^{}]+", message):
@@ -105,7 +107,13 @@ def meaning(f: Facts) -> dict[str, str]:
     # the first of them the docs or its help describe (the model option only when alone: it
     # names what is served, not the feature)
     model = model_option(f.profile)
-    described = [fl for fl in flags if fl != model] or flags[:1]
+    left = _left_as_is(f)
+    described = [
+        fl
+        for fl in flags
+        if fl != model
+        and (fl not in left or _named_at(fl, f.decls.get(fl), f.message) <= len(f.message))
+    ] or [fl for fl in flags[:1] if fl == model]
     what = next((w for w in (what_is(fl, f) for fl in described) if w), "")
     whys: list[str] = []
     for text in _code_reasons(f):
@@ -113,8 +121,9 @@ def meaning(f: Facts) -> dict[str, str]:
             whys.append(text)
     if not whys:
         # (rules() leaves out the words of the options a sentence names)
-        words = docs.content_words(f.literal + " " + " ".join(flags))
-        for note in docs.rules(flags, words, f.decls, f.docs):
+        # (only about the options the check is about: a gate's rule is another subject)
+        words = docs.content_words(f.literal + " " + " ".join(described))
+        for note in docs.rules(described, words, f.decls, f.docs):
             text = _sentence(note.text)
             if not any(_restates(text, p) for p in (what, *whys)):
                 whys.append(text)
@@ -122,6 +131,26 @@ def meaning(f: Facts) -> dict[str, str]:
     instead = notices.did(f) if notices.is_notice(f) else ""
     parts = {"what": what, "why": _code_names(" ".join(whys)), "instead": instead}
     return {k: v for k, v in parts.items() if v}
+
+
+def _left_as_is(f: Facts) -> set[str]:
+    """Options the check only needs left as they are: a switch off ("without
+    --enable-dp-attention"), a value at its declared default ("--nnodes=1 (the default)").
+    They say where the check is, not what it is about, unless the message names them or the
+    notice adjusts them. (A value option not given is often the subject: "No devices given".)"""
+    if notices.is_notice(f) and notices.did(f):
+        return set()  # (what the notice adjusts is what it is about, whatever its test)
+    atoms = (*f.context, *f.direct)
+
+    def left(a: Atom) -> bool:
+        if a.op in ("unset", "is None"):
+            return not _takes_value(f.decls.get(a.flag or ""))
+        # (a None or "" default is the code's to pick: not known to meet anything)
+        return meets_default(a, f.decls) and flag_default(a.flag or "", f.decls) not in (None, "")
+
+    tested = {a.flag for a in atoms if a.flag}
+    chosen = {a.flag for a in atoms if a.flag and not left(a)}
+    return tested - chosen - {fl for a in atoms for fl in a.flags}
 
 
 def compose(parts: dict[str, str]) -> str:
