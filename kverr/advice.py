@@ -10,7 +10,9 @@ A launch-path check often reads values under names no option has: the project's 
 table says which option sets one (`context_len` is --context-length) and which options a
 bound grows with (the KV pool with the memory fraction), and what still limits a value
 raised. Printed expressions (`len(ids)`, `GiB(free)`) are bound to their numbers, and the
-message's own instruction with a value (`--dtype=half`, `APP_ALLOW_X=1`) is a line too.
+message's own instruction with a value (`--dtype=half`, `APP_ALLOW_X=1`) is a line too, and so
+is a record's verified fix of one option's word when the paste sets that option to the word
+the fix replaces (`--attention-backend trtllm_mha` beside the SM100 check: use triton).
 
 The condition is evaluated by a small interpreter over numbers (arithmetic, comparisons,
 `and`/`or`/`not`, a few numeric calls); anything else in it (another call, a name that is no
@@ -311,9 +313,11 @@ def _pasted(
     return out
 
 
-# `--attention-backend trtllm_mha`, `--dtype=half`: a word the paste gives an option, quoted
-# or not, where the sentence goes on after it
-_FLAG_WORD = re.compile(r"(?:=|[ \t]+)[`'\"]?([A-Za-z_][\w.-]{0,40}?)(?=[`'\".,;:)]*(?:\s|$))")
+# `--attention-backend trtllm_mha`, `--dtype=half`, `attention_backend="triton"`: a word the
+# paste gives an option, quoted or not, where the sentence goes on after it
+_WORD_END = r"([A-Za-z_][\w.-]{0,40}?)(?=[`'\".,;:)]*(?:\s|$))"
+_FLAG_WORD = re.compile(rf"(?:=|[ \t]+)[`'\"]?{_WORD_END}")
+_NAME_WORD = re.compile(rf"[ \t]*[=:][ \t]*[`'\"]?{_WORD_END}")
 
 
 def _swapped(record: Mapping[str, Any], text: str, said: Sequence[str]) -> list[str]:
@@ -329,9 +333,10 @@ def _swapped(record: Mapping[str, Any], text: str, said: Sequence[str]) -> list[
         return []
     flag, old, new = change
     message = record.get("errorMessage") or ""
-    if any(flag in line for line in said) or any(f"{flag}{s}{old}" in message for s in " ="):
+    spelt = [f"{name}{s}{old}" for name in (flag, flag[2:].replace("-", "_")) for s in (" ", "=")]
+    if any(flag in line for line in said) or any(s in message for s in spelt):
         return []
-    if _pasted([flag], text, _FLAG_WORD, None).get(flag) != old:
+    if _pasted([flag], text, _FLAG_WORD, _NAME_WORD).get(flag) != old:
         return []
     return [f"Use {flag} {new} (not {old})."]
 

@@ -422,14 +422,21 @@ SWAP = {  # a check that fired on one word of an option, with its verified fix o
             "Trying `--kernel=fast` here, the server stops:",
             ["Use --kernel plain (not fast)."],
         ),
-        (
+        (  # an engine's keyword or a config's key, spelt as the option's dest
+            SWAP,
+            'engine = Engine(model=m, kernel="fast")\nThe fast kernel needs',
+            ["Use --kernel plain (not fast)."],
+        ),
+        (SWAP, "kernel: fast  # from the YAML", ["Use --kernel plain (not fast)."]),
+        (  # the value set last
             SWAP,
             "serve M --kernel plain --kernel fast",
             ["Use --kernel plain (not fast)."],
-        ),  # the last one
+        ),
         (SWAP, "serve M --kernel fast --kernel other", []),  # the check did not fire on it
         (SWAP, "serve M --prefill-kernel fast", []),  # the fix is of another option
         (SWAP, "serve M --kernel-fast yes", []),  # another option that starts alike
+        (SWAP, "prefill_kernel=fast", []),  # or a name that ends alike
         (SWAP, "The fast kernel needs a newer GPU.", []),  # no value of the user's
         ({**SWAP, "verification": {"status": "unverified"}}, "--kernel fast", []),
         (  # a number of the example fits the example's other values, not the user's
@@ -451,6 +458,11 @@ SWAP = {  # a check that fired on one word of an option, with its verified fix o
         (  # the message's own words are no value of the user's
             {**SWAP, "errorMessage": "--kernel fast needs a newer GPU."},
             "--kernel fast needs a newer GPU.",
+            [],
+        ),
+        (
+            {**SWAP, "errorMessage": "A newer GPU is needed. Got kernel=fast."},
+            "ValueError: A newer GPU is needed. Got kernel=fast.",
             [],
         ),
     ],
