@@ -10,7 +10,9 @@ A launch-path check often reads values under names no option has: the project's 
 table says which option sets one (`context_len` is --context-length) and which options a
 bound grows with (the KV pool with the memory fraction), and what still limits a value
 raised. Printed expressions (`len(ids)`, `GiB(free)`) are bound to their numbers, and the
-message's own instruction with a value (`--dtype=half`, `APP_ALLOW_X=1`) is a line too.
+message's own instruction with a value (`--dtype=half`, `APP_ALLOW_X=1`) is a line too, and so
+is a record's verified fix of one option's word when the paste sets that option to the word
+the fix replaces (`--attention-backend trtllm_mha` beside the SM100 check: use triton).
 
 The condition is evaluated by a small interpreter over numbers (arithmetic, comparisons,
 `and`/`or`/`not`, a few numeric calls); anything else in it (another call, a name that is no
@@ -25,7 +27,8 @@ import ast
 import math
 import operator
 import re
-from collections.abc import Mapping, Sequence
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kverr import DEFAULT_PROJECT
@@ -85,7 +88,8 @@ def advise(
     known = {**_pasted_values(dests, text), **_option_values(dests, values)}
     constants = _constants(values)
     if not known and not values:
-        return _instructions(record, values, set(dests.values()), [])
+        swapped = _swapped(record, text, [])
+        return swapped + _instructions(record, values, set(dests.values()), swapped)
     out: list[tuple[bool, str]] = [
         (False, line)
         for line in [*_directions(record, values, known, dests, caveats), *_one_of(record, known)]
@@ -110,6 +114,7 @@ def advise(
                 out.append((free in keep, line))
         out += [(False, line) for line in raised if all(line != seen for _, seen in out)]
     lines = [line for _, line in sorted(out, key=lambda item: item[0])]
+    lines += _swapped(record, text, lines)
     return lines + _instructions(record, values, set(dests.values()), lines)
 
 
@@ -281,9 +286,21 @@ _NAME_VALUE = re.compile(r"[ \t]*[=:][ \t]*(-?\d+(?:\.\d+)?)(?![\w.])")
 def _pasted_values(dests: Mapping[str, str], text: str) -> dict[str, float]:
     """--option -> the number the paste last sets it to, by its own spelling or its dest;
     only the record's options."""
-    out: dict[str, float] = {}
-    for flag in dict.fromkeys(dests.values()):
-        for name, value in ((flag, _FLAG_VALUE), (flag[2:].replace("-", "_"), _NAME_VALUE)):
+    found = _pasted(dests.values(), text, _FLAG_VALUE, _NAME_VALUE)
+    return {flag: float(value) for flag, value in found.items()}
+
+
+def _pasted(
+    flags: Iterable[str], text: str, after_flag: re.Pattern[str], after_name: re.Pattern[str] | None
+) -> dict[str, str]:
+    """--option -> what the paste last sets it to: `after_flag` read after the option's own
+    spelling, `after_name` after its dest (none: the option's spelling only)."""
+    out: dict[str, str] = {}
+    for flag in dict.fromkeys(flags):
+        names = [(flag, after_flag)]
+        if after_name is not None:
+            names.append((flag[2:].replace("-", "_"), after_name))
+        for name, value in names:
             at = text.rfind(name)
             while at >= 0 and flag not in out:
                 end = at + len(name)
@@ -291,9 +308,57 @@ def _pasted_values(dests: Mapping[str, str], text: str) -> dict[str, float]:
                 if not any(c.isalnum() or c in "_-" for c in edges):
                     m = value.match(text, end, end + 48)
                     if m:
-                        out[flag] = float(m.group(1))
+                        out[flag] = m.group(1)
                 at = text.rfind(name, 0, at)
     return out
+
+
+# `--attention-backend trtllm_mha`, `--dtype=half`, `attention_backend="triton"`: a word the
+# paste gives an option, quoted or not, where the sentence goes on after it
+_WORD_END = r"([A-Za-z_][\w.-]{0,40}?)(?=[`'\".,;:)]*(?:\s|$))"
+_FLAG_WORD = re.compile(rf"(?:=|[ \t]+)[`'\"]?{_WORD_END}")
+_NAME_WORD = re.compile(rf"[ \t]*[=:][ \t]*[`'\"]?{_WORD_END}")
+
+
+def _swapped(record: Mapping[str, Any], text: str, said: Sequence[str]) -> list[str]:
+    """The record's verified fix of one option's word (`--attention-backend trtllm_mha` ->
+    `triton`), when the paste sets that option to that very word: the check fired on it. Not
+    for numbers, whose example values fit the example's other options rather than the user's;
+    nor for an option a line in `said` already offers values for, or that the message itself
+    spells with that word."""
+    if (record.get("verification") or {}).get("status") != "verified":
+        return []
+    change = _changed(record.get("exampleFix") or "")
+    if change is None:
+        return []
+    flag, old, new = change
+    message = record.get("errorMessage") or ""
+    spelt = [f"{name}{s}{old}" for name in (flag, flag[2:].replace("-", "_")) for s in (" ", "=")]
+    if any(flag in line for line in said) or any(s in message for s in spelt):
+        return []
+    if _pasted([flag], text, _FLAG_WORD, _NAME_WORD).get(flag) != old:
+        return []
+    return [f"Use {flag} {new} (not {old})."]
+
+
+def _changed(example_fix: str) -> tuple[str, str, str] | None:
+    """(option, word before, word after) when an example fix's two launches differ in one
+    option's word value and nothing else."""
+    lines = example_fix.splitlines()
+    if len(lines) != 4 or lines[0] != "# before" or lines[2] != "# after":
+        return None
+    try:
+        before, after = shlex.split(lines[1]), shlex.split(lines[3])
+    except ValueError:
+        return None
+    differ = [i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b]
+    if len(before) != len(after) or len(differ) != 1 or differ[0] == 0:
+        return None
+    at = differ[0]
+    flag, old, new = before[at - 1], before[at], after[at]
+    if not flag.startswith("--") or not all(_WORD.fullmatch(w) for w in (old, new)):
+        return None
+    return flag, old, new
 
 
 def _constants(values: Mapping[str, str]) -> dict[str, float | str]:

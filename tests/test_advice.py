@@ -401,6 +401,76 @@ def test_a_single_allowed_value_replaces_the_printed_one(solution, printed, expe
     assert advise(record, {f"self.{flag[2:].replace('-', '_')}": printed}) == expected
 
 
+SWAP = {  # a check that fired on one word of an option, with its verified fix of that word
+    "flags": ["--kernel", "--prefill-kernel"],
+    "errorMessage": "The fast kernel needs a newer GPU. Pick another kernel.",
+    "exampleFix": "# before\nserve M --kernel fast\n# after\nserve M --kernel plain",
+    "verification": {"status": "verified"},
+}
+
+
+@pytest.mark.parametrize(
+    ("record", "pasted", "expected"),
+    [
+        (
+            SWAP,
+            "My GPU rejects --kernel fast with:\nThe fast kernel needs",
+            ["Use --kernel plain (not fast)."],
+        ),
+        (
+            SWAP,
+            "Trying `--kernel=fast` here, the server stops:",
+            ["Use --kernel plain (not fast)."],
+        ),
+        (  # an engine's keyword or a config's key, spelt as the option's dest
+            SWAP,
+            'engine = Engine(model=m, kernel="fast")\nThe fast kernel needs',
+            ["Use --kernel plain (not fast)."],
+        ),
+        (SWAP, "kernel: fast  # from the YAML", ["Use --kernel plain (not fast)."]),
+        (  # the value set last
+            SWAP,
+            "serve M --kernel plain --kernel fast",
+            ["Use --kernel plain (not fast)."],
+        ),
+        (SWAP, "serve M --kernel fast --kernel other", []),  # the check did not fire on it
+        (SWAP, "serve M --prefill-kernel fast", []),  # the fix is of another option
+        (SWAP, "serve M --kernel-fast yes", []),  # another option that starts alike
+        (SWAP, "prefill_kernel=fast", []),  # or a name that ends alike
+        (SWAP, "The fast kernel needs a newer GPU.", []),  # no value of the user's
+        ({**SWAP, "verification": {"status": "unverified"}}, "--kernel fast", []),
+        (  # a number of the example fits the example's other values, not the user's
+            {
+                **SWAP,
+                "exampleFix": "# before\nserve M --chunk 1 --page 2\n# after\nserve M --chunk 2 --page 2",
+            },
+            "--chunk 1",
+            [],
+        ),
+        (  # an example that changes two options says nothing of one of them
+            {
+                **SWAP,
+                "exampleFix": "# before\nserve M --kernel fast\n# after\nserve M --kernel plain --eager",
+            },
+            "--kernel fast",
+            [],
+        ),
+        (  # the message's own words are no value of the user's
+            {**SWAP, "errorMessage": "--kernel fast needs a newer GPU."},
+            "--kernel fast needs a newer GPU.",
+            [],
+        ),
+        (
+            {**SWAP, "errorMessage": "A newer GPU is needed. Got kernel=fast."},
+            "ValueError: A newer GPU is needed. Got kernel=fast.",
+            [],
+        ),
+    ],
+)
+def test_a_verified_fix_of_the_word_the_paste_gives(record, pasted, expected) -> None:
+    assert advise(record, {}, text=pasted) == expected
+
+
 def test_a_size_split_by_another_option_must_divide_it() -> None:
     """`moe_tp_size` is --tp-size // --ep-size (a profile's `computed`): an expert size that
     does not divide the tensor-parallel size is no answer, though the floor would pass."""

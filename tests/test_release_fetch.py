@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from kverr.pipeline import BuildSpec, GitSource, build
-from kverr.verify.release import find_release
+from kverr.verify.release import find_release, releases_to_try
 from kverr.verify.spec import spec_for
 from test_sources import Git
 from verify_fixture import sglang_files
@@ -140,3 +140,19 @@ def test_offline_is_one_line_naming_the_way_out(project, monkeypatch, tmp_path) 
         fetch(project)
     said = str(err.value)
     assert "cannot download" in said and "pass --source" in said and "\n" not in said
+
+
+@pytest.mark.parametrize(
+    ("known", "expected"),
+    [
+        ({"v0.2.0", "v0.1.0", "v0.3.0rc1"}, ["v0.2.0", "v0.1.0"]),  # releases that have it
+        ({"v0.3.0rc1", "0123456789ab"}, ["v0.3.0rc1"]),  # none yet: the candidates that do
+        ({"0123456789ab"}, ["v0.2.0", "v0.1.0"]),  # no tag has it: every release
+    ],
+)
+def test_the_releases_a_pasted_launch_is_tried_at(tmp_path, known, expected) -> None:
+    g = Git(tmp_path / "repo")
+    for n, tag in enumerate(("v0.1.0", "v0.2.0", "v0.3.0rc1")):
+        g.commit(tag, {"python/sglang/srt/server_args.py": f"x = {n}\n"})
+        g.tag(tag)
+    assert releases_to_try(SPEC, str(g.root), known) == expected

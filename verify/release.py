@@ -123,22 +123,28 @@ def _from_git(repo: Path, globs: tuple[str, ...], release: str | None) -> Releas
     return Release(tag or rev.sha[:12], rev, tuple(files), repo=str(repo.resolve()))
 
 
-def release_tags(names: Iterable[str]) -> list[str]:
+def release_tags(names: Iterable[str], *, candidates: bool = False) -> list[str]:
     """The release tags among `names`, highest version first (v0.5.10 before v0.5.9; release
-    candidates and other tags left out)."""
-    releases = {t for t in names if re.fullmatch(r"v?\d+(\.\d+){1,3}(\.post\d+)?", t)}
+    candidates left out unless `candidates`, other tags always)."""
+    rc = r"(rc\d+)?" if candidates else ""
+    releases = {t for t in names if re.fullmatch(rf"v?\d+(\.\d+){{1,3}}(\.post\d+)?{rc}", t)}
     return sorted(releases, key=_version_key, reverse=True)
 
 
+def _repo_tags(repo: Path) -> set[str]:
+    return {t for ts in sources.tags_by_commit(repo).values() for t in ts}
+
+
 def _repo_releases(repo: Path) -> list[str]:
-    return release_tags(t for ts in sources.tags_by_commit(repo).values() for t in ts)
+    return release_tags(_repo_tags(repo))
 
 
 def releases_to_try(spec: VerifySpec, source: str | None, known: Iterable[str]) -> list[str]:
     """The releases a launch that names none may be run against, newest first: the tags of a
     git source (those the dataset knows the check in, when it knows any), or without any
-    source and nothing installed, the releases `known` to have the check (fetched). [] when
-    the source is one version (a checkout, the installed package): that one is the answer."""
+    source and nothing installed, the releases `known` to have the check (fetched). A check
+    no release has yet is tried at the release candidates that have it. [] when the source
+    is one version (a checkout, the installed package): that one is the answer."""
     source = source or os.environ.get("KVERR_SOURCE") or None
     known = set(known)
     if source:
@@ -146,10 +152,11 @@ def releases_to_try(spec: VerifySpec, source: str | None, known: Iterable[str]) 
         if not path.exists() or not _is_git(path):
             return []
         tags = _repo_releases(path)
-        return [t for t in tags if t in known] or tags
+        mine = [t for t in tags if t in known]
+        return mine or release_tags(known & _repo_tags(path), candidates=True) or tags
     if _installed(spec) is not None:
         return []
-    return release_tags(known)
+    return release_tags(known) or release_tags(known, candidates=True)
 
 
 def _version_key(tag: str) -> tuple[int, ...]:
