@@ -97,7 +97,7 @@ def advise(
     for cond, want in _conditions(record, dests, rules.computed):
         env = {**constants, **{_name(o): v for o, v in known.items()}}
         raised = _raised(record, cond, want, env, values, known, rules, text)
-        cond, printed = _bind_printed(cond, values)
+        cond, printed = _bind_printed(cond, values, dests)
         cond, converted = _bind_converted(cond, values, known)
         printed.update(converted)
         for free in dict.fromkeys(_OPTION.findall(cond)):
@@ -220,18 +220,26 @@ def _conditions(
     ]
 
 
-def _bind_printed(cond: str, values: Mapping[str, str]) -> tuple[str, dict[str, float]]:
+def _bind_printed(
+    cond: str, values: Mapping[str, str], dests: Mapping[str, str]
+) -> tuple[str, dict[str, float]]:
     """`len(prompt_ids) > --max-model-len` when the message printed `len(prompt_ids)`: each
-    printed expression that is no plain name, as a name bound to the number printed."""
+    printed expression that is no plain name, as a name bound to the number printed. An
+    option's dest in it reads as the option, as in the condition (`len(self.lora_paths)` is
+    `len(--lora-paths)`)."""
     bound: dict[str, float] = {}
     for i, expr in enumerate(sorted(values, key=len, reverse=True)):
         n = _number(values[expr])
         if expr.isidentifier() or n is None:
             continue
         name = f"printed_{i}"
-        cond, hits = re.subn(rf"(?<![\w.]){re.escape(expr)}(?!\w)", name, cond)
-        if hits:
-            bound[name] = n
+        as_options = _DEST.sub(lambda d: dests.get(d.group(1), d.group(0)), expr)
+        if as_options in dests.values():
+            continue  # (an option's own value: the solver's to move, not a constant)
+        for spelled in dict.fromkeys([expr, as_options]):
+            cond, hits = re.subn(rf"(?<![\w.]){re.escape(spelled)}(?!\w)", name, cond)
+            if hits:
+                bound[name] = n
     return cond, bound
 
 
@@ -474,7 +482,7 @@ def _raised(
         value = _printed(values, name)
         if value is None or not at.search(cond):
             continue
-        probe, printed = _bind_printed(at.sub("raised_value", cond), values)
+        probe, printed = _bind_printed(at.sub("raised_value", cond), values, {})
         tree, here = _tree(probe), {**env, **printed}
         if tree is None or _eval(tree, {**here, "raised_value": value}) is not (not want):
             continue  # (the check does not fire at the printed value: nothing to go on)

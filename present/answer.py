@@ -14,6 +14,7 @@ two renderers that draw a card.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -158,7 +159,7 @@ def of_match(
         yours=yours,
         said=verdict.yours_status(m.yours, verbose=verbose),
         advice=tuple(fill(a, rec, m.values) for a in m.advice),
-        solutions=tuple(fill(s, rec, m.values) for s in solutions),
+        solutions=tuple(fill(s, rec, m.values) for s in _past(solutions, m.advice)),
         # the record's verdict is about its own example launch, someone else's
         example=None if yours else example,
         example_text="" if yours else example_text,
@@ -175,6 +176,17 @@ def of_match(
         rec, fix, m.revisions, display.order_of(orders, m), values=m.values, declared=tuple(argparse_rows(m)),
         project=project_text(m), how=" · ".join(how), situations=False,
     )  # fmt: skip
+
+
+_SETS = re.compile(r"(--[a-z0-9][\w.-]*)[ =](-?\d[\d.]*)")  # an option given a number
+
+
+def _past(solutions: Sequence[str], advice: Sequence[str]) -> list[str]:
+    """The record's ways to fix, less those that give an option the pasted values move a
+    number of their own: "Launch with --max-loaded-loras 2" is its example's launch, and
+    "Use --max-loaded-loras 4, 8 or 16 (not 2)" this user's."""
+    moved = {m.group(1) for a in advice for m in _SETS.finditer(a)}
+    return [s for s in solutions if not any(m.group(1) in moved for m in _SETS.finditer(s))]
 
 
 def of_record(

@@ -52,6 +52,12 @@ HARDWARE = ("--tp-size",)
             {"self.dtype": "torch.bfloat16", "supported_dtypes": "[torch.float16]"},
             ["Use --dtype float16 (not bfloat16)."],
         ),
+        (  # a printed expression over an option's dest is the condition's over the option
+            "len(--adapter-paths) <= --max-adapters",
+            ["--max-adapters", "--adapter-paths"],
+            {"self.max_adapters": "2", "len(self.adapter_paths)": "4"},
+            ["Use --max-adapters 4, 8 or 16 (not 2)."],
+        ),
         (  # values that already satisfy it say nothing
             "--tp-size % --dp-size == 0",
             ["--tp-size", "--dp-size"],

@@ -144,3 +144,21 @@ def test_a_placeholder_reads_one_way_in_messages_and_prose():
     rec = {"placeholders": ["value"]}
     assert a.fill("use {value!r}", rec, {"value": "'x'"}) == "use x"
     assert template.fold("a {self.x} b {}", lambda e: f"<{e}>") == "a <self.x> b {}"
+
+
+def test_a_number_the_pasted_values_move_is_not_given_again_by_the_records_example():
+    rec = {
+        **BY_KEY["page-size-power"],
+        "solutions": [
+            "Launch with --max-adapters 2",  # the verified example's launch, not this user's
+            "Change --max-adapters and --adapter-paths so that it holds",
+            "Leave --max-adapters unset",
+        ],
+    }
+    m = Match(record=rec, score=1.0, how="pattern", advice=("Use --max-adapters 4 or 8 (not 2).",))
+    fix = a.of_match(m).fix
+    assert fix.advice == ("Use --max-adapters 4 or 8 (not 2).",)
+    assert fix.solutions == (
+        "Change --max-adapters and --adapter-paths so that it holds",
+        "Leave --max-adapters unset",
+    )
