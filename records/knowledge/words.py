@@ -191,7 +191,7 @@ def _holds(a: Atom, la: DocLaunch | None, f: Facts) -> bool:
         raw = docs.given(la, a.flag, f.decls) if la else None
         if raw is None:
             # A None or "" default is "not given": the code often picks a value before the
-            # check (vLLM resolves --enable-chunked-prefill), so it is unknown, not unset.
+            # check (a config resolves its --enable-chunked-prefill), so it is unknown, not unset.
             return flag_default(a.flag, f.decls) not in (None, "") and meets_default(a, f.decls)
         return holds_for(a, _typed(raw))
     values = {}
