@@ -149,6 +149,17 @@ class Index:
         self._in_commit: dict[int, bool] = {}  # record -> some commit holds it (`in_commits`)
         self.terms: dict[str, tuple] | None = None  # term -> its `terms` row, after warm()
         self._prefilter: prefilter.Prefilter | None = None
+        self._openings: dict[str, list[int]] | None = None  # (opening)
+
+    def opening(self, run: str) -> list[int]:
+        """The records whose message is several lines that open with `run` and a value
+        (matcher.first_line_whole): read on first use."""
+        if self._openings is None:
+            self._openings = {}
+            for i, p in enumerate(self.pattern):
+                if p and _FIRST_LINE.match(p):
+                    self._openings.setdefault(patterns.shape(p).runs[0], []).append(i)
+        return self._openings.get(run, [])
 
     @property
     def prefilter(self) -> prefilter.Prefilter:
@@ -561,9 +572,11 @@ def partial_hits(
     hits = []
     unseen: dict[int, int] = {}  # literal characters of the pattern past the cut
     whole: set[int] = set()  # patterns whose first line the text shows whole (first_line_whole)
-    for rid, _ in bm25(idx, body, limit=50, memo=ranked):
-        i = idx.pos[rid]
-        if allowed is not None and rid not in allowed or not idx.pattern[i]:
+    todo = [idx.pos[rid] for rid, _ in bm25(idx, body, limit=25, memo=ranked)]
+    seen = set(todo)
+    while todo:
+        i = todo.pop(0)
+        if allowed is not None and idx.ids[i] not in allowed or not idx.pattern[i]:
             continue
         sh = patterns.shape(idx.pattern[i])
         # HEAD_CHARS literal characters shown in order show the pattern's head whole
@@ -576,6 +589,11 @@ def partial_hits(
         ):
             covered = len(sh.runs[0])  # (a text that ends inside that value: still the cut)
             whole.add(i)
+            # the check's other wordings that open alike (the releases before it moved): BM25
+            # ranks them anywhere, as the opening words are all they share with the text
+            more = [j for j in idx.opening(sh.runs[0]) if j not in seen]
+            seen.update(more)
+            todo += more
         if covered is not None and covered >= prefilter.HEAD_CHARS:
             unseen[i] = sh.literal_chars - covered
             hits.append(
