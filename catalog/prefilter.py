@@ -183,12 +183,8 @@ class NoiseCount:
         while at >= 0:
             rows.add(bisect.bisect_right(self.starts, at) - 1)
             at = self.text.find(longest, at + 1)
-        rx = re.compile(_python_re(key))
+        rx = re.compile(key.replace(BLANK_CLASS, r"\s"))
         return sum(len(rx.findall(self.lines[i])) for i in rows)
-
-
-def _python_re(key: str) -> str:
-    return key.replace(BLANK_CLASS, r"\s")
 
 
 def _value_like(piece: str) -> bool:

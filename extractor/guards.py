@@ -134,28 +134,15 @@ def _early_exits(body: Sequence[cst.CSTNode], child: cst.CSTNode) -> list[RawGua
     return found[max(0, n - MAX_EARLY_EXITS) : n]
 
 
-def _exits(block: cst.BaseSuite) -> bool:
+def _exits(block: cst.BaseSuite, kinds: tuple[type[cst.CSTNode], ...] = _EXITS) -> bool:
+    """The block ends in one of `kinds` (with cst.Raise: it never reaches the next statement)."""
     stmts = block.body
     if not stmts:
         return False
     last = stmts[-1]
     if isinstance(block, cst.SimpleStatementSuite):
-        return isinstance(last, _EXITS)
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], _EXITS)
-
-
-def _exits_any(block: cst.BaseSuite) -> bool:
-    """Like _exits, counting raise too: a branch that raises never reaches the next statement."""
-    stmts = block.body
-    if not stmts:
-        return False
-    last = stmts[-1]
-    small = last if isinstance(block, cst.SimpleStatementSuite) else None
-    if small is None:
-        if not isinstance(last, cst.SimpleStatementLine):
-            return False
-        small = last.body[-1]
-    return isinstance(small, (*_EXITS, cst.Raise))
+        return isinstance(last, kinds)
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], kinds)
 
 
 # ---------------------------------------------------------------- comments
@@ -318,7 +305,7 @@ def _branches(stmt: cst.If, name, augs, assigns):
     fall: list[list[cst.BaseExpression]] = []
     node: cst.If | cst.Else | None = stmt
     while node is not None:
-        if not _exits_any(node.body):
+        if not _exits(node.body, (*_EXITS, cst.Raise)):
             got, f = _scan(node.body.body, name, augs, assigns)
             found.extend(got)
             fall.extend(f)

@@ -303,7 +303,7 @@ def _with_sites(units: list[Unit], lines: list[str], site_re: re.Pattern[str]) -
     offsets = [0, *itertools.accumulate(len(line) + 1 for line in lines)]  # line n at [n-1]
     starts = [u.start for u in units]
     found = [False] * len(units)
-    scan = _scan_regex(site_re)
+    scan = re.compile(site_re.pattern.replace(r"\b(?:", "(?:"))
     pos = 0
     while (m := scan.search(text, pos)) is not None:
         at = m.start()
@@ -320,10 +320,6 @@ def _with_sites(units: list[Unit], lines: list[str], site_re: re.Pattern[str]) -
             found[i] = True
             pos = max(pos, offsets[units[i].end])  # the next line after the unit
     return found
-
-
-def _scan_regex(site_re: re.Pattern[str]) -> re.Pattern[str]:
-    return re.compile(site_re.pattern.replace(r"\b(?:", "(?:"))
 
 
 def _call_regex(ctx: ModuleContext) -> re.Pattern[str]:

@@ -95,7 +95,7 @@ def advise(
         for line in [*_directions(record, values, known, dests, caveats), *_one_of(record, known)]
     ]
     for cond, want in _conditions(record, dests, rules.computed):
-        env = {**constants, **{_name(o): v for o, v in known.items()}}
+        env = {**constants, **{option_name(o): v for o, v in known.items()}}
         raised = _raised(record, cond, want, env, values, known, rules, text)
         cond, printed = _bind_printed(cond, values, dests)
         cond, converted = _bind_converted(cond, values, known)
@@ -483,7 +483,7 @@ def _raised(
         if value is None or not at.search(cond):
             continue
         probe, printed = _bind_printed(at.sub("raised_value", cond), values, {})
-        tree, here = _tree(probe), {**env, **printed}
+        tree, here = options_expr(probe)[0], {**env, **printed}
         if tree is None or _eval(tree, {**here, "raised_value": value}) is not (not want):
             continue  # (the check does not fire at the printed value: nothing to go on)
         if _eval(tree, {**here, "raised_value": abs(value) * 4 + 1e9}) is not want:
@@ -508,15 +508,8 @@ def _printed(values: Mapping[str, str], name: str) -> float | None:
 def evaluate(cond: str, values: Mapping[str, float | str]) -> Any:
     """The condition over options (`--tp-size % --dp-size == 0`) with these option values;
     None when it reads anything else, or fails."""
-    tree = _tree(cond)
-    return None if tree is None else _eval(tree, {_name(o): v for o, v in values.items()})
-
-
-def _tree(cond: str) -> ast.expr | None:
-    """The condition, its options as names (`o_tp_size`), parsed; None when it is no Python."""
-    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
-
-    return expr_or_none(_OPTION.sub(lambda m: _name(m.group()), cond))
+    tree = options_expr(cond)[0]
+    return None if tree is None else _eval(tree, {option_name(o): v for o, v in values.items()})
 
 
 _NEEDED = {"needed", "required", "requested"}
@@ -589,10 +582,10 @@ def _solve(
     mine = known.get(free)  # the user's value, where the message or the paste gave it
     if mine is None and (fewer or not any(isinstance(v, float) for v in printed)):
         return None  # (a count of GPUs is not guessed from a model's numbers)
-    tree = _tree(text)
+    tree = options_expr(text)[0]
     if tree is None:
         return None
-    env = {**constants, **{_name(o): known[o] for o in known}}
+    env = {**constants, **{option_name(o): known[o] for o in known}}
     if mine is not None and _eval(tree, env) == want:
         return None  # the printed values already satisfy it: nothing to say from them
     if isinstance(mine, str):  # a word (`gptq`): the words the message or the check names
@@ -610,7 +603,7 @@ def _solve(
         # Around the user's value, else around what the message printed (the prompt's length),
         # which is then itself a value to offer ("at least the prompt's length").
         centre = mine if mine is not None else max(numbers)
-        edge = _edge(tree, _name(free), env, want, centre)
+        edge = _edge(tree, option_name(free), env, want, centre)
         if edge is not None:  # (a limit: its edge, then the round numbers past it)
             pool = _past(edge, centre)
         else:
@@ -621,7 +614,7 @@ def _solve(
         pool.sort(key=lambda c: fewer and c > centre)
     good = []
     for c in pool:
-        if _eval(tree, {**env, _name(free): c}) == want:
+        if _eval(tree, {**env, option_name(free): c}) == want:
             good.append(c)
         if len(good) == SHOWN:
             break
@@ -711,8 +704,25 @@ def _divisors(n: int) -> list[int]:
     return sorted({*small, *(n // d for d in small)})
 
 
-def _name(option: str) -> str:
-    return "o_" + option.lstrip("-").replace("-", "_")
+def options_expr(
+    text: str, option: re.Pattern[str] = _OPTION
+) -> tuple[ast.expr | None, dict[str, str]]:
+    """A condition over command-line options (`--tp-size % --dp-size == 0`: what `option`
+    matches) as an expression, each option a name (`o_tp_size`), and name -> option."""
+    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
+
+    names: dict[str, str] = {}
+
+    def name(m: re.Match[str]) -> str:
+        names[option_name(m.group())] = m.group()
+        return option_name(m.group())
+
+    return expr_or_none(option.sub(name, text)), names
+
+
+def option_name(option: str) -> str:
+    """`--tp-size` as a Python name: `o_tp_size`."""
+    return "o_" + re.sub(r"\W", "_", option.lstrip("-"))
 
 
 def _choice(values: Sequence[float | str]) -> str:

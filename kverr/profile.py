@@ -14,6 +14,7 @@ never silently falls back to a default.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -39,65 +40,116 @@ _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _SENTENCE = re.compile(r"[^\x00-\x1f\x7f]{1,300}")
 _EXPRESSION = re.compile(r"[\w. +*/()-]{1,200}")  # arithmetic over names and --options
 
-# table -> key -> expected kind; "" is the top level
-_KEYS: dict[str, dict[str, str]] = {
-    "": {
-        "name": "str",
-        "product": "str",
-        "repository": "str",
-        "files": "list",
-        "launch_path": "list",
-    },
-    "launch": {
-        "command": "str",
-        "model": "str",
-        "modules": "list",
-        "executables": "list",
-        "dumps": "list",
-        "hardware_options": "list",
-        "archive": "str",
-        "since_files": "list",
-        "before": "str",
-    },
-    "extract": {
-        "log_methods": "table",
-        "flag_classes": "list",
-        "config_classes": "list",
-        "config_views": "list",
-        "args_names": "list",
-        "view_calls": "list",
-        "args_getters": "list",
-        "argument_kwargs": "str",
-        "phases": "list",
-        "launch_copies": "list",
-    },
-    "identity": {"namespace": "str", "receivers": "list", "call_receivers": "list"},
-    "knowledge": {
-        "env_prefixes": "list",
-        "own_env_prefixes": "list",
-        "earlier_checks": "str",
-        "file_tags": "table",
-        "request_checks": "table",
-        "catch": "table",
-        "platforms": "table",
-        "hardware": "table",
-    },
-    "knowledge.catch": {"import": "str", "call": "str", "files": "list"},
-    "explain": {"log_prefixes": "list", "log_suffixes": "list", "programs": "list"},
-    "docs": {"pages": "list", "launches": "list", "url": "str", "flag_url": "str"},
-    "releases": {"bump": "str", "commits": "table", "dates": "table"},
-    "advice": {"derived": "table", "computed": "table", "caveats": "table", "raised_by": "table"},
-    # free-form: the verify step's own spec ([verify], and the named [platform.*] and [model.*]
-    # profiles that answer the probes its checks make)
-    "verify": {},
-    "platform": {},
-    "model": {},
+_SHA = r"[0-9a-f]{7,40}"
+_DATE = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+
+# Where each field of a Profile stands in the TOML, table by table ("" is the top level):
+# (key, field, how it is read: a _Getter method and its further arguments, when as_tables writes
+# it back). `extract.x` is a field of Profile.extract, `advice.x` of Profile.advice. `when`:
+# "required" (and always written), "always", "set" (when not empty), "read" (another field
+# writes the key). parse_profile reads it, as_tables writes it back, _KEYS is the keys it knows.
+_FIELDS: dict[str, tuple[tuple[str, str, tuple[Any, ...], str], ...]] = {
+    "": (
+        ("name", "name", ("text",), "required"),
+        ("product", "product", ("text",), "required"),
+        ("repository", "repository", ("text",), "required"),
+        ("files", "files", ("strings", True), "required"),
+        ("launch_path", "extract.launch_path", ("strings",), "set"),
+    ),
+    "launch": (
+        ("command", "launch", ("text",), "required"),
+        ("model", "model", ("text",), "required"),
+        ("modules", "launch_modules", ("strings",), "set"),
+        ("executables", "launch_executables", ("strings",), "set"),
+        ("dumps", "dumps", ("strings",), "set"),
+        ("hardware_options", "hardware_options", ("strings",), "set"),
+        ("archive", "archive", ("text", ""), "set"),
+        ("since_files", "launch_since", ("strings",), "set"),
+        ("before", "launch_before", ("text", ""), "set"),
+    ),
+    "extract": (
+        ("log_methods", "extract.log_methods", ("severities",), "required"),
+        ("flag_classes", "extract.flag_classes", ("idents", True), "required"),
+        ("config_classes", "extract.config_classes", ("idents",), "always"),
+        ("config_views", "extract.config_views", ("idents",), "always"),
+        ("args_names", "extract.args_names", ("idents",), "always"),
+        ("view_calls", "extract.view_calls", ("idents",), "always"),
+        ("args_getters", "extract.args_getters", ("idents",), "always"),
+        ("argument_kwargs", "extract.argument_kwargs", ("text", ""), "set"),
+        ("phases", "extract.phases", ("idents",), "set"),
+        ("launch_copies", "extract.launch_copies", ("idents",), "set"),
+    ),
+    "identity": (
+        ("namespace", "id_namespace", ("text", ""), "always"),
+        ("receivers", "id_receivers", ("idents",), "always"),
+        ("call_receivers", "id_call_receivers", ("idents",), "always"),
+    ),
+    "knowledge": (
+        ("env_prefixes", "env_prefixes", ("idents",), "always"),
+        ("own_env_prefixes", "own_env_prefixes", ("idents",), "always"),
+        ("own_env_prefixes", "extract.env_prefixes", ("idents",), "read"),
+        ("earlier_checks", "earlier_checks", ("text", "all"), "always"),
+        ("file_tags", "file_tags", ("tags",), "always"),
+        ("request_checks", "request_checks",
+         ("options_of", _FILE_GLOB, _IDENT_GLOB, '"file glob" = ["function glob", ...]'), "always"),
+        ("platforms", "platforms", ("words",), "always"),
+        ("hardware", "hardware", ("words",), "always"),
+    ),
+    "knowledge.catch": (
+        ("import", "catch_import", ("as_text",), "always"),
+        ("call", "catch_call", ("as_text",), "always"),
+        ("files", "catch_files", ("as_strings",), "always"),
+    ),
+    "explain": (
+        ("log_prefixes", "log_prefixes", ("forms", False), "always"),
+        ("log_suffixes", "log_suffixes", ("forms", True), "always"),
+        ("programs", "programs", ("strings",), "always"),
+    ),
+    "docs": (
+        ("pages", "docs_pages", ("strings",), "set"),
+        ("launches", "docs_launches", ("strings",), "set"),
+        ("url", "docs_url", ("text", ""), "set"),
+        ("flag_url", "docs_flag_url", ("text", ""), "set"),
+    ),
+    "releases": (
+        ("bump", "release_bump", ("pattern",), "set"),
+        ("commits", "release_commits", ("versions", _SHA), "set"),
+        ("dates", "release_dates", ("versions", _DATE), "set"),
+    ),
+    "advice": (
+        ("derived", "advice.derived", ("mapping", _IDENT, _OPTION, 'name = "--option"'), "set"),
+        ("caveats", "advice.caveats",
+         ("mapping", _OPTION, _SENTENCE, '"--option" = "words"'), "set"),
+        ("raised_by", "advice.raised_by", ("options_of",), "set"),
+        ("computed", "advice.computed",
+         ("mapping", _IDENT, _EXPRESSION, 'name = "a * --option"'), "set"),
+    ),
+}  # fmt: skip
+# what a _Getter method reads, in the TOML; the others read tables
+_KIND = {
+    "text": "str",
+    "pattern": "str",
+    "as_text": "str",
+    "strings": "list",
+    "idents": "list",
+    "forms": "list",
+    "as_strings": "list",
 }
 _VERIFY_TABLES = ("verify", "platform", "model")
+# table -> key -> its kind; the verify step's own spec is free-form ([verify], and the named
+# [platform.*] and [model.*] profiles that answer the probes its checks make)
+_KEYS: dict[str, dict[str, str]] = {
+    **{
+        t: {key: _KIND.get(how[0], "table") for key, _, how, _ in rows}
+        for t, rows in _FIELDS.items()
+    },
+    **{t: {} for t in _VERIFY_TABLES},
+}
+_KEYS["knowledge"]["catch"] = "table"  # (the one table within a table)
 _REQUIRED = {
-    "": ("name", "product", "repository", "files"),
-    "launch": ("command", "model"),
-    "extract": ("log_methods", "flag_classes"),
+    t: keys
+    for t, rows in _FIELDS.items()
+    if (keys := tuple(r[0] for r in rows if r[3] == "required"))
 }
 
 
@@ -320,107 +372,40 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
         raise ProfileError(f"{where} is not valid TOML ({exc}); fix the file.") from None
     _check_tables(doc, where)
     get = _Getter(doc, where)
-    launch = get.text("launch", "command")
-    if "{model}" not in launch:
+    got: dict[str, dict[str, Any]] = {"": {}, "extract": {}, "advice": {}}
+    for table, rows in _FIELDS.items():
+        for key, name, (how, *args), _ in rows:
+            part, _, field = name.rpartition(".")
+            got[part][field] = getattr(get, how)(table, key, *args)
+    top, extract = got[""], got["extract"]
+    if "{model}" not in top["launch"]:
         raise ProfileError(
             f'{where}: [launch] command must contain {{model}} (e.g. "vllm serve {{model}}").'
         )
-    before = get.text("launch", "before", "")
-    if before and "{model}" not in before:
+    if top["launch_before"] and "{model}" not in top["launch_before"]:
         raise ProfileError(f"{where}: [launch] before must contain {{model}}, as command does.")
-    methods = get.table("extract", "log_methods")
-    for method, severity in methods.items():
-        if severity not in SEVERITIES or not method.isidentifier():
-            raise ProfileError(
-                f"{where}: [extract] log_methods.{method} = {severity!r}; use a method name and "
-                f"one of {', '.join(SEVERITIES)}."
-            )
-    kwargs_rule = get.text("extract", "argument_kwargs", "")
-    if kwargs_rule not in ("", "annotation"):
+    if extract["argument_kwargs"] not in ("", "annotation"):
         raise ProfileError(f'{where}: [extract] argument_kwargs must be "annotation" or absent.')
-    earlier = get.text("knowledge", "earlier_checks", "all")
-    if earlier not in ("all", "related"):
+    if top["earlier_checks"] not in ("all", "related"):
         raise ProfileError(f'{where}: [knowledge] earlier_checks must be "all" or "related".')
-    name, repo = get.text("", "name"), get.text("", "repository")
-    if not _NAME.fullmatch(name):
-        raise ProfileError(f"{where}: name {name!r} must be lower-case letters, digits, - or _.")
-    if not _REPO.fullmatch(repo):
-        raise ProfileError(f"{where}: repository {repo!r} must be a GitHub owner/name.")
-    catch = get.table("knowledge", "catch")
+    if not _NAME.fullmatch(top["name"]):
+        raise ProfileError(
+            f"{where}: name {top['name']!r} must be lower-case letters, digits, - or _."
+        )
+    if not _REPO.fullmatch(top["repository"]):
+        raise ProfileError(
+            f"{where}: repository {top['repository']!r} must be a GitHub owner/name."
+        )
     if ("platform" in doc or "model" in doc) and "verify" not in doc:
         raise ProfileError(
             f"{where}: [platform] and [model] tables belong to a [verify] table; add it."
         )
     verify = {t: doc[t] for t in _VERIFY_TABLES if t in doc} if "verify" in doc else None
     return Profile(
-        name=name,
-        product=get.text("", "product"),
-        repository=repo,
-        files=get.strings("", "files", nonempty=True),
-        launch=launch,
-        model=get.text("launch", "model"),
-        launch_modules=get.strings("launch", "modules"),
-        launch_executables=get.strings("launch", "executables"),
-        dumps=get.strings("launch", "dumps"),
-        hardware_options=get.strings("launch", "hardware_options"),
-        archive=get.text("launch", "archive", ""),
-        launch_since=get.strings("launch", "since_files"),
-        launch_before=before,
-        extract=ExtractRules(
-            log_methods=tuple(sorted(methods.items())),
-            flag_classes=get.idents("extract", "flag_classes", nonempty=True),
-            config_classes=get.idents("extract", "config_classes"),
-            config_views=get.idents("extract", "config_views"),
-            args_names=get.idents("extract", "args_names"),
-            view_calls=get.idents("extract", "view_calls"),
-            args_getters=get.idents("extract", "args_getters"),
-            argument_kwargs=kwargs_rule,
-            phases=get.idents("extract", "phases"),
-            launch_path=get.strings("", "launch_path"),
-            launch_copies=get.idents("extract", "launch_copies"),
-            env_prefixes=get.idents("knowledge", "own_env_prefixes"),
-        ),
-        id_namespace=get.text("identity", "namespace", ""),
-        id_receivers=get.idents("identity", "receivers"),
-        id_call_receivers=get.idents("identity", "call_receivers"),
-        env_prefixes=get.idents("knowledge", "env_prefixes"),
-        own_env_prefixes=get.idents("knowledge", "own_env_prefixes"),
-        platforms=get.words("knowledge", "platforms"),
-        hardware=get.words("knowledge", "hardware"),
-        earlier_checks=earlier,
-        catch_import=str(catch.get("import", "")),
-        catch_call=str(catch.get("call", "")),
-        catch_files=tuple(str(f) for f in catch.get("files", [])),
-        file_tags=tuple(
-            (tag, tuple(str(g) for g in globs))
-            for tag, globs in get.table("knowledge", "file_tags").items()
-        ),
-        request_checks=get.options_of(
-            "knowledge",
-            "request_checks",
-            _FILE_GLOB,
-            _IDENT_GLOB,
-            '"file glob" = ["function glob", ...]',
-        ),
-        log_prefixes=get.forms("log_prefixes", suffix=False),
-        log_suffixes=get.forms("log_suffixes", suffix=True),
-        programs=get.strings("explain", "programs"),
-        docs_pages=get.strings("docs", "pages"),
-        docs_launches=get.strings("docs", "launches"),
-        docs_url=get.text("docs", "url", ""),
-        docs_flag_url=get.text("docs", "flag_url", ""),
-        release_bump=get.pattern("releases", "bump"),
-        release_commits=get.versions("releases", "commits", r"[0-9a-f]{7,40}"),
-        release_dates=get.versions("releases", "dates", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"),
+        **top,
+        extract=ExtractRules(**extract),
+        advice=AdviceRules(**got["advice"]),
         verify=json.dumps(verify, sort_keys=True) if verify is not None else None,
-        advice=AdviceRules(
-            derived=get.mapping("advice", "derived", _IDENT, _OPTION, 'name = "--option"'),
-            caveats=get.mapping("advice", "caveats", _OPTION, _SENTENCE, '"--option" = "words"'),
-            raised_by=get.options_of("advice", "raised_by"),
-            computed=get.mapping(
-                "advice", "computed", _IDENT, _EXPRESSION, 'name = "a * --option"'
-            ),
-        ),
     )
 
 
@@ -465,7 +450,9 @@ class _Getter:
         self.doc, self.where = doc, where
 
     def _raw(self, table: str, key: str, default: Any) -> Any:
-        here = self.doc if not table else self.doc.get(table, {})
+        here = self.doc
+        for part in filter(None, table.split(".")):
+            here = here.get(part, {})
         return here.get(key, default)
 
     def _fail(self, table: str, key: str, what: str) -> ProfileError:
@@ -477,7 +464,7 @@ class _Getter:
             raise self._fail(table, key, "a string")
         return value
 
-    def strings(self, table: str, key: str, *, nonempty: bool = False) -> tuple[str, ...]:
+    def strings(self, table: str, key: str, nonempty: bool = False) -> tuple[str, ...]:
         value = self._raw(table, key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise self._fail(table, key, "a list of strings")
@@ -485,7 +472,7 @@ class _Getter:
             raise self._fail(table, key, "a non-empty list")
         return tuple(value)
 
-    def idents(self, table: str, key: str, *, nonempty: bool = False) -> tuple[str, ...]:
+    def idents(self, table: str, key: str, nonempty: bool = False) -> tuple[str, ...]:
         value = self.strings(table, key, nonempty=nonempty)
         if not all(_IDENT_GLOB.fullmatch(v) for v in value):
             raise self._fail(table, key, "a list of names or name globs (letters, digits, _ * ?)")
@@ -496,6 +483,26 @@ class _Getter:
         if not isinstance(value, dict):
             raise self._fail(table, key, "a table")
         return value
+
+    def as_text(self, table: str, key: str) -> str:
+        return str(self._raw(table, key, ""))  # (unchecked, as [knowledge.catch] always was)
+
+    def as_strings(self, table: str, key: str) -> tuple[str, ...]:
+        return tuple(str(v) for v in self._raw(table, key, []))
+
+    def severities(self, table: str, key: str) -> tuple[tuple[str, str], ...]:
+        value = self.table(table, key)
+        for method, severity in value.items():
+            if severity not in SEVERITIES or not method.isidentifier():
+                raise ProfileError(
+                    f"{self.where}: [{table}] {key}.{method} = {severity!r}; use a method name"
+                    f" and one of {', '.join(SEVERITIES)}."
+                )
+        return tuple(sorted(value.items()))
+
+    def tags(self, table: str, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        value = self.table(table, key)
+        return tuple((tag, tuple(str(g) for g in globs)) for tag, globs in value.items())
 
     def words(self, table: str, key: str) -> tuple[tuple[str, str], ...]:
         value = self.table(table, key)
@@ -554,13 +561,13 @@ class _Getter:
                 raise self._fail(table, f"{key}.{version}", f"a string like {shape!r}")
         return tuple(value.items())
 
-    def forms(self, key: str, *, suffix: bool) -> tuple[str, ...]:
-        forms = self.strings("explain", key)
+    def forms(self, table: str, key: str, suffix: bool) -> tuple[str, ...]:
+        forms = self.strings(table, key)
         for form in forms:
             why = regexsafe.line_form_problem(form, suffix=suffix)
             if why:
                 raise ProfileError(
-                    f"{self.where}: [explain] {key} has {form!r}, which cannot run on pasted "
+                    f"{self.where}: [{table}] {key} has {form!r}, which cannot run on pasted "
                     f"text: {why}."
                 )
         return forms
@@ -569,89 +576,23 @@ class _Getter:
 def as_tables(profile: Profile) -> dict[str, Any]:
     """The profile in its TOML shape (tables and keys as in profiles/*.toml): what a dataset's
     manifest records as `profile`, and what the catalog reads back for `kverr explain`."""
-    e = profile.extract
-    out: dict[str, Any] = {
-        "name": profile.name,
-        "product": profile.product,
-        "repository": profile.repository,
-        "files": list(profile.files),
-        **({"launch_path": list(profile.launch_path)} if profile.launch_path else {}),
-        "launch": {
-            "command": profile.launch,
-            "model": profile.model,
-            **{
-                key: list(value)
-                for key, value in (
-                    ("modules", profile.launch_modules),
-                    ("executables", profile.launch_executables),
-                    ("dumps", profile.dumps),
-                    ("hardware_options", profile.hardware_options),
-                )
-                if value
-            },
-            **({"archive": profile.archive} if profile.archive else {}),
-            **({"since_files": list(profile.launch_since)} if profile.launch_since else {}),
-            **({"before": profile.launch_before} if profile.launch_before else {}),
-        },
-        "extract": {
-            "log_methods": dict(e.log_methods),
-            "flag_classes": list(e.flag_classes),
-            "config_classes": list(e.config_classes),
-            "config_views": list(e.config_views),
-            "args_names": list(e.args_names),
-            "view_calls": list(e.view_calls),
-            "args_getters": list(e.args_getters),
-            **({"argument_kwargs": e.argument_kwargs} if e.argument_kwargs else {}),
-            **({"phases": list(e.phases)} if e.phases else {}),
-            **({"launch_copies": list(e.launch_copies)} if e.launch_copies else {}),
-        },
-        "identity": {
-            "namespace": profile.id_namespace,
-            "receivers": list(profile.id_receivers),
-            "call_receivers": list(profile.id_call_receivers),
-        },
-        "knowledge": {
-            "env_prefixes": list(profile.env_prefixes),
-            "own_env_prefixes": list(profile.own_env_prefixes),
-            "earlier_checks": profile.earlier_checks,
-            "file_tags": {tag: list(globs) for tag, globs in profile.file_tags},
-            "request_checks": {f: list(fns) for f, fns in profile.request_checks},
-            "catch": {
-                "import": profile.catch_import,
-                "call": profile.catch_call,
-                "files": list(profile.catch_files),
-            },
-            "platforms": dict(profile.platforms),
-            "hardware": dict(profile.hardware),
-        },
-        "explain": {
-            "log_prefixes": list(profile.log_prefixes),
-            "log_suffixes": list(profile.log_suffixes),
-            "programs": list(profile.programs),
-        },
-    }
-    docs = {
-        "pages": list(profile.docs_pages),
-        "launches": list(profile.docs_launches),
-        "url": profile.docs_url,
-        "flag_url": profile.docs_flag_url,
-    }
-    if any(docs.values()):
-        out["docs"] = {k: v for k, v in docs.items() if v}
-    releases = {
-        "bump": profile.release_bump,
-        "commits": dict(profile.release_commits),
-        "dates": dict(profile.release_dates),
-    }
-    if any(releases.values()):
-        out["releases"] = {k: v for k, v in releases.items() if v}
-    advice = {
-        k: {name: list(v) if isinstance(v, tuple) else v for name, v in pairs}
-        for k, pairs in vars(profile.advice).items()
-        if pairs
-    }
-    if advice:
-        out["advice"] = advice
+    out: dict[str, Any] = {}
+    for table, rows in _FIELDS.items():
+        for key, name, (how, *_), when in rows:
+            value = functools.reduce(getattr, name.split("."), profile)
+            if when == "read" or (when == "set" and not value):
+                continue
+            here = out
+            for part in filter(None, table.split(".")):
+                here = here.setdefault(part, {})
+            kind = _KIND.get(how, "table")
+            here[key] = (
+                list(value)
+                if kind == "list"
+                else {k: list(v) if isinstance(v, tuple) else v for k, v in value}
+                if kind == "table"
+                else value
+            )
     if profile.verify is not None:
         out.update(json.loads(profile.verify))  # [verify], [platform.*], [model.*] as written
     return out

@@ -10,6 +10,7 @@ project without them gets no verification: its records say "not verified" rather
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -43,15 +44,7 @@ class Profile:
     paths: Mapping[str, Any] = field(default_factory=dict)  # path -> [entries] | False
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "probes": dict(self.probes),
-            "absent_packages": list(self.absent_packages),
-            "objects": {k: dict(v) for k, v in self.objects.items()},
-            "files": list(self.files),
-            "paths": dict(self.paths),
-        }
+        return dataclasses.asdict(self)  # (tuples are JSON lists once sent)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ import ast
 import re
 from collections.abc import Sequence
 
-from kverr.extractor.pysource import expr_or_none
 from kverr.records.conditions import (
     Atom,
     cli_arg,
@@ -32,6 +31,7 @@ from kverr.records.knowledge.facts import (
 )
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
 
+from kverr.advice import options_expr
 from kverr.ftypes import Docs, FlagDecl, Profile
 
 _RECOMMENDS = re.compile(r"\b(it is|we)\s+(strongly\s+)?recommend(ed)?\b", re.I)
@@ -430,11 +430,7 @@ _ARITH = {ast.Mult: "times", ast.Add: "plus", ast.Sub: "minus", ast.Div: "divide
 def _keep_expr(text: str, holds: bool) -> str:
     """A comparison over flags as what to keep: `--tp-size % --dp-size == 0` holding ->
     "keep --tp-size a multiple of --dp-size"; `a > b` failing -> "keep a at most b"."""
-    flags = list(dict.fromkeys(_FLAG_WORD.findall(text)))
-    code = text
-    for fl in sorted(flags, key=len, reverse=True):
-        code = re.sub(re.escape(fl) + r"(?![\w-])", f"__F{flags.index(fl)}__", code)
-    node = expr_or_none(code)
+    node, flags = options_expr(text, _FLAG_WORD)
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _KEEP):
         return ""
     op = type(node.ops[0]) if holds else _FLIP[type(node.ops[0])]
@@ -452,11 +448,10 @@ def _keep_expr(text: str, holds: bool) -> str:
     return f"keep {a} {_KEEP[op]} {b}" if a and b else ""
 
 
-def _side(node: ast.expr, flags: list[str]) -> str:
+def _side(node: ast.expr, flags: dict[str, str]) -> str:
     """One side of a comparison in words, or "" when it holds code a user cannot set."""
     if isinstance(node, ast.Name):
-        m = re.fullmatch(r"__F(\d+)__", node.id)
-        return flags[int(m.group(1))] if m else ""
+        return flags.get(node.id, "")
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return show_value(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):

@@ -414,17 +414,13 @@ def _negations(
         gives_up = (op == "drop" and before.has(name) and not back) or (
             op == "env" and c.edits[0][2] is None
         )
-        out.append(FixChange(c.edits, "remove" if gives_up else c.source, _note(atom)))
+        out.append(FixChange(c.edits, "remove" if gives_up else c.source, phrase(neg)))
     return out
 
 
 def _numeric_default(flag: str, decls: dict[str, FlagDecl]) -> bool:
     value = flag_default(flag, decls)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-
-
-def _note(atom: Atom) -> str:
-    return phrase(atom.negated())
 
 
 def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChange]:
