@@ -130,7 +130,8 @@ def stock(records: list[dict], shape: bool = False) -> list[tuple[str, int]]:
 def leaks(text: str) -> list[str]:
     """Template text in prose: a brace outside a code span, a `{name}` placeholder inside
     one (a code span may hold JSON: `--x '{"a": 1}'`), `self.`, empty parentheses outside a
-    code span (a call inside one, `path.is_file()`, is code as written)."""
+    code span (a call inside one, `path.is_file()`, is code as written), an announced list
+    left empty (": .")."""
     spans = _CODE_SPAN.findall(text or "")
     plain = _CODE_SPAN.sub("`_`", text or "")
     found = []
@@ -140,6 +141,8 @@ def leaks(text: str) -> list[str]:
         found.append("self.")
     if re.search(r"\(\s*\)", plain):
         found.append("()")
+    if re.search(r":\s*\.", plain):  # a list the sentence announced came out empty
+        found.append(": .")
     return found
 
 

@@ -169,6 +169,8 @@ class ServerArgs:
             logger.warning("Chunked prefill without the radix cache is experimental.")
         if self.kernel is None:
             logger.info("No kernel given; the engine picks one.")
+        if self.enable_dp_attention and not envs.ACME_FAST_SPLIT.get():
+            logger.info("Splitting attention the slow way.")
 
 
 def add_cli_args(parser):
@@ -208,6 +210,13 @@ SITUATION_CASES = [
     ),
     # a None default is what the code may pick later: no evidence either way
     ("engine picks one", ""),
+    # a variable the environment leaves unset is a default too
+    (
+        "the slow way",
+        "Any launch with --enable-dp-attention hits it: ACME_FAST_SPLIT is not enabled by"
+        " default. In this release's docs and tests, 2 launches hit it (test/test_launches.py),"
+        " most often with --dp-size and --tp-size.",
+    ),
 ]
 
 

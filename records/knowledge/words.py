@@ -224,6 +224,7 @@ def _by_default(atoms: list[Atom], f: Facts) -> str:
             f"{join_words(fls)} {'is' if len(fls) == 1 else 'are'} {state}"
             for state, fls in states.items()
         ]
+        + [f"{phrase(a)} by default" for a in free if a.topic == "env"]
     )
     if not chosen:
         return f"Every launch{where} hits it with the default options: {defaults}."
