@@ -24,6 +24,7 @@ first.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 import re
@@ -704,6 +705,7 @@ def _divisors(n: int) -> list[int]:
     return sorted({*small, *(n // d for d in small)})
 
 
+@functools.lru_cache(maxsize=4096)  # (the same condition is run for many launches)
 def options_expr(
     text: str, option: re.Pattern[str] = _OPTION
 ) -> tuple[ast.expr | None, dict[str, str]]:

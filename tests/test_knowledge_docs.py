@@ -161,14 +161,22 @@ class ServerArgs:
     disable_radix_cache: bool = False
     chunked_prefill_size: int = 8192
     kernel: str = None
+    kernel_mode: str = None
 
-    def check(self):
+    def __post_init__(self):
+        if self.chunked_prefill_size <= 0:
+            self.chunked_prefill_size = None  # (what the check reads is this, not the launch's)
+        self.check_server_args()
+
+    def check_server_args(self):
         if self.enable_dp_attention:
             assert self.tp_size % self.dp_size == 0, "--tp-size must split into --dp-size groups"
-        if self.disable_radix_cache and self.chunked_prefill_size > 0:
+        if self.disable_radix_cache and self.chunked_prefill_size is not None:
             logger.warning("Chunked prefill without the radix cache is experimental.")
         if self.kernel is None:
             logger.info("No kernel given; the engine picks one.")
+        if self.kernel_mode != "fast":
+            logger.info("The kernels run their careful path.")
         if self.enable_dp_attention and not envs.ACME_FAST_SPLIT.get():
             logger.info("Splitting attention the slow way.")
 
@@ -180,6 +188,7 @@ def add_cli_args(parser):
     parser.add_argument("--disable-radix-cache", action="store_true", help="No prefix cache.")
     parser.add_argument("--chunked-prefill-size", type=int, default=8192, help="Chunk size.")
     parser.add_argument("--kernel", type=str, default=None, help="The kernel family.")
+    parser.add_argument("--kernel-mode", type=str, default=None, help="The kernel mode.")
 """
 
 LAUNCHES = """
@@ -197,19 +206,27 @@ def test_no_radix_cache():
 
 def test_no_radix_cache_unchunked():
     run(["--disable-radix-cache", "--chunked-prefill-size", "-1"])
+
+
+def test_turbo_kernels():
+    run(["--kernel-mode", "turbo"])
 """
 
 SITUATION_CASES = [
     # arithmetic over the launch's own values: 3 % 2 != 0 hits, 4 % 2 passes
     ("split into", "In this release's docs and tests, one launch hits it (test/test_launches.py)."),
-    # the default gives the rest of the check, and the launch that leaves it so hits it
+    # the default gives the rest of the check (as the phase before it leaves the value), and
+    # the launch that leaves it so hits it; -1 becomes None on the way and does not
     (
         "radix cache is experimental",
         "Any launch with --disable-radix-cache hits it: --chunked-prefill-size is 8192 by"
         " default. In this release's docs and tests, one launch hits it (test/test_launches.py).",
     ),
-    # a None default is what the code may pick later: no evidence either way
+    # a None default is what the code may pick before the check: no evidence either way
     ("engine picks one", ""),
+    # a condition almost every launch meets ("other than fast") counts no launch: nothing
+    # in it says the launch chose it
+    ("careful path", ""),
     # a variable the environment leaves unset is a default too
     (
         "the slow way",

@@ -7,7 +7,8 @@ check does (`effective`), and the trigger says so in words (`sentences`).
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kverr.extractor.phases import negate
@@ -82,6 +83,49 @@ def steps(f: Facts, line: int | None = None) -> tuple[dict[str, Form], list[Step
             out.append(Step(flag, value, cond, Assignment(a.field, a.value, source, a.function)))
     known = {k: v for k, v in forms.items() if v is not None and k in read}
     return known, [s for s in out if _attr(s.flag, f.decls) in known]
+
+
+def at_check(f: Facts) -> Callable[[Callable[[str], object]], dict[str, object]]:
+    """For a launch whose options are `value_of(flag)` (UNKNOWN: not known): flag -> the value
+    the check reads, for each flag an earlier phase may change; UNKNOWN where kverr cannot
+    work it out (an assignment the code cannot follow, a value it cannot compute, None). The
+    phases are read once; the launches are many."""
+    from kverr.advice import evaluate  # (the one reader of a condition over options)
+
+    forms, _ = steps(f)
+    plans: dict[str, tuple[str, dict[str, str]] | None] = {}
+    for a in f.earlier:
+        flag = _flag_of(a.field, f.decls)
+        if flag is None or flag in plans:
+            continue
+        form = forms.get(_attr(flag, f.decls))
+        if form is None:
+            plans[flag] = None
+            continue
+        names = {
+            x: _flag_of(x, f.decls) or "--" + x.replace("_", "-")
+            for x in re.findall(r"\bargs\.(\w+)", form.exact)
+        }
+        plans[flag] = (
+            re.sub(r"\bargs\.(\w+)", lambda m, n=names: n[m.group(1)], form.exact),
+            names,
+        )
+
+    def reads(value_of: Callable[[str], object]) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for flag, plan in plans.items():
+            values = {n: value_of(n) for n in plan[1].values()} if plan else {}
+            if plan is None or UNKNOWN in values.values():
+                out[flag] = UNKNOWN
+                continue
+            got = evaluate(plan[0], values)  # type: ignore[arg-type]
+            out[flag] = UNKNOWN if got is None else got
+        return out
+
+    return reads
+
+
+UNKNOWN = object()  # (at_check: a value the phases make that kverr cannot work out)
 
 
 def substitute(expr: str, forms: dict[str, Form]) -> str:

@@ -6,10 +6,13 @@ revision's own launches, in its docs, tests and CI, that meet every condition).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from kverr.extractor.pysource import NOT_LITERAL, literal
 from kverr.extractor.sources import matches_any
-from kverr.records.conditions import Atom, dest_of, join_words, phrase, show_value
+from kverr.records.conditions import Atom, join_words, phrase, show_value
 from kverr.records.knowledge import docs, earlier
+from kverr.records.knowledge.earlier import UNKNOWN
 from kverr.records.knowledge.facts import (
     Facts,
     flag_default,
@@ -174,34 +177,59 @@ def _exits(f: Facts) -> tuple[Atom, ...]:
 
 def _free(a: Atom, f: Facts) -> bool:
     """A condition on options every launch meets unless it changes one: their declared
-    defaults give it."""
-    return a.topic not in _WHERE and _holds(a, None, f)
+    defaults give it (as the check reads them)."""
+    return a.topic not in _WHERE and _holds(a, _reads(None, f), f)
 
 
-def _holds(a: Atom, la: DocLaunch | None, f: Facts) -> bool:
-    """Whether the launch (None: one that sets nothing) makes the condition true, each option
-    at its given value, else its declared default. Unknown is false: an option an earlier phase
-    of the check's class assigns, a default the code picks, an expression kverr cannot run."""
+def _reads(la: DocLaunch | None, f: Facts) -> Callable[[str], object]:
+    """flag -> what the check reads of it for the launch `la` (None: one that sets nothing):
+    its given value, else its declared default, each as the phases before the check leave
+    it; UNKNOWN where that is not known."""
+
+    def given(flag: str) -> object:
+        raw = docs.given(la, flag, f.decls) if la else None
+        return _typed(raw) if raw is not None else _declared(flag, f)
+
+    changed = _phases(f)(given) if f.earlier else {}
+    return lambda flag: changed[flag] if flag in changed else given(flag)
+
+
+_PHASES: dict[int, tuple[Facts, Callable]] = {}
+
+
+def _phases(f: Facts) -> Callable[[Callable[[str], object]], dict[str, object]]:
+    """earlier.at_check of the site, read once: a revision has thousands of launches."""
+    held = _PHASES.get(id(f))
+    if held is None or held[0] is not f:
+        if len(_PHASES) > 8:
+            _PHASES.clear()
+        held = _PHASES[id(f)] = (f, earlier.at_check(f))
+    return held[1]
+
+
+def _declared(flag: str, f: Facts) -> object:
+    """The declared default, where the check is known to read it so. A None or "" default is
+    "not given", which the code often resolves before the check (an attention backend picked
+    for the model, a config's --enable-chunked-prefill): unknown, not unset."""
+    d = f.decls.get(flag)
+    value = literal(d.default) if d is not None and d.default is not None else NOT_LITERAL
+    return UNKNOWN if value is NOT_LITERAL or value in (None, "") else value
+
+
+def _holds(a: Atom, reads: Callable[[str], object], f: Facts) -> bool:
+    """Whether a launch whose options read as `reads` makes the condition true; unknown is
+    false (a value the code picks, an expression kverr cannot run)."""
     if a.topic == "env":  # a launch's options set no variable: only the unset state holds
         return phrase(a).endswith(("is not set", "is not enabled"))
-    assigned = {s.field for s in f.earlier}
-    if a.via or any(dest_of(fl) in assigned for fl in (a.flag, *a.flags) if fl):
-        return False  # the check reads what the code made of the option, not the launch's value
+    if a.via:
+        return False  # read through a local the code computes: not the launch's value
     if a.flag:
-        raw = docs.given(la, a.flag, f.decls) if la else None
-        if raw is None:
-            # A None or "" default is "not given": the code often picks a value before the
-            # check (a config resolves its --enable-chunked-prefill), so it is unknown, not unset.
-            return flag_default(a.flag, f.decls) not in (None, "") and meets_default(a, f.decls)
-        return holds_for(a, _typed(raw))
-    values = {}
-    for fl in a.flags:
-        raw = docs.given(la, fl, f.decls) if la else None
-        value = flag_default(fl, f.decls) if raw is None else _typed(raw)
-        if value in (None, ""):
-            return False
-        values[fl] = value
-    got = evaluate(a.text, values)
+        value = reads(a.flag)
+        return value is not UNKNOWN and holds_for(a, value)
+    values = {fl: reads(fl) for fl in a.flags}
+    if UNKNOWN in values.values():
+        return False
+    got = evaluate(a.text, values)  # type: ignore[arg-type]
     return got is not None and bool(got) == a.holds
 
 
@@ -247,10 +275,11 @@ def _on(a: Atom) -> bool:
 
 
 def _default_state(flag: str, f: Facts) -> str:
-    value = flag_default(flag, f.decls)
+    """How the check reads an option the launch does not give: "8192 by default"."""
+    value = _reads(None, f)(flag)
     if isinstance(value, bool):
         return "on by default" if value else "off by default"
-    return f"{show_value(value)} by default"
+    return "unset by default" if value is None else f"{show_value(value)} by default"
 
 
 def _meeting(atoms: list[Atom], f: Facts) -> str:
@@ -265,17 +294,30 @@ def _meeting(atoms: list[Atom], f: Facts) -> str:
     archs = [_ARCH.findall(a.text) for a in models]
     if not all(archs):
         return ""  # "a hybrid model": no architecture to read a launch's model for
+    if not (any(a.holds for a in models) or any(_chosen(a) for a in tests)):
+        return ""  # only conditions most launches meet ("--quantization not fp8"): no evidence
     found = [
         la
         for la in docs.launches(f.docs)
-        if all(_holds(a, la, f) for a in tests)
-        and all(_serves(la, names) == a.holds for a, names in zip(models, archs, strict=True))
+        if all(_serves(la, names) == a.holds for a, names in zip(models, archs, strict=True))
+        and _meets(tests, _reads(la, f), f)
     ]
     if not found:
         return ""
     where = _platform(atoms)
     flags = {fl for a in tests for fl in (a.flag, *a.flags) if fl}
     return docs.met_by(found, flags, f.decls, f.docs, where)
+
+
+def _meets(tests: list[Atom], reads: Callable[[str], object], f: Facts) -> bool:
+    return all(_holds(a, reads, f) for a in tests)
+
+
+def _chosen(a: Atom) -> bool:
+    """A condition a launch meets only by giving an option: set, a value, a bound, arithmetic."""
+    if a.flag:
+        return a.op in ("set", "==", "in", "is not None", ">", ">=", "<", "<=")
+    return bool(a.flags) and a.topic != "env"
 
 
 _ARCH = re.compile(r"""['"]([A-Z]\w+?)(?:For\w+|Model)?['"]""")
