@@ -488,7 +488,10 @@ class _Getter:
         return str(self._raw(table, key, ""))  # (unchecked, as [knowledge.catch] always was)
 
     def as_strings(self, table: str, key: str) -> tuple[str, ...]:
-        return tuple(str(v) for v in self._raw(table, key, []))
+        value = self._raw(table, key, [])
+        if not isinstance(value, list):
+            raise self._fail(table, key, "a list of strings")
+        return tuple(str(v) for v in value)
 
     def severities(self, table: str, key: str) -> tuple[tuple[str, str], ...]:
         value = self.table(table, key)
@@ -502,6 +505,8 @@ class _Getter:
 
     def tags(self, table: str, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         value = self.table(table, key)
+        if not all(isinstance(globs, list) for globs in value.values()):
+            raise self._fail(table, key, 'a table of tag = ["file globs"]')
         return tuple((tag, tuple(str(g) for g in globs)) for tag, globs in value.items())
 
     def words(self, table: str, key: str) -> tuple[tuple[str, str], ...]:

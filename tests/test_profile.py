@@ -100,6 +100,8 @@ def test_advice_rules_round_trip_and_leave_the_build_alone() -> None:
         (lambda t: t + "\n[advice]\ncaveats = { seq_len = 'x' }\n", "advice.caveats"),
         (lambda t: t + "\n[advice]\nderive = {}\n", "unknown key 'advice.derive'"),
         (lambda t: t + "\n[advice]\nraised_by = { pool = ['x'] }\n", "advice.raised_by"),
+        (lambda t: t + "\n[knowledge.catch]\nfiles = 3\n", "knowledge.catch.files"),
+        (lambda t: t + "\n[knowledge]\nfile_tags = { a = 3 }\n", "knowledge.file_tags"),
     ],
 )
 def test_bad_profiles_say_what_and_where(tmp_path: Path, edit, error: str) -> None:
