@@ -181,7 +181,16 @@ def flag_default(flag: str, decls: dict[str, FlagDecl]) -> object:
     return None if value is NOT_LITERAL else value
 
 
-def _takes_value(decl: FlagDecl | None) -> bool:
+def known_default(flag: str, decls: dict[str, FlagDecl]) -> object:
+    """The declared default where it says what the check reads; None when there is none, it
+    is no literal, or it is None or "": "not given", which the code often resolves before
+    the check (an attention backend picked for the model, a config's
+    --enable-chunked-prefill)."""
+    value = flag_default(flag, decls)
+    return None if value == "" else value
+
+
+def takes_value(decl: FlagDecl | None) -> bool:
     """A flag declared with a value (not a store_true switch), so `--x` alone is not enough."""
     if decl is None or (decl.action or "").startswith(("store_", "argparse.BooleanOptional")):
         return False

@@ -20,13 +20,13 @@ from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import (
     Facts,
     _choices,
-    _takes_value,
     flag_default,
     holds_for,
     invented,
     is_switch,
     meets_default,
     sample_value,
+    takes_value,
     typical,
 )
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
@@ -285,7 +285,7 @@ def _arg(
     if atom.op in ("set", "is not None"):
         # `x is not None` is how code tests a flag that takes a value, even when undeclared here;
         # so is a config field (`--speculative-config.method`): it is always given a value.
-        takes = _takes_value(decls.get(flag)) or (
+        takes = takes_value(decls.get(flag)) or (
             (atom.op == "is not None" or "." in flag) and flag not in decls
         )
         if "." in flag and is_switch(decls.get(flag)):

@@ -16,9 +16,9 @@ from kverr.records.conditions import Atom, dest_of, join_words, phrase, show_val
 from kverr.records.knowledge.facts import (
     _BOOL_OR_NONE,
     Facts,
-    _takes_value,
     holds_for,
     sample_value,
+    takes_value,
 )
 
 
@@ -125,7 +125,7 @@ def _arg(flag: str, value: object, f: Facts) -> str | None:
     decl = f.decls.get(flag)
     if "." in flag and isinstance(value, bool):
         return f"{flag}={str(value).lower()}"  # a JSON option's field: a JSON value
-    if decl is None or _takes_value(decl) or "." in flag:
+    if decl is None or takes_value(decl) or "." in flag:
         return f"{flag}={show_value(value)}"
     if value is True:
         return flag
@@ -146,7 +146,7 @@ def _unset(f: Facts) -> list[str]:
         dict.fromkeys(
             a.flag
             for a in f.direct
-            if a.flag and a.op in ("unset", "is None") and _takes_value(f.decls.get(a.flag))
+            if a.flag and a.op in ("unset", "is None") and takes_value(f.decls.get(a.flag))
         )
     )
 

@@ -9,7 +9,7 @@ import re
 from kverr.extractor.pysource import module_or_none
 from kverr.records.conditions import Atom
 from kverr.records.knowledge import docs, notices
-from kverr.records.knowledge.facts import Facts, _takes_value, flag_default, meets_default
+from kverr.records.knowledge.facts import Facts, known_default, meets_default, takes_value
 from kverr.records.names import in_place
 
 from kverr import template
@@ -144,9 +144,8 @@ def _left_as_is(f: Facts) -> set[str]:
 
     def left(a: Atom) -> bool:
         if a.op in ("unset", "is None"):
-            return not _takes_value(f.decls.get(a.flag or ""))
-        # (a None or "" default is the code's to pick: not known to meet anything)
-        return meets_default(a, f.decls) and flag_default(a.flag or "", f.decls) not in (None, "")
+            return not takes_value(f.decls.get(a.flag or ""))
+        return meets_default(a, f.decls) and known_default(a.flag or "", f.decls) is not None
 
     tested = {a.flag for a in atoms if a.flag}
     chosen = {a.flag for a in atoms if a.flag and not left(a)}

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kverr.extractor.pysource import NOT_LITERAL, literal
 from kverr.extractor.sources import matches_any
 from kverr.records.conditions import Atom, join_words, phrase, show_value
 from kverr.records.knowledge import docs, earlier
@@ -17,6 +16,7 @@ from kverr.records.knowledge.facts import (
     Facts,
     flag_default,
     holds_for,
+    known_default,
     meets_default,
 )
 
@@ -208,12 +208,8 @@ def _phases(f: Facts) -> Callable[[Callable[[str], object]], dict[str, object]]:
 
 
 def _declared(flag: str, f: Facts) -> object:
-    """The declared default, where the check is known to read it so. A None or "" default is
-    "not given", which the code often resolves before the check (an attention backend picked
-    for the model, a config's --enable-chunked-prefill): unknown, not unset."""
-    d = f.decls.get(flag)
-    value = literal(d.default) if d is not None and d.default is not None else NOT_LITERAL
-    return UNKNOWN if value is NOT_LITERAL or value in (None, "") else value
+    d = known_default(flag, f.decls)
+    return UNKNOWN if d is None else d
 
 
 def _holds(a: Atom, reads: Callable[[str], object], f: Facts) -> bool:
