@@ -139,10 +139,11 @@ def common_situations(f: Facts) -> str:
         return ""  # a request's check, or one that reads the running server's state
     if not atoms or not all(_readable(a) for a in atoms):
         return ""  # no condition, or one that no launch shows: nothing to count
-    said = _by_default(atoms, f)
+    phases = earlier.at_check(f) if f.earlier else None  # (read once: launches are many)
+    said = _by_default(atoms, f, phases)
     if said.startswith("Every launch hits"):
         return said  # (every launch of the docs and tests would be counted: no news)
-    return " ".join(filter(None, [said, _meeting(atoms, f)]))
+    return " ".join(filter(None, [said, _meeting(atoms, f, phases)]))
 
 
 _WHERE = ("model", "platform", "hardware")  # conditions a launch's words can be read for
@@ -175,13 +176,10 @@ def _exits(f: Facts) -> tuple[Atom, ...]:
     )
 
 
-def _free(a: Atom, f: Facts) -> bool:
-    """A condition on options every launch meets unless it changes one: their declared
-    defaults give it (as the check reads them)."""
-    return a.topic not in _WHERE and _holds(a, _reads(None, f), f)
+Phases = Callable[[Callable[[str], object]], dict[str, object]] | None  # earlier.at_check
 
 
-def _reads(la: DocLaunch | None, f: Facts) -> Callable[[str], object]:
+def _reads(la: DocLaunch | None, f: Facts, phases: Phases) -> Callable[[str], object]:
     """flag -> what the check reads of it for the launch `la` (None: one that sets nothing):
     its given value, else its declared default, each as the phases before the check leave
     it; UNKNOWN where that is not known."""
@@ -190,21 +188,8 @@ def _reads(la: DocLaunch | None, f: Facts) -> Callable[[str], object]:
         raw = docs.given(la, flag, f.decls) if la else None
         return _typed(raw) if raw is not None else _declared(flag, f)
 
-    changed = _phases(f)(given) if f.earlier else {}
+    changed = phases(given) if phases else {}
     return lambda flag: changed[flag] if flag in changed else given(flag)
-
-
-_PHASES: dict[int, tuple[Facts, Callable]] = {}
-
-
-def _phases(f: Facts) -> Callable[[Callable[[str], object]], dict[str, object]]:
-    """earlier.at_check of the site, read once: a revision has thousands of launches."""
-    held = _PHASES.get(id(f))
-    if held is None or held[0] is not f:
-        if len(_PHASES) > 8:
-            _PHASES.clear()
-        held = _PHASES[id(f)] = (f, earlier.at_check(f))
-    return held[1]
 
 
 def _declared(flag: str, f: Facts) -> object:
@@ -229,12 +214,15 @@ def _holds(a: Atom, reads: Callable[[str], object], f: Facts) -> bool:
     return got is not None and bool(got) == a.holds
 
 
-def _by_default(atoms: list[Atom], f: Facts) -> str:
+def _by_default(atoms: list[Atom], f: Facts, phases: Phases) -> str:
     """ "Any launch with --disable-radix-cache hits it: --chunked-prefill-size is 8192 by
     default." Said only when the defaults give part of the check; otherwise the trigger says
     it all."""
+    # conditions every launch meets unless it changes an option: the defaults, as the check
+    # reads them, give them
+    reads = _reads(None, f, phases)
     tests = [a for a in atoms if a.topic not in _WHERE]
-    free = [a for a in tests if _free(a, f)]
+    free = [a for a in tests if _holds(a, reads, f)]
     if not free:
         return ""
     chosen = [phrase(a) for a in tests if a not in free]
@@ -242,7 +230,7 @@ def _by_default(atoms: list[Atom], f: Facts) -> str:
     flags = dict.fromkeys(fl for a in free for fl in (a.flag, *a.flags) if fl)
     states: dict[str, list[str]] = {}
     for fl in flags:
-        states.setdefault(_default_state(fl, f), []).append(fl)
+        states.setdefault(_default_state(reads(fl)), []).append(fl)
     defaults = join_words(
         [
             f"{join_words(fls)} {'is' if len(fls) == 1 else 'are'} {state}"
@@ -270,15 +258,14 @@ def _on(a: Atom) -> bool:
     return a.holds and not phrase(a).startswith("not ")
 
 
-def _default_state(flag: str, f: Facts) -> str:
+def _default_state(value: object) -> str:
     """How the check reads an option the launch does not give: "8192 by default"."""
-    value = _reads(None, f)(flag)
     if isinstance(value, bool):
         return "on by default" if value else "off by default"
     return "unset by default" if value is None else f"{show_value(value)} by default"
 
 
-def _meeting(atoms: list[Atom], f: Facts) -> str:
+def _meeting(atoms: list[Atom], f: Facts, phases: Phases) -> str:
     """The revision's own launches that meet every condition of the check, in one sentence:
     how many, where, the options and models they go with. A model condition is met by a
     launch whose model names one of its architectures; a platform's is not written in
@@ -296,7 +283,7 @@ def _meeting(atoms: list[Atom], f: Facts) -> str:
         la
         for la in docs.launches(f.docs)
         if all(_serves(la, names) == a.holds for a, names in zip(models, archs, strict=True))
-        and _meets(tests, _reads(la, f), f)
+        and _meets(tests, _reads(la, f, phases), f)
     ]
     if not found:
         return ""
