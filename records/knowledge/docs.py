@@ -539,14 +539,7 @@ def met_by(
     paths = list(dict.fromkeys(la.path for la in found))
     shown = ", ".join(paths[:2]) + (f" and {len(paths) - 2} more files" if len(paths) > 2 else "")
     count = "one launch hits" if used.launches == 1 else f"{used.launches} launches hit"
-    text = f"In this release's docs and tests, {count} it{where} ({shown})"
-    others = [o for o, n in used.together if n >= 2 and n * 4 >= used.launches][:3]
-    models = [m for m, _ in used.models][:3]
-    if others:
-        text += f", most often with {join_words(others)}"
-    if models:
-        text += f", serving {join_words(models)}"
-    return text + "."
+    return f"In this release's docs and tests, {count} it{where} ({shown}){_company(used)}."
 
 
 def _tally(
@@ -676,19 +669,23 @@ def seen_in_launches(used: Usage | None, shown: str, *, values: bool = True) -> 
     launches set it, or nothing goes with it."""
     if used is None or used.launches < 2:
         return ""
-    others = [o for o, n in used.together if n >= 2 and n * 4 >= used.launches][:3]
     given = [v for v, _ in used.values][:3] if values else []
-    models = [m for m, _ in used.models][:3]
-    if not (others or models or given):
+    company = _company(used)
+    if not (company or given):
         return ""
     text = f"In this release's docs and tests, {shown} is set in {used.launches} launches"
     if given:
         text += f" (as {or_list(tuple(given))})"
-    if others:
-        text += f", most often with {join_words(others)}"
-    if models:
-        text += f", serving {join_words(models)}"
-    return text + "."
+    return text + company + "."
+
+
+def _company(used: Usage) -> str:
+    """ ", most often with --dp-size and --tp-size, serving DeepSeek-V3": the options set in a
+    quarter or more of the launches (two at least), and the models they serve."""
+    others = [o for o, n in used.together if n >= 2 and n * 4 >= used.launches][:3]
+    models = [m for m, _ in used.models][:3]
+    text = f", most often with {join_words(others)}" if others else ""
+    return text + (f", serving {join_words(models)}" if models else "")
 
 
 def common_values(usage: Usage | None) -> list[str]:
