@@ -179,6 +179,11 @@ class ServerArgs:
             logger.info("The kernels run their careful path.")
         if self.enable_dp_attention and not envs.ACME_FAST_SPLIT.get():
             logger.info("Splitting attention the slow way.")
+        if self.enable_dp_attention:
+            try:
+                wait_port_available(self.port)
+            except ValueError:
+                logger.warning("The rank port is taken.")
 
 
 def add_cli_args(parser):
@@ -234,6 +239,8 @@ SITUATION_CASES = [
         " default. In this release's docs and tests, 2 launches hit it (test/test_launches.py),"
         " most often with --dp-size and --tp-size.",
     ),
+    # an except handler's: a port taken at run time fires it, not the launch's words
+    ("rank port is taken", ""),
 ]
 
 
