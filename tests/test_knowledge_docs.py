@@ -43,8 +43,8 @@ class ServerArgs:
 
 
 def add_cli_args(parser):
-    parser.add_argument("--tp-size", "--tp", type=int, default=1, help="Tensor parallel ranks.")
-    parser.add_argument("--dp-size", "--dp", type=int, default=1, help="Data parallel ranks.")
+    parser.add_argument("--tp-size", type=int, default=1, help="Tensor parallel ranks.")
+    parser.add_argument("--dp-size", type=int, default=1, help="Data parallel ranks.")
     parser.add_argument("--enable-dp-attention", action="store_true", help="DP attention.")
     parser.add_argument("--max-requests", type=int, default=8, help="Requests at once.")
 """
@@ -184,11 +184,13 @@ class ServerArgs:
                 wait_port_available(self.port)
             except ValueError:
                 logger.warning("The rank port is taken.")
+        if self.tp_size < self.dp_size:
+            logger.warning("Fewer tensor ranks than data ranks.")
 
 
 def add_cli_args(parser):
-    parser.add_argument("--tp-size", "--tp", type=int, default=1, help="Tensor parallel ranks.")
-    parser.add_argument("--dp-size", "--dp", type=int, default=1, help="Data parallel ranks.")
+    parser.add_argument("--tp-size", type=int, default=1, help="Tensor parallel ranks.")
+    parser.add_argument("--dp-size", type=int, default=1, help="Data parallel ranks.")
     parser.add_argument("--enable-dp-attention", action="store_true", help="DP attention.")
     parser.add_argument("--disable-radix-cache", action="store_true", help="No prefix cache.")
     parser.add_argument("--chunked-prefill-size", type=int, default=8192, help="Chunk size.")
@@ -215,10 +217,15 @@ def test_no_radix_cache_unchunked():
 
 def test_turbo_kernels():
     run(["--kernel-mode", "turbo"])
+
+
+def test_sizes_from_the_environment():
+    run(["--tp", "$NUM_GPUS", "--dp", "$REPLICAS"])
 """
 
 SITUATION_CASES = [
-    # arithmetic over the launch's own values: 3 % 2 != 0 hits, 4 % 2 passes
+    # arithmetic over the launch's own values: 3 % 2 != 0 hits, 4 % 2 passes; the launches
+    # write --tp and --dp, which argparse reads as the one option each abbreviates
     ("split into", "In this release's docs and tests, one launch hits it (test/test_launches.py)."),
     # the default gives the rest of the check (as the phase before it leaves the value), and
     # the launch that leaves it so hits it; -1 becomes None on the way and does not
@@ -241,6 +248,8 @@ SITUATION_CASES = [
     ),
     # an except handler's: a port taken at run time fires it, not the launch's words
     ("rank port is taken", ""),
+    # what a shell variable holds is not on the page ("$NUM_GPUS" < "$REPLICAS" as text)
+    ("Fewer tensor ranks", ""),
 ]
 
 

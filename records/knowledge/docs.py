@@ -418,14 +418,38 @@ def _index(docs: Docs) -> _Index:
 
 
 def names(flag: str, decls: dict[str, FlagDecl]) -> tuple[str, ...]:
-    """The option strings a flag is written as (`--tp-size`, `--tensor-parallel-size`, `--tp`)."""
+    """The option strings a flag is declared with (`--tp-size`, `--tensor-parallel-size`)."""
     d = decls.get(flag)
     return tuple(dict.fromkeys([flag, *((d.options or ()) if d else ())]))
 
 
-def canonical(decls: dict[str, FlagDecl]) -> dict[str, str]:
-    """option string -> the flag's name, for every declared flag."""
-    return {o: name for name in decls for o in names(name, decls)}
+class _Options:
+    """A revision's option strings -> the flags they name. A launch may write an option
+    short (`--tp` for `--tp-size`): both projects' parsers keep argparse's allow_abbrev on,
+    so a prefix that starts the strings of one option only names that option."""
+
+    def __init__(self, decls: dict[str, FlagDecl]) -> None:
+        self.decls = decls
+        self.exact = {o: name for name in decls for o in names(name, decls)}
+        self._short: dict[str, str | None] = {}
+
+    def owner(self, typed: str) -> str | None:
+        if typed in self.exact:
+            return self.exact[typed]
+        if typed not in self._short:
+            found = {n for o, n in self.exact.items() if o.startswith(typed)}
+            plausible = typed.startswith("--") and len(typed) > 2 and len(found) == 1
+            self._short[typed] = found.pop() if plausible else None
+        return self._short[typed]
+
+
+_OPTIONS: list[_Options] = []  # (the last revision's: launches are read flag by flag)
+
+
+def _options(decls: dict[str, FlagDecl]) -> _Options:
+    if not _OPTIONS or _OPTIONS[0].decls is not decls:
+        _OPTIONS[:] = [_Options(decls)]
+    return _OPTIONS[0]
 
 
 def about(flag: str, decls: dict[str, FlagDecl], docs: Docs | None) -> DocNote | None:
@@ -514,15 +538,15 @@ def given(la: DocLaunch, flag: str, decls: dict[str, FlagDecl]) -> str | None:
 
 
 def _values(la: DocLaunch, flag: str, decls: dict[str, FlagDecl]) -> list[str]:
-    mine = set(names(flag, decls))
+    opts = _options(decls)
     parent, dot, field = flag.partition(".")
-    parents = set(names(parent, decls)) if dot else set()
     out = []
     for arg in la.args:
         name, _, value = arg.partition("=")
-        if name in mine:
+        owner = opts.owner(name) or name
+        if owner == flag:
             out.append(value)
-        elif name in parents and value:
+        elif dot and owner == parent and value:
             got = _json_field(value, field)
             if got is not None:
                 out.append(got)
@@ -551,7 +575,8 @@ def _tally(
     """What goes with `flags` in these launches: the values they give them, the other options
     set (all but the ones every launch sets), the models served."""
     idx = _index(docs)
-    canon = canonical(decls)
+    opts = _options(decls)
+    canon = opts.exact
     words = {w for flag in flags for w in re.split(r"[-_.]", flag.lstrip("-"))}
     own = {canon.get(n, n) for flag in flags for n in names(flag.partition(".")[0], decls)}
     together: Counter[str] = Counter()
@@ -563,9 +588,10 @@ def _tally(
         others = set()
         for a in la.args:
             name = a.partition("=")[0]
-            if name in idx.common or name not in canon or canon[name] in own:
+            owner = opts.owner(name)
+            if name in idx.common or owner is None or owner in own:
                 continue
-            others.add(canon[name])
+            others.add(owner)
         together.update(others)
         if la.model:
             models[la.model] += 1
@@ -590,7 +616,13 @@ def _usable_value(value: str) -> bool:
     """A value written out, not a shell variable, a placeholder or a template."""
     if not value or len(value) > 80 or re.fullmatch(r"\[[A-Za-z_]\w*\]", value):
         return False  # ([a_list_variable] names what goes there, it is no value)
-    return not re.search(r"[$<>{}]|^[A-Z_]{3,}$", value)
+    return not (unresolved(value) or re.search(r"[<>{}]|^[A-Z_]{3,}$", value))
+
+
+def unresolved(value: str) -> bool:
+    """A launch's word that stands for a value the page does not give: what a shell expands
+    (`"$MAX_NUM_SEQS"`), `<size>` or an f-string's `{MODEL_PATH}`."""
+    return "$" in value or bool(re.fullmatch(r"<[^<>]*>|\{\w*\}", value))
 
 
 def link(flag: str, decls: dict[str, FlagDecl], docs: Docs | None) -> str | None:

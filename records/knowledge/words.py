@@ -188,7 +188,9 @@ def _reads(la: DocLaunch | None, f: Facts, phases: Phases) -> Callable[[str], ob
 
     def given(flag: str) -> object:
         raw = docs.given(la, flag, f.decls) if la else None
-        return _typed(raw) if raw is not None else _declared(flag, f)
+        if raw is None:
+            return _declared(flag, f)
+        return UNKNOWN if docs.unresolved(raw) else _typed(raw)
 
     changed = phases(given) if phases else {}
     return lambda flag: changed[flag] if flag in changed else given(flag)
