@@ -162,6 +162,7 @@ class ServerArgs:
     chunked_prefill_size: int = 8192
     kernel: str = None
     kernel_mode: str = None
+    bind_nodes: list = None
 
     def __post_init__(self):
         if self.chunked_prefill_size <= 0:
@@ -186,6 +187,10 @@ class ServerArgs:
                 logger.warning("The rank port is taken.")
         if self.tp_size < self.dp_size:
             logger.warning("Fewer tensor ranks than data ranks.")
+        if self.bind_nodes is None:
+            return
+        if not self.bind_nodes:
+            raise ValueError("bind_nodes must not be empty.")
 
 
 def add_cli_args(parser):
@@ -196,6 +201,7 @@ def add_cli_args(parser):
     parser.add_argument("--chunked-prefill-size", type=int, default=8192, help="Chunk size.")
     parser.add_argument("--kernel", type=str, default=None, help="The kernel family.")
     parser.add_argument("--kernel-mode", type=str, default=None, help="The kernel mode.")
+    parser.add_argument("--bind-nodes", type=int, nargs="+", help="A node per GPU.")
 """
 
 LAUNCHES = """
@@ -221,6 +227,10 @@ def test_turbo_kernels():
 
 def test_sizes_from_the_environment():
     run(["--tp", "$NUM_GPUS", "--dp", "$REPLICAS"])
+
+
+def test_bound_nodes():
+    run(["--bind-nodes", "0", "0", "1", "1"])
 """
 
 SITUATION_CASES = [
@@ -250,6 +260,8 @@ SITUATION_CASES = [
     ("rank port is taken", ""),
     # what a shell variable holds is not on the page ("$NUM_GPUS" < "$REPLICAS" as text)
     ("Fewer tensor ranks", ""),
+    # a list option's launch value is several words: its first ("0") is not what it holds
+    ("must not be empty", ""),
 ]
 
 

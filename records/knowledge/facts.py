@@ -202,6 +202,14 @@ def takes_value(decl: FlagDecl | None) -> bool:
     return bool(decl.choices) or (bool(kind) and kind not in ("bool", "'bool'"))
 
 
+def takes_list(decl: FlagDecl | None) -> bool:
+    """A flag that takes several words (`--numa-bind-nodes 0 0 1 1`: nargs, or a list type)."""
+    if decl is None:
+        return False
+    many = decl.nargs in ("+", "*") or ((decl.nargs or "").isdigit() and decl.nargs != "1")
+    return many or bool(re.search(r"\b(?:list|List|tuple|Tuple)\[", decl.type or ""))
+
+
 def is_json(decl: FlagDecl | None) -> bool:
     """A flag whose value is JSON text (`type=json.loads`): `--x '{"image": 1}'`."""
     kind = ((decl.type if decl else "") or "").lower()

@@ -18,6 +18,7 @@ from kverr.records.knowledge.facts import (
     holds_for,
     known_default,
     meets_default,
+    takes_list,
 )
 
 from kverr.advice import evaluate
@@ -190,7 +191,9 @@ def _reads(la: DocLaunch | None, f: Facts, phases: Phases) -> Callable[[str], ob
         raw = docs.given(la, flag, f.decls) if la else None
         if raw is None:
             return _declared(flag, f)
-        return UNKNOWN if docs.unresolved(raw) else _typed(raw)
+        if docs.unresolved(raw) or takes_list(f.decls.get(flag)):
+            return UNKNOWN  # (a launch is read one word per option: a list's is its first)
+        return _typed(raw)
 
     changed = phases(given) if phases else {}
     return lambda flag: changed[flag] if flag in changed else given(flag)
