@@ -163,6 +163,7 @@ class ServerArgs:
     kernel: str = None
     kernel_mode: str = None
     bind_nodes: list = None
+    split_backend: str = "mp"
 
     def __post_init__(self):
         if self.chunked_prefill_size <= 0:
@@ -187,6 +188,10 @@ class ServerArgs:
                 logger.warning("The rank port is taken.")
         if self.tp_size < self.dp_size:
             logger.warning("Fewer tensor ranks than data ranks.")
+        if self.split_backend == "ray":
+            logger.info("Splitting with ray.")
+        else:
+            assert self.split_backend == "mp", "split_backend can only be ray or mp"
         if self.bind_nodes is None:
             return
         if not self.bind_nodes:
@@ -202,6 +207,7 @@ def add_cli_args(parser):
     parser.add_argument("--kernel", type=str, default=None, help="The kernel family.")
     parser.add_argument("--kernel-mode", type=str, default=None, help="The kernel mode.")
     parser.add_argument("--bind-nodes", type=int, nargs="+", help="A node per GPU.")
+    parser.add_argument("--split-backend", type=str, default="mp", help="ray or mp.")
 """
 
 LAUNCHES = """
@@ -262,6 +268,8 @@ SITUATION_CASES = [
     ("Fewer tensor ranks", ""),
     # a list option's launch value is several words: its first ("0") is not what it holds
     ("must not be empty", ""),
+    # the default that passes the way in (mp is not ray) is the value the launch must change
+    ("can only be ray or mp", ""),
 ]
 
 

@@ -232,9 +232,12 @@ def _by_default(atoms: list[Atom], f: Facts, phases: Phases) -> str:
     free = [a for a in tests if _holds(a, reads, f)]
     if not free:
         return ""
-    chosen = [phrase(a) for a in tests if a not in free]
+    picked = [a for a in tests if a not in free]
+    if {*_flags_of(free)} & {*_flags_of(picked)}:
+        return ""  # (a default the launch must change cannot also be what gives the rest)
+    chosen = [phrase(a) for a in picked]
     where = _where(atoms)
-    flags = dict.fromkeys(fl for a in free for fl in (a.flag, *a.flags) if fl)
+    flags = dict.fromkeys(_flags_of(free))
     states: dict[str, list[str]] = {}
     for fl in flags:
         states.setdefault(_default_state(reads(fl)), []).append(fl)
@@ -248,6 +251,10 @@ def _by_default(atoms: list[Atom], f: Facts, phases: Phases) -> str:
     if not chosen:
         return f"Every launch{where} hits it with the default options: {defaults}."
     return f"Any launch{where} with {join_words(chosen)} hits it: {defaults}."
+
+
+def _flags_of(atoms: list[Atom]) -> list[str]:
+    return [fl for a in atoms for fl in (a.flag, *a.flags) if fl]
 
 
 def _where(atoms: list[Atom]) -> str:
