@@ -59,24 +59,26 @@ class DocsReader:
         key = self.key(revision)
         if self._last and self._last[0] == key:
             return self._last[1]
-        pages = set(self.profile.docs_pages)
+        pages, launches = set(self.profile.docs_pages), set(self.profile.docs_launches)
         parsed = []
         for path, blob in self.files(revision.sha):
-            page = sources.matches_any(path, pages)
-            parsed.append(self._parse(path, blob, page))
+            page, shows = (sources.matches_any(path, globs) for globs in (pages, launches))
+            parsed.append(self._parse(path, blob, page, shows))
         url, flag_url = self._urls(revision)
         docs = Docs(tuple(parsed), url=url, flag_url=flag_url, key=key)
         self._last = (key, docs)
         return docs
 
-    def _parse(self, path: str, blob: str, page: bool) -> DocFile:
-        ckey = f"{self.fp}:{path}:{blob}:{int(page)}"
+    def _parse(self, path: str, blob: str, page: bool, shows: bool) -> DocFile:
+        ckey = f"{self.fp}:{path}:{blob}:{int(page)}{int(shows)}"
         hit = self.cache.get("docfile", ckey)
         if hit is not None:
             return from_json(hit)
         src = self.reader.source(path, blob)
         found = (
-            read_file(path, src.text, self.markers, page=page) if not src.error else DocFile(path)
+            read_file(path, src.text, self.markers, page=page, shows=shows)
+            if not src.error
+            else DocFile(path)
         )
         self.cache.put_many("docfile", {ckey: to_json(found)})
         return found

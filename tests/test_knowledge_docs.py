@@ -312,6 +312,14 @@ def test_config_field_docstrings_say_what_an_option_is():
     assert note is not None and note.text == "Tokens per KV block."
     # a test file is read for launches only: its classes document nothing
     assert D.read_file("tests/t.py", module).notes == ()
+    # and a config module for its fields only: its checks' messages quote options, as in
+    # "--fast-prefill requires ...", which no one launches
+    checked = (
+        module + '\n    def check(self):\n        raise ValueError("--fast-prefill requires it")\n'
+    )
+    assert D.read_file("tests/t.py", checked).launches
+    config = D.read_file("engine/config/cache.py", checked, page=True, shows=False)
+    assert config.notes and config.launches == ()
 
 
 def test_the_introducing_commit_is_the_why_only_when_its_body_speaks_to_the_check():

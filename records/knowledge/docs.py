@@ -49,21 +49,28 @@ _MAX_SENTENCE = 400
 _MAX_FILE = 2_000_000  # characters of one file read (a generated dump is no documentation)
 
 
-def read_file(path: str, text: str, markers: Sequence[str] = (), *, page: bool = False) -> DocFile:
+def read_file(
+    path: str, text: str, markers: Sequence[str] = (), *, page: bool = False, shows: bool = True
+) -> DocFile:
     """One documentation or launch file as notes and launches; `markers` are the words a
     launch command line holds (the profile's launch modules and executables); `page`: a Python file
     is a documentation page, not only a launch file: its notes are read (a Markdown file's
-    tables and prose, a Python file's fields' docstrings)."""
+    tables and prose, a Python file's fields' docstrings); `shows`: it is a file whose
+    launches count (a config module read for its docstrings holds the checks' own messages,
+    whose option strings are no launch)."""
     text = text[:_MAX_FILE]
+    notes: Sequence[DocNote] = ()
+    launches: Sequence[DocLaunch] = ()
     if path.endswith(".md"):
         notes, launches = _markdown(path, text, markers)
-        return DocFile(path, notes if page else (), launches)
-    if path.endswith(".ipynb"):
-        return DocFile(path, (), _notebook(path, text, markers))
-    if path.endswith(".py"):
+    elif path.endswith(".ipynb"):
+        launches = _notebook(path, text, markers)
+    elif path.endswith(".py"):
         notes = _fields(path, text) if page else ()
-        return DocFile(path, notes, _python_launches(path, text, markers))
-    return DocFile(path, (), _command_lines(path, text.splitlines(), markers))
+        launches = _python_launches(path, text, markers) if shows else ()
+    else:
+        launches = _command_lines(path, text.splitlines(), markers)
+    return DocFile(path, tuple(notes) if page else (), tuple(launches) if shows else ())
 
 
 # ---------------------------------------------------------------- Markdown
