@@ -164,6 +164,7 @@ class ServerArgs:
     kernel_mode: str = None
     bind_nodes: list = None
     split_backend: str = "mp"
+    split_vision: bool = False
 
     def __post_init__(self):
         if self.chunked_prefill_size <= 0:
@@ -192,6 +193,9 @@ class ServerArgs:
             logger.info("Splitting with ray.")
         else:
             assert self.split_backend == "mp", "split_backend can only be ray or mp"
+        model_arch = self.get_hf_config().architectures[0]
+        if self.split_vision and model_arch not in ["AlphaVLForCausalLM", "BetaForCausalLM"]:
+            raise ValueError(f"Model type {model_arch} cannot split its vision tower.")
         if self.bind_nodes is None:
             return
         if not self.bind_nodes:
@@ -208,6 +212,7 @@ def add_cli_args(parser):
     parser.add_argument("--kernel-mode", type=str, default=None, help="The kernel mode.")
     parser.add_argument("--bind-nodes", type=int, nargs="+", help="A node per GPU.")
     parser.add_argument("--split-backend", type=str, default="mp", help="ray or mp.")
+    parser.add_argument("--split-vision", action="store_true", help="Split the vision tower.")
 """
 
 LAUNCHES = """
@@ -237,6 +242,18 @@ def test_sizes_from_the_environment():
 
 def test_bound_nodes():
     run(["--bind-nodes", "0", "0", "1", "1"])
+
+
+def test_split_vision():
+    run(["--model-path", "org/AlphaVL-7B", "--split-vision"])
+
+
+def test_split_vision_of_another_model():
+    run(["--model-path", "org/Gamma-7B", "--split-vision"])
+
+
+def test_split_vision_of_some_model():
+    run(["--split-vision"])
 """
 
 SITUATION_CASES = [
@@ -270,6 +287,12 @@ SITUATION_CASES = [
     ("must not be empty", ""),
     # the default that passes the way in (mp is not ray) is the value the launch must change
     ("can only be ray or mp", ""),
+    # "a model other than AlphaVL or Beta": a launch that names another model, not one
+    # serving AlphaVL, nor one that names none
+    (
+        "cannot split its vision tower",
+        "In this release's docs and tests, one launch hits it (test/test_launches.py), serving Gamma.",
+    ),
 ]
 
 

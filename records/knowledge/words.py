@@ -291,12 +291,12 @@ def _meeting(atoms: list[Atom], f: Facts, phases: Phases) -> str:
     archs = [_ARCH.findall(a.text) for a in models]
     if not all(archs):
         return ""  # "a hybrid model": no architecture to read a launch's model for
-    if not (any(a.holds for a in models) or any(_chosen(a) for a in tests)):
+    if not (any(not _other_than(a) for a in models) or any(_chosen(a) for a in tests)):
         return ""  # only conditions most launches meet ("--quantization not fp8"): no evidence
     found = [
         la
         for la in docs.launches(f.docs)
-        if all(_serves(la, names) == a.holds for a, names in zip(models, archs, strict=True))
+        if all(_serves_as(la, a, names) for a, names in zip(models, archs, strict=True))
         and _meets(tests, _reads(la, f, phases), f)
     ]
     if not found:
@@ -320,7 +320,20 @@ def _chosen(a: Atom) -> bool:
 _ARCH = re.compile(r"""['"]([A-Z]\w+?)(?:For\w+|Model)?['"]""")
 
 
-def _serves(la, archs: list[str]) -> bool:
+def _other_than(a: Atom) -> bool:
+    # (`arch not in [...]` holding, or `arch in [...]` failing: the words say which)
+    return phrase(a).startswith("a model other than")
+
+
+def _serves_as(la: DocLaunch, a: Atom, archs: list[str]) -> bool:
+    """Whether the launch's model meets the model condition: one of its architectures, or,
+    for "a model other than …", a model the launch names that is none of them."""
+    if _other_than(a):
+        return bool(la.model) and not _serves(la, archs)
+    return _serves(la, archs)
+
+
+def _serves(la: DocLaunch, archs: list[str]) -> bool:
     """The launch's model is one of these architectures, as its name spells the family
     ("Olmo2" in "OLMo-2-1124-7B", "Qwen3Next" in "Qwen3-Next-80B-A3B")."""
     model = re.sub(r"[^a-z0-9]", "", la.model.lower())
