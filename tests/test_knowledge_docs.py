@@ -16,7 +16,7 @@ from test_records_knowledge import REV, _by_message
 from test_sources import Git
 
 from kverr import pipeline
-from kverr.ftypes import Docs, SourceFile
+from kverr.ftypes import DocLaunch, Docs, FlagDecl, SourceFile
 
 SA = "python/sglang/srt/server_args.py"
 ARGS_PAGE = "docs/advanced_features/server_arguments.md"
@@ -328,8 +328,6 @@ def test_a_fix_takes_the_value_deployments_use_not_the_boundary():
 def test_config_field_docstrings_say_what_an_option_is():
     module = 'class CacheConfig:\n    block_size: int = 16\n    """Tokens per KV block."""\n'
     docs = Docs((D.read_file("engine/config/cache.py", module, page=True),), url="")
-    from kverr.ftypes import FlagDecl
-
     decl = FlagDecl("--block-size", "block_size", default="CacheConfig.block_size")
     note = D.about("--block-size", {"--block-size": decl}, docs)
     assert note is not None and note.text == "Tokens per KV block."
@@ -406,3 +404,9 @@ def test_shipped_datasets_hold_no_template_text_or_stock_sentences() -> None:
         assert not leaks, f"{records}: {len(leaks)} template leaks, e.g. {leaks[0]}"
         stock = ks.stock(recs)
         assert not stock, f"{records}: stock sentences {stock[:3]}"
+
+
+def test_the_files_of_the_launches_are_named_up_to_three():
+    found = [DocLaunch(("--x",), "", f"t/{name}.py") for name in "abcd"]
+    assert "(t/a.py, t/b.py, t/c.py)." in D.met_by(found[:3], {"--x"}, {}, Docs(()), "")
+    assert "(t/a.py, t/b.py and 2 more files)." in D.met_by(found, {"--x"}, {}, Docs(()), "")

@@ -568,7 +568,8 @@ def met_by(
     DeepSeek-V3." `where`: the platform they meet it on (" on an SM100 (Blackwell) GPU")."""
     used = _tally([(la, []) for la in found], flags, decls, docs)
     paths = list(dict.fromkeys(la.path for la in found))
-    shown = ", ".join(paths[:2]) + (f" and {len(paths) - 2} more files" if len(paths) > 2 else "")
+    more = f" and {len(paths) - 2} more files" if len(paths) > 3 else ""  # (not "1 more files")
+    shown = ", ".join(paths if not more else paths[:2]) + more
     count = "one launch hits" if used.launches == 1 else f"{used.launches} launches hit"
     return f"In this release's docs and tests, {count} it{where} ({shown}){_company(used)}."
 
