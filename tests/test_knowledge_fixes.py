@@ -373,3 +373,35 @@ def test_a_check_the_code_promises_never_to_reach_gets_no_launch_advice():
         "Report it to the SGLang project with the full launch command: the message says the code"
         " settles this before the check, so no launch option is known to cause it"
     ]
+
+
+HANDLED = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def check(self):
+        if self.enable_dp_attention:
+            try:
+                wait_port_available(self.port)
+            except ValueError:
+                logger.exception("Port is already in use. Please use a different --port.")
+                raise
+
+
+def add_cli_args(parser):
+    parser.add_argument("--enable-dp-attention", action="store_true")
+    parser.add_argument("--port", type=int, default=30000)
+"""
+
+
+def test_a_failure_an_except_clause_catches_is_not_fixed_by_giving_up_the_launch_feature():
+    rec = _by_message(_records(HANDLED), "Port is already in use")
+    assert rec["triggerScenarios"] == (
+        "Launching with --enable-dp-attention: the code in its try block raises ValueError."
+    )
+    # the message's own advice stays; the launch's way there is no fix, nor a tip
+    assert rec["solutions"] == ["Use a different --port"]
+    assert (rec["exampleFix"], rec["preventionTips"], rec["commonSituations"]) == ("", [], "")

@@ -19,10 +19,18 @@ One module per concern, each with its tests beside it in tests/test_knowledge_<m
 
 from __future__ import annotations
 
+import re
+
 from kverr.records.knowledge import docs
 from kverr.records.knowledge.classify import background_tag, error_type, handling_strategy, tags
 from kverr.records.knowledge.facts import Facts, facts_for
-from kverr.records.knowledge.fixes import example_fix, prevention_tips, report_it, solutions
+from kverr.records.knowledge.fixes import (
+    example_fix,
+    message_advice,
+    prevention_tips,
+    report_it,
+    solutions,
+)
 from kverr.records.knowledge.text import compose, feature_flags, introduced, meaning
 from kverr.records.knowledge.validation import try_catch_pattern, type_guard, validation_code
 from kverr.records.knowledge.words import common_situations, trigger_scenarios
@@ -60,6 +68,16 @@ def knowledge_fields(f: Facts, repo: str) -> dict[str, object]:
         # reach it, so no launch words, advice or example stand for it.
         fields.update(triggerScenarios="", commonSituations="", solutions=[report_it(f)],
                       exampleFix="", preventionTips=[])  # fmt: skip
+    elif f.handled:
+        # What fires it is the failure its except clause catches, not the launch's options,
+        # which only lead there: no launch counts as hitting it.
+        said = fields["triggerScenarios"].rstrip(".")  # type: ignore[union-attr]
+        fired = f": the code in its try block raises {f.handled}." if said else ""
+        fields.update(triggerScenarios=said + fired, commonSituations="")
+        if not re.search(r"\b(?:ImportError|ModuleNotFoundError)\b", f.handled):
+            # A failure at run time (a port taken, ranks that did not load): giving up an
+            # option on the way is no fix. (A missing package is: the option asked for it.)
+            fields.update(solutions=message_advice(f), exampleFix="", preventionTips=[])
     return fields
 
 

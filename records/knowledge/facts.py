@@ -75,6 +75,13 @@ class Facts:
         )
 
     @property
+    def handled(self) -> str:
+        """The exception the site's except clause catches ("ValueError"), "" outside one: that
+        failure (a port taken, a file missing) fires it; the launch's options only lead there."""
+        caught = [g.test.removeprefix("except ") for g in self.site.guards if g.kind == "try"]
+        return " or ".join(caught[-1].strip("()").split(", ")) if caught else ""
+
+    @property
     def served(self) -> bool:
         """Whether the check runs for each request the server takes, not at launch (the
         profile's `request_checks`: the input validation of a tokenizer manager, an OpenAI

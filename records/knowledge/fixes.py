@@ -41,22 +41,8 @@ _NAMES_FLAG = re.compile(r"(^|[\s`'\"(])--\w")
 def solutions(f: Facts) -> list[str]:
     """Fixes: imperative sentences of the message, then the negation of the direct condition,
     then giving up the validator's own feature."""
-    out: list[str] = []
-    notice = notices.is_notice(f)
-    for s in _advice_sentences(f.message):
-        # A notice often says what the code itself does ("Disable X for model Y"): only a
-        # sentence that names a flag or asks the user ("Please ...") is advice there.
-        if notice and not (_NAMES_FLAG.search(s) or re.match(r"(please|consider|try)\b", s, re.I)):
-            continue
-        if _IMPERATIVE.match(s) and "{" not in s:  # "set it to one of {CHOICES}" shows no values
-            s = re.sub(r"^(please|you can|you should|you need to)\s+", "", s, flags=re.I).rstrip(
-                ". "
-            )
-            out.append(s[0].upper() + s[1:])
-        elif _RECOMMENDS.search(s) and _NAMES_FLAG.search(s) and "{" not in s:
-            # "If you want X, it is recommended not using `--y`": the message's advice as said
-            out.append(s[0].upper() + s[1:].rstrip(". "))
-    if notice:
+    out = message_advice(f)
+    if notices.is_notice(f):
         # Expected behaviour: only the message's advice and making the code's choice yourself;
         # never giving up a flag the launch asked for.
         found = list(dict.fromkeys(out + notices.solutions(f)))
@@ -81,6 +67,27 @@ def solutions(f: Facts) -> list[str]:
         elif atom.positive:
             out.append(_fix_words(atom, f.decls))
     return list(dict.fromkeys(out))
+
+
+def message_advice(f: Facts) -> list[str]:
+    """The message's own advice: its imperative sentences, and a sentence recommending
+    something about a flag."""
+    out: list[str] = []
+    notice = notices.is_notice(f)
+    for s in _advice_sentences(f.message):
+        # A notice often says what the code itself does ("Disable X for model Y"): only a
+        # sentence that names a flag or asks the user ("Please ...") is advice there.
+        if notice and not (_NAMES_FLAG.search(s) or re.match(r"(please|consider|try)\b", s, re.I)):
+            continue
+        if _IMPERATIVE.match(s) and "{" not in s:  # "set it to one of {CHOICES}" shows no values
+            s = re.sub(r"^(please|you can|you should|you need to)\s+", "", s, flags=re.I).rstrip(
+                ". "
+            )
+            out.append(s[0].upper() + s[1:])
+        elif _RECOMMENDS.search(s) and _NAMES_FLAG.search(s) and "{" not in s:
+            # "If you want X, it is recommended not using `--y`": the message's advice as said
+            out.append(s[0].upper() + s[1:].rstrip(". "))
+    return out
 
 
 def _fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:

@@ -138,8 +138,6 @@ def common_situations(f: Facts) -> str:
     atoms = _launch_atoms(f)
     if f.served or matches_any(f.site.file, f.profile.launch_path):
         return ""  # a request's check, or one that reads the running server's state
-    if any(g.kind == "try" for g in f.site.guards):
-        return ""  # an except handler's: what fires it is a failure at run time (a port taken)
     if not atoms or not all(_readable(a) for a in atoms):
         return ""  # no condition, or one that no launch shows: nothing to count
     phases = earlier.at_check(f) if f.earlier else None  # (read once: launches are many)
