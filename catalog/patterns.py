@@ -131,10 +131,7 @@ def searcher(pattern: str) -> Searcher:
     """Compile a (checked) pattern, splitting off a leading lazy wildcard group when a literal
     follows it (see `Searcher`)."""
     rx = compiled(pattern)
-    try:
-        sh: Shape | None = shape(pattern)
-    except (re.error, RecursionError):
-        sh = None
+    sh = shape_of(pattern)
     lead = _LEADING_LAZY.match(pattern)
     if lead is not None:
         rest = pattern[lead.end() :]
@@ -196,6 +193,14 @@ def shape(pattern: str) -> Shape:
     Cached: partial matching asks for the same candidates' shapes on every paste, and parsing a
     pattern costs more than the rest of the match."""
     return _shape(regexsafe.parse(pattern))
+
+
+def shape_of(pattern: str) -> Shape | None:
+    """`shape`, or None for a pattern Python's parser refuses (a hand-edited catalog's)."""
+    try:
+        return shape(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
 
 
 def _shape(parsed) -> Shape:

@@ -199,29 +199,17 @@ class Scanner:
             raw = self.lines[i]
             at = normalize.record_layer(raw, self.forms) if len(raw) <= MEMO_CHARS else 0
             if not at:
-                k = self._classify(raw)
+                text = normalize.clean_line(raw, self.forms)
+                opens = normalize.starts_record(raw, self.forms)
+                k = _kind_of(text, START if opens or normalize.is_traceback_header(text) else MORE)
             else:
                 rest = raw[at:]
                 k = self.cleaned.get(rest)
                 if k is None:  # a record's line: START, unless nothing or a fence follows
-                    text = normalize.clean_rest(rest, self.forms)
-                    k = (
-                        BLANK if not text.strip() else FENCE if normalize.is_fence(text) else START,
-                        text,
-                    )
+                    k = _kind_of(normalize.clean_rest(rest, self.forms), START)
                     self.cleaned.put(rest, k)
             self.kinds[i] = k
         return k
-
-    def _classify(self, raw: str) -> tuple[int, str]:
-        text = normalize.clean_line(raw, self.forms)
-        if not text.strip():
-            return (BLANK, text)
-        if normalize.is_fence(text):
-            return (FENCE, text)
-        if normalize.starts_record(raw, self.forms) or normalize.is_traceback_header(text):
-            return (START, text)
-        return (MORE, text)
 
     # ------------------------------------------------------------ units
 
@@ -406,7 +394,7 @@ class Scanner:
         or the prose before it), and its text is the message from that line on: the same cut
         read alone and read joined with the line before is one answer."""
         body = normalize.truncated(text)
-        if body is None or not self.idx.prefilter.may_be_cut(body[-matcher.PARTIAL_CHARS :]):
+        if body is None or not self._may_be_cut(body):
             return []
         found = self.partials.get(text)
         if found is None:
@@ -417,10 +405,7 @@ class Scanner:
         out = []
         for h in found:
             k = matcher.line_of(offsets, matcher.cut_start(self.idx, h.index, text))
-            at = nos[k], body[offsets[k] :]
-            out.append(
-                Hit(h.index, h.score, h.how, at[0], dict(h.values), h.span, h.covered, at[1])
-            )
+            out.append(_moved(h, nos[k], body[offsets[k] :]))
         return out
 
     def _keep(self, hits: list[Hit]) -> None:
@@ -540,9 +525,16 @@ def _one_cut_per_line(idx: matcher.Index, hits: list[Hit]) -> list[Hit]:
     return [h for h in hits if h.how != "partial" or id(h) in kept]
 
 
-def _moved(h: Hit, line: int | None) -> Hit:
-    """A copy of `h` at `line` (a later pass may change a kept hit's score)."""
-    return Hit(h.index, h.score, h.how, line, dict(h.values), h.span, h.covered, h.text)
+def _kind_of(text: str, other: int) -> tuple[int, str]:
+    """(what a cleaned line is to the units around it: BLANK, FENCE, else `other`; the text)."""
+    return (BLANK if not text.strip() else FENCE if normalize.is_fence(text) else other, text)
+
+
+def _moved(h: Hit, line: int | None, text: str | None = None) -> Hit:
+    """A copy of `h` at `line` (a later pass may change a kept hit's score), with `text` as
+    the text it matched when given."""
+    text = h.text if text is None else text
+    return Hit(h.index, h.score, h.how, line, dict(h.values), h.span, h.covered, text)
 
 
 class _Kept:
