@@ -322,9 +322,7 @@ def spend() -> None:
 
 
 def _windows(text: str) -> Iterable[tuple[int, str]]:
-    if len(text) <= WINDOW:
-        yield 0, text
-        return
+    """(start, text) of each window of a non-empty `text`: the text itself when it is short."""
     for start in range(0, len(text), WINDOW - OVERLAP):
         yield start, text[start : start + WINDOW]
         if start + WINDOW >= len(text):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 
 from kverr.pattern import BLANKS
 
@@ -315,21 +316,11 @@ def joins(lines: list[str]) -> list[tuple[str, list[int]]]:
     or mail client wraps at spaces (join with a space). "smart" picks per break: lines as long
     as the longest line were cut by the terminal.
     """
-    seps = [
-        _smart_seps(lines),
-        ["\n"] * (len(lines) - 1),
-        [" "] * (len(lines) - 1),
-        [""] * (len(lines) - 1),
-    ]
+    n = len(lines) - 1
     out: dict[str, list[int]] = {}
-    for sep in seps:
-        parts, offsets, pos = [], [], 0
-        for i, s in enumerate(lines):
-            offsets.append(pos)
-            piece = s + (sep[i] if i < len(sep) else "")
-            parts.append(piece)
-            pos += len(piece)
-        out.setdefault("".join(parts), offsets)
+    for seps in (_smart_seps(lines), ["\n"] * n, [" "] * n, [""] * n):
+        pieces = [s + sep for s, sep in zip(lines, [*seps, ""], strict=True)]
+        out.setdefault("".join(pieces), list(accumulate(map(len, pieces[:-1]), initial=0)))
     return list(out.items())
 
 

@@ -210,7 +210,7 @@ def _shape(parsed) -> Shape:
     gap = ""
     ops: list = []  # the current gap's items
     gap_ops: list[list] = []  # gap_ops[i]: the items of gaps[i]
-    for op, av in parsed:
+    for op, av in [*parsed, (None, None)]:  # (None: the end, which closes a run too)
         if op is _sre.LITERAL:
             cur.append(chr(av))
             continue
@@ -221,14 +221,11 @@ def _shape(parsed) -> Shape:
             gaps.append(gap)
             gap_ops.append(ops)
             cur, gap, ops = [], "", []
+        if op is None:
+            break
         kind = "ws" if _is_whitespace_repeat(op, av) else "var"
         gap = "var" if "var" in (gap, kind) else kind
         ops.append((op, av))
-    if cur:
-        runs.append("".join(cur))
-        gaps.append(gap)
-        gap_ops.append(ops)
-        gap, ops = "", []
     # what a run's neighbours may put against it: the gap's edge character, or, where the gap
     # may be empty, the next run's (the text's end past the last run, its start before the first)
     after = []

@@ -80,9 +80,8 @@ class Scanner:
         self.hint_lines: dict[int, str] = {}  # a paste's: line number -> raw line, if it hit
         # a paste's: line number -> (file, line) of the innermost frame of its traceback
         self.frames: dict[int, tuple[str, int]] = {}
-        self.joined: dict[str, list[Hit]] = {}  # a paste's: joined text -> its pattern hits
-        self.last_joined: tuple[str | None, list[Hit]] = (None, [])  # a log's last one
-        self.total = 0
+        # joined text -> its pattern hits (a log's: the last one alone)
+        self.joined: dict[str, list[Hit]] = {}
         self.chars = 0
         self.head: list[str] | None = []  # the whole input while it may still be a paste
 
@@ -107,7 +106,6 @@ class Scanner:
         matcher.spend()
         start = self.lines.end
         if n:
-            self.total += n
             # bytes come from a file, read as with errors="replace"; text may hold surrogates
             errors = "replace" if isinstance(text, bytes) else "surrogatepass"
             if self.head is not None:
@@ -265,9 +263,7 @@ class Scanner:
             if i == 0:
                 start = 0 if after_blank is None else after_blank
                 break
-        else:
-            start = after_blank
-        if start is None and after_blank is not None:
+        if start is None:  # no start within reach: the unit begins after a blank line, if any
             start = after_blank
         stop = None
         for j in range(t + 1, (start if start is not None else t) + UNIT_LINES + 1):
@@ -334,8 +330,8 @@ class Scanner:
             on_line = {(h.index, h.line) for h in hits}
             for variant, (joined, offsets) in enumerate(normalize.joins(texts), 1):
                 for h in self._joined_hits(joined, variant):
-                    first = bisect.bisect_right(offsets, h.span[1]) - 1
-                    last = bisect.bisect_right(offsets, max(h.span[2] - 1, h.span[1])) - 1
+                    first = matcher.line_of(offsets, h.span[1])
+                    last = matcher.line_of(offsets, max(h.span[2] - 1, h.span[1]))
                     # a message one line already shows, read again with its neighbours
                     if any((h.index, numbered[k][0]) in on_line for k in range(first, last + 1)):
                         continue
@@ -369,17 +365,13 @@ class Scanner:
         # pattern_hits reads the text with its blanks collapsed: the "\n" and " " joins of
         # lines are then one text (and its spans the same offsets: one blank either way)
         key = fold_space(text)
-        if self.head is None:  # a log: the readings of one unit come one after the other
-            if self.last_joined[0] != key:
-                found = matcher.pattern_hits(self.idx, key, variant=variant, allowed=self.allowed)
-                self.last_joined = (key, found)
-            got = self.last_joined[1]
-        else:
-            got = self.joined.get(key)
-            if got is None:
-                got = self.joined[key] = matcher.pattern_hits(
-                    self.idx, key, variant=variant, allowed=self.allowed
-                )
+        got = self.joined.get(key)
+        if got is None:
+            if self.head is None:  # a log: the readings of one unit come one after the other
+                self.joined.clear()
+            got = self.joined[key] = matcher.pattern_hits(
+                self.idx, key, variant=variant, allowed=self.allowed
+            )
         # copies: callers set a hit's line, and the span names the reading it came from
         out = [_moved(h, None) for h in got]
         for h in out:
