@@ -75,24 +75,6 @@ def is_own(program: str | None, programs: list[str]) -> bool:
 # ---------------------------------------------------------------- one project's flag history
 
 
-class _Spans:
-    """flag -> its spans (dicts of SPAN_COLUMNS, oldest first), made from the stored rows of a
-    flag when it is first asked for: an answer reads one or two flags of a thousand."""
-
-    def __init__(self, rows: dict[str, list[list]]) -> None:
-        self._rows = rows
-        self._made: dict[str, list[dict]] = {}
-
-    def get(self, flag: str, default: list[dict] | None = None) -> list[dict] | None:
-        got = self._made.get(flag)
-        if got is None:
-            rows = self._rows.get(flag)
-            if rows is None:
-                return default
-            got = self._made[flag] = [_span(r) for r in rows]
-        return got
-
-
 @dataclass
 class History:
     """One project's revisions and flag declarations, read once per catalog. Option strings
@@ -100,7 +82,7 @@ class History:
     a project of 1,700 commits and 1,000 options stays small."""
 
     revisions: list[dict]
-    spans: _Spans = field(default_factory=lambda: _Spans({}))  # flag -> its spans, oldest first
+    declared: dict[str, list[list]] = field(default_factory=dict)  # flag -> its stored rows
     runs: dict[str, list[list[int]]] = field(default_factory=dict)  # option -> [from, to]s
 
     def __post_init__(self) -> None:
@@ -124,6 +106,15 @@ class History:
         self._options: NameIndex | None = None  # every option any revision accepts
         self._new_options: dict[int, NameIndex] = {}  # new_in(ord) as a NameIndex
         self._groups: dict[tuple[str, str], list[tuple[Any, frozenset[int]]]] = {}
+        self._spans: dict[str, list[dict]] = {}
+
+    def spans(self, flag: str) -> list[dict]:
+        """The flag's declarations (dicts of SPAN_COLUMNS), oldest first: made from its stored
+        rows when first asked for, as an answer reads one or two flags of a thousand."""
+        got = self._spans.get(flag)
+        if got is None:
+            got = self._spans[flag] = [_span(r) for r in self.declared.get(flag, ())]
+        return got
 
     def accepted(self, option: str) -> set[int]:
         """The revisions whose parser accepts `option`."""
@@ -321,7 +312,7 @@ def history(cat: Any, project: str) -> History:
         state = json.loads(found[0]) if found else {"revisions": [], "spans": {}, "runs": {}}
         cache[project] = History(
             [{"ord": n, "sha": sha, "tags": tags} for n, sha, tags in state["revisions"]],
-            _Spans(state["spans"]),
+            state["spans"],
             state["runs"],
         )
     return cache[project]
@@ -341,13 +332,10 @@ def answer(cat: Any, rec: dict, values: dict[str, str], project: dict) -> dict |
         return None
     hist = history(cat, project["name"])
     product = project.get("product") or project.get("name") or ""
-    out: dict[str, Any] = {"form": form, "flag": flag, "program": program}
     if form == "invalid-choice":
-        out.update(_invalid_choice(hist, flag, values, product))
-    elif form == "invalid-value":
-        out.update(_typed(hist, flag, values, product, expected=False))
-    elif form == "expected-argument":
-        out.update(_typed(hist, flag, values, product, expected=True))
+        found = _invalid_choice(hist, flag, values, product)
+    elif form in ("invalid-value", "expected-argument"):
+        found = _typed(hist, flag, values, product, expected=form == "expected-argument")
     elif form == "unrecognized":
         args = values.get("args") or f"{values.get('head', '')}{flag}{values.get('tail', '')}"
         others = [
@@ -356,20 +344,17 @@ def answer(cat: Any, rec: dict, values: dict[str, str], project: dict) -> dict |
             if p["name"] != project["name"]
         ]
         found = _unrecognized(hist, args, product, others) or _stray(args, program, product, facts)
-        if found is None or (program is None and not found["known"]):
-            return None  # nothing kverr knows about these names: another program's, likely
-        out.update(found)
-    elif form in ("ambiguous", "required"):
-        found = (
-            _ambiguous(hist, values, product)
-            if form == "ambiguous"
-            else _required(hist, values, product, str(facts.get("launch") or ""))
-        )
-        if found is None or (program is None and not found["known"]):
-            return None
-        out.update(found)
+    elif form == "ambiguous":
+        found = _ambiguous(hist, values, product)
+    elif form == "required":
+        found = _required(hist, values, product, str(facts.get("launch") or ""))
     else:
         return None
+    # (the option forms say whether kverr knows any name they hold; a choice or a value's
+    # form always names the flag's own declaration)
+    if found is None or (program is None and not found.get("known", True)):
+        return None  # nothing kverr knows about these names: another program's, likely
+    out: dict[str, Any] = {"form": form, "flag": flag, "program": program, **found}
     out["text"] = [s for s in out["text"] if s]
     return out
 
@@ -415,7 +400,7 @@ def _listed(text: str | None, closed: bool) -> list[str] | None:
 def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: str) -> dict:
     value = _bare(values.get("value", ""))
     shown = values.get("value", "").strip() or repr(value)  # as argparse printed it: 'x', or 4
-    spans = [sp for sp in hist.spans.get(flag, []) if sp.get("choices")]
+    spans = [sp for sp in hist.spans(flag) if sp.get("choices")]
     groups = hist.groups("choices", flag, spans, lambda sp: tuple(sp["choices"]))
     accepted = _ords(sp for sp in spans if value in sp["choices"])
     newest = spans[-1] if spans else None
@@ -431,7 +416,7 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
     text = []
     everything = hist.everything
     # releases where the option takes any word (no fixed choices): the value passes there
-    plain = [sp for sp in hist.spans.get(flag, []) if sp.get("type") in (None, "str")]
+    plain = [sp for sp in hist.spans(flag) if sp.get("type") in (None, "str")]
     free = _ords(sp for sp in plain if not sp.get("choices"))
     since = max(everything) if free and max(everything) in free else None
     while since is not None and since - 1 in free:  # (the newest run of such releases)
@@ -460,7 +445,7 @@ def _invalid_choice(hist: History, flag: str, values: dict[str, str], product: s
             )
     elif accepted:
         when = hist.text(accepted)
-        declared = _ords(hist.spans.get(flag, []))
+        declared = _ords(hist.spans(flag))
         later = {n for n in declared if n > max(accepted)}
         if later and not later <= free:  # (a later release kverr reads lacks it)
             after = hist.at(hist.after(max(accepted)))
@@ -528,7 +513,7 @@ _TYPE_WORDS = {"int": "an integer", "float": "a number", "loads": "JSON text", "
 def _typed(
     hist: History, flag: str, values: dict[str, str], product: str, *, expected: bool
 ) -> dict:
-    spans = [sp for sp in hist.spans.get(flag, []) if sp.get("options")]
+    spans = [sp for sp in hist.spans(flag) if sp.get("options")]
     groups = hist.groups(
         "typed", flag, spans, lambda sp: (conversion(sp) or sp.get("type") or "", sp.get("default"))
     )
@@ -792,12 +777,6 @@ class NameIndex:
         return _closest(word, self.names[lo:hi], self.bags[lo:hi], n, cutoff)
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _bag(text: str) -> frozenset[tuple[str, int]]:
-    """`_make_bag`, remembered (the lists `close_matches` gets repeat their names)."""
-    return _make_bag(text)
-
-
 def _make_bag(text: str) -> frozenset[tuple[str, int]]:
     """The characters of `text` as a set of (character, how many came before it): the size of
     two bags' intersection is the multiset intersection difflib's quick_ratio counts."""
@@ -808,6 +787,10 @@ def _make_bag(text: str) -> frozenset[tuple[str, int]]:
         seen[c] = k + 1
         out.append((c, k))
     return frozenset(out)
+
+
+# `_make_bag`, remembered (the lists `close_matches` gets repeat their names)
+_bag = functools.lru_cache(maxsize=1 << 14)(_make_bag)
 
 
 def _renamed_option(hist: History, option: str, gone: int) -> str | None:
@@ -871,7 +854,7 @@ def _successor(hist: History, option: str, gone: int) -> str | None:
     if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None  # nothing shares its words, or two options do as much: no guess
     name = scored[0][2]
-    spans = hist.spans.get(name) or []
+    spans = hist.spans(name)
     newest = spans[-1] if spans else {}
     if not newest or is_switch(newest) or not takes_value(newest):
         return name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -371,7 +372,7 @@ class Catalog:
         out = []
         for p in [project] if project is not None else [q["name"] for q in self.projects]:
             hist = argparse_answers.history(self, p)
-            for sp in hist.spans.get(name, []):
+            for sp in hist.spans(name):
                 ords = set(range(sp["from"], sp["to"] + 1))
                 out.append(
                     {**sp, "project": p, "releases": hist.names(ords), "range": hist.text(ords)}
@@ -385,19 +386,15 @@ class Catalog:
         if project is not None:
             where = f"{where} AND f.project = ?" if where else "WHERE f.project = ?"
             params = [*params, project]
-        cur = self.con.execute(
+        rows = self.con.execute(
             f"""SELECT f.*, coalesce((SELECT list(rf.id ORDER BY rf.id) FROM record_flags rf
                 JOIN records r ON r.id = rf.id WHERE rf.flag = f.name AND r.project = f.project), [])
                 AS records FROM flags f {where} ORDER BY name, project""",
             params,
-        )
-        names = [d[0] for d in cur.description]
-        out = []
-        for row in cur.fetchall():
-            d = dict(zip(names, row, strict=True))
+        ).dicts()
+        for d in rows:
             d["choices"] = json.loads(d["choices"]) if d["choices"] is not None else None
-            out.append(d)
-        return out
+        return rows
 
     def revisions(self, *, project: str | None = None) -> list[Revision]:
         """The catalog's revisions (with ord and project), oldest first per project."""
@@ -455,13 +452,10 @@ class Catalog:
         v0.4.0, another's ≈v0.4.0) is one revision of each: what a message matched against it
         may be raised by."""
         if project is None and len(self.projects) > 1:
-            names = [p["name"] for p in self.projects]
             found = []
-            for name in names:
-                try:
-                    found.append(self.resolve_version(rev, project=name))
-                except NotFound:
-                    continue
+            for p in self.projects:
+                with contextlib.suppress(NotFound):
+                    found.append(self.resolve_version(rev, project=p["name"]))
             if len(found) > 1:
                 return found
         return [self.resolve_version(rev, project=project)]

@@ -84,9 +84,10 @@ class Result:
     def __init__(self, door: Connection, con: duckdb.DuckDBPyConnection) -> None:
         self._door, self._con = door, con
 
-    @property
-    def description(self) -> Any:
-        return self._con.description
+    def dicts(self) -> list[dict[str, Any]]:
+        """The rows as dicts by column name."""
+        names = [d[0] for d in self._con.description]
+        return [dict(zip(names, row, strict=True)) for row in self.fetchall()]
 
     def fetchone(self) -> Any:
         return self._door.call(self._con.fetchone)

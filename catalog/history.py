@@ -24,19 +24,9 @@ def occurrences_at(cat: Any, ord_: int) -> dict[str, dict]:
     sql = """SELECT id, file, lines[$1 - from_ord + 1] AS line, function, guard, guard_text
              FROM occurrences WHERE $1 BETWEEN from_ord AND to_ord ORDER BY id, file, line"""
     out: dict[str, dict] = {}
-    for rid, file, line, function, guard, text in cat.con.execute(sql, [ord_]).fetchall():
-        out.setdefault(
-            rid,
-            {"file": file, "line": line, "function": function, "guard": guard, "guard_text": text},
-        )
+    for row in cat.con.execute(sql, [ord_]).dicts():
+        out.setdefault(row.pop("id"), row)
     return out
-
-
-def ords_of(cat: Any, record_id: str) -> set[int]:
-    """Ords of the revisions where the record exists."""
-    sql = "SELECT from_ord, to_ord FROM occurrences WHERE id = ?"
-    rows = cat.con.execute(sql, [record_id]).fetchall()
-    return {n for lo, hi in rows for n in range(lo, hi + 1)}
 
 
 def lineage_map(cat: Any) -> dict[str, str]:
@@ -243,10 +233,11 @@ def history(cat: Any, id_or_text: str) -> History:
     """Where a record exists, when it was introduced and when it disappeared (commit, date and
     the first release tag at or after that point)."""
     rid = resolve_record(cat, id_or_text)
+    where = cat.revisions_of(rid)
+    present = {r.ord for r in where}
     # the revisions of the record's own project: another project's are neither before nor after
-    project = next((r.project for r in cat.revisions_of(rid)), None)
+    project = next((r.project for r in where), None)
     revisions = cat.revisions(project=project) if project else cat.revisions()
-    present = ords_of(cat, rid)
     rows = [r for r in revisions if r.ord in present]
     introduced = disappeared = None
     if rows:

@@ -106,10 +106,7 @@ def _literals(pattern: str | None, sh: patterns.Shape | None = None) -> tuple[li
     and a one-shot explain meets a hundred candidates ("unrecognized arguments") and compiles
     the one or two that can match."""
     if sh is None and pattern:
-        try:
-            sh = patterns.shape(pattern)
-        except (re.error, RecursionError, OverflowError):
-            sh = None
+        sh = patterns.shape_of(pattern)
     if sh is None:
         return [], 0
     return sorted((r for r in sh.runs if len(r) >= 4), key=len, reverse=True)[:3], sh.literal_chars
@@ -325,9 +322,7 @@ def spend() -> None:
 
 
 def _windows(text: str) -> Iterable[tuple[int, str]]:
-    if len(text) <= WINDOW:
-        yield 0, text
-        return
+    """(start, text) of each window of a non-empty `text`: the text itself when it is short."""
     for start in range(0, len(text), WINDOW - OVERLAP):
         yield start, text[start : start + WINDOW]
         if start + WINDOW >= len(text):
@@ -596,15 +591,8 @@ def partial_hits(
             todo += more
         if covered is not None and covered >= prefilter.HEAD_CHARS:
             unseen[i] = sh.literal_chars - covered
-            hits.append(
-                Hit(
-                    i,
-                    0.55 + 0.3 * covered / max(sh.literal_chars, 1),
-                    "partial",
-                    line,
-                    covered=covered,
-                )
-            )
+            shown = 0.55 + 0.3 * covered / max(sh.literal_chars, 1)
+            hits.append(Hit(i, shown, "partial", line, covered=covered))
     if not hits:
         return []
     best = max(h.covered for h in hits)
@@ -707,14 +695,14 @@ def bm25(
     kind of its blanks, which no term sees: a paste's fallbacks rank each piece for a cut
     message and again for a fuzzy match, and its "\n" and " " joins read the same terms."""
     text = text[:8192]
-    if memo is not None:
+    if memo is None:
+        scored = _bm25(idx, text)
+    else:
         key = text.rstrip().translate(_BLANKS_AS_SPACE)
-        got = memo.get(key)
-        if got is None:
-            got = memo[key] = _bm25(idx, text)
-        return list(got) if limit is None else got[:limit]
-    scored = _bm25(idx, text)
-    return scored if limit is None else scored[:limit]
+        scored = memo.get(key)
+        if scored is None:
+            scored = memo[key] = _bm25(idx, text)
+    return list(scored) if limit is None else scored[:limit]
 
 
 _BLANKS_AS_SPACE = str.maketrans("\n\t\r\x0b\x0c", "     ")
@@ -876,10 +864,10 @@ def cut_start(idx: Index, i: int, text: str) -> int:
     at its first literal words, or where a cut inside them begins. A message that opens with
     a value begins at those words too: the value's start is not known, and the words are
     what the text shows of the message."""
-    try:
-        run = patterns.shape(idx.pattern[i]).runs[0]
-    except (re.error, RecursionError, OverflowError, IndexError):
+    sh = patterns.shape_of(idx.pattern[i])
+    if sh is None or not sh.runs:
         return 0
+    run = sh.runs[0]
     body = normalize.truncated(text) or text.rstrip()
     j = body.find(run)
     if j < 0:  # cut inside its first words: the text ends with their beginning
@@ -895,11 +883,8 @@ def match_start(idx: Index, h: Hit, offsets: Sequence[int]) -> int:
     the line of its first literal words, or the line before when those words open their line
     (the value ended the line before)."""
     first = line_of(offsets, h.span[1])
-    try:
-        sh = patterns.shape(idx.pattern[h.index])
-    except (re.error, RecursionError, OverflowError):
-        return first
-    if not sh.runs or sh.gaps[0] != "var":
+    sh = patterns.shape_of(idx.pattern[h.index])
+    if sh is None or not sh.runs or sh.gaps[0] != "var":
         return first
     at = h.span[1] + max(h.text.find(sh.runs[0]), 0)
     words = line_of(offsets, at)
@@ -1074,9 +1059,7 @@ def pick_project(
     different projects matching that line (the same text in both); a message only one project
     has is kept whatever the line looks like: it is that project's."""
     lines = {no: h.project for no, h in hints.items()}
-    votes: dict[str, int] = {}
-    for project in lines.values():
-        votes[project] = votes.get(project, 0) + 1
+    votes = Counter(lines.values())
     vote = max(sorted(votes), key=votes.__getitem__) if votes else None
     found = Detection(None, lines, vote)
     if not idx.multi or not votes:

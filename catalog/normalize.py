@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 
 from kverr.pattern import BLANKS
 
@@ -110,18 +111,11 @@ def strip_prefixes(
     """Remove log prefixes (the projects' own, root logger, container runtime, rank, Ray,
     quotes), at most `layers` of them; a project form that matched is appended to `hint`."""
     rx = forms.prefix_re
-    if hint is None:  # the hot path of a scan: one regex call per layer, nothing else
-        for _ in range(layers):
-            m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
-            if not m or not m.end():
-                return line
-            line = line[m.end() :]
-        return line
-    for _ in range(8):
+    for _ in range(layers):
         m = CRI_RE.match(line) or rx.match(line) or WARN_RE.match(line)
         if not m or not m.end():
             return line
-        if m.re is rx and (m.lastgroup or "").startswith("p"):
+        if hint is not None and m.re is rx and (m.lastgroup or "").startswith("p"):
             hint.append(_hint(forms, m))
         line = line[m.end() :]
     return line
@@ -244,19 +238,16 @@ def clean_lines(
         if pending:
             no, raw = pending[0], pending[1] + (raw[m.end() :] if m else raw)
             pending = None
-        if hints is None:
-            yield no, clean_line(raw, forms)
-        else:
-            yield no, _clean_and_hint(raw, forms, hints, no)
+        yield no, _cleaned(raw, forms, hints, no)
     if pending:
-        no, raw = pending
-        yield (
-            no,
-            clean_line(raw, forms) if hints is None else _clean_and_hint(raw, forms, hints, no),
-        )
+        yield pending[0], _cleaned(pending[1], forms, hints, pending[0])
 
 
-def _clean_and_hint(raw: str, forms: LogForms, hints: dict[int, Hint], no: int) -> str:
+def _cleaned(raw: str, forms: LogForms, hints: dict[int, Hint] | None, no: int) -> str:
+    """`clean_line`; with `hints`, what a project's log form said about line `no` goes there
+    (the form that names a file, else the first)."""
+    if hints is None:
+        return clean_line(raw, forms)
     seen: list[Hint] = []
     out = clean_line(raw, forms, seen)
     if seen:
@@ -266,9 +257,9 @@ def _clean_and_hint(raw: str, forms: LogForms, hints: dict[int, Hint], no: int) 
 
 def line_hint(raw: str, forms: LogForms) -> Hint | None:
     """What a project's log form says about one raw line (None: no project form)."""
-    seen: list[Hint] = []
-    clean_line(raw, forms, seen)
-    return next((h for h in seen if h.file), seen[0]) if seen else None
+    hints: dict[int, Hint] = {}
+    _cleaned(raw, forms, hints, 0)
+    return hints.get(0)
 
 
 def truncated(text: str) -> str | None:
@@ -325,21 +316,11 @@ def joins(lines: list[str]) -> list[tuple[str, list[int]]]:
     or mail client wraps at spaces (join with a space). "smart" picks per break: lines as long
     as the longest line were cut by the terminal.
     """
-    seps = [
-        _smart_seps(lines),
-        ["\n"] * (len(lines) - 1),
-        [" "] * (len(lines) - 1),
-        [""] * (len(lines) - 1),
-    ]
+    n = len(lines) - 1
     out: dict[str, list[int]] = {}
-    for sep in seps:
-        parts, offsets, pos = [], [], 0
-        for i, s in enumerate(lines):
-            offsets.append(pos)
-            piece = s + (sep[i] if i < len(sep) else "")
-            parts.append(piece)
-            pos += len(piece)
-        out.setdefault("".join(parts), offsets)
+    for seps in (_smart_seps(lines), ["\n"] * n, [" "] * n, [""] * n):
+        pieces = [s + sep for s, sep in zip(lines, [*seps, ""], strict=True)]
+        out.setdefault("".join(pieces), list(accumulate(map(len, pieces[:-1]), initial=0)))
     return list(out.items())
 
 
@@ -370,7 +351,7 @@ def parse_tracebacks(lines: list[str]) -> list[Traceback]:
     out = []
     i = 0
     while i < len(lines):
-        if lines[i].lstrip().startswith("Traceback (most recent call last)"):
+        if is_traceback_header(lines[i]):
             tb, i = _parse_one(lines, i)
             if tb:
                 out.append(tb)

@@ -131,10 +131,7 @@ def searcher(pattern: str) -> Searcher:
     """Compile a (checked) pattern, splitting off a leading lazy wildcard group when a literal
     follows it (see `Searcher`)."""
     rx = compiled(pattern)
-    try:
-        sh: Shape | None = shape(pattern)
-    except (re.error, RecursionError):
-        sh = None
+    sh = shape_of(pattern)
     lead = _LEADING_LAZY.match(pattern)
     if lead is not None:
         rest = pattern[lead.end() :]
@@ -198,6 +195,14 @@ def shape(pattern: str) -> Shape:
     return _shape(regexsafe.parse(pattern))
 
 
+def shape_of(pattern: str) -> Shape | None:
+    """`shape`, or None for a pattern Python's parser refuses (a hand-edited catalog's)."""
+    try:
+        return shape(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+
+
 def _shape(parsed) -> Shape:
     runs: list[str] = []
     gaps: list[str] = []
@@ -205,7 +210,7 @@ def _shape(parsed) -> Shape:
     gap = ""
     ops: list = []  # the current gap's items
     gap_ops: list[list] = []  # gap_ops[i]: the items of gaps[i]
-    for op, av in parsed:
+    for op, av in [*parsed, (None, None)]:  # (None: the end, which closes a run too)
         if op is _sre.LITERAL:
             cur.append(chr(av))
             continue
@@ -216,14 +221,11 @@ def _shape(parsed) -> Shape:
             gaps.append(gap)
             gap_ops.append(ops)
             cur, gap, ops = [], "", []
+        if op is None:
+            break
         kind = "ws" if _is_whitespace_repeat(op, av) else "var"
         gap = "var" if "var" in (gap, kind) else kind
         ops.append((op, av))
-    if cur:
-        runs.append("".join(cur))
-        gaps.append(gap)
-        gap_ops.append(ops)
-        gap, ops = "", []
     # what a run's neighbours may put against it: the gap's edge character, or, where the gap
     # may be empty, the next run's (the text's end past the last run, its start before the first)
     after = []

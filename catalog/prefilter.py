@@ -435,16 +435,10 @@ class Prefilter:
                 if not piece.startswith(_RECORD_STARTS):
                     rows.append((line, at))
                 line, at = line + 1, at + len(piece) + 1
-            self._wrapped(block, rows, out, errors)
-            return out
-        # the last line is no continuation RE2 could see whole when it ends the block early
-        tail = block.rfind(b"\n") + 1
-        if (
-            tail
-            and not block.startswith(_RECORD_STARTS, tail)
-            and (not rows or rows[-1][1] != tail)
-        ):
-            rows.append((n - 1, tail))
+        # else the last line is no continuation RE2 could see whole when it ends the block early
+        elif (tail := block.rfind(b"\n") + 1) and not block.startswith(_RECORD_STARTS, tail):
+            if not rows or rows[-1][1] != tail:
+                rows.append((n - 1, tail))
         self._wrapped(block, rows, out, errors)
         return out
 

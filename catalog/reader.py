@@ -99,66 +99,42 @@ class BoundedLines:
         line costs no Python step of its own; `__iter__` is the reference it is tested
         against. Memory: a block, plus the two ends of a line longer than `max_line`."""
         if self.binary is not None:
-            yield from self._byte_blocks(size)
-            return
+            read, nl, block = self.binary.read, b"\n", self._bytes_block
+            # a line is surely longer than max_line characters past 4 * max_line bytes: until
+            # then (or its end) it is carried whole, then decoded
+            limit = 4 * self.max_line + 4
+            decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        else:
+            read, nl, block, limit = self.stream.read, "\n", self._block, self.max_line
+            decode = _as_read
         half = self.max_line // 2
-        carry = ""  # the start of a line not ended yet: at most max_line characters
-        tail: str | None = None  # past max_line: the last `half` characters of that line
-        data = self.stream.read(self.chunk)
+        empty = carry = nl[:0]  # `carry`: the start of a line not ended yet
+        long = False  # inside a long line: only `head`, its first max_line characters, and
+        head = tail = ""  # `tail`, the last `half` of the rest, are kept
+        data = read(self.chunk)
         self._refuse_zeros(data)
         while data:
-            if tail is not None:  # inside a long line: only its end is kept
-                nl = data.find("\n")
-                tail = (tail + (data if nl < 0 else data[:nl]))[-half:]
-                if nl < 0:
-                    data = self.stream.read(size)
+            if long:
+                at = data.find(nl)
+                tail = (tail + decode(data if at < 0 else data[:at]))[-half:]
+                if at < 0:
+                    data = read(size)
                     continue
-                yield self._line([carry], tail), 1
-                carry, tail, data = "", None, data[nl + 1 :]
+                yield self._line([head], (tail + decode(empty, True))[-half:]), 1
+                long, data = False, data[at + 1 :]
             buf = carry + data if carry else data
-            cut = buf.rfind("\n")
+            cut = buf.rfind(nl)
             if cut >= 0:
-                yield self._block(buf[:cut])
+                yield block(buf[:cut])
             carry = buf[cut + 1 :]
-            if len(carry) > self.max_line:
-                carry, tail = carry[: self.max_line], carry[self.max_line :][-half:]
-            data = self.stream.read(size)
-        if tail is not None or carry:
-            yield self._line([carry], tail or ""), 1
-
-    def _byte_blocks(self, size: int) -> Iterator[tuple[str | bytes, int]]:
-        """`blocks` over the UTF-8 bytes: a line is surely longer than max_line characters past
-        4 * max_line bytes; until then (or its end) it is carried whole, then decoded."""
-        half = self.max_line // 2
-        carry = b""  # the start of a line not ended yet
-        dec = None  # inside a long line: its decoder, its first max_line characters, its end
-        head = tail = ""
-        data = self.binary.read(self.chunk)
-        self._refuse_zeros(data)
-        while data:
-            if dec is not None:
-                nl = data.find(b"\n")
-                tail = (tail + dec.decode(data if nl < 0 else data[:nl]))[-half:]
-                if nl < 0:
-                    data = self.binary.read(size)
-                    continue
-                tail = (tail + dec.decode(b"", True))[-half:]
-                yield self._line([head], tail), 1
-                dec, data = None, data[nl + 1 :]
-            buf = carry + data if carry else data
-            cut = buf.rfind(b"\n")
-            if cut >= 0:
-                yield self._bytes_block(buf[:cut])
-            carry = buf[cut + 1 :]
-            if len(carry) > 4 * self.max_line + 4:  # more than max_line characters, surely
-                dec = codecs.getincrementaldecoder("utf-8")("replace")
-                text = dec.decode(carry)
-                head, tail, carry = text[: self.max_line], text[self.max_line :][-half:], b""
-            data = self.binary.read(size)
-        if dec is not None:
-            yield self._line([head], (tail + dec.decode(b"", True))[-half:]), 1
+            if len(carry) > limit:
+                long, text, carry = True, decode(carry), empty
+                head, tail = text[: self.max_line], text[self.max_line :][-half:]
+            data = read(size)
+        if long:
+            yield self._line([head], (tail + decode(empty, True))[-half:]), 1
         elif carry:
-            text = carry.decode("utf-8", "replace")
+            text = carry.decode("utf-8", "replace") if isinstance(carry, bytes) else carry
             yield self._line([text[: self.max_line]], text[self.max_line :][-half:]), 1
 
     def _bytes_block(self, data: bytes) -> tuple[str | bytes, int]:
@@ -212,3 +188,8 @@ class BoundedLines:
             self.cut.append(self.lines_read)
         half = self.max_line // 2
         return line[:half] + CUT_MARK + (line[half:] + tail)[-half:]
+
+
+def _as_read(text: str, final: bool = False) -> str:
+    """The decoder of text that is read as text (an incremental decoder's `decode`)."""
+    return text

@@ -60,10 +60,6 @@ CREATE TABLE flag_history(project VARCHAR, name VARCHAR, from_ord INTEGER, to_or
 # ---------------------------------------------------------------- reading a dataset
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [obj for _, obj in io.iter_objects(path, optional=True)]
-
-
 class _Records:
     """The records of one records.jsonl, read again from the file by each pass over them: a
     100,000-record catalog is loaded in the memory of a batch, not of every record (2.8 GB)."""
@@ -177,19 +173,16 @@ def _anchor_rows(
 
 @functools.lru_cache(maxsize=1)
 def _noise() -> tuple[prefilter.NoiseCount, Counter]:
-    """The noise counts, made once per process (a test run builds dozens of catalogs)."""
-    lines = noise_lines()
+    """The noise counts of the default project's rendered log lines (`noise_messages`), made
+    once per process (a test run builds dozens of catalogs); of none when the file is not
+    shipped (keys are then chosen by the catalog's counts alone)."""
+    lines = [m["text"] for m in noise_messages()]
     return prefilter.NoiseCount(lines), Counter(t for x in lines for t in set(patterns.tokens(x)))
 
 
-def noise_lines() -> list[str]:
-    """The default project's rendered log lines of data/noise.json (scripts/noise_corpus.py); [] when the
-    file is not shipped (keys are then chosen by the catalog's counts alone)."""
-    return [m["text"] for m in noise_messages()]
-
-
 def noise_messages() -> list[dict[str, str]]:
-    """data/noise.json's messages: kind, severity and the rendered text."""
+    """data/noise.json's messages (scripts/noise_corpus.py): kind, severity and the rendered
+    text."""
     from importlib.resources import files
 
     try:
@@ -294,16 +287,14 @@ def _releases(occs: list[dict[str, Any]], revisions: list[dict[str, Any]]) -> di
 # ---------------------------------------------------------------- writing a catalog
 
 
-def _insert(
-    con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[tuple]
-) -> None:
-    """Columnar bulk insert (one unnest per column): far faster than executemany."""
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
+    """Columnar bulk insert (one unnest per column): far faster than executemany. Each row
+    holds every column of the table, in SCHEMA_SQL's order."""
     if not rows:
         return
     cols = [list(c) for c in zip(*rows, strict=True)]
-    select = ", ".join(f"unnest(${i + 1})" for i in range(len(columns)))
-    names = ", ".join(f'"{c}"' for c in columns)
-    con.execute(f"INSERT INTO {table} ({names}) SELECT {select}", cols)
+    select = ", ".join(f"unnest(${i + 1})" for i in range(len(cols)))
+    con.execute(f"INSERT INTO {table} SELECT {select}", cols)
 
 
 def _j(value: Any) -> str | None:
@@ -434,7 +425,10 @@ def _dataset(path: Path) -> _Set:
 
     project, warnings = profiles.project_info(manifest, str(path))
     recs = _Records(path)
-    side = {name: _read_jsonl(path / name) for name in io.DATASET_FILES[1:]}
+    side = {
+        name: [obj for _, obj in io.iter_objects(path / name, optional=True)]
+        for name in io.DATASET_FILES[1:]
+    }
     return _Set(path, manifest, project, recs, side, warnings)
 
 
@@ -480,7 +474,7 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
     term_rows, selfs = _term_rows(shapes)
     # first, and a batch at a time: the postings are gone before the records come in
     for batch in _batches(term_rows, 2000):
-        _insert(con, "terms", ["term", "idf", "stop", "ids", "recall"], batch)
+        _insert(con, "terms", batch)
     del term_rows
     revisions: list[dict[str, Any]] = []
     occs: list[dict[str, Any]] = []
@@ -494,7 +488,7 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
     funcs = _functions(occs)
     last_ord = _last_ord(occs)
     for batch in _batches(occs, 5000):
-        _insert(con, "occurrences", ["id", "file", "function", "guard", "from_ord", "to_ord", "lines", "guard_text"], [
+        _insert(con, "occurrences", [
             (o.get("id"), o.get("file"), o.get("function"), o.get("guard"), o["from"], o["to"], o.get("lines") or [],
              o.get("guardText"))
             for o in batch
@@ -503,7 +497,7 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
     for d in sets:
         d.side["occurrences.jsonl"] = []
     manifest = sets[0].manifest
-    _insert(con, "meta", ["key", "value"], [
+    _insert(con, "meta", [
         ("format", FORMAT), ("kverr", __version__), ("schemaVersion", str(manifest.get("schemaVersion", 2))),
         ("datasetVersion", str(manifest.get("datasetVersion", ""))), ("manifest", _j(manifest)),
         ("projects", _j([{**d.project, "datasetVersion": d.manifest.get("datasetVersion", "")}
@@ -514,9 +508,6 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
             if not n % 10:  # written out, so DuckDB may drop them from memory (LOAD_MEMORY)
                 con.execute("CHECKPOINT")
             _insert(con, "records", [
-                "id", "slug", "kind", "severity", "error_class", "message", "pattern", "file", "line",
-                "record", "usable", "code_line", "function", "self_score", "releases", "last_ord", "project",
-            ], [
                 (r["id"], r.get("slug"), r.get("kind"), r.get("severity"), r.get("errorClass"),
                  r.get("errorMessage"), pattern.matchable(r.get("messagePattern") or ""), r.get("filePath"), r.get("lineNumber"),
                  _j(r), shapes[r["id"]] is not None, template.source_line(r),
@@ -526,14 +517,11 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
                 for r in batch
             ])  # fmt: skip
             _insert(
-                con,
-                "record_flags",
-                ["id", "flag"],
-                [(r["id"], f) for r in batch for f in r.get("flags") or []],
+                con, "record_flags", [(r["id"], f) for r in batch for f in r.get("flags") or []]
             )
     del selfs, funcs, last_ord, releases  # (the records are written: none is read again)
     for batch in _batches(_anchor_rows(shapes, report), 5000):
-        _insert(con, "anchors", ["id", "token", "literal", "key", "head"], batch)
+        _insert(con, "anchors", batch)
     # The matcher's index, made once here: rebuilding it cost every process that opened the
     # catalog 26 ms at 1,000 records and 0.8 s at 100,000.
     cur = con.execute(matcher.INDEX_SQL)
@@ -549,22 +537,20 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
          f.get("type"), f.get("action"), f.get("file"), f.get("line"), d.project["name"])
         for d in sets for f in d.side["flags.jsonl"] if f.get("name")
     ]  # fmt: skip
-    _insert(con, "flags", ["name", "dest", "help", "default", "choices", "type", "action", "file", "line", "project"],
-            list({(row[-1], row[0]): row for row in flag_rows}.values()))  # fmt: skip
-    _insert(con, "revisions", ["ord", "sha", "date", "tags", "subject", "project"], [
+    _insert(con, "flags", list({(row[-1], row[0]): row for row in flag_rows}.values()))
+    _insert(con, "revisions", [
         (row["ord"], row.get("sha"), row.get("date"), _j(row.get("tags") or []), row.get("subject"), row["project"])
         for row in revisions
     ])  # fmt: skip
     # point lookups: where a record exists (history, versions), and traceback frames
     con.execute("CREATE INDEX occurrences_id ON occurrences(id)")
     con.execute("CREATE INDEX records_code_line ON records(code_line)")
-    _insert(con, "lineage", ["id", "previous_id", "sha"], [
+    _insert(con, "lineage", [
         (x.get("id"), x.get("previousId"), x.get("sha")) for d in sets for x in d.side["lineage.jsonl"]
     ])  # fmt: skip
     # each flag's declarations over the revisions (ords shifted like the occurrences): what
     # argparse's answers are computed from at explain time (catalog/argparse_answers.py)
-    _insert(con, "flag_history", ["project", "name", "from_ord", "to_ord", "choices", "type", "default",
-                                  "action", "nargs", "options", "file"], [
+    _insert(con, "flag_history", [
         (d.project["name"], x.get("name"), x["from"] + d.offset, x["to"] + d.offset, _j(x.get("choices")),
          x.get("type"), x.get("default"), x.get("action"), x.get("nargs"), _j(x.get("options")), x.get("file"))
         for d in sets for x in d.side["flaghistory.jsonl"] if x.get("name") and "from" in x and "to" in x
@@ -994,9 +980,7 @@ def _discard(path: Path, identity: tuple[int, int] | None) -> bool:
     if _identity(path) != identity:
         return True
     try:
-        path.unlink()
-    except FileNotFoundError:
-        return True
+        path.unlink(missing_ok=True)
     except OSError:
         return False
     return True

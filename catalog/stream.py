@@ -80,9 +80,8 @@ class Scanner:
         self.hint_lines: dict[int, str] = {}  # a paste's: line number -> raw line, if it hit
         # a paste's: line number -> (file, line) of the innermost frame of its traceback
         self.frames: dict[int, tuple[str, int]] = {}
-        self.joined: dict[str, list[Hit]] = {}  # a paste's: joined text -> its pattern hits
-        self.last_joined: tuple[str | None, list[Hit]] = (None, [])  # a log's last one
-        self.total = 0
+        # joined text -> its pattern hits (a log's: the last one alone)
+        self.joined: dict[str, list[Hit]] = {}
         self.chars = 0
         self.head: list[str] | None = []  # the whole input while it may still be a paste
 
@@ -107,7 +106,6 @@ class Scanner:
         matcher.spend()
         start = self.lines.end
         if n:
-            self.total += n
             # bytes come from a file, read as with errors="replace"; text may hold surrogates
             errors = "replace" if isinstance(text, bytes) else "surrogatepass"
             if self.head is not None:
@@ -199,29 +197,17 @@ class Scanner:
             raw = self.lines[i]
             at = normalize.record_layer(raw, self.forms) if len(raw) <= MEMO_CHARS else 0
             if not at:
-                k = self._classify(raw)
+                text = normalize.clean_line(raw, self.forms)
+                opens = normalize.starts_record(raw, self.forms)
+                k = _kind_of(text, START if opens or normalize.is_traceback_header(text) else MORE)
             else:
                 rest = raw[at:]
                 k = self.cleaned.get(rest)
                 if k is None:  # a record's line: START, unless nothing or a fence follows
-                    text = normalize.clean_rest(rest, self.forms)
-                    k = (
-                        BLANK if not text.strip() else FENCE if normalize.is_fence(text) else START,
-                        text,
-                    )
+                    k = _kind_of(normalize.clean_rest(rest, self.forms), START)
                     self.cleaned.put(rest, k)
             self.kinds[i] = k
         return k
-
-    def _classify(self, raw: str) -> tuple[int, str]:
-        text = normalize.clean_line(raw, self.forms)
-        if not text.strip():
-            return (BLANK, text)
-        if normalize.is_fence(text):
-            return (FENCE, text)
-        if normalize.starts_record(raw, self.forms) or normalize.is_traceback_header(text):
-            return (START, text)
-        return (MORE, text)
 
     # ------------------------------------------------------------ units
 
@@ -277,9 +263,7 @@ class Scanner:
             if i == 0:
                 start = 0 if after_blank is None else after_blank
                 break
-        else:
-            start = after_blank
-        if start is None and after_blank is not None:
+        if start is None:  # no start within reach: the unit begins after a blank line, if any
             start = after_blank
         stop = None
         for j in range(t + 1, (start if start is not None else t) + UNIT_LINES + 1):
@@ -346,8 +330,8 @@ class Scanner:
             on_line = {(h.index, h.line) for h in hits}
             for variant, (joined, offsets) in enumerate(normalize.joins(texts), 1):
                 for h in self._joined_hits(joined, variant):
-                    first = bisect.bisect_right(offsets, h.span[1]) - 1
-                    last = bisect.bisect_right(offsets, max(h.span[2] - 1, h.span[1])) - 1
+                    first = matcher.line_of(offsets, h.span[1])
+                    last = matcher.line_of(offsets, max(h.span[2] - 1, h.span[1]))
                     # a message one line already shows, read again with its neighbours
                     if any((h.index, numbered[k][0]) in on_line for k in range(first, last + 1)):
                         continue
@@ -381,17 +365,13 @@ class Scanner:
         # pattern_hits reads the text with its blanks collapsed: the "\n" and " " joins of
         # lines are then one text (and its spans the same offsets: one blank either way)
         key = fold_space(text)
-        if self.head is None:  # a log: the readings of one unit come one after the other
-            if self.last_joined[0] != key:
-                found = matcher.pattern_hits(self.idx, key, variant=variant, allowed=self.allowed)
-                self.last_joined = (key, found)
-            got = self.last_joined[1]
-        else:
-            got = self.joined.get(key)
-            if got is None:
-                got = self.joined[key] = matcher.pattern_hits(
-                    self.idx, key, variant=variant, allowed=self.allowed
-                )
+        got = self.joined.get(key)
+        if got is None:
+            if self.head is None:  # a log: the readings of one unit come one after the other
+                self.joined.clear()
+            got = self.joined[key] = matcher.pattern_hits(
+                self.idx, key, variant=variant, allowed=self.allowed
+            )
         # copies: callers set a hit's line, and the span names the reading it came from
         out = [_moved(h, None) for h in got]
         for h in out:
@@ -406,7 +386,7 @@ class Scanner:
         or the prose before it), and its text is the message from that line on: the same cut
         read alone and read joined with the line before is one answer."""
         body = normalize.truncated(text)
-        if body is None or not self.idx.prefilter.may_be_cut(body[-matcher.PARTIAL_CHARS :]):
+        if body is None or not self._may_be_cut(body):
             return []
         found = self.partials.get(text)
         if found is None:
@@ -417,10 +397,7 @@ class Scanner:
         out = []
         for h in found:
             k = matcher.line_of(offsets, matcher.cut_start(self.idx, h.index, text))
-            at = nos[k], body[offsets[k] :]
-            out.append(
-                Hit(h.index, h.score, h.how, at[0], dict(h.values), h.span, h.covered, at[1])
-            )
+            out.append(_moved(h, nos[k], body[offsets[k] :]))
         return out
 
     def _keep(self, hits: list[Hit]) -> None:
@@ -540,9 +517,16 @@ def _one_cut_per_line(idx: matcher.Index, hits: list[Hit]) -> list[Hit]:
     return [h for h in hits if h.how != "partial" or id(h) in kept]
 
 
-def _moved(h: Hit, line: int | None) -> Hit:
-    """A copy of `h` at `line` (a later pass may change a kept hit's score)."""
-    return Hit(h.index, h.score, h.how, line, dict(h.values), h.span, h.covered, h.text)
+def _kind_of(text: str, other: int) -> tuple[int, str]:
+    """(what a cleaned line is to the units around it: BLANK, FENCE, else `other`; the text)."""
+    return (BLANK if not text.strip() else FENCE if normalize.is_fence(text) else other, text)
+
+
+def _moved(h: Hit, line: int | None, text: str | None = None) -> Hit:
+    """A copy of `h` at `line` (a later pass may change a kept hit's score), with `text` as
+    the text it matched when given."""
+    text = h.text if text is None else text
+    return Hit(h.index, h.score, h.how, line, dict(h.values), h.span, h.covered, text)
 
 
 class _Kept:
