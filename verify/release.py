@@ -29,7 +29,6 @@ from kverr.verify.spec import VerifySpec
 from kverr.errors import SourceError
 from kverr.ftypes import Revision, SourceFile
 
-_SHA = re.compile(r"[0-9a-f]{7,40}")
 _VERSION = re.compile(r"""__version__\s*=\s*["']([^"'\n]{1,40})["']""")
 
 
@@ -100,20 +99,14 @@ def _bare(version: str) -> str:
 
 def _from_git(repo: Path, globs: tuple[str, ...], release: str | None) -> Release:
     if release:
-        tags = [release] if release.startswith("v") else [f"v{release}", release]
-        for tag in tags:
+        # a tag, or (a project that tags no releases) a commit, as named
+        names = [release] if release.startswith("v") else [f"v{release}", release]
+        for name in names:
             try:
-                rev, files = sources.read_git(repo, tag, globs)
-                return Release(tag, rev, tuple(files), repo=str(repo.resolve()))
+                rev, files = sources.read_git(repo, name, globs)
+                return Release(name, rev, tuple(files), repo=str(repo.resolve()))
             except SourceError:
                 continue
-        if _SHA.fullmatch(release):  # a project that tags no releases: a commit names one
-            try:
-                rev, files = sources.read_git(repo, release, globs)
-            except SourceError:
-                pass
-            else:
-                return Release(rev.sha[:12], rev, tuple(files), repo=str(repo.resolve()))
         raise SourceError(
             f"release {release} is neither a tag nor a commit of {repo}; list the tags with"
             f" `git -C {repo} tag`."
