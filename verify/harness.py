@@ -208,12 +208,7 @@ class Harness:
                 "id": self._next,
                 "argv": with_base(self.spec.base_args, argv),
                 "env": dict(env),
-                "target": {
-                    "file": target.file,
-                    "function": target.function,
-                    "line": target.line,
-                    "until": target.until,
-                },
+                "target": {k: getattr(target, k) for k in ("file", "function", "line", "until")},
                 "timeout": self.timeout,
                 "watch": [dict(w) for w in watch],
                 "model": dict(model or {}),

@@ -111,7 +111,7 @@ def _from_git(repo: Path, globs: tuple[str, ...], release: str | None) -> Releas
             f"release {release} is neither a tag nor a commit of {repo}; list the tags with"
             f" `git -C {repo} tag`."
         )
-    tag = next(iter(_repo_releases(repo)), None)
+    tag = next(iter(release_tags(_repo_tags(repo))), None)
     rev, files = sources.read_git(repo, tag or "HEAD", globs)
     return Release(tag or rev.sha[:12], rev, tuple(files), repo=str(repo.resolve()))
 
@@ -128,10 +128,6 @@ def _repo_tags(repo: Path) -> set[str]:
     return {t for ts in sources.tags_by_commit(repo).values() for t in ts}
 
 
-def _repo_releases(repo: Path) -> list[str]:
-    return release_tags(_repo_tags(repo))
-
-
 def releases_to_try(spec: VerifySpec, source: str | None, known: Iterable[str]) -> list[str]:
     """The releases a launch that names none may be run against, newest first: the tags of a
     git source (those the dataset knows the check in, when it knows any), or without any
@@ -144,9 +140,10 @@ def releases_to_try(spec: VerifySpec, source: str | None, known: Iterable[str]) 
         path = Path(source).expanduser()
         if not path.exists() or not _is_git(path):
             return []
-        tags = _repo_releases(path)
-        mine = [t for t in tags if t in known]
-        return mine or release_tags(known & _repo_tags(path), candidates=True) or tags
+        tags = _repo_tags(path)
+        releases = release_tags(tags)
+        mine = [t for t in releases if t in known]
+        return mine or release_tags(known & tags, candidates=True) or releases
     if _installed(spec) is not None:
         return []
     return release_tags(known) or release_tags(known, candidates=True)

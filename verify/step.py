@@ -184,11 +184,10 @@ def runner_for(
             sort_keys=True, default=repr,
         )  # fmt: skip
         key = hashlib.sha256(payload.encode()).hexdigest()
-        if session.cache is not None:
-            hit = session.cache.get(key)
-            if hit is not None:
-                session.count("cached")
-                return Outcome.from_json(json.loads(hit))
+        hit = session.cache.get(key) if session.cache is not None else None
+        if hit is not None:
+            session.count("cached")
+            return Outcome.from_json(json.loads(hit))
         harness = session.harness(revision, overrides, platform, worker)
         out = harness.run(
             launch.argv(),

@@ -120,13 +120,7 @@ class StubModule(types.ModuleType):
     """A module the sandbox does not load: every attribute is the profile's answer or a Stub."""
 
     def __getattr__(self, name: str) -> Any:
-        path = f"{self.__name__}.{name}"
-        hit = stubs.answer_for(path)
-        if hit is not stubs._MISSING:
-            return hit
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return stubs.Stub(path)
+        return stubs.attribute(self.__name__, name)
 
 
 class Substitute(types.ModuleType):

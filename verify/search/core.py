@@ -516,9 +516,8 @@ class Search:
             seen = {w["line"] for w in out}
             for g in site.guards:
                 if g.kind in ("elif", "else", "if") and g.line not in seen:
-                    if (raw := _expression(g.test)) is None:
+                    if (test := self._test(site.file, site.function, g)) is None:
                         continue
-                    test = self._steps("inline", site.file, site.function, raw, g.line)
                     out.append(self._item(g.line, test, g.holds, site.file))
                     seen.add(g.line)
             main = self.ways_in(site.file, site.function)
@@ -853,13 +852,11 @@ class Search:
             flipped = self.run(before, target, self.watch(f, flip_all=True))
         solved: list[FixChange] = []
         for r in sorted(f.readings, key=lambda r: r.role != "direct"):
-            g = dict(flipped.guard(r.guard.line) or {})
-            if "flipped" in g:
-                g["solutions"] = g["flipped"]
+            g = flipped.guard(r.guard.line) or {}
             # The direct guard turned around is the fix; so is a try body that stops raising
             # (the except clause the check sits in); an enclosing one gives the feature up.
             source = "solve" if r.role == "direct" or r.guard.kind == "try" else "feature"
-            for solution in (g or {}).get("solutions", []):
+            for solution in g.get("flipped", g.get("solutions", [])):
                 solved.append(self._solved(solution, source, r.guard.test))
         for r in self.callers(f)[1]:  # the way to the record's function, turned around
             for solution in (flipped.guard(r.guard.line) or {}).get("flipped", []):
