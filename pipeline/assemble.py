@@ -68,7 +68,7 @@ def assemble(
     records_fp = (
         code_fingerprint("extractor", "records", "schema") + plan.profile.fingerprint() + overlay_fp
     )
-    last_ord = _pin_to_commits(plan, scan)
+    last_ord = pin_to_commits(plan, scan)
     skipped: dict[str, str] = {}
     records = _newest_forms(plan, cache, scan, last_ord, overlay, records_fp, skipped, docs)
     records = _repin_to_commit(plan, records)
@@ -152,10 +152,11 @@ def add_argparse(
     a.flag_history = scan.flag_spans
 
 
-def _pin_to_commits(plan: Plan, scan: Scan) -> dict[str, int]:
-    """id -> the revision its newest form is built at. A record that lives on into a snapshot
-    revision in a file the snapshot did not replace is still the code of the newest commit:
-    it is built there, so only records from snapshot files lose their sha and link."""
+def pin_to_commits(plan: Plan, scan: Scan) -> dict[str, int]:
+    """id -> the revision its newest form is built at (and the verify step verifies it at). A
+    record that lives on into a snapshot revision in a file the snapshot did not replace is
+    still the code of the newest commit: it is built there, so only records from snapshot
+    files lose their sha and link."""
     if not plan.snapshots:
         return scan.last_ord
     snap_paths = {s["repoPath"] for s in plan.snapshots}
@@ -171,9 +172,6 @@ def _pin_to_commits(plan: Plan, scan: Scan) -> dict[str, int]:
         rid: base if n > base and rid in at_base and rid not in from_snapshot else n
         for rid, n in scan.last_ord.items()
     }
-
-
-pin_to_commits = _pin_to_commits  # the verify step verifies each record where it was built
 
 
 def _repin_to_commit(plan: Plan, records: list[dict]) -> list[dict]:

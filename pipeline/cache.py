@@ -85,12 +85,8 @@ class Cache:
 
     @_guarded
     def has(self, ns: str, key: str) -> bool:
-        return (
-            self.db.execute(
-                "SELECT 1 FROM kv WHERE ns = ? AND key = ?", (ns, _sql_key(key))
-            ).fetchone()
-            is not None
-        )
+        found = self.db.execute("SELECT 1 FROM kv WHERE ns = ? AND key = ?", (ns, _sql_key(key)))
+        return found.fetchone() is not None
 
     @_guarded
     def get(self, ns: str, key: str) -> str | None:

@@ -208,12 +208,7 @@ class Harness:
                 "id": self._next,
                 "argv": with_base(self.spec.base_args, argv),
                 "env": dict(env),
-                "target": {
-                    "file": target.file,
-                    "function": target.function,
-                    "line": target.line,
-                    "until": target.until,
-                },
+                "target": {k: getattr(target, k) for k in ("file", "function", "line", "until")},
                 "timeout": self.timeout,
                 "watch": [dict(w) for w in watch],
                 "model": dict(model or {}),
@@ -321,16 +316,13 @@ class Harness:
             self.info = {"ready": False, "reason": f"the sandbox process failed: {reason}"}
             self._kill()
         self.child_ms["load"] += _number(self.info.get("ms"))
-        if (
-            self.info.get("ready") is not True
-            and not fresh
-            and "MemoryError" in str(self.info.get("reason"))
-        ):
-            # A child keeps the parses of earlier revisions: out of memory there says nothing
-            # of this revision, and which revisions came before depends on the run cache's hits.
-            self._kill()
-            return self.start()
         if self.info.get("ready") is not True:
+            if not fresh and "MemoryError" in str(self.info.get("reason")):
+                # A child keeps the parses of earlier revisions: out of memory there says
+                # nothing of this revision, and which revisions came before depends on the
+                # run cache's hits.
+                self._kill()
+                return self.start()
             self.info["reason"] = str(self.info.get("reason", "the revision did not load"))
             self._broken[key] = self.info
             self._loaded = None
@@ -418,25 +410,9 @@ class Harness:
             "overrides": dict(self.overrides),
             "workdir": self._work,
             "spec": {
-                "source_root": spec.source_root,
-                "package": spec.package,
-                "main_module": spec.main_module,
-                "modules": list(spec.modules),
-                "args_class": spec.args_class,
-                "add_args": spec.add_args,
-                "from_args": spec.from_args,
-                "phases": list(spec.phases),
-                "model_factory": spec.model_factory,
-                "substitutes": dict(spec.substitutes),
+                **{name: getattr(spec, name) for name in _SPEC_SENT},
                 "models": {name: m.to_json() for name, m in spec.models.items()},
                 "argv": spec.argv.to_json() if spec.argv else None,
-                "real": list(spec.real),
-                "parser": spec.parser,
-                "positional": dict(spec.positional),
-                "wrappers": list(spec.wrappers),
-                "follow": spec.follow,
-                "validators": list(spec.validators),
-                "launch": spec.launch,  # how a reason names the launch command
             },
             "platform": spec.platform(self.platform).to_json(),
             "model": spec.model().to_json(),
@@ -482,6 +458,14 @@ class Harness:
             except subprocess.TimeoutExpired:
                 pass
         self._kill()
+
+
+# The spec's fields the child reads as they are (lists and tables as JSON has them); "launch":
+# how a reason names the launch command.
+_SPEC_SENT = (
+    "source_root package main_module modules args_class add_args from_args phases model_factory"
+    " substitutes real parser positional wrappers follow validators launch"
+).split()
 
 
 def _number(value: Any) -> float:

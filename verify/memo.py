@@ -57,8 +57,12 @@ class Memo(MutableMapping[str, str]):
         return cls(None)
 
     def __getitem__(self, key: str) -> str:
-        if key in self.fresh:
-            return self.fresh[key]
+        hit = self.fresh[key] if key in self.fresh else self._stored(key)
+        if hit is None:
+            raise KeyError(key)
+        return hit
+
+    def _stored(self, key: str) -> str | None:
         if self.db is not None:
             try:
                 row = self.db.execute("SELECT value FROM kv WHERE key = ?", (_key(key),)).fetchone()
@@ -66,7 +70,7 @@ class Memo(MutableMapping[str, str]):
                     return zlib.decompress(row[0]).decode("utf-8")
             except (sqlite3.Error, zlib.error, UnicodeDecodeError):
                 self.db = None  # damaged under us: the rest of this check from memory
-        raise KeyError(key)
+        return None
 
     def __setitem__(self, key: str, value: str) -> None:
         self.fresh[key] = value

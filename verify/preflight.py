@@ -11,7 +11,7 @@ import json
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +87,6 @@ class Report:
     close: tuple[tuple[str, tuple[str, ...]], ...] = ()  # unknown option -> close names
     # the launch with a record's own change (yours.with_record_fix), when asked and it passed
     with_record_fix: Launch | None = None
-    ids: dict[str, str] = field(default_factory=dict, compare=False)  # site key -> record id
 
 
 def check_launch(
@@ -325,14 +324,6 @@ def report_json(report: Report) -> dict[str, Any]:
         args = tuple((typed.get(o, o), v) for o, v in launch.args)
         return replace(launch, args=args).command(program)
 
-    def verification(status: str) -> dict[str, Any]:
-        return {
-            "status": status,
-            "revision": report.release,
-            "platform": report.platform,
-            "model": report.model,
-        }
-
     errors = []
     checked = report.checked
     for step in checked.errors if checked else ():
@@ -352,7 +343,12 @@ def report_json(report: Report) -> dict[str, Any]:
                 "before": line(step.fix.before),
                 "after": line(step.fix.after),
                 "changed": list(step.fix.changed),
-                "verification": verification("verified"),
+                "verification": {
+                    "status": "verified",
+                    "revision": report.release,
+                    "platform": report.platform,
+                    "model": report.model,
+                },
             }
         elif isinstance(step.fix, NoFix):
             item["yourFix"] = None

@@ -29,7 +29,6 @@ from kverr.verify.spec import VerifySpec
 from kverr.errors import SourceError
 from kverr.ftypes import Revision, SourceFile
 
-_SHA = re.compile(r"[0-9a-f]{7,40}")
 _VERSION = re.compile(r"""__version__\s*=\s*["']([^"'\n]{1,40})["']""")
 
 
@@ -100,25 +99,19 @@ def _bare(version: str) -> str:
 
 def _from_git(repo: Path, globs: tuple[str, ...], release: str | None) -> Release:
     if release:
-        tags = [release] if release.startswith("v") else [f"v{release}", release]
-        for tag in tags:
+        # a tag, or (a project that tags no releases) a commit, as named
+        names = [release] if release.startswith("v") else [f"v{release}", release]
+        for name in names:
             try:
-                rev, files = sources.read_git(repo, tag, globs)
-                return Release(tag, rev, tuple(files), repo=str(repo.resolve()))
+                rev, files = sources.read_git(repo, name, globs)
+                return Release(name, rev, tuple(files), repo=str(repo.resolve()))
             except SourceError:
                 continue
-        if _SHA.fullmatch(release):  # a project that tags no releases: a commit names one
-            try:
-                rev, files = sources.read_git(repo, release, globs)
-            except SourceError:
-                pass
-            else:
-                return Release(rev.sha[:12], rev, tuple(files), repo=str(repo.resolve()))
         raise SourceError(
             f"release {release} is neither a tag nor a commit of {repo}; list the tags with"
             f" `git -C {repo} tag`."
         )
-    tag = next(iter(_repo_releases(repo)), None)
+    tag = next(iter(release_tags(_repo_tags(repo))), None)
     rev, files = sources.read_git(repo, tag or "HEAD", globs)
     return Release(tag or rev.sha[:12], rev, tuple(files), repo=str(repo.resolve()))
 
@@ -135,10 +128,6 @@ def _repo_tags(repo: Path) -> set[str]:
     return {t for ts in sources.tags_by_commit(repo).values() for t in ts}
 
 
-def _repo_releases(repo: Path) -> list[str]:
-    return release_tags(_repo_tags(repo))
-
-
 def releases_to_try(spec: VerifySpec, source: str | None, known: Iterable[str]) -> list[str]:
     """The releases a launch that names none may be run against, newest first: the tags of a
     git source (those the dataset knows the check in, when it knows any), or without any
@@ -151,9 +140,10 @@ def releases_to_try(spec: VerifySpec, source: str | None, known: Iterable[str]) 
         path = Path(source).expanduser()
         if not path.exists() or not _is_git(path):
             return []
-        tags = _repo_releases(path)
-        mine = [t for t in tags if t in known]
-        return mine or release_tags(known & _repo_tags(path), candidates=True) or tags
+        tags = _repo_tags(path)
+        releases = release_tags(tags)
+        mine = [t for t in releases if t in known]
+        return mine or release_tags(known & tags, candidates=True) or releases
     if _installed(spec) is not None:
         return []
     return release_tags(known) or release_tags(known, candidates=True)

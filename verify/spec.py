@@ -132,15 +132,13 @@ class VerifySpec:
         for name, other in self.platforms.items():
             if name == first.name:
                 continue
-            words: list[str] = []
-            for key in set(first.probes) | set(other.probes):
-                if first.probes.get(key, _UNSET) != other.probes.get(key, _UNSET):
-                    names = re.findall(r"[A-Za-z_]\w*", key)
-                    words += names[-1:]
-            for path in set(first.paths) | set(other.paths):
-                if first.paths.get(path, _UNSET) != other.paths.get(path, _UNSET):
-                    words.append(path)
-            words += sorted(set(first.absent_packages) ^ set(other.absent_packages))
+            words = [
+                word
+                for key in _differing(first.probes, other.probes)
+                for word in re.findall(r"[A-Za-z_]\w*", key)[-1:]
+            ]
+            words += _differing(first.paths, other.paths)
+            words += set(first.absent_packages) ^ set(other.absent_packages)
             out[name] = sorted(set(words))
         return out
 
@@ -201,6 +199,11 @@ class VerifySpec:
         return spec
 
 
+def _differing(a: Mapping[str, Any], b: Mapping[str, Any]) -> set[str]:
+    """The keys whose values (or presence) differ between two tables."""
+    return {k for k in {*a, *b} if a.get(k, _UNSET) != b.get(k, _UNSET)}
+
+
 def _argv_stage(t: Mapping[str, Any]) -> ArgvStage:
     return ArgvStage(
         entry=t["entry"],
@@ -227,30 +230,19 @@ def _profiles(tables: Mapping[str, Any]) -> dict[str, Profile]:
         if name in seen or name not in tables:
             raise KeyError(f"profile {name!r} (inherited by {seen[-1] if seen else '?'})")
         t = tables[name]
-        probes: dict[str, Any] = {}
-        absent: list[str] = []
-        objects: dict[str, dict[str, Any]] = {}
-        paths: dict[str, Any] = {}
-        if "inherits" in t:
-            base = build(t["inherits"], (*seen, name))
-            probes.update(base.probes)
-            paths.update(base.paths)
-            absent.extend(base.absent_packages)
-            objects = {k: dict(v) for k, v in base.objects.items()}
-        probes.update(t.get("probes", {}))
-        absent.extend(t.get("absent_packages", ()))
-        paths.update(t.get("paths", {}))
+        base = build(t["inherits"], (*seen, name)) if "inherits" in t else Profile(name, "")
+        objects = {k: dict(v) for k, v in base.objects.items()}
         for k, v in t.items():
             if isinstance(v, dict) and k not in ("probes", "paths"):
                 objects.setdefault(k, {}).update(v)
         out[name] = Profile(
             name,
             t.get("description", name),
-            probes,
-            tuple(dict.fromkeys(absent)),
+            {**base.probes, **t.get("probes", {})},
+            tuple(dict.fromkeys([*base.absent_packages, *t.get("absent_packages", ())])),
             objects,
             tuple(t.get("files", ())),
-            paths,
+            {**base.paths, **t.get("paths", {})},
         )
         return out[name]
 

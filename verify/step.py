@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
@@ -37,6 +36,7 @@ from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
 from kverr.records.pattern import pattern_for
 from kverr.verify.harness import HARNESS_VERSION, Harness, Outcome, Target
+from kverr.verify.memo import Memo
 from kverr.verify.parsing import judge_argparse
 from kverr.verify.sandbox import steps
 from kverr.verify.search import reading, values
@@ -45,6 +45,7 @@ from kverr.verify.search.core import Search, fields_of
 from kverr.verify.spec import VerifySpec, spec_for
 from kverr.verify.verdict import Expect, Verdict
 
+from kverr.errors import SourceError
 from kverr.ftypes import FileExtraction, FlagDecl, Launch, Revision, Site
 
 Progress = Callable[[str, int, int], None]
@@ -183,11 +184,10 @@ def runner_for(
             sort_keys=True, default=repr,
         )  # fmt: skip
         key = hashlib.sha256(payload.encode()).hexdigest()
-        if session.cache is not None:
-            hit = session.cache.get(key)
-            if hit is not None:
-                session.count("cached")
-                return Outcome.from_json(json.loads(hit))
+        hit = session.cache.get(key) if session.cache is not None else None
+        if hit is not None:
+            session.count("cached")
+            return Outcome.from_json(json.loads(hit))
         harness = session.harness(revision, overrides, platform, worker)
         out = harness.run(
             launch.argv(),
@@ -505,18 +505,13 @@ def _elsewhere(session: Session, revision: Revision, site: Site, loaded: set[str
         return ""
     package = "/".join(p for p in (spec.source_root, spec.package) if p)
     try:
-        done = subprocess.run(
-            ["git", "-C", session.repo, "grep", "-l", "-E", rf"\b{re.escape(name)}\(",
-             revision.sha, "--", f"{package}/"],
-            capture_output=True, text=True, timeout=30, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    if done.returncode not in (0, 1):
-        return ""
+        found = git(session.repo, "grep", "-l", "-E", rf"\b{re.escape(name)}\(", revision.sha,
+                    "--", f"{package}/").decode("utf-8", "replace")  # fmt: skip
+    except SourceError:
+        return ""  # no file calls it (git grep's "no match" is an exit status), or git failed
     paths = sorted(
         path
-        for line in done.stdout.splitlines()
+        for line in found.splitlines()
         if (path := line.partition(":")[2]) and path not in loaded and "/tests/" not in f"/{path}"
     )
     if not paths:
@@ -633,37 +628,22 @@ class VerifyReport:
         }
 
 
-class _Runs(MutableMapping[str, str]):
-    """The run cache as a mapping: reads through to sqlite, writes collected and flushed."""
+class _Runs(Memo):
+    """The build's run cache: a Memo (writes kept until flush) over one namespace of the
+    build's own cache file."""
 
     def __init__(self, cache: Any, ns: str) -> None:
-        self.cache, self.ns, self.new = cache, ns, {}
+        super().__init__(None)
+        self.cache, self.ns = cache, ns
 
-    def __getitem__(self, key: str) -> str:
-        if key in self.new:
-            return self.new[key]
-        hit = self.cache.get(self.ns, key)
-        if hit is None:
-            raise KeyError(key)
-        return hit
-
-    def __setitem__(self, key: str, value: str) -> None:
-        self.new[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        self.new.pop(key, None)
-
-    def __iter__(self):
-        return iter(self.new)
-
-    def __len__(self) -> int:
-        return len(self.new)
+    def _stored(self, key: str) -> str | None:
+        return self.cache.get(self.ns, key)
 
     def flush(self) -> None:
-        if self.new:
-            self.cache.put_many(self.ns, self.new)
+        if self.fresh:
+            self.cache.put_many(self.ns, self.fresh)
             self.cache.commit()
-            self.new = {}
+            self.fresh = {}
 
 
 def verify_step(

@@ -163,9 +163,7 @@ class World:
         self._model_dir(Path(setup["workdir"]), setup["model"], setup.get("model_path", ""))
         self.logs: list[dict[str, Any]] = []
         self._capture_logs()
-        self.modules = {}
-        for name in self.loaded:
-            self.modules[name] = importlib.import_module(name)
+        self.modules = {name: importlib.import_module(name) for name in self.loaded}
         main = self.modules[spec["main_module"]]
         self.cls = getattr(main, spec["args_class"])
         if spec.get("parser") and spec["parser"] not in main.__dict__:
@@ -238,9 +236,8 @@ class World:
                 for path in sorted(self.tree.files):
                     rest = path[len(folder) :]
                     if path.startswith(folder) and "/" not in rest and rest.endswith(".py"):
-                        name = pattern[:-2] + "." + rest[:-3]
                         if rest != "__init__.py":
-                            out[name] = path
+                            out[f"{pattern[:-2]}.{rest[:-3]}"] = path
                 continue
             where = self.tree.locate(pattern)
             if where is not None and where[0] is not None:
@@ -302,7 +299,11 @@ class World:
             (folder / file).write_text(text, encoding="utf-8")
 
     def _capture_logs(self) -> None:
-        world = self
+        def note(level: str, message: str, file: str, line: int, **extra: str) -> None:
+            self.logs.append(
+                {"level": level, "message": message[:MESSAGE_LIMIT], "file": file, "line": line}
+                | extra
+            )
 
         class Capture(logging.Handler):
             def emit(self, record: logging.LogRecord) -> None:
@@ -310,14 +311,7 @@ class World:
                     message = record.getMessage()
                 except Exception:
                     message = str(record.msg)
-                world.logs.append(
-                    {
-                        "level": record.levelname.lower(),
-                        "message": message[:MESSAGE_LIMIT],
-                        "file": record.pathname,
-                        "line": record.lineno,
-                    }
-                )
+                note(record.levelname.lower(), message, record.pathname, record.lineno)
 
         root = logging.getLogger()
         root.handlers[:] = [Capture()]
@@ -325,15 +319,7 @@ class World:
         logging.disable(logging.NOTSET)
 
         def showwarning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
-            world.logs.append(
-                {
-                    "level": "warning",
-                    "message": str(message)[:MESSAGE_LIMIT],
-                    "file": filename,
-                    "line": lineno,
-                    "category": category.__name__,
-                }
-            )
+            note("warning", str(message), filename, lineno, category=category.__name__)
 
         warnings.showwarning = showwarning
         warnings.simplefilter("always")
@@ -472,10 +458,10 @@ class World:
         # the run goes on through the parse, which reads the command line the stage made.
         if stop is None and self.argv is not None and not until:
             at_parse = at_parse or self.argv.reaches(target["file"], target["function"] or "")
-        if stop is None and not at_parse and not until:
-            return {"id": job["id"], "status": "unreachable", "reason": self._unreachable(target)}
-        if stop is None and not until and self._built(target):
-            return {"id": job["id"], "status": "unreachable", "reason": self._built(target)}
+        if stop is None and not until:
+            why = self._built(target) if at_parse else self._unreachable(target)
+            if why:
+                return {"id": job["id"], "status": "unreachable", "reason": why}
         os.environ.clear()
         os.environ.update(self.base_env)
         os.environ.update(job.get("env", {}))
@@ -548,25 +534,20 @@ class World:
         return out
 
     def _code_of(self, function: str) -> Any:
-        if function in self._codes:
-            return self._codes[function]
-        self._codes[function] = code = self._find_code(function)
-        return code
-
-    def _find_code(self, function: str) -> Any:
         """The code object of the record's function (a method or a module-level function of
         a loaded module), so the run can watch its lines; None when not found."""
-        parts = function.split(".")
-        for module in self.modules.values():
-            obj: Any = module
-            for part in parts:
-                obj = (
-                    getattr(obj, part, None) if isinstance(obj, (type, types.ModuleType)) else None
-                )
-            code = getattr(obj, "__code__", None)
-            if code is not None and code.co_filename in self.loaded.values():
-                return code
-        return None
+        if function not in self._codes:
+            self._codes[function] = None
+            for module in self.modules.values():
+                obj: Any = module
+                for part in function.split("."):
+                    is_owner = isinstance(obj, (type, types.ModuleType))
+                    obj = getattr(obj, part, None) if is_owner else None
+                code = getattr(obj, "__code__", None)
+                if code is not None and code.co_filename in self.loaded.values():
+                    self._codes[function] = code
+                    break
+        return self._codes[function]
 
     def _wrapped(self, exc: BaseException) -> BaseException | None:
         """The check's own error inside `exc`: through causes and contexts, and through an

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kverr.verify.sandbox import stubs
-from kverr.verify.sandbox.steps import is_docstring, targets_of
+from kverr.verify.sandbox.steps import is_docstring, substitute, targets_of
 
 DEPTH = 3  # definitions inside definitions (`world_size_across_dp` -> `world_size` -> options)
 
@@ -82,15 +82,7 @@ class _Expand(ast.NodeTransformer):
             if name not in self.scope and name in vars(module):
                 self.scope[name] = vars(module)[name]
         self.changed = True
-        return _Substitute(self_name, node.value).visit(copy.deepcopy(expr))
-
-
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, name: str, value: ast.expr) -> None:
-        self.name, self.value = name, value
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802 - ast's name
-        return copy.deepcopy(self.value) if node.id == self.name else node
+        return substitute(expr, {self_name: node.value})
 
 
 def chain(node: ast.AST) -> bool:

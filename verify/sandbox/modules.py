@@ -45,11 +45,8 @@ class SourceTree:
     def __init__(self, root: str, files: Mapping[str, str], read: Callable[[str], str]) -> None:
         self.root = root.strip("/")  # "python": where module paths start in the repository
         self.files = dict(files)  # path -> anything (a blob id); presence is what matters
-        self.dirs = {p.rsplit("/", 1)[0] for p in self.files if "/" in p}
-        for d in list(self.dirs):
-            while "/" in d:
-                d = d.rsplit("/", 1)[0]
-                self.dirs.add(d)
+        # every folder above a file (a package without an __init__.py is a namespace package)
+        self.dirs = {p.rsplit("/", n)[0] for p in self.files for n in range(1, p.count("/") + 1)}
         self._read = read
         self._texts: dict[str, str] = {}
         self._trees: dict[str, ast.Module] = {}
@@ -120,13 +117,7 @@ class StubModule(types.ModuleType):
     """A module the sandbox does not load: every attribute is the profile's answer or a Stub."""
 
     def __getattr__(self, name: str) -> Any:
-        path = f"{self.__name__}.{name}"
-        hit = stubs.answer_for(path)
-        if hit is not stubs._MISSING:
-            return hit
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return stubs.Stub(path)
+        return stubs.attribute(self.__name__, name)
 
 
 class Substitute(types.ModuleType):
@@ -314,12 +305,7 @@ def _binds(stmt: ast.stmt) -> list[str]:
         return [(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"]
     if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
         return []  # `x: int` declares a name, binds nothing
-    out = []
-    for t in targets_of(stmt):
-        for n in ast.walk(t):
-            if isinstance(n, ast.Name):
-                out.append(n.id)
-    return out
+    return [n.id for t in targets_of(stmt) for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
 _STDLIB = [p for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]} if p]

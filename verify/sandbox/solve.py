@@ -432,7 +432,7 @@ def _domain(
                        constants)  # fmt: skip
         if numeric:
             # the parsed list holds numbers: its items compared as numbers (`node < 0`)
-            return [[_as_number(w) for w in v] for v in lists]
+            return [[as_number(w) for w in v] for v in lists]
         return lists
     if field.get("choices"):
         # The parser's choices, then what the validation code itself assigns the attribute.
@@ -522,7 +522,9 @@ def _items(strings: list[str], choices: Sequence[Any], item: str | None) -> list
     return list(dict.fromkeys([*filter(_word, strings), *joined[:4], *_WORDS, ""]))
 
 
-def _as_number(word: str) -> Any:
+def as_number(word: str) -> Any:
+    """A word as a number when it reads as one (a list item, a config file's value), else
+    the word itself."""
     try:
         return int(word)
     except ValueError:

@@ -16,6 +16,7 @@ why a record is not applicable, the child to truncate the run.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -172,6 +173,19 @@ def targets_of(stmt: ast.AST) -> list[ast.expr]:
     if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
         return [stmt.target]
     return []
+
+
+def substitute(expr: ast.expr, values: Mapping[str, ast.expr]) -> ast.expr:
+    """A copy of `expr` with each name it reads that `values` holds replaced by (a copy of)
+    that expression."""
+
+    class Put(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:  # noqa: N802 - ast's name
+            return (
+                copy.deepcopy(values[n.id]) if isinstance(n.ctx, ast.Load) and n.id in values else n
+            )
+
+    return Put().visit(copy.deepcopy(expr))
 
 
 def _first_line(lines: Sequence[str], stmt: ast.stmt) -> str:

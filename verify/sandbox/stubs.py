@@ -146,6 +146,18 @@ def _by_library(depth: int) -> bool:
     return name is None or name.partition(".")[0] in LIBRARIES
 
 
+def attribute(owner: str, name: str) -> Any:
+    """`owner.name` of something stubbed (a Stub, a stub module): the profile's answer, else
+    a Stub; a protocol's name (`__x__`) no answer names is absent."""
+    path = f"{owner}.{name}"
+    hit = answer_for(path)
+    if hit is not _MISSING:
+        return hit  # `torch.__version__` is a profile answer like any other
+    if name.startswith("__") and name.endswith("__"):
+        raise AttributeError(name)  # protocols (copy, pickle, typing) probe and move on
+    return Stub(path)
+
+
 def _undecidable(op: str):
     def method(self: Stub, *args: Any) -> Any:
         raise Undecidable(f"{op} `{object.__getattribute__(self, '_path')}`")
@@ -183,13 +195,7 @@ class Stub:
         object.__setattr__(self, "_path", path)
 
     def __getattr__(self, name: str) -> Any:
-        path = f"{object.__getattribute__(self, '_path')}.{name}"
-        hit = answer_for(path)
-        if hit is not _MISSING:
-            return hit  # `torch.__version__` is a profile answer like any other
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)  # protocols (copy, pickle, typing) probe and move on
-        return Stub(path)
+        return attribute(object.__getattribute__(self, "_path"), name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         pass  # writing to a stub is harmless; reading it back gives a stub again

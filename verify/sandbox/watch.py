@@ -71,9 +71,8 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
     value}}, and "solutions" when the search wants the other value (see solve.py)."""
     noted = len(stubs.NOTES)
     out: dict[str, Any] = {"value": None, "names": {}}
-    try:
-        tree = ast.parse(guard["test"], mode="eval")
-    except SyntaxError:
+    tree = _parse(guard["test"])
+    if tree is None:
         return out
     scope = {**frame.f_globals, **frame.f_locals, "__kverr_raises__": solve.raises}
     if "self" not in scope:

@@ -432,12 +432,7 @@ def advice(f: Facts, decls: dict[str, FlagDecl], before: Launch) -> list[FixChan
         drop = _DROP_VERBS.search(low) is not None
         for m in _OPTION_VALUE.finditer(sentence):
             flag, value = m.group(1), m.group(2).rstrip(".,;")
-            if (
-                flag in decls
-                and not drop
-                and value_ok(flag, value, decls)
-                and not is_switch(flag, decls)
-            ):
+            if not drop and value_ok(flag, value, decls) and not is_switch(flag, decls):
                 out.append(FixChange((("set", flag, value),), "advice", sentence))
                 if _INSTEAD.search(sentence):
                     # "Please use --prefill-attention-backend fa4 instead": the value moves

@@ -34,6 +34,7 @@ from typing import Any
 
 from kverr.records.knowledge.facts import sample_value
 from kverr.verify.harness import Outcome, Target
+from kverr.verify.sandbox.solve import as_number
 from kverr.verify.search.core import Runner
 from kverr.verify.spec import ArgvStage
 from kverr.verify.verdict import Expect, Verdict, fires, passes, verified, what_happened
@@ -191,21 +192,11 @@ class ConfigSearch:
         word = sample_value(flag, self.decls)
         if info.get("list"):
             return [word], (word,)
-        return _scalar(word), word
+        return as_number(word), word  # as a YAML file would hold it
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
-
-
-def _scalar(word: str) -> Any:
-    """A word as the value a YAML file would hold: a number when it reads as one."""
-    for kind in (int, float):
-        try:
-            return kind(word)
-        except ValueError:
-            pass
-    return word
 
 
 def _word(cli: Any) -> str | None:

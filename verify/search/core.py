@@ -61,6 +61,15 @@ class _OutOfRuns(Exception):  # noqa: N818 - control flow inside the search
 
 
 _WATCHED = ("if", "elif", "else", "early-exit", "while", "assert", "passed", "try")
+# Search._steps' other readings of a function: (source text, function, *rest) -> the reading
+_READS: dict[str, Callable[..., Any]] = {
+    "sites": reading.call_sites,
+    "words": reading.words_of,
+    "owners": values.owners,
+    "try": reading.try_test,
+    "text": reading.function_text,
+    "aliases": reading.validated,
+}
 
 
 class Search:
@@ -132,31 +141,19 @@ class Search:
         key = (what, file, function or "", str(self._site), *map(str, rest))
         if key not in self._memo:
             text = self.source(file)
-            if what == "resets":
-                self._memo[key] = reading.resets(text, function)
-            elif what == "sites":
-                self._memo[key] = reading.call_sites(text, function)
-            elif what == "words":
-                self._memo[key] = reading.words_of(text, function)
-            elif what == "owners":
-                self._memo[key] = values.owners(text, function)
-            elif what == "try":
-                self._memo[key] = reading.try_test(text, function, *rest)
-            elif what == "text":
-                self._memo[key] = reading.function_text(text, function)
-            elif what == "aliases":
-                self._memo[key] = reading.validated(text, function)
-            elif what == "params":
+            if what == "params":
                 sites = reading.call_sites(text, function)
                 if sites:
                     self._memo[key] = sites[min(int(rest[0]), len(sites) - 1)][2]
                 else:
                     self._memo[key] = reading.parameters(text, function)
-            else:
+            elif what == "inline":
                 params = self._steps("params", file, function, self._site)
                 self._memo[key] = reading.inline_locals(
                     text, function, *rest, tuple(sorted(params.items()))
                 )
+            else:
+                self._memo[key] = _READS[what](text, function, *rest)
         return self._memo[key]
 
     def _reads_any(self, f: Facts, platform: str) -> bool:
@@ -318,19 +315,13 @@ class Search:
     ) -> tuple[FixChange, Launch] | None:
         # What the new error itself lists ("Available devices: ['mlx5_0', ...]") refines the
         # option the fix set.
+        own = {name for _, name, _ in change.edits}
         for offer in told(result, after):
-            if {n for _, n, _ in offer.edits} <= {n for _, n, _ in change.edits}:
-                merged = FixChange(
-                    tuple(e for e in change.edits if e[1] not in {n for _, n, _ in offer.edits})
-                    + offer.edits,
-                    change.source,
-                    change.note,
-                )
-                return merged, self._apply(after, offer)
+            if {n for _, n, _ in offer.edits} <= own:
+                return self._carried(change, offer, after)
         other = self.neighbour(result.file, result.line)
         if other is None or other.site.line == f.site.line:
             return None
-        own = {name for _, name, _ in change.edits}
         for rep in rank(candidates.changes(other, self.decls, after), after):
             rep = typed.change(rep, self.decls)
             names = {name for _, name, _ in rep.edits}
@@ -343,9 +334,7 @@ class Search:
                 continue  # "refining" the fix's option back to where the check fires
             if any(op == "drop" and before.has(n) for op, n, _ in rep.edits):
                 continue
-            kept = tuple(e for e in change.edits if e[1] not in names)
-            merged = FixChange(kept + rep.edits, change.source, change.note)
-            return merged, self._apply(after, rep)
+            return self._carried(change, rep, after)
         if reads_model(other):
             # The fix moved the failure to a check about the model ("Number of experts in the
             # model must be greater than 0 when expert parallelism is enabled"): the fix is
@@ -356,6 +345,15 @@ class Search:
                     after, rep
                 )
         return None
+
+    def _carried(
+        self, change: FixChange, rep: FixChange, after: Launch
+    ) -> tuple[FixChange, Launch]:
+        """`change` with `rep`'s edits in place of its own of the same options, and `after`
+        with `rep` applied."""
+        names = {name for _, name, _ in rep.edits}
+        kept = tuple(e for e in change.edits if e[1] not in names)
+        return FixChange(kept + rep.edits, change.source, change.note), self._apply(after, rep)
 
     def _unreachable(self, f: Facts, out: Outcome | None) -> Verdict | None:
         """Not applicable when the check's own condition cannot come out the way that fires
@@ -457,25 +455,17 @@ class Search:
         return text + ")"
 
     def _not_reached(self, out: Outcome | None) -> Verdict:
-        if out is None:
-            return Verdict("unverified", "no launch was tried", runs=self.runs)
-        if out.status == "undecidable":
-            return Verdict(
-                "unverified",
-                f"the check could not be decided: it reads {out.reason}",
-                runs=self.runs,
-            )
-        if out.status == "unreachable":
+        if out is not None and out.status == "unreachable":
             return Verdict("not-applicable", out.reason, runs=self.runs, unreached=True)
-        if out.status == "unavailable":
-            return Verdict(
-                "unverified", f"the revision's code does not load: {out.reason}", runs=self.runs
-            )
-        return Verdict(
-            "unverified",
-            f"no launch built from the check's conditions reached it: the last one {what_happened(out)}",
-            runs=self.runs,
-        )
+        if out is None:
+            why = "no launch was tried"
+        elif out.status == "undecidable":
+            why = f"the check could not be decided: it reads {out.reason}"
+        elif out.status == "unavailable":
+            why = f"the revision's code does not load: {out.reason}"
+        else:
+            why = f"no launch built from the check's conditions reached it: the last one {what_happened(out)}"
+        return Verdict("unverified", why, runs=self.runs)
 
     # ------------------------------------------------------------ 1. reach the check
 
@@ -526,9 +516,8 @@ class Search:
             seen = {w["line"] for w in out}
             for g in site.guards:
                 if g.kind in ("elif", "else", "if") and g.line not in seen:
-                    if (raw := _expression(g.test)) is None:
+                    if (test := self._test(site.file, site.function, g)) is None:
                         continue
-                    test = self._steps("inline", site.file, site.function, raw, g.line)
                     out.append(self._item(g.line, test, g.holds, site.file))
                     seen.add(g.line)
             main = self.ways_in(site.file, site.function)
@@ -672,9 +661,7 @@ class Search:
         out = self.run(launch, target, asked)
         guards = out.trace.get("guards", {})
         found = [
-            FixChange(
-                tuple(solved_edit(flag, value, self.decls) for flag, value in solution), "solve"
-            )
+            self._solved(solution)
             for _, g in sorted(guards.items(), key=lambda kv: int(kv[0]))
             for solution in g.get("others", [])
         ]
@@ -824,14 +811,14 @@ class Search:
             for name in g.get("names", {})
             if name.startswith("self.") and (attr := name[5:]) in self.fields
         }
-        found = [
-            FixChange(
-                tuple(solved_edit(flag, value, self.decls) for flag, value in solution), "solve"
-            )
-            for g in guards.values()
-            for solution in g.get("solutions", [])
-        ]
+        found = [self._solved(s) for g in guards.values() for s in g.get("solutions", [])]
         return sorted(found, key=lambda c: any(n in right for _, n, _ in c.edits))
+
+    def _solved(self, solution: list, source: str = "solve", note: str = "") -> FixChange:
+        """A solver's assignment [[option, value], ...] (solve.py) as a change of the launch."""
+        return FixChange(
+            tuple(solved_edit(flag, value, self.decls) for flag, value in solution), source, note
+        )
 
     def _parse_repairs(self, reason: str) -> list[FixChange]:
         """argparse rejected a value: its own message names the argument and the choices."""
@@ -865,19 +852,15 @@ class Search:
             flipped = self.run(before, target, self.watch(f, flip_all=True))
         solved: list[FixChange] = []
         for r in sorted(f.readings, key=lambda r: r.role != "direct"):
-            g = dict(flipped.guard(r.guard.line) or {})
-            if "flipped" in g:
-                g["solutions"] = g["flipped"]
+            g = flipped.guard(r.guard.line) or {}
             # The direct guard turned around is the fix; so is a try body that stops raising
             # (the except clause the check sits in); an enclosing one gives the feature up.
             source = "solve" if r.role == "direct" or r.guard.kind == "try" else "feature"
-            for solution in (g or {}).get("solutions", []):
-                edits = tuple(solved_edit(flag, value, self.decls) for flag, value in solution)
-                solved.append(FixChange(edits, source, r.guard.test))
+            for solution in g.get("flipped", g.get("solutions", [])):
+                solved.append(self._solved(solution, source, r.guard.test))
         for r in self.callers(f)[1]:  # the way to the record's function, turned around
             for solution in (flipped.guard(r.guard.line) or {}).get("flipped", []):
-                edits = tuple(solved_edit(flag, value, self.decls) for flag, value in solution)
-                solved.append(FixChange(edits, "feature", r.guard.test))
+                solved.append(self._solved(solution, "feature", r.guard.test))
         merged = candidates.unique([*found, *solved])
         useful = [c for c in merged if candidates.apply(before, c, self.decls) != before]
         return rank(useful, before, fired.message if fired is not None else "")

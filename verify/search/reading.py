@@ -14,7 +14,7 @@ import functools
 from typing import Any
 
 from kverr.extractor.pysource import NOT_LITERAL, literal, parse_expr, parse_module
-from kverr.verify.sandbox.steps import Node, definitions, self_attr, targets_of
+from kverr.verify.sandbox.steps import Node, definitions, self_attr, substitute, targets_of
 
 
 def resets(text: str, function: str | None) -> dict[str, list[tuple[int, str, bool]]]:
@@ -108,7 +108,7 @@ def inline_locals(
             # `x = x.strip()` in that loop's body, before the test: x is the first item,
             # stripped.
             name, value = step
-            defs[name] = [_substitute(value, name, defs[name][-1])]
+            defs[name] = [substitute(value, {name: defs[name][-1]})]
             continue
         if not isinstance(sub, ast.Assign) or sub.lineno >= line or len(sub.targets) != 1:
             if isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
@@ -224,14 +224,6 @@ def _refines(node: ast.AST, looped: dict[str, ast.For], line: int) -> tuple[str,
     return (target.id, node.value) if reads else None
 
 
-def _substitute(expr: ast.expr, name: str, value: ast.expr) -> ast.expr:
-    class Put(ast.NodeTransformer):
-        def visit_Name(self, n: ast.Name) -> ast.AST:
-            return copy.deepcopy(value) if n.id == name and isinstance(n.ctx, ast.Load) else n
-
-    return Put().visit(copy.deepcopy(expr))
-
-
 def _first_item(node: ast.AST, line: int) -> dict[str, ast.expr] | None:
     """name -> value in the first iteration of `for a, b in [(x, y), ...]` (literal items)
     when `line` lies in the loop's body; None otherwise."""
@@ -275,18 +267,10 @@ def parse_test(text: str) -> ast.expr | None:
 
 @functools.lru_cache(maxsize=1024)
 def parameters(text: str, function: str | None) -> dict[str, str]:
-    """parameter -> the argument expression of the first call site (`buckets_rule` ->
-    `self.prompt_tokens_buckets`), or its default: what the parameter holds on that path."""
-    found = _call_site(text, function)
+    """parameter -> its default: what a parameter holds that no call in the file passes
+    (call_sites gives what each call passes)."""
     is_method = bool(function and _owner(text, function))
-    return _bind(function_node(text, function), found[2] if found else None, is_method)
-
-
-def _call_site(
-    text: str, function: str | None
-) -> tuple[str, list[tuple[int, str, bool]], ast.Call] | None:
-    sites = _sites_of(text, function)
-    return sites[0] if sites else None
+    return _bind(function_node(text, function), None, is_method)
 
 
 def _sites_of(
@@ -523,18 +507,11 @@ def try_test(text: str, function: str | None, line: int, caught: str) -> str | N
         return None
     assigned: dict[str, ast.expr] = {}
     values: list[ast.expr] = []
-
-    class Inline(ast.NodeTransformer):
-        def visit_Name(self, n: ast.Name) -> ast.AST:
-            if isinstance(n.ctx, ast.Load) and n.id in assigned:
-                return copy.deepcopy(assigned[n.id])
-            return n
-
     for stmt in node.body:
         if isinstance(stmt, ast.Expr):
-            values.append(Inline().visit(copy.deepcopy(stmt.value)))
+            values.append(substitute(stmt.value, assigned))
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            value = Inline().visit(copy.deepcopy(stmt.value))
+            value = substitute(stmt.value, assigned)
             values.append(value)
             if isinstance(stmt.targets[0], ast.Name):
                 assigned[stmt.targets[0].id] = value
