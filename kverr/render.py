@@ -1,15 +1,14 @@
-"""How results look: text views for people, JSON for programs. No library logic here.
+"""How results look to people: the text views of the commands. No library logic here (a
+command's --json is the library's data, written by kverr/cli.py).
 
 A view builds its lines and styles them through a kverr.term.Term (colour, links and wrapping
 on a terminal; plain, unwrapped text in a pipe); the explain card itself is present/text.py.
 Every view returns text with no control character of its data left (kverr.term.escape_terminal
-on the data before styling, or on the whole text of an unstyled view), and JSON with the
-controls JSON leaves raw escaped (escape_json).
+on the data before styling, or on the whole text of an unstyled view).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from kverr.answers import CutLines, Match, Revision
 from kverr.present import display, text
 from kverr.present.answer import message_key
-from kverr.term import PLAIN, Term, escape_data, escape_json, escape_terminal
+from kverr.term import PLAIN, Term, escape_data, escape_terminal
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each
 
@@ -123,13 +122,6 @@ def search_text(
     more = f"; --offset {last} for more" if last < total else ""
     out.append(term.style(f"{tail} record(s) {what}{more}; `kverr show ID` prints one.", "dim"))
     return "\n".join(out)
-
-
-def search_json(query: dict, matches: Sequence[Match], total: int, offset: int, limit: int) -> str:
-    """`kverr search --json`: the page, its place and the total, like the API's /search."""
-    doc = {**query, "total": total, "offset": offset, "limit": limit,
-           "matches": [m.to_dict() for m in matches]}  # fmt: skip
-    return escape_json(json.dumps(doc, indent=2, ensure_ascii=False))
 
 
 def load_summary(catalog: Any, report: Any) -> str:
