@@ -503,7 +503,10 @@ def build(
         **{k: v for k, v in ctx.params.items() if k != "progress"},
         command=["kverr", *sys.argv[1:]],
     )
-    with render.build_progress(progress or sys.stderr.isatty()) as on_progress:
+    # Rich bars with ETA on stderr from the start, or no callback at all
+    shown = progress or sys.stderr.isatty()
+    bars = render.progress_bars(delay=0) if shown else contextlib.nullcontext(None)
+    with bars as on_progress:
         result = pipeline.build(spec, on_progress=on_progress)
     typer.echo(render.build_summary(result))
 

@@ -9,6 +9,7 @@ on the data before styling, or on the whole text of an unstyled view).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -136,30 +137,17 @@ def load_summary(catalog: Any, report: Any) -> str:
 # (history engineer: summaries for `kverr build`, `kverr diff`, `kverr history`)
 
 
-def build_progress(enabled: bool) -> Any:
-    """A context manager giving `kverr build` its progress callback: Rich bars with ETA on
-    stderr from the start, or None (no output) when disabled."""
-    import contextlib
-
-    return progress_bars(delay=0) if enabled else contextlib.nullcontext(None)
-
-
 SHOW_AFTER = 1.0  # seconds of work before its bars appear: a quicker step shows nothing
 _LABELS = {"extract": "extracting blobs", "records": "revisions"}
 _live: list[Any] = []  # the bars on screen: work reported inside other work adds to them
 
 
+@contextlib.contextmanager
 def progress_bars(title: str = "", *, delay: float = SHOW_AFTER, console: Any = None) -> Any:
     """A context manager yielding a `report(phase, done, total)` that draws one Rich bar per
     phase on stderr (`console`), `title` printed above them, once the work has run `delay`
     seconds. Work reported while bars are up (a build loading its catalog) adds its phases to
     them: Rich draws one live display at a time."""
-    import contextlib
-
-    return contextlib.contextmanager(_bars)(title, delay, console)
-
-
-def _bars(title: str, delay: float, console: Any) -> Any:
     if _live:
         yield _live[-1]
         return
@@ -247,10 +235,8 @@ def collision_lines(collisions: Sequence[Any], show: int = 20) -> list[str]:
     other's message (usually the same text raised in two places), `a -> b` when only a's
     pattern matches b's. Each line is clipped to fit 100 columns."""
     pairs: dict[tuple[str, str], dict] = {}
-    for item in collisions:
-        a, b, msg = (tuple(item) + ("",))[:3] if isinstance(item, (tuple, list)) else (item, "", "")
-        key = tuple(sorted((str(a), str(b))))
-        pair = pairs.setdefault(key, {"ways": set(), "msg": msg})
+    for a, b, msg in collisions:  # (pipeline/assemble.py: record ids and b's message)
+        pair = pairs.setdefault(tuple(sorted((a, b))), {"ways": set(), "msg": msg})
         pair["ways"].add((a, b))
         pair["msg"] = pair["msg"] or msg
     out = [
