@@ -236,6 +236,10 @@ ProjectOpt = _project("every project")
 ExplainProjectOpt = _project("the paste's log format or message decides")
 
 
+def _revision(metavar: str, help: str) -> Any:
+    return Arg(str, metavar=metavar, help=help, autocompletion=_completes("release"))
+
+
 PlainOpt = Opt(
     bool,
     "--plain",
@@ -513,18 +517,8 @@ def build(
 
 @command
 def diff(
-    rev_a: Arg(
-        str,
-        metavar="REV_A",
-        help="A revision: release tag (v0.5.9 or 0.5.9) or sha prefix.",
-        autocompletion=_completes("release"),
-    ),
-    rev_b: Arg(
-        str,
-        metavar="REV_B",
-        help="The revision to compare it with (usually the newer one).",
-        autocompletion=_completes("release"),
-    ),
+    rev_a: _revision("REV_A", "A revision: release tag (v0.5.9 or 0.5.9) or sha prefix."),
+    rev_b: _revision("REV_B", "The revision to compare it with (usually the newer one)."),
     json_out: Opt(bool, "--json", help="Print JSON instead of text.") = False,
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
