@@ -229,13 +229,10 @@ def quoted(m: Match) -> Match:
 def no_pings(text: str) -> str:
     """Prose (backticks mark code, as present/display.code_spans reads it) with each @name and
     bare URL in a code span; a backtick with no pair becomes a quote, so no span shifts."""
-    out = []
-    for part, code in display.code_spans(text):
-        if code:
-            out.append(f"`{part}`")
-        else:
-            out.append(_LIVE.sub(lambda mt: f"`{mt.group()}`", part.replace("`", "'")))
-    return "".join(out)
+    return "".join(
+        f"`{part}`" if code else _LIVE.sub(lambda mt: f"`{mt.group()}`", part.replace("`", "'"))
+        for part, code in display.code_spans(text)
+    )
 
 
 # ---------------------------------------------------------------- posting

@@ -67,13 +67,10 @@ class Template:
     def display(self) -> str:
         """Human form used for errorMessage: placeholders shown as {expr}, colour codes
         dropped (what a user reads in a plain log; the pattern still accepts them)."""
-        out = []
-        for p in self.parts:
-            if p.is_literal:
-                out.append(without_colour(p.text or ""))
-            else:
-                out.append("{" + (p.expr or "...") + "}")
-        return "".join(out)
+        return "".join(
+            without_colour(p.text or "") if p.is_literal else "{" + (p.expr or "...") + "}"
+            for p in self.parts
+        )
 
     @property
     def placeholders(self) -> tuple[Part, ...]:
