@@ -71,6 +71,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from kverr import __version__
 from kverr.errors import CatalogError, KverrError, NotFound, QueryError, TooExpensive
 
 MAX_BODY = 1 << 20  # whole request body, bytes
@@ -632,8 +633,6 @@ class Api:
         ]  # fmt: skip
 
     async def home(self, request: Request) -> JSONResponse:
-        from kverr import __version__
-
         return _json(
             {
                 "name": "kverr error API",

@@ -18,7 +18,7 @@ from kverr.present import answer as a
 from kverr.present import display
 from kverr.present import markdown as md
 
-from kverr import progress
+from kverr import __version__, progress
 from kverr.errors import QueryError
 from kverr.term import escape_json, escape_terminal
 
@@ -93,8 +93,6 @@ FORMATS = ("site", "jsonl", "parquet", "markdown")
 
 def site_meta(cat, project: str | None = None) -> dict:
     """Header/footer facts for the site, from the projects the catalog holds (their manifests)."""
-    from kverr import __version__
-
     projects = [p for p in cat.projects if project in (None, p["name"])]
     first = projects[0] if projects else {}
     return {

@@ -31,6 +31,7 @@ from typing import Any
 
 from kverr.present import display
 from kverr.present import markdown as md
+from kverr.present.answer import of_report
 
 from kverr import __version__, template
 from kverr.answers import Match
@@ -141,8 +142,6 @@ def compose(
         return None
     parts = [MARKER]
     if report is not None:
-        from kverr.present.answer import of_report
-
         parts.append(md.check(of_report(report), heading="**Your launch, checked by kverr**"))
     if matches:
         parts.append(md.answers([quoted(m) for m in matches], cat.release_orders()))

@@ -50,6 +50,7 @@ from http import HTTPStatus
 from pathlib import Path
 
 import h11
+import uvicorn
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -372,8 +373,6 @@ def bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
 
 def server_for(app, sock: socket.socket, *, limits: Limits = Limits()):
     """A uvicorn Server for `app` on `sock`, with the guards above."""
-    import uvicorn
-
     # Each connection holds a file descriptor: stay under the process's limit.
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     cap = (

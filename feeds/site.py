@@ -31,6 +31,7 @@ from kverr.present import html as h
 
 from kverr import progress, template
 from kverr.answers import Revision
+from kverr.errors import QueryError
 from kverr.pattern import js_source
 
 
@@ -228,8 +229,6 @@ def base_url(value: str | None) -> str | None:
     if value is None:
         return None
     if not _BASE_URL.fullmatch(value):
-        from kverr.errors import QueryError
-
         raise QueryError(
             f"--base-url {value!r} is not an http(s) URL; pass where the site will be served,"
             " e.g. https://example.com/sglang-errors/."

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -151,8 +152,6 @@ def progress_bars(title: str = "", *, delay: float = SHOW_AFTER, console: Any = 
     if _live:
         yield _live[-1]
         return
-    import time
-
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -199,10 +198,11 @@ def build_summary(result: Any) -> str:
     c, s = result.counts, result.stats
     revs = result.revisions
     span = f"{len(revs)} revision(s)" if any(r.sha for r in revs) else "directory"
+    sevs = ", ".join(f"{n} {sev}" for sev, n in sorted(c.get("severity", {}).items())) or "none"
     lines = [
         f"built {result.out} from {span} in {result.seconds:.1f}s"
         + (f"; catalog {result.catalog}" if result.catalog else ""),
-        f"  {c['records']} records ({_h_severities(c.get('severity', {}))}), {c['sites']} sites, "
+        f"  {c['records']} records ({sevs}), {c['sites']} sites, "
         f"{c['flags']} flags, {c.get('occurrences', 0)} occurrences, {c.get('lineage', 0)} lineage links",
         *(
             [
@@ -279,10 +279,6 @@ def verify_summary(v: Any) -> str:
         f"{v.newest or 'the newest revision'} ({rate}{main}{na}) on {v.platform}{argparse}; all "
         f"records: {counts}; runs of the check: {v.runs} ({v.cached} cached)"
     )
-
-
-def _h_severities(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "none"
 
 
 def _h_rev(rev: Revision) -> str:
