@@ -71,6 +71,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from kverr import __version__
 from kverr.errors import CatalogError, KverrError, NotFound, QueryError, TooExpensive
 
 MAX_BODY = 1 << 20  # whole request body, bytes
@@ -582,11 +583,8 @@ class Api:
         doc = {"record": rec, "releases": releases, "datasetVersion": version}
         body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-        headers = {
-            "X-Content-Type-Options": "nosniff",
-            "Cache-Control": ERROR_CACHE_VERSIONED if pinned else ERROR_CACHE,
-            "ETag": etag,
-        }
+        cache = ERROR_CACHE_VERSIONED if pinned else ERROR_CACHE
+        headers = {**_HEADERS, "Cache-Control": cache, "ETag": etag}
         if etag in _etags(request.headers.get("if-none-match", "")):
             return Response(status_code=304, headers=headers)
         return Response(body, media_type="application/json", headers=headers)
@@ -635,8 +633,6 @@ class Api:
         ]  # fmt: skip
 
     async def home(self, request: Request) -> JSONResponse:
-        from kverr import __version__
-
         return _json(
             {
                 "name": "kverr error API",

@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kverr.feeds import site
 from kverr.feeds.output import replace_dir, replace_file
 from kverr.feeds.site import decl_of, file_token, records_of
 from kverr.present import answer as a
 from kverr.present import display
 from kverr.present import markdown as md
 
-from kverr import progress
+from kverr import __version__, progress
+from kverr.errors import QueryError
 from kverr.term import escape_json, escape_terminal
 
 
@@ -91,8 +93,6 @@ FORMATS = ("site", "jsonl", "parquet", "markdown")
 
 def site_meta(cat, project: str | None = None) -> dict:
     """Header/footer facts for the site, from the projects the catalog holds (their manifests)."""
-    from kverr import __version__
-
     projects = [p for p in cat.projects if project in (None, p["name"])]
     first = projects[0] if projects else {}
     return {
@@ -115,15 +115,11 @@ def export(
     `project`: one project's pages or records (site, jsonl, markdown)."""
     from kverr.catalog import open_catalog
 
-    from kverr.errors import QueryError
-
     if fmt not in FORMATS:
         raise QueryError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}.")
     if base_url is not None and fmt != "site":
         raise QueryError(f"--base-url is for `kverr export site`, not {fmt}; drop it.")
-    from kverr.feeds.site import base_url as check_base_url
-
-    base = check_base_url(base_url)  # a bad URL fails before the catalog is read
+    base = site.base_url(base_url)  # a bad URL fails before the catalog is read
     cat = open_catalog(catalog_path)
     try:
         if project is not None:
@@ -133,10 +129,8 @@ def export(
                     "--project applies to site, jsonl and markdown; parquet holds every project (filter on its project column)."
                 )
         if fmt == "site":
-            from kverr.feeds.site import export_site
-
             meta = {**site_meta(cat, project), **({"baseUrl": base} if base else {})}
-            n = export_site(cat, out, meta=meta, project=project)
+            n = site.export_site(cat, out, meta=meta, project=project)
             extra = (
                 f"; sitemap {Path(out) / 'sitemap.xml'}"
                 if base

@@ -27,7 +27,7 @@ from kverr.present import markdown as md
 from kverr.present.answer import of_report
 
 from kverr import __version__
-from kverr.answers import explain_json
+from kverr.answers import explain_json, search_dict
 from kverr.errors import KverrError, QueryError
 
 try:
@@ -160,8 +160,7 @@ def create_server(catalog: Path | None = None, *, source: str | None = None) -> 
         what, matches, total = search_query(
             cat, query, flag, version=release, limit=SEARCH_LIMIT, offset=0, project=project
         )
-        doc = {**what, "total": total, "offset": 0, "limit": SEARCH_LIMIT}
-        doc["matches"] = [m.to_dict() for m in matches]
+        doc = search_dict(what, matches, total, 0, SEARCH_LIMIT)
         return _result(doc, md.search_list(matches, total))
 
     def releases(

@@ -31,6 +31,7 @@ from typing import Any
 
 from kverr.present import display
 from kverr.present import markdown as md
+from kverr.present.answer import of_report
 
 from kverr import __version__, template
 from kverr.answers import Match
@@ -141,8 +142,6 @@ def compose(
         return None
     parts = [MARKER]
     if report is not None:
-        from kverr.present.answer import of_report
-
         parts.append(md.check(of_report(report), heading="**Your launch, checked by kverr**"))
     if matches:
         parts.append(md.answers([quoted(m) for m in matches], cat.release_orders()))
@@ -229,13 +228,10 @@ def quoted(m: Match) -> Match:
 def no_pings(text: str) -> str:
     """Prose (backticks mark code, as present/display.code_spans reads it) with each @name and
     bare URL in a code span; a backtick with no pair becomes a quote, so no span shifts."""
-    out = []
-    for part, code in display.code_spans(text):
-        if code:
-            out.append(f"`{part}`")
-        else:
-            out.append(_LIVE.sub(lambda mt: f"`{mt.group()}`", part.replace("`", "'")))
-    return "".join(out)
+    return "".join(
+        f"`{part}`" if code else _LIVE.sub(lambda mt: f"`{mt.group()}`", part.replace("`", "'"))
+        for part, code in display.code_spans(text)
+    )
 
 
 # ---------------------------------------------------------------- posting

@@ -50,6 +50,7 @@ from http import HTTPStatus
 from pathlib import Path
 
 import h11
+import uvicorn
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -221,31 +222,20 @@ class GuardedH11Protocol(H11Protocol):
         self.deadline = None
         if self.transport.is_closing():
             return
-        now = self.loop.time()
+        now, t = self.loop.time(), self.limits.head_timeout
         if self.draining:
             left = self.waiting_since + LINGER - now
-            if left <= 0:
-                self.transport.close()
-                return
-        elif self.in_flight():
+        elif self.in_flight():  # (a client that never reads its answer: its slot is freed)
             left = self.request_since + self.limits.request_timeout - now
-            if left <= 0:  # e.g. a client that never reads its answer: free the slot
-                self.transport.close()
-                return
         else:
-            left = self.waiting_since + self.limits.head_timeout - now
-            if left <= 0:
-                if self.conn.trailing_data[0]:  # half a request head: say why we hang up
-                    t = self.limits.head_timeout
-                    self.transport.write(
-                        error_bytes(
-                            408,
-                            f"The request head did not arrive within {t:g} s; send it in one go.",
-                        )
-                    )
-                self.transport.close()
-                return
-        self._arm(left)
+            left = self.waiting_since + t - now
+            if left <= 0 and self.conn.trailing_data[0]:  # half a request head: say why
+                said = f"The request head did not arrive within {t:g} s; send it in one go."
+                self.transport.write(error_bytes(408, said))
+        if left > 0:
+            self._arm(left)
+        else:
+            self.transport.close()
 
     def _make_room(self) -> None:
         idle = [
@@ -383,8 +373,6 @@ def bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
 
 def server_for(app, sock: socket.socket, *, limits: Limits = Limits()):
     """A uvicorn Server for `app` on `sock`, with the guards above."""
-    import uvicorn
-
     # Each connection holds a file descriptor: stay under the process's limit.
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     cap = (

@@ -31,6 +31,7 @@ from kverr.present import html as h
 
 from kverr import progress, template
 from kverr.answers import Revision
+from kverr.errors import QueryError
 from kverr.pattern import js_source
 
 
@@ -66,9 +67,6 @@ class SiteData:
         if len(self.products) < 2:
             return None
         return self.products.get(rec.get("project") or "")
-
-    def decl(self, rec: dict, name: str) -> dict:
-        return decl_of(self.flags, rec, name)
 
     def tags_of(self, rec: dict) -> list[str]:
         return [t for r in self.releases_of.get(rec["id"], []) for t in r.tags]
@@ -231,8 +229,6 @@ def base_url(value: str | None) -> str | None:
     if value is None:
         return None
     if not _BASE_URL.fullmatch(value):
-        from kverr.errors import QueryError
-
         raise QueryError(
             f"--base-url {value!r} is not an http(s) URL; pass where the site will be served,"
             " e.g. https://example.com/sglang-errors/."
@@ -403,7 +399,7 @@ def error_page(data: SiteData, rec: dict) -> str:
     )
     tags = h.chips((t, f"{up}tags/{file_token(t)}.html") for t in rec.get("tags") or [])
     ans = a.of_record(rec, data.tags_of(rec), data.order(rec),
-                      {name: data.decl(rec, name) for name in rec.get("flags") or []})  # fmt: skip
+                      {name: decl_of(data.flags, rec, name) for name in rec.get("flags") or []})  # fmt: skip
     sec = h.sections(ans, flag_href=lambda name: f"{up}flags/{file_token(name)}.html",
                    release_href=lambda tag: f"{up}releases/{file_token(data.release_name(rec.get('project'), tag))}.html",
                    more={"releases": _release_notes(data, rec, up)})  # fmt: skip
@@ -414,12 +410,12 @@ def error_page(data: SiteData, rec: dict) -> str:
         sec["fix"], sec["meaning"], sec["why"], sec["flags"],
         h.section("In each release", per_release, "per-release"),
         sec["releases"],
-        h.section("Same message elsewhere", _twins(data, rec, up), "twins"),
+        h.section("Same message elsewhere", _twins(data, rec), "twins"),
         h.section("Message", message + pattern, "message"),
         h.section("Prevent it", prevent, "prevent"),
         sec["source"],
         h.section("Tags", tags, "tags"),
-        h.section("Related errors", _related(data, rec, up), "related"),
+        h.section("Related errors", _related(data, rec), "related"),
     ]  # fmt: skip
     # Search engines show the description: the meaning says more than the message repeated.
     return h.layout(title[:80], "\n".join(p for p in parts if p), depth=1, active="Errors",
@@ -427,23 +423,19 @@ def error_page(data: SiteData, rec: dict) -> str:
                     path=page_of(rec), scripts=("assets/copy.js",))  # fmt: skip
 
 
-def _twins(data: SiteData, rec: dict, up: str) -> str:
+def _twins(data: SiteData, rec: dict) -> str:
     """The other checks printing this message, each with where it is and when it exists."""
     twins = data.twins.get(rec["id"]) or []
     if not twins:
         return ""
-    rows = "".join(
-        h.error_row(t, f"{up}{page_of(t)}", where=data.where(t), project=data.product_of(t))
-        for t in twins
-    )
     intro = (
         f'<p class="muted">{len(twins) + 1} checks print this message; this one is at '
         f"<code>{h.esc(data.where(rec))}</code>.</p>"
     )
-    return f'{intro}<ol class="err-list compact">{rows}</ol>'
+    return intro + _rows(data, twins, cls="err-list compact")
 
 
-def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
+def _related(data: SiteData, rec: dict, limit: int = 6) -> str:
     """Other checks on the same flags, most shared flags first: the next thing a reader hits."""
     shared: dict[str, int] = {}
     for flag in rec.get("flags") or []:
@@ -453,12 +445,7 @@ def _related(data: SiteData, rec: dict, up: str, limit: int = 6) -> str:
                 shared[other["id"]] = shared.get(other["id"], 0) + 1
     by_id = {r["id"]: r for r in data.records}
     best = sorted(shared, key=lambda i: (-shared[i], display.title_of(by_id[i]).lower()))[:limit]
-    rows = "".join(
-        h.error_row(by_id[i], f"{up}{page_of(by_id[i])}", project=data.product_of(by_id[i]),
-                    where=data.twin_note(by_id[i]))
-        for i in best
-    )  # fmt: skip
-    return f'<ol class="err-list compact">{rows}</ol>' if rows else ""
+    return _rows(data, [by_id[i] for i in best], cls="err-list compact") if best else ""
 
 
 def _release_notes(data: SiteData, rec: dict, up: str) -> str:
@@ -575,13 +562,15 @@ def _count(n: int) -> str:
     return f"{n} error{'s' if n != 1 else ''}"
 
 
-def _rows(data: SiteData, recs: list[dict], note=None) -> str:
+def _rows(data: SiteData, recs: list[dict], note=None, cls: str = "err-list") -> str:
+    """The records as a list on a page one folder below the root (a twin's row says where it
+    is: SiteData.twin_note)."""
     rows = "".join(
         h.error_row(r, f"../{page_of(r)}", note=note(r) if note else None,
                     project=data.product_of(r), where=data.twin_note(r))
         for r in recs
     )  # fmt: skip
-    return f'<ol class="err-list">{rows}</ol>'
+    return f'<ol class="{cls}">{rows}</ol>'
 
 
 def _release_body(data: SiteData, name: str, recs: list[dict]) -> str:

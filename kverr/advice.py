@@ -100,16 +100,10 @@ def advise(
         raised = _raised(record, cond, want, env, values, known, rules, text)
         cond, printed = _bind_printed(cond, values, dests)
         cond, converted = _bind_converted(cond, values, known)
-        printed.update(converted)
+        bound = {**constants, **printed, **converted}
         for free in dict.fromkeys(_OPTION.findall(cond)):
             line = _solve(
-                cond,
-                want,
-                free,
-                known,
-                {**constants, **printed},
-                fewer=free in keep,
-                caveat=caveats.get(free),
+                cond, want, free, known, bound, fewer=free in keep, caveat=caveats.get(free)
             )
             if line and all(line != seen for _, seen in out):
                 out.append((free in keep, line))

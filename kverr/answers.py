@@ -100,6 +100,15 @@ def explain_json(query: str, matches: Sequence[Match], cut: CutLines | None = No
     return "".join(explain_json_chunks(query, matches, cut))
 
 
+def search_dict(
+    query: dict[str, Any], matches: Sequence[Match], total: int, offset: int, limit: int
+) -> dict[str, Any]:
+    """`kverr search --json` and the MCP search tool: the query, the page's place, the total
+    and the page's matches, as the API's /search writes them."""
+    return {**query, "total": total, "offset": offset, "limit": limit,
+            "matches": [m.to_dict() for m in matches]}  # fmt: skip
+
+
 def explain_json_chunks(
     query: str, matches: Sequence[Match], cut: CutLines | None = None
 ) -> Iterator[str]:

@@ -236,6 +236,10 @@ ProjectOpt = _project("every project")
 ExplainProjectOpt = _project("the paste's log format or message decides")
 
 
+def _revision(metavar: str, help: str) -> Any:
+    return Arg(str, metavar=metavar, help=help, autocompletion=_completes("release"))
+
+
 PlainOpt = Opt(
     bool,
     "--plain",
@@ -282,11 +286,15 @@ def _emit(view: Callable[..., str], plain: bool, no_pager: bool) -> None:
 def _answer(
     json_out: bool, data: Any, view: Callable[..., str], plain: bool, no_pager: bool, **dumps: Any
 ) -> None:
-    """`data` as JSON (json.dumps' `dumps`) with --json, else the view for a person (_emit)."""
+    """`data` as JSON (json.dumps' `dumps`; not ASCII, with the controls JSON leaves raw
+    escaped: kverr.term.escape_json) with --json, else the view for a person (_emit)."""
     if json_out:
         import json
 
-        typer.echo(json.dumps(data, indent=2, **dumps))
+        from kverr.term import escape_json
+
+        text = json.dumps(data, indent=2, **dumps)
+        typer.echo(text if dumps.get("ensure_ascii", True) else escape_json(text))
     else:
         _emit(view, plain, no_pager)
 
@@ -499,25 +507,18 @@ def build(
         **{k: v for k, v in ctx.params.items() if k != "progress"},
         command=["kverr", *sys.argv[1:]],
     )
-    with render.build_progress(progress or sys.stderr.isatty()) as on_progress:
+    # Rich bars with ETA on stderr from the start, or no callback at all
+    shown = progress or sys.stderr.isatty()
+    bars = render.progress_bars(delay=0) if shown else contextlib.nullcontext(None)
+    with bars as on_progress:
         result = pipeline.build(spec, on_progress=on_progress)
     typer.echo(render.build_summary(result))
 
 
 @command
 def diff(
-    rev_a: Arg(
-        str,
-        metavar="REV_A",
-        help="A revision: release tag (v0.5.9 or 0.5.9) or sha prefix.",
-        autocompletion=_completes("release"),
-    ),
-    rev_b: Arg(
-        str,
-        metavar="REV_B",
-        help="The revision to compare it with (usually the newer one).",
-        autocompletion=_completes("release"),
-    ),
+    rev_a: _revision("REV_A", "A revision: release tag (v0.5.9 or 0.5.9) or sha prefix."),
+    rev_b: _revision("REV_B", "The revision to compare it with (usually the newer one)."),
     json_out: Opt(bool, "--json", help="Print JSON instead of text.") = False,
     plain: PlainOpt = False,
     no_pager: NoPagerOpt = False,
@@ -774,8 +775,6 @@ def show(
     Example: kverr show f7fd0f125c8c79be
     Example: kverr show ssl-keyfile-requires-ssl-certfile-to-be-specifie-f7fd0f --markdown
     """
-    import json
-
     from kverr import render
     from kverr.catalog import open_catalog
     from kverr.catalog.query import record_match_or_raise
@@ -784,15 +783,11 @@ def show(
     with open_catalog(catalog) as cat:
         m = record_match_or_raise(cat, key)
         orders = cat.release_orders()
-    if json_out:
-        from kverr.term import escape_json
-
-        out = {"record": m.record, "releases": list(m.revisions)}
-        typer.echo(escape_json(json.dumps(out, indent=2, ensure_ascii=False)))
-    elif markdown:
-        typer.echo(md.match(m, orders))
-    else:
-        _emit(functools.partial(render.show_text, m, orders=orders), plain, no_pager)
+    if markdown and not json_out:
+        return typer.echo(md.match(m, orders))
+    data = {"record": m.record, "releases": list(m.revisions)}
+    view = functools.partial(render.show_text, m, orders=orders)
+    _answer(json_out, data, view, plain, no_pager, ensure_ascii=False)
 
 
 @command
@@ -825,6 +820,7 @@ def search(
     Example: kverr search --flag page-size --release v0.5.9
     """
     from kverr import render
+    from kverr.answers import search_dict
     from kverr.catalog import open_catalog
     from kverr.catalog.query import search_query
 
@@ -839,14 +835,12 @@ def search(
             project=project,
         )
         several = project is None and len(cat.projects) > 1
-    if json_out:
-        typer.echo(render.search_json(query, matches, total, offset, limit))
-    else:
-        what = f"involving {query['flag']}" if "flag" in query else f"for {query['query']!r}"
-        view = functools.partial(
-            render.search_text, matches, total, offset=offset, what=what, projects=several
-        )
-        _emit(view, plain, no_pager)
+    what = f"involving {query['flag']}" if "flag" in query else f"for {query['query']!r}"
+    view = functools.partial(
+        render.search_text, matches, total, offset=offset, what=what, projects=several
+    )
+    data = search_dict(query, matches, total, offset, limit)
+    _answer(json_out, data, view, plain, no_pager, ensure_ascii=False)
     raise typer.Exit(0 if total else 1)
 
 

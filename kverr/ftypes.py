@@ -67,13 +67,10 @@ class Template:
     def display(self) -> str:
         """Human form used for errorMessage: placeholders shown as {expr}, colour codes
         dropped (what a user reads in a plain log; the pattern still accepts them)."""
-        out = []
-        for p in self.parts:
-            if p.is_literal:
-                out.append(without_colour(p.text or ""))
-            else:
-                out.append("{" + (p.expr or "...") + "}")
-        return "".join(out)
+        return "".join(
+            without_colour(p.text or "") if p.is_literal else "{" + (p.expr or "...") + "}"
+            for p in self.parts
+        )
 
     @property
     def placeholders(self) -> tuple[Part, ...]:
@@ -248,15 +245,14 @@ class Launch:
     def has(self, option: str) -> bool:
         return any(o == option for o, _ in self.args)
 
-    def argv(self) -> list[str]:
+    def argv(self, quoted: bool = False) -> list[str]:
+        """The launch's words; `quoted`: each value as the shell reads it back (`command`)."""
         out: list[str] = []
         for option, value in self.args:
+            values = value if isinstance(value, tuple) else () if value is None else (value,)
             if option != POSITIONAL:
                 out.append(option)
-            if isinstance(value, tuple):
-                out.extend(value)
-            elif value is not None:
-                out.append(value)
+            out += [_shell_word(v) for v in values] if quoted else values
         return out
 
     def command(self, launch: str, base: tuple[str, ...] = ()) -> str:
@@ -264,18 +260,12 @@ class Launch:
         launch sets itself (`--model-path`) is shown once, with the launch's value: the one
         the parser kept (the last wins)."""
         env = [f"{k}={v}" for k, v in self.env]
-        kept = with_base(base, self.argv())
+        argv = self.argv()
+        kept = with_base(base, argv)
         words = [w for path, text in self.texts for w in (*_write(path, text), "&&")]
-        base_words = kept[: len(kept) - len(self.argv())]
+        base_words = kept[: len(kept) - len(argv)]
         words += [*env, launch, *(w if w.startswith("-") else _shell_word(w) for w in base_words)]
-        for option, value in self.args:
-            if option != POSITIONAL:
-                words.append(option)
-            if isinstance(value, tuple):
-                words.extend(_shell_word(v) for v in value)
-            elif value is not None:
-                words.append(_shell_word(value))
-        return " ".join(words)
+        return " ".join([*words, *self.argv(quoted=True)])
 
 
 POSITIONAL = ""  # the "option" of a word a command takes before its options (`vllm serve MODEL`)

@@ -231,8 +231,8 @@ def _literal(text: str) -> tuple[str, tuple[tuple[str, Any], ...]] | None:
     pairs = []
     for item in _top_level(body):
         key, found, value = item.partition(sep)
-        key = _string(key.strip()) if form == "dict" else key.strip()
-        if not found or not key.isidentifier():
+        key = _value(key.strip()) if form == "dict" else key.strip()
+        if not found or not isinstance(key, str) or not key.isidentifier():
             continue
         parsed = _value(value.strip())
         if parsed is not _SKIP:
@@ -270,11 +270,6 @@ def _top_level(body: str) -> list[str]:
             items.append(body[start:at])
             start = at + 1
     return items  # never closed: the paste was cut; what came whole still counts
-
-
-def _string(text: str) -> str:
-    value = _value(text)
-    return value if isinstance(value, str) else ""
 
 
 def _value(text: str) -> Any:

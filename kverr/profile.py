@@ -378,28 +378,24 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
             part, _, field = name.rpartition(".")
             got[part][field] = getattr(get, how)(table, key, *args)
     top, extract = got[""], got["extract"]
-    if "{model}" not in top["launch"]:
-        raise ProfileError(
-            f'{where}: [launch] command must contain {{model}} (e.g. "vllm serve {{model}}").'
-        )
-    if top["launch_before"] and "{model}" not in top["launch_before"]:
-        raise ProfileError(f"{where}: [launch] before must contain {{model}}, as command does.")
-    if extract["argument_kwargs"] not in ("", "annotation"):
-        raise ProfileError(f'{where}: [extract] argument_kwargs must be "annotation" or absent.')
-    if top["earlier_checks"] not in ("all", "related"):
-        raise ProfileError(f'{where}: [knowledge] earlier_checks must be "all" or "related".')
-    if not _NAME.fullmatch(top["name"]):
-        raise ProfileError(
-            f"{where}: name {top['name']!r} must be lower-case letters, digits, - or _."
-        )
-    if not _REPO.fullmatch(top["repository"]):
-        raise ProfileError(
-            f"{where}: repository {top['repository']!r} must be a GitHub owner/name."
-        )
-    if ("platform" in doc or "model" in doc) and "verify" not in doc:
-        raise ProfileError(
-            f"{where}: [platform] and [model] tables belong to a [verify] table; add it."
-        )
+    for wrong, said in (  # the first that holds is reported
+        ("{model}" not in top["launch"],
+         '[launch] command must contain {model} (e.g. "vllm serve {model}").'),
+        (top["launch_before"] and "{model}" not in top["launch_before"],
+         "[launch] before must contain {model}, as command does."),
+        (extract["argument_kwargs"] not in ("", "annotation"),
+         '[extract] argument_kwargs must be "annotation" or absent.'),
+        (top["earlier_checks"] not in ("all", "related"),
+         '[knowledge] earlier_checks must be "all" or "related".'),
+        (not _NAME.fullmatch(top["name"]),
+         f"name {top['name']!r} must be lower-case letters, digits, - or _."),
+        (not _REPO.fullmatch(top["repository"]),
+         f"repository {top['repository']!r} must be a GitHub owner/name."),
+        (("platform" in doc or "model" in doc) and "verify" not in doc,
+         "[platform] and [model] tables belong to a [verify] table; add it."),
+    ):  # fmt: skip
+        if wrong:
+            raise ProfileError(f"{where}: {said}")
     verify = {t: doc[t] for t in _VERIFY_TABLES if t in doc} if "verify" in doc else None
     return Profile(
         **top,

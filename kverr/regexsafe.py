@@ -59,7 +59,7 @@ def problem(pattern: str) -> str | None:
         tree = parse(pattern)
     except (re.error, OverflowError, RecursionError) as exc:
         return f"it does not compile in Python re ({exc})"
-    return _tree_problem(tree, inside_repeat=False)
+    return _tree_problem(tree)
 
 
 def _text_problem(pattern: str) -> str | None:
@@ -90,29 +90,34 @@ def _op_name(op: Any) -> str:
     return getattr(op, "name", str(op))
 
 
-def _tree_problem(items: Any, *, inside_repeat: bool) -> str | None:
+def _nodes(items: Any, repeated: bool = False, out: list | None = None) -> list:
+    """Every node of a parse tree, parents first: (op name, its arguments, whether a repeat of
+    more than once stands around it)."""
+    out = [] if out is None else out
     for op, av in items:
         name = _op_name(op)
+        out.append((name, av, repeated))
+        if name in _REPEATS:
+            _nodes(av[2], repeated or av[1] > 1, out)
+        elif name == "SUBPATTERN":
+            _nodes(av[-1], repeated, out)
+        elif name == "BRANCH":
+            for alt in av[1]:
+                _nodes(alt, repeated, out)
+    return out
+
+
+def _tree_problem(tree: Any) -> str | None:
+    for name, av, repeated in _nodes(tree):
         if name in _BANNED_OPS:
             return f"it uses {_BANNED_OPS[name]}"
         if name in _REPEATS:
             lo, hi, body = av
             # `x?` is harmless around anything; any other repeat inside a repeat is a nest.
-            if hi > 1 and inside_repeat:
+            if hi > 1 and repeated:
                 return "it nests quantifiers"
             if hi == _sre_constants.MAXREPEAT and any(_op_name(o) == "ANY" for o, _ in body):
                 return "it repeats `.` without a bound (write .{0,256} instead)"
-            why = _tree_problem(body, inside_repeat=inside_repeat or hi > 1)
-        elif name == "SUBPATTERN":
-            why = _tree_problem(av[-1], inside_repeat=inside_repeat)
-        elif name == "BRANCH":
-            why = next(
-                (w for alt in av[1] if (w := _tree_problem(alt, inside_repeat=inside_repeat))), None
-            )
-        else:
-            why = None
-        if why:
-            return why
     return None
 
 
@@ -161,15 +166,8 @@ def leading_literal(pattern: str) -> str:
     return "".join(out)
 
 
-def _unbounded(items: Any) -> bool:
-    for op, av in items:
-        name = _op_name(op)
-        if name in _REPEATS:
-            lo, hi, body = av
-            if hi == _sre_constants.MAXREPEAT or hi > MAX_FORM_REPEAT or _unbounded(body):
-                return True
-        elif name == "SUBPATTERN" and _unbounded(av[-1]):
-            return True
-        elif name == "BRANCH" and any(_unbounded(alt) for alt in av[1]):
-            return True
-    return False
+def _unbounded(tree: Any) -> bool:
+    return any(
+        name in _REPEATS and (av[1] == _sre_constants.MAXREPEAT or av[1] > MAX_FORM_REPEAT)
+        for name, av, _ in _nodes(tree)
+    )

@@ -1,23 +1,24 @@
-"""How results look: text views for people, JSON for programs. No library logic here.
+"""How results look to people: the text views of the commands. No library logic here (a
+command's --json is the library's data, written by kverr/cli.py).
 
 A view builds its lines and styles them through a kverr.term.Term (colour, links and wrapping
 on a terminal; plain, unwrapped text in a pipe); the explain card itself is present/text.py.
 Every view returns text with no control character of its data left (kverr.term.escape_terminal
-on the data before styling, or on the whole text of an unstyled view), and JSON with the
-controls JSON leaves raw escaped (escape_json).
+on the data before styling, or on the whole text of an unstyled view).
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kverr.answers import CutLines, Match, Revision
 from kverr.present import display, text
 from kverr.present.answer import message_key
-from kverr.term import PLAIN, Term, escape_data, escape_json, escape_terminal
+from kverr.term import PLAIN, Term, escape_data, escape_terminal
 
 FULL_VIEWS = 5  # a scan can find hundreds: the rest get one line each
 
@@ -125,13 +126,6 @@ def search_text(
     return "\n".join(out)
 
 
-def search_json(query: dict, matches: Sequence[Match], total: int, offset: int, limit: int) -> str:
-    """`kverr search --json`: the page, its place and the total, like the API's /search."""
-    doc = {**query, "total": total, "offset": offset, "limit": limit,
-           "matches": [m.to_dict() for m in matches]}  # fmt: skip
-    return escape_json(json.dumps(doc, indent=2, ensure_ascii=False))
-
-
 def load_summary(catalog: Any, report: Any) -> str:
     """One line for `kverr load`."""
     skipped = report.records - report.usable
@@ -144,35 +138,20 @@ def load_summary(catalog: Any, report: Any) -> str:
 # (history engineer: summaries for `kverr build`, `kverr diff`, `kverr history`)
 
 
-def build_progress(enabled: bool) -> Any:
-    """A context manager giving `kverr build` its progress callback: Rich bars with ETA on
-    stderr from the start, or None (no output) when disabled."""
-    import contextlib
-
-    return progress_bars(delay=0) if enabled else contextlib.nullcontext(None)
-
-
 SHOW_AFTER = 1.0  # seconds of work before its bars appear: a quicker step shows nothing
 _LABELS = {"extract": "extracting blobs", "records": "revisions"}
 _live: list[Any] = []  # the bars on screen: work reported inside other work adds to them
 
 
+@contextlib.contextmanager
 def progress_bars(title: str = "", *, delay: float = SHOW_AFTER, console: Any = None) -> Any:
     """A context manager yielding a `report(phase, done, total)` that draws one Rich bar per
     phase on stderr (`console`), `title` printed above them, once the work has run `delay`
     seconds. Work reported while bars are up (a build loading its catalog) adds its phases to
     them: Rich draws one live display at a time."""
-    import contextlib
-
-    return contextlib.contextmanager(_bars)(title, delay, console)
-
-
-def _bars(title: str, delay: float, console: Any) -> Any:
     if _live:
         yield _live[-1]
         return
-    import time
-
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -219,10 +198,11 @@ def build_summary(result: Any) -> str:
     c, s = result.counts, result.stats
     revs = result.revisions
     span = f"{len(revs)} revision(s)" if any(r.sha for r in revs) else "directory"
+    sevs = ", ".join(f"{n} {sev}" for sev, n in sorted(c.get("severity", {}).items())) or "none"
     lines = [
         f"built {result.out} from {span} in {result.seconds:.1f}s"
         + (f"; catalog {result.catalog}" if result.catalog else ""),
-        f"  {c['records']} records ({_h_severities(c.get('severity', {}))}), {c['sites']} sites, "
+        f"  {c['records']} records ({sevs}), {c['sites']} sites, "
         f"{c['flags']} flags, {c.get('occurrences', 0)} occurrences, {c.get('lineage', 0)} lineage links",
         *(
             [
@@ -255,10 +235,8 @@ def collision_lines(collisions: Sequence[Any], show: int = 20) -> list[str]:
     other's message (usually the same text raised in two places), `a -> b` when only a's
     pattern matches b's. Each line is clipped to fit 100 columns."""
     pairs: dict[tuple[str, str], dict] = {}
-    for item in collisions:
-        a, b, msg = (tuple(item) + ("",))[:3] if isinstance(item, (tuple, list)) else (item, "", "")
-        key = tuple(sorted((str(a), str(b))))
-        pair = pairs.setdefault(key, {"ways": set(), "msg": msg})
+    for a, b, msg in collisions:  # (pipeline/assemble.py: record ids and b's message)
+        pair = pairs.setdefault(tuple(sorted((a, b))), {"ways": set(), "msg": msg})
         pair["ways"].add((a, b))
         pair["msg"] = pair["msg"] or msg
     out = [
@@ -301,10 +279,6 @@ def verify_summary(v: Any) -> str:
         f"{v.newest or 'the newest revision'} ({rate}{main}{na}) on {v.platform}{argparse}; all "
         f"records: {counts}; runs of the check: {v.runs} ({v.cached} cached)"
     )
-
-
-def _h_severities(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "none"
 
 
 def _h_rev(rev: Revision) -> str:

@@ -128,18 +128,10 @@ class Term:
         """Prose as lines: wrapped at the width on a terminal, never elsewhere. Every line but
         the first is indented by `indent` (the first follows a label of that width)."""
         pad = " " * indent
-        if self.width is None or self.width - indent < 20:
-            lines = text.splitlines() or [""]
-            return [lines[0]] + [pad + line for line in lines[1:]]
-        out: list[str] = []
-        for para in text.splitlines() or [""]:
-            lines = textwrap.wrap(
-                para,
-                self.width - indent,
-                break_long_words=False,
-                break_on_hyphens=False,
-            ) or [""]
-            out += lines
+        out = text.splitlines() or [""]
+        if self.width is not None and self.width - indent >= 20:
+            fit = dict(width=self.width - indent, break_long_words=False, break_on_hyphens=False)
+            out = [line for para in out for line in textwrap.wrap(para, **fit) or [""]]
         return [out[0]] + [pad + line for line in out[1:]]
 
 

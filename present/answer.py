@@ -24,6 +24,7 @@ from kverr.present.display import Command, ExampleFix
 
 from kverr import template
 from kverr.answers import Match
+from kverr.term import escape_data
 
 # The sections of every answer, in the order every medium shows them.
 LABELS: dict[str, str] = {
@@ -143,8 +144,6 @@ def of_match(
     """The answer to a match: every string of it escaped first (kverr.term.escape_data), so a
     control character shows as `\\x1b` in every medium. `verbose`, `names`: how the verdict is
     said (verdict.fix_status)."""
-    from kverr.term import escape_data
-
     m = escape_data(m)
     rec = m.record
     if m.argparse:  # answered for the pasted values from the catalog's releases

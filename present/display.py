@@ -187,8 +187,8 @@ def plain(text: str) -> str:
 
 def title_of(rec: Mapping[str, Any]) -> str:
     """A bare `assert cond` has no message: name it by its condition instead."""
-    if plain(rec.get("errorMessage") or "").strip():
-        return plain(rec["errorMessage"]).strip()
+    if said := plain(rec.get("errorMessage") or "").strip():
+        return said
     return source_line(rec) or f"{rec.get('errorClass') or 'Error'} ({rec['id']})"
 
 
@@ -219,9 +219,8 @@ def message_runs(
     if not said:
         shown = title_of(rec) if title else f"{NO_MESSAGE} {source_line(rec)}"
         return [Run(shown, "statement")]
-    msg = title_of(rec) if title else rec["errorMessage"]
     out: list[Run] = []
-    for text, expr in template.spans(msg, rec.get("placeholders") or []):
+    for text, expr in template.spans(said, rec.get("placeholders") or []):
         if expr is None:
             out.append(Run(text))
         elif expr in values:

@@ -38,13 +38,10 @@ def message_html(rec: dict) -> str:
 
 def prose(text: str | None) -> str:
     """Knowledge prose as HTML: `backticks` and bare --flags as code, `{expr}` as ‹label›."""
-    out = []
-    for part, is_code in display.code_spans(display.plain(text or ""), flags=True):
-        if is_code:
-            out.append(f"<code>{esc(part)}</code>")
-        else:
-            out.append(esc(display.label_placeholders(part)))
-    return "".join(out)
+    return "".join(
+        f"<code>{esc(part)}</code>" if is_code else esc(display.label_placeholders(part))
+        for part, is_code in display.code_spans(display.plain(text or ""), flags=True)
+    )
 
 
 # ---------------------------------------------------------------- layout

@@ -57,9 +57,8 @@ def yours_status(yours: Mapping[str, Any] | None, *, verbose: bool = False) -> s
             "this check runs as the server starts (its GPU memory, the loaded model), which"
             " kverr cannot run before launch"
         )
-        if y.get("after"):
-            return f"Your launch with this fix's change passes {where}; {later}."
-        return f"Your launch passes {where}; {later}."
+        change = " with this fix's change" if y.get("after") else ""
+        return f"Your launch{change} passes {where}; {later}."
     if y.get("status") == "no-fix" and not verbose:  # the fix search's reason, as for a record
         why = reason_words({"verification": {"reason": y.get("reason")}})
         return f"Your launch was not fixed: {why}."
