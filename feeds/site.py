@@ -16,6 +16,7 @@ two always agree: new, changed, removed, moved, and what was carried over unchan
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import re
@@ -170,6 +171,7 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
                   if project in (None, p["name"])},
     )  # fmt: skip
     data.name_releases()
+    same: dict[tuple[str, str], list[dict]] = {}  # (project, title) -> the records printing it
     for rec in records:
         for flag in rec.get("flags") or []:
             data.by_flag.setdefault(flag, []).append(rec)
@@ -178,11 +180,9 @@ def gather(cat, meta: dict | None = None, project: str | None = None) -> SiteDat
         for rev in data.releases_of[rec["id"]]:
             for tag in rev.tags:
                 data.by_release.setdefault(data.release_name(rev.project, tag), []).append(rec)
+        same.setdefault((rec.get("project") or "", display.title_of(rec)), []).append(rec)
     for r in data.revisions:
         data.orders.setdefault(r.project, []).extend(r.tags)
-    same: dict[tuple[str, str], list[dict]] = {}
-    for rec in records:
-        same.setdefault((rec.get("project") or "", display.title_of(rec)), []).append(rec)
     data.twins = {
         r["id"]: [o for o in group if o is not r] for group in same.values() if len(group) > 1 for r in group
     }  # fmt: skip
@@ -337,9 +337,7 @@ def search_index_js(data: SiteData) -> str:
 
 
 def index_page(data: SiteData) -> str:
-    counts: dict[str, int] = {}
-    for r in data.records:
-        counts[r.get("severity") or "?"] = counts.get(r.get("severity") or "?", 0) + 1
+    counts = collections.Counter(r.get("severity") or "?" for r in data.records)
     plural = {"error": "errors", "warning": "warnings"}
     stats = "".join(
         f'<div class="stat"><b>{n}</b><span>{h.esc(label)}</span></div>'
@@ -437,15 +435,14 @@ def _twins(data: SiteData, rec: dict) -> str:
 
 def _related(data: SiteData, rec: dict, limit: int = 6) -> str:
     """Other checks on the same flags, most shared flags first: the next thing a reader hits."""
-    shared: dict[str, int] = {}
+    shared: dict[str, list[dict]] = {}  # id -> the record, once per flag it shares
     for flag in rec.get("flags") or []:
         for other in data.by_flag.get(flag, []):
             # another project's check on a flag of the same name is not related
             if other["id"] != rec["id"] and other.get("project") == rec.get("project"):
-                shared[other["id"]] = shared.get(other["id"], 0) + 1
-    by_id = {r["id"]: r for r in data.records}
-    best = sorted(shared, key=lambda i: (-shared[i], display.title_of(by_id[i]).lower()))[:limit]
-    return _rows(data, [by_id[i] for i in best], cls="err-list compact") if best else ""
+                shared.setdefault(other["id"], []).append(other)
+    best = sorted(shared.values(), key=lambda rs: (-len(rs), display.title_of(rs[0]).lower()))
+    return _rows(data, [rs[0] for rs in best[:limit]], cls="err-list compact") if best else ""
 
 
 def _release_notes(data: SiteData, rec: dict, up: str) -> str:
