@@ -5,6 +5,7 @@ build's argparse records and the catalog's answers; stdlib only (it is on the ex
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 FORMS = ("invalid-choice", "invalid-value", "expected-argument", "unrecognized")
@@ -86,3 +87,16 @@ def accepted_options(f: dict[str, Any]) -> list[str]:
     if (f.get("action") or "").endswith("BooleanOptionalAction"):
         opts += ["--no-" + o[2:] for o in opts if o.startswith("--")]
     return opts
+
+
+def abbreviated(typed: str, owners: Mapping[str, Hashable]) -> str | None:
+    """The option string `typed` names as argparse reads it with allow_abbrev, which both
+    projects' parsers keep on: itself when declared, else the one whose option it starts
+    (`--tp` for `--tp-size`); None when it starts none, or the strings of several options.
+    `owners`: each option string -> its option (the strings of one option share it)."""
+    if typed in owners:
+        return typed
+    if not typed.startswith("--"):
+        return None
+    found = [s for s in owners if s.startswith(typed)]
+    return found[0] if len({owners[s] for s in found}) == 1 else None

@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from kverr.argforms import applies
+from kverr.argforms import abbreviated, applies
 
 
 def optional_str(val: str) -> str | None:
@@ -114,3 +114,22 @@ def test_a_record_pattern_matches_what_the_parser_prints(type_text: str, bad: st
     m = re.search(pattern, printed)
     assert m and m.end() == len(printed), (printed, pattern)
     assert m.group("v0").strip("'") == bad
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["--tp-size", "--tp", "--tensor", "--kernel", "--kernel-m", "--ker", "--nope", "-t"],
+)
+def test_an_abbreviation_names_the_option_the_parser_reads(typed):
+    parser = argparse.ArgumentParser(prog="serve", exit_on_error=False)
+    parser.add_argument("--tp-size", "--tensor-parallel-size", type=int)
+    parser.add_argument("--kernel")
+    parser.add_argument("--kernel-mode")
+    owners = {s: a.dest for a in parser._actions for s in a.option_strings}
+    try:
+        ns = vars(parser.parse_args([typed, "1"]))
+        read = next(dest for dest, value in ns.items() if value is not None)
+    except (argparse.ArgumentError, SystemExit):
+        read = None  # ambiguous or unknown: the parser refuses it (argparse exits for those)
+    found = abbreviated(typed, owners)
+    assert (owners[found] if found else None) == read

@@ -43,8 +43,8 @@ class ServerArgs:
 
 
 def add_cli_args(parser):
-    parser.add_argument("--tp-size", type=int, default=1, help="Tensor parallel ranks.")
-    parser.add_argument("--dp-size", type=int, default=1, help="Data parallel ranks.")
+    parser.add_argument("--tp-size", "--tp", type=int, default=1, help="Tensor parallel ranks.")
+    parser.add_argument("--dp-size", "--dp", type=int, default=1, help="Data parallel ranks.")
     parser.add_argument("--enable-dp-attention", action="store_true", help="DP attention.")
     parser.add_argument("--max-requests", type=int, default=8, help="Requests at once.")
 """

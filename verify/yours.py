@@ -39,6 +39,7 @@ from kverr.verify.search.changes import describe
 from kverr.verify.step import Bench, expect_of
 from kverr.verify.verdict import fires
 
+from kverr.argforms import abbreviated
 from kverr.ftypes import POSITIONAL, FixChange, Launch, Site
 
 MAX_TRIES = 24  # full runs spent on one error's fix
@@ -82,7 +83,7 @@ def resolve(
                     args.append((POSITIONAL, word))
                 continue
             typed, eq, inline = word.partition("=")
-            name = _option(typed, options)
+            name = abbreviated(typed, {n: id(opt) for n, opt in options.items()})
             if name is None:
                 unknown.append(typed)
                 continue
@@ -142,18 +143,6 @@ def _canonical(options: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
         longs = [n for n in opt.get("names", [name]) if n.startswith("--")] or [name]
         out[name] = longs[0]
     return out
-
-
-def _option(typed: str, options: Mapping[str, Any]) -> str | None:
-    """The option `typed` names: itself, or the one option it abbreviates (argparse's
-    allow_abbrev, which the projects' parsers keep on)."""
-    if typed in options:
-        return typed
-    if not typed.startswith("--"):
-        return None
-    found = [n for n in options if n.startswith(typed)]
-    owners = {id(options[n]) for n in found}
-    return found[0] if len(owners) == 1 else None
 
 
 def close_options(typed: str, options: Iterable[str]) -> list[str]:

@@ -34,6 +34,7 @@ from kverr.extractor.context import is_docstring
 from kverr.extractor.pysource import module_or_none
 from kverr.records.conditions import join_words, or_list
 
+from kverr.argforms import abbreviated
 from kverr.ftypes import DocFile, DocLaunch, DocNote, Docs, FlagDecl
 
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9_.-]*[a-z0-9]")
@@ -431,23 +432,19 @@ def names(flag: str, decls: dict[str, FlagDecl]) -> tuple[str, ...]:
 
 
 class _Options:
-    """A revision's option strings -> the flags they name. A launch may write an option
-    short (`--tp` for `--tp-size`): both projects' parsers keep argparse's allow_abbrev on,
-    so a prefix that starts the strings of one option only names that option."""
+    """A revision's option strings -> the flags they name, a launch's short form (`--tp` for
+    `--tp-size`) read as the parser reads it (kverr.argforms.abbreviated)."""
 
     def __init__(self, decls: dict[str, FlagDecl]) -> None:
         self.decls = decls
         self.exact = {o: name for name in decls for o in names(name, decls)}
-        self._short: dict[str, str | None] = {}
+        self._read: dict[str, str | None] = {}  # (a revision's launches repeat their words)
 
     def owner(self, typed: str) -> str | None:
-        if typed in self.exact:
-            return self.exact[typed]
-        if typed not in self._short:
-            found = {n for o, n in self.exact.items() if o.startswith(typed)}
-            plausible = typed.startswith("--") and len(typed) > 2 and len(found) == 1
-            self._short[typed] = found.pop() if plausible else None
-        return self._short[typed]
+        if typed not in self._read:
+            found = abbreviated(typed, self.exact)
+            self._read[typed] = self.exact[found] if found else None
+        return self._read[typed]
 
 
 _OPTIONS: list[_Options] = []  # (the last revision's: launches are read flag by flag)
