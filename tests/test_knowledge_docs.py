@@ -193,7 +193,7 @@ class ServerArgs:
             logger.info("Splitting with ray.")
         else:
             assert self.split_backend == "mp", "split_backend can only be ray or mp"
-        model_arch = self.get_hf_config().architectures[0]
+        model_arch = self.architectures()[0]
         if self.split_vision and model_arch not in ["AlphaVLForCausalLM", "BetaForCausalLM"]:
             raise ValueError(f"Model type {model_arch} cannot split its vision tower.")
         if self.bind_nodes is None:

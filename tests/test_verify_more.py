@@ -64,7 +64,7 @@ CASES = [
     ("Sparse attention needs the sparse_mla", "sm90", "sparse", ["--prefill-backend dense_mla"],
      ["--prefill-backend sparse_mla"]),
     # The after needed a vision model: so does the before, which still fires there.
-    ("Cannot set --encoder-only and --language-only", "sm90",
+    ("--encoder-only and --language-only are the two halves", "sm90",
      "the default model with architectures VisionForConditionalGeneration",
      ["--encoder-only", "--language-only"], []),
     # A JSON option: a key nothing expects, then one the error lists.
@@ -126,7 +126,7 @@ def test_a_notice_is_never_fixed_by_switching_off_the_variable_the_launch_set(ve
 
 
 def test_a_fix_that_adds_and_removes_says_both(verdicts) -> None:
-    v = verdict(verdicts, "Cannot set --encoder-only and --language-only")
+    v = verdict(verdicts, "--encoder-only and --language-only are the two halves")
     assert v.solution.startswith("Launch with ") or v.solution.startswith("Remove "), v.solution
     if ", without " in v.solution:
         assert v.solution.startswith("Launch with ")

@@ -64,10 +64,10 @@ class ServerArgs:
         self._handle_misc()
 
     def _handle_ssl(self):
-        if self.ssl_keyfile and not self.ssl_certfile:
-            raise ValueError("--ssl-keyfile requires --ssl-certfile to be specified as well.")
+        if not self.ssl_certfile and self.ssl_keyfile:  # a key is served with its certificate
+            raise ValueError("--ssl-keyfile requires --ssl-certfile: TLS serves the two together.")
         if self.ssl_keyfile and not os.path.isfile(self.ssl_keyfile):
-            raise ValueError(f"SSL key file not found: {self.ssl_keyfile}")
+            raise ValueError(f"SSL key file not found at {self.ssl_keyfile}; pass a readable one.")
 
     def _handle_backend(self):
         if self.attention_backend is None:
@@ -143,10 +143,10 @@ class ServerArgs:
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):
-        args.tp_size = args.tensor_parallel_size
-        args.moe_dp_size = args.moe_data_parallel_size
-        attrs = [attr.name for attr in dataclasses.fields(cls)]
-        return cls(**{attr: getattr(args, attr) for attr in attrs})
+        # two sizes are parsed under their long names and kept under short ones
+        for short, long in (("tp_size", "tensor_parallel_size"), ("moe_dp_size", "moe_data_parallel_size")):
+            setattr(args, short, getattr(args, long))
+        return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})
 
 
 class LoRAPathAction(argparse.Action):

@@ -120,7 +120,7 @@ class ServerArgs:
 
     def _handle_encoder(self):
         if self.encoder_only and self.language_only:
-            raise ValueError("Cannot set --encoder-only and --language-only together")
+            raise ValueError("--encoder-only and --language-only are the two halves of a split: pick one")
         arch = ModelConfig.from_server_args(self).hf_config.architectures[0]
         if (self.encoder_only or self.language_only) and arch not in ["VisionForConditionalGeneration"]:
             raise ValueError(f"Encoder disaggregation supports vision models only, not {arch}")
@@ -140,12 +140,13 @@ class ServerArgs:
                 raise RuntimeError("No IB devices found in /sys/class/infiniband")
 
     def _handle_mamba(self):
-        if self.mamba_backend == "flashinfer":
-            if is_flashinfer_available():
-                try:
-                    import flashinfer.mamba  # noqa: F401
-                except ImportError:
-                    raise ValueError("FlashInfer mamba module not available")
+        # the flashinfer backend needs flashinfer's mamba kernels, a module of their own
+        if self.mamba_backend != "flashinfer" or not is_flashinfer_available():
+            return
+        try:
+            import flashinfer.mamba  # noqa: F401
+        except ImportError:
+            raise ValueError("FlashInfer mamba module not available")
 
     def _handle_cache_mode(self):
         if self.cache_mode not in ("lru", "fifo"):
@@ -178,8 +179,8 @@ class ServerArgs:
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):
-        attrs = [attr.name for attr in dataclasses.fields(cls)]
-        return cls(**{attr: getattr(args, attr) for attr in attrs})
+        # every field is parsed under its own name
+        return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})
 
 
 class AdapterAction(argparse.Action):

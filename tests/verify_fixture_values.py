@@ -85,22 +85,20 @@ class ServerArgs:
                 raise ValueError("Ngram speculative decoding only supports CUDA device.")
 
     def _handle_dp(self):
-        if self.dp_size == 1:
-            self.enable_dp_attention = False
-            self.enable_dp_lm_head = False
+        if self.dp_size < 2:  # one data-parallel rank: nothing to split or gather
+            self.enable_dp_attention = self.enable_dp_lm_head = False
         if self.enable_dp_lm_head:
             assert self.enable_dp_attention, "Please enable dp attention when setting enable_dp_lm_head."
 
     def _handle_ib(self):
         if self.ib_devices is None:
             return
-        devices = [d.strip() for d in self.ib_devices.split(",") if d.strip()]
-        if len(devices) == 0:
-            raise ValueError("No valid IB devices specified")
-        unique = list(dict.fromkeys(devices))
-        if len(unique) != len(devices):
+        named = list(filter(None, map(str.strip, self.ib_devices.split(","))))
+        if not named:
+            raise ValueError("--ib-devices names no device")
+        devices = sorted(set(named), key=named.index)  # each once, in the order given
+        if len(devices) < len(named):
             logger.warning("Duplicate IB devices specified: %s", self.ib_devices)
-            devices = unique
         available = set(os.listdir("/sys/class/infiniband"))
         invalid = [d for d in devices if d not in available]
         if invalid:
@@ -155,8 +153,8 @@ class ServerArgs:
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):
-        attrs = [attr.name for attr in dataclasses.fields(cls)]
-        return cls(**{attr: getattr(args, attr) for attr in attrs})
+        # every field is parsed under its own name
+        return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})
 """
 
 UTILS = """\
