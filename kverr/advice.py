@@ -93,7 +93,11 @@ def advise(
         return swapped + _instructions(record, values, set(dests.values()), swapped)
     out: list[tuple[bool, str]] = [
         (False, line)
-        for line in [*_directions(record, values, known, dests, caveats), *_one_of(record, known)]
+        for line in [
+            *_directions(record, values, known, dests, caveats),
+            *_one_of(record, known),
+            *_each_once(record, values, text),
+        ]
     ]
     for cond, want in _conditions(record, dests, rules.computed):
         env = {**constants, **{option_name(o): v for o, v in known.items()}}
@@ -435,6 +439,38 @@ def _one_of(record: Mapping[str, Any], known: Mapping[str, float | str]) -> list
         elif len(allowed) > 1:
             continue  # words: no nearest one to offer
         out.append(f"Use {m.group(1)} {_choice(allowed[:SHOWN])} (not {_shown(now)}).")
+    return out
+
+
+# `len(devices) != len(set(devices))`: a check that refuses a value named twice
+_REPEATS = re.compile(
+    r"len\((?:list\()?set\(([\w.-]{1,80})\)\)?\)\s*(?:!=|<|==)\s*len\(\1\)"
+    r"|len\(([\w.-]{1,80})\)\s*(?:!=|>|==)\s*len\((?:list\()?set\(\2\)\)?\)"
+)
+_COMMA_LIST = re.compile(r"[\w.-]{1,60}(?:,[\w.-]{1,60}){1,63}")
+_FLAG_LIST = re.compile(r"(?:=|[ \t]+)[`'\"]?([\w.,-]{1,400})")
+
+
+def _each_once(record: Mapping[str, Any], values: Mapping[str, str], text: str) -> list[str]:
+    """A comma list printed with a value in it twice, where the check refuses repeats: the
+    same list with each value once, for the option the paste sets to it, else for each option
+    of the record that may hold it (a helper's parameter, "whichever the caller passes")."""
+    clauses = _CLAUSE.findall(record.get("triggerScenarios") or "")
+    if not any(_REPEATS.search(clause) for clause, _ in clauses):
+        return []
+    flags = list(record.get("flags") or ())
+    out = []
+    for printed in values.values():
+        items = printed.strip().split(",")
+        once = list(dict.fromkeys(items))
+        if not _COMMA_LIST.fullmatch(printed.strip()) or len(once) == len(items) or not flags:
+            continue
+        twice = ", ".join(dict.fromkeys(i for i in items if items.count(i) > 1))
+        pasted = _pasted(flags, text, _FLAG_LIST, None)
+        setting = [f for f in flags if pasted.get(f) == printed.strip()] or flags
+        uses = " or ".join(f"{f} {','.join(once)}" for f in setting)
+        whichever = f", whichever you set to {printed.strip()}" if len(setting) > 1 else ""
+        out.append(f"Use {uses}{whichever}: each value once ({twice} is named twice).")
     return out
 
 

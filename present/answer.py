@@ -177,12 +177,14 @@ def of_match(
     )  # fmt: skip
 
 
-_SETS = re.compile(r"(--[a-z0-9][\w.-]*)[ =](-?\d[\d.]*)")  # an option given a number
+# an option given a value: a number, or a word with a digit or a comma (`mlx5_0,mlx5_1`), not
+# the prose after it ("--x and --y", "Leave --x unset")
+_SETS = re.compile(r"(--[a-z0-9][\w.-]*)[ =](-?\d[\d.]*|[\w.-]*[\d,][\w.,-]*)")
 
 
 def _past(solutions: Sequence[str], advice: Sequence[str]) -> list[str]:
     """The record's ways to fix, less those that give an option the pasted values move a
-    number of their own: "Launch with --max-loaded-loras 2" is its example's launch, and
+    value of their own: "Launch with --max-loaded-loras 2" is its example's launch, and
     "Use --max-loaded-loras 4, 8 or 16 (not 2)" this user's."""
     moved = {m.group(1) for a in advice for m in _SETS.finditer(a)}
     return [s for s in solutions if not any(m.group(1) in moved for m in _SETS.finditer(s))]

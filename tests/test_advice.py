@@ -477,6 +477,54 @@ def test_a_verified_fix_of_the_word_the_paste_gives(record, pasted, expected) ->
     assert advise(record, {}, text=pasted) == expected
 
 
+NICS = {  # a helper's check of a comma list, called for either option
+    "flags": ["--nics", "--backup-nics"],
+    "triggerScenarios": "Launching with --nics set (or --backup-nics, whichever the caller "
+    "passes), when `len(names) != len(set(names))` is true.",
+}
+
+
+@pytest.mark.parametrize(
+    ("record", "printed", "pasted", "expected"),
+    [
+        (
+            NICS,
+            "ib0,ib1,ib0",
+            "",
+            [
+                "Use --nics ib0,ib1 or --backup-nics ib0,ib1, whichever you set to ib0,ib1,ib0:"
+                " each value once (ib0 is named twice)."
+            ],
+        ),
+        (  # the launch says which option holds the list
+            NICS,
+            "ib0,ib0,ib1,ib1",
+            "serve M --backup-nics=ib0,ib0,ib1,ib1 --nics ib2",
+            ["Use --backup-nics ib0,ib1: each value once (ib0, ib1 is named twice)."],
+        ),
+        (NICS, "ib0,ib1", "", []),  # no value twice: some other list fired it
+        (NICS, '{"0":"ib0,ib1","1":"ib0,ib1"}', "", []),  # a JSON map is no comma list
+        (  # a check that does not refuse repeats says nothing of them
+            {**NICS, "triggerScenarios": "Launching when `len(names) > 4` is true."},
+            "ib0,ib0,ib0,ib0,ib0",
+            "",
+            [],
+        ),
+        (  # the other spelling of the same test
+            {
+                **NICS,
+                "triggerScenarios": "Launching when `len(set(names)) == len(names)` is false.",
+            },
+            "a,a",
+            "serve M --nics a,a",
+            ["Use --nics a: each value once (a is named twice)."],
+        ),
+    ],
+)
+def test_a_list_that_names_a_value_twice(record, printed, pasted, expected) -> None:
+    assert advise(record, {"device_str": printed}, text=pasted) == expected
+
+
 def test_a_size_split_by_another_option_must_divide_it() -> None:
     """`moe_tp_size` is --tp-size // --ep-size (a profile's `computed`): an expert size that
     does not divide the tensor-parallel size is no answer, though the floor would pass."""

@@ -146,18 +146,25 @@ def test_a_placeholder_reads_one_way_in_messages_and_prose():
     assert template.fold("a {self.x} b {}", lambda e: f"<{e}>") == "a <self.x> b {}"
 
 
-def test_a_number_the_pasted_values_move_is_not_given_again_by_the_records_example():
+@pytest.mark.parametrize(
+    ("advice", "example"),
+    [
+        ("Use --max-adapters 4 or 8 (not 2).", "Launch with --max-adapters 2"),
+        ("Use --nics mlx5_1: each value once (mlx5_1 is named twice).", "Launch with --nics a,b"),
+    ],
+)
+def test_a_value_the_pasted_values_move_is_not_given_again_by_the_records_example(advice, example):
     rec = {
         **BY_KEY["page-size-power"],
         "solutions": [
-            "Launch with --max-adapters 2",  # the verified example's launch, not this user's
+            example.replace("--max-adapters", advice.split()[1]),  # the example's launch
             "Change --max-adapters and --adapter-paths so that it holds",
             "Leave --max-adapters unset",
         ],
     }
-    m = Match(record=rec, score=1.0, how="pattern", advice=("Use --max-adapters 4 or 8 (not 2).",))
+    m = Match(record=rec, score=1.0, how="pattern", advice=(advice,))
     fix = a.of_match(m).fix
-    assert fix.advice == ("Use --max-adapters 4 or 8 (not 2).",)
+    assert fix.advice == (advice,)
     assert fix.solutions == (
         "Change --max-adapters and --adapter-paths so that it holds",
         "Leave --max-adapters unset",
