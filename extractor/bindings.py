@@ -52,6 +52,7 @@ def param_sources(
     classes = classes or {}
     sigs: dict[str, list[str]] = {}
     methods: set[str] = set()
+    unbound: dict[str, set[str]] = {}  # class -> its static and class methods
     out: ParamSources = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -59,9 +60,12 @@ def param_sources(
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    static = any(_name(d) == "staticmethod" for d in item.decorator_list)
+                    kinds = {_name(d) for d in item.decorator_list}
+                    static = "staticmethod" in kinds
                     sigs.setdefault(item.name, _params(item)[0 if static else 1 :])
                     methods.add(item.name)
+                    if kinds & {"staticmethod", "classmethod"}:
+                        unbound.setdefault(node.name, set()).add(item.name)
                     _validated(item, classes.get(node.name), args_names, out)
     owner = _Owners(tree, defs, classes)
     handed: list[tuple[dict, str, str, ast.AST, str]] = []  # (table, param, src, caller, name)
@@ -70,7 +74,10 @@ def param_sources(
             continue
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            name = func.attr if func.value.id in ("self", "cls") and func.attr in methods else None
+            # `self._check(x)`, or a static method called through its class
+            # (`SpeculativeConfig._override(self.max_model_len)`)
+            own = func.value.id in ("self", "cls") and func.attr in methods
+            name = func.attr if own or func.attr in unbound.get(func.value.id, ()) else None
         elif isinstance(func, ast.Name) and func.id not in methods:
             name = func.id
         else:
@@ -226,6 +233,94 @@ def _ast_flags(
             own = n.value.id == "self" and prefix
             found.append("--" + (f"{prefix}.{n.attr}" if own else n.attr).replace("_", "-"))
     return tuple(dict.fromkeys(found))
+
+
+def predicates(
+    stmts: Sequence[ast.stmt],
+    args_names: frozenset[str],
+    classes: dict[str, str],
+    defs: Sequence[ast.AST] | None = None,
+) -> dict[str, tuple[str, ...]]:
+    """Method name -> the flags it tests, for each method of a class holding launch arguments
+    (`classes`: class -> its fields' flag prefix) that takes only `self` and only returns an
+    expression over its fields: a guard that calls it reads them."""
+    out: dict[str, tuple[str, ...]] = {}
+    for prefix, item in _methods(stmts, classes, defs):
+        body = item.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # its docstring
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            continue
+        if _params(item) != ["self"]:
+            continue
+        found = _ast_flags(body[0].value, args_names, prefix)
+        if found:
+            out.setdefault(item.name, found)
+    return out
+
+
+def _methods(
+    stmts: Sequence[ast.stmt], classes: dict[str, str], defs: Sequence[ast.AST] | None
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(flag prefix, method) for each method of a class holding launch arguments, whole: from
+    `defs` (every function of the file) where `stmts` is a large file's outline, whose
+    functions are blanked (extractor/skeleton.py)."""
+    whole = {d.lineno: d for d in defs or () if isinstance(d, _FUNCTIONS)}
+    for node in stmts:
+        if isinstance(node, ast.ClassDef) and node.name in classes:
+            for item in node.body:
+                if isinstance(item, _FUNCTIONS):
+                    yield classes[node.name], whole.get(item.lineno, item)  # type: ignore[misc]
+
+
+def caller_guards(
+    stmts: Sequence[ast.stmt],
+    args_names: frozenset[str],
+    classes: dict[str, str],
+    defs: Sequence[ast.AST] | None = None,
+    view: Callable[[str], bool] = lambda name: False,
+) -> dict[str, tuple[str, ...]]:
+    """Method name -> the flags the `if` tests around its calls read, for each method of a
+    class holding launch arguments that the class calls only under such tests
+    (`if parallel_config.enable_expert_parallel: self._verify_with_expert_parallelism()`):
+    what a check in it that reads no flag of its own is reached through. `view`: whether a
+    name is a config object's (`parallel_config`), whose fields are read as its flags."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+
+    def read(test: ast.expr, prefix: str) -> tuple[str, ...]:
+        fields = [
+            "--" + f"{n.value.id}.{n.attr}".replace("_", "-")
+            for n in ast.walk(test)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and view(n.value.id)
+        ]
+        return (*_ast_flags(test, args_names, prefix), *fields)
+
+    def visit(node: ast.AST, tests: tuple[str, ...], prefix: str) -> None:
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            return  # a scope of its own
+        if isinstance(node, ast.If):
+            visit(node.test, tests, prefix)
+            for stmt in node.body:
+                visit(stmt, (*tests, *read(node.test, prefix)), prefix)
+            # (an `elif` chain is mostly about other things: each branch its own test)
+            for stmt in node.orelse:
+                visit(stmt, tests, prefix)
+            return
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id == "self":
+                found.setdefault(func.attr, []).append(tests)
+        for child in ast.iter_child_nodes(node):
+            visit(child, tests, prefix)
+
+    for prefix, item in _methods(stmts, classes, defs):
+        for stmt in item.body:
+            visit(stmt, (), prefix)
+    return {
+        name: tuple(dict.fromkeys(f for t in calls for f in t))
+        for name, calls in found.items()
+        if all(calls)  # (a call under no test of a flag: the method is reached by any launch)
+    }
 
 
 def action_flags(decls: Sequence[FlagDecl]) -> dict[str, tuple[str, ...]]:

@@ -66,6 +66,11 @@ class ModuleContext:
     flags: tuple[FlagDecl, ...] = ()
     rules: ExtractRules | None = None
     params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
+    # a launch-arguments class's method that only returns a test of its fields -> those fields'
+    # flags (`self.splitting_ops_contain_attention()` reads --compilation-config.splitting-ops)
+    predicates: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # a method its class calls only under tests of flags -> those flags (bindings.caller_guards)
+    callers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     actions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Action class -> flags
     imports: dict[str, str] = field(default_factory=dict)  # UPPER_CASE name -> "module:NAME"
     # the file is on the profile's launch path: the args object is read off any object there
@@ -90,6 +95,8 @@ class ModuleContext:
             ("sf", self.exit_funcs),
             ("a", self.args_classes),
             ("p", self.params),
+            ("pr", self.predicates),
+            ("cg", self.callers),
             ("ac", self.actions),
             ("im", self.imports),
         ):
@@ -589,7 +596,13 @@ def module_context(
     `facts`: when `tree` is the file's outline (skeleton.py), `walk_facts` of the whole file
     and the wrappers among the functions the outline leaves out."""
     # local: both import this module (bindings through templates)
-    from kverr.extractor.bindings import action_flags, imported_constants, param_sources
+    from kverr.extractor.bindings import (
+        action_flags,
+        caller_guards,
+        imported_constants,
+        param_sources,
+        predicates,
+    )
     from kverr.extractor.flags import flag_decls, literal_aliases
     from kverr.extractor.sources import matches_any
 
@@ -618,6 +631,10 @@ def module_context(
     ctx.literal_types = literal_aliases(tree)
     names = frozenset(n for n in ctx.rules.args_names if n.isidentifier())
     ctx.params = param_sources(tree, names, calls, ctx.args_classes, defs)
+    ctx.predicates = predicates(stmts, names, ctx.args_classes, defs)
+    views = glob_re(ctx.rules.config_views)
+    view = lambda n: bool(views.match(n))  # noqa: E731
+    ctx.callers = caller_guards(stmts, names, ctx.args_classes, defs, view)
     ctx.actions = action_flags(ctx.flags)
     ctx.imports = imported_constants(flat)
     return ctx

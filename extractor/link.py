@@ -57,8 +57,8 @@ def filter_flags(
         if not flags and not launch:
             # a check that reads no flag where its message names one ("This model does not
             # support `--runner generate`", "`lora_extra_vocab_size` is deprecated"): the
-            # option the user meets it through
-            flags = named_flags(s, table)
+            # option the user meets it through; else the flags its method is called under
+            flags = named_flags(s, table) or keep(s.reached)
         guards = tuple(_with_flags(g, keep(g.flags)) for g in s.guards)
         if flags == s.flags and guards == s.guards and bindings == s.bindings:
             sites.append(s)  # (most sites: a revision's link then costs no copies)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -291,6 +291,7 @@ class SiteCollector(cst.CSTVisitor):
                     condition=condition,
                     logger_call=call_name,
                     bindings=bindings,
+                    reached=self.mctx.callers.get(scope.node.name.value, ()) if scope else (),
                 )
             )
 
@@ -395,6 +396,9 @@ class SiteCollector(cst.CSTVisitor):
             imported = self.mctx.imports.get(name)  # its value: the build reads that module
             return Binding(name, "import", imported) if imported else None
         if name in opaque:
+            looped = self._looped(scope, name)
+            if looped is not None:
+                return looped
             if isinstance(scope.ast_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if scope.targets is None:
                     scope.targets = bind.tuple_targets(scope.ast_node)
@@ -429,6 +433,15 @@ class SiteCollector(cst.CSTVisitor):
             return None
         texts = {bind.source(value) for value, _ in alts}
         return Binding(name, "local", texts.pop() if len(texts) == 1 else None, tuple(flags))
+
+    def _looped(self, scope: _Scope, name: str) -> Binding | None:
+        """`op` of `for op in self.custom_ops:` around the site: an item of the flags the loop
+        goes over (the innermost loop that binds the name)."""
+        for node in reversed(self.stack):
+            if isinstance(node, (cst.For, cst.CompFor)) and name in _names_in(node.target):
+                flags = tuple(self._flags(node.iter, scope))
+                return Binding(name, "local", None, flags) if flags else None
+        return None
 
     def _index(self, scope: _Scope) -> tuple[dict[str, set[int]], set[str]]:
         if scope.assign_index is None or scope.index_opaque is None:
@@ -487,7 +500,7 @@ class SiteCollector(cst.CSTVisitor):
         if memo is not None:
             return memo
         names = scope.args_names if scope else self.args.default_names
-        finder = _FlagFinder(names, self.args)
+        finder = _FlagFinder(names, self.args, self.mctx.predicates)
         walk(finder, node)
         self.flag_memo[id(node)] = finder.flags
         return finder.flags
@@ -800,15 +813,23 @@ class _FlagFinder(cst.CSTVisitor):
     """Attributes read on the launch-arguments object (or a view of it), first-seen order, as
     `--attr-name`; read on a config object reached from it, as `--path.attr-name`."""
 
-    def __init__(self, names: ArgsNames, rules: _ArgsRules) -> None:
+    def __init__(
+        self, names: ArgsNames, rules: _ArgsRules, predicates: Mapping[str, tuple[str, ...]]
+    ) -> None:
         super().__init__()
-        self.names, self.rules = names, rules
+        self.names, self.rules, self.predicates = names, rules, predicates
         self.flags: list[str] = []
         self.called: set[int] = set()
         self.receivers: set[int] = set()  # config objects read only for a field of theirs
 
     def visit_Call(self, node: cst.Call) -> None:
         self.called.add(id(node.func))
+        func = node.func  # `self.contains_attention()`: the fields that method tests
+        mine = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        if mine and func.value.value == "self" and not node.args:  # type: ignore[union-attr]
+            for flag in self.predicates.get(func.attr.value, ()):  # type: ignore[union-attr]
+                if flag not in self.flags:
+                    self.flags.append(flag)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         attr = node.attr.value

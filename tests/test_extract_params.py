@@ -27,6 +27,7 @@ class EngineArgs:
     ignore_patterns: list[str] = ModelConfig.ignore_patterns
     tensor_parallel_size: int = 1
     run_config: dict | None = None
+    fast_ops: list[str] = ModelConfig.fast_ops
 """
 
 CONFIG = """
@@ -61,11 +62,40 @@ class ModelConfig:
     max_model_len: int = None
     dtype: str = "auto"
     ignore_patterns: list[str] = None
+    fast_ops: list[str] = None
 
     def __post_init__(self):
         self.max_model_len = self.verify_len(self.max_model_len)
         _check_dtype(self.kind, self.dtype)
         self._pair(self.max_model_len, self.dtype)
+        ModelConfig._bound(self.max_model_len)
+        for op in self.fast_ops:
+            if op[0] not in "+-":
+                raise ValueError(f"Write {op!r} as +op or -op")
+        assert not self.ops_listed(), "no fast op may be listed yet"
+        self._either()
+
+    @staticmethod
+    def _bound(length: int):
+        if length > 1 << 20:
+            raise ValueError(f"A length of {length} is past the bound")
+
+    def ops_listed(self) -> bool:
+        "Whether any fast op is listed."
+        return bool(self.fast_ops)
+
+    def verify_with(self, run_config: "RunConfig"):
+        if run_config.depth > 1:
+            self._verify_depth()
+            self._either()
+
+    def _verify_depth(self):
+        if not self._deep:
+            raise ValueError("The model holds too few layers for the depth")
+
+    def _either(self):
+        if not self._fits:
+            raise ValueError("The model does not fit either way")
 
     @staticmethod
     def _pair(length: int, kind: str):
@@ -160,3 +190,21 @@ def test_a_config_held_by_a_config_is_set_through_the_outer_json_option() -> Non
 
 def test_a_staticmethod_called_through_self_binds_its_first_parameter_too() -> None:
     assert _flags_of("No int4 pairing") == ("--dtype",)
+
+
+def test_a_staticmethod_called_through_its_class_binds_its_parameters() -> None:
+    assert _flags_of("past the bound") == ("--max-model-len",)
+
+
+def test_a_loop_s_variable_is_an_item_of_the_flag_it_goes_over() -> None:
+    assert _flags_of("as +op or -op") == ("--fast-ops",)
+
+
+def test_a_method_that_only_tests_fields_reads_those_fields() -> None:
+    assert _flags_of("no fast op may be listed") == ("--fast-ops",)
+
+
+def test_a_check_reached_only_under_a_test_of_a_flag_names_that_flag() -> None:
+    assert _flags_of("too few layers") == ("--run-config.depth",)
+    # called under that test and under none: any launch reaches it
+    assert _flags_of("does not fit either way") == ()
