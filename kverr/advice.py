@@ -97,6 +97,7 @@ def advise(
             *_directions(record, values, known, dests, caveats),
             *_one_of(record, known),
             *_each_once(record, values, text),
+            *_waited(record, values, dests),
         ]
     ]
     for cond, want in _conditions(record, dests, rules.computed):
@@ -439,6 +440,26 @@ def _one_of(record: Mapping[str, Any], known: Mapping[str, float | str]) -> list
         elif len(allowed) > 1:
             continue  # words: no nearest one to offer
         out.append(f"Use {m.group(1)} {_choice(allowed[:SHOWN])} (not {_shown(now)}).")
+    return out
+
+
+# "Watchdog timeout (self.watchdog_timeout=300)": a message that says time ran out
+_TIMED_OUT = re.compile(r"\btime(?:d)?[ _-]?out\b", re.IGNORECASE)
+
+
+def _waited(
+    record: Mapping[str, Any], values: Mapping[str, str], dests: Mapping[str, str]
+) -> list[str]:
+    """A timeout that ran out, with the seconds the message printed for the option that sets
+    it: that option doubled. It helps where the work it waits for is slow, not stuck; the
+    line says so."""
+    if record.get("kind") == "argparse" or not _TIMED_OUT.search(record.get("errorMessage") or ""):
+        return []
+    out = []
+    for flag, now in _option_values(dests, values).items():
+        if "timeout" in flag and isinstance(now, float) and now > 0:
+            line = f"Raise {flag} from {_shown(now)} to {_shown(now * 2)}, if what it waits for"
+            out.append(_noted(record, f"{line} is slow rather than stuck") + ".")
     return out
 
 

@@ -525,6 +525,34 @@ def test_a_list_that_names_a_value_twice(record, printed, pasted, expected) -> N
     assert advise(record, {"device_str": printed}, text=pasted) == expected
 
 
+@pytest.mark.parametrize(
+    ("message", "kind", "printed", "expected"),
+    [
+        (
+            "Watchdog timeout (self.wait_timeout={self.wait_timeout})",
+            "log",
+            "300",
+            [
+                "Raise --wait-timeout from 300 to 600, if what it waits for is slow rather than"
+                " stuck."
+            ],
+        ),
+        (
+            "Timed out after {self.wait_timeout} s",
+            "raise",
+            "1.5",
+            ["Raise --wait-timeout from 1.5 to 3, if what it waits for is slow rather than stuck."],
+        ),
+        ("Cannot start with {self.wait_timeout}", "raise", "300", []),  # no time ran out
+        ("argument --wait-timeout: invalid {self.wait_timeout}", "argparse", "300", []),
+        ("Watchdog timeout ({self.wait_timeout})", "log", "0", []),  # nothing to double
+    ],
+)
+def test_a_timeout_that_ran_out_is_raised(message, kind, printed, expected) -> None:
+    record = {"flags": ["--wait-timeout"], "errorMessage": message, "kind": kind}
+    assert advise(record, {"self.wait_timeout": printed}) == expected
+
+
 def test_a_size_split_by_another_option_must_divide_it() -> None:
     """`moe_tp_size` is --tp-size // --ep-size (a profile's `computed`): an expert size that
     does not divide the tensor-parallel size is no answer, though the floor would pass."""
