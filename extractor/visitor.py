@@ -306,7 +306,28 @@ class SiteCollector(cst.CSTVisitor):
     def _guard(self, g: RawGuard, scope: _Scope | None) -> Guard:
         line = self.position(self.ordinal.get(id(g.anchor), -1), g.anchor)[0]
         flags = self._flags(g.test, scope) if g.test is not None else []
+        if g.test is not None and scope is not None:
+            flags = _ordered([*flags, *self._kept(g.test, scope, line)])
         return Guard(g.text, g.holds, g.kind, line, tuple(flags))
+
+    def _kept(self, test: cst.CSTNode, scope: _Scope, line: int) -> list[str]:
+        """The flags of `self.x` in a test where the function itself set it from them in a
+        statement of its body before the test (`self.prefill_backend_str = args.prefill_backend
+        or args.backend`): a model runner keeps what it read of the launch under its own name."""
+        read = {a.attr.value for a in _self_attributes(test)}
+        out: list[str] = []
+        for stmt in scope.node.body.body if read else ():
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                    continue
+                target = small.targets[0].target
+                mine = [a.attr.value for a in _self_attributes(target) if a is target]
+                at = self.position(self.ordinal.get(id(small), -1), small)[0]
+                if mine and mine[0] in read and 0 < at < line:
+                    out += self._flags(small.value, scope)
+        return out
 
     # ------------------------------------------------------------ scope facts
 
@@ -521,6 +542,22 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
         if a.keyword is not None and a.keyword.value == name:
             return a.value
     return None
+
+
+def _self_attributes(node: cst.CSTNode) -> list[cst.Attribute]:
+    """Every `self.x` in an expression."""
+    out = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if (
+            isinstance(n, cst.Attribute)
+            and isinstance(n.value, cst.Name)
+            and n.value.value == "self"
+        ):
+            out.append(n)
+        todo.extend(n.children)
+    return out
 
 
 def _ordered(items: list[str]) -> list[str]:

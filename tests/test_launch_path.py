@@ -30,6 +30,8 @@ class ServerArgs:
     mem_fraction_static: float = 0.88
     enable_sparse_heads: bool = False
     max_total_tokens: int = None
+    kernel: str = None
+    decode_kernel: str = None
 """
 
 RUNNER_TEXT = """\
@@ -58,6 +60,14 @@ class Runner:
         if os.environ.get("SGLANG_PIN_POOL") and heads > 64:
             raise RuntimeError("SGLANG_PIN_POOL cannot pin more than 64 heads")
         logger.warning("Kernel tile %d is slow on this GPU", heads)
+
+    def pick_kernels(self):
+        self.decode_kernel_name = self.server_args.decode_kernel or self.server_args.kernel
+        self.prefill_kernel_name = self.server_args.kernel
+        if self.decode_kernel_name != self.prefill_kernel_name:
+            raise ValueError("Two kernels need --kernel and --decode-kernel alike")
+        if self.unknown_name:
+            raise ValueError("Unknown --kernel")
 """
 
 
@@ -84,19 +94,22 @@ def test_only_launch_argument_checks_are_kept_on_the_launch_path(profile):
         ("sparse heads need a multiple o", ("--enable-sparse-heads",)),  # its guard reads one
         ("SGLANG_PIN_POOL cannot pin mor", ()),  # names the project's variable
         ("Max total tokens cannot hold {", ("--max-total-tokens",)),  # names one in words
+        # what the runner kept of the launch under names of its own, set before the test
+        ("Two kernels need --kernel and ", ("--decode-kernel", "--kernel")),
+        ("Unknown --kernel", ("--kernel",)),  # (a name nothing set: the message's flag)
     }
 
 
 def test_elsewhere_every_site_stays(profile):
     _, sites = _sites(profile, ELSEWHERE)
-    assert len(sites) == 7  # the INFO line, the plain assert and the kernel warning too
+    assert len(sites) == 9  # the INFO line, the plain assert and the kernel warning too
 
 
 def test_records_say_launch_path_and_why_no_run_confirms_them(profile):
     fxs, _ = _sites(profile, RUNNER)
     rev = Revision(repo="sgl-project/sglang", sha="c" * 40, date="2026-01-01T00:00:00Z")
     recs = [r for r in build_records(fxs, rev, profile=profile) if r["filePath"] == RUNNER]
-    assert len(recs) == 4 and all(r["scope"] == "launch-path" for r in recs)
+    assert len(recs) == 6 and all(r["scope"] == "launch-path" for r in recs)
     assert all("after start-up" in r["verification"]["reason"] for r in recs)
     pool = next(r for r in recs if r["errorMessage"].startswith("Pool too small"))
     values = {pool["placeholders"][0]: "0.8"}
