@@ -280,22 +280,32 @@ def caller_guards(
     defs: Sequence[ast.AST] | None = None,
     view: Callable[[str], bool] = lambda name: False,
 ) -> dict[str, tuple[str, ...]]:
-    """Method name -> the flags the `if` tests around its calls read, for each method of a
-    class holding launch arguments that the class calls only under such tests
-    (`if parallel_config.enable_expert_parallel: self._verify_with_expert_parallelism()`):
-    what a check in it that reads no flag of its own is reached through. `view`: whether a
+    """What a check that reads no flag of its own is reached through: the flags the `if`
+    tests around every call of its function read, when each call has such a test. Keys:
+    `self.m` for a method of a class holding launch arguments, called through `self`
+    (`if parallel_config.enable_expert_parallel: self._verify_with_expert_parallelism()`),
+    and `f` for a module's function (`if self.max_num_partial_prefills > 1:
+    _raise_unsupported_error(...)`), wherever in the file it is called. `view`: whether a
     name is a config object's (`parallel_config`), whose fields are read as its flags."""
     found: dict[str, list[tuple[str, ...]]] = {}
 
-    def read(test: ast.expr, prefix: str) -> tuple[str, ...]:
-        fields = [
-            "--" + f"{n.value.id}.{n.attr}".replace("_", "-")
-            for n in ast.walk(test)
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and view(n.value.id)
-        ]
-        return (*_ast_flags(test, args_names, prefix), *fields)
+    def read(test: ast.expr, prefix: str | None) -> tuple[str, ...]:
+        out = []
+        for n in ast.walk(test):
+            if not (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)):
+                continue
+            holder, attr = n.value.id, n.attr
+            if attr.startswith("_"):
+                continue
+            if holder == "self" and prefix is not None:
+                out.append("--" + (f"{prefix}.{attr}" if prefix else attr).replace("_", "-"))
+            elif holder in args_names:
+                out.append("--" + attr.replace("_", "-"))
+            elif view(holder):
+                out.append("--" + f"{holder}.{attr}".replace("_", "-"))
+        return tuple(out)
 
-    def visit(node: ast.AST, tests: tuple[str, ...], prefix: str) -> None:
+    def visit(node: ast.AST, tests: tuple[str, ...], prefix: str | None) -> None:
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
             return  # a scope of its own
         if isinstance(node, ast.If):
@@ -307,19 +317,33 @@ def caller_guards(
                 visit(stmt, tests, prefix)
             return
         func = node.func if isinstance(node, ast.Call) else None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id == "self":
-                found.setdefault(func.attr, []).append(tests)
+        if isinstance(func, ast.Name):
+            found.setdefault(func.id, []).append(tests)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id == "self" and prefix is not None:
+                found.setdefault(f"self.{func.attr}", []).append(tests)
         for child in ast.iter_child_nodes(node):
             visit(child, tests, prefix)
 
-    for prefix, item in _methods(stmts, classes, defs):
+    methods = list(_methods(stmts, classes, defs))
+    for prefix, item in methods:
         for stmt in item.body:
             visit(stmt, (), prefix)
+    mine = {id(item) for _, item in methods}
+    for fn in (
+        defs
+        if defs is not None
+        else [n for n in ast.walk(ast.Module(list(stmts), [])) if isinstance(n, _FUNCTIONS)]
+    ):
+        if isinstance(fn, _FUNCTIONS) and id(fn) not in mine:
+            for stmt in fn.body:
+                visit(stmt, (), None)
+    for stmt in stmts:  # module-level calls
+        visit(stmt, (), None)
     return {
         name: tuple(dict.fromkeys(f for t in calls for f in t))
         for name, calls in found.items()
-        if all(calls)  # (a call under no test of a flag: the method is reached by any launch)
+        if all(calls)  # (a call under no test of a flag: any launch may reach it)
     }
 
 

@@ -291,9 +291,22 @@ class SiteCollector(cst.CSTVisitor):
                     condition=condition,
                     logger_call=call_name,
                     bindings=bindings,
-                    reached=self.mctx.callers.get(scope.node.name.value, ()) if scope else (),
+                    reached=self._callers(scope),
                 )
             )
+
+    def _callers(self, scope: _Scope | None) -> tuple[str, ...]:
+        """The flags the tests around every call of the site's function read (a method of a
+        launch-arguments class through `self`, or a function of the module)."""
+        if scope is None or len(self.scopes) != 1:
+            return ()
+        name = scope.node.name.value
+        at = next(i for i in range(len(self.stack) - 1, -1, -1) if self.stack[i] is scope.node)
+        if at >= 2 and isinstance(self.stack[at - 2], cst.ClassDef):  # a method
+            return (
+                self.mctx.callers.get(f"self.{name}", ()) if self.class_args[-1] is not None else ()
+            )
+        return self.mctx.callers.get(name, ())
 
     def _templates(self, message, lazy, tctx) -> tuple[Template, ...]:
         if message is None:

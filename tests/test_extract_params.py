@@ -74,6 +74,8 @@ class ModelConfig:
                 raise ValueError(f"Write {op!r} as +op or -op")
         assert not self.ops_listed(), "no fast op may be listed yet"
         self._either()
+        if self.fast_ops:
+            _unsupported(feature="Fast ops")
 
     @staticmethod
     def _bound(length: int):
@@ -111,6 +113,10 @@ class ModelConfig:
         if patterns:
             logger.info("Ignoring %s", patterns)
         return patterns
+
+
+def _unsupported(feature: str):
+    raise NotImplementedError(f"{feature} is not supported here")
 
 
 def _derive_len(limit: int, max_model_len: int | None) -> int:
@@ -208,3 +214,4 @@ def test_a_check_reached_only_under_a_test_of_a_flag_names_that_flag() -> None:
     assert _flags_of("too few layers") == ("--run-config.depth",)
     # called under that test and under none: any launch reaches it
     assert _flags_of("does not fit either way") == ()
+    assert _flags_of("is not supported here") == ("--fast-ops",)  # a function of the module
