@@ -530,6 +530,32 @@ FIRST_LINE_CHARS = 24
 _FIRST_LINE = re.compile(r"(?:[^\\()\[{.*+?|^$]|\\.)+\(\?P<v0>\.\{0,256\}\?\)\\s\+")
 
 
+# A long message quoted up to the end of its first sentence ("User-specified context_length
+# (65536) is greater than the derived context_length (32768)", of a message that goes on "This
+# may lead to ..."): a sentence of this many literal characters identifies it.
+SENTENCE_CHARS = 40
+
+
+def first_sentence_whole(sh: patterns.Shape, covered: int) -> bool:
+    """Whether a cut that shows `covered` literal characters of the message shows its first
+    sentence whole (its period may be cut), where that sentence is not the whole message. The
+    sentence must open and end with the message's own words: one that opens or ends with a
+    value ("{what} is deprecated ...", "... does not support {what}.") reads as a whole other
+    message as well as a cut of this one."""
+    if not sh.runs or sh.gaps[0] != "":
+        return False
+    seen = 0
+    for k, run in enumerate(sh.runs):
+        end = run.find(". ")
+        if end < 0 and run.endswith(".") and k + 1 < len(sh.runs) and sh.gaps[k + 1] == "ws":
+            end = len(run) - 1
+        if end >= 0:
+            first = seen + end  # its literal characters, the period left out
+            return end > 0 and SENTENCE_CHARS <= first <= covered
+        seen += len(run)
+    return False
+
+
 def first_line_whole(pattern: str, run: str, text: str) -> bool:
     """Whether `text` shows the first line of a message of several lines whole and no more:
     its opening words `run`, then the value that ends that line, up to the text's end."""
@@ -590,6 +616,8 @@ def partial_hits(
             seen.update(more)
             todo += more
         if covered is not None and covered >= prefilter.HEAD_CHARS:
+            if first_sentence_whole(sh, covered):
+                whole.add(i)
             unseen[i] = sh.literal_chars - covered
             shown = 0.55 + 0.3 * covered / max(sh.literal_chars, 1)
             hits.append(Hit(i, shown, "partial", line, covered=covered))

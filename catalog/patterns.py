@@ -342,9 +342,16 @@ def shown_of_run(run: str, tail: str) -> int:
 
 def ends_in_run(run: str, k: int, *, period_ok: bool) -> bool:
     """Whether a cut that shows `k` characters of `run` ends in literal text, not in the value
-    before it (where anything would fit): four of them, or with `period_ok` the whole run but
-    its final period (a message pasted without it, "... size (8)")."""
-    return k >= min(4, len(run)) or (period_ok and k > 0 and run[k:] in (".", "!"))
+    before it (where anything would fit): four of them, with `period_ok` the whole run but
+    its final period (a message pasted without it, "... size (8)"), or the run up to where a
+    sentence of the message ends, its period shown or not ("... context_length (32768)" of
+    "... context_length ({v}). This may lead to ...")."""
+    if k >= min(4, len(run)) or (period_ok and k > 0 and run[k:] in (".", "!")):
+        return True
+    # (the message's own words before that period: a value then a period ends other messages)
+    return k > 0 and (
+        run[k:].startswith(". ") or (k > 1 and run[k - 1] == "." and run[k : k + 1] == " ")
+    )
 
 
 def cut_values(pattern: str, text: str) -> dict[str, str]:

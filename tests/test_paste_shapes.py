@@ -268,6 +268,67 @@ def test_cut_messages(cut_cat, case):
     assert [m.record["id"] for m in cut_cat.explain(text)] == expected
 
 
+# A message whose first sentence is a small share of it: quoted alone (a README, a chat), that
+# sentence is what the user saw of it.
+SENTENCES = "c1d0000000000005"
+SHORT_FIRST = "c1d0000000000006"
+ENDS_IN_VALUE = "c1d0000000000007"
+_LONG_TAIL = (
+    "This may give wrong outputs or device errors on some checkpoints. Note that the derived "
+    "length can differ from the position limit in the model's config file. To go past it "
+    "anyway, set KVX_ALLOW_LONG_WINDOW=1 and check the outputs."
+)
+
+
+@pytest.fixture(scope="module")
+def sentence_cat(tmp_path_factory):
+    records = [
+        synth.make_record(
+            SENTENCES,
+            "Chosen window ({window}) is over the derived window ({derived}). " + _LONG_TAIL,
+            r"Chosen window \((?P<v0>.{0,256}?)\) is over the derived window \((?P<v1>.{0,256}?)"
+            r"\)\. " + synth.re.escape(_LONG_TAIL).replace("\\ ", " "),
+            placeholders=["window", "derived"],
+        ),
+        synth.make_record(
+            SHORT_FIRST,
+            "Odd size ({n}). " + _LONG_TAIL,
+            r"Odd size \((?P<v0>.{0,256}?)\)\. " + synth.re.escape(_LONG_TAIL).replace("\\ ", " "),
+            placeholders=["n"],
+        ),
+    ]
+    records.append(
+        synth.make_record(
+            ENDS_IN_VALUE,
+            "The tile backend currently does not support {what}. " + _LONG_TAIL,
+            r"The tile backend currently does not support (?P<v0>.{0,256}?)\. "
+            + synth.re.escape(_LONG_TAIL).replace("\\ ", " "),
+            placeholders=["what"],
+        )
+    )
+    tmp = tmp_path_factory.mktemp("sentences")
+    ds = synth.write_files(tmp / "ds", records, revisions=REVISIONS, flags=FLAGS)
+    load_dataset(ds, tmp / "s.duckdb")
+    with open_catalog(tmp / "s.duckdb") as c:
+        yield c
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Chosen window (65536) is over the derived window (32768)", [SENTENCES]),
+        ("Chosen window (65536) is over the derived window (32768).", [SENTENCES]),
+        ("Chosen window (65536) is over the derived", []),  # inside it: too little to be sure
+        ("Odd size (3)", []),  # a first sentence this short says too little
+        # a sentence that ends with a value is a whole message of its own as well
+        ("The tile backend currently does not support sparse heads.", []),
+        ("Chosen window (65536) is over the derived window (32768). This may give", [SENTENCES]),
+    ],
+)
+def test_a_long_message_quoted_up_to_the_end_of_its_first_sentence(sentence_cat, text, expected):
+    assert [m.record["id"] for m in sentence_cat.explain(text)] == expected
+
+
 def test_a_message_without_its_final_period_is_read_with_its_values(cut_cat):
     """Titles and chat drop a message's final period: the message is still whole, and its
     values are read as from the whole line."""
