@@ -89,7 +89,7 @@ def advise(
     known = {**_pasted_values(dests, text), **_option_values(dests, values)}
     constants = _constants(values)
     if not known and not values:
-        swapped = _swapped(record, text, [])
+        swapped = _swapped(record, text, []) + _no_such_path(record, values, dests, text)
         return swapped + _instructions(record, values, set(dests.values()), swapped)
     out: list[tuple[bool, str]] = [
         (False, line)
@@ -98,6 +98,7 @@ def advise(
             *_one_of(record, known),
             *_each_once(record, values, text),
             *_waited(record, values, dests),
+            *_no_such_path(record, values, dests, text),
         ]
     ]
     for cond, want in _conditions(record, dests, rules.computed):
@@ -440,6 +441,52 @@ def _one_of(record: Mapping[str, Any], known: Mapping[str, float | str]) -> list
         elif len(allowed) > 1:
             continue  # words: no nearest one to offer
         out.append(f"Use {m.group(1)} {_choice(allowed[:SHOWN])} (not {_shown(now)}).")
+    return out
+
+
+# "--chat-template does not name an existing file" (records/conditions.py): a path checked
+_MISSING_PATH = re.compile(
+    r"(--[a-z0-9][\w.-]{0,80}) does not name an existing (file|directory|path)"
+)
+_PATH_VALUE = re.compile(r"(?:=|[ \t]+)[`'\"]?([^\s`'\"]{1,400})")
+_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}\Z")
+
+
+def _looks_like_path(value: str) -> bool:
+    return (
+        0 < len(value) <= 400
+        and not any(c.isspace() for c in value)
+        and ("/" in value or _SUFFIX.search(value) is not None)
+    )
+
+
+def _no_such_path(
+    record: Mapping[str, Any], values: Mapping[str, str], dests: Mapping[str, str], text: str
+) -> list[str]:
+    """A path the check found nothing at, as the message printed it (or the paste set it): a
+    relative one is read from the directory the server starts in, so its absolute form is
+    the fix to try; an absolute one must exist where the server runs."""
+    out = []
+    for flag, what in dict(_MISSING_PATH.findall(record.get("triggerScenarios") or "")).items():
+        given = [
+            v.strip().strip("'\"") for e, v in values.items() if dests.get(e.split(".")[-1]) == flag
+        ]
+        given += [v for f, v in _pasted([flag], text, _PATH_VALUE, None).items() if f == flag]
+        # (a value without a slash or a suffix may be a name the option also takes)
+        path = next((p for p in given if _looks_like_path(p)), None)
+        if path is None:
+            continue
+        nothing = "nothing" if what == "path" else f"no {what}"
+        if path.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", path):
+            out.append(
+                f"Make {path} exist where the server runs (inside its container, if it runs in"
+                f" one): {nothing} is there."
+            )
+        else:
+            out.append(
+                f"Use {flag} /absolute/path/to/{path}: {path} is a relative path, read from the"
+                f" directory the server starts in, and {nothing} is there."
+            )
     return out
 
 

@@ -553,6 +553,49 @@ def test_a_timeout_that_ran_out_is_raised(message, kind, printed, expected) -> N
     assert advise(record, {"self.wait_timeout": printed}) == expected
 
 
+TEMPLATE = {  # a check that a path option names an existing file (records/conditions.py)
+    "flags": ["--template"],
+    "placeholders": ["template_arg"],
+    "triggerScenarios": "Launching when `known(--template)` is false and --template does not"
+    " name an existing file.",
+}
+
+
+@pytest.mark.parametrize(
+    ("values", "pasted", "expected"),
+    [
+        (
+            {"template_arg": "conf/t.jinja"},
+            "",
+            [
+                "Use --template /absolute/path/to/conf/t.jinja: conf/t.jinja is a relative path,"
+                " read from the directory the server starts in, and no file is there."
+            ],
+        ),
+        (
+            {"server_args.template": "/srv/t.jinja"},
+            "",
+            [
+                "Make /srv/t.jinja exist where the server runs (inside its container, if it runs"
+                " in one): no file is there."
+            ],
+        ),
+        (
+            {},
+            "serve M --template=tpl/a.j2",
+            [
+                "Use --template /absolute/path/to/tpl/a.j2: tpl/a.j2 is a relative path, read from"
+                " the directory the server starts in, and no file is there."
+            ],
+        ),
+        ({"template_arg": "chatml"}, "", []),  # a name the option also takes, not a path
+        ({"other": "conf/t.jinja"}, "", []),  # a value of something else
+    ],
+)
+def test_a_path_the_check_found_nothing_at(values, pasted, expected) -> None:
+    assert advise(TEMPLATE, values, text=pasted) == expected
+
+
 def test_a_size_split_by_another_option_must_divide_it() -> None:
     """`moe_tp_size` is --tp-size // --ep-size (a profile's `computed`): an expert size that
     does not divide the tensor-parallel size is no answer, though the floor would pass."""
