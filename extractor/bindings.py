@@ -239,7 +239,7 @@ def predicates(
     stmts: Sequence[ast.stmt],
     args_names: frozenset[str],
     classes: dict[str, str],
-    defs: Sequence[ast.AST] | None = None,
+    defs: Sequence[ast.AST],
 ) -> dict[str, tuple[str, ...]]:
     """Method name -> the flags it tests, for each method of a class holding launch arguments
     (`classes`: class -> its fields' flag prefix) that takes only `self` and only returns an
@@ -260,12 +260,12 @@ def predicates(
 
 
 def _methods(
-    stmts: Sequence[ast.stmt], classes: dict[str, str], defs: Sequence[ast.AST] | None
+    stmts: Sequence[ast.stmt], classes: dict[str, str], defs: Sequence[ast.AST]
 ) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """(flag prefix, method) for each method of a class holding launch arguments, whole: from
     `defs` (every function of the file) where `stmts` is a large file's outline, whose
     functions are blanked (extractor/skeleton.py)."""
-    whole = {d.lineno: d for d in defs or () if isinstance(d, _FUNCTIONS)}
+    whole = {d.lineno: d for d in defs if isinstance(d, _FUNCTIONS)}
     for node in stmts:
         if isinstance(node, ast.ClassDef) and node.name in classes:
             for item in node.body:
@@ -277,8 +277,8 @@ def caller_guards(
     stmts: Sequence[ast.stmt],
     args_names: frozenset[str],
     classes: dict[str, str],
-    defs: Sequence[ast.AST] | None = None,
-    view: Callable[[str], bool] = lambda name: False,
+    defs: Sequence[ast.AST],
+    view: Callable[[str], bool],
 ) -> dict[str, tuple[str, ...]]:
     """What a check that reads no flag of its own is reached through: the flags the `if`
     tests around every call of its function read, when each call has such a test. Keys:
@@ -330,11 +330,7 @@ def caller_guards(
         for stmt in item.body:
             visit(stmt, (), prefix)
     mine = {id(item) for _, item in methods}
-    for fn in (
-        defs
-        if defs is not None
-        else [n for n in ast.walk(ast.Module(list(stmts), [])) if isinstance(n, _FUNCTIONS)]
-    ):
+    for fn in defs:
         if isinstance(fn, _FUNCTIONS) and id(fn) not in mine:
             for stmt in fn.body:
                 visit(stmt, (), None)
