@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from kverr.present.verdict import yours_status
-from kverr.verify.preflight import personal_answers
+from kverr.verify.preflight import personal_answers, stopped_first
 from test_sources import Git
 from typer.testing import CliRunner
 from verify_fixture import sglang_files
@@ -165,3 +165,34 @@ def test_a_record_fix_from_another_value_is_not_applied_to_the_users_launch(repo
     assert got.yours["status"] == "beyond-arguments"
     assert "after" not in got.yours
     assert yours_status(got.yours).startswith("Your launch passes v9.9.9's argument checks")
+
+
+@pytest.mark.parametrize(
+    ("first", "stopped", "expected"),
+    [
+        (
+            {"status": "error", "errorClass": "ValueError", "message": "heads (28) by tp (8)"},
+            None,
+            {
+                "status": "not-reproduced",
+                "reason": "your launch stops at another check of v9.9.9 first (ValueError:"
+                " heads (28) by tp (8))",
+                "stoppedBy": "ValueError: heads (28) by tp (8)",
+                "release": "v9.9.9",
+                "platform": "cuda-sm90",
+            },
+        ),
+        (  # a run the sandbox could not decide stopped at no check of the release
+            {"status": "undecidable", "errorClass": "", "message": ""},
+            {"status": "undecidable", "reason": "len() of `AutoTokenizer.from_pretrained()`"},
+            {
+                "status": "not-checked",
+                "reason": "v9.9.9's checks of your launch read len() of"
+                " `AutoTokenizer.from_pretrained()`, which kverr cannot know",
+            },
+        ),
+    ],
+)
+def test_a_run_stopped_before_the_pasted_check(first, stopped, expected) -> None:
+    data = {"release": "v9.9.9", "platform": "cuda-sm90", "errors": [first], "stopped": stopped}
+    assert stopped_first(data, "cuda-sm90") == expected

@@ -529,6 +529,25 @@ def _other_machine(got: dict[str, Any], m: Any, pasted: PastedLaunch, profile: A
     return got, None
 
 
+def stopped_first(data: dict[str, Any], default_platform: str) -> dict[str, Any]:
+    """What to say when the release's run of the user's launch (`report_json`) stopped before
+    the pasted check: at another check, or at something only the real machine knows (a run
+    the sandbox could not decide is no check the launch fails)."""
+    first = data["errors"][0]
+    if first.get("status") == "undecidable":
+        stopped = (data.get("stopped") or {}).get("reason") or "what only the machine knows"
+        reason = (
+            f"{data['release']}'s checks of your launch read {stopped}, which kverr cannot know"
+        )
+        return {"status": "not-checked", "reason": reason}
+    said = f"{first['errorClass']}: {first['message']}".strip(": ")
+    reason = f"your launch stops at another check of {data['release']} first ({said})"
+    if data["platform"] != default_platform:
+        reason += f" on {data['platform']} too"
+    where = {"release": data["release"], "platform": data["platform"]}
+    return {"status": "not-reproduced", "reason": reason, "stoppedBy": said, **where}
+
+
 def _run_yours(m: Any, pasted: PastedLaunch, profile: Any, spec: Any, release: str | None,
                source: str | None, platform: str | None = None) -> dict[str, Any]:  # fmt: skip
     """The user's launch through one release's checks on `platform` (the default machine:
@@ -559,12 +578,7 @@ def _run_yours(m: Any, pasted: PastedLaunch, profile: Any, spec: Any, release: s
             }
     where = {"release": data["release"], "platform": data["platform"]}
     if data["errors"]:
-        first = data["errors"][0]
-        said = f"{first['errorClass']}: {first['message']}".strip(": ")
-        reason = f"your launch stops at another check of {data['release']} first ({said})"
-        if data["platform"] != spec.default_platform:
-            reason += f" on {data['platform']} too"
-        return {"status": "not-reproduced", "reason": reason, "stoppedBy": said, **where}
+        return stopped_first(data, spec.default_platform)
     if launch_path:
         # the check runs as the server starts: what can be said is that the launch, with the
         # record's own change, gets there
