@@ -452,11 +452,14 @@ _PATH_VALUE = re.compile(r"(?:=|[ \t]+)[`'\"]?([^\s`'\"]{1,400})")
 _SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}\Z")
 
 
+_PATH_CHARS = re.compile(r"[\w./~+-]{1,400}")  # (what a line of advice may quote of a paste)
+
+
 def _looks_like_path(value: str) -> bool:
-    return (
-        0 < len(value) <= 400
-        and not any(c.isspace() for c in value)
-        and ("/" in value or _SUFFIX.search(value) is not None)
+    """A value written as a path: a slash or a file suffix, and only the characters paths are
+    made of (a line of advice is prose: markup from a paste never gets into it)."""
+    return _PATH_CHARS.fullmatch(value) is not None and (
+        "/" in value or _SUFFIX.search(value) is not None
     )
 
 
@@ -477,7 +480,7 @@ def _no_such_path(
         if path is None:
             continue
         nothing = "nothing" if what == "path" else f"no {what}"
-        if path.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", path):
+        if path.startswith(("/", "~")):
             out.append(
                 f"Make {path} exist where the server runs (inside its container, if it runs in"
                 f" one): {nothing} is there."

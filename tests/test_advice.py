@@ -589,6 +589,7 @@ TEMPLATE = {  # a check that a path option names an existing file (records/condi
             ],
         ),
         ({"template_arg": "chatml"}, "", []),  # a name the option also takes, not a path
+        ({"template_arg": "</code>[y](javascript:z)/t.j2"}, "", []),  # markup is no path
         ({"other": "conf/t.jinja"}, "", []),  # a value of something else
     ],
 )
