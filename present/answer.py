@@ -348,6 +348,7 @@ class CheckAnswer:
     launch: Command | None = None
     spelled: tuple[tuple[str, str], ...] = ()  # (what was typed, the option it is read as)
     unknown: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (option, close ones)
+    served: tuple[str, ...] = ()  # the server's own options, which no check reads
     errors: tuple[CheckError, ...] = ()
     stopped: tuple[str, str] | None = None  # (status, reason) of a check that did not finish
     notices: tuple[str, ...] = ()  # what the release would change silently
@@ -365,6 +366,7 @@ class CheckAnswer:
 CHECKED = "kverr check"
 NOT_CHECKED = "Not checked"
 YOUR_LAUNCH = "Your launch"
+SERVED = "the server's own options, which no check of the release reads"
 NO_FIX = "No fix of this launch passes"
 STOPPED = "The check stopped"
 PASSES = "The launch passes every check of this release."
@@ -413,6 +415,7 @@ def of_report(report: Mapping[str, Any]) -> CheckAnswer:
         unknown=tuple(
             (u["option"], tuple(u["didYouMean"])) for u in report.get("unknownOptions") or ()
         ),
+        served=tuple(report.get("serverOptions") or ()),
         errors=tuple(errors),
         stopped=(stopped["status"], stopped.get("reason") or "") if stopped else None,
         notices=tuple(n["message"].strip() for n in report.get("notices") or ()),

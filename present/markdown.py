@@ -232,6 +232,8 @@ def check(report: CheckAnswer, *, heading: str = f"**{a.CHECKED}**") -> str:
     for option, near in report.unknown:
         tail = f"; did you mean {', '.join(code(n) for n in near)}?" if near else "."
         out.append(f"- {code(option)} is not an option of {release}{tail}")
+    if report.served:
+        out.append(f"- {', '.join(code(o) for o in report.served)}: {a.SERVED}")
     for err in report.errors:
         where = f" ({code(err.where)})" if err.where else ""
         out += ["", f"**{escape(err.what)}**: {code(err.message)}{where}"]

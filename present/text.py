@@ -225,6 +225,8 @@ def check(report: CheckAnswer, term: Term = PLAIN) -> str:
     for option, near in r.unknown:
         tail = f"; did you mean {', '.join(near)}?" if near else ""
         out.append(f"  {option} is not an option of {r.release}{tail}")
+    if r.served:
+        out.append(f"  ({', '.join(r.served)}: {a.SERVED})")
     for err in r.errors:
         where = f" ({err.where})" if err.where else ""
         out += ["", term.style("✗ ", "red") + f"{err.what}: {err.message}{where}"]

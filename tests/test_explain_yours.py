@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from verify_fixture import sglang_files
 
 from kverr.answers import Match
+from kverr.argforms import abbreviated
 from kverr.cli import app
 
 MOE = "35f71508f59b40d3"  # "tp_size must be divisible by moe_dp_size", shipped and fixture alike
@@ -196,3 +197,36 @@ def test_a_record_fix_from_another_value_is_not_applied_to_the_users_launch(repo
 def test_a_run_stopped_before_the_pasted_check(first, stopped, expected) -> None:
     data = {"release": "v9.9.9", "platform": "cuda-sm90", "errors": [first], "stopped": stopped}
     assert stopped_first(data, "cuda-sm90") == expected
+
+
+FRONT_END = '''\
+from dataclasses import dataclass
+
+
+@dataclass
+class FrontendArgs:
+    host: str | None = None
+    """Host name."""
+    port: int = 8000
+    """Port number."""
+'''
+
+
+def test_the_server_front_ends_options_are_its_own(tmp_path) -> None:
+    """vLLM's serve takes the fields of its FrontendArgs besides EngineArgs' (`--port`): read
+    from the release's own files, they are no unknown option of the checks' parser."""
+    from kverr.verify.memo import Memo
+    from kverr.verify.preflight import front_end_options
+    from kverr.verify.release import find_release
+    from kverr.verify.spec import spec_for
+
+    from kverr.profile import load_profile
+
+    g = Git(tmp_path / "repo")
+    g.commit("front end", {"vllm/entrypoints/openai/cli_args.py": FRONT_END, "vllm/a.py": ""})
+    profile = load_profile("vllm")
+    spec = spec_for(profile)
+    rel = find_release(spec, ("vllm/*.py",), release=None, source=str(g.root), profile=profile)
+    served = front_end_options(rel, spec, "k", Memo(None), profile)
+    assert {"--host", "--port"} <= set(served)
+    assert abbreviated("--port", served) == "--port" and abbreviated("--bogus", served) is None

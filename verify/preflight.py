@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kverr.verify.spec import spec_for
 
+from kverr.argforms import abbreviated
 from kverr.errors import QueryError, SourceError
 from kverr.ftypes import POSITIONAL, Launch
 from kverr.launch import PastedLaunch, forms_of, read_launches
@@ -85,6 +86,7 @@ class Report:
     checked: Checked | None = None
     reason: str = ""  # why nothing ran (the release's code does not load in the sandbox)
     close: tuple[tuple[str, tuple[str, ...]], ...] = ()  # unknown option -> close names
+    served: tuple[str, ...] = ()  # options of the server's front end (VerifySpec.front_end)
     # the launch with a record's own change (yours.with_record_fix), when asked and it passed
     with_record_fix: Launch | None = None
 
@@ -147,13 +149,16 @@ def check_launch(
         resolved, launch, label = your_launch(pasted, options)
         read_ahead(bench)
         checked = check(bench, launch, keep)
-        close = tuple((u, tuple(close_options(u, options))) for u in resolved.unknown)
+        served = front_end_options(rel, spec, key, memo, profile)
+        unknown = tuple(u for u in resolved.unknown if abbreviated(u, served) is None)
+        close = tuple((u, tuple(close_options(u, options))) for u in unknown)
         then = None
         if example_fix and checked.passed and not checked.errors:
             then = with_record_fix(bench, launch, example_fix)
         return Report(
-            rel.name, plat, label, launch, pasted.program, resolved.unknown, resolved.spelled,
+            rel.name, plat, label, launch, pasted.program, unknown, resolved.spelled,
             checked, close=close, with_record_fix=then,
+            served=tuple(u for u in resolved.unknown if u not in unknown),
         )  # fmt: skip
     finally:
         session.close()
@@ -188,6 +193,24 @@ def release_key(rel: Any, spec: Any) -> str:
     if rel.disk is not None:
         files.append(("", folder_stamp(package_dir(rel.disk, spec))))
     return files_key(rel.revision, files)
+
+
+def front_end_options(rel: Any, spec: Any, key: str, memo: Any, profile: Any) -> dict[str, int]:
+    """The options the release's front end declares (`spec.front_end`'s files): option ->
+    a key per declaration, as `abbreviated` reads them. Read from the release's own files
+    (a git revision or a folder), kept in the memo."""
+    if not spec.front_end:
+        return {}
+    name = f"front:{key}:{_extract_code()}:{profile.fingerprint('extract')}"
+    hit = memo.get(name)
+    if hit is None:
+        from kverr.extractor import extract_files
+        from kverr.verify.release import files_of
+
+        exts = extract_files(list(files_of(rel, spec.front_end)), rules=profile.extract)
+        hit = json.dumps([list(d.options or (d.name,)) for fx in exts for d in fx.flags])
+        memo[name] = hit
+    return {o: i for i, names in enumerate(json.loads(hit)) for o in names if o.startswith("-")}
 
 
 def extraction(rel: Any, key: str, memo: Any, rules: Any = None) -> list[Any]:
@@ -362,6 +385,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "launch": {"command": line(report.launch), "argv": report.launch.argv()},
         "spelled": [{"typed": a, "option": b} for a, b in report.spelled],
         "unknownOptions": [{"option": u, "didYouMean": list(c)} for u, c in report.close],
+        "serverOptions": list(report.served),
         "passed": bool(checked and checked.passed and not checked.errors),
         "errors": errors,
         "stopped": (

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,6 +151,15 @@ def releases_to_try(spec: VerifySpec, source: str | None, known: Iterable[str]) 
 
 def _version_key(tag: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", tag))
+
+
+def files_of(rel: Release, globs: Sequence[str]) -> tuple[SourceFile, ...]:
+    """More of the release's files than its file set: `globs`, read where its files were."""
+    if rel.disk is not None:
+        return _from_folder(Path(rel.disk[0]), tuple(globs), rel.name, rel.disk[1]).files
+    if rel.repo and rel.revision.sha:
+        return tuple(sources.read_git(Path(rel.repo), rel.revision.sha, tuple(globs))[1])
+    return ()
 
 
 def _from_folder(folder: Path, globs: tuple[str, ...], name: str, at: str) -> Release:

@@ -108,6 +108,10 @@ class VerifySpec:
     # methods decorated by one of `validators`) and methods called on any object.
     follow: str = "self"
     validators: tuple[str, ...] = ()
+    # Files whose options the launch command takes besides the args class's (vLLM's serve:
+    # --host, --port in vllm/entrypoints/openai/cli_args.py): the server reads them, no check
+    # of the args class does, so a launch that gives them is run without them.
+    front_end: tuple[str, ...] = ()
 
     @property
     def main_path(self) -> str:
@@ -182,6 +186,7 @@ class VerifySpec:
                 wrappers=tuple(v.get("wrappers", ())),
                 follow=v.get("follow", "self"),
                 validators=tuple(v.get("validators", ())),
+                front_end=tuple(v.get("front_end", ())),
             )
         except (KeyError, TypeError) as exc:
             raise SourceError(
