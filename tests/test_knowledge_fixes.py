@@ -405,3 +405,66 @@ def test_a_failure_an_except_clause_catches_is_not_fixed_by_giving_up_the_launch
     # the message's own advice stays; the launch's way there is no fix, nor a tip
     assert rec["solutions"] == ["Use a different --port"]
     assert (rec["exampleFix"], rec["preventionTips"], rec["commonSituations"]) == ("", [], "")
+
+
+NOTICES = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def _handle_notices(self):
+        free = probe_free_memory()
+        if self.tp_size > 1 and free < total_memory() * 0.9:
+            if not envs.APP_STRICT_BALANCE.get():
+                logger.warning("Free memory differs between the devices, free=" + str(free))
+        if self.enable_pool:
+            logger.warning("Pooling is on. Some devices may be held by other programs.")
+        if self.enable_symm and not envs.APP_PREALLOC_SIZE.is_set():
+            logger.warning("Symmetric buffers take their default size")
+        if self.enable_fusion and not is_hip():
+            logger.warning("Fusion is left off on this platform")
+        if self.enable_mux and torch_release() >= (2, 7):
+            logger.warning("Multiplexing is slow on this torch. Please manually install torch 2.6.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--tp-size", type=int, default=1)
+    parser.add_argument("--enable-pool", action="store_true")
+    parser.add_argument("--enable-symm", action="store_true")
+    parser.add_argument("--enable-fusion", action="store_true")
+    parser.add_argument("--enable-mux", action="store_true")
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "solutions"),
+    [
+        # free memory against a share of it: the machine's state, not the launch, decides
+        ("Free memory differs", []),
+        # the message's own guess at the cause is something to look at
+        ("Pooling is on", []),
+        # a variable's state is a clause, never "launches with APP_X is not set"
+        (
+            "Symmetric buffers",
+            [
+                "Nothing to change: SGLang reports this for launches with --enable-symm, "
+                "when APP_PREALLOC_SIZE is not set, and goes on"
+            ],
+        ),
+        # the platform before the options, never "with --x and not on ROCm"
+        (
+            "Fusion is left off",
+            [
+                "Nothing to change: SGLang reports this for launches not on ROCm with "
+                "--enable-fusion and goes on"
+            ],
+        ),  # fmt: skip
+        # an adverb after "please" is still the message's advice
+        ("Multiplexing is slow", ["Manually install torch 2.6"]),
+    ],
+)
+def test_a_notice_that_points_outside_the_launch_is_not_nothing_to_change(message, solutions):
+    rec = _by_message(_records(NOTICES), message)
+    assert rec["solutions"] == solutions

@@ -322,8 +322,9 @@ def message_reasons(f: Facts) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# (an adverb after the request is part of it: "Please manually install torch 2.6.x")
 _IMPERATIVE = re.compile(
-    r"^(?:please\s+|you can\s+|you should\s+|you need to\s+)?(pass|use|set|run|remove|drop|"
+    r"^(?:(?:please|you can|you should|you need to)\s+(?:[a-z]+ly\s+)?)?(pass|use|set|run|remove|drop|"
     r"disable|enable|install|unset|try|specify|add|choose|consider|increase|decrease|reduce|"
     r"upgrade|switch|provide|make sure|change|update|export|lower|turn|select|rebuild|reinstall|"
     r"downgrade|check|verify|ensure|point|explicitly|override)\b",
