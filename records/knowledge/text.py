@@ -123,7 +123,7 @@ def meaning(f: Facts) -> dict[str, str]:
         # (rules() leaves out the words of the options a sentence names)
         # (only about the options the check is about: a gate's rule is another subject)
         words = docs.content_words(f.literal + " " + " ".join(described))
-        for note in docs.rules(described, words, f.decls, f.docs):
+        for note in docs.rules(described, words, f.decls, f.docs, within=flags):
             text = _sentence(note.text)
             if not any(_restates(text, p) for p in (what, *whys)):
                 whys.append(text)
