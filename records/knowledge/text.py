@@ -114,6 +114,16 @@ def meaning(f: Facts) -> dict[str, str]:
         if fl != model
         and (fl not in left or _named_at(fl, f.decls.get(fl), f.message) <= len(f.message))
     ] or [fl for fl in flags[:1] if fl == model]
+    if f.served:
+        # A request's own value fails it ("data_parallel_rank must be non-negative"): the
+        # launch option it runs under says where the check is, not what it is about.
+        tested = {a.flag for a in f.direct if a.flag} | {fl for a in f.direct for fl in a.flags}
+        around = {a.flag for a in f.context if a.flag} - tested
+        described = [
+            fl
+            for fl in described
+            if fl not in around or _named_at(fl, f.decls.get(fl), f.message) <= len(f.message)
+        ]
     what = next((w for w in (what_is(fl, f) for fl in described) if w), "")
     whys: list[str] = []
     for text in _code_reasons(f):
