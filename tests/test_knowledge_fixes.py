@@ -468,3 +468,39 @@ def add_cli_args(parser):
 def test_a_notice_that_points_outside_the_launch_is_not_nothing_to_change(message, solutions):
     rec = _by_message(_records(NOTICES), message)
     assert rec["solutions"] == solutions
+
+
+BACKENDS = """
+class ModelRunner:
+    def _backend_from_str(self, backend_str):
+        if backend_str == "classic":
+            return Classic()
+        elif self.server_args.attention_backend == "wave":
+            return Wave()
+        elif backend_str == "fa3":
+            assert probe_sm() == 9, "FA3 needs SM90. Please use `--attention-backend classic`."
+        elif backend_str in ("fa4", "wave"):
+            assert probe_sm() == 10, "FA4 needs SM100."
+        if self.server_args.attention_backend != "wave" and self.server_args.page_size > 1:
+            raise ValueError("Paged attention needs --page-size 1 here")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--attention-backend", choices=["classic", "wave", "fa3", "fa4"])
+    parser.add_argument("--page-size", type=int, default=1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "shipped"),
+    [
+        # `backend_str == "fa3"` on the path: a line giving the option another value misses it
+        ("FA3 needs SM90", False),
+        ("FA4 needs SM100", False),
+        # no code condition names a value of the option: the line reaches the check
+        ("Paged attention needs", True),
+    ],
+)
+def test_an_example_whose_before_line_misses_the_check_is_not_shipped(message, shipped):
+    rec = _by_message(_records(BACKENDS, path="python/sglang/srt/model_runner.py"), message)
+    assert bool(rec["exampleFix"]) is shipped
