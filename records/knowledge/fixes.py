@@ -8,6 +8,7 @@ import ast
 import re
 from collections.abc import Sequence
 
+from kverr.extractor.pysource import expr_or_none
 from kverr.records.conditions import (
     Atom,
     cli_arg,
@@ -238,9 +239,8 @@ def _misses(chosen: dict[str, str], f: Facts) -> bool:
 def _named_values(atom: Atom) -> set[str]:
     """The strings a code condition that holds tests for equality: `x == "fa3"`, `x in
     ("fa3", "fa4")` (nothing for a condition that fails or another comparison)."""
-    try:
-        node = ast.parse(atom.text, mode="eval").body
-    except SyntaxError:
+    node = expr_or_none(atom.text)
+    if node is None:
         return set()
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
         return set()

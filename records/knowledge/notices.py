@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kverr.extractor.pysource import NOT_LITERAL, literal
+from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 from kverr.records.conditions import Atom, dest_of, join_words, phrase, show_value
 from kverr.records.knowledge.facts import (
     _BOOL_OR_NONE,
@@ -119,9 +119,8 @@ def _measured(a: Atom) -> bool:
     locals is more often two settings the code picked, `prefill_backend != decode_backend`.)"""
     if a.flag or a.flags or a.topic:
         return False
-    try:
-        node = ast.parse(a.text, mode="eval").body
-    except SyntaxError:
+    node = expr_or_none(a.text)
+    if node is None:
         return False
     if not (isinstance(node, ast.Compare) and all(isinstance(o, _ORDER) for o in node.ops)):
         return False
@@ -135,7 +134,7 @@ _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 def _launches(atoms: list[Atom]) -> str:
     """The launches a notice reports on, as one phrase: options and the model after "with",
     a platform after "on", anything else (a variable set) as a clause after "when", so that
-    "with SGLANG_X is not enabled" or "with on CUDA" is never written."""
+    "with APP_X is not enabled" or "with on CUDA" is never written."""
     nouns, places, clauses = [], [], []
     for a in atoms:
         words = phrase(a)
