@@ -410,3 +410,50 @@ def test_the_files_of_the_launches_are_named_up_to_three():
     found = [DocLaunch(("--x",), "", f"t/{name}.py") for name in "abcd"]
     assert "(t/a.py, t/b.py, t/c.py)." in D.met_by(found[:3], {"--x"}, {}, Docs(()), "")
     assert "(t/a.py, t/b.py and 2 more files)." in D.met_by(found, {"--x"}, {}, Docs(()), "")
+
+
+PAGED = """# Paged attention
+
+- The paged backend only supports a `--page-size` of 16, 32 or 64 with the MHA kernels.
+- For paged MHA backends with `--page-size > 1` and `--eagle-topk > 1`, only the classic backend is supported.
+- To keep memory aligned, the chunk is cut down to a multiple of max(`--page-size`, 64).
+- Each entry of `--page-size` must use `numactl --physcpubind` syntax for MHA kernels.
+"""
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        ("The paged backend only supports", True),
+        # names an option the check does not read: the rule of another check
+        ("--eagle-topk > 1", False),
+        # "to", "of" and "64" are all it shares with the check's words: no content
+        ("the chunk is cut down", False),
+        # another tool's option is no option of the project's
+        ("numactl --physcpubind", True),
+    ],
+)
+def test_a_docs_rule_is_the_why_only_when_it_speaks_to_the_checks_own_options(sentence, kept):
+    decls = {
+        f: FlagDecl(f, f.lstrip("-").replace("-", "_"), type="int")
+        for f in ("--page-size", "--attention-backend", "--eagle-topk")
+    }
+    docs = Docs((D.read_file("docs/paged.md", PAGED, MARKERS, page=True),), url="")
+    message = "MHA kernels only support page_size of 16, 32 or 64, changing page_size to 64"
+    words = D.content_words(message + " --page-size --attention-backend")
+    notes = D.rules(
+        ["--page-size"], words, decls, docs, within=["--page-size", "--attention-backend"]
+    )
+    assert any(sentence in n.text for n in notes) is kept
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("entries", {"entry"}),  # a plural in -ies is its -y word
+        ("batches of tokens", {"batche", "token"}),
+        ("set it to one of 16 or 32", {"one", "16", "32"}),  # function words are no content
+    ],
+)
+def test_content_words(text, words):
+    assert D.content_words(text) == words

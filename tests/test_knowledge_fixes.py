@@ -405,3 +405,102 @@ def test_a_failure_an_except_clause_catches_is_not_fixed_by_giving_up_the_launch
     # the message's own advice stays; the launch's way there is no fix, nor a tip
     assert rec["solutions"] == ["Use a different --port"]
     assert (rec["exampleFix"], rec["preventionTips"], rec["commonSituations"]) == ("", [], "")
+
+
+NOTICES = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def _handle_notices(self):
+        free = probe_free_memory()
+        if self.tp_size > 1 and free < total_memory() * 0.9:
+            if not envs.APP_STRICT_BALANCE.get():
+                logger.warning("Free memory differs between the devices, free=" + str(free))
+        if self.enable_pool:
+            logger.warning("Pooling is on. Some devices may be held by other programs.")
+        if self.enable_symm and not envs.APP_PREALLOC_SIZE.is_set():
+            logger.warning("Symmetric buffers take their default size")
+        if self.enable_fusion and not is_hip():
+            logger.warning("Fusion is left off on this platform")
+        if self.enable_mux and torch_release() >= (2, 7):
+            logger.warning("Multiplexing is slow on this torch. Please manually install torch 2.6.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--tp-size", type=int, default=1)
+    parser.add_argument("--enable-pool", action="store_true")
+    parser.add_argument("--enable-symm", action="store_true")
+    parser.add_argument("--enable-fusion", action="store_true")
+    parser.add_argument("--enable-mux", action="store_true")
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "solutions"),
+    [
+        # free memory against a share of it: the machine's state, not the launch, decides
+        ("Free memory differs", []),
+        # the message's own guess at the cause is something to look at
+        ("Pooling is on", []),
+        # a variable's state is a clause, never "launches with APP_X is not set"
+        (
+            "Symmetric buffers",
+            [
+                "Nothing to change: SGLang reports this for launches with --enable-symm, "
+                "when APP_PREALLOC_SIZE is not set, and goes on"
+            ],
+        ),
+        # the platform before the options, never "with --x and not on ROCm"
+        (
+            "Fusion is left off",
+            [
+                "Nothing to change: SGLang reports this for launches not on ROCm with "
+                "--enable-fusion and goes on"
+            ],
+        ),  # fmt: skip
+        # an adverb after "please" is still the message's advice
+        ("Multiplexing is slow", ["Manually install torch 2.6"]),
+    ],
+)
+def test_a_notice_that_points_outside_the_launch_is_not_nothing_to_change(message, solutions):
+    rec = _by_message(_records(NOTICES), message)
+    assert rec["solutions"] == solutions
+
+
+BACKENDS = """
+class ModelRunner:
+    def _backend_from_str(self, backend_str):
+        if backend_str == "classic":
+            return Classic()
+        elif self.server_args.attention_backend == "wave":
+            return Wave()
+        elif backend_str == "fa3":
+            assert probe_sm() == 9, "FA3 needs SM90. Please use `--attention-backend classic`."
+        elif backend_str in ("fa4", "wave"):
+            assert probe_sm() == 10, "FA4 needs SM100."
+        if self.server_args.attention_backend != "wave" and self.server_args.page_size > 1:
+            raise ValueError("Paged attention needs --page-size 1 here")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--attention-backend", choices=["classic", "wave", "fa3", "fa4"])
+    parser.add_argument("--page-size", type=int, default=1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "shipped"),
+    [
+        # `backend_str == "fa3"` on the path: a line giving the option another value misses it
+        ("FA3 needs SM90", False),
+        ("FA4 needs SM100", False),
+        # no code condition names a value of the option: the line reaches the check
+        ("Paged attention needs", True),
+    ],
+)
+def test_an_example_whose_before_line_misses_the_check_is_not_shipped(message, shipped):
+    rec = _by_message(_records(BACKENDS, path="python/sglang/srt/model_runner.py"), message)
+    assert bool(rec["exampleFix"]) is shipped

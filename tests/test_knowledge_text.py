@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_records_knowledge import _by_message, _records
 
 WORDS = Path(__file__).resolve().parent / "golden" / "records" / "words.py"
@@ -147,3 +148,39 @@ def test_the_meaning_is_about_what_the_message_names_not_the_gate_on_the_way():
     assert "meaning" not in _by_message(recs, "fused all-reduce") or not _by_message(
         recs, "fused all-reduce"
     )["meaning"].get("what")
+
+
+ENGINE = """
+class Engine:
+    def generate(self, prompt, data_parallel_rank=None):
+        if self.server_args.enable_dp_attention:
+            if data_parallel_rank is None:
+                pass
+            elif data_parallel_rank < 0:
+                raise ValueError("data_parallel_rank must be non-negative")
+            elif data_parallel_rank >= self.server_args.dp_size:
+                raise ValueError(f"data_parallel_rank must be below {self.server_args.dp_size}")
+        if self.server_args.enable_dp_attention and not prompt:
+            raise ValueError("--enable-dp-attention needs a prompt")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--enable-dp-attention", action="store_true", help="Split attention.")
+    parser.add_argument("--dp-size", type=int, default=1, help="The data parallel size.")
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "what"),
+    [
+        # a request's own value fails it: the launch option it runs under is not its subject
+        ("must be non-negative", None),
+        # the message names the option whose value bounds the request's
+        ("must be below", "--dp-size: the data parallel size."),
+        # the message names the launch option: that is what it is about
+        ("needs a prompt", "--enable-dp-attention: split attention."),
+    ],
+)
+def test_a_request_check_is_not_described_by_the_launch_option_it_runs_under(message, what):
+    rec = _by_message(_records(ENGINE, path="python/sglang/srt/entrypoints/engine.py"), message)
+    assert rec["meaning"].get("what") == what

@@ -484,12 +484,19 @@ _RULE = re.compile(
 
 
 def rules(
-    flags: Sequence[str], words: set[str], decls: dict[str, FlagDecl], docs: Docs | None
+    flags: Sequence[str],
+    words: set[str],
+    decls: dict[str, FlagDecl],
+    docs: Docs | None,
+    within: Sequence[str] = (),
 ) -> list[DocNote]:
     """Sentences of the docs that state a rule about these flags (must, only, requires,
     divisible, ...) and share at least two content words with `words` (the check's message
     and its other options) besides the words of the options they name: the flags' table rows
-    past their first sentence, and prose naming them."""
+    past their first sentence, and prose naming them. With `within` (every option the check
+    reads), a sentence that also names another option is left out: it states the rule of
+    another check ("with `--page-size > 1` and `--speculative-eagle-topk > 1`, only
+    flashinfer" is no reason for a page-size check that never reads the top-k)."""
     if docs is None:
         return []
     idx = _index(docs)
@@ -507,8 +514,21 @@ def rules(
     for n in dict.fromkeys(out):
         own = content_words(" ".join(n.flags))
         if _RULE.search(n.text) and len((content_words(n.text) - own) & words) >= 2:
-            keep.append(n)
+            if not within or _names_only(n, within, decls):
+                keep.append(n)
     return keep
+
+
+def _names_only(note: DocNote, flags: Sequence[str], decls: dict[str, FlagDecl]) -> bool:
+    """Whether every option of the project `note` names is one of `flags` (by any of its
+    option strings, a launch's short form of one, or the option a config field of `flags`
+    belongs to). A field's docstring names its field bare (`num_speculative_tokens`): no
+    option string, so nothing to compare."""
+    opts = _options(decls)
+    # (an option of another tool, `numactl --physcpubind`, is no option of the project's)
+    named = {opts.owner(o) for o in (*note.flags, *_OPTION.findall(note.text))} - {None}
+    mine = set(flags) | {fl.partition(".")[0] for fl in flags}
+    return named <= mine
 
 
 def usage(
@@ -684,15 +704,22 @@ def sentences(text: str) -> list[str]:
 # Words of option names too common to tie a page to one option.
 _GENERIC = {"enable", "disable", "max", "min", "num", "size", "path", "mode", "backend", "type",
             "use", "config", "model", "server", "tokens", "level"}  # fmt: skip
+# (two-letter function words too: "to" and "of" made a pipeline page's sentence about chunk
+# sizes "share two words" with a page-size check)
 _STOP = {"this", "that", "with", "when", "only", "must", "should", "will", "have", "from", "into",
          "than", "then", "also", "used", "uses", "using", "does", "not", "the", "and", "for",
-         "are", "can", "set", "if", "be", "is", "it", "its", "you", "your", "more", "default"}  # fmt: skip
+         "are", "can", "set", "if", "be", "is", "it", "its", "you", "your", "more", "default",
+         "to", "of", "or", "in", "on", "at", "by", "as", "an", "so", "no", "do", "we"}  # fmt: skip
 
 
 def content_words(text: str) -> set[str]:
     out = set()
     for w in re.findall(r"[a-z0-9]{2,}", text.lower().replace("_", " ").replace("-", " ")):
-        w = w[:-1] if len(w) > 4 and w.endswith("s") else w
+        # (a plural in -ies is its -y word: "entries" and "entry" are one word)
+        if len(w) > 4 and w.endswith("ies"):
+            w = w[:-3] + "y"
+        elif len(w) > 4 and w.endswith("s"):
+            w = w[:-1]
         if w not in _STOP:
             out.add(w)
     return out

@@ -8,6 +8,7 @@ import ast
 import re
 from collections.abc import Sequence
 
+from kverr.extractor.pysource import expr_or_none
 from kverr.records.conditions import (
     Atom,
     cli_arg,
@@ -176,6 +177,8 @@ def example_fix(f: Facts) -> str:
         if arg and atom.flag:
             chosen.pop(atom.flag, None)
             chosen[atom.flag] = arg
+    if _misses(chosen, f):
+        return ""  # the before line would not reach the check: no example is better than that
     if notices.is_notice(f):
         before = list(chosen.values())
         after = notices.example_after(f, before)
@@ -214,6 +217,39 @@ def example_fix(f: Facts) -> str:
                 continue  # this flag's value would be made up: another target may not need one
             return text
     return ""
+
+
+def _misses(chosen: dict[str, str], f: Facts) -> bool:
+    """Whether a condition in code the launch must meet names another value of an option the
+    before line sets: `backend_str == "fa3"` on the path while the line says
+    `--attention-backend=triton` (the code reads the option through a local the extractor
+    does not follow, so only the value the code names reaches the check)."""
+    for atom in (*f.context, *f.direct):
+        if atom.op != "expr" or atom.flag or atom.topic:
+            continue
+        wanted = _named_values(atom)
+        for flag, arg in chosen.items():
+            choices = _choices(flag, f.decls) or ()
+            given = arg.partition("=")[2]
+            if given and given in choices and wanted & set(choices) and given not in wanted:
+                return True
+    return False
+
+
+def _named_values(atom: Atom) -> set[str]:
+    """The strings a code condition that holds tests for equality: `x == "fa3"`, `x in
+    ("fa3", "fa4")` (nothing for a condition that fails or another comparison)."""
+    node = expr_or_none(atom.text)
+    if node is None:
+        return set()
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return set()
+    op, right = node.ops[0], node.comparators[0]
+    if not ((isinstance(op, ast.Eq) and atom.holds) or (isinstance(op, ast.NotEq) and not atom.holds)
+            or (isinstance(op, ast.In) and atom.holds)):  # fmt: skip
+        return set()
+    values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+    return {v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)}
 
 
 def _fix_text(before: list[str], after: list[str], profile: Profile) -> str | None:

@@ -9,9 +9,10 @@ the notice's own branch (Binding "assigned" after the innermost guard, and "sets
 
 from __future__ import annotations
 
+import ast
 import re
 
-from kverr.extractor.pysource import NOT_LITERAL, literal
+from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 from kverr.records.conditions import Atom, dest_of, join_words, phrase, show_value
 from kverr.records.knowledge.facts import (
     _BOOL_OR_NONE,
@@ -88,18 +89,69 @@ NOTHING = "Nothing to change"
 
 def nothing_to_change(f: Facts) -> str:
     """The advice for a notice no choice of yours silences: it only says what the code does
-    (the record's fix search, too, finds only giving the feature up)."""
+    (the record's fix search, too, finds only giving the feature up). "" for a notice that
+    points at something to change outside the launch: its message names a likely cause
+    ("Some GPUs may be occupied by other processes"), or it fires on a comparison of values
+    measured at run time (free memory against a share of it), which the machine's state, not
+    the launch, decides."""
     done = did(f).rstrip(".")
     if done:
         return f"{NOTHING}: {done}"
     atoms = (*f.context, *f.direct)
-    when = [phrase(a) for a in atoms if (a.flag and a.positive) or a.topic in _WHERE]
+    if _SUSPECTS.search(f.literal) or any(_measured(a) for a in atoms):
+        return ""
+    when = [a for a in atoms if (a.flag and a.positive) or a.topic in _WHERE]
     if when:
-        return f"{NOTHING}: {f.profile.product} reports this for launches with {join_words(list(dict.fromkeys(when)))} and goes on"
+        return f"{NOTHING}: {f.profile.product} reports this {_launches(when)} and goes on"
     return ""  # nothing the launch could say about it: no advice at all, not a stock line
 
 
 _WHERE = ("model", "platform", "hardware", "env")
+# A message that guesses at a cause ("Some GPUs may be occupied by other processes", "this
+# will likely lead to an error") names something to look at, not expected behaviour; a
+# consequence it only hedges ("pages may be padded to 64 tokens") is what the code does.
+_SUSPECTS = re.compile(r"\b(?:may|might|could) be \w+ by\b|\b(?:probably|possibly|likely)\b", re.I)
+
+
+def _measured(a: Atom) -> bool:
+    """A condition in code that orders two values the code computes (`free < total * 0.9`):
+    no flag, platform or model fact, and no literal on either side. (An equality of two
+    locals is more often two settings the code picked, `prefill_backend != decode_backend`.)"""
+    if a.flag or a.flags or a.topic:
+        return False
+    node = expr_or_none(a.text)
+    if node is None:
+        return False
+    if not (isinstance(node, ast.Compare) and all(isinstance(o, _ORDER) for o in node.ops)):
+        return False
+    sides = (node.left, *node.comparators)
+    return all(literal(ast.unparse(x)) is NOT_LITERAL for x in sides)
+
+
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _launches(atoms: list[Atom]) -> str:
+    """The launches a notice reports on, as one phrase: options and the model after "with",
+    a platform after "on", anything else (a variable set) as a clause after "when", so that
+    "with APP_X is not enabled" or "with on CUDA" is never written."""
+    nouns, places, clauses = [], [], []
+    for a in atoms:
+        words = phrase(a)
+        if a.flag or a.topic == "model":
+            nouns.append(words)
+        elif words.startswith(("on ", "not on ")):
+            places.append(words)
+        else:
+            clauses.append(words)
+    nouns, places, clauses = (list(dict.fromkeys(x)) for x in (nouns, places, clauses))
+    # (the platform first: "for launches on ROCm with A and B", never "with A, on ROCm and B")
+    head = "for launches" if nouns or places else ""
+    head += " " + join_words(places) if places else ""
+    head += " with " + join_words(nouns) if nouns else ""
+    if not clauses:
+        return head
+    return (f"{head}, when " if head else "when ") + join_words(clauses) + ","
 
 
 def example_after(f: Facts, before: list[str]) -> list[str] | None:

@@ -114,6 +114,16 @@ def meaning(f: Facts) -> dict[str, str]:
         if fl != model
         and (fl not in left or _named_at(fl, f.decls.get(fl), f.message) <= len(f.message))
     ] or [fl for fl in flags[:1] if fl == model]
+    if f.served:
+        # A request's own value fails it ("data_parallel_rank must be non-negative"): the
+        # launch option it runs under says where the check is, not what it is about.
+        tested = {a.flag for a in f.direct if a.flag} | {fl for a in f.direct for fl in a.flags}
+        around = {a.flag for a in f.context if a.flag} - tested
+        described = [
+            fl
+            for fl in described
+            if fl not in around or _named_at(fl, f.decls.get(fl), f.message) <= len(f.message)
+        ]
     what = next((w for w in (what_is(fl, f) for fl in described) if w), "")
     whys: list[str] = []
     for text in _code_reasons(f):
@@ -123,7 +133,7 @@ def meaning(f: Facts) -> dict[str, str]:
         # (rules() leaves out the words of the options a sentence names)
         # (only about the options the check is about: a gate's rule is another subject)
         words = docs.content_words(f.literal + " " + " ".join(described))
-        for note in docs.rules(described, words, f.decls, f.docs):
+        for note in docs.rules(described, words, f.decls, f.docs, within=flags):
             text = _sentence(note.text)
             if not any(_restates(text, p) for p in (what, *whys)):
                 whys.append(text)
@@ -322,8 +332,9 @@ def message_reasons(f: Facts) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# (an adverb after the request is part of it: "Please manually install torch 2.6.x")
 _IMPERATIVE = re.compile(
-    r"^(?:please\s+|you can\s+|you should\s+|you need to\s+)?(pass|use|set|run|remove|drop|"
+    r"^(?:(?:please|you can|you should|you need to)\s+(?:[a-z]+ly\s+)?)?(pass|use|set|run|remove|drop|"
     r"disable|enable|install|unset|try|specify|add|choose|consider|increase|decrease|reduce|"
     r"upgrade|switch|provide|make sure|change|update|export|lower|turn|select|rebuild|reinstall|"
     r"downgrade|check|verify|ensure|point|explicitly|override)\b",
