@@ -12,7 +12,9 @@ bound grows with (the KV pool with the memory fraction), and what still limits a
 raised. Printed expressions (`len(ids)`, `GiB(free)`) are bound to their numbers, and the
 message's own instruction with a value (`--dtype=half`, `APP_ALLOW_X=1`) is a line too, and so
 is a record's verified fix of one option's word when the paste sets that option to the word
-the fix replaces (`--attention-backend trtllm_mha` beside the SM100 check: use triton).
+the fix replaces (`--attention-backend trtllm_mha` beside the SM100 check: use triton). Three
+kinds of printed value say what to change by themselves: a list that names a value twice where
+the check refuses repeats, a timeout that ran out, and a path the check found nothing at.
 
 The condition is evaluated by a small interpreter over numbers (arithmetic, comparisons,
 `and`/`or`/`not`, a few numeric calls); anything else in it (another call, a name that is no
