@@ -92,6 +92,7 @@ def advise(
     constants = _constants(values)
     if not known and not values:
         swapped = _swapped(record, text, []) + _no_such_path(record, values, dests, text)
+        swapped += _as_the_word(record, text, rules.positional)
         return swapped + _instructions(record, values, set(dests.values()), swapped)
     out: list[tuple[bool, str]] = [
         (False, line)
@@ -101,6 +102,7 @@ def advise(
             *_each_once(record, values, text),
             *_waited(record, values, dests),
             *_no_such_path(record, values, dests, text),
+            *_as_the_word(record, text, rules.positional),
         ]
     ]
     for cond, want in _conditions(record, dests, rules.computed):
@@ -491,6 +493,24 @@ def _no_such_path(
             out.append(
                 f"Use {flag} /absolute/path/to/{path}: {path} is a relative path, read from the"
                 f" directory the server starts in, and {nothing} is there."
+            )
+    return out
+
+
+def _as_the_word(
+    record: Mapping[str, Any], text: str, positional: Sequence[tuple[str, str]]
+) -> list[str]:
+    """A message that asks for an option's value as the word after the command ("provide the
+    model as a positional argument ... instead of via the `--model` option"), where the paste
+    gives that option one: the command with that word."""
+    if "positional" not in (record.get("errorMessage") or ""):
+        return []
+    out = []
+    for flag, command in positional:
+        value = _pasted([flag], text, _PATH_VALUE, None).get(flag)
+        if flag in (record.get("flags") or ()) and value and _PATH_CHARS.fullmatch(value):
+            out.append(
+                f"Give {value} as the word after the command, without {flag}: {command} {value}"
             )
     return out
 

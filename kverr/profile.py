@@ -213,6 +213,9 @@ class AdviceRules:
     # a value a check reads that the code computed from options, under a name of its own
     # (vLLM's `requested_memory`): name -> the expression, its options as `--option`
     computed: tuple[tuple[str, str], ...] = ()
+    # an option the launch command takes as a word after it instead (vLLM's `vllm serve MODEL`
+    # for --model): option -> the command; from the `[verify]` table's positional and launch
+    positional: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -400,9 +403,19 @@ def parse_profile(text: str, where: str = "profile") -> Profile:
     return Profile(
         **top,
         extract=ExtractRules(**extract),
-        advice=AdviceRules(**got["advice"]),
+        advice=AdviceRules(**got["advice"], positional=_positional(verify)),
         verify=json.dumps(verify, sort_keys=True) if verify is not None else None,
     )
+
+
+def _positional(verify: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """(--option, launch command) for each word the launch command takes as an option's
+    value (`positional = { model_tag = "model" }`, `launch = "vllm serve"`)."""
+    table = (verify or {}).get("verify") or {}
+    words = table.get("positional") or {}
+    if not isinstance(words, dict) or not isinstance(table.get("launch"), str):
+        return ()
+    return tuple((f"--{dest.replace('_', '-')}", table["launch"]) for dest in words.values())
 
 
 def _check_tables(doc: dict[str, Any], where: str) -> None:

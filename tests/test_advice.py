@@ -597,6 +597,35 @@ def test_a_path_the_check_found_nothing_at(values, pasted, expected) -> None:
     assert advise(TEMPLATE, values, text=pasted) == expected
 
 
+SERVE = {  # a launch that takes the model as the word after the command, not as --model
+    "flags": ["--model"],
+    "errorMessage": "With `tool serve`, give the model as a positional argument, not --model.",
+}
+
+
+@pytest.mark.parametrize(
+    ("record", "pasted", "expected"),
+    [
+        (
+            SERVE,
+            "$ tool serve --model org/m-7b --port 1\nValueError: With `tool serve`, give ...",
+            ["Give org/m-7b as the word after the command, without --model: tool serve org/m-7b"],
+        ),
+        (SERVE, "ValueError: With `tool serve`, give the model ...", []),  # no value given
+        ({**SERVE, "errorMessage": "No model given."}, "tool serve --model org/m", []),
+        (SERVE, "tool serve --model '<b>x</b>'", []),  # markup is no model name
+    ],
+)
+def test_the_word_a_command_takes_instead_of_an_option(record, pasted, expected) -> None:
+    rules = AdviceRules(positional=(("--model", "tool serve"),))
+    assert advise(record, {}, text=pasted, rules=rules) == expected
+
+
+def test_the_shipped_profiles_say_which_option_a_command_takes_as_a_word() -> None:
+    assert load_profile("vllm").advice.positional == (("--model", "vllm serve"),)
+    assert load_profile("sglang").advice.positional == ()
+
+
 def test_a_size_split_by_another_option_must_divide_it() -> None:
     """`moe_tp_size` is --tp-size // --ep-size (a profile's `computed`): an expert size that
     does not divide the tensor-parallel size is no answer, though the floor would pass."""
