@@ -244,6 +244,7 @@ SPAN_COLUMNS = (
     "nargs",
     "options",
     "file",
+    "successor",  # the option its own help named in its place ("Please use X instead")
 )
 
 
@@ -266,12 +267,12 @@ def history_state(con: Any, project: str) -> dict[str, Any]:
     ).fetchall()
     spans = con.execute(
         'SELECT name, from_ord, to_ord, choices, type, "default", action, nargs, options,'
-        " file FROM flag_history WHERE project = ? ORDER BY name, from_ord",
+        " file, successor FROM flag_history WHERE project = ? ORDER BY name, from_ord",
         [project],
     ).fetchall()
     rows = [
         [*row[:3], json.loads(row[3]) if row[3] else None, *row[4:8],
-         json.loads(row[8]) if row[8] else None, row[9]]
+         json.loads(row[8]) if row[8] else None, *row[9:11]]
         for row in spans
     ]  # fmt: skip
     by_name: dict[str, list[list]] = {}
@@ -834,7 +835,12 @@ def _successor(hist: History, option: str, gone: int) -> str | None:
     the revision that dropped it, and the one option there that shares the most of its words
     besides enable/disable/use (`--enable-reasoning` -> `--reasoning-parser NAME`), with a
     placeholder for its value when it takes one. A word many options there have counts for
-    less (`--speculative-model` -> `--speculative-config`, not `--model`)."""
+    less (`--speculative-model` -> `--speculative-config`, not `--model`). The option its own
+    help named in its place comes first, when that revision accepts it ("Please use
+    '--attention-backend flashinfer' instead")."""
+    said = next((sp["successor"] for sp in reversed(hist.spans(option)) if sp.get("successor")), "")
+    if said and any(lo <= gone <= hi for lo, hi in hist.runs.get(said.split()[0], ())):
+        return said
     words = set(option.lstrip("-").split("-")) - _SWITCH_WORDS
     if not words:
         return None

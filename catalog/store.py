@@ -30,7 +30,7 @@ from kverr import DEFAULT_PROJECT, __version__, io, pattern, progress, template
 from kverr.errors import CatalogError, DatasetError, KverrWarning
 from kverr.places import cache_dir
 
-FORMAT = "kverr-catalog-10"  # bump when the tables change: old catalogs are then rebuilt
+FORMAT = "kverr-catalog-11"  # bump when the tables change: old catalogs are then rebuilt
 BM25_K1, BM25_B = 1.2, 0.75
 LOAD_MEMORY = "64MB"  # DuckDB's memory while it writes a catalog (load_datasets)
 STOP_SHARE, STOP_MIN = 0.02, 50
@@ -53,7 +53,7 @@ CREATE TABLE occurrences(id VARCHAR, file VARCHAR, function VARCHAR, guard VARCH
 CREATE TABLE lineage(id VARCHAR, previous_id VARCHAR, sha VARCHAR);
 CREATE TABLE flag_history(project VARCHAR, name VARCHAR, from_ord INTEGER, to_ord INTEGER,
     choices JSON, type VARCHAR, "default" VARCHAR, action VARCHAR, nargs VARCHAR, options JSON,
-    file VARCHAR);
+    file VARCHAR, successor VARCHAR);
 """
 
 
@@ -552,7 +552,8 @@ def _write(con, sets: list[_Set], shapes, report: progress.Report) -> None:
     # argparse's answers are computed from at explain time (catalog/argparse_answers.py)
     _insert(con, "flag_history", [
         (d.project["name"], x.get("name"), x["from"] + d.offset, x["to"] + d.offset, _j(x.get("choices")),
-         x.get("type"), x.get("default"), x.get("action"), x.get("nargs"), _j(x.get("options")), x.get("file"))
+         x.get("type"), x.get("default"), x.get("action"), x.get("nargs"), _j(x.get("options")), x.get("file"),
+         x.get("successor"))
         for d in sets for x in d.side["flaghistory.jsonl"] if x.get("name") and "from" in x and "to" in x
     ])  # fmt: skip
     for d in sets:  # what argparse's answers read of it, in one row per project

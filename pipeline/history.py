@@ -177,7 +177,7 @@ class Scanner:
         self.plan, self.cache, self.stats, self.progress = plan, cache, stats, progress
         # ids depend on the profile's identity rules as much as on the code; ":3": entries carry
         # guardText, and each revision its flags' facts, in newer cache formats
-        self.fp = code_fingerprint("extractor", "records") + ":4" + plan.profile.fingerprint()
+        self.fp = code_fingerprint("extractor", "records") + ":5" + plan.profile.fingerprint()
         self.loader = Loader(plan, cache)
         self.held: dict[int, list[dict]] = {}  # entries scanned in this run, by ord
         self.pieces: dict[str, list] = {}  # cached pieces of revisions' values read (get_rev)
@@ -450,10 +450,18 @@ def flag_facts(
             if facts[k] is not None:
                 facts[k] = list(facts[k])
         facts["invalid"] = invalid_template(facts["type"], converters or {})
+        said = _SAID_SUCCESSOR.search(d.help or "")
+        if said and said.group(1).split()[0] not in (d.options or (d.name,)):
+            facts["successor"] = said.group(1).replace("=", " ", 1)
         out[d.name] = {"name": d.name, **facts}
     return [out[n] for n in sorted(out)]
 
 
+# "--enable-flashinfer-mla is deprecated. Please use '--attention-backend flashinfer' instead.":
+# the option a deprecated one's own help names in its place (flaghistory's `successor`)
+_SAID_SUCCESSOR = re.compile(
+    r"\buse\s+[`'\"]?(--[a-z0-9][a-z0-9-]{0,80}(?:[ =][\w./-]{1,60})?)[`'\"]?\s+instead\b", re.I
+)
 _KWARGS = re.compile(r"""(\w+)_kwargs\[["'](\w+)["']\]""")
 
 
@@ -471,7 +479,8 @@ def _fold_flags(scan: Scan, ord_: int, facts: list[dict]) -> None:
     flag is declared with the same facts; a revision without the flag ends its span."""
     for f in facts:
         span = scan.open_flags.get(f["name"])
-        if span is not None and span["to"] == ord_ - 1 and all(span[k] == f[k] for k in FLAG_FACTS):
+        same = span is not None and all(span[k] == f[k] for k in FLAG_FACTS)
+        if same and span["to"] == ord_ - 1 and span.get("successor") == f.get("successor"):
             span["to"] = ord_
             continue
         span = {**f, "from": ord_, "to": ord_}

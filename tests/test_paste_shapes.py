@@ -400,3 +400,41 @@ def test_a_successor_shares_the_removed_options_rarest_words(there, successor):
                  **{o: [[0, 1]] for o in there}}  # fmt: skip
     option = "--enable-reasoning" if "--reasoning-parser" in there else "--spec-model"
     assert _successor(hist, option, 1) == successor
+
+
+def test_the_successor_a_removed_options_help_named_comes_first():
+    """ "--enable-fast-mla is deprecated. Please use '--attention-backend fast' instead.": the
+    history keeps the option its help named (pipeline/history.flag_facts), and the answer
+    offers it when the revision that dropped the option has it, before any shared word."""
+    from kverr.extractor import extract_files
+    from kverr.pipeline.history import flag_facts
+
+    from kverr.ftypes import SourceFile
+
+    module = """\
+import argparse
+
+
+def add_cli_args(parser: argparse.ArgumentParser):
+    parser.add_argument(
+        "--enable-fast-mla",
+        action="store_true",
+        help="--enable-fast-mla is deprecated. Please use '--attention-backend fast' instead.",
+    )
+    parser.add_argument("--attention-backend", type=str, help="the backend")
+    parser.add_argument("--fast-mla-ragged", action="store_true", help="ragged prefill")
+"""
+    exts = extract_files([SourceFile("pkg/server_args.py", module, "c" * 40)])
+    facts = {f["name"]: f for f in flag_facts(exts)}
+    assert facts["--enable-fast-mla"]["successor"] == "--attention-backend fast"
+    assert "successor" not in facts["--attention-backend"]
+    row = ["--enable-fast-mla", 0, 0, None, None, None, "store_true", None,
+           ["--enable-fast-mla"], "pkg/server_args.py", "--attention-backend fast"]  # fmt: skip
+    hist = History([{"ord": 0, "sha": "a" * 40}, {"ord": 1, "sha": "b" * 40}])
+    hist.declared = {"--enable-fast-mla": [row]}
+    hist.runs = {"--enable-fast-mla": [[0, 0]], "--attention-backend": [[0, 1]],
+                 "--fast-mla-ragged": [[0, 1]]}  # fmt: skip
+    # (the shared words alone would name --fast-mla-ragged)
+    assert _successor(hist, "--enable-fast-mla", 1) == "--attention-backend fast"
+    hist.runs["--attention-backend"] = [[0, 0]]  # gone too: the words decide again
+    assert _successor(hist, "--enable-fast-mla", 1) == "--fast-mla-ragged"
