@@ -840,6 +840,13 @@ def _successor(hist: History, option: str, gone: int) -> str | None:
     '--attention-backend flashinfer' instead")."""
     said = next((sp["successor"] for sp in reversed(hist.spans(option)) if sp.get("successor")), "")
     if said and any(lo <= gone <= hi for lo, hi in hist.runs.get(said.split()[0], ())):
+        name, _, value = said.partition(" ")
+        there = [sp for sp in hist.spans(name) if sp["from"] <= gone <= sp["to"]]
+        choices = [str(c) for c in (there[-1].get("choices") or ())] if there else []
+        if value and choices and value not in choices:
+            # (a help's own typo, "--sampling-backend pytroch": the choice it meant)
+            near = close_matches(value, choices, 1, CLOSE)
+            said = f"{name} {near[0]}" if near else name
         return said
     words = set(option.lstrip("-").split("-")) - _SWITCH_WORDS
     if not words:

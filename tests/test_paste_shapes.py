@@ -436,5 +436,12 @@ def add_cli_args(parser: argparse.ArgumentParser):
                  "--fast-mla-ragged": [[0, 1]]}  # fmt: skip
     # (the shared words alone would name --fast-mla-ragged)
     assert _successor(hist, "--enable-fast-mla", 1) == "--attention-backend fast"
+    # a help's typo of a choice ("pytroch"): the choice it meant
+    backend = ["--attention-backend", 0, 1, ["fast", "slow"], "str", None, None, None,
+               ["--attention-backend"], "pkg/server_args.py", None]  # fmt: skip
+    hist.declared = {"--enable-fast-mla": [[*row[:10], "--attention-backend fsat"]],
+                     "--attention-backend": [backend]}  # fmt: skip
+    hist._spans = {}
+    assert _successor(hist, "--enable-fast-mla", 1) == "--attention-backend fast"
     hist.runs["--attention-backend"] = [[0, 0]]  # gone too: the words decide again
     assert _successor(hist, "--enable-fast-mla", 1) == "--fast-mla-ragged"
