@@ -439,9 +439,9 @@ def add_cli_args(parser: argparse.ArgumentParser):
     # a help's typo of a choice ("pytroch"): the choice it meant
     backend = ["--attention-backend", 0, 1, ["fast", "slow"], "str", None, None, None,
                ["--attention-backend"], "pkg/server_args.py", None]  # fmt: skip
-    hist.declared = {"--enable-fast-mla": [[*row[:10], "--attention-backend fsat"]],
+    typo = History(hist.revisions, runs=hist.runs)
+    typo.declared = {"--enable-fast-mla": [[*row[:10], "--attention-backend fsat"]],
                      "--attention-backend": [backend]}  # fmt: skip
-    hist._spans = {}
-    assert _successor(hist, "--enable-fast-mla", 1) == "--attention-backend fast"
+    assert _successor(typo, "--enable-fast-mla", 1) == "--attention-backend fast"
     hist.runs["--attention-backend"] = [[0, 0]]  # gone too: the words decide again
     assert _successor(hist, "--enable-fast-mla", 1) == "--fast-mla-ragged"
