@@ -217,21 +217,31 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 
 
 def _ast_flags(
-    node: ast.AST, args_names: frozenset[str], prefix: str | None = None
+    node: ast.AST,
+    args_names: frozenset[str],
+    prefix: str | None = None,
+    *,
+    view: Callable[[str], bool] | None = None,
+    self_reads: bool = True,
 ) -> tuple[str, ...]:
     """`self.x` / `args.x` reads in an argument, as `--x` (undeclared ones are dropped later by
     filter_flags, like every other flag read); `self.x` in a config class (`prefix`) is that
-    config's field, `--<prefix>.x`."""
+    config's field, `--<prefix>.x`. `view`: whether a name holds a config object
+    (`parallel_config`), whose fields read as `--parallel-config.x`; `self_reads` False: `self`
+    holds no launch arguments where `node` is (a method of another class)."""
     found = []
     for n in ast.walk(node):
-        if (
-            isinstance(n, ast.Attribute)
-            and isinstance(n.value, ast.Name)
-            and (n.value.id == "self" or n.value.id in args_names)
-            and not n.attr.startswith("_")
-        ):
-            own = n.value.id == "self" and prefix
-            found.append("--" + (f"{prefix}.{n.attr}" if own else n.attr).replace("_", "-"))
+        if not (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)):
+            continue
+        holder, attr = n.value.id, n.attr
+        if attr.startswith("_"):
+            continue
+        if holder == "self" and self_reads:
+            found.append("--" + (f"{prefix}.{attr}" if prefix else attr).replace("_", "-"))
+        elif holder in args_names:
+            found.append("--" + attr.replace("_", "-"))
+        elif view is not None and view(holder):
+            found.append("--" + f"{holder}.{attr}".replace("_", "-"))
     return tuple(dict.fromkeys(found))
 
 
@@ -290,20 +300,7 @@ def caller_guards(
     found: dict[str, list[tuple[str, ...]]] = {}
 
     def read(test: ast.expr, prefix: str | None) -> tuple[str, ...]:
-        out = []
-        for n in ast.walk(test):
-            if not (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)):
-                continue
-            holder, attr = n.value.id, n.attr
-            if attr.startswith("_"):
-                continue
-            if holder == "self" and prefix is not None:
-                out.append("--" + (f"{prefix}.{attr}" if prefix else attr).replace("_", "-"))
-            elif holder in args_names:
-                out.append("--" + attr.replace("_", "-"))
-            elif view(holder):
-                out.append("--" + f"{holder}.{attr}".replace("_", "-"))
-        return tuple(out)
+        return _ast_flags(test, args_names, prefix, view=view, self_reads=prefix is not None)
 
     def visit(node: ast.AST, tests: tuple[str, ...], prefix: str | None) -> None:
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):

@@ -69,7 +69,8 @@ class ModuleContext:
     # a launch-arguments class's method that only returns a test of its fields -> those fields'
     # flags (`self.splitting_ops_contain_attention()` reads --compilation-config.splitting-ops)
     predicates: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # a method its class calls only under tests of flags -> those flags (bindings.caller_guards)
+    # a function called only under tests of flags -> those flags (bindings.caller_guards):
+    # `self.m` for a launch-arguments class's method, `f` for a module's function
     callers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     actions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Action class -> flags
     imports: dict[str, str] = field(default_factory=dict)  # UPPER_CASE name -> "module:NAME"

@@ -191,8 +191,9 @@ class Site:
     condition: str | None = None  # assert: its own test source (what failed)
     logger_call: str | None = None  # "logger.warning", "warnings.warn", ...
     bindings: tuple[Binding, ...] = ()  # what the names in the guards/message stand for
-    # the flags of the `if` tests its method is called under (a launch-arguments class's):
-    # the flags of a site that reads none of its own (extractor/link.py)
+    # the flags of the `if` tests its function is always called under (a launch-arguments
+    # class's method, or a module's function): those of a site that reads none of its own
+    # (extractor/link.py)
     reached: tuple[str, ...] = ()
 
 
