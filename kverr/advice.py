@@ -552,6 +552,7 @@ def _each_once(record: Mapping[str, Any], values: Mapping[str, str], text: str) 
     if not any(_REPEATS.search(clause) for clause, _ in clauses):
         return []
     flags = list(record.get("flags") or ())
+    pasted = _pasted(flags, text, _FLAG_LIST, None)
     out = []
     for printed in values.values():
         items = printed.strip().split(",")
@@ -559,7 +560,6 @@ def _each_once(record: Mapping[str, Any], values: Mapping[str, str], text: str) 
         if not _COMMA_LIST.fullmatch(printed.strip()) or len(once) == len(items) or not flags:
             continue
         twice = ", ".join(dict.fromkeys(i for i in items if items.count(i) > 1))
-        pasted = _pasted(flags, text, _FLAG_LIST, None)
         setting = [f for f in flags if pasted.get(f) == printed.strip()] or flags
         uses = " or ".join(f"{f} {','.join(once)}" for f in setting)
         whichever = f", whichever you set to {printed.strip()}" if len(setting) > 1 else ""

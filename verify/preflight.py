@@ -149,7 +149,8 @@ def check_launch(
         resolved, launch, label = your_launch(pasted, options)
         read_ahead(bench)
         checked = check(bench, launch, keep)
-        served = front_end_options(rel, spec, key, memo, profile)
+        # (read only for a launch with options the checks' parser lacks)
+        served = front_end_options(rel, spec, key, memo, profile) if resolved.unknown else {}
         unknown = tuple(u for u in resolved.unknown if abbreviated(u, served) is None)
         close = tuple((u, tuple(close_options(u, options))) for u in unknown)
         then = None
