@@ -268,6 +268,15 @@ def verify_summary(v: Any) -> str:
         name = v.main_file.rsplit("/", 1)[-1]
         main = f"; {name}: {v.main_verified_newest} of {v.main_errors_newest}, {share:.0f}%"
     na = f"; {v.na_newest} not applicable" if v.na_newest else ""
+    if v.before_start and v.before_start != v.errors_newest:
+        # the checks a launch runs before it starts; the rest run on the GPU, after it
+        reached = v.before_start - v.before_start_na
+        na += (
+            f"; checked before start-up: {v.before_start_verified} of {v.before_start}, "
+            f"{100 * v.before_start_verified / v.before_start:.0f}%"
+            + (f" ({100 * v.before_start_verified / reached:.0f}% of the {reached} a command"
+               " line reaches)" if reached else "")
+        )  # fmt: skip
     argparse = (
         f"; argparse records: {v.argparse_verified} of {v.argparse_records} verified by their"
         " revision's parser"

@@ -214,3 +214,26 @@ def test_every_child_iterates_a_set_in_the_same_order(project, tmp_path: Path) -
         assert out.status == "raised" and out.message.startswith("allowed: ")
         seen.add(out.message)
     assert len(seen) == 1
+
+
+def test_a_class_over_stubbed_bases_keeps_the_arguments_it_passes_on() -> None:
+    from kverr.verify.sandbox.stubs import Stub, StubbedBase
+
+    class Draft(Stub("transformers.PretrainedConfig")):  # type: ignore[misc]
+        def __init__(self, method: str, **kwargs: object) -> None:
+            self.method = method
+            super().__init__(**kwargs)
+
+    draft = Draft("eagle", model_type="eagle", vocab_size=8)
+    assert (draft.method, draft.model_type, draft.vocab_size) == ("eagle", "eagle", 8)
+    assert isinstance(draft, StubbedBase)
+
+    class Two(Stub("a.A"), Stub("b.B")):  # type: ignore[misc]  # two stubs: no duplicate base
+        pass
+
+    assert Two(x=1).x == 1  # type: ignore[attr-defined]
+
+    class Mixed(dict, Stub("a.A")):  # type: ignore[misc]  # a real base keeps its own __init__
+        pass
+
+    assert Mixed.__mro__ == (Mixed, dict, object)

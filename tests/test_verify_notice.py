@@ -116,3 +116,29 @@ def test_words_the_source_spells_keep_the_messages_order_printed_values_are_sort
     pattern = r"Invalid modality '(?P<v0>.{1,64})'\. Allowed: (?P<v1>.{1,256})"
     message = "Invalid modality 'x'. Allowed: ['video', 'image', 'audio']"
     assert quoted_words(message, pattern) == ["audio", "image", "video", "x"]
+
+
+@pytest.mark.parametrize(
+    ("message", "args", "offered"),
+    [
+        # the value printed back as a word, then the list the message calls valid
+        ("Invalid compilation mode: other. Valid modes are: NONE, COMPILE",
+         (("--cc.mode", "other"),), ["NONE", "COMPILE"]),
+        ("Unknown backend x; supported backends: [flash, triton]",
+         (("--backend", "x"),), ["flash", "triton"]),
+        # a value the message lists as valid is not the refused one
+        ("Valid modes are: NONE, COMPILE", (("--cc.mode", "NONE"),), []),
+        # the launch's value is not in the message: nothing to replace
+        ("Valid modes are: NONE, COMPILE", (("--cc.mode", "other"),), []),
+        # no list after the words
+        ("Invalid mode: other. Valid modes are documented.", (("--cc.mode", "other"),), []),
+    ],
+)  # fmt: skip
+def test_the_values_a_message_lists_as_valid_replace_the_refused_one(
+    message: str, args: tuple, offered: list[str]
+) -> None:
+    from kverr.verify.search.told import told_listed
+
+    found = told_listed(message, Launch(args))
+    assert [c.edits[0][2] for c in found] == offered
+    assert all(c.edits[0][1] == args[0][0] for c in found)

@@ -207,3 +207,26 @@ PATTERN = r"(?P<before>.{0,100}?)argument --x: invalid (?P<v0>[\w.<>]{1,80}) val
 )
 def test_rejected_as_recorded(reason, program, ok) -> None:
     assert rejected_as_recorded(PATTERN, printed(reason, program), program) is ok
+
+
+@pytest.mark.parametrize(
+    ("early", "verified", "na", "said"),
+    [
+        # launch-path checks besides: the rate of the ones a launch runs before it starts
+        (8, 3, 2, "checked before start-up: 3 of 8, 38% (50% of the 6 a command line reaches)"),
+        (8, 0, 8, "checked before start-up: 0 of 8, 0%)"),
+        # every check runs before start-up: the first rate says it all
+        (10, 3, 2, None),
+    ],
+)  # fmt: skip
+def test_the_summary_gives_the_rate_of_the_checks_run_before_start_up(
+    early: int, verified: int, na: int, said: str | None
+) -> None:
+    from kverr.render import verify_summary
+    from kverr.verify.step import VerifyReport
+
+    v = VerifyReport(newest="abc", errors_newest=10, verified_newest=verified, platform="p",
+                     before_start=early, before_start_verified=verified, before_start_na=na)  # fmt: skip
+    line = verify_summary(v)
+    assert ("before start-up" in line) == (said is not None), line
+    assert said is None or said in line

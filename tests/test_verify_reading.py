@@ -76,3 +76,21 @@ def test_the_values_the_validation_code_assigns() -> None:
     assert assigned["mode"] == ["null", "lru"]
     assert assigned["size"] is None  # `self.size * 2` is no literal: any value may come
     assert "other" not in assigned
+
+
+def test_a_method_that_only_returns_a_test_of_its_fields_is_a_predicate() -> None:
+    source = (
+        "class Spec:\n"
+        "    def use_eagle(self) -> bool:\n"
+        '        """Whether the draft is an EAGLE head."""\n'
+        "        return self.method in ('eagle', 'eagle3')\n"
+        "    def needs(self, other):\n"
+        "        return self.method == other\n"  # takes more than self
+        "    def two(self):\n"
+        "        x = self.method\n"
+        "        return x\n"  # more than a return
+    )
+    assert reading.predicates(source) == {
+        "Spec": {"use_eagle": "self.method in ('eagle', 'eagle3')"}
+    }
+    assert reading.predicates("def broken(:\n") == {}

@@ -138,6 +138,28 @@ def test_a_build_verifies_fixes_in_vllms_words(built) -> None:
     assert VLLM and ARGS  # the files the records come from are the fixture's own
 
 
+def test_a_config_method_that_tests_a_field_is_reached_through_that_field(built) -> None:
+    # `speculative_config.use_eagle()` returns `self.method in ("eagle", "eagle3")`: the
+    # launch sets the method, and the draft config built over a stubbed PretrainedConfig
+    # takes its keyword arguments on the way
+    before, after = _fix(_by(built, "EAGLE gets wrong logits"))
+    assert "--speculative-config.method eagle" in before and "--enable-scheduler-fast-path" in before
+    assert "--speculative-config.method eagle" in after
+    assert "--enable-scheduler-fast-path" not in after
+
+
+def test_a_value_the_message_lists_as_valid_replaces_the_refused_one(built) -> None:
+    # `isinstance(value, str)` for a JSON option's field: a word its parser passes on as
+    # text; then a mode the message names as valid
+    before, after = _fix(_by(built, "Invalid compilation mode"))
+    assert before == "vllm serve MODEL --compilation-config.mode other"
+    assert after == "vllm serve MODEL --compilation-config.mode NONE"
+
+
+def _by(built, words: str) -> dict:
+    return next(r for r in built[2] if words in r["errorMessage"])
+
+
 def test_a_limit_the_message_prints_beats_the_variable_that_lifts_it(built) -> None:
     """The check names VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 and warns against it: the fix is the
     derived length the message printed, not the environment variable."""

@@ -234,10 +234,19 @@ class ModelConfig:
             raise ValueError("mm_tensor_ipc='torch_shm' is not supported on more than one GPU.")
 """
 
+# A draft model's config, built over transformers' PretrainedConfig (stubbed in the sandbox),
+# and a method that only tests a field (`use_eagle()`), which another config's check calls.
 FILES["vllm/config/speculative.py"] = """\
 from pydantic import model_validator
+from transformers import PretrainedConfig
 
 from vllm.config.utils import config
+
+
+class DraftConfig(PretrainedConfig):
+    def __init__(self, method=None, **kwargs):
+        self.method = method
+        super().__init__(**kwargs)
 
 
 @config
@@ -252,12 +261,17 @@ class SpeculativeConfig:
         if method := self.method:
             if self.num_speculative_tokens == 0:
                 raise ValueError(f"A draft method needs num_speculative_tokens above 0 ({method}).")
+        if self.use_eagle():
+            self.draft = DraftConfig(self.method, model_type="eagle")
         return self
+
+    def use_eagle(self) -> bool:
+        return self.method in ("eagle", "eagle3")
 """
 
 # A JSON option whose class holds another config (`--compilation-config.pass_config.x`).
 FILES["vllm/config/compilation.py"] = """\
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from vllm.config.utils import config
 
@@ -267,10 +281,23 @@ class PassConfig:
     enable_sp: bool = False
 
 
+MODES = {"NONE": 0, "COMPILE": 1}
+
+
 @config
 class CompilationConfig:
     mode: int = 0
     pass_config: PassConfig = Field(default_factory=PassConfig)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode_by_name(cls, value):
+        if isinstance(value, str):
+            name = value.upper()
+            if name not in MODES:
+                raise ValueError(f"Invalid compilation mode: {value}. Valid modes are: {', '.join(MODES)}")
+            return MODES[name]
+        return value
 """
 
 FILES["vllm/config/scheduler.py"] = """\
@@ -359,6 +386,9 @@ class VllmConfig:
                 raise ValueError("Sequence parallelism needs a tensor parallel size above 1.")
         if self.scheduler_config.use_fast_path and self.parallel_config.pipeline_parallel_size > 1:
             raise ValueError("The scheduler's fast path does not support pipeline parallelism.")
+        if self.speculative_config is not None and self.speculative_config.use_eagle():
+            if self.scheduler_config.use_fast_path:
+                raise ValueError("EAGLE gets wrong logits from the scheduler's fast path.")
         self.scheduler_config.verify_max_model_len(self.model_config.max_model_len)
         if self.cache_config.uses_pinned_pool and self.cache_config.gpu_memory_utilization > 0.8:
             raise ValueError("A pinned host pool leaves no room for this gpu_memory_utilization.")

@@ -365,7 +365,25 @@ class Bench:
             session.spec.main_path,
             {o["class"]: o["dest"] for o in self.info.get("options", {}).values() if "class" in o},
             self.command(),
+            self.predicates(),
         )
+
+    def predicates(self) -> dict[str, dict[str, str]]:
+        """A JSON option -> the methods of the class it builds that only return a test of its
+        fields (reading.predicates), from every module the harness loaded."""
+        options = {
+            o["class"]: f"--{o['dest'].replace('_', '-')}"
+            for o in self.info.get("options", {}).values()
+            if "class" in o
+        }
+        out: dict[str, dict[str, str]] = {}
+        for path in self.info.get("loaded", {}).values():
+            for cls, methods in reading.predicates(self.texts.get(path, "")).items():
+                # a dict option is named after its class (SpeculativeConfig: --speculative-config)
+                option = options.get(cls) or "--" + re.sub(r"(?<!^)(?=[A-Z])", "-", cls).lower()
+                if option in self.decls:
+                    out.setdefault(option, {}).update(methods)
+        return out
 
     def command(self) -> tuple[str, tuple[str, ...]]:
         """The launch command an example fix is written with at this revision, and its base
@@ -610,6 +628,11 @@ class VerifyReport:
     not_run: str = ""  # why nothing ran (a project with no verify spec): no platform then
     argparse_records: int = 0  # argparse records of one flag (the generic one has no fix)
     argparse_verified: int = 0
+    # raise/assert records at the newest commit of the checks a launch runs before it starts
+    # (every scope but "launch-path", whose checks read the GPU and the loaded model)
+    before_start: int = 0
+    before_start_verified: int = 0
+    before_start_na: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -625,6 +648,9 @@ class VerifyReport:
             **({"notRun": self.not_run} if self.not_run else {}),
             "argparseRecords": self.argparse_records,
             "argparseVerified": self.argparse_verified,
+            "beforeStartNewest": self.before_start,
+            "beforeStartVerifiedNewest": self.before_start_verified,
+            "beforeStartNotApplicableNewest": self.before_start_na,
         }
 
 
@@ -858,6 +884,10 @@ def _count(report: VerifyReport, records: list[dict], plan: Any) -> None:
     report.errors_newest = len(errors)
     report.verified_newest = sum(r["verification"]["status"] == "verified" for r in errors)
     report.na_newest = sum(r["verification"]["status"] == "not-applicable" for r in errors)
+    early = [r for r in errors if r.get("scope") != "launch-path"]
+    report.before_start = len(early)
+    report.before_start_verified = sum(r["verification"]["status"] == "verified" for r in early)
+    report.before_start_na = sum(r["verification"]["status"] == "not-applicable" for r in early)
     parsed = [r for r in records if r["kind"] == "argparse" and r["argparse"].get("flag")]
     report.argparse_records = len(parsed)
     report.argparse_verified = sum(r["verification"]["status"] == "verified" for r in parsed)

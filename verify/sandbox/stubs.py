@@ -218,7 +218,13 @@ class Stub:
         return False
 
     def __mro_entries__(self, bases: tuple) -> tuple:
-        return ()  # `class X(torch.nn.Module):` defines a plain class
+        # `class X(torch.nn.Module):` defines a plain class. One whose bases are all stubbed
+        # (`class EAGLEConfig(PretrainedConfig)`) gets one that takes the arguments its
+        # `super().__init__(**kwargs)` passes on; next to a real base, that base's own
+        # __init__ stays the one called.
+        if any(type(b) is not Stub for b in bases) or self is not bases[0]:
+            return ()
+        return (_stubbed_base(object.__getattribute__(self, "_path")),)
 
     def __repr__(self) -> str:
         return f"<stub {object.__getattribute__(self, '_path')}>"
@@ -273,6 +279,23 @@ class Stub:
     __neg__ = _deferred("-")
     __or__ = __ror__ = _deferred("|")
     __and__ = __rand__ = _deferred("&")
+
+
+class StubbedBase:
+    """The base of a class whose bases are all stubbed: the keyword arguments its __init__
+    is given become attributes, as transformers' PretrainedConfig keeps them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        for name, value in kwargs.items():
+            try:
+                setattr(self, name, value)
+            except (AttributeError, TypeError):
+                pass  # a read-only property of the subclass keeps its own value
+
+
+def _stubbed_base(path: str) -> type:
+    # one class per stubbed name, so `class X(A, B)` over two stubs is no duplicate base
+    return type(path.rsplit(".", 1)[-1] or "StubbedBase", (StubbedBase,), {"__module__": path})
 
 
 def is_module(obj: Any) -> bool:

@@ -19,6 +19,7 @@ own parser declares (choices, default, switch or not) before asking.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import replace
@@ -29,6 +30,7 @@ from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
 from kverr.records.knowledge.fixes import sample_value
 from kverr.verify.search.reading import parse_test
+from kverr.verify.search.typed import TYPO
 
 from kverr.ftypes import Docs, FixChange, FlagDecl, Launch
 
@@ -189,11 +191,11 @@ def _holding(
         for value in _domain(flag, decls):
             if value not in banned:
                 out.append(("set", flag, value))
-        if default is not None and "." in flag and "other" not in banned:
+        if default is not None and "." in flag and TYPO not in banned:
             # The default is banned too, and the parser takes any text for a JSON option's
             # field, whatever values the field declares: "other" reaches the check the way a
             # typo does. (A field left None may reach it as it is.)
-            out.append(("set", flag, "other"))
+            out.append(("set", flag, TYPO))
     elif op in (">", ">=", "<", "<=") and isinstance(v, (int, float)) and not isinstance(v, bool):
         # What a maintainer would write: the default when it holds, a value the help or the
         # project's own launches use, and only then the boundary (`> 0` -> 1).
@@ -261,11 +263,12 @@ def _holding_part(
         and want
     ):
         flag = _attr_flag(node.args[0], attrs)
-        return (
-            [FixChange((("set", flag, sample_value(flag, decls, docs)),), "allowed")]
-            if flag
-            else []
-        )
+        if not flag:
+            return []
+        value = sample_value(flag, decls, docs)
+        if "." in flag and _names_str(node.args[1]) and not isinstance(_json(value), str):
+            value = TYPO  # a JSON option's field is text only when it is no JSON value
+        return [FixChange((("set", flag, value),), "allowed")]
     elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and not node.left.args:
         call = node.left.func  # `x.upper() == "XFORMERS"`: the text itself, as written
         if isinstance(call, ast.Attribute) and call.attr in ("upper", "lower", "strip"):
@@ -274,6 +277,20 @@ def _holding_part(
         if part.flag:
             return _holding(part, decls, launch, docs)
     return []
+
+
+def _names_str(node: ast.expr) -> bool:
+    """`str`, or a tuple of types that holds it (`isinstance(x, (str, Path))`)."""
+    if isinstance(node, ast.Tuple):
+        return any(_names_str(e) for e in node.elts)
+    return isinstance(node, ast.Name) and node.id == "str"
+
+
+def _json(text: str | None) -> object:
+    try:
+        return json.loads(text or "")
+    except ValueError:
+        return text
 
 
 def _attr_flag(node: ast.expr, attrs: dict[str, str]) -> str | None:

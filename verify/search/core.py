@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kverr.records.conditions import Reading, atoms_of, dest_of
+from kverr.records.conditions import Atom, Reading, atoms_of, dest_of
 from kverr.records.knowledge.facts import Facts
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.search import candidates, notice, reading, typed, values
@@ -56,6 +56,9 @@ MAX_AFTER_REPAIRS = 3  # further checks a fix may have to satisfy
 MAX_RUNS = 60  # runs of the check per record, whatever the search still has to try
 
 
+_PREDICATE = re.compile(r"(--[\w-]+)\.(\w+)\(\)")
+
+
 class _OutOfRuns(Exception):  # noqa: N818 - control flow inside the search
     """The record's run budget is spent."""
 
@@ -86,6 +89,7 @@ class Search:
         main: str = "",
         json_classes: Mapping[str, str] | None = None,
         command: tuple[str, tuple[str, ...]] = ("", ()),
+        predicates: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         # Platform profile -> runner, the default first; a bare runner is one unnamed platform.
         self.runners = dict(runners) if isinstance(runners, Mapping) else {"": runners}
@@ -117,6 +121,9 @@ class Search:
         # mamba_config): a check of that class reads the option's fields
         self.json_classes = dict(json_classes or {})
         self.command = command  # the launch command and its base options: a fix's two lines
+        # a JSON option -> its class's methods that only return a test of its fields
+        # (`--speculative-config` -> use_eagle -> `self.method in (...)`), reading.predicates
+        self.predicates = dict(predicates or {})
 
     def _copied(self, function: str | None) -> dict[str, str]:
         """`self.field` (in the record's own class) and `Class.field` (any config the guard
@@ -128,6 +135,22 @@ class Search:
                if v in self.fields}  # fmt: skip
         out.update({f"self.{key}": k for key, k in self._keys(self.json_classes.get(owner))})
         out.update({f"self.{k}": v for k, v in found.get(owner, {}).items() if v in self.fields})
+        return out
+
+    def unfolded(self, atoms: Sequence[Atom]) -> list[Atom]:
+        """Atoms with a call of a JSON option's predicate (`--speculative-config.use_eagle()`)
+        read as the test it returns, over that option's keys (`--speculative-config.method in
+        ('eagle', ...)`): facts a launch can make hold."""
+        out: list[Atom] = []
+        for atom in atoms:
+            m = _PREDICATE.fullmatch(atom.text) if atom.op == "expr" else None
+            test = m and self.predicates.get(m[1], {}).get(m[2])
+            decl = self.decls.get(m[1]) if m else None
+            if not test or decl is None:
+                out.append(atom)
+                continue
+            attrs = {key: self.fields[k]["flag"] for key, k in self._keys(decl.dest)}
+            out.extend(atoms_of(test, atom.holds, attrs))
         return out
 
     def _keys(self, dest: str | None) -> list[tuple[str, str]]:
@@ -607,7 +630,8 @@ class Search:
         self, f: Facts, expect: Expect, target: Target
     ) -> tuple[Launch | None, Outcome | None]:
         way_in = [a for r in self.callers(f)[1] for a in r.atoms]  # the call's way first
-        launch = candidates.before([*way_in, *f.passed, *f.context, *f.direct], self.decls)
+        atoms = self.unfolded([*way_in, *f.passed, *f.context, *f.direct])
+        launch = candidates.before(atoms, self.decls)
         launch = typed.launch(launch, self.decls)
         watch = self.watch(f)
         seen: set[Launch] = set()

@@ -554,3 +554,29 @@ def function_text(text: str, function: str | None) -> str:
         return ""
     lines = text.splitlines()
     return "\n".join(lines[fn.lineno - 1 : fn.end_lineno])  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=64)
+def predicates(text: str) -> dict[str, dict[str, str]]:
+    """Class -> method -> the test it returns, for each method of a module's classes that takes
+    only `self` and only returns an expression (`def use_eagle(self): return self.method in
+    (...)`): a guard calling it on a config tests that config's fields."""
+    try:
+        tree = parse_module(text)
+    except (SyntaxError, ValueError):
+        return {}  # a revision's file that does not parse has none
+    out: dict[str, dict[str, str]] = {}
+    for node in getattr(tree, "body", ()):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if [a.arg for a in item.args.args] != ["self"] or item.args.vararg or item.args.kwonlyargs:
+                continue
+            body = item.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # its docstring
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                out.setdefault(node.name, {})[item.name] = ast.unparse(body[0].value)
+    return out

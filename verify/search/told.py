@@ -21,6 +21,12 @@ from kverr.ftypes import FixChange, FlagDecl, Launch
 _CHOSEN = re.compile(r"\b([a-z][a-z0-9_-]{2,})`?\s*(?:=|\bto\b|\bof\b|\bis\b)\s*[`'\"]?([\w.-]+)")
 
 _QUOTED = re.compile(r"'([\w.:/@+-]{1,64})'")
+# "Valid modes are: A, B, C", "Supported values: [a, b]": the list after such words.
+_LISTED = re.compile(
+    r"\b(?:valid|supported|available|allowed|possible)\b[\w ]{0,40}?(?:\bare\b|:)\s*:?\s*"
+    r"\[?((?:[\w.-]+,\s*)+[\w.-]+)",
+    re.I,
+)
 
 
 def chosen(out: Outcome, expect: Expect, decls: Mapping[str, FlagDecl]) -> list[FixChange]:
@@ -58,7 +64,22 @@ def told(out: Outcome, launch: Launch, pattern: str = "") -> list[FixChange]:
         for word in quoted:
             if word != shown and word not in shown:
                 out_.append(FixChange(((("set", option, word)),), "advice", out.message[:120]))
-    return out_[:4]
+    return [*out_, *told_listed(out.message, launch)][:4]
+
+
+def told_listed(message: str, launch: Launch) -> list[FixChange]:
+    """The values a message lists as the valid ones ("Invalid compilation mode: other. Valid
+    modes are: NONE, STOCK_TORCH_COMPILE, VLLM_COMPILE") for the option whose value it prints
+    back as a word: each listed value in its place, in the message's order."""
+    listed = [w for m in _LISTED.finditer(message) for w in re.findall(r"[\w.-]+", m.group(1))]
+    out = []
+    for option, value in launch.args:
+        if not isinstance(value, str) or not re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-]|\.\w)", message):
+            continue
+        if value in listed:
+            continue  # a value the message names as valid is not the one it refuses
+        out += [FixChange((("set", option, w),), "advice", message[:120]) for w in listed]
+    return out
 
 
 def quoted_words(message: str, pattern: str = "") -> list[str]:

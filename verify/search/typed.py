@@ -20,6 +20,10 @@ from typing import Any
 from kverr.ftypes import FixChange, FlagDecl, Launch
 
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_ENUM_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+# The text a candidate gives a field to reach a check of values it does not declare: the
+# parser passes it on as text, the way it passes a user's typo.
+TYPO = "other"
 
 
 def is_field(decl: FlagDecl | None) -> bool:
@@ -51,8 +55,8 @@ def change(c: FixChange, decls: Mapping[str, FlagDecl]) -> FixChange:
 def value(decl: FlagDecl | None, given: Any) -> Any:
     """`given` as the field `decl` takes it: words become a JSON list, a value outside the
     declared ones (a placeholder, a bare flag) the first declared one, a word where a number
-    goes 1; a value of the right kind is kept, a wrong number too (the check may be about
-    it: `-1` for a count)."""
+    goes 1 (unless it may name an enum member: `VLLM_COMPILE`); a value of the right kind is
+    kept, a wrong number too (the check may be about it: `-1` for a count)."""
     if not is_field(decl):
         return given
     assert decl is not None
@@ -69,7 +73,13 @@ def value(decl: FlagDecl | None, given: Any) -> Any:
         return json.dumps(items)
     if kind == "json":
         return text if text.startswith(("{", "[")) else "{}"
-    if choices:
+    named = _ENUM_NAME.fullmatch(text) and text != decl.dest.rpartition(".")[2].upper()
+    if kind in ("int", "float") and (text == TYPO or named):
+        # A number field may be an enum a validator takes by name (`VLLM_COMPILE`, not the
+        # placeholder MODE), and is given "other", meant to be no value it takes
+        # (candidates.py), to reach that validator.
+        return given
+    if choices:  # (a field of declared words refuses any other before a check runs)
         return text if text in choices else choices[0]
     if kind in ("int", "float"):
         return text if _NUMBER.fullmatch(text) else "1"
