@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from kverr.extractor import extract_files, sources
+from kverr.records.conditions import Atom
 from kverr.records import build_records
 from kverr.verify.step import Session, verify_revision
 from kverr.verify.verdict import Verdict
@@ -129,3 +130,32 @@ def test_two_workers_give_the_same_verdicts(built) -> None:
     assert {r["id"]: (v.verification, v.example_fix) for r, v in by_message.values()} == {
         rid: (v.verification, v.example_fix) for rid, v in two.items()
     }
+
+
+_MIN, _MAX = "--x-config.lookup_min", "--x-config.lookup_max"
+
+
+@pytest.mark.parametrize(
+    ("atoms", "dead"),
+    [
+        # `elif min is None: ... elif max is None: if min is None: raise`
+        ([Atom(_MIN, "is not None"), Atom(_MAX, "is None"), Atom(_MIN, "is None")], _MIN),
+        # `if min is None and max is None: ... elif min is None: if max is None: raise`
+        ([Atom(None, "expr", text=f"{_MIN} is None and {_MAX} is None", holds=False,
+               flags=(_MIN, _MAX)), Atom(_MIN, "is None"), Atom(_MAX, "is None")], _MIN),
+        # the same compound with one side unknown says nothing
+        ([Atom(None, "expr", text=f"{_MIN} is None and {_MAX} is None", holds=False,
+               flags=(_MIN, _MAX)), Atom(_MIN, "is None")], ""),
+        # `not x` (empty) next to `x is not None` is a path: an empty list is given
+        ([Atom(_MIN, "is not None"), Atom(_MIN, "unset")], ""),
+        # a compound test of values, not of None-ness, is not evaluated
+        ([Atom(None, "expr", text=f"{_MIN} > {_MAX}", holds=True, flags=(_MIN, _MAX)),
+          Atom(_MIN, "is None"), Atom(_MAX, "is None")], ""),
+    ],
+)  # fmt: skip
+def test_a_path_that_needs_an_option_both_given_and_left_out_is_dead(
+    atoms: list, dead: str
+) -> None:
+    from kverr.verify.search.where import contradiction
+
+    assert contradiction(atoms) == dead

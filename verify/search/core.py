@@ -38,6 +38,7 @@ from kverr.verify.search.fields import fields_of
 from kverr.verify.search.told import chosen, told
 from kverr.verify.search.where import (
     MISSING_FACT,
+    contradiction,
     about_model,
     model_label,
     reads_model,
@@ -51,6 +52,7 @@ Runner = Callable[[Launch, Target, Sequence[Mapping[str, Any]]], Outcome]
 Neighbour = Callable[[str, int], Facts | None]  # (file, line) -> the facts of the site there
 
 MAX_REACH = 8  # runs spent getting the before to fire
+MAX_BRANCHES = 2  # other repairs of an earlier check kept to come back to
 MAX_AFTERS = 16  # candidate fixes tried
 MAX_AFTER_REPAIRS = 3  # further checks a fix may have to satisfy
 MAX_RUNS = 60  # runs of the check per record, whatever the search still has to try
@@ -249,7 +251,7 @@ class Search:
             before, out = self.reach(f, expect, target)
             if before is not None:
                 return self._fix(f, expect, target, before, out)
-            found = self._unreachable(f, out) or self._not_reached(out)
+            found = self._unreachable(f, out) or self._dead(f) or self._not_reached(out)
             first = first or found
             if found.status == "not-applicable":
                 break
@@ -414,6 +416,19 @@ class Search:
                     no_launch=True,
                 )
         return None
+
+    def _dead(self, f: Facts) -> Verdict | None:
+        """Not applicable when no launch reached the check and the branches on the way to it
+        need an option both given and left out (where.contradiction): dead code."""
+        flag = contradiction([*f.passed, *f.context, *f.direct])
+        if not flag:
+            return None
+        return Verdict(
+            "not-applicable",
+            f"{NO_LAUNCH}: the branches on the way to it need {flag} both given and left out",
+            runs=self.runs,
+            no_launch=True,
+        )
 
     def _filled_in(self, r: Reading, g: Mapping[str, Any] | None, launch: Launch | None) -> str:
         """Why a check that fires only when an option is None is reached by no command line
@@ -637,6 +652,7 @@ class Search:
         seen: set[Launch] = set()
         out: Outcome | None = None
         self._others: list[Launch] | None = None  # other accepted values' launches (_closer)
+        self._branches: list[Launch] = []  # launches to come back to (_closer), last first
         for _ in range(MAX_REACH):
             seen.add(launch)
             out = self.run(launch, target, watch)
@@ -644,6 +660,9 @@ class Search:
             if fires(out, expect):
                 return launch, out
             nxt = self._closer(f, launch, out, seen, watch, target)
+            while nxt is None and self._branches:
+                nxt = self._branches.pop()
+                nxt = None if nxt in seen else nxt
             if nxt is None:
                 return None, out
             launch = nxt
@@ -766,11 +785,12 @@ class Search:
             # No option makes the path hold and a guard reads the model: the check may be
             # about another kind of model.
             options += self.other_models(launch)
-        for change in options:
-            nxt = self._apply(launch, change)
-            if nxt not in seen:
-                return nxt
-        return None
+        unseen = [n for n in dict.fromkeys(self._apply(launch, c) for c in options) if n not in seen]
+        if out.status == "raised":
+            # The earlier check's other repairs, to come back to when the one taken leads to
+            # a launch that passes (an ngram draft where the check needs a draft model)
+            self._branches += reversed(unseen[1:1 + MAX_BRANCHES])
+        return unseen[0] if unseen else None
 
     def _apply(self, launch: Launch, change: FixChange) -> Launch:
         """`launch` changed, each JSON field it sets given a value of its kind (typed.py)."""

@@ -5,10 +5,12 @@ the machine, and which profiles answer something its code reads differently.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kverr.records.conditions import Atom
 from kverr.records.knowledge.facts import Facts
 from kverr.verify.harness import Outcome
 
@@ -71,3 +73,54 @@ def words_pattern(words: Sequence[str]) -> re.Pattern[str]:
         for w in sorted(set(words), key=len, reverse=True)
     ]
     return re.compile("|".join(parts))
+
+
+def contradiction(atoms: Sequence[Atom]) -> str:
+    """The option a path needs both None and given ("" when there is none): the branches on
+    the way to the check say `x is None` and `x is not None`, directly or through a compound
+    test of such facts (`not (x is None and y is None)` next to `x is None`, `y is None`).
+    Such a check is dead code, which no command line reaches."""
+    given: dict[str, bool] = {}  # option -> whether the path has it given (not None)
+    for a in atoms:
+        if a.flag and a.op in ("is None", "is not None"):
+            want = a.op == "is not None"
+            if given.setdefault(a.flag, want) != want:
+                return a.flag
+    for a in atoms:
+        if a.op == "expr" and a.flags and all(fl in given for fl in a.flags):
+            value = _none_test(a.text, given)
+            if value is not None and value != a.holds:
+                return a.flags[0]
+    return ""
+
+
+def _none_test(text: str, given: Mapping[str, bool]) -> bool | None:
+    """`text` (options shown as themselves) evaluated from whether each option is given, when
+    it only tests that (`--a is None and --b is None`); None for any other test."""
+    names = {f"_o{i}": flag for i, flag in enumerate(sorted(given, key=len, reverse=True))}
+    for name, flag in names.items():
+        text = text.replace(flag, name)
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def value(n: ast.expr) -> bool | None:
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            v = value(n.operand)
+            return None if v is None else not v
+        if isinstance(n, ast.BoolOp):
+            parts = [value(v) for v in n.values]
+            if None in parts:
+                return None
+            return all(parts) if isinstance(n.op, ast.And) else any(parts)
+        if (
+            isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.left, ast.Name)
+            and n.left.id in names and isinstance(n.comparators[0], ast.Constant)
+            and n.comparators[0].value is None and isinstance(n.ops[0], (ast.Is, ast.IsNot))
+        ):  # fmt: skip
+            is_given = given[names[n.left.id]]
+            return is_given if isinstance(n.ops[0], ast.IsNot) else not is_given
+        return None
+
+    return value(node)
