@@ -159,3 +159,27 @@ def test_a_path_that_needs_an_option_both_given_and_left_out_is_dead(
     from kverr.verify.search.where import contradiction
 
     assert contradiction(atoms) == dead
+
+
+@pytest.mark.parametrize(
+    ("text", "holds", "kind", "said"),
+    [
+        ("isinstance(--max-model-len, int)", False, "int", "gives --max-model-len as an integer"),
+        ("isinstance(--max-model-len, int)", False, "int | None", "gives --max-model-len as an integer"),
+        # the test holding is a launch like any other
+        ("isinstance(--max-model-len, int)", True, "int", ""),
+        # an option of several types may be given as another one
+        ("isinstance(--max-model-len, str)", False, "AttentionBackendEnum | str | None", ""),
+        ("isinstance(--max-model-len, int)", False, "str", ""),
+    ],
+)  # fmt: skip
+def test_a_path_that_needs_an_option_of_another_type_than_the_parser_gives_is_dead(
+    text: str, holds: bool, kind: str, said: str
+) -> None:
+    from kverr.verify.search.where import typed_away
+
+    from kverr.ftypes import FlagDecl
+
+    decls = {"--max-model-len": FlagDecl("--max-model-len", "max_model_len", type=kind)}
+    atom = Atom(None, "expr", text=text, holds=holds, flags=("--max-model-len",))
+    assert (said in typed_away([atom], decls)) and bool(said) == bool(typed_away([atom], decls))

@@ -39,6 +39,7 @@ from kverr.verify.search.told import chosen, told
 from kverr.verify.search.where import (
     MISSING_FACT,
     contradiction,
+    typed_away,
     about_model,
     model_label,
     reads_model,
@@ -419,16 +420,15 @@ class Search:
 
     def _dead(self, f: Facts) -> Verdict | None:
         """Not applicable when no launch reached the check and the branches on the way to it
-        need an option both given and left out (where.contradiction): dead code."""
-        flag = contradiction([*f.passed, *f.context, *f.direct])
-        if not flag:
+        need an option both given and left out (where.contradiction), or of another type than
+        the parser gives it (where.typed_away)."""
+        atoms = [*f.passed, *f.context, *f.direct]
+        flag = contradiction(atoms)
+        why = f"the branches on the way to it need {flag} both given and left out" if flag else ""
+        why = why or typed_away(atoms, self.decls)
+        if not why:
             return None
-        return Verdict(
-            "not-applicable",
-            f"{NO_LAUNCH}: the branches on the way to it need {flag} both given and left out",
-            runs=self.runs,
-            no_launch=True,
-        )
+        return Verdict("not-applicable", f"{NO_LAUNCH}: {why}", runs=self.runs, no_launch=True)
 
     def _filled_in(self, r: Reading, g: Mapping[str, Any] | None, launch: Launch | None) -> str:
         """Why a check that fires only when an option is None is reached by no command line

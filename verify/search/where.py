@@ -14,7 +14,7 @@ from kverr.records.conditions import Atom
 from kverr.records.knowledge.facts import Facts
 from kverr.verify.harness import Outcome
 
-from kverr.ftypes import Launch
+from kverr.ftypes import FlagDecl, Launch
 
 
 def model_label(launch: Launch, profiles: Mapping[str, Mapping[str, Any]]) -> str:
@@ -124,3 +124,22 @@ def _none_test(text: str, given: Mapping[str, bool]) -> bool | None:
         return None
 
     return value(node)
+
+
+_ISINSTANCE = re.compile(r"isinstance\((--[\w-]+), (int|str|float)\)")
+
+
+def typed_away(atoms: Sequence[Atom], decls: Mapping[str, FlagDecl]) -> str:
+    """`--x is always a T` when the path needs `isinstance(--x, T)` false and the option is
+    declared a plain T ("" otherwise): the parser gives it as a T, so only a caller of the
+    Python API passes anything else (given that leaving it out did not reach the check)."""
+    for a in atoms:
+        m = _ISINSTANCE.fullmatch(a.text) if a.op == "expr" and not a.holds else None
+        decl = decls.get(m[1]) if m else None
+        if decl is None or "." in decl.dest or decl.nargs:
+            continue
+        kinds = {k.strip() for k in (decl.type or "").split("|")} - {"None", ""}
+        if kinds == {m[2]}:
+            shown = {"int": "an integer", "float": "a number", "str": "text"}[m[2]]
+            return f"the command line always gives {m[1]} as {shown}"
+    return ""
