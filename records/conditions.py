@@ -137,6 +137,10 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
         flag, value, name = _flag_of(right, attrs), _literal(left), _FLIP[name]
     if flag is None or value is NOT_LITERAL:
         return None
+    if value is True and name in ("==", "!="):
+        # `x == True` is the switch given, `x != True` left out (or turned off): a launch's
+        # words, where "--x=True" is no command line for a switch
+        return Atom(flag, "set" if name == "==" else "unset")
     if name in ("in", "not in"):
         if not isinstance(value, (tuple, list, set, frozenset)):
             return None

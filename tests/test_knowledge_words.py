@@ -273,3 +273,20 @@ def add_cli_args(parser):
     assert rec["solutions"] == [
         "Nothing to change: SGLang turns --enable-mixed-chunk off for this launch"
     ]
+
+
+def test_a_switch_compared_with_true_reads_as_given_or_left_out():
+    src = (
+        "class ServerArgs:\n"
+        "    def check(self):\n"
+        "        if self.enable_moe and self.enable_dp != True:\n"
+        '            raise ValueError("MoE needs dp attention.")\n'
+        "\n"
+        "def add_cli_args(parser):\n"
+        '    parser.add_argument("--enable-moe", action="store_true")\n'
+        '    parser.add_argument("--enable-dp", action="store_true")\n'
+    )
+    rec = _by_message(_records(src), "MoE needs")
+    assert rec["triggerScenarios"] == "Launching with --enable-moe and without --enable-dp."
+    assert not any("=True" in s for s in rec["solutions"]), rec["solutions"]
+    assert "Add --enable-dp" in rec["solutions"]

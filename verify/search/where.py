@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kverr.extractor.pysource import expr_or_none
 from kverr.records.conditions import Atom
 from kverr.records.knowledge.facts import Facts
 from kverr.verify.harness import Outcome
@@ -100,9 +101,8 @@ def _none_test(text: str, given: Mapping[str, bool]) -> bool | None:
     names = {f"_o{i}": flag for i, flag in enumerate(sorted(given, key=len, reverse=True))}
     for name, flag in names.items():
         text = text.replace(flag, name)
-    try:
-        node = ast.parse(text, mode="eval").body
-    except SyntaxError:
+    node = expr_or_none(text)
+    if node is None:
         return None
 
     def value(n: ast.expr) -> bool | None:
