@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
         return 2
     mirror, rev, ids = argv[0], argv[1], set(argv[2:])
     profile = load_profile(name)
-    revision, sources = read_git(mirror, rev, profile.files)
+    revision, sources = read_git(mirror, rev, profile.file_set())
     exts = extract_files(sources, rules=profile.extract)
     records = [r for r in build_records(exts, revision, profile=profile) if r["id"] in ids]
     if not records:

@@ -156,6 +156,17 @@ def test_a_value_the_message_lists_as_valid_replaces_the_refused_one(built) -> N
     assert after == "vllm serve MODEL --compilation-config.mode NONE"
 
 
+def test_a_launch_path_example_carries_what_the_argument_checks_require(built) -> None:
+    # the worker's check runs as the server starts: unverified, but its example's lines go
+    # through every argument check, and the before gets the profiler record_shapes needs
+    rec = _by(built, "Recording shapes needs")
+    assert rec["scope"] == "launch-path" and rec["verification"]["status"] == "unverified"
+    assert "carries what this release's argument checks require" in rec["verification"]["reason"]
+    before, after = rec["exampleFix"].split("\n")[1::2]
+    assert "--profiler-config.record_shapes" in before and "--profiler-config.profiler torch" in before
+    assert "--profiler-config.record_shapes" not in after
+
+
 def _by(built, words: str) -> dict:
     return next(r for r in built[2] if words in r["errorMessage"])
 

@@ -125,3 +125,24 @@ def test_no_release_to_read_is_one_line(tmp_path: Path) -> None:
     pasted = PastedLaunch("fakesrv", "command", ("--tp", "2"))
     with pytest.raises(sources.SourceError, match="pass --source"):
         preflight.check_launch(pasted, spec=fake_spec(), globs=[ARGS], workdir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("words", "args", "unknown"),
+    [
+        (["--spec-config.method=eagle"], (("--spec-config.method", "eagle"),), ()),
+        (["--spec-config.method", "eagle", "--tp", "2"],
+         (("--spec-config.method", "eagle"), ("--tp", "2")), ()),
+        # a field given with no value is true, as the parser of such options reads it
+        (["--spec-config.enabled"], (("--spec-config.enabled", "true"),), ()),
+        # a field of an option that takes no JSON is no option
+        (["--tp", "1", "--tp.size", "2"], (("--tp", "1"),), ("--tp.size",)),
+    ],
+)  # fmt: skip
+def test_a_json_options_field_is_read_as_the_parser_reads_it(words, args, unknown) -> None:
+    options = {
+        "--spec-config": {"dest": "spec_config", "json": True, "names": ["--spec-config"]},
+        "--tp": {"dest": "tp", "names": ["--tp"]},
+    }
+    got = yours.resolve(words, options=options)
+    assert got.launch.args == args and got.unknown == unknown

@@ -348,6 +348,14 @@ class ProfilerConfig:
         return "traces"
 """
 
+# A worker's check as the server starts (the launch path): no run before a launch reaches
+# it, and its example's before line needs what an argument check requires (the profiler).
+FILES["vllm/v1/worker/gpu_worker.py"] = """\
+def start_profiler(vllm_config):
+    if vllm_config.profiler_config.record_shapes:
+        raise RuntimeError("Recording shapes needs the profiler's memory at start-up.")
+"""
+
 # What the engine runs once it starts, after the arguments were checked.
 FILES["vllm/v1/engine/profiling.py"] = """\
 def start(vllm_config):

@@ -30,7 +30,7 @@ from typing import Any
 
 from kverr.extractor.pysource import parse_module
 from kverr.extractor.sources import git
-from kverr.records import flag_map
+from kverr.records import LAUNCH_PATH, flag_map
 from kverr.records.identity import Holder, assign_ids
 from kverr.records.knowledge import facts_for
 from kverr.records.knowledge.facts import Facts
@@ -477,6 +477,9 @@ def verify_revision(
             if why:
                 out[rid] = Verdict("unverified", why, **base)
                 continue
+        elif wanted[rid].get("scope") == "launch-path":
+            out[rid] = _launch_path(bench, wanted[rid], base)
+            continue
         elif site.file not in loaded:
             reason = f"{site.file} is not among the modules whose validation the harness runs"
             out[rid] = Verdict("not-applicable", reason, keep_fix=True, **base)
@@ -511,6 +514,21 @@ def verify_revision(
         for mine in session.pool().map(verify_share, range(workers)):
             out.update(mine)
     return {**kept("no site of this revision holds the record"), **out}
+
+
+def _launch_path(bench: Bench, record: dict, base: dict[str, Any]) -> Verdict:
+    """A launch-path record: its check runs as the server starts, so it stays unverified; its
+    example's two lines still run through the revision's argument checks (yours.py), which
+    may add what they require, or drop an example they stop."""
+    from kverr.verify import yours  # (yours reads the bench this module builds)
+
+    reason = LAUNCH_PATH["reason"]
+    got = yours.example_through_argument_checks(bench, record.get("exampleFix") or "")
+    if got is None:
+        return Verdict("unverified", reason, None, None, keep_fix=True)
+    return Verdict(
+        "unverified", f"{reason}; {got.said}", example_fix=got.example_fix or "", **base
+    )
 
 
 def _elsewhere(session: Session, revision: Revision, site: Site, loaded: set[str]) -> str:
@@ -717,7 +735,7 @@ def verify_step(
     newest = _newest_ords(occurrences)
     for rec in records:
         last = len(plan.revisions) - 1
-        if rec.get("scope") == "launch-path":
+        if rec.get("scope") == "launch-path" and not rec.get("exampleFix"):
             continue  # its check runs after start-up: records/ says so in its verification
         if rec.get("kind") == "argparse":
             parsed.setdefault(newest.get(rec["id"], last), []).append(rec)

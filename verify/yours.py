@@ -18,7 +18,8 @@ launch that passes them all (`kverr check`, and the personal fix of `kverr expla
    first, then the next error under that fix, up to MAX_ERRORS.
 5. **A check no run reaches** (`with_record_fix`): a launch-path record's check runs as the
    server starts (the GPU's memory, the loaded model), so the user's launch gets the change
-   the record's own example makes, checked against every argument check instead.
+   the record's own example makes, checked against every argument check instead. The build
+   runs the example's own two lines the same way (`example_through_argument_checks`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,20 @@ def resolve(
             typed, eq, inline = word.partition("=")
             name = abbreviated(typed, {n: id(opt) for n, opt in options.items()})
             if name is None:
-                unknown.append(typed)
+                owner = _json_owner(typed, options)
+                if owner is None:
+                    unknown.append(typed)
+                    continue
+                # `--speculative-config.method=medusa`: one field of a JSON option, as the
+                # parser of such options reads it (a field with no value is true)
+                field = f"{names[owner]}.{typed.partition('.')[2]}"
+                if eq:
+                    args.append((field, inline))
+                elif i < len(words) and not words[i].startswith("-"):
+                    args.append((field, words[i]))
+                    i += 1
+                else:
+                    args.append((field, "true"))
                 continue
             # The user's own spelling of an option stays (`--tp-size`, not its first alias);
             # an abbreviation is written out, as the parser reads it.
@@ -120,6 +134,16 @@ def resolve(
 
 
 _LEFT_OUT = object()
+
+
+def _json_owner(typed: str, options: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The JSON option whose field `typed` names (`--speculative-config.method` ->
+    --speculative-config), or None."""
+    base, dot, key = typed.partition(".")
+    if not dot or not key:
+        return None
+    owner = abbreviated(base, {n: id(opt) for n, opt in options.items()})
+    return owner if owner is not None and options[owner].get("json") else None
 
 
 def _word(value: Any, opt: Mapping[str, Any]) -> Any:
@@ -219,9 +243,11 @@ class NoFix:
     runs: int = 0
 
 
-def fix(bench: Bench, launch: Launch, ran: Ran, keep: Sequence[str] = ()) -> YourFix | NoFix:
+def fix(
+    bench: Bench, launch: Launch, ran: Ran, keep: Sequence[str] = (), fixed: Sequence[str] = ()
+) -> YourFix | NoFix:
     """The first candidate change, in the order a user wants them, whose launch passes every
-    phase of the revision (module doc)."""
+    phase of the revision (module doc); none that changes an option of `fixed`."""
     if ran.site is None:
         return NoFix("the error was raised outside the checks kverr reads")
     site = ran.site
@@ -231,8 +257,9 @@ def fix(bench: Bench, launch: Launch, ran: Ran, keep: Sequence[str] = ()) -> You
     target = Target(site.file, site.function, site.line, site.end_line)
     found = search.fixes(f, target, launch, None)
     mine = _near_values(f, launch, ran.outcome.message, bench)
-    needed = _needed(f, ran.outcome.message, bench)
+    needed = _needed(f, ran.outcome.message, bench, launch)
     ordered = order(_unique([*mine, *found]), launch, bench, keep, needed, ran.outcome.message)
+    ordered = [c for c in ordered if not any(n in fixed for _, n, _ in c.edits)]
     runs = search.runs
     whole = whole_launch(bench)
     for change in ordered[:MAX_TRIES]:
@@ -326,9 +353,10 @@ def _named(option: str, message: str, options: Mapping[str, Any]) -> bool:
     return any(w and re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", message) for w in words)
 
 
-def _needed(f: Any, message: str, bench: Bench) -> set[str]:
+def _needed(f: Any, message: str, bench: Bench, launch: Launch) -> set[str]:
     """Options the check asks for: named by its message, or tested for being set by the
-    guard that fires (`if self.x is None`, `if not self.x`)."""
+    guard that fires (`if self.x is None`, `if not self.x`), or a field of a JSON option the
+    launch sets that the guard compares (`record_shapes` needs `profiler == "torch"`)."""
     options = bench.info.get("options", {})
     out = {n for n in options if n.startswith("--") and _named(n, message, options)}
     for r in f.readings:
@@ -337,6 +365,10 @@ def _needed(f: Any, message: str, bench: Bench) -> set[str]:
         for atom in r.atoms:
             if atom.flag and atom.op in ("unset", "is None", "set", "is not None"):
                 out.add(atom.flag)
+            elif atom.flag and "." in atom.flag:
+                owner = atom.flag.partition(".")[0]
+                if any(o == owner or o.startswith(owner + ".") for o, _ in launch.args):
+                    out.add(atom.flag)
     return out
 
 
@@ -488,8 +520,11 @@ class Checked:
         return tuple(s for s in self.steps if not s.ran.passed)
 
 
-def check(bench: Bench, launch: Launch, keep: Sequence[str] = ()) -> Checked:
-    """Every error the launch runs into, each with the fix that gets past it (module doc)."""
+def check(
+    bench: Bench, launch: Launch, keep: Sequence[str] = (), fixed: Sequence[str] = ()
+) -> Checked:
+    """Every error the launch runs into, each with the fix that gets past it (module doc);
+    no fix changes an option of `fixed`."""
     steps: list[Step] = []
     current = launch
     for _ in range(MAX_ERRORS):
@@ -500,7 +535,7 @@ def check(bench: Bench, launch: Launch, keep: Sequence[str] = ()) -> Checked:
         if ran.outcome.status == "parse-error":
             got = parser_fix(bench, current, ran.outcome.reason)
         else:
-            got = fix(bench, current, ran, keep)
+            got = fix(bench, current, ran, keep, fixed)
         steps.append(Step(ran, got))
         if not isinstance(got, YourFix):
             break
@@ -540,3 +575,51 @@ def with_record_fix(bench: Bench, launch: Launch, example_fix: str) -> Launch | 
 
 
 _NONE = object()
+
+
+@dataclass(frozen=True)
+class ArgumentChecked:
+    """A launch-path record's example, both lines run through every argument check of the
+    revision (the check itself runs as the server starts, where no run before a launch goes):
+    the example as it stands or with what those checks require added, or why neither."""
+
+    example_fix: str | None  # None: the example fails them and no change gets it through
+    said: str
+
+
+def example_through_argument_checks(bench: Bench, example_fix: str) -> ArgumentChecked | None:
+    """The record's example (`# before`/`# after`) checked as `kverr check` checks a user's
+    launch; None when it is no example of this revision's command and options."""
+    command = Launch().command(*bench.command())
+    fix = fix_of(example_fix, command)
+    if fix is None:
+        return None
+    options = bench.info["options"]
+    before, after = (resolve(words, options=options) for words in (fix.before, fix.after))
+    if before.unknown or after.unknown:
+        return None
+    lines = []
+    for side, launch in (("before", before.launch), ("after", after.launch)):
+        # the options the example is about stay: a repair adds what the checks require
+        mine = [o for o, _ in after.launch.args if before.launch.value(o, _NONE) != after.launch.value(o)]
+        mine += [o for o, _ in before.launch.args if not after.launch.has(o)]
+        got = check(bench, launch, fixed=tuple(mine))
+        if got.passed:
+            lines.append(got.final or launch)
+            continue
+        first = got.errors[0].ran.outcome if got.errors else got.steps[-1].ran.outcome
+        said = first.message or first.reason or first.status
+        return ArgumentChecked(
+            None, f"its example's {side} line stops at another of this release's argument "
+            f"checks first ({said[:160]}), and no change of it gets through them all"
+        )  # fmt: skip
+    if lines[0] == lines[1]:
+        return ArgumentChecked(
+            None, "what this release's argument checks require of its example undoes its fix"
+        )
+    if (lines[0], lines[1]) == (before.launch, after.launch):
+        return ArgumentChecked(example_fix, "both lines of its example pass this release's argument checks")
+    shown = f"# before\n{lines[0].command(*bench.command())}\n# after\n{lines[1].command(*bench.command())}"
+    return ArgumentChecked(
+        shown, "its example carries what this release's argument checks require of both lines"
+    )
