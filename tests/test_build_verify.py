@@ -55,6 +55,10 @@ def test_build_verify_writes_verdicts_and_a_rebuild_runs_nothing(repo: Git, tmp_
     }
     assert page["exampleFix"].endswith("--model-path MODEL_PATH --page-size 64")
     assert page["solutions"][0] == "Launch with --page-size 64"
+    # "a value other than fa4" is the declared choices that passed in its place
+    fa4 = next(r for m, r in recs.items() if m.startswith("The fa4 attention backend"))
+    assert "Set --attention-backend to fa3, triton or flashinfer" in fa4["solutions"]
+    assert not any("other than fa4" in s for s in fa4["solutions"]), fa4["solutions"]
     # argparse's own errors: the fix through the revision's own parser (test_verify_parsing.py)
     value = recs["argument --page-size: invalid {type} value: {value!r}"]
     assert value["verification"] == {**page["verification"], "reason": ""}

@@ -142,3 +142,32 @@ def test_the_values_a_message_lists_as_valid_replace_the_refused_one(
     found = told_listed(message, Launch(args))
     assert [c.edits[0][2] for c in found] == offered
     assert all(c.edits[0][1] == args[0][0] for c in found)
+
+
+@pytest.mark.parametrize(
+    ("ok", "solutions", "tips"),
+    [
+        # NEXTN is rewritten into EAGLE: only NGRAM passes in the refused value's place
+        (("NGRAM",), ["Set --algo to NGRAM", "Launch with --steps 1"],
+         ["Set --algo to NGRAM when --topk > 1"]),
+        (("NGRAM", "MEDUSA"), ["Set --algo to NGRAM or MEDUSA", "Launch with --steps 1"],
+         ["Set --algo to NGRAM or MEDUSA when --topk > 1"]),
+        # none passes: the words that offered them go
+        ((), ["Launch with --steps 1"], []),
+    ],
+)  # fmt: skip
+def test_the_choices_that_passed_replace_a_value_other_than_the_refused_ones(
+    ok: tuple, solutions: list, tips: list
+) -> None:
+    from kverr.verify.verdict import Verdict
+
+    record = {
+        "severity": "error",
+        "solutions": [
+            "Set --algo to a value other than EAGLE (declared choices: EAGLE, NEXTN, NGRAM)",
+            "Launch with --steps 1",
+        ],
+        "preventionTips": ["Keep --algo other than EAGLE when --topk > 1"],
+    }
+    out = Verdict("unverified", "x", choices=(("--algo", ok),)).apply(record)
+    assert out["solutions"] == solutions and out["preventionTips"] == tips

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,6 +140,9 @@ class Verdict:
     # the run reached the check and no value of a command line fires it: it states an
     # assumption of the code around it, so advice about launch options would be false
     no_launch: bool = False
+    # (option, the declared choices that passed in the before's place): what "a value other
+    # than A" comes to at this revision (core.Search._judged_choices)
+    choices: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def verification(self) -> dict[str, Any]:
@@ -165,14 +169,41 @@ class Verdict:
             )
             out["solutions"] = [REPORT]
             out["preventionTips"] = []
+        for flag, ok in self.choices:
+            for key, judge in (("solutions", _judged), ("preventionTips", _judged_tip)):
+                out[key] = [j for s in out.get(key, []) if (j := judge(s, flag, ok)) is not None]
         if self.solution:
             # A verified change beats "Nothing to change" (what the code alone says of a notice).
             out["solutions"] = [self.solution] + [
                 s
-                for s in record.get("solutions", [])
+                for s in out.get("solutions", [])
                 if s != self.solution and not s.startswith(NOTHING)
             ]
         return out
+
+
+def _judged(solution: str, flag: str, ok: Sequence[str]) -> str | None:
+    """A solution that offers "a value other than" the refused ones (records/knowledge/
+    fixes.py), as the values that passed in their place; None when none did."""
+    if not solution.startswith((f"Set {flag} to a value other than ", f"Use a {flag} value other than ")):
+        return solution
+    return f"Set {flag} to {_either(ok)}" if ok else None
+
+
+def _judged_tip(tip: str, flag: str, ok: Sequence[str]) -> str | None:
+    """A tip to keep `flag` "other than" the refused values (fixes.keep_words), as the values
+    that passed in their place; None when none did."""
+    found = re.search(rf"\b([Kk])eep {re.escape(flag)} other than .+?(?= when |$)", tip)
+    if found is None:
+        return tip
+    if not ok:
+        return None
+    verb = "Set" if found.group(1) == "K" else "set"
+    return tip[: found.start()] + f"{verb} {flag} to {_either(ok)}" + tip[found.end() :]
+
+
+def _either(values: Sequence[str]) -> str:
+    return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else values[0]
 
 
 NO_LAUNCH = "no command line reaches it"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kverr.records.conditions import Atom, Reading, atoms_of, dest_of
+from kverr.records.conditions import Atom, Reading, atoms_of, dest_of, show_value
 from kverr.records.knowledge.facts import Facts
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.search import candidates, notice, reading, typed, values
@@ -54,6 +54,7 @@ Neighbour = Callable[[str, int], Facts | None]  # (file, line) -> the facts of t
 
 MAX_REACH = 8  # runs spent getting the before to fire
 MAX_BRANCHES = 2  # other repairs of an earlier check kept to come back to
+MAX_CHOICES = 6  # declared choices of an option run one by one for its record's words
 MAX_AFTERS = 16  # candidate fixes tried
 MAX_AFTER_REPAIRS = 3  # further checks a fix may have to satisfy
 MAX_RUNS = 60  # runs of the check per record, whatever the search still has to try
@@ -301,7 +302,7 @@ class Search:
             if passes(result, expect):
                 found = self._same_model(expect, target, before, after, change)
                 if found is not None:
-                    return found
+                    return replace(found, choices=self._judged_choices(f, expect, target, before))
             tried.append((change, result))
             if len(tried) >= MAX_AFTERS:
                 break
@@ -316,6 +317,30 @@ class Search:
                 f"{describe(change)}, {_fell_short(result, expect)}"
             )
         return Verdict("unverified", reason, self.platform, runs=self.runs)
+
+    def _judged_choices(
+        self, f: Facts, expect: Expect, target: Target, before: Launch
+    ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(option, the declared choices that pass) for each option the check refuses some
+        values of (`x in (A, B)`, `x == A`): each other choice run in the before's place. The
+        record's "a value other than A" becomes those values, where the code may rewrite one
+        of the others into a refused one (SGLang's NEXTN becomes EAGLE)."""
+        out = []
+        for atom in (*f.direct, *f.context):
+            decl = self.decls.get(atom.flag or "")
+            if decl is None or atom.op not in ("in", "==") or not decl.choices:
+                continue
+            refused = {show_value(v) for v in (atom.value if atom.op == "in" else (atom.value,))}
+            others = [c for c in decl.choices if show_value(c) not in refused]
+            if not others or len(others) > MAX_CHOICES or not before.has(atom.flag):
+                continue
+            ok = []
+            for choice in others:
+                edit = FixChange((("set", atom.flag, show_value(choice)),), "allowed")
+                if passes(self.run(self._apply(before, edit), target), expect):
+                    ok.append(show_value(choice))
+            out.append((atom.flag, tuple(ok)))
+        return tuple(out)
 
     def _same_model(
         self, expect: Expect, target: Target, before: Launch, after: Launch, change: FixChange
