@@ -69,6 +69,8 @@ def main(argv: list[str]) -> int:
                     v = verdicts[rec["id"]]
                     print(f"  => {v.verification['status']} {v.verification['reason']}")
                     print("     " + (v.example_fix or "").replace("\n", "\n     "))
+                    for words in v.refuted:
+                        print(f"     refuted by a run: {words}")
                     for flag, ok in v.choices:
                         print(f"     {flag}: the choices that pass are {', '.join(ok) or 'none'}")
             finally:

@@ -171,3 +171,20 @@ def test_the_choices_that_passed_replace_a_value_other_than_the_refused_ones(
     }
     out = Verdict("unverified", "x", choices=(("--algo", ok),)).apply(record)
     assert out["solutions"] == solutions and out["preventionTips"] == tips
+
+
+def test_words_to_leave_an_option_out_that_a_run_refuted_go() -> None:
+    from kverr.verify.verdict import Verdict
+
+    record = {
+        "severity": "error",
+        "solutions": [
+            "Leave --backend unset",
+            "Remove --fast when using --backend=x",
+            "Remove --fast-path",  # another option that starts the same
+            "Set --backend=y",
+        ],
+    }
+    refuted = ("Leave --backend unset", "Remove --fast")
+    out = Verdict("verified", refuted=refuted).apply(record)
+    assert out["solutions"] == ["Remove --fast-path", "Set --backend=y"]

@@ -143,6 +143,8 @@ class Verdict:
     # (option, the declared choices that passed in the before's place): what "a value other
     # than A" comes to at this revision (core.Search._judged_choices)
     choices: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the record's words to leave an option out, where leaving it out still fired the check
+    refuted: tuple[str, ...] = ()
 
     @property
     def verification(self) -> dict[str, Any]:
@@ -169,6 +171,12 @@ class Verdict:
             )
             out["solutions"] = [REPORT]
             out["preventionTips"] = []
+        if self.refuted:
+            out["solutions"] = [
+                s
+                for s in out.get("solutions", [])
+                if not any(s == r or s.startswith(f"{r} when using ") for r in self.refuted)
+            ]
         for flag, ok in self.choices:
             for key, judge in (("solutions", _judged), ("preventionTips", _judged_tip)):
                 out[key] = [j for s in out.get(key, []) if (j := judge(s, flag, ok)) is not None]

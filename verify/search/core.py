@@ -302,7 +302,11 @@ class Search:
             if passes(result, expect):
                 found = self._same_model(expect, target, before, after, change)
                 if found is not None:
-                    return replace(found, choices=self._judged_choices(f, expect, target, before))
+                    return replace(
+                        found,
+                        choices=self._judged_choices(f, expect, target, before),
+                        refuted=self._refuted_drops(f, expect, target, before),
+                    )
             tried.append((change, result))
             if len(tried) >= MAX_AFTERS:
                 break
@@ -341,6 +345,26 @@ class Search:
                     ok.append(show_value(choice))
             out.append((atom.flag, tuple(ok)))
         return tuple(out)
+
+    def _refuted_drops(
+        self, f: Facts, expect: Expect, target: Target, before: Launch
+    ) -> tuple[str, ...]:
+        """The record's "Leave --x unset" / "Remove --x" (records/knowledge/fixes.py) for an
+        option of the check's own test whose leaving out still fires it: the code fills in a
+        value of its own that fails the same way (SGLang's default attention backend)."""
+        out = []
+        for atom, direct in [*((a, True) for a in f.direct), *((a, False) for a in f.context)]:
+            if atom.op not in ("is not None", "set") or not atom.flag or not before.has(atom.flag):
+                continue
+            dropped = self._apply(before, FixChange((("drop", atom.flag, None),), "remove"))
+            if not fires(self.run(dropped, target), expect):
+                continue
+            if atom.op == "is not None":
+                out.append(f"Leave {atom.flag} unset")
+            else:  # fixes.solutions' words for the check's own option and for a feature's
+                out.append(f"Remove {atom.flag}" if direct else
+                           f"Remove {atom.flag} if the deployment can do without it")  # fmt: skip
+        return tuple(dict.fromkeys(out))
 
     def _same_model(
         self, expect: Expect, target: Target, before: Launch, after: Launch, change: FixChange
