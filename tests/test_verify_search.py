@@ -183,3 +183,25 @@ def test_a_path_that_needs_an_option_of_another_type_than_the_parser_gives_is_de
     decls = {"--max-model-len": FlagDecl("--max-model-len", "max_model_len", type=kind)}
     atom = Atom(None, "expr", text=text, holds=holds, flags=("--max-model-len",))
     assert (said in typed_away([atom], decls)) and bool(said) == bool(typed_away([atom], decls))
+
+
+@pytest.mark.parametrize(
+    ("atom", "default", "said"),
+    [
+        # `if backend not in ("ray", "mp", None)`: the parser's choices are ray and mp
+        (Atom("--backend", "not in", ("ray", "mp", None)), None, "--backend takes only ray or mp"),
+        # left out it is None, which the set does not hold: a launch without it fires
+        (Atom("--backend", "not in", ("ray", "mp")), None, ""),
+        # ... unless its default is a declared choice
+        (Atom("--backend", "not in", ("ray", "mp")), "mp", "--backend takes only ray or mp"),
+        (Atom("--backend", "!=", "ray"), "ray", ""),
+        (Atom("--backend", "in", ("ray", "mp")), None, ""),
+    ],
+)  # fmt: skip
+def test_a_path_that_needs_an_option_outside_all_its_choices_is_dead(atom, default, said) -> None:
+    from kverr.verify.search.where import choices_accepted
+
+    from kverr.ftypes import FlagDecl
+
+    decls = {"--backend": FlagDecl("--backend", "backend", choices=("ray", "mp"), default=default)}
+    assert choices_accepted([atom], decls) == said

@@ -38,6 +38,7 @@ from kverr.verify.search.fields import fields_of
 from kverr.verify.search.told import chosen, told
 from kverr.verify.search.where import (
     MISSING_FACT,
+    choices_accepted,
     contradiction,
     typed_away,
     about_model,
@@ -469,12 +470,13 @@ class Search:
 
     def _dead(self, f: Facts) -> Verdict | None:
         """Not applicable when no launch reached the check and the branches on the way to it
-        need an option both given and left out (where.contradiction), or of another type than
-        the parser gives it (where.typed_away)."""
+        need an option both given and left out (where.contradiction), of another type than
+        the parser gives it (where.typed_away), or outside every choice it declares
+        (where.choices_accepted)."""
         atoms = [*f.passed, *f.context, *f.direct]
         flag = contradiction(atoms)
         why = f"the branches on the way to it need {flag} both given and left out" if flag else ""
-        why = why or typed_away(atoms, self.decls)
+        why = why or typed_away(atoms, self.decls) or choices_accepted(atoms, self.decls)
         if not why:
             return None
         return Verdict("not-applicable", f"{NO_LAUNCH}: {why}", runs=self.runs, no_launch=True)

@@ -143,3 +143,23 @@ def typed_away(atoms: Sequence[Atom], decls: Mapping[str, FlagDecl]) -> str:
             shown = {"int": "an integer", "float": "a number", "str": "text"}[m[2]]
             return f"the command line always gives {m[1]} as {shown}"
     return ""
+
+
+def choices_accepted(atoms: Sequence[Atom], decls: Mapping[str, FlagDecl]) -> str:
+    """`--x takes only a or b` when the path needs the option outside a set of values that
+    holds every choice the parser declares for it (and None, when it may be left out): no
+    command line gives it another ("" otherwise)."""
+    for a in atoms:
+        decl = decls.get(a.flag or "")
+        if decl is None or a.op not in ("not in", "!=") or not decl.choices:
+            continue
+        banned = set(a.value) if a.op == "not in" else {a.value}
+        shown = {str(b) for b in banned}
+        if all(str(c) in shown for c in decl.choices) and (None in banned or _required(decl)):
+            return f"{a.flag} takes only {' or '.join(map(str, decl.choices))}"
+    return ""
+
+
+def _required(decl: FlagDecl) -> bool:
+    """The option always holds a declared value: left out, its default is one of them."""
+    return decl.default is not None and str(decl.default) in {str(c) for c in decl.choices}
