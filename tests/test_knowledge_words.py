@@ -290,3 +290,21 @@ def test_a_switch_compared_with_true_reads_as_given_or_left_out():
     assert rec["triggerScenarios"] == "Launching with --enable-moe and without --enable-dp."
     assert not any("=True" in s for s in rec["solutions"]), rec["solutions"]
     assert "Add --enable-dp" in rec["solutions"]
+
+
+def test_a_tip_keeps_the_models_condition_and_drops_its_own_options():
+    src = (
+        "class ServerArgs:\n"
+        "    def check(self):\n"
+        '        if getattr(self.model_config.hf_config, "dual_chunk", None) is not None:\n'
+        "            if self.attention_backend is None:\n"
+        '                self.attention_backend = "dca"\n'
+        '            elif self.attention_backend != "dca":\n'
+        '                raise ValueError("Dual chunk models need the dca backend.")\n'
+        "\n"
+        "def add_cli_args(parser):\n"
+        '    parser.add_argument("--attention-backend", choices=["dca", "fa3"])\n'
+    )
+    (tip,) = _by_message(_records(src), "Dual chunk models")["preventionTips"]
+    assert tip.startswith("Set --attention-backend to dca when ") and "dual_chunk" in tip, tip
+    assert "--attention-backend is set" not in tip

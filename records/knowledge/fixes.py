@@ -413,9 +413,15 @@ def invariant(f: Facts) -> str:
     keep = keep_words(primary.negated())
     if not keep:
         return ""
-    others = (*f.context, *(a for a in f.direct if a is not primary))
-    # (state a user cannot set, such as `model_config` being there, is no condition to keep)
-    when = [_when(a) for a in others if a.flag or a.flags or a.topic]
+    # (a condition on the option the tip sets is the tip's own: "set --x to a when --x is
+    # set"; state a user cannot set, such as `model_config` being there, is no condition to
+    # keep, but what the model's config holds is one)
+    others = [
+        a
+        for a in (*f.context, *(a for a in f.direct if a is not primary))
+        if a.flag is None or a.flag != primary.flag
+    ]
+    when = [_when(a) for a in others if a.flag or a.flags or a.topic or "hf_config" in a.text]
     when = [w for w in dict.fromkeys(when) if w]
     text = keep[0].upper() + keep[1:]
     return f"{text} when {join_words(when)}" if when else text
