@@ -184,3 +184,19 @@ def add_cli_args(parser):
 def test_a_request_check_is_not_described_by_the_launch_option_it_runs_under(message, what):
     rec = _by_message(_records(ENGINE, path="python/sglang/srt/entrypoints/engine.py"), message)
     assert rec["meaning"].get("what") == what
+
+
+@pytest.mark.parametrize(
+    ("message", "sentences"),
+    [
+        ("Model not found.Please check the path.", ["Model not found.", "Please check the path."]),
+        # names with a period are no sentence end
+        ("Ensure CuDNN >= 9.15 to avoid nn.Conv3d bugs.", ["Ensure CuDNN >= 9.15 to avoid nn.Conv3d bugs."]),
+        ("Use torch.cuda.Stream instead.", ["Use torch.cuda.Stream instead."]),
+        ("Use the Config.Default class.", ["Use the Config.Default class."]),
+    ],
+)  # fmt: skip
+def test_a_sentence_glued_on_is_split_and_a_dotted_name_is_not(message, sentences):
+    from kverr.records.knowledge.text import _advice_sentences
+
+    assert _advice_sentences(message) == sentences

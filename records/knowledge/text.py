@@ -342,10 +342,20 @@ _IMPERATIVE = re.compile(
 )
 
 
+# A sentence glued on without a space ("not found.Please"): a word's end, then a capitalised
+# word; "nn.Conv3d" and "torch.cuda" are names, not two sentences.
+_GLUED = re.compile(r"(?<![\w.])([a-z]{3,})\.(?=[A-Z][a-z]+(?![\w.]))")
+
+
+def unglued(message: str) -> str:
+    """`message` with a space after each period that ends a sentence glued to the next."""
+    return _GLUED.sub(r"\1. ", message)
+
+
 def _advice_sentences(message: str) -> list[str]:
     """Sentences and clauses of a message that may be advice: ", please ..." and
     "..., try to use ..." start one too, and so does a sentence glued on without a space."""
-    text = re.sub(r"\.(?=[A-Z][a-z])", ". ", message)
+    text = unglued(message)
     parts = []
     for s in _sentences(text):
         parts.extend(

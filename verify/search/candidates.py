@@ -28,6 +28,7 @@ from kverr.extractor.pysource import literal
 from kverr.records.conditions import Atom, atoms_of, phrase, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
+from kverr.records.knowledge.text import unglued
 from kverr.records.knowledge.fixes import sample_value
 from kverr.verify.search.reading import parse_test
 from kverr.verify.search.typed import TYPO
@@ -522,7 +523,7 @@ def _listed_values(message: str) -> list[str]:
 
 
 def _advice_parts(message: str) -> list[str]:
-    text = re.sub(r"\.(?=[A-Z][a-z])", ". ", message)
+    text = unglued(message)
     parts = re.split(
         r"(?<=[.;!?])\s+|,\s*(?=(?:please|try|you can|you should)\b)", text, flags=re.I
     )

@@ -281,6 +281,9 @@ class Search:
                     if c.source not in ("remove", "feature")
                     and not undoes(c, before)
                     and not notice.gives_up(c, f, before, self.decls)
+                    # nor serves another model (`--model-path`): a notice about the model
+                    # describes what serving it takes
+                    and not any(n in self.command[1] for _, n, _ in c.edits)
                 ],
                 before,
             )
