@@ -167,6 +167,14 @@ def test_a_launch_path_example_carries_what_the_argument_checks_require(built) -
     assert "--profiler-config.record_shapes" not in after
 
 
+def test_a_launch_path_example_the_argument_checks_cannot_decide_is_kept_as_it_is(built) -> None:
+    # its before line reaches a platform question no probe answers: that is no error of
+    # the launch, so the example stays, and the reason says no more than a launch-path check's
+    rec = _by(built, "Pinning CPUs needs")
+    assert rec["exampleFix"] and "--cpu-affinity" in rec["exampleFix"]
+    assert rec["verification"]["reason"].endswith("so no run before a launch can confirm the fix")
+
+
 def _by(built, words: str) -> dict:
     return next(r for r in built[2] if words in r["errorMessage"])
 

@@ -176,6 +176,7 @@ class ParallelConfig:
     pipeline_parallel_size: int = 1
     data_parallel_size: int = 1
     numa_bind_nodes: list[int] | None = None
+    cpu_affinity: str | None = None
 
     @field_validator("numa_bind_nodes")
     @classmethod
@@ -191,6 +192,8 @@ class ParallelConfig:
 
     def __post_init__(self):
         self.world_size = self.tensor_parallel_size * self.pipeline_parallel_size
+        if self.cpu_affinity and current_platform.numa_topology():  # no probe answers it
+            raise ValueError("cpu_affinity needs a NUMA topology the platform reports.")
         if self.world_size > current_platform.device_count():
             raise ValueError(
                 f"World size ({self.world_size}) is larger than the number of GPUs"
@@ -354,6 +357,11 @@ FILES["vllm/v1/worker/gpu_worker.py"] = """\
 def start_profiler(vllm_config):
     if vllm_config.profiler_config.record_shapes:
         raise RuntimeError("Recording shapes needs the profiler's memory at start-up.")
+
+
+def pin_cpus(vllm_config):
+    if vllm_config.parallel_config.cpu_affinity:
+        raise RuntimeError("Pinning CPUs needs the workers' affinity at start-up.")
 """
 
 # What the engine runs once it starts, after the arguments were checked.
@@ -470,6 +478,7 @@ class EngineArgs:
     profiler_config: ProfilerConfig | None = None
     compilation_config: CompilationConfig | None = None
     numa_bind_nodes: list[int] | None = None
+    cpu_affinity: str | None = None
     load_format: str = "auto"
     trace_steps: int | None = None
     # the option takes its default from the config field it fills, under another name
@@ -504,6 +513,7 @@ class EngineArgs:
             "--compilation-config", type=_parse_json(_config_in(hints["compilation_config"]))
         )
         parser.add_argument("--numa-bind-nodes", type=int, nargs="+", default=None)
+        parser.add_argument("--cpu-affinity", type=str, default=None)
         parser.add_argument("--enable-scheduler-fast-path", action="store_true")
         parser.add_argument("--trace-steps", type=int, default=None)
         load_formats = typing.Literal["auto", "safetensors"]
@@ -527,6 +537,7 @@ class EngineArgs:
             pipeline_parallel_size=self.pipeline_parallel_size,
             data_parallel_size=self.data_parallel_size,
             numa_bind_nodes=self.numa_bind_nodes,
+            cpu_affinity=self.cpu_affinity,
         )
         if self.trace_steps is not None:
             profiler = copy.deepcopy(self.profiler_config)
