@@ -63,6 +63,13 @@ def _provenance(dataset: Path) -> list[str]:
             f"{v.get('platform')}; at {v.get('newest')}, {v.get('verifiedNewest', 0):,} of "
             f"{v.get('errorsNewest', 0):,} raise/assert records"
         )
+        early, na = v.get("beforeStartNewest", 0), v.get("beforeStartNotApplicableNewest", 0)
+        if early and early != v.get("errorsNewest"):
+            # the checks a launch runs before it starts; the launch path's run on the GPU
+            out.append(
+                f"  of them checked before start-up: {v.get('beforeStartVerifiedNewest', 0):,}"
+                f" of {early:,} ({na:,} not applicable)"
+            )
     return out
 
 

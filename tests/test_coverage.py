@@ -59,13 +59,15 @@ def test_the_manifest_gives_the_builds_counts(tmp_path, capsys):
     ds.mkdir()
     (ds / "records.jsonl").write_text(json.dumps({"record": _rec("a.py", [])}) + "\n")
     verification = {"counts": {"verified": 12}, "platform": "cuda-sm90", "newest": "abc123",
-                    "verifiedNewest": 9, "errorsNewest": 10}  # fmt: skip
+                    "verifiedNewest": 9, "errorsNewest": 10, "beforeStartNewest": 8,
+                    "beforeStartVerifiedNewest": 7, "beforeStartNotApplicableNewest": 1}  # fmt: skip
     counts = {"revisions": 1234, "flags": 56, "verification": verification}
     (ds / "manifest.json").write_text(json.dumps({"counts": counts}), encoding="utf-8")
     assert _script().main([str(ds)]) == 0
-    assert capsys.readouterr().out.splitlines()[1:3] == [
+    assert capsys.readouterr().out.splitlines()[1:4] == [
         "  1,234 revisions built, 56 flags",
         "  12 records with a fix verified on cuda-sm90; at abc123, 9 of 10 raise/assert records",
+        "    of them checked before start-up: 7 of 8 (1 not applicable)",
     ]
 
 
