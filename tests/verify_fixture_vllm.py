@@ -177,6 +177,7 @@ class ParallelConfig:
     data_parallel_size: int = 1
     numa_bind_nodes: list[int] | None = None
     cpu_affinity: str | None = None
+    cpu_mask: str | None = None
 
     @field_validator("numa_bind_nodes")
     @classmethod
@@ -194,6 +195,8 @@ class ParallelConfig:
         self.world_size = self.tensor_parallel_size * self.pipeline_parallel_size
         if self.cpu_affinity and current_platform.numa_topology():  # no probe answers it
             raise ValueError("cpu_affinity needs a NUMA topology the platform reports.")
+        if self.cpu_mask:  # a TypeError of the stand-in, raised by no check
+            self.cpu_mask = round(current_platform.numa_distance())
         if self.world_size > current_platform.device_count():
             raise ValueError(
                 f"World size ({self.world_size}) is larger than the number of GPUs"
@@ -362,6 +365,11 @@ def start_profiler(vllm_config):
 def pin_cpus(vllm_config):
     if vllm_config.parallel_config.cpu_affinity:
         raise RuntimeError("Pinning CPUs needs the workers' affinity at start-up.")
+
+
+def mask_cpus(vllm_config):
+    if vllm_config.parallel_config.cpu_mask:
+        raise RuntimeError("Masking CPUs needs the workers' affinity at start-up.")
 """
 
 # What the engine runs once it starts, after the arguments were checked.
@@ -479,6 +487,7 @@ class EngineArgs:
     compilation_config: CompilationConfig | None = None
     numa_bind_nodes: list[int] | None = None
     cpu_affinity: str | None = None
+    cpu_mask: str | None = None
     load_format: str = "auto"
     trace_steps: int | None = None
     # the option takes its default from the config field it fills, under another name
@@ -514,6 +523,7 @@ class EngineArgs:
         )
         parser.add_argument("--numa-bind-nodes", type=int, nargs="+", default=None)
         parser.add_argument("--cpu-affinity", type=str, default=None)
+        parser.add_argument("--cpu-mask", type=str, default=None)
         parser.add_argument("--enable-scheduler-fast-path", action="store_true")
         parser.add_argument("--trace-steps", type=int, default=None)
         load_formats = typing.Literal["auto", "safetensors"]
@@ -538,6 +548,7 @@ class EngineArgs:
             data_parallel_size=self.data_parallel_size,
             numa_bind_nodes=self.numa_bind_nodes,
             cpu_affinity=self.cpu_affinity,
+            cpu_mask=self.cpu_mask,
         )
         if self.trace_steps is not None:
             profiler = copy.deepcopy(self.profiler_config)

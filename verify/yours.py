@@ -607,9 +607,12 @@ def example_through_argument_checks(bench: Bench, example_fix: str) -> ArgumentC
         if got.passed:
             lines.append(got.final or launch)
             continue
-        first = got.errors[0].ran.outcome if got.errors else got.steps[-1].ran.outcome
-        if first.status not in ("raised", "parse-error"):
-            return None  # a run that could not decide (a stub the checks read) says nothing
+        stopped = got.errors[0].ran if got.errors else got.steps[-1].ran
+        first = stopped.outcome
+        if first.status != "parse-error" and (first.status != "raised" or stopped.site is None):
+            # a run that could not decide, or an error no check of ours raised (a stand-in's
+            # TypeError), says nothing of the example
+            return None
         said = first.message or first.reason or first.status
         return ArgumentChecked(
             None, f"its example's {side} line stops at another of this release's argument "
