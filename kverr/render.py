@@ -274,8 +274,8 @@ def verify_summary(v: Any) -> str:
         na += (
             f"; checked before start-up: {v.before_start_verified} of {v.before_start}, "
             f"{100 * v.before_start_verified / v.before_start:.0f}%"
-            + (f" ({100 * v.before_start_verified / reached:.0f}% of the {reached} a command"
-               " line reaches)" if reached else "")
+            + (f" ({100 * v.before_start_verified / reached:.0f}% leaving out the"
+               f" {v.before_start_na} not applicable)" if reached and v.before_start_na else "")
         )  # fmt: skip
     argparse = (
         f"; argparse records: {v.argparse_verified} of {v.argparse_records} verified by their"
