@@ -223,8 +223,9 @@ def test_rejected_as_recorded(reason, program, ok) -> None:
 def test_the_summary_gives_the_rate_of_the_checks_run_before_start_up(
     early: int, verified: int, na: int, said: str | None
 ) -> None:
-    from kverr.render import verify_summary
     from kverr.verify.step import VerifyReport
+
+    from kverr.render import verify_summary
 
     v = VerifyReport(newest="abc", errors_newest=10, verified_newest=verified, platform="p",
                      before_start=early, before_start_verified=verified, before_start_na=na)  # fmt: skip

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from kverr.extractor import extract_files, sources
-from kverr.records.conditions import Atom
 from kverr.records import build_records
+from kverr.records.conditions import Atom
 from kverr.verify.step import Session, verify_revision
 from kverr.verify.verdict import Verdict
 from verify_fixture import ARGS, fake_repo, fake_spec

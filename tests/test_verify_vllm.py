@@ -143,7 +143,9 @@ def test_a_config_method_that_tests_a_field_is_reached_through_that_field(built)
     # launch sets the method, and the draft config built over a stubbed PretrainedConfig
     # takes its keyword arguments on the way
     before, after = _fix(_by(built, "EAGLE gets wrong logits"))
-    assert "--speculative-config.method eagle" in before and "--enable-scheduler-fast-path" in before
+    assert (
+        "--speculative-config.method eagle" in before and "--enable-scheduler-fast-path" in before
+    )
     assert "--speculative-config.method eagle" in after
     assert "--enable-scheduler-fast-path" not in after
 
@@ -163,7 +165,9 @@ def test_a_launch_path_example_carries_what_the_argument_checks_require(built) -
     assert rec["scope"] == "launch-path" and rec["verification"]["status"] == "unverified"
     assert "carries what this release's argument checks require" in rec["verification"]["reason"]
     before, after = rec["exampleFix"].split("\n")[1::2]
-    assert "--profiler-config.record_shapes" in before and "--profiler-config.profiler torch" in before
+    assert (
+        "--profiler-config.record_shapes" in before and "--profiler-config.profiler torch" in before
+    )
     assert "--profiler-config.record_shapes" not in after
 
 

@@ -17,6 +17,7 @@ hands in its plan, cache and scan (pipeline/): this module reads them, never imp
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -41,7 +42,7 @@ from kverr.verify.parsing import judge_argparse
 from kverr.verify.sandbox import steps
 from kverr.verify.search import reading, values
 from kverr.verify.search.configfile import ConfigSearch
-from kverr.verify.search.core import Search, fields_of
+from kverr.verify.search.core import Search, class_dest, fields_of
 from kverr.verify.spec import VerifySpec, spec_for
 from kverr.verify.verdict import Expect, Verdict
 
@@ -363,24 +364,28 @@ class Bench:
             session.spec.differences(session.platform),
             self.ways_in,
             session.spec.main_path,
-            {o["class"]: o["dest"] for o in self.info.get("options", {}).values() if "class" in o},
+            self.json_classes,
             self.command(),
-            self.predicates(),
+            self.predicates,
         )
 
+    @functools.cached_property
+    def json_classes(self) -> dict[str, str]:
+        """A config class the parser builds -> the option's dest (`MambaConfig` ->
+        mamba_config)."""
+        return {
+            o["class"]: o["dest"] for o in self.info.get("options", {}).values() if "class" in o
+        }
+
+    @functools.cached_property
     def predicates(self) -> dict[str, dict[str, str]]:
         """A JSON option -> the methods of the class it builds that only return a test of its
-        fields (reading.predicates), from every module the harness loaded."""
-        options = {
-            o["class"]: f"--{o['dest'].replace('_', '-')}"
-            for o in self.info.get("options", {}).values()
-            if "class" in o
-        }
+        fields (reading.predicates), from every module the harness loaded; read once per
+        revision, whatever the number of searches."""
         out: dict[str, dict[str, str]] = {}
         for path in self.info.get("loaded", {}).values():
             for cls, methods in reading.predicates(self.texts.get(path, "")).items():
-                # a dict option is named after its class (SpeculativeConfig: --speculative-config)
-                option = options.get(cls) or "--" + re.sub(r"(?<!^)(?=[A-Z])", "-", cls).lower()
+                option = "--" + class_dest(cls, self.json_classes).replace("_", "-")
                 if option in self.decls:
                     out.setdefault(option, {}).update(methods)
         return out
@@ -526,9 +531,7 @@ def _launch_path(bench: Bench, record: dict, base: dict[str, Any]) -> Verdict:
     got = yours.example_through_argument_checks(bench, record.get("exampleFix") or "")
     if got is None:
         return Verdict("unverified", reason, None, None, keep_fix=True)
-    return Verdict(
-        "unverified", f"{reason}; {got.said}", example_fix=got.example_fix or "", **base
-    )
+    return Verdict("unverified", f"{reason}; {got.said}", example_fix=got.example_fix or "", **base)
 
 
 def _elsewhere(session: Session, revision: Revision, site: Site, loaded: set[str]) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kverr.records.conditions import or_list
 from kverr.records.knowledge.notices import NOTHING
 from kverr.verify.harness import Outcome
 
@@ -193,9 +194,11 @@ class Verdict:
 def _judged(solution: str, flag: str, ok: Sequence[str]) -> str | None:
     """A solution that offers "a value other than" the refused ones (records/knowledge/
     fixes.py), as the values that passed in their place; None when none did."""
-    if not solution.startswith((f"Set {flag} to a value other than ", f"Use a {flag} value other than ")):
+    if not solution.startswith(
+        (f"Set {flag} to a value other than ", f"Use a {flag} value other than ")
+    ):
         return solution
-    return f"Set {flag} to {_either(ok)}" if ok else None
+    return f"Set {flag} to {or_list(tuple(ok))}" if ok else None
 
 
 def _judged_tip(tip: str, flag: str, ok: Sequence[str]) -> str | None:
@@ -207,11 +210,7 @@ def _judged_tip(tip: str, flag: str, ok: Sequence[str]) -> str | None:
     if not ok:
         return None
     verb = "Set" if found.group(1) == "K" else "set"
-    return tip[: found.start()] + f"{verb} {flag} to {_either(ok)}" + tip[found.end() :]
-
-
-def _either(values: Sequence[str]) -> str:
-    return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else values[0]
+    return tip[: found.start()] + f"{verb} {flag} to {or_list(tuple(ok))}" + tip[found.end() :]
 
 
 NO_LAUNCH = "no command line reaches it"

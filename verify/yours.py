@@ -554,14 +554,10 @@ def with_record_fix(bench: Bench, launch: Launch, example_fix: str) -> Launch | 
     option of the example's before, and each option the fix changes to the before's value) and
     the change passes every argument check of the revision; else None. Both lines of the
     example are read as the parser reads the user's launch (`resolve`), in the same names."""
-    fix = fix_of(example_fix, Launch().command(*bench.command()))
-    if fix is None:
+    example = _example(bench, example_fix)
+    if example is None:
         return None
-    options = bench.info["options"]
-    before, after = (resolve(words, options=options) for words in (fix.before, fix.after))
-    if before.unknown or after.unknown:
-        return None  # an option this release does not have
-    before, after = before.launch, after.launch
+    before, after = example
     if any(not launch.has(o) for o, _ in before.args):
         return None  # another launch than the example's: its fix is not this one's
     edits = [("drop", o, None) for o, _ in before.args if not after.has(o)]
@@ -577,6 +573,20 @@ def with_record_fix(bench: Bench, launch: Launch, example_fix: str) -> Launch | 
 _NONE = object()
 
 
+def _example(bench: Bench, example_fix: str) -> tuple[Launch, Launch] | None:
+    """The record's example (`# before`/`# after`) as two launches in the revision's own
+    option names (`resolve`); None when it is no example of this revision's command, or sets
+    an option this revision does not have."""
+    fix = fix_of(example_fix, Launch().command(*bench.command()))
+    if fix is None:
+        return None
+    options = bench.info["options"]
+    before, after = (resolve(words, options=options) for words in (fix.before, fix.after))
+    if before.unknown or after.unknown:
+        return None
+    return before.launch, after.launch
+
+
 @dataclass(frozen=True)
 class ArgumentChecked:
     """A launch-path record's example, both lines run through every argument check of the
@@ -590,19 +600,15 @@ class ArgumentChecked:
 def example_through_argument_checks(bench: Bench, example_fix: str) -> ArgumentChecked | None:
     """The record's example (`# before`/`# after`) checked as `kverr check` checks a user's
     launch; None when it is no example of this revision's command and options."""
-    command = Launch().command(*bench.command())
-    fix = fix_of(example_fix, command)
-    if fix is None:
+    example = _example(bench, example_fix)
+    if example is None:
         return None
-    options = bench.info["options"]
-    before, after = (resolve(words, options=options) for words in (fix.before, fix.after))
-    if before.unknown or after.unknown:
-        return None
+    before, after = example
+    # the options the example is about stay: a repair adds what the checks require
+    mine = [o for o, _ in after.args if before.value(o, _NONE) != after.value(o)]
+    mine += [o for o, _ in before.args if not after.has(o)]
     lines = []
-    for side, launch in (("before", before.launch), ("after", after.launch)):
-        # the options the example is about stay: a repair adds what the checks require
-        mine = [o for o, _ in after.launch.args if before.launch.value(o, _NONE) != after.launch.value(o)]
-        mine += [o for o, _ in before.launch.args if not after.launch.has(o)]
+    for side, launch in (("before", before), ("after", after)):
         got = check(bench, launch, fixed=tuple(mine))
         if got.passed:
             lines.append(got.final or launch)
@@ -622,8 +628,10 @@ def example_through_argument_checks(bench: Bench, example_fix: str) -> ArgumentC
         return ArgumentChecked(
             None, "what this release's argument checks require of its example undoes its fix"
         )
-    if (lines[0], lines[1]) == (before.launch, after.launch):
-        return ArgumentChecked(example_fix, "both lines of its example pass this release's argument checks")
+    if (lines[0], lines[1]) == (before, after):
+        return ArgumentChecked(
+            example_fix, "both lines of its example pass this release's argument checks"
+        )
     shown = f"# before\n{lines[0].command(*bench.command())}\n# after\n{lines[1].command(*bench.command())}"
     return ArgumentChecked(
         shown, "its example carries what this release's argument checks require of both lines"

@@ -53,7 +53,7 @@ def solutions(f: Facts) -> list[str]:
         out.append(f"Point {missing[0]} at an existing {missing[1]}")
     using = [phrase(a) for a in f.context if a.positive]
     for atom in f.direct:
-        fix = _fix_words(atom, f.decls)
+        fix = fix_words(atom, f.decls)
         if fix and missing and atom.op == "set":
             continue  # removing the path flag is not the fix for a wrong path
         if fix:
@@ -64,9 +64,9 @@ def solutions(f: Facts) -> list[str]:
         if f.served:
             break  # a request's own values fail it: giving up the launch's feature is no fix
         if atom.op == "set":
-            out.append(f"Remove {atom.flag} if the deployment can do without it")
+            out.append(give_up_words(atom.flag))
         elif atom.positive:
-            out.append(_fix_words(atom, f.decls))
+            out.append(fix_words(atom, f.decls))
     return list(dict.fromkeys(out))
 
 
@@ -91,7 +91,13 @@ def message_advice(f: Facts) -> list[str]:
     return out
 
 
-def _fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
+def give_up_words(flag: str | None) -> str:
+    """The solution that gives up the feature an enclosing condition is about."""
+    return f"Remove {flag} if the deployment can do without it"
+
+
+def fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
+    """The solution that turns the check's own condition `atom` around, in words."""
     flag, v = atom.flag, atom.value
     if flag is None:
         return _probe_fix(atom)

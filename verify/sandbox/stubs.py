@@ -294,7 +294,8 @@ class StubbedBase:
 
 
 def _stubbed_base(path: str) -> type:
-    # one class per stubbed name, so `class X(A, B)` over two stubs is no duplicate base
+    # named after the stub, as a traceback shows it (only the first of several stubbed bases
+    # gives one: __mro_entries__)
     return type(path.rsplit(".", 1)[-1] or "StubbedBase", (StubbedBase,), {"__module__": path})
 
 

@@ -28,8 +28,8 @@ from kverr.extractor.pysource import literal
 from kverr.records.conditions import Atom, atoms_of, phrase, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
-from kverr.records.knowledge.text import unglued
 from kverr.records.knowledge.fixes import sample_value
+from kverr.records.knowledge.text import unglued
 from kverr.verify.search.reading import parse_test
 from kverr.verify.search.typed import TYPO
 

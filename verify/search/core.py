@@ -24,6 +24,7 @@ from typing import Any
 
 from kverr.records.conditions import Atom, Reading, atoms_of, dest_of, show_value
 from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge.fixes import fix_words, give_up_words
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.search import candidates, notice, reading, typed, values
 from kverr.verify.search.changes import (
@@ -38,12 +39,12 @@ from kverr.verify.search.fields import fields_of
 from kverr.verify.search.told import chosen, told
 from kverr.verify.search.where import (
     MISSING_FACT,
+    about_model,
     choices_accepted,
     contradiction,
-    typed_away,
-    about_model,
     model_label,
     reads_model,
+    typed_away,
     words_pattern,
 )
 from kverr.verify.verdict import NO_LAUNCH, Expect, Verdict, fires, passes, verified, what_happened
@@ -62,6 +63,12 @@ MAX_RUNS = 60  # runs of the check per record, whatever the search still has to 
 
 
 _PREDICATE = re.compile(r"(--[\w-]+)\.(\w+)\(\)")
+
+
+def class_dest(cls: str, json_classes: Mapping[str, str]) -> str:
+    """The option whose keys a config class's fields are: the parser says so for a class it
+    builds (`MambaConfig` -> mamba_config); a dict option is named after its class."""
+    return json_classes.get(cls) or re.sub(r"(?<!^)(?=[A-Z])", "_", cls).lower()
 
 
 class _OutOfRuns(Exception):  # noqa: N818 - control flow inside the search
@@ -204,9 +211,7 @@ class Search:
         caller, guards, _ = sites[min(self._site, len(sites) - 1)]
         attrs = dict(self.attrs)
         owner = (f.site.function or "").partition(".")[0]
-        # the option whose keys the class's fields are: the parser says so for a class it
-        # builds (`MambaConfig` -> mamba_config); a dict option is named after its class
-        dest = self.json_classes.get(owner) or re.sub(r"(?<!^)(?=[A-Z])", "_", owner).lower()
+        dest = class_dest(owner, self.json_classes)
         if owner:  # a config class built from a JSON option: its fields are that option's keys
             attrs.update({key: self.fields[k]["flag"] for key, k in self._keys(dest)})
         out = []
@@ -363,11 +368,9 @@ class Search:
             dropped = self._apply(before, FixChange((("drop", atom.flag, None),), "remove"))
             if not fires(self.run(dropped, target), expect):
                 continue
-            if atom.op == "is not None":
-                out.append(f"Leave {atom.flag} unset")
-            else:  # fixes.solutions' words for the check's own option and for a feature's
-                out.append(f"Remove {atom.flag}" if direct else
-                           f"Remove {atom.flag} if the deployment can do without it")  # fmt: skip
+            # (the words fixes.solutions gives the check's own option, and a feature's)
+            give_up = atom.op == "set" and not direct
+            out.append(give_up_words(atom.flag) if give_up else fix_words(atom, self.decls))
         return tuple(dict.fromkeys(out))
 
     def _same_model(
@@ -839,11 +842,13 @@ class Search:
             # No option makes the path hold and a guard reads the model: the check may be
             # about another kind of model.
             options += self.other_models(launch)
-        unseen = [n for n in dict.fromkeys(self._apply(launch, c) for c in options) if n not in seen]
+        unseen = [
+            n for n in dict.fromkeys(self._apply(launch, c) for c in options) if n not in seen
+        ]
         if out.status == "raised":
             # The earlier check's other repairs, to come back to when the one taken leads to
             # a launch that passes (an ngram draft where the check needs a draft model)
-            self._branches += reversed(unseen[1:1 + MAX_BRANCHES])
+            self._branches += reversed(unseen[1 : 1 + MAX_BRANCHES])
         return unseen[0] if unseen else None
 
     def _apply(self, launch: Launch, change: FixChange) -> Launch:

@@ -572,7 +572,11 @@ def predicates(text: str) -> dict[str, dict[str, str]]:
         for item in node.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            if [a.arg for a in item.args.args] != ["self"] or item.args.vararg or item.args.kwonlyargs:
+            if (
+                [a.arg for a in item.args.args] != ["self"]
+                or item.args.vararg
+                or item.args.kwonlyargs
+            ):
                 continue
             body = item.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):

@@ -74,7 +74,9 @@ def told_listed(message: str, launch: Launch) -> list[FixChange]:
     listed = [w for m in _LISTED.finditer(message) for w in re.findall(r"[\w.-]+", m.group(1))]
     out = []
     for option, value in launch.args:
-        if not isinstance(value, str) or not re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-]|\.\w)", message):
+        if not isinstance(value, str) or not re.search(
+            rf"(?<![\w.-]){re.escape(value)}(?![\w-]|\.\w)", message
+        ):
             continue
         if value in listed:
             continue  # a value the message names as valid is not the one it refuses
