@@ -188,3 +188,15 @@ def test_words_to_leave_an_option_out_that_a_run_refuted_go() -> None:
     refuted = ("Leave --backend unset", "Remove --fast")
     out = Verdict("verified", refuted=refuted).apply(record)
     assert out["solutions"] == ["Remove --fast-path", "Set --backend=y"]
+
+
+def test_a_reason_quotes_a_run_without_the_address_it_printed() -> None:
+    from kverr.verify.harness import Outcome
+    from kverr.verify.verdict import what_happened
+
+    said = "argument --x: Value X cannot be converted to <function loads at 0x7f6efa6be8e0>."
+    out = Outcome("parse-error", reason=said)
+    assert what_happened(out) == (
+        "was rejected by the argument parser (argument --x: Value X cannot be converted to"
+        " <function loads>.)"
+    )

@@ -106,11 +106,21 @@ def passes(outcome: Outcome, expect: Expect) -> bool:
     return outcome.status == "passed" and not fires(outcome, expect)
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def steady(text: str) -> str:
+    """A run's words without what differs from one run to the next (`<function loads at
+    0x7f…>` -> `<function loads>`), so a rebuild writes the same reason."""
+    return _ADDRESS.sub("", text)
+
+
 def what_happened(outcome: Outcome) -> str:
     """One clause for a reason: what the run did instead."""
     if outcome.status == "raised":
         where = f" at {outcome.file.rsplit('/', 1)[-1]}:{outcome.line}" if outcome.file else ""
-        text = outcome.message.strip().splitlines()[0] if outcome.message.strip() else ""
+        message = steady(outcome.message).strip()
+        text = message.splitlines()[0] if message else ""
         if len(text) > 100:
             text = text[:99] + "…"
         return f"raised {outcome.exc_class}{where}" + (f" ({text})" if text else "")
@@ -119,8 +129,8 @@ def what_happened(outcome: Outcome) -> str:
     if outcome.status == "undecidable":
         return f"could not be decided: it reads {outcome.reason}"
     if outcome.status == "parse-error":
-        return f"was rejected by the argument parser ({outcome.reason})"
-    return f"{outcome.status}" + (f" ({outcome.reason})" if outcome.reason else "")
+        return f"was rejected by the argument parser ({steady(outcome.reason)})"
+    return f"{outcome.status}" + (f" ({steady(outcome.reason)})" if outcome.reason else "")
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from kverr.verify.parsing import fix_of
 from kverr.verify.search import candidates
 from kverr.verify.search.changes import describe
 from kverr.verify.step import Bench, expect_of
-from kverr.verify.verdict import fires
+from kverr.verify.verdict import fires, steady
 
 from kverr.argforms import abbreviated
 from kverr.ftypes import POSITIONAL, FixChange, Launch, Site
@@ -619,7 +619,7 @@ def example_through_argument_checks(bench: Bench, example_fix: str) -> ArgumentC
             # a run that could not decide, or an error no check of ours raised (a stand-in's
             # TypeError), says nothing of the example
             return None
-        said = first.message or first.reason or first.status
+        said = steady(first.message or first.reason or first.status)
         return ArgumentChecked(
             None, f"its example's {side} line stops at another of this release's argument "
             f"checks first ({said[:160]}), and no change of it gets through them all"
