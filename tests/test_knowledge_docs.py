@@ -180,6 +180,10 @@ class ServerArgs:
             logger.info("No kernel given; the engine picks one.")
         if self.kernel_mode != "fast":
             logger.info("The kernels run their careful path.")
+        if self.enable_dp_attention and self.dp_size < 2:
+            raise ValueError("DP attention needs two data ranks")
+        if self.enable_dp_attention and self.dp_size > 8 and self.probe():
+            raise ValueError("Too many data ranks for this probe")
         if self.enable_dp_attention and not envs.ACME_FAST_SPLIT.get():
             logger.info("Splitting attention the slow way.")
         if self.enable_dp_attention:
@@ -279,6 +283,16 @@ SITUATION_CASES = [
         " default. In this release's docs and tests, 2 launches hit it (test/test_launches.py),"
         " most often with --dp-size and --tp-size.",
     ),
+    # no launch hits it, but two make the choice it needs (--enable-dp-attention) and pass:
+    # the deployments of the feature, and what they set besides (--dp-size: how they pass)
+    (
+        "needs two data ranks",
+        "Any launch with --enable-dp-attention hits it: --dp-size is 1 by default."
+        " In this release's docs and tests, 2 launches run with --enable-dp-attention"
+        " (test/test_launches.py), most often with --dp-size and --tp-size.",
+    ),
+    # a condition on no option (`self.probe()`) may rule every such launch out: none is named
+    ("for this probe", ""),
     # an except handler's: a port taken at run time fires it, not the launch's words
     ("rank port is taken", ""),
     # what a shell variable holds is not on the page ("$NUM_GPUS" < "$REPLICAS" as text)
@@ -408,8 +422,12 @@ def test_shipped_datasets_hold_no_template_text_or_stock_sentences() -> None:
 
 def test_the_files_of_the_launches_are_named_up_to_three():
     found = [DocLaunch(("--x",), "", f"t/{name}.py") for name in "abcd"]
-    assert "(t/a.py, t/b.py, t/c.py)." in D.met_by(found[:3], {"--x"}, {}, Docs(()), "")
-    assert "(t/a.py, t/b.py and 2 more files)." in D.met_by(found, {"--x"}, {}, Docs(()), "")
+    assert "(t/a.py, t/b.py, t/c.py)." in D.met_by(
+        found[:3], {"--x"}, {}, Docs(()), ("hits", "hit"), " it"
+    )
+    assert "(t/a.py, t/b.py and 2 more files)." in D.met_by(
+        found, {"--x"}, {}, Docs(()), ("hits", "hit"), " it"
+    )
 
 
 PAGED = """# Paged attention

@@ -196,8 +196,14 @@ def add_cli_args(parser):
     parser.add_argument("--kernel", type=str, help="The attention kernels.")
 """
     recs = _records(src)
-    assert _by_message(recs, "Invalid type")["meaning"]["what"].startswith("--lora-paths: ")
-    assert _by_message(recs, "tiled kernel")["meaning"]["what"].startswith("--enable-lora: ")
+    # a combination is about both features: the flag named first, then the guard's switch
+    assert _by_message(recs, "Invalid type")["meaning"]["what"] == (
+        "--lora-paths: the LoRA adapters to load. --enable-lora: enable LoRA adapters."
+    )
+    # (a message that names no flag: the guard's switch is the subject, said once)
+    assert _by_message(recs, "tiled kernel")["meaning"]["what"] == (
+        "--enable-lora: enable LoRA adapters."
+    )
 
 
 def test_an_option_the_code_overwrites_before_the_check_is_not_what_it_is_about():

@@ -578,17 +578,24 @@ def _values(la: DocLaunch, flag: str, decls: dict[str, FlagDecl]) -> list[str]:
 
 
 def met_by(
-    found: Sequence[DocLaunch], flags: set[str], decls: dict[str, FlagDecl], docs: Docs, where: str
+    found: Sequence[DocLaunch],
+    flags: set[str],
+    decls: dict[str, FlagDecl],
+    docs: Docs,
+    verb: tuple[str, str],
+    what: str,
 ) -> str:
-    """The launches that meet a check, in one sentence: "In this release's docs and tests, 3
-    launches hit it (benchmark/README.md, test/test_x.py), most often with --dp-size, serving
-    DeepSeek-V3." `where`: the platform they meet it on (" on an SM100 (Blackwell) GPU")."""
+    """Launches, in one sentence: "In this release's docs and tests, 3 launches hit it
+    (benchmark/README.md, test/test_x.py), most often with --dp-size, serving DeepSeek-V3."
+    `verb`: its singular and plural ("hits", "hit"); `what` follows it (" it on an SM100
+    (Blackwell) GPU", " with --enable-dp-attention"); `flags`: the ones `what` names, which
+    the options they go with leave out."""
     used = _tally([(la, []) for la in found], flags, decls, docs)
     paths = list(dict.fromkeys(la.path for la in found))
     more = f" and {len(paths) - 2} more files" if len(paths) > 3 else ""  # (not "1 more files")
     shown = ", ".join(paths if not more else paths[:2]) + more
-    count = "one launch hits" if used.launches == 1 else f"{used.launches} launches hit"
-    return f"In this release's docs and tests, {count} it{where} ({shown}){_company(used)}."
+    count = f"one launch {verb[0]}" if used.launches == 1 else f"{used.launches} launches {verb[1]}"
+    return f"In this release's docs and tests, {count}{what} ({shown}){_company(used)}."
 
 
 def _tally(

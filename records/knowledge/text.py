@@ -9,7 +9,13 @@ import re
 from kverr.extractor.pysource import module_or_none
 from kverr.records.conditions import Atom
 from kverr.records.knowledge import docs, notices
-from kverr.records.knowledge.facts import Facts, known_default, meets_default, takes_value
+from kverr.records.knowledge.facts import (
+    Facts,
+    is_switch,
+    known_default,
+    meets_default,
+    takes_value,
+)
 from kverr.records.names import in_place
 
 from kverr import template
@@ -124,7 +130,17 @@ def meaning(f: Facts) -> dict[str, str]:
             for fl in described
             if fl not in around or _named_at(fl, f.decls.get(fl), f.message) <= len(f.message)
         ]
-    what = next((w for w in (what_is(fl, f) for fl in described) if w), "")
+    said = [(fl, w) for fl, w in ((fl, what_is(fl, f)) for fl in described) if w][:1]
+    # A check of a combination is about two features: besides the flag its message names
+    # first, the switch its guard needs on ("DeepEP needs DP attention" is about DeepEP too)
+    said += [
+        (fl, w)
+        for fl in _switched_on(f)[:1]
+        if said and fl != said[0][0] and fl in described
+        for w in [what_is(fl, f)]
+        if w and w.partition(": ")[2] != said[0][1].partition(": ")[2]
+    ]
+    what = " ".join(w for _, w in said)
     whys: list[str] = []
     for text in _code_reasons(f):
         if not any(_restates(text, p) for p in (what, *whys)):
@@ -141,6 +157,19 @@ def meaning(f: Facts) -> dict[str, str]:
     instead = notices.did(f) if notices.is_notice(f) else ""
     parts = {"what": what, "why": _code_names(" ".join(whys)), "instead": instead}
     return {k: v for k, v in parts.items() if v}
+
+
+def _switched_on(f: Facts) -> list[str]:
+    """The switches the enclosing guards need on, where the launch turns them on (a switch at
+    its default is where the check is, not what it is about)."""
+    return [
+        a.flag
+        for a in f.context
+        if a.flag
+        and a.positive
+        and is_switch(f.decls.get(a.flag))
+        and not meets_default(a, f.decls)
+    ]
 
 
 def _left_as_is(f: Facts) -> set[str]:

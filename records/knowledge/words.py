@@ -20,6 +20,7 @@ from kverr.records.knowledge.facts import (
     meets_default,
     takes_list,
 )
+from kverr.records.knowledge.text import model_option
 
 from kverr.advice import evaluate
 from kverr.ftypes import DocLaunch
@@ -136,15 +137,18 @@ def common_situations(f: Facts) -> str:
     meet every condition the check tests, with the options and models they go with. "" where
     neither says more than the trigger."""
     atoms = _launch_atoms(f)
-    if f.served or matches_any(f.site.file, f.profile.launch_path):
-        return ""  # a request's check, or one that reads the running server's state
-    if not atoms or not all(_readable(a) for a in atoms):
-        return ""  # no condition, or one that no launch shows: nothing to count
+    if f.served:
+        return ""  # a request's check: what a request sends fires it, not a launch
     phases = earlier.at_check(f) if f.earlier else None  # (read once: launches are many)
-    said = _by_default(atoms, f, phases)
-    if said.startswith("Every launch hits"):
-        return said  # (every launch of the docs and tests would be counted: no news)
-    return " ".join(filter(None, [said, _meeting(atoms, f, phases)]))
+    said = met = ""
+    if atoms and all(map(_readable, atoms)) and not matches_any(f.site.file, f.profile.launch_path):
+        # (a launch-path check reads the running server's state: no launch's words decide it)
+        said = _by_default(atoms, f, phases)
+        if said.startswith("Every launch hits"):
+            return said  # (every launch of the docs and tests would be counted: no news)
+        met = _meeting(atoms, f, phases)
+    # (no launch hits it: the ones that make its choices say how deployments get past it)
+    return " ".join(filter(None, [said, met or _deployments(atoms, f, phases)]))
 
 
 _WHERE = ("model", "platform", "hardware")  # conditions a launch's words can be read for
@@ -301,7 +305,47 @@ def _meeting(atoms: list[Atom], f: Facts, phases: Phases) -> str:
         return ""
     where = _platform(atoms)
     flags = {fl for a in tests for fl in (a.flag, *a.flags) if fl}
-    return docs.met_by(found, flags, f.decls, f.docs, where)
+    return docs.met_by(found, flags, f.decls, f.docs, ("hits", "hit"), f" it{where}")
+
+
+def _deployments(atoms: list[Atom], f: Facts, phases: Phases) -> str:
+    """The deployments of the check's feature, as the revision's own launches show them: the
+    launches that make every choice the check needs (the options it needs given, the model it
+    needs served), with the options and models they go with. Where they also meet the rest,
+    `_meeting` says they hit it; these are the ones that get past it, and what they set
+    besides is how. "" unless two launches do and they say more than the choice: what goes
+    with it or what they serve."""
+    if f.docs is None:
+        return ""
+    models = [a for a in atoms if a.topic == "model" and a.flag is None and not _other_than(a)]
+    archs = [_ARCH.findall(a.text) for a in models]
+    # the choices: what a launch must give for the check to apply (not what the defaults
+    # already give: every launch makes that one)
+    unset = _reads(None, f, phases)
+    made = [
+        a
+        for a in atoms
+        if a.topic not in _WHERE and _chosen(a) and _readable(a) and not _holds(a, unset, f)
+    ]
+    if not (made or models) or not all(archs):
+        return ""  # (a deployment is told by an option it sets or the model it serves)
+    if any(a.topic not in _WHERE and not a.flag and not a.flags for a in atoms if not _readable(a)):
+        return ""  # (a condition on no option, which no launch shows, may rule them all out)
+    if not made and not all(a.topic in _WHERE or _readable(a) for a in atoms):
+        return ""  # (a model's launches, where a condition no launch shows may rule out all)
+    found = [
+        la
+        for la in docs.launches(f.docs)
+        if all(_serves(la, names) for names in archs) and _meets(made, _reads(la, f, phases), f)
+    ]
+    if len(found) < 2:
+        return ""
+    # (what the launches serve is said apart; the option naming it goes with every launch)
+    flags = {fl for a in made for fl in (a.flag, *a.flags) if fl} | {model_option(f.profile)}
+    shown = " with " + join_words([phrase(a) for a in made]) if made else ""
+    served = " " + phrase(models[-1]) if models else ""
+    said = docs.met_by(found, flags, f.decls, f.docs, ("runs", "run"), served + shown)
+    return said if "most often with" in said or ", serving" in said else ""
 
 
 def _meets(tests: list[Atom], reads: Callable[[str], object], f: Facts) -> bool:
