@@ -13,7 +13,15 @@ from kverr.extractor.flags import FlagTable, param_flag
 from kverr.extractor.scope import launch_sites, named_flags
 from kverr.extractor.sources import matches_any
 
-from kverr.ftypes import Binding, ExtractRules, FileExtraction, FlagDecl, Site, moved
+from kverr.ftypes import (
+    Binding,
+    ExtractRules,
+    FileExtraction,
+    FlagDecl,
+    Site,
+    SourceFile,
+    moved,
+)
 
 
 def filter_flags(
@@ -27,12 +35,14 @@ def filter_flags(
     config object (`--cache-config.enable-prefix-caching`) becomes the flag that fills that
     field, or the field of the config's JSON option (flags.FlagTable).
 
-    A site that reads no flag takes those its message names (scope.named_flags). A file on the
-    `rules`' launch path keeps only the sites scope.launch_sites keeps."""
+    A site that reads no flag takes those its message names (scope.named_flags), else those of
+    the `if` tests its function is called under, else the options whose declared type is the
+    class it is in (`_owned`). A file on the `rules`' launch path keeps only the sites
+    scope.launch_sites keeps."""
     launch = bool(rules and rules.launch_path) and matches_any(fx.source.path, rules.launch_path)
     if not decls and not launch:
         return fx
-    table, dests = _table(decls)
+    table, dests, typed = _table(decls)
     named = {
         d: "--" + d.replace("_", "-")
         for d in (() if launch else _named_in_messages(fx))
@@ -41,6 +51,7 @@ def filter_flags(
     if named:  # this file's own messages add flags: a table of its own
         table = dataclasses.replace(table, by_dest={**table.by_dest, **named})
     kept: dict[tuple[str, ...], tuple[str, ...]] = {}  # a block's guards share their flags
+    owners = _held(fx.source, typed) if typed and not launch else {}
 
     def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
         hit = kept.get(flags)
@@ -58,7 +69,7 @@ def filter_flags(
             # a check that reads no flag where its message names one ("This model does not
             # support `--runner generate`", "`lora_extra_vocab_size` is deprecated"): the
             # option the user meets it through; else the flags its method is called under
-            flags = named_flags(s, table) or keep(s.reached)
+            flags = named_flags(s, table) or keep(s.reached) or _owned(s, owners)
         guards = tuple(_with_flags(g, keep(g.flags)) for g in s.guards)
         if flags == s.flags and guards == s.guards and bindings == s.bindings:
             sites.append(s)  # (most sites: a revision's link then costs no copies)
@@ -69,22 +80,95 @@ def filter_flags(
     return dataclasses.replace(fx, sites=tuple(sites), flags=table.reachable(fx.flags))
 
 
-_TABLES: dict[tuple, tuple[FlagTable, list[str]]] = {}  # see _table
+_Typed = dict[str, tuple[str, ...]]  # a class's name -> the options declared of its type
+_TABLES: dict[tuple, tuple[FlagTable, list[str], _Typed]] = {}  # see _table
 
 
-def _table(decls: Sequence[FlagDecl]) -> tuple[FlagTable, list[str]]:
-    """The FlagTable of `decls` and their plain dests, built once while the declarations stay
-    the same: a backfill links every file of a thousand revisions against nearly the same few
-    hundred declarations (lines aside, which neither depends on). Keep the table as it is:
-    it is shared."""
-    key = tuple((d.dest, d.name, d.default, d.arg_dest) for d in decls)
+def _table(decls: Sequence[FlagDecl]) -> tuple[FlagTable, list[str], _Typed]:
+    """The FlagTable of `decls`, their plain dests and the classes their types name (`--mamba-
+    backend: MambaBackendEnum`, `--quantization-config: dict | QuantizationConfigArgs | None`),
+    built once while the declarations stay the same: a backfill links every file of a
+    thousand revisions against nearly the same few hundred declarations (lines aside, which
+    none depends on). Keep them as they are: they are shared."""
+    key = tuple((d.dest, d.name, d.default, d.arg_dest, d.type) for d in decls)
     hit = _TABLES.get(key)
     if hit is None:
         if len(_TABLES) >= 64:
             _TABLES.clear()
+        table = FlagTable.of(decls)
         dests = list(dict.fromkeys(d.dest for d in decls if "." not in d.dest))
-        hit = _TABLES[key] = (FlagTable.of(decls), dests)
+        typed: dict[str, list[str]] = {}
+        for d in decls:
+            if "." not in d.dest and table.by_dest.get(d.dest) == d.name:
+                for word in dict.fromkeys(_CLASS_WORD.findall(d.type or "")):
+                    typed.setdefault(word, []).append(d.name)
+        hit = _TABLES[key] = (table, dests, {k: tuple(v) for k, v in typed.items()})
     return hit
+
+
+_CLASS_WORD = re.compile(r"\b[A-Z]\w*")  # (a class is CamelCase; `str`, `int` name no class)
+
+
+def _held(source: SourceFile, typed: _Typed) -> dict[str, _Held]:
+    """This file's classes that an option holds, by the option's declared type: the options,
+    and the names the class's body uses; a metaclass stands for the classes it makes
+    (`class E(Enum, metaclass=M)`)."""
+    out: dict[str, _Held] = {}
+    for klass, (made, names) in _classes(source).items():
+        options = [o for n in (klass, *made) for o in typed.get(n, ())]
+        if options:
+            out[klass] = _Held(tuple(dict.fromkeys(options)), names)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class _Held:
+    options: tuple[str, ...]  # the options whose type is the class
+    names: frozenset[str]  # the names its body uses (the module's functions it calls)
+
+
+_CLASSES: dict[str, dict[str, tuple[tuple[str, ...], frozenset[str]]]] = {}  # by blob
+
+
+def _classes(source: SourceFile) -> dict[str, tuple[tuple[str, ...], frozenset[str]]]:
+    """A file's top-level classes: name -> (the classes it is the metaclass of, the names its
+    body uses), read once per blob (every revision links the file again). None are read
+    from a file loaded without its text (a pass that reads only the flags declared)."""
+    if not source.text:
+        return {}
+    hit = _CLASSES.get(source.blob)
+    if hit is None:
+        if len(_CLASSES) >= 4096:
+            _CLASSES.clear()
+        text = source.text
+        made: dict[str, list[str]] = {}
+        for klass, meta in _METACLASS.findall(text):
+            made.setdefault(meta, []).append(klass)
+        hit = {}
+        for m in _CLASS.finditer(text):
+            body = text[m.end() : m.end() + _MAX_BODY]
+            body = body[: next((e.start() for e in _OUTDENT.finditer(body)), len(body))]
+            hit[m.group(1)] = (tuple(made.get(m.group(1), ())), frozenset(_NAME.findall(body)))
+        _CLASSES[source.blob] = hit
+    return hit
+
+
+_CLASS = re.compile(r"^class\s+(\w+)", re.M)
+_METACLASS = re.compile(r"^class\s+(\w+)\([^)\n]{0,400}\bmetaclass=(\w+)", re.M)
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+_OUTDENT = re.compile(r"\n(?=[^\s#)])")  # the first line back at the module's level
+_MAX_BODY = 200_000  # characters of a class body read
+
+
+def _owned(site: Site, owners: dict[str, _Held]) -> tuple[str, ...]:
+    """The options holding the class a check is in (a validator of an option's own type, an
+    enum's lookup), for a site that reads no flag; for a module function's check, the class
+    that calls it, when one such class does (a validator's helper)."""
+    klass, dot, _ = (site.function or "").partition(".")
+    if dot:
+        return owners[klass].options if klass in owners else ()
+    held = [h for h in owners.values() if klass and klass in h.names]
+    return held[0].options if len(held) == 1 else ()
 
 
 def _with_flags(item, flags: tuple[str, ...]):

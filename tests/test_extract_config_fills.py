@@ -1,7 +1,8 @@
 """Which flag a config class's check reads when the flag class's defaults do not name the config
 fields (the older engine-arguments layout): the keywords the flag class passes to each config's
 constructor, a field's own name, or the JSON option of the config that holds it; for a check
-that reads none, the flags its message names; in modules we wrote. And a guard's test text keeps no backslash line continuation."""
+that reads none, the flags its message names, else the option whose declared type is its
+class; in modules we wrote. And a guard's test text keeps no backslash line continuation."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ class EngineArgs:
     strict_mode: bool = False
     merge_inputs: bool = False
     queue_depth: int = 4
+    scan_backend: ScanBackend = ScanBackend.FAST
+    layout_config: dict | LayoutSpec | None = None
 
     def create_engine_config(self):
         weights_config = WeightsConfig(weights=self.weights, merge_inputs=self.merge_inputs)
@@ -125,6 +128,39 @@ class QueueConfig:
             raise ValueError("limits are not configs")
 
 
+class _ScanMeta(EnumMeta):
+    def __getitem__(cls, name):
+        try:
+            return super().__getitem__(name)
+        except KeyError:
+            raise ValueError(f"No member {name} here") from None
+
+
+class ScanBackend(Enum, metaclass=_ScanMeta):
+    FAST = "fast"
+
+
+def _coerce_layout(v):
+    if not isinstance(v, str):
+        raise ValueError(f"a layout is a name, not {type(v).__name__}")
+
+
+class LayoutSpec:
+    rows: str | None = None
+
+    @field_validator("rows", mode="before")
+    @classmethod
+    def _rows(cls, v):
+        if v == "":
+            raise ValueError("an empty layout")
+        return _coerce_layout(v)
+
+
+def _unused_helper(v):
+    if v is None:
+        raise ValueError("nothing to help with")
+
+
 def check_architecture(arch):
     if arch == "Enc":
         raise ValueError("This model does not support `--strict-mode`.")
@@ -176,6 +212,12 @@ def _site(sites: dict, words: str):
         ("does not support", ("--strict-mode",)),
         ("is deprecated for this model", ("--batch-limit", "--queue-depth")),
         ("the model is odd", ()),
+        # a class an option's declared type names is that option's: an enum's lookup (through
+        # the metaclass that makes it), a validator of its fields, a helper it calls
+        ("No member", ("--scan-backend",)),
+        ("an empty layout", ("--layout-config",)),
+        ("a layout is a name", ("--layout-config",)),
+        ("nothing to help with", ()),  # (a helper no such class calls)
     ],
 )
 def test_a_config_field_is_the_flag_the_flag_class_fills_it_from(sites, words, flags) -> None:
