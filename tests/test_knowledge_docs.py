@@ -182,6 +182,12 @@ class ServerArgs:
             logger.info("The kernels run their careful path.")
         if self.enable_dp_attention and self.dp_size < 2:
             raise ValueError("DP attention needs two data ranks")
+        if getattr(self.hf_config, "long_context", None) is not None:
+            if self.kernel != "chunked":
+                raise ValueError("Long-context models need the chunked kernel")
+        if getattr(self.hf_config, "long_window", None) is not None:
+            if self.kernel != "chunked":
+                logger.warning("Long windows run slower without the chunked kernel.")
         if self.enable_dp_attention and self.dp_size > 8 and self.probe():
             raise ValueError("Too many data ranks for this probe")
         if self.enable_dp_attention and not envs.ACME_FAST_SPLIT.get():
@@ -226,6 +232,10 @@ def test_uneven_split():
 
 def test_even_split():
     run(["--tp", "4", "--dp", "2", "--enable-dp-attention"])
+
+
+def test_long_context():
+    run(["--model-path", "org/LongCtx-7B", "--kernel", "chunked"])
 
 
 def test_no_radix_cache():
@@ -283,14 +293,23 @@ SITUATION_CASES = [
         " default. In this release's docs and tests, 2 launches hit it (test/test_launches.py),"
         " most often with --dp-size and --tp-size.",
     ),
-    # no launch hits it, but two make the choice it needs (--enable-dp-attention) and pass:
-    # the deployments of the feature, and what they set besides (--dp-size: how they pass)
+    # no launch hits it, but two make the choice it needs (--enable-dp-attention) and give
+    # what it asks for: the deployments of the feature, and what they set besides
     (
         "needs two data ranks",
         "Any launch with --enable-dp-attention hits it: --dp-size is 1 by default."
-        " In this release's docs and tests, 2 launches run with --enable-dp-attention"
-        " (test/test_launches.py), most often with --dp-size and --tp-size.",
+        " In this release's docs and tests, 2 launches run with --enable-dp-attention and"
+        " --dp-size >= 2, as this check asks (test/test_launches.py), most often with --tp-size.",
     ),
+    # what no launch can be read for (the model's config) and what the check asks of it: the
+    # one launch that gives it says whose deployment it is
+    (
+        "need the chunked kernel",
+        "In this release's docs and tests, one launch runs with --kernel=chunked, as this check"
+        " asks (test/test_launches.py), serving LongCtx.",
+    ),
+    # a notice asks for nothing: the launches that give what it tests against are no evidence
+    ("Long windows run slower", ""),
     # a condition on no option (`self.probe()`) may rule every such launch out: none is named
     ("for this probe", ""),
     # an except handler's: a port taken at run time fires it, not the launch's words

@@ -311,41 +311,66 @@ def _meeting(atoms: list[Atom], f: Facts, phases: Phases) -> str:
 def _deployments(atoms: list[Atom], f: Facts, phases: Phases) -> str:
     """The deployments of the check's feature, as the revision's own launches show them: the
     launches that make every choice the check needs (the options it needs given, the model it
-    needs served), with the options and models they go with. Where they also meet the rest,
-    `_meeting` says they hit it; these are the ones that get past it, and what they set
-    besides is how. "" unless two launches do and they say more than the choice: what goes
-    with it or what they serve."""
+    needs served) and give what it asks for instead of what it refuses, else those that make
+    the choices, with the options and models they go with. ("As this check asks": a launch
+    with `--attention-backend dual_chunk_flash_attn` serving Qwen2.5-7B-Instruct-1M shows which
+    deployment a check refusing another backend for such a model is about.) "" unless two
+    launches do and they say more than the choice: what goes with it or what they serve."""
     if f.docs is None:
         return ""
     models = [a for a in atoms if a.topic == "model" and a.flag is None and not _other_than(a)]
     archs = [_ARCH.findall(a.text) for a in models]
+    # ("a model with dual_chunk_attention_config": no architecture a launch's model is read
+    # for; what the check asks of such a model still tells its launches)
+    unread = [a for a in atoms if a.topic not in _WHERE and not (a.flag or a.flags or _readable(a))]
+    vague = not all(archs) or any(map(_of_model, unread))
+    models, archs = [m for m, a in zip(models, archs, strict=True) if a], [a for a in archs if a]
+    if not all(map(_of_model, unread)):
+        return ""  # (a condition on no option, which no launch shows, may rule them all out)
     # the choices: what a launch must give for the check to apply (not what the defaults
     # already give: every launch makes that one)
-    unset = _reads(None, f, phases)
-    made = [
-        a
-        for a in atoms
-        if a.topic not in _WHERE and _chosen(a) and _readable(a) and not _holds(a, unset, f)
-    ]
-    if not (made or models) or not all(archs):
+    # (either way: as declared, which a launch's own words are read against, and as the check
+    # reads it, after the code before it)
+    unset = (_reads(None, f, None), _reads(None, f, phases))
+
+    def choice(a: Atom) -> bool:
+        given = a.topic not in _WHERE and _chosen(a) and _readable(a)
+        return given and not any(_holds(a, reads, f) for reads in unset)
+
+    made = [a for a in atoms if choice(a)]
+    # what the check asks for: its test (the last, as the prevention tip reads it) turned round
+    # (an error's: a notice asks nothing, it adjusts; and only with the check's choices or
+    # model, which say whose deployment it is)
+    tested = [a for a in f.direct if a.flag and not a.via]
+    error = f.site.severity in ("error", "critical")
+    asked = [tested[-1].negated()] if tested and error and (made or models or vague) else []
+    asked = [a for a in asked if choice(a)]
+    if vague and not asked or not (made or models or asked):
         return ""  # (a deployment is told by an option it sets or the model it serves)
-    if any(a.topic not in _WHERE and not a.flag and not a.flags for a in atoms if not _readable(a)):
-        return ""  # (a condition on no option, which no launch shows, may rule them all out)
-    if not made and not all(a.topic in _WHERE or _readable(a) for a in atoms):
+    if not made and not asked and not all(a.topic in _WHERE or _readable(a) for a in atoms):
         return ""  # (a model's launches, where a condition no launch shows may rule out all)
-    found = [
-        la
-        for la in docs.launches(f.docs)
-        if all(_serves(la, names) for names in archs) and _meets(made, _reads(la, f, phases), f)
-    ]
-    if len(found) < 2:
-        return ""
-    # (what the launches serve is said apart; the option naming it goes with every launch)
-    flags = {fl for a in made for fl in (a.flag, *a.flags) if fl} | {model_option(f.profile)}
-    shown = " with " + join_words([phrase(a) for a in made]) if made else ""
     served = " " + phrase(models[-1]) if models else ""
-    said = docs.met_by(found, flags, f.decls, f.docs, ("runs", "run"), served + shown)
-    return said if "most often with" in said or ", serving" in said else ""
+    launches = [la for la in docs.launches(f.docs) if all(_serves(la, n) for n in archs)]
+    for shown, how in ((made + asked, ", as this check asks"), (made, "")):
+        if (how and not asked) or (vague and not how) or not (shown or models):
+            continue
+        # (what the launch gives: "runs with" says so, whatever the code makes of it first)
+        found = [la for la in launches if _meets(shown, _reads(la, f, None), f)]
+        if len(found) < (1 if how else 2):  # (one launch giving what it asks says whose it is)
+            continue
+        # (what the launches serve is said apart; the option naming it goes with every launch)
+        flags = {fl for a in shown for fl in (a.flag, *a.flags) if fl} | {model_option(f.profile)}
+        with_ = " with " + join_words([phrase(a) for a in shown]) if shown else ""
+        said = docs.met_by(found, flags, f.decls, f.docs, ("runs", "run"), served + with_ + how)
+        if "most often with" in said or ", serving" in said:
+            return said
+    return ""
+
+
+def _of_model(a: Atom) -> bool:
+    """A test of what the served model's config holds (`hf_config.dual_chunk_attention_config`
+    set): a launch names its model, not that."""
+    return bool(re.search(r"\b(?:hf|hf_text|model)_config\b", a.text))
 
 
 def _meets(tests: list[Atom], reads: Callable[[str], object], f: Facts) -> bool:
