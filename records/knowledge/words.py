@@ -1,6 +1,7 @@
 """Conditions -> words: the launch that reaches the site (`triggerScenarios`), and where users
 meet the check (`commonSituations`: what the options' defaults already give, and the
-revision's own launches, in its docs, tests and CI, that meet every condition).
+revision's own launches, in its docs, tests and CI, that meet every condition, else the ones
+that make its choices and get past it: the deployments it is about).
 """
 
 from __future__ import annotations
@@ -134,8 +135,9 @@ def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
 def common_situations(f: Facts) -> str:
     """Where users meet this check, from evidence only: what the defaults already give (so a
     launch needs only the rest), and which of the revision's own launches (docs, tests, CI)
-    meet every condition the check tests, with the options and models they go with. "" where
-    neither says more than the trigger."""
+    meet every condition the check tests, with the options and models they go with; where
+    none does, the deployments it is about (`_deployments`). "" where none of these says more
+    than the trigger."""
     atoms = _launch_atoms(f)
     if f.served:
         return ""  # a request's check: what a request sends fires it, not a launch
