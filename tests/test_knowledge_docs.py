@@ -185,6 +185,8 @@ class ServerArgs:
         if getattr(self.hf_config, "long_context", None) is not None:
             if self.kernel != "chunked":
                 raise ValueError("Long-context models need the chunked kernel")
+        if getattr(self.hf_config, "long_window", None) is not None and not self.enable_dp_attention:
+            raise ValueError("Long windows need the eager path: pass --enable-dp-attention")
         if getattr(self.hf_config, "long_window", None) is not None:
             if self.kernel != "chunked":
                 logger.warning("Long windows run slower without the chunked kernel.")
@@ -314,6 +316,8 @@ SITUATION_CASES = [
         "In this release's docs and tests, one launch runs with --kernel=chunked, as this check"
         " asks (test/test_launches.py), serving LongCtx.",
     ),
+    # a switch many launches turn on says nothing of which model's config asks for it
+    ("Long windows need the eager path", ""),
     # a notice asks for nothing: the launches that give what it tests against are no evidence
     ("Long windows run slower", ""),
     # a condition on no option (`self.probe()`) may rule every such launch out: none is named

@@ -347,7 +347,11 @@ def _deployments(atoms: list[Atom], f: Facts, phases: Phases) -> str:
     error = f.site.severity in ("error", "critical")
     asked = [tested[-1].negated()] if tested and error and (made or models or vague) else []
     asked = [a for a in asked if choice(a)]
-    if vague and not asked or not (made or models or asked):
+    if vague and not made and not models and not any(_named_value(a) for a in asked):
+        # (what the model's config decides, told by a value its launches give, such as the
+        # one backend those models need; a switch many launches give says nothing of them)
+        return ""
+    if not (made or models or asked):
         return ""  # (a deployment is told by an option it sets or the model it serves)
     if not made and not asked and not all(a.topic in _WHERE or _readable(a) for a in atoms):
         return ""  # (a model's launches, where a condition no launch shows may rule out all)
@@ -367,6 +371,12 @@ def _deployments(atoms: list[Atom], f: Facts, phases: Phases) -> str:
         if "most often with" in said or ", serving" in said:
             return said
     return ""
+
+
+def _named_value(a: Atom) -> bool:
+    """An option given a named value (`--attention-backend=dual_chunk_flash_attn`), not a
+    switch turned on."""
+    return a.op in ("==", "in") and not isinstance(a.value, bool)
 
 
 def _of_model(a: Atom) -> bool:
