@@ -197,3 +197,183 @@ def negate(expr: str) -> str:
 
 def _is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
+
+
+def called_under(text: str, function: str | None, guards: Sequence[tuple[str, bool]] = ()) -> str:
+    """The test a method of a class is only ever called under, when it reads nothing of the
+    launch (what a launch sets is the extractor's: `Site.reached`): a helper called for some
+    models only (`model_arch in ['NemotronHForCausalLM', 'Lfm2ForCausalLM']`, the architectures
+    of every call in one list), or under the same test at every call (`not is_npu()`). A call
+    whose constant arguments take the site's `guards` (test, whether it holds on the way)
+    the other way never reaches it: `support_mamba_cache=False` stops before a check that
+    needs it true. "" when a call is under no test, or the calls' tests differ otherwise."""
+    if not function or function.count(".") != 1:
+        return ""
+    cls, _, method = function.partition(".")
+    found = _under(text).get(cls, {}).get(method)
+    if not found:
+        return ""
+    chains = [chain for chain, args in found if _may_reach(args, guards)]
+    if not chains or not all(chains):
+        return ""
+    if len(set(chains)) == 1:
+        return " and ".join(chains[0])
+    # the calls under a test of values alone (`elif model_arch in [...]:`), their values in one
+    # list; a call under more than that (`is_deepseek_nsa(hf_config)` too) narrows its values
+    # in a way a list cannot say, and is left out ("a model such as": not all of them)
+    picked = [_one_of(chain) for chain in chains if len(chain) == 1]
+    names = {p[0] for p in picked if p}
+    if picked and all(picked) and len(names) == 1:
+        values = dict.fromkeys(v for p in picked for v in p[1])  # type: ignore[index]
+        return f"{names.pop()} in [{', '.join(values)}]"
+    return ""
+
+
+_Call = tuple[tuple[str, ...], tuple[tuple[str, object], ...]]  # (tests around it, constants)
+
+
+@lru_cache(maxsize=8)
+def _under(text: str) -> dict[str, dict[str, list[_Call]]]:
+    """class -> method -> for each `self.m(...)` call in the class: the tests of the ifs around
+    it in its method that read no field of `self` (outermost first), and the constant value
+    each parameter gets (the method's defaults, then the call's own constants)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    out: dict[str, dict[str, list[_Call]]] = {}
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef):
+            methods = {
+                f.name: f
+                for f in cls.body
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+            calls: dict[str, list[_Call]] = {}
+            for fn in methods.values():
+                _calls_in(fn.body, (), calls, methods)
+            out[cls.name] = calls
+    return out
+
+
+def _calls_in(body: Sequence[ast.stmt], tests: tuple[str, ...], calls: dict, methods: dict) -> None:
+    """Each `self.m(...)` call in `body`, with the tests around it (`tests`, then the ifs on
+    the way); an `else` adds nothing known, an `elif` its own test."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            _record(stmt.test, tests, calls, methods)
+            inner = (*tests, ast.unparse(stmt.test)) if not _reads_self(stmt.test) else tests
+            _calls_in(stmt.body, inner, calls, methods)
+            _calls_in(stmt.orelse, tests, calls, methods)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # its own scope
+        else:
+            blocks = [s for s in ast.iter_child_nodes(stmt) if isinstance(s, ast.stmt)]
+            for child in ast.iter_child_nodes(stmt):
+                if not isinstance(child, ast.stmt):
+                    _record(child, tests, calls, methods)
+            _calls_in(blocks, tests, calls, methods)  # a loop, try or with: the same tests
+
+
+def _record(node: ast.AST, tests: tuple[str, ...], calls: dict, methods: dict) -> None:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _is_self(n.func.value):
+            target = methods.get(n.func.attr)
+            args = _constants(target, n) if target is not None else ()
+            calls.setdefault(n.func.attr, []).append((tests, args))
+
+
+def _constants(fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call):
+    """The constant value of each parameter of `fn` for `call`: its default, else what the
+    call passes, by position or keyword (a parameter given anything else is left out)."""
+    a = fn.args
+    params = [p.arg for p in (*a.posonlyargs, *a.args)][1:]  # (self)
+    values: dict[str, object] = {}
+    for p, d in zip(reversed(params), reversed(a.defaults), strict=False):  # (the last have them)
+        values[p] = d
+    for p, d in zip((k.arg for k in a.kwonlyargs), a.kw_defaults, strict=True):
+        if d is not None:
+            values[p] = d
+    for p, v in zip(params, call.args, strict=False):  # (the first, by position)
+        values[p] = v
+    for k in call.keywords:
+        if k.arg:
+            values[k.arg] = k.value
+    out = []
+    for p, node in values.items():
+        try:
+            out.append((p, ast.literal_eval(node)))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return tuple(out)
+
+
+def _may_reach(args: tuple[tuple[str, object], ...], guards: Sequence[tuple[str, bool]]) -> bool:
+    """False when the call's constants decide one of the site's guards the other way."""
+    known = dict(args)
+    for test, holds in guards:
+        got = _value(test, known)
+        if got is not None and bool(got) != holds:
+            return False
+    return True
+
+
+_UNKNOWN = object()
+
+
+def _value(test: str, known: dict[str, object]) -> object:
+    """`test` over the parameters' constants: names, constants, not/and/or and comparisons;
+    None when it reads anything else."""
+    try:
+        node = ast.parse(test, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    got = _eval(node, known)
+    return None if got is _UNKNOWN else got
+
+
+def _eval(node: ast.expr, known: dict[str, object]) -> object:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return known.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = _eval(node.operand, known)
+        return _UNKNOWN if v is _UNKNOWN else not v
+    if isinstance(node, ast.BoolOp):
+        values = [_eval(v, known) for v in node.values]
+        if _UNKNOWN in values:
+            return _UNKNOWN
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right = _eval(node.left, known), _eval(node.comparators[0], known)
+        if _UNKNOWN in (left, right):
+            return _UNKNOWN
+        op = node.ops[0]
+        compare = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+                   ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}  # fmt: skip
+        if type(op) in compare:
+            return compare[type(op)](left, right)
+    return _UNKNOWN
+
+
+def _one_of(chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+    """The test of `chain` that picks a name's values (`arch in ['A', 'B']`, `arch == 'A'`),
+    as (name, values written as code)."""
+    for test in chain:
+        node = ast.parse(test, mode="eval").body
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.left, ast.Name)
+            and isinstance(node.ops[0], (ast.In, ast.Eq))
+        ):
+            right = node.comparators[0]
+            items = right.elts if isinstance(right, (ast.List, ast.Tuple, ast.Set)) else [right]
+            if items and all(isinstance(i, ast.Constant) for i in items):
+                return node.left.id, tuple(ast.unparse(i) for i in items)
+    return None
+
+
+def _reads_self(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(test))

@@ -11,13 +11,14 @@ request, so no HTTP status is involved.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
-from kverr.extractor.phases import assignments_before
+from kverr.extractor.phases import assignments_before, called_under
 from kverr.extractor.sources import matches_any
 from kverr.records.identity import Holder, assign_ids, profile_or_default
 from kverr.records.identity import record_id as lone_id
@@ -31,6 +32,7 @@ from kverr.ftypes import (
     Docs,
     FileExtraction,
     FlagDecl,
+    Guard,
     Profile,
     Revision,
     Site,
@@ -194,6 +196,11 @@ def record_for(
         rec["scope"] = "launch-path"
         rec["verification"] = dict(LAUNCH_PATH)
     earlier = assignments_before(source.text, site.function, site.line, profile.extract.phases)
+    under = called_under(source.text, site.function, [(g.test, g.holds) for g in site.guards])
+    if under:  # (the words only: the site's identity and flags are its own code's)
+        # a helper called only for some models: its callers' test is a condition of the
+        # launch, as an if around the check is
+        site = dataclasses.replace(site, guards=(Guard(under, True, "if", 0), *site.guards))
     facts = facts_for(site, flags, pattern, siblings, profile, docs, earlier)
     rec.update(knowledge_fields(facts, repo))
     return rec

@@ -360,6 +360,10 @@ class Engine:
 class ServerArgs:
     def check(self):
         assert self.pooling is not None, "Should be resolved by the model config"
+
+    def validate_pages(self):
+        if self.page_size is None:
+            raise RuntimeError("validate_pages called before page_size was set")
 """
 
 
@@ -371,8 +375,16 @@ def test_a_request_check_is_not_fixed_by_giving_up_the_launch_feature():
     assert rec["exampleFix"] == ""
 
 
-def test_a_check_the_code_promises_never_to_reach_gets_no_launch_advice():
-    rec = _by_message(_records(REQUEST_AND_PROMISE), "Should be resolved")
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Should be resolved",
+        # the order of the code's own calls: the engine sets the value before this runs
+        "called before page_size was set",
+    ],
+)
+def test_a_check_the_code_promises_never_to_reach_gets_no_launch_advice(words):
+    rec = _by_message(_records(REQUEST_AND_PROMISE), words)
     assert rec["backgroundTag"] == "internal-invariant"
     assert (rec["triggerScenarios"], rec["exampleFix"], rec["preventionTips"]) == ("", "", [])
     assert rec["solutions"] == [

@@ -250,3 +250,65 @@ def test_shipped_validation_fires_for_its_verified_launch():
         missed += not _run_check(rec["validationCode"], args)
     assert tried >= 20
     assert missed <= tried // 20
+
+
+CALLED_UNDER = """
+class LaunchArgs:
+    def __post_init__(self):
+        model_arch = self.architectures()[0]
+        if model_arch in ["AlphaForCausalLM"]:
+            self._handle_cache(model_arch)
+        elif model_arch == "BetaForCausalLM":
+            self._handle_cache(model_arch, cache_ok=False)
+        elif model_arch == "GammaForCausalLM":
+            if gamma_has_cache(model_arch):
+                self._handle_cache(model_arch)
+        if self.enable_split:
+            self._handle_split()
+        if not on_npu():
+            self._handle_kernels()
+        for _ in range(2):
+            if not on_npu():
+                self._handle_kernels()
+        self._handle_always()
+        if model_arch == "AlphaForCausalLM":
+            self._handle_always()
+
+    def _handle_cache(self, model_arch, cache_ok=True):
+        if not cache_ok:
+            return
+        if self.page_size != 1:
+            raise ValueError("this cache needs page size 1")
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "guards", "expected"),
+    [
+        # each call's test of the architecture, in one list; a call under more than that
+        # (Gamma: a test of its config too) is left out of it
+        ("LaunchArgs._handle_cache", (), "model_arch in ['AlphaForCausalLM', 'BetaForCausalLM']"),
+        # a call whose constant argument takes the site's way in the other way never reaches it
+        (
+            "LaunchArgs._handle_cache",
+            (("not cache_ok", False),),
+            "model_arch in ['AlphaForCausalLM']",
+        ),
+        ("LaunchArgs._handle_split", (), ""),  # what a launch sets: the extractor's
+        ("LaunchArgs._handle_kernels", (), "not on_npu()"),  # the same test at every call
+        ("LaunchArgs._handle_always", (), ""),  # a call under no test
+        ("LaunchArgs.__post_init__", (), ""),  # never called
+        ("helper", (), ""),  # no method
+    ],
+)
+def test_a_helper_is_read_with_the_test_its_callers_call_it_under(function, guards, expected):
+    from kverr.extractor.phases import called_under
+
+    assert called_under(CALLED_UNDER, function, guards) == expected
+
+
+def test_a_helpers_check_names_the_models_its_callers_call_it_for():
+    rec = _by_message(_records(CALLED_UNDER), "page size 1")
+    assert rec["triggerScenarios"].startswith("Launching an AlphaForCausalLM model with")
+    # (what the record is: its own code's, whatever its callers test)
+    assert rec["flags"] == ["--page-size"]

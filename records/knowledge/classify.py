@@ -125,6 +125,8 @@ def _env_re(prefixes: tuple[str, ...]) -> re.Pattern[str]:
 
 _INTERNAL = re.compile(
     r"must (run|be called) (after|before)|should not happen|unreachable|\bbug\b|internal error|"
+    # the order of the code's own calls ("validate_block_size called before block_size was set")
+    r"\bcalled (before|after) \w+ (was|were|is|has been) (set|initiali[sz]ed|computed|resolved)|"
     # the code's own promise that it settled the value earlier ("Should be resolved by
     # ModelConfig", "enable_chunked_prefill must be set by this point")
     r"should (be|have been) resolved|by this point",
