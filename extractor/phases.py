@@ -199,21 +199,32 @@ def _is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
 
-def called_under(text: str, function: str | None, guards: Sequence[tuple[str, bool]] = ()) -> str:
+def called_under(
+    text: str, function: str | None, guards: Sequence[tuple[str, bool]] = (), line: int = 0
+) -> str:
     """The test a method of a class is only ever called under, when it reads nothing of the
     launch (what a launch sets is the extractor's: `Site.reached`): a helper called for some
     models only (`model_arch in ['NemotronHForCausalLM', 'Lfm2ForCausalLM']`, the architectures
-    of every call in one list), or under the same test at every call (`not is_npu()`). A call
-    whose constant arguments take the site's `guards` (test, whether it holds on the way)
-    the other way never reaches it: `support_mamba_cache=False` stops before a check that
-    needs it true. "" when a call is under no test, or the calls' tests differ otherwise."""
+    of every call in one list), or under the same test at every call (`not is_npu()`).
+
+    A call never reaches the site at `line` when its constant arguments take one of the
+    site's `guards` (test, whether it holds on the way) the other way (`support_mamba_cache=
+    False` stops before a check that needs it true), or turn on an earlier check of the
+    method that the site's own way fails (`if not support_extra: assert not self.extra()`,
+    before a site under `self.extra()`). "" when a call is under no test, or the calls'
+    tests differ otherwise."""
     if not function or function.count(".") != 1:
         return ""
     cls, _, method = function.partition(".")
     found = _under(text).get(cls, {}).get(method)
     if not found:
         return ""
-    chains = [chain for chain, args in found if _may_reach(args, guards)]
+    before = [c for c in _checks(text).get(function, ()) if c[0] < line]
+    chains = [
+        chain
+        for chain, args in found
+        if _may_reach(args, guards) and not _stopped(args, before, guards)
+    ]
     if not chains or not all(chains):
         return ""
     if len(set(chains)) == 1:
@@ -316,6 +327,58 @@ def _may_reach(args: tuple[tuple[str, object], ...], guards: Sequence[tuple[str,
         if got is not None and bool(got) != holds:
             return False
     return True
+
+
+_Check = tuple[int, str, str | None]  # (line, the if's test, what it asserts; None: it raises)
+
+
+@lru_cache(maxsize=8)
+def _checks(text: str) -> dict[str, tuple[_Check, ...]]:
+    """ "Cls.method" -> the checks at the top of its body under an if: `if t: assert a` or
+    `if t: raise ...`, in line order."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    out = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            found = []
+            for stmt in fn.body:
+                if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1:
+                    inner = stmt.body[0]
+                    test = ast.unparse(stmt.test)
+                    if isinstance(inner, ast.Assert):
+                        found.append((stmt.lineno, test, ast.unparse(inner.test)))
+                    elif isinstance(inner, ast.Raise):
+                        found.append((stmt.lineno, test, None))
+            out[f"{cls.name}.{fn.name}"] = tuple(found)
+    return out
+
+
+def _stopped(
+    args: tuple[tuple[str, object], ...],
+    before: Sequence[_Check],
+    guards: Sequence[tuple[str, bool]],
+) -> bool:
+    """Whether an earlier check that the call's constants turn on stops it before the site:
+    one that raises, or asserts what the site's own guards deny."""
+    known = dict(args)
+    ways = {" ".join(t.split()): h for t, h in guards}
+    for _, test, asserted in before:
+        if not _value(test, known):
+            continue  # (off for this call, or not decided by its constants)
+        if asserted is None:
+            return True
+        inner, wanted = (asserted[4:], False) if asserted.startswith("not ") else (asserted, True)
+        got = ways.get(" ".join(inner.split()))
+        if got is not None and got != wanted:
+            return True
+    return False
 
 
 _UNKNOWN = object()

@@ -196,7 +196,8 @@ def record_for(
         rec["scope"] = "launch-path"
         rec["verification"] = dict(LAUNCH_PATH)
     earlier = assignments_before(source.text, site.function, site.line, profile.extract.phases)
-    under = called_under(source.text, site.function, [(g.test, g.holds) for g in site.guards])
+    ways = [(g.test, g.holds) for g in site.guards]
+    under = called_under(source.text, site.function, ways, site.line)
     if under:  # (the words only: the site's identity and flags are its own code's)
         # a helper called only for some models: its callers' test is a condition of the
         # launch, as an if around the check is

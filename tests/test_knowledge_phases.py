@@ -258,8 +258,10 @@ class LaunchArgs:
         model_arch = self.architectures()[0]
         if model_arch in ["AlphaForCausalLM"]:
             self._handle_cache(model_arch)
+            self._handle_buffer(model_arch)
         elif model_arch == "BetaForCausalLM":
             self._handle_cache(model_arch, cache_ok=False)
+            self._handle_buffer(model_arch, buffer_ok=False)
         elif model_arch == "GammaForCausalLM":
             if gamma_has_cache(model_arch):
                 self._handle_cache(model_arch)
@@ -279,6 +281,13 @@ class LaunchArgs:
             return
         if self.page_size != 1:
             raise ValueError("this cache needs page size 1")
+
+    def _handle_buffer(self, model_arch, buffer_ok=True):
+        if not buffer_ok:
+            assert not self.use_buffer, "no buffer for this model"
+        if self.use_buffer:
+            if self.page_size > 8:
+                raise ValueError("the buffer needs small pages")
 """
 
 
@@ -294,6 +303,18 @@ class LaunchArgs:
             (("not cache_ok", False),),
             "model_arch in ['AlphaForCausalLM']",
         ),
+        # an earlier check the constants turn on (`buffer_ok=False`: no buffer) stops the call
+        # before a site on the buffer's way
+        (
+            "LaunchArgs._handle_buffer",
+            (("self.use_buffer", True), ("self.page_size > 8", True)),
+            "model_arch in ['AlphaForCausalLM']",
+        ),
+        (
+            "LaunchArgs._handle_buffer",
+            (("self.use_buffer", False),),
+            "model_arch in ['AlphaForCausalLM', 'BetaForCausalLM']",
+        ),
         ("LaunchArgs._handle_split", (), ""),  # what a launch sets: the extractor's
         ("LaunchArgs._handle_kernels", (), "not on_npu()"),  # the same test at every call
         ("LaunchArgs._handle_always", (), ""),  # a call under no test
@@ -304,7 +325,8 @@ class LaunchArgs:
 def test_a_helper_is_read_with_the_test_its_callers_call_it_under(function, guards, expected):
     from kverr.extractor.phases import called_under
 
-    assert called_under(CALLED_UNDER, function, guards) == expected
+    at = next(i for i, ln in enumerate(CALLED_UNDER.splitlines(), 1) if "small pages" in ln)
+    assert called_under(CALLED_UNDER, function, guards, at) == expected
 
 
 def test_a_helpers_check_names_the_models_its_callers_call_it_for():
