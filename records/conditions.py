@@ -276,7 +276,7 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
         names = [v for v in (_strings(right) if _is_arch(left) else _strings(left)) or ()]
         if not names:
             return None
-        if len(names) <= 2:
+        if len(names) <= 3:  # (not "A, B or 1 other architectures")
             said = (
                 f"{_an(names[0])} {or_list(tuple(names))} model",
                 f"a model other than {or_list(tuple(names))}",

@@ -69,6 +69,12 @@ PROBE_CASES = [
         "triggerScenarios",
         "Launching a model such as AlphaForCausalLM, BetaForCausalLM or 2 other architectures.",
     ),
+    # three are named all ("or 1 other architectures" says less, in worse words)
+    (
+        "for the three of them",
+        "triggerScenarios",
+        "Launching a ThetaForCausalLM, IotaForCausalLM or KappaForCausalLM model.",
+    ),
     ("does not support the triton", "backgroundTag", "model-unsupported"),
     (
         "does not support the triton",

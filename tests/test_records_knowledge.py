@@ -265,6 +265,8 @@ class ServerArgs:
             logger.info("Use triton as attention backend for this family")
         elif "Epsilon" in model_arch:
             pass
+        elif model_arch in ["ThetaForCausalLM", "IotaForCausalLM", "KappaForCausalLM"]:
+            logger.info("Use flashinfer as attention backend for the three of them")
         elif model_arch == "ZetaForCausalLM" and self.device != "cpu":
             pass
         elif model_arch in ["EtaForCausalLM"]:
