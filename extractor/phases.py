@@ -50,6 +50,16 @@ def assignments_before(
     return tuple(out)
 
 
+@lru_cache(maxsize=2)
+def _parsed(text: str) -> ast.Module | None:
+    """One parse of a file's text for all that is read of it here (a revision's records ask
+    for each of their sites in turn)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
 @lru_cache(maxsize=8)
 def _phases(
     text: str, entries: tuple[str, ...]
@@ -57,9 +67,8 @@ def _phases(
     """class -> (method -> when it runs, every assignment of those methods in run order).
     `when` is the entry's index, then the line of each call on the way: comparing two such
     tuples (a statement's line appended) tells which runs first."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = _parsed(text)
+    if tree is None:
         return {}
     out = {}
     for cls in tree.body:
@@ -248,9 +257,8 @@ def _under(text: str) -> dict[str, dict[str, list[_Call]]]:
     """class -> method -> for each `self.m(...)` call in the class: the tests of the ifs around
     it in its method that read no field of `self` (outermost first), and the constant value
     each parameter gets (the method's defaults, then the call's own constants)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = _parsed(text)
+    if tree is None:
         return {}
     out: dict[str, dict[str, list[_Call]]] = {}
     for cls in tree.body:
@@ -336,9 +344,8 @@ _Check = tuple[int, str, str | None]  # (line, the if's test, what it asserts; N
 def _checks(text: str) -> dict[str, tuple[_Check, ...]]:
     """ "Cls.method" -> the checks at the top of its body under an if: `if t: assert a` or
     `if t: raise ...`, in line order."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = _parsed(text)
+    if tree is None:
         return {}
     out = {}
     for cls in tree.body:
