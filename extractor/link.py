@@ -146,9 +146,12 @@ def _classes(source: SourceFile) -> dict[str, tuple[tuple[str, ...], frozenset[s
             made.setdefault(meta, []).append(klass)
         hit = {}
         for m in _CLASS.finditer(text):
-            body = text[m.end() : m.end() + _MAX_BODY]
-            body = body[: next((e.start() for e in _OUTDENT.finditer(body)), len(body))]
-            hit[m.group(1)] = (tuple(made.get(m.group(1), ())), frozenset(_NAME.findall(body)))
+            # (read in place, up to the next line back at the module's level: each character
+            # of the file is read once, however many classes it holds)
+            limit = min(len(text), m.end() + _MAX_BODY)
+            out = _OUTDENT.search(text, m.end(), limit)
+            names = _NAME.findall(text, m.end(), out.start() if out else limit)
+            hit[m.group(1)] = (tuple(made.get(m.group(1), ())), frozenset(names))
         _CLASSES[source.blob] = hit
     return hit
 

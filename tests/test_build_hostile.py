@@ -357,3 +357,38 @@ def test_the_next_export_sweeps_what_killed_ones_left(tmp_path, fmt, out, stale)
     export(fmt, work / out, cat)
     assert [p.name for p in left if p.exists()] == []
     assert sorted(p.name for p in work.iterdir()) == [out]
+
+
+class _Spans:
+    """`_NAME` of extractor/link.py, counting the characters each class body it reads spans."""
+
+    def __init__(self, rx) -> None:
+        self.rx, self.read = rx, 0
+
+    def findall(self, text: str, pos: int, endpos: int) -> list[str]:
+        self.read += endpos - pos
+        return self.rx.findall(text, pos, endpos)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "class A:\n    pass\n" * 20_000,  # many classes: each body ends where the next begins
+        "class A:\n" + "    y = 1\n" * 50_000,  # one body to the end of the file
+        "class A(B, metaclass=M):\n" * 20_000,  # bodies of nothing, the metaclass test each
+        "class A:\n" + "x" * 500_000,  # one endless line
+    ],
+    ids=["many classes", "one long body", "empty bodies", "one endless line"],
+)
+def test_the_classes_of_a_file_are_read_once(monkeypatch, text):
+    """The classes an option's type names are read from each file's text at link time: every
+    character once, however the classes are laid out (a body read to a fixed length from each
+    class would read a file of many small classes again and again)."""
+    from kverr.extractor import link
+
+    spans = _Spans(link._NAME)
+    monkeypatch.setattr(link, "_NAME", spans)
+    monkeypatch.setattr(link, "_CLASSES", {})
+    found = link._classes(SourceFile("pkg/config.py", text, "1" * 40))
+    assert found and set(found) <= {"A"}
+    assert spans.read <= len(text)
