@@ -60,6 +60,16 @@ def _parsed(text: str) -> ast.Module | None:
         return None
 
 
+def _class_defs(text: str) -> list[ast.ClassDef]:
+    """The module's top-level classes ([] when the text does not parse)."""
+    tree = _parsed(text)
+    return [c for c in tree.body if isinstance(c, ast.ClassDef)] if tree is not None else []
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
 @lru_cache(maxsize=8)
 def _phases(
     text: str, entries: tuple[str, ...]
@@ -67,16 +77,9 @@ def _phases(
     """class -> (method -> when it runs, every assignment of those methods in run order).
     `when` is the entry's index, then the line of each call on the way: comparing two such
     tuples (a statement's line appended) tells which runs first."""
-    tree = _parsed(text)
-    if tree is None:
-        return {}
     out = {}
-    for cls in tree.body:
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        methods = {
-            f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-        }
+    for cls in _class_defs(text):
+        methods = _methods(cls)
         keys: dict[str, tuple[int, ...]] = {}
         for i, name in enumerate(entries):
             if name in methods and name not in keys:
@@ -257,21 +260,13 @@ def _under(text: str) -> dict[str, dict[str, list[_Call]]]:
     """class -> method -> for each `self.m(...)` call in the class: the tests of the ifs around
     it in its method that read no field of `self` (outermost first), and the constant value
     each parameter gets (the method's defaults, then the call's own constants)."""
-    tree = _parsed(text)
-    if tree is None:
-        return {}
     out: dict[str, dict[str, list[_Call]]] = {}
-    for cls in tree.body:
-        if isinstance(cls, ast.ClassDef):
-            methods = {
-                f.name: f
-                for f in cls.body
-                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-            }
-            calls: dict[str, list[_Call]] = {}
-            for fn in methods.values():
-                _calls_in(fn.body, (), calls, methods)
-            out[cls.name] = calls
+    for cls in _class_defs(text):
+        methods = _methods(cls)
+        calls: dict[str, list[_Call]] = {}
+        for fn in methods.values():
+            _calls_in(fn.body, (), calls, methods)
+        out[cls.name] = calls
     return out
 
 
@@ -344,16 +339,9 @@ _Check = tuple[int, str, str | None]  # (line, the if's test, what it asserts; N
 def _checks(text: str) -> dict[str, tuple[_Check, ...]]:
     """ "Cls.method" -> the checks at the top of its body under an if: `if t: assert a` or
     `if t: raise ...`, in line order."""
-    tree = _parsed(text)
-    if tree is None:
-        return {}
     out = {}
-    for cls in tree.body:
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        for fn in cls.body:
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
+    for cls in _class_defs(text):
+        for fn in _methods(cls).values():
             found = []
             for stmt in fn.body:
                 if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1:
