@@ -6,6 +6,7 @@ False`) is what every later check reads. Reads the file with the stdlib parser, 
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -379,15 +380,30 @@ def _stopped(
 _UNKNOWN = object()
 
 
+@lru_cache(maxsize=4096)
+def _expr(test: str) -> ast.expr | None:
+    """A guard's test parsed once: each site's guards are weighed against every call of its
+    method, and its callers' tests read for every site of the method."""
+    try:
+        return ast.parse(test, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
 def _value(test: str, known: dict[str, object]) -> object:
     """`test` over the parameters' constants: names, constants, not/and/or and comparisons;
     None when it reads anything else."""
-    try:
-        node = ast.parse(test, mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    got = _eval(node, known)
+    node = _expr(test)
+    got = _eval(node, known) if node is not None else _UNKNOWN
     return None if got is _UNKNOWN else got
+
+
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
 
 
 def _eval(node: ast.expr, known: dict[str, object]) -> object:
@@ -407,11 +423,9 @@ def _eval(node: ast.expr, known: dict[str, object]) -> object:
         left, right = _eval(node.left, known), _eval(node.comparators[0], known)
         if _UNKNOWN in (left, right):
             return _UNKNOWN
-        op = node.ops[0]
-        compare = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
-                   ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}  # fmt: skip
-        if type(op) in compare:
-            return compare[type(op)](left, right)
+        compare = _COMPARE.get(type(node.ops[0]))
+        if compare is not None:
+            return compare(left, right)
     return _UNKNOWN
 
 
@@ -419,7 +433,7 @@ def _one_of(chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
     """The test of `chain` that picks a name's values (`arch in ['A', 'B']`, `arch == 'A'`),
     as (name, values written as code)."""
     for test in chain:
-        node = ast.parse(test, mode="eval").body
+        node = _expr(test)
         if (
             isinstance(node, ast.Compare)
             and len(node.ops) == 1

@@ -64,8 +64,7 @@ def feature_flags(f: Facts) -> list[str]:
     names, in the order it names them ("--lora-paths must ..." is about --lora-paths, not the
     --enable-lora its guard reads); then the validator's own switch (a flag the enclosing
     guards need on), the flags of the direct condition, and the site's."""
-    # (a switch the launch leaves at its default is where it is, not what it is about)
-    on = [a.flag for a in f.context if a.flag and a.positive and not meets_default(a, f.decls)]
+    on = _turned_on(f)
     direct = [a.flag for a in f.direct if a.flag] + [fl for a in f.direct for fl in a.flags]
     flags = list(dict.fromkeys([*on, *direct, *f.site.flags]))
     if not (notices.is_notice(f) and notices.did(f)):  # (`instead` names what it adjusts)
@@ -135,7 +134,7 @@ def meaning(f: Facts) -> dict[str, str]:
     # first, the switch its guard needs on ("DeepEP needs DP attention" is about DeepEP too)
     said += [
         (fl, w)
-        for fl in _switched_on(f)[:1]
+        for fl in [fl for fl in _turned_on(f) if is_switch(f.decls.get(fl))][:1]
         if said and fl != said[0][0] and fl in described
         for w in [what_is(fl, f)]
         if w and w.partition(": ")[2] != said[0][1].partition(": ")[2]
@@ -159,17 +158,10 @@ def meaning(f: Facts) -> dict[str, str]:
     return {k: v for k, v in parts.items() if v}
 
 
-def _switched_on(f: Facts) -> list[str]:
-    """The switches the enclosing guards need on, where the launch turns them on (a switch at
-    its default is where the check is, not what it is about)."""
-    return [
-        a.flag
-        for a in f.context
-        if a.flag
-        and a.positive
-        and is_switch(f.decls.get(a.flag))
-        and not meets_default(a, f.decls)
-    ]
+def _turned_on(f: Facts) -> list[str]:
+    """The flags the enclosing guards need the launch to turn on or set (one left at its
+    default is where the check is, not what it is about)."""
+    return [a.flag for a in f.context if a.flag and a.positive and not meets_default(a, f.decls)]
 
 
 def _left_as_is(f: Facts) -> set[str]:
