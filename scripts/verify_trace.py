@@ -1,9 +1,9 @@
 """Every run the fix search makes for a few records of one revision, printed as it goes.
 
-    python scripts/verify_trace.py [--profile vllm] MIRROR REV ID [ID ...]
+    python scripts/verify_trace.py [--watch] [--profile vllm] MIRROR REV ID [ID ...]
 
 For a record whose verified fix looks wrong: which launch each run tried, what the check did
-with it, and the fix it kept. No cache is read or written (each run starts a sandbox child).
+with it, and the fix it kept; with --watch, the guards each run watched. No cache is read or written (each run starts a sandbox child).
 """
 
 from __future__ import annotations
@@ -20,9 +20,14 @@ from kverr.verify.spec import spec_for
 
 from kverr.profile import load_profile
 
+SHOW_WATCH = False
+
 
 def main(argv: list[str]) -> int:
+    global SHOW_WATCH
     name = None
+    if argv[:1] == ["--watch"]:
+        SHOW_WATCH, argv = True, argv[1:]
     if argv[:1] == ["--profile"] and len(argv) > 1:
         name, argv = argv[1], argv[2:]
     if len(argv) < 3:
@@ -48,10 +53,15 @@ def main(argv: list[str]) -> int:
             model = dict(launch.model).get("profile") or ""
             print(f"  run [{kw.get('platform')}] {model} {env} {argv}".rstrip())
             print(f"      -> {out.status} {out.file}:{out.line} {out.message[:100]!r}")
+            if SHOW_WATCH:
+                print(f"      entered the check's function: {out.trace.get('entered')}")
+            for w in watch if SHOW_WATCH else ():
+                where = f"{w.get('function') or ''}:{w['line']}"
+                print(f"      watch {where} want={w['want']} {w['test'][:110]}")
             for line, g in sorted(out.trace.get("guards", {}).items(), key=lambda x: int(x[0])):
                 sol = g.get("solutions") or g.get("flipped") or g.get("others")
-                if sol:
-                    print(f"      guard {line}: value={g.get('value')} solutions={sol[:4]}")
+                if sol or SHOW_WATCH:
+                    print(f"      guard {line}: value={g.get('value')} solutions={(sol or [])[:4]}")
             return out
 
         return traced

@@ -237,3 +237,20 @@ def test_a_class_over_stubbed_bases_keeps_the_arguments_it_passes_on() -> None:
         pass
 
     assert Mixed.__mro__ == (Mixed, dict, object)
+
+
+def test_a_value_longer_than_the_patterns_groups_still_fires_the_record() -> None:
+    """"Must be one of [...]" lists forty methods: more than a placeholder's bounded group
+    takes. The run's message holds the template's literal text in order: it is the record."""
+    from kverr.records.pattern import MAX_VALUE
+
+    expect = Expect(
+        "raise", "ValueError", r"Unknown method: (?P<v0>.{0,256}?)\. Must be one of (?P<v1>.{0,256})\.",
+        "vllm/config/model.py", 10, 12, literals=("Unknown method:", ". Must be one of", "."),
+    )  # fmt: skip
+    listed = str([f"method_{i}" for i in range(40)])
+    assert len(listed) > MAX_VALUE
+    message = f"Unknown method: foo. Must be one of {listed}."
+    assert fires(Outcome("raised", "ValueError", message, "vllm/config/model.py", 11), expect)
+    other = Outcome("raised", "ValueError", f"Unknown dtype: {listed}.", "vllm/config/model.py", 11)
+    assert not fires(other, expect)

@@ -259,6 +259,26 @@ def test_a_json_options_fields_get_values_of_their_kind(built) -> None:
     assert "the parser's choices torch, cuda" in unknown["reason"]
 
 
+def test_a_check_of_a_json_option_built_while_parsing_is_reached_through_its_field(
+    built,
+) -> None:
+    """ProfilerConfig's default is built with the parser, before any step is watched: a check
+    over an item of its list field runs where the watch sees it only once the launch gives
+    that field, and the watch then finds the item that fires it."""
+    before, after = _fix(built[1]["Profiler activity '{"])
+    assert before.startswith("vllm serve MODEL --profiler-config.activities '[")
+    assert after.startswith("vllm serve MODEL --profiler-config.activities '[")
+    assert before != after
+
+
+def test_a_static_helpers_parameter_is_the_field_its_caller_passes(built) -> None:
+    """`self._check_rates(self.sample_rates)`: the helper's frame holds the field as `rates`,
+    a list of numbers, which the watch varies as --profiler-config.sample_rates."""
+    before, after = _fix(built[1]["sample_rates entries"])
+    assert before == "vllm serve MODEL --profiler-config.sample_rates '[2]'"
+    assert after == "vllm serve MODEL --profiler-config.sample_rates '[1]'"
+
+
 def test_a_list_options_validator_is_solved_through_its_value(built) -> None:
     """A classmethod field validator holds the option as `value`, its items numbers."""
     before, after = _fix(built[1]["numa_bind_nodes must"])

@@ -329,7 +329,7 @@ class SchedulerConfig:
 FILES["vllm/config/profiler.py"] = """\
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from vllm.config.utils import config
 
@@ -339,6 +339,8 @@ class ProfilerConfig:
     profiler: Literal["torch", "cuda"] | None = None
     record_shapes: bool = False
     trace_steps: int | None = None
+    activities: list[str] = Field(default_factory=list)
+    sample_rates: list[float] | None = None
 
     @model_validator(mode="after")
     def _check_profiler(self):
@@ -346,7 +348,18 @@ class ProfilerConfig:
             raise ValueError(f"Unknown profiler {self.profiler!r}.")
         if self.record_shapes and self.profiler != "torch":
             raise ValueError("record_shapes is only applicable when profiler is 'torch'.")
+        # an item of a list field: the conditions name no value a launch could give first
+        for activity in self.activities:
+            if activity.upper() != activity:
+                raise ValueError(f"Profiler activity '{activity}' must be written in capitals.")
+        if self.sample_rates is not None:
+            self._check_rates(self.sample_rates)
         return self
+
+    @staticmethod
+    def _check_rates(rates: list[float]) -> None:
+        if not all(0.0 <= r <= 1.0 for r in rates):
+            raise ValueError(f"sample_rates entries must be in [0, 1], got {rates}.")
 
     def trace_dir(self) -> str:
         if self.profiler is None:

@@ -624,6 +624,9 @@ def expect_of(site: Site, record: Mapping[str, Any]) -> Expect:
         site.file,
         site.line,
         max(site.end_line, site.line),
+        literals=tuple(
+            t for p in site.template.parts if p.is_literal and (t := " ".join((p.text or "").split()))
+        ),
     )
 
 

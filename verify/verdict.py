@@ -42,20 +42,38 @@ class Expect:
     line: int
     end_line: int
     program: str = ""  # argparse: the program name argparse prints in front of its error
+    # the message's literal text between its values, each whitespace run one space: what a
+    # value longer than the pattern's bounded groups capture leaves to compare
+    literals: tuple[str, ...] = ()
 
     @property
     def logs(self) -> bool:
         return self.kind in ("log", "warn")
 
 
-def _matches(pattern: str, message: str) -> bool:
+def _matches(pattern: str, message: str, literals: Sequence[str] = ()) -> bool:
+    """The record's pattern finds the message, or (a value longer than the pattern's groups
+    take: "Must be one of [...]" with 40 quantization methods) the message holds the
+    template's literal text in order."""
     if not pattern:
         return True
+    text = _SPACE.sub(" ", message)  # the matcher's own normalisation: each run one space
     try:
-        # The matcher's own normalisation: every whitespace run is one space.
-        return compiled(pattern).search(_SPACE.sub(" ", message)) is not None
+        if compiled(pattern).search(text) is not None:
+            return True
     except re.error:
         return False
+    return bool(literals) and _in_order(literals, text)
+
+
+def _in_order(parts: Sequence[str], text: str) -> bool:
+    at = 0
+    for part in parts:
+        i = text.find(part, at)
+        if i < 0:
+            return False
+        at = i + len(part)
+    return True
 
 
 def _here(expect: Expect, file: str, line: int) -> bool:
@@ -91,14 +109,16 @@ def fires(outcome: Outcome, expect: Expect) -> bool:
         )
     if expect.logs:
         return any(
-            _here(expect, g.file, g.line) and _matches(expect.pattern, g.message)
+            _here(expect, g.file, g.line) and _matches(expect.pattern, g.message, expect.literals)
             for g in outcome.logs
         )
     if outcome.status != "raised":
         return False
     if expect.error_class and outcome.exc_class != expect.error_class.rsplit(".", 1)[-1]:
         return False
-    return _here(expect, outcome.file, outcome.line) and _matches(expect.pattern, outcome.message)
+    return _here(expect, outcome.file, outcome.line) and _matches(
+        expect.pattern, outcome.message, expect.literals
+    )
 
 
 def passes(outcome: Outcome, expect: Expect) -> bool:

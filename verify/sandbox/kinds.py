@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import sys
 import types
 import typing
 from typing import Any
@@ -73,10 +74,7 @@ def _behind(fn: Any, depth: int, seen: set[int]) -> tuple[type | None, bool]:
 def fields_of(cls: type, depth: int = 2) -> dict[str, dict[str, Any]]:
     """field name -> what it takes, for every field of the dataclass `cls`; a field that is a
     dataclass of its own adds its fields too, as dotted names (`pass_config.enable_sp`)."""
-    try:
-        hints = typing.get_type_hints(cls, include_extras=True)
-    except BaseException:  # noqa: BLE001 - an annotation naming what the sandbox stubbed
-        hints = {}
+    hints = _hints(cls)
     out: dict[str, dict[str, Any]] = {}
     for f in dataclasses.fields(cls):
         hint = hints.get(f.name, f.type)
@@ -90,6 +88,25 @@ def fields_of(cls: type, depth: int = 2) -> dict[str, dict[str, Any]]:
         except BaseException:  # noqa: BLE001 - a stubbed type in the annotation
             continue
     return {k: v for k, v in out.items() if v}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """Each field's annotation resolved by the revision's own typing; one at a time when the
+    class's do not resolve all together (a field naming what the sandbox stubbed, or a name
+    imported only for type checkers, leaves the others' `Literal` choices readable)."""
+    try:
+        return typing.get_type_hints(cls, include_extras=True)
+    except BaseException:  # noqa: BLE001 - an annotation naming what the sandbox stubbed
+        pass
+    module = sys.modules.get(cls.__module__)
+    scope = dict(vars(module)) if module is not None else {}
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        try:
+            out[f.name] = eval(f.type, scope, dict(vars(cls))) if isinstance(f.type, str) else f.type  # noqa: S307 - the revision's own annotation, in the sandbox child
+        except BaseException:  # noqa: BLE001 - this field's annotation says nothing usable
+            continue
+    return out
 
 
 def _dataclass_in(hint: Any) -> type | None:

@@ -261,6 +261,8 @@ def _held(
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and n.id != "self" and n.id in scope:
             attr = aliases.get(n.id) or (n.id if n.id in fields else "")
+            if attr not in fields:  # a JSON option's field, known by its dest
+                attr = aliases.get(f"self.{attr}", attr)
             if attr in fields and _data(scope[n.id]):
                 out[LOCAL + n.id] = (None, attr, scope[n.id])
         if not isinstance(n, ast.Attribute) or not derive.chain(n.value):

@@ -24,7 +24,7 @@ from typing import Any
 
 from kverr.records.conditions import Atom, Reading, atoms_of, dest_of, show_value
 from kverr.records.knowledge.facts import Facts
-from kverr.records.knowledge.fixes import fix_words, give_up_words
+from kverr.records.knowledge.fixes import fix_words, give_up_words, sample_value
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.search import candidates, notice, reading, typed, values
 from kverr.verify.search.changes import (
@@ -575,6 +575,7 @@ class Search:
         aliases = {
             **self._copied(site.function),
             **self._steps("aliases", site.file, site.function),
+            **self._handed(site),
             **self._held_by(f),
         }
         path: list[str] = []  # the guards so far, each as it holds on the way to the site
@@ -648,6 +649,17 @@ class Search:
                     out.append(added[where])
                     seen.add(where)
         return out
+
+    def _handed(self, site: Any) -> dict[str, str]:
+        """A parameter its caller passes an attribute of its own object (`rates` of
+        `self._resolve_rates(self.n, self.rates)`) -> that attribute: the guards read it as
+        `self.rates`, and a static helper's frame holds it under the parameter's name."""
+        params = self._steps("params", site.file, site.function, self._site)
+        return {
+            name: m.group(1)
+            for name, source in params.items()
+            if name != "self" and (m := re.fullmatch(r"self\.(\w+)", str(source)))
+        }
 
     def _test(self, file: str, function: str | None, g: Guard) -> str | None:
         """A guard's test as the watch evaluates it: locals replaced by what they were
@@ -819,7 +831,7 @@ class Search:
         elif out.status == "parse-error":
             options = self._parse_repairs(out.reason)
         elif out.status == "passed":
-            options = self._guard_repairs(out, launch, watch)
+            options = self._guard_repairs(out, launch, watch) or self._way_in(f, launch, out)
         elif out.status == "undecidable" and (m := MISSING_FACT.search(out.reason)):
             # The check read what the model profile does not declare (an Exaone config's
             # sliding_window_pattern): a profile that declares it describes that model.
@@ -916,6 +928,20 @@ class Search:
         }
         found = [self._solved(s) for g in guards.values() for s in g.get("solutions", [])]
         return sorted(found, key=lambda c: any(n in right for _, n, _ in c.edits))
+
+    def _way_in(self, f: Facts, launch: Launch, out: Outcome) -> list[FixChange]:
+        """A check of a JSON option's config class that the run never entered: each field of
+        that option the check reads, given a value of its kind. The parser builds the
+        option's object from its defaults while it is made, before any step is watched, and
+        pydantic validates a field only when given: the launch has to give the option for
+        its checks to run where the watch sees them (`--compilation-config.custom_ops`)."""
+        if out.trace.get("entered", True):
+            return []
+        return [
+            FixChange((("set", flag, sample_value(flag, self.decls, f.docs)),), "allowed")
+            for flag in f.site.flags
+            if typed.is_field(self.decls.get(flag)) and not launch.has(flag)
+        ][:1]
 
     def _solved(self, solution: list, source: str = "solve", note: str = "") -> FixChange:
         """A solver's assignment [[option, value], ...] (solve.py) as a change of the launch."""

@@ -66,7 +66,7 @@ def value(decl: FlagDecl | None, given: Any) -> Any:
     if kind.startswith("list["):
         if text.startswith("["):
             return text
-        item = kind[5:-1]
+        item = re.match(r"list\[([\w.]+)", kind)[1]  # (`list[float] | None`: float)
         items = [w for w in words if w is not None and w != ""]
         if item in ("int", "float"):
             return json.dumps([_number(w) for w in items] or [1])
