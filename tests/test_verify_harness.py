@@ -240,7 +240,7 @@ def test_a_class_over_stubbed_bases_keeps_the_arguments_it_passes_on() -> None:
 
 
 def test_a_value_longer_than_the_patterns_groups_still_fires_the_record() -> None:
-    """"Must be one of [...]" lists forty methods: more than a placeholder's bounded group
+    """ "Must be one of [...]" lists forty methods: more than a placeholder's bounded group
     takes. The run's message holds the template's literal text in order: it is the record."""
     from kverr.records.pattern import MAX_VALUE
 

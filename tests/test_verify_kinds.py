@@ -13,7 +13,7 @@ from kverr.verify.search import typed
 
 from kverr.ftypes import FlagDecl
 
-MODULE = '''
+MODULE = """
 from __future__ import annotations
 
 import dataclasses
@@ -31,7 +31,7 @@ class Spec:
     method: Method | None = None
     rates: list[float] | None = None
     greedy: bool = False
-'''
+"""
 
 
 @pytest.fixture
@@ -60,8 +60,10 @@ def test_one_unresolvable_annotation_leaves_the_other_fields_readable(spec_class
         ("list[float]", ("0.5", "1"), "[0.5, 1]"),
         ("list[str] | None", ("a",), '["a"]'),
         ("list[int] | None", ("RATES",), "[1]"),  # a placeholder is no number
+        ("bool", ("DISABLE_PADDING",), "true"),  # a switch the class declares, no choices read
+        ("bool | None", ("false",), "false"),
     ],
 )
-def test_a_list_fields_items_are_written_as_its_item_type(kind, given, written) -> None:
+def test_a_fields_value_is_written_as_its_type_takes_it(kind, given, written) -> None:
     decl = FlagDecl(name="--spec.rates", dest="spec.rates", type=kind)
     assert typed.value(decl, given if len(given) > 1 else given[0]) == written

@@ -34,6 +34,16 @@ class Args:
         if self.other:
             self.mode = "lru"
         self.size = self.size * 2
+
+    def fallback(self):
+        if self.size > 1:
+            self.ranks = self.size
+        else:
+            self.ranks = envs.RANKS
+            if self.ranks > 1 and self.dense:
+                raise ValueError("ranks")
+        if self.ranks > 8:
+            raise ValueError("many")
 """
 
 
@@ -54,6 +64,33 @@ def line(needle: str) -> int:
 )  # fmt: skip
 def test_locals_read_as_what_they_hold(test: str, at: str, expected: str) -> None:
     assert reading.inline_locals(SOURCE, "Args.check", test, line(at)) == expected
+
+
+@pytest.mark.parametrize(
+    ("test", "at", "expected"),
+    [
+        # set earlier in the block the test is in: on every path to it
+        ("self.ranks > 1 and self.dense", "self.ranks > 1 and", "envs.RANKS > 1 and self.dense"),
+        # set in one branch or the other: neither is on every path, the attribute stays
+        ("self.ranks > 8", "self.ranks > 8", "self.ranks > 8"),
+    ],
+)  # fmt: skip
+def test_an_attribute_reads_as_what_every_path_to_the_test_sets(
+    test: str, at: str, expected: str
+) -> None:
+    assert reading.inline_locals(SOURCE, "Args.fallback", test, line(at)) == expected
+
+
+def test_an_environment_number_is_solved_past_the_guards_bound() -> None:
+    """`envs.RANKS > 1`: the usual switches ("1", "true") never pass; 2 does."""
+    import ast
+    import types
+
+    envs = types.ModuleType("envs")
+    envs.__getattr__ = lambda name: int(__import__("os").environ.get(name, "1"))  # type: ignore[attr-defined]
+    tree = ast.parse("envs.KVERR_TEST_RANKS > 1", mode="eval")
+    found = solve.solve(tree, {"envs": envs}, True, {})
+    assert ["env:KVERR_TEST_RANKS", "2"] in [pair for s in found for pair in s]
 
 
 def test_an_except_clause_reads_as_its_try_body_raising() -> None:

@@ -271,6 +271,16 @@ def test_a_check_of_a_json_option_built_while_parsing_is_reached_through_its_fie
     assert before != after
 
 
+def test_a_check_of_encoder_only_models_is_reached_on_that_model_profile(built) -> None:
+    """No option makes `model_type == "bert"` hold: the search runs the launch on the model
+    profiles in turn, and the encoder-only one (BertModel) reaches the check."""
+    rec = built[1]["Pipeline parallelism"]
+    before, after = _fix(rec)
+    assert rec["verification"]["model"] == "encoder"
+    assert before == "vllm serve MODEL --pipeline-parallel-size 2"
+    assert after == "vllm serve MODEL --pipeline-parallel-size 1"
+
+
 def test_a_static_helpers_parameter_is_the_field_its_caller_passes(built) -> None:
     """`self._check_rates(self.sample_rates)`: the helper's frame holds the field as `rates`,
     a list of numbers, which the watch varies as --profiler-config.sample_rates."""

@@ -238,6 +238,8 @@ class ModelConfig:
             )
         if self.mm_tensor_ipc == "torch_shm" and parallel_config.world_size_across_dp > 1:
             raise ValueError("mm_tensor_ipc='torch_shm' is not supported on more than one GPU.")
+        if parallel_config.pipeline_parallel_size > 1 and self.hf_config.model_type == "bert":
+            raise ValueError("Pipeline parallelism is not supported for encoder-only models.")
 """
 
 # A draft model's config, built over transformers' PretrainedConfig (stubbed in the sandbox),

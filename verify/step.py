@@ -625,7 +625,9 @@ def expect_of(site: Site, record: Mapping[str, Any]) -> Expect:
         site.line,
         max(site.end_line, site.line),
         literals=tuple(
-            t for p in site.template.parts if p.is_literal and (t := " ".join((p.text or "").split()))
+            t
+            for p in site.template.parts
+            if p.is_literal and (t := " ".join((p.text or "").split()))
         ),
     )
 

@@ -103,7 +103,9 @@ def _hints(cls: type) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         try:
-            out[f.name] = eval(f.type, scope, dict(vars(cls))) if isinstance(f.type, str) else f.type  # noqa: S307 - the revision's own annotation, in the sandbox child
+            out[f.name] = (
+                eval(f.type, scope, dict(vars(cls))) if isinstance(f.type, str) else f.type
+            )  # noqa: S307 - the revision's own annotation, in the sandbox child
         except BaseException:  # noqa: BLE001 - this field's annotation says nothing usable
             continue
     return out

@@ -108,7 +108,7 @@ def solve(
         )
         fields = {**fields, LOCAL + "values": field}
     for name in dict.fromkeys([*_env_names(tree, scope), *derive.env_reads(tree, scope)]):
-        variables.append((ENV + name, _env_domain(name, _strings(tree))))
+        variables.append((ENV + name, _env_domain(name, _strings(tree), constants)))
     if not variables:
         return []
     code = compile(tree, "<guard>", "eval")
@@ -335,11 +335,14 @@ def _env_names(tree: ast.AST, scope: Mapping[str, Any] | None = None) -> list[st
     return [x for x in dict.fromkeys(out) if _ENV_NAME.fullmatch(x)]
 
 
-def _env_domain(name: str, strings: list[str]) -> list[Any]:
+def _env_domain(name: str, strings: list[str], constants: Sequence[int] = ()) -> list[Any]:
     """Values worth trying for an environment variable: the guard's own short strings ("1",
-    "2"), then the usual switches, then unset (None)."""
+    "2"), then the usual switches, then the numbers around those the guard compares with
+    (`envs.VLLM_DP_SIZE > 1`: 2), then unset (None)."""
     values = [s for s in strings if 0 < len(s) <= 16 and not _ENV_NAME.fullmatch(s)]
-    values += ["1", "true", "0", "false", None]
+    values += ["1", "true", "0", "false"]
+    values += [str(c + k) for c in constants if abs(c) < 1 << 20 for k in (1, -1)]
+    values.append(None)
     current = os.environ.get(name)
     return [v for v in dict.fromkeys(values) if v != current]
 

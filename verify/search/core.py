@@ -831,7 +831,9 @@ class Search:
         elif out.status == "parse-error":
             options = self._parse_repairs(out.reason)
         elif out.status == "passed":
-            options = self._guard_repairs(out, launch, watch) or self._way_in(f, launch, out)
+            options = self._guard_repairs(out, launch, watch)
+            if all(self._apply(launch, c) in seen for c in options):
+                options += self._way_in(f, launch)
         elif out.status == "undecidable" and (m := MISSING_FACT.search(out.reason)):
             # The check read what the model profile does not declare (an Exaone config's
             # sliding_window_pattern): a profile that declares it describes that model.
@@ -929,18 +931,24 @@ class Search:
         found = [self._solved(s) for g in guards.values() for s in g.get("solutions", [])]
         return sorted(found, key=lambda c: any(n in right for _, n, _ in c.edits))
 
-    def _way_in(self, f: Facts, launch: Launch, out: Outcome) -> list[FixChange]:
-        """A check of a JSON option's config class that the run never entered: each field of
-        that option the check reads, given a value of its kind. The parser builds the
-        option's object from its defaults while it is made, before any step is watched, and
-        pydantic validates a field only when given: the launch has to give the option for
-        its checks to run where the watch sees them (`--compilation-config.custom_ops`)."""
-        if out.trace.get("entered", True):
-            return []
+    def _way_in(self, f: Facts, launch: Launch) -> list[FixChange]:
+        """A check of a JSON option's config class that the guards' values did not reach:
+        a field of that option the check reads, given a value of its kind. The parser builds
+        the option's object from its defaults while it is made, before any step is watched,
+        and pydantic validates a field only when given: the launch has to give the option
+        for its checks to run where the watch sees them (`--compilation-config.custom_ops`).
+        An option copied into the field sets it only after the object was built (`--enable-x`
+        into `mamba_config.enable_x`), and its __post_init__ does not run again."""
+        held = dict(self._keys(self.json_classes.get((f.site.function or "").partition(".")[0])))
+        read = re.findall(r"\bself\.(\w+)", " ".join(g.test for g in f.site.guards))
+        fields = [self.fields[held[a]]["flag"] for a in read if a in held]
+        parsed = set(self.json_classes.values())  # (an option the parser itself declares)
         return [
             FixChange((("set", flag, sample_value(flag, self.decls, f.docs)),), "allowed")
-            for flag in f.site.flags
-            if typed.is_field(self.decls.get(flag)) and not launch.has(flag)
+            for flag in dict.fromkeys([*f.site.flags, *fields])
+            if typed.is_field(d := self.decls.get(flag))
+            and d.dest.partition(".")[0] in parsed
+            and not launch.has(flag)
         ][:1]
 
     def _solved(self, solution: list, source: str = "solve", note: str = "") -> FixChange:

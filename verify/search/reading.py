@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from kverr.extractor.pysource import NOT_LITERAL, literal, parse_expr, parse_module
@@ -93,8 +94,12 @@ def inline_locals(
         return test
     defs: dict[str, list[ast.expr]] = {}
     looped: dict[str, ast.For] = {}
-    binders, top_ids = _binders(text, function)
+    binders = _binders(text, function)
+    chain = _enclosing_blocks(fn, line)
+    top_ids = frozenset(map(id, chain))
     for sub in binders:
+        if _other_branch(sub, chain, line):
+            continue  # (`if a: x = 1 else: x = 2; <test>` in the else: only x = 2 reaches it)
         first = _first_item(sub, line)
         if first is not None:
             # A loop, the test in its body: the watch evaluates the test in the first
@@ -117,8 +122,8 @@ def inline_locals(
                         defs.setdefault(t.id, []).extend([None, None])  # type: ignore[list-item]
             continue
         target = sub.targets[0]
-        # An attribute of self counts only when set unconditionally (a statement of the
-        # function's own body): set in a branch, it keeps its earlier value on other paths.
+        # An attribute of self counts only when set on every path to the test (a statement
+        # of a block the test is in): set in another branch, it keeps its earlier value.
         top = id(sub) in top_ids
         names = target.elts if isinstance(target, ast.Tuple) else [target]
         if any(not _key(e) or (isinstance(e, ast.Attribute) and not top) for e in names):
@@ -199,15 +204,58 @@ _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)
 
 
 @functools.lru_cache(maxsize=256)
-def _binders(text: str, function: str | None) -> tuple[tuple[ast.AST, ...], frozenset[int]]:
-    """The statements of `function` that bind names, in ast.walk order, and the ids of its
-    own top-level statements: inline_locals asks once per guard, and walking a function of a
-    thousand lines each time is most of its cost."""
+@functools.lru_cache(maxsize=256)
+def _binders(text: str, function: str | None) -> tuple[ast.AST, ...]:
+    """The statements of `function` that bind names, in ast.walk order: inline_locals asks
+    once per guard, and walking a function of a thousand lines each time is most of its
+    cost."""
     fn = function_node(text, function)
     if fn is None:
-        return (), frozenset()
-    nodes = tuple(n for n in ast.walk(fn) if isinstance(n, _BINDERS))
-    return nodes, frozenset(id(stmt) for stmt in fn.body)  # type: ignore[attr-defined]
+        return ()
+    return tuple(n for n in ast.walk(fn) if isinstance(n, _BINDERS))
+
+
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def _enclosing_blocks(fn: ast.AST, line: int) -> tuple[ast.stmt, ...]:
+    """The statements of every block `line` lies in, from the function's own body down
+    (`else: self.x = env; if self.x > 1:` - the assignment is on every path there)."""
+    out: list[ast.stmt] = []
+    block: list[ast.stmt] | None = getattr(fn, "body", None)
+    while block:
+        out.extend(block)
+        holder = next((st for st in block if st.lineno <= line <= (st.end_lineno or 0)), None)
+        if holder is None:
+            break
+        inner = [
+            b
+            for name in _BLOCKS
+            if isinstance(b := getattr(holder, name, None), list) and b
+            if b[0].lineno <= line <= (b[-1].end_lineno or 0)
+        ]
+        inner += [
+            h.body
+            for h in getattr(holder, "handlers", ())
+            if h.lineno <= line <= (h.end_lineno or 0)
+        ]
+        block = (
+            inner[0] if inner and not isinstance(holder, (ast.FunctionDef, ast.ClassDef)) else None
+        )
+    return tuple(out)
+
+
+def _other_branch(node: ast.AST, chain: Sequence[ast.stmt], line: int) -> bool:
+    """`node` lies in a branch of a statement that holds `line` in another branch: the
+    innermost statement of the blocks `line` lies in that holds `node` holds `line` too."""
+    if any(st is node for st in chain):
+        return False  # a statement of a block `line` lies in
+    at = getattr(node, "lineno", 0)
+    holders = [st for st in chain if st.lineno <= at <= (st.end_lineno or 0)]
+    if not holders:
+        return False
+    inner = max(holders, key=lambda st: st.lineno)
+    return inner.lineno <= line <= (inner.end_lineno or 0)
 
 
 def _refines(node: ast.AST, looped: dict[str, ast.For], line: int) -> tuple[str, ast.expr] | None:

@@ -81,6 +81,8 @@ def value(decl: FlagDecl | None, given: Any) -> Any:
         return given
     if choices:  # (a field of declared words refuses any other before a check runs)
         return text if text in choices else choices[0]
+    if kind.partition(" |")[0] == "bool":  # a switch the class declares (`bool | None`)
+        return text if text in ("true", "false") else "true"
     if kind in ("int", "float"):
         return text if _NUMBER.fullmatch(text) else "1"
     return given
