@@ -5,6 +5,7 @@ function, the comment block above it and the local message assignments that reac
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -175,6 +176,38 @@ def comment_above(path: Sequence[cst.CSTNode]) -> str | None:
         if i >= 0 and isinstance(path[i], (cst.FunctionDef, cst.ClassDef)):
             return None  # the docstring, not a comment, explains a function's first statement
     return None
+
+
+def exits_comment(path: Sequence[cst.CSTNode], message: str) -> str | None:
+    """The comment above one of the early exits right before the site (`if not connector:
+    return`, then the check), when it speaks of what the message says: such a comment often
+    explains the check those exits let through ("KV connectors that pin memory end up with
+    stale registrations ... so we reject the combination"). Only early exits may stand
+    between it and the site, and it must share two content words with the message (a comment
+    about the exit alone, "nothing to check without a connector", shares fewer)."""
+    i = len(path) - 1
+    while i >= 1 and not isinstance(path[i], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        i -= 1
+    body = getattr(path[i - 1], "body", None) if i >= 1 else None
+    if not isinstance(body, (list, tuple)):
+        return None
+    at = next((k for k, stmt in enumerate(body) if stmt is path[i]), 0)
+    mine = _words(message)
+    for stmt in reversed(body[:at]):
+        if not (isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body)):
+            return None
+        text = _leading(stmt)
+        if text:
+            return text if len(_words(text) & mine) >= 2 else None
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z][a-z0-9_]{3,}", text.lower()) if w not in _COMMON}
+
+
+_COMMON = {"this", "that", "with", "when", "only", "must", "should", "will", "have", "from",
+           "than", "then", "also", "does", "into", "your", "please", "because"}  # fmt: skip
 
 
 def _leading(node: cst.CSTNode) -> str | None:

@@ -29,6 +29,7 @@ from kverr.extractor.flags import param_flag
 from kverr.extractor.guards import (
     RawGuard,
     comment_above,
+    exits_comment,
     function_start,
     guards_on_path,
     reaching,
@@ -268,7 +269,9 @@ class SiteCollector(cst.CSTVisitor):
         fn = scope.qualname if scope else (".".join(self.names) or None)
         snippet = _snippet(self.lines, line, end_line, col, end_col)
         docstring = scope.node.get_docstring() if scope else None
-        comment = comment_above(self.stack)
+        comment = comment_above(self.stack) or exits_comment(
+            self.stack, " ".join(p.text or "" for t in templates for p in t.parts if p.is_literal)
+        )
         for variant, template in enumerate(templates, start=1 if len(templates) > 1 else 0):
             self.sites.append(
                 Site(

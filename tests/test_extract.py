@@ -1119,3 +1119,48 @@ def test_one_scan_finds_the_units_a_search_of_each_finds(text):
     each = [bool(site_re.search("\n".join(lines[u.start - 1 : u.end]))) for u in units]
     assert run._with_sites(units, lines, site_re) == each
     assert len(units) >= 2
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # the comment above the early exits that let the check through explains it
+        (
+            "def check(cfg):\n"
+            "    if cfg.connector is None:\n"
+            "        return\n"
+            "\n"
+            "    # Pinned registrations go stale when the allocator remaps pages, so the\n"
+            "    # connector is refused with expandable segments.\n"
+            "    if 'expandable' not in cfg.alloc:\n"
+            "        return\n"
+            "    if cfg.sleep:\n"
+            "        return\n"
+            "    raise ValueError('connector is incompatible with expandable segments')\n",
+            "Pinned registrations go stale when the allocator remaps pages, so the\n"
+            "connector is refused with expandable segments.",
+        ),
+        # a comment about the exit alone shares too little with the message
+        (
+            "def check(cfg):\n"
+            "    # nothing to check without one\n"
+            "    if cfg.connector is None:\n"
+            "        return\n"
+            "    raise ValueError('connector is incompatible with expandable segments')\n",
+            None,
+        ),
+        # another statement between them: the comment is about that code
+        (
+            "def check(cfg):\n"
+            "    # Pinned connector registrations go stale with expandable segments.\n"
+            "    if cfg.connector is None:\n"
+            "        return\n"
+            "    size = cfg.size\n"
+            "    raise ValueError('connector is incompatible with expandable segments')\n",
+            None,
+        ),
+    ],
+)
+def test_the_comment_above_the_early_exits_before_a_check(source, expected) -> None:
+    (site,) = extract(source, "pkg/check.py")
+    assert site.comment == expected

@@ -94,7 +94,7 @@ def inline_locals(
         return test
     defs: dict[str, list[ast.expr]] = {}
     looped: dict[str, ast.For] = {}
-    binders = _binders(text, function)
+    binders = _binders(fn)
     chain = _enclosing_blocks(fn, line)
     top_ids = frozenset(map(id, chain))
     for sub in binders:
@@ -204,14 +204,9 @@ _BINDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)
 
 
 @functools.lru_cache(maxsize=256)
-@functools.lru_cache(maxsize=256)
-def _binders(text: str, function: str | None) -> tuple[ast.AST, ...]:
-    """The statements of `function` that bind names, in ast.walk order: inline_locals asks
-    once per guard, and walking a function of a thousand lines each time is most of its
-    cost."""
-    fn = function_node(text, function)
-    if fn is None:
-        return ()
+def _binders(fn: ast.AST) -> tuple[ast.AST, ...]:
+    """The statements of `fn` that bind names, in ast.walk order (nodes of the same parse as
+    `fn`: _other_branch compares them by identity)."""
     return tuple(n for n in ast.walk(fn) if isinstance(n, _BINDERS))
 
 
