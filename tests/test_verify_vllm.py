@@ -287,6 +287,11 @@ def test_a_static_helpers_parameter_is_the_field_its_caller_passes(built) -> Non
     before, after = _fix(built[1]["sample_rates entries"])
     assert before == "vllm serve MODEL --profiler-config.sample_rates '[2]'"
     assert after == "vllm serve MODEL --profiler-config.sample_rates '[1]'"
+    # two fields at once, the path's earlier checks kept passing: a list as long as the
+    # count, its items rising (the frame holds both under its parameters' names)
+    before, after = _fix(built[1]["sample_rates must be"])
+    assert "--profiler-config.sample_count 2" in before
+    assert "--profiler-config.sample_count 2" in after and before != after
 
 
 def test_a_list_options_validator_is_solved_through_its_value(built) -> None:

@@ -343,6 +343,7 @@ class ProfilerConfig:
     trace_steps: int | None = None
     activities: list[str] = Field(default_factory=list)
     sample_rates: list[float] | None = None
+    sample_count: int = 1
 
     @model_validator(mode="after")
     def _check_profiler(self):
@@ -355,13 +356,17 @@ class ProfilerConfig:
             if activity.upper() != activity:
                 raise ValueError(f"Profiler activity '{activity}' must be written in capitals.")
         if self.sample_rates is not None:
-            self._check_rates(self.sample_rates)
+            self._check_rates(self.sample_count, self.sample_rates)
         return self
 
     @staticmethod
-    def _check_rates(rates: list[float]) -> None:
+    def _check_rates(n: int, rates: list[float]) -> None:
+        if len(rates) != n:
+            raise ValueError(f"sample_rates must have length {n}, got {rates}.")
         if not all(0.0 <= r <= 1.0 for r in rates):
             raise ValueError(f"sample_rates entries must be in [0, 1], got {rates}.")
+        if any(rates[i] > rates[i - 1] for i in range(1, n)):
+            raise ValueError(f"sample_rates must be non-increasing, got {rates}.")
 
     def trace_dir(self) -> str:
         if self.profiler is None:

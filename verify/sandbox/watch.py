@@ -93,6 +93,8 @@ def _evaluate(guard: dict[str, Any], frame: Any) -> dict[str, Any]:
         out["value"] = None
     want = guard.get("want")
     keep = [k for k in map(_parse, guard.get("keep", ())) if k is not None]
+    if "self" not in scope:  # the path's guards read the frame's locals the same way
+        keep = [_as_locals(k, guard.get("aliases") or {}, scope) for k in keep]
 
     def solved(wanted: bool, near: bool) -> Any:
         return solve.solve(
