@@ -101,6 +101,12 @@ def test_each_further_means_verifies_its_check(verdicts, prefix, platform, model
         assert said.endswith(f"with model profile {model}.")
 
 
+def test_an_item_counted_twice_is_dropped_from_the_list(verdicts) -> None:
+    """The fix keeps the list as the user wrote it, less the repeated item."""
+    b, a = lines(verdict(verdicts, "gc_threshold must not repeat"))
+    assert b.endswith("--gc-threshold 1 1") and a.endswith("--gc-threshold 1"), (b, a)
+
+
 def test_a_check_the_parsers_choices_rule_out_is_not_applicable(verdicts) -> None:
     v = verdict(verdicts, "Invalid cache_mode")
     assert v.verification["status"] == "not-applicable"

@@ -80,6 +80,8 @@ class ServerArgs:
         if self.gc_threshold:
             if not (1 <= len(self.gc_threshold) <= 3):
                 raise ValueError("gc_threshold must contain 1 to 3 integers.")
+            if len(set(self.gc_threshold)) != len(self.gc_threshold):
+                raise ValueError("gc_threshold must not repeat a generation.")
         if self.target_modules:
             if "all" in self.target_modules:
                 assert len(self.target_modules) == 1, "If 'all' is in --target-modules, it must be alone."

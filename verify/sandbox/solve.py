@@ -562,6 +562,10 @@ def _lists(
     own = choices or item in ("int", "float")
     heads = [s for s in strings if s in words] if own else list(filter(_word, strings))
     edits: list[list[str]] = []
+    if len(base) > 1:
+        # an item dropped first, the last first: the list as the user wrote it, less the
+        # item the check counts twice or refuses (`["all", "all"]` -> `["all"]`)
+        edits += [[*base[:i], *base[i + 1 :]] for i in reversed(range(len(base)))]
     for i in range(len(base)):
         edits += [[*base[:i], w, *base[i + 1 :]] for w in words]
     edits += [[*base, w] for w in words]
