@@ -30,6 +30,7 @@ class Spec:
     draft: DraftModel | None = None
     method: Method | None = None
     rates: list[float] | None = None
+    sizes: list[int | str] | None = None
     greedy: bool = False
 """
 
@@ -50,6 +51,7 @@ def test_one_unresolvable_annotation_leaves_the_other_fields_readable(spec_class
     assert "draft" not in fields  # says nothing usable
     assert fields["method"] == {"type": "str", "choices": ["ngram", "suffix"]}
     assert fields["rates"] == {"type": "list[float]"}
+    assert fields["sizes"] == {"type": "list[int | str]"}
     assert fields["greedy"] == {"type": "bool", "choices": [True, False]}
 
 
@@ -60,6 +62,7 @@ def test_one_unresolvable_annotation_leaves_the_other_fields_readable(spec_class
         ("list[float]", ("0.5", "1"), "[0.5, 1]"),
         ("list[str] | None", ("a",), '["a"]'),
         ("list[int] | None", ("RATES",), "[1]"),  # a placeholder is no number
+        ("list[int | str] | None", ("other",), '["other"]'),  # a word is an item too
         ("bool", ("DISABLE_PADDING",), "true"),  # a switch the class declares, no choices read
         ("bool | None", ("false",), "false"),
     ],

@@ -143,7 +143,12 @@ def describe(hint: Any) -> dict[str, Any]:
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return _enum(hint)
     if origin in _LISTS or hint in _LISTS:
-        item = describe(args[0]) if args else {}
+        inner = args[0] if args else str
+        if typing.get_origin(inner) in (typing.Union, types.UnionType):
+            # `list[int | str]`: each item one of the kinds (a word is an item too)
+            kinds = [describe(a).get("type") for a in typing.get_args(inner) if a is not type(None)]
+            return {"type": f"list[{' | '.join(dict.fromkeys(k for k in kinds if k))}]"}
+        item = describe(inner)
         return {"type": f"list[{item.get('type', 'str')}]"}
     if origin is dict or hint is dict or dataclasses.is_dataclass(hint):
         return {"type": "json"}

@@ -13,6 +13,7 @@ from typing import Any
 from kverr.extractor.pysource import literal
 from kverr.records.knowledge.facts import help_examples, is_json, sample_value
 from kverr.verify.search import candidates, values
+from kverr.verify.search.typed import list_item
 
 from kverr.ftypes import FlagDecl
 
@@ -48,18 +49,12 @@ def fields_of(
                 "float": "float" in (d.type or "") and not (d.type or "").startswith("list["),
                 "json": is_json(d),  # JSON text: the solver tries objects
                 # a list's items: "list[int] | None" -> "int" (numbers to try, not words)
-                "item": _item(d.type),
+                "item": list_item(d.type),
                 # numbers a deployment uses (verify/search/values.py): what a fix tries first
                 "typical": values.typical_numbers(d.help, assigned.get(d.dest)),
             },
         )
     return out
-
-
-def _item(kind: str | None) -> str | None:
-    """What a list option holds: "list[int] | None" -> "int"; None for no list."""
-    m = re.match(r"list\[([\w.]+)", kind or "")
-    return m.group(1) if m else None
 
 
 def _known(

@@ -66,7 +66,7 @@ def value(decl: FlagDecl | None, given: Any) -> Any:
     if kind.startswith("list["):
         if text.startswith("["):
             return text
-        item = re.match(r"list\[([\w.]+)", kind)[1]  # (`list[float] | None`: float)
+        item = list_item(kind)  # (`list[float] | None`: float)
         items = [w for w in words if w is not None and w != ""]
         if item in ("int", "float"):
             return json.dumps([_number(w) for w in items] or [1])
@@ -86,6 +86,16 @@ def value(decl: FlagDecl | None, given: Any) -> Any:
     if kind in ("int", "float"):
         return text if _NUMBER.fullmatch(text) else "1"
     return given
+
+
+def list_item(kind: str | None) -> str | None:
+    """The item type of a list annotation, as a value is written: "list[float] | None" ->
+    "float", "list[int | str]" -> "str" (a word is an item too); None for no list."""
+    m = re.match(r"list\[([^\]]+)\]", kind or "")
+    if not m:
+        return None
+    parts = [p.strip() for p in m.group(1).split("|")]
+    return "str" if "str" in parts else parts[0]
 
 
 def _number(word: str) -> int | float:
