@@ -2,8 +2,11 @@
 
     python scripts/verify_trace.py [--watch] [--profile vllm] MIRROR REV ID [ID ...]
 
+An ID may be a record id's first characters (`eec1b899`).
+
 For a record whose verified fix looks wrong: which launch each run tried, what the check did
-with it, and the fix it kept; with --watch, the guards each run watched. No cache is read or written (each run starts a sandbox child).
+with it, and the fix it kept; with --watch, the guards each run watched. No cache is read or
+written (each run starts a sandbox child).
 """
 
 from __future__ import annotations
@@ -37,7 +40,11 @@ def main(argv: list[str]) -> int:
     profile = load_profile(name)
     revision, sources = read_git(mirror, rev, profile.file_set())
     exts = extract_files(sources, rules=profile.extract)
-    records = [r for r in build_records(exts, revision, profile=profile) if r["id"] in ids]
+    records = [
+        r
+        for r in build_records(exts, revision, profile=profile)
+        if any(r["id"].startswith(i) for i in ids)  # an id or its first characters
+    ]
     if not records:
         print(f"none of {sorted(ids)} is a record of {rev}", file=sys.stderr)
         return 1
