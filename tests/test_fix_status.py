@@ -205,3 +205,18 @@ def test_the_site_page_says_it_under_the_fix(verified_catalog, tmp_path: Path) -
         '<p class="fix-status verified">Fix verified against commit 3d3a32c0b9f5&#x27;s own'
         " checks.</p>" in page
     )
+
+
+@pytest.mark.parametrize(
+    ("held", "shown"),
+    [
+        (2048, "2048"),
+        ([1, 2, 4], "[1, 2, 4]"),
+        # a long list by its ends and its length: a reason stays one readable sentence
+        ([1, 2, 4, *range(8, 257, 8)], "[1, 2, 4, …, 256] (35 values)"),
+    ],
+)
+def test_a_value_the_code_filled_in_is_shown_briefly(held, shown) -> None:
+    from kverr.verify.search.core import _brief
+
+    assert _brief(held) == shown

@@ -131,3 +131,26 @@ def test_a_method_that_only_returns_a_test_of_its_fields_is_a_predicate() -> Non
         "Spec": {"use_eagle": "self.method in ('eagle', 'eagle3')"}
     }
     assert reading.predicates("def broken(:\n") == {}
+
+
+@pytest.mark.parametrize(
+    ("kind", "role", "reads"),
+    [
+        ("if", "direct", True),  # its own test
+        ("early-exit", "gate", True),  # `if not model_config.is_hybrid: return` before it
+        ("passed", "gate", False),  # an earlier check of its function, which the run passed
+    ],
+)
+def test_a_check_reads_the_model_through_its_own_path_only(kind, role, reads) -> None:
+    """An earlier check that fired first is about the model only through its own path: the
+    search then tries other model profiles before dropping an option (where.reads_model)."""
+    from types import SimpleNamespace
+
+    from kverr.records.conditions import Reading
+    from kverr.verify.search.where import reads_model
+
+    from kverr.ftypes import Guard
+
+    model = Reading(Guard("model_config.is_hybrid", True, kind, 3), (), role)
+    own = Reading(Guard("self.max_size is not None", True, "if", 5), (), "direct")
+    assert reads_model(SimpleNamespace(readings=[model, own])) is reads

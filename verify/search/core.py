@@ -510,7 +510,7 @@ class Search:
         if any(self.decls[o].dest == attr for o, _ in launch.args if o in self.decls):
             return ""
         held = next((v for k, v in g.get("names", {}).items() if k.endswith(f".{attr}")), None)
-        shown = f" (it held {held} here)" if held is not None else ""
+        shown = f" (it held {_brief(held)} here)" if held is not None else ""
         return (
             f"{NO_LAUNCH}: the code fills in {field['flag']} before this check "
             f"when a launch leaves it out{shown}, and a value a command line gives is never None"
@@ -1036,6 +1036,13 @@ def declared_bound(f: Facts, out: Outcome | None) -> str:
             f" value before the check runs), and the check fires only when it is {a.op} {a.value}"
         )
     return ""
+
+
+def _brief(value: Any) -> str:
+    """A value as a reason shows it: a long list by its ends and its length."""
+    if isinstance(value, (list, tuple)) and len(value) > 6:
+        return f"[{', '.join(map(str, value[:3]))}, …, {value[-1]}] ({len(value)} values)"
+    return str(value)
 
 
 def disjoint(op_a: str, a: float, op_b: str, b: float) -> bool:

@@ -45,10 +45,13 @@ MISSING_FACT = re.compile(r"the profile's model(?:'s hf_config|( config)) does n
 
 
 def reads_model(f: Facts) -> bool:
-    """The check's own path reads the model (its config, its architecture)."""
+    """The check's own path reads the model (its config, its architecture): its test, the
+    ifs around it and the early exits before it, not the earlier checks of its function,
+    which the run passed."""
     return any(
         _MODEL_WORDS.search(r.guard.test) or any(a.topic == "model" for a in r.atoms)
         for r in f.readings
+        if r.guard.kind != "passed"
     )
 
 
