@@ -281,6 +281,16 @@ def test_a_check_of_encoder_only_models_is_reached_on_that_model_profile(built) 
     assert after == "vllm serve MODEL --pipeline-parallel-size 1"
 
 
+def test_a_value_the_code_takes_from_the_environment_is_solved_there(built) -> None:
+    """`else: self.data_parallel_size = envs.VLLM_DP_SIZE`, then the check: the test reads
+    the environment, not the option; and "set --data-parallel-size to 1 or less", which the
+    before line already did, is refuted by that line's own run."""
+    rec = built[1]["Offline data parallel mode"[:20]]
+    before, after = _fix(rec)
+    assert before.startswith("VLLM_DP_SIZE=2 ")
+    assert "Set --data-parallel-size to 1 or less" not in rec["solutions"], rec["solutions"]
+
+
 def test_a_static_helpers_parameter_is_the_field_its_caller_passes(built) -> None:
     """`self._check_rates(self.sample_rates)`: the helper's frame holds the field as `rates`,
     a list of numbers, which the watch varies as --profiler-config.sample_rates."""

@@ -28,6 +28,7 @@ _READERS = {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN": lambda: os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0")
     in ("1", "true"),
     "VLLM_PINNED_POOL": lambda: os.environ.get("VLLM_PINNED_POOL", "0") == "1",
+    "VLLM_DP_SIZE": lambda: int(os.environ.get("VLLM_DP_SIZE", "1")),
 }
 
 
@@ -166,6 +167,7 @@ class CacheConfig:
 FILES[PARALLEL] = """\
 from pydantic import field_validator
 
+from vllm import envs
 from vllm.config.utils import config
 from vllm.platforms import current_platform
 
@@ -202,6 +204,13 @@ class ParallelConfig:
                 f"World size ({self.world_size}) is larger than the number of GPUs"
                 f" ({current_platform.device_count()}) in this node."
             )
+        if self.data_parallel_size > 1:
+            self.data_parallel_rank = 0
+        else:
+            # the offline (SPMD) case takes its size from the environment
+            self.data_parallel_size = envs.VLLM_DP_SIZE
+            if self.data_parallel_size > 1 and self.pipeline_parallel_size == 1:
+                raise ValueError("Offline data parallel mode needs pipeline parallelism here.")
 """
 
 FILES[MODEL] = """\

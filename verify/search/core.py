@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from kverr.records.conditions import Atom, Reading, atoms_of, dest_of, show_value
-from kverr.records.knowledge.facts import Facts
+from kverr.records.knowledge.facts import Facts, flag_default, holds_for
 from kverr.records.knowledge.fixes import fix_words, give_up_words, sample_value
 from kverr.verify.harness import Outcome, Target
 from kverr.verify.search import candidates, notice, reading, typed, values
@@ -314,7 +314,7 @@ class Search:
                     return replace(
                         found,
                         choices=self._judged_choices(f, expect, target, before),
-                        refuted=self._refuted_drops(f, expect, target, before),
+                        refuted=self._refuted(f, expect, target, before),
                     )
             tried.append((change, result))
             if len(tried) >= MAX_AFTERS:
@@ -355,13 +355,22 @@ class Search:
             out.append((atom.flag, tuple(ok)))
         return tuple(out)
 
-    def _refuted_drops(
-        self, f: Facts, expect: Expect, target: Target, before: Launch
-    ) -> tuple[str, ...]:
-        """The record's "Leave --x unset" / "Remove --x" (records/knowledge/fixes.py) for an
-        option of the check's own test whose leaving out still fires it: the code fills in a
-        value of its own that fails the same way (SGLang's default attention backend)."""
+    def _refuted(self, f: Facts, expect: Expect, target: Target, before: Launch) -> tuple[str, ...]:
+        """The record's solutions that runs refute: "Set --x to 1 or less" where the before
+        line already had it so; "Leave --x unset" / "Remove --x" (records/knowledge/fixes.py)
+        for an option of the check's own test whose leaving out still fires it: the code
+        fills in a value of its own that fails the same way (SGLang's default attention
+        backend)."""
         out = []
+        for atom in f.direct:
+            # "Set --x to 1 or less" where the before line already gave --x 1 (or left it at
+            # a default of 1) and still fired: the code read another value there
+            # (`else: self.dp = envs.VLLM_DP_SIZE`), so the words cannot fix it. No run.
+            number = isinstance(atom.value, (int, float)) and not isinstance(atom.value, bool)
+            if atom.flag and atom.op in (">", ">=", "<", "<=") and number:
+                value = _launch_value(before, atom.flag, self.decls)
+                if isinstance(value, (int, float)) and not _holds(atom, value):
+                    out.append(fix_words(atom, self.decls))
         for atom, direct in [*((a, True) for a in f.direct), *((a, False) for a in f.context)]:
             if atom.op not in ("is not None", "set") or not atom.flag or not before.has(atom.flag):
                 continue
@@ -1036,6 +1045,31 @@ def declared_bound(f: Facts, out: Outcome | None) -> str:
             f" value before the check runs), and the check fires only when it is {a.op} {a.value}"
         )
     return ""
+
+
+_UNKNOWN = object()
+
+
+def _launch_value(launch: Launch, flag: str, decls: Mapping[str, FlagDecl]) -> Any:
+    """What a launch gives `flag`, as the check compares it: its word read as a number where
+    it is one, else its declared default; _UNKNOWN when neither is plain."""
+    given = [v for o, v in launch.args if o == flag]
+    if given:
+        word = given[-1]
+        if not isinstance(word, str):
+            return _UNKNOWN
+        if re.fullmatch(r"-?\d+", word):
+            return int(word)
+        return float(word) if re.fullmatch(r"-?\d+\.\d+", word) else word
+    default = flag_default(flag, dict(decls))
+    return default if default is None or isinstance(default, (str, int, float)) else _UNKNOWN
+
+
+def _holds(atom: Atom, value: Any) -> bool:
+    try:
+        return holds_for(atom, value)
+    except TypeError:  # a comparison the value does not take (None > 1): it cannot say
+        return True
 
 
 def _brief(value: Any) -> str:
