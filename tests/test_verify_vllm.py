@@ -292,8 +292,9 @@ def test_a_value_the_code_takes_from_the_environment_is_solved_there(built) -> N
 
 
 def test_a_static_helpers_parameter_is_the_field_its_caller_passes(built) -> None:
-    """`self._check_rates(self.sample_rates)`: the helper's frame holds the field as `rates`,
-    a list of numbers, which the watch varies as --profiler-config.sample_rates."""
+    """`ProfilerConfig._check_rates(self.sample_count, self.sample_rates)` (a static method
+    called through its class): the helper's frame holds the fields as `n` and `rates`, a list
+    of numbers, which the watch varies as --profiler-config.sample_rates."""
     before, after = _fix(built[1]["sample_rates entries"])
     assert before == "vllm serve MODEL --profiler-config.sample_rates '[2]'"
     assert after == "vllm serve MODEL --profiler-config.sample_rates '[1]'"

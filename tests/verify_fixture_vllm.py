@@ -365,7 +365,7 @@ class ProfilerConfig:
             if activity.upper() != activity:
                 raise ValueError(f"Profiler activity '{activity}' must be written in capitals.")
         if self.sample_rates is not None:
-            self._check_rates(self.sample_count, self.sample_rates)
+            ProfilerConfig._check_rates(self.sample_count, self.sample_rates)
         return self
 
     @staticmethod

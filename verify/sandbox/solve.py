@@ -260,9 +260,10 @@ def _held(
     out: dict[str, tuple[Any, str, Any]] = {}
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and n.id != "self" and n.id in scope:
-            attr = aliases.get(n.id) or (n.id if n.id in fields else "")
-            if attr not in fields:  # a JSON option's field, known by its dest
-                attr = aliases.get(f"self.{attr}", attr)
+            named = aliases.get(n.id)  # (a JSON option's field first, known by its dest)
+            attr = (
+                aliases.get(f"self.{named}", named) if named else (n.id if n.id in fields else "")
+            )
             if attr in fields and _data(scope[n.id]):
                 out[LOCAL + n.id] = (None, attr, scope[n.id])
         if not isinstance(n, ast.Attribute) or not derive.chain(n.value):

@@ -134,8 +134,9 @@ def _as_locals(tree: ast.Expression, aliases: dict[str, str], scope: dict[str, A
 
     class Back(ast.NodeTransformer):
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # noqa: N802 - ast's name
-            if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in local:
-                return ast.copy_location(ast.Name(local[node.attr], ast.Load()), node)
+            path = ast.unparse(node)  # (`self.draft.max_len` as a whole)
+            if path.startswith("self.") and path[5:] in local:
+                return ast.copy_location(ast.Name(local[path[5:]], ast.Load()), node)
             return self.generic_visit(node)
 
     return ast.fix_missing_locations(Back().visit(tree)) if local else tree

@@ -657,17 +657,22 @@ class Search:
                     added[where] = item if same else dict(item, function=method)
                     out.append(added[where])
                     seen.add(where)
+        for w in out:
+            if aliases and not w.get("function"):
+                # every guard of the record's own function reads its frame the same way
+                w.setdefault("aliases", aliases)
         return out
 
     def _handed(self, site: Any) -> dict[str, str]:
         """A parameter its caller passes an attribute of its own object (`rates` of
-        `self._resolve_rates(self.n, self.rates)`) -> that attribute: the guards read it as
-        `self.rates`, and a static helper's frame holds it under the parameter's name."""
+        `self._resolve_rates(self.n, self.rates)`, or `self.draft.max_len`) -> that
+        attribute's path: the guards read it as `self.rates`, and a static helper's frame
+        holds it under the parameter's name."""
         params = self._steps("params", site.file, site.function, self._site)
         return {
             name: m.group(1)
             for name, source in params.items()
-            if name != "self" and (m := re.fullmatch(r"self\.(\w+)", str(source)))
+            if name != "self" and (m := re.fullmatch(r"self\.(\w+(?:\.\w+)*)", str(source)))
         }
 
     def _test(self, file: str, function: str | None, g: Guard) -> str | None:

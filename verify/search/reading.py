@@ -363,7 +363,7 @@ def _bind(fn: ast.AST | None, call: ast.Call | None, is_method: bool) -> dict[st
         return {}
     args = fn.args  # type: ignore[attr-defined]
     names = [a.arg for a in [*args.posonlyargs, *args.args]]
-    if names and names[0] == "self" and is_method:
+    if names and names[0] in ("self", "cls") and is_method:
         names = names[1:]
     out = {
         n: ast.unparse(d)
@@ -387,7 +387,11 @@ def _all_calls(
     for (_, caller), fn in defs_of(text).items():
         for ifs, call in _calls_in(fn.body, ()):  # type: ignore[attr-defined]
             f = call.func
-            if self_attr(f):
+            if self_attr(f) or (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.value.id == caller.partition(".")[0]
+            ):  # `self.m(...)`, or `Cls.m(...)` of a static method from its own class
                 key = (f.attr, True)
             elif isinstance(f, ast.Name):
                 key = (f.id, False)
