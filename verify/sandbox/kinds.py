@@ -100,12 +100,11 @@ def _hints(cls: type) -> dict[str, Any]:
         pass
     module = sys.modules.get(cls.__module__)
     scope = dict(vars(module)) if module is not None else {}
+    own = dict(vars(cls))
     out: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         try:
-            out[f.name] = (
-                eval(f.type, scope, dict(vars(cls))) if isinstance(f.type, str) else f.type
-            )  # noqa: S307 - the revision's own annotation, in the sandbox child
+            out[f.name] = eval(f.type, scope, own) if isinstance(f.type, str) else f.type  # noqa: S307 - the revision's own annotation, in the sandbox child
         except BaseException:  # noqa: BLE001 - this field's annotation says nothing usable
             continue
     return out

@@ -368,8 +368,8 @@ class Search:
             # (`else: self.dp = envs.VLLM_DP_SIZE`), so the words cannot fix it. No run.
             number = isinstance(atom.value, (int, float)) and not isinstance(atom.value, bool)
             if atom.flag and atom.op in (">", ">=", "<", "<=") and number:
-                value = _launch_value(before, atom.flag, self.decls)
-                if isinstance(value, (int, float)) and not _holds(atom, value):
+                value = _launch_number(before, atom.flag, self.decls)
+                if value is not None and not holds_for(atom, value):
                     out.append(fix_words(atom, self.decls))
         for atom, direct in [*((a, True) for a in f.direct), *((a, False) for a in f.context)]:
             if atom.op not in ("is not None", "set") or not atom.flag or not before.has(atom.flag):
@@ -612,8 +612,6 @@ class Search:
                 item["words"] = words  # once per run: the child shares them with every guard
             if owners:
                 item["owners"] = owners  # a word compared with one option is offered it alone
-            if aliases:
-                item["aliases"] = aliases  # a validator's argument is its field's value
             out.append(item)
         if not flip_all:
             # The sibling tests of an if/elif chain that the words leave out (`rule == "tse"`
@@ -659,8 +657,10 @@ class Search:
                     seen.add(where)
         for w in out:
             if aliases and not w.get("function"):
-                # every guard of the record's own function reads its frame the same way
-                w.setdefault("aliases", aliases)
+                # every guard of the record's own function reads its frame through them (a
+                # validator's argument is its field's value, a helper's parameter what its
+                # caller passes)
+                w["aliases"] = aliases
         return out
 
     def _handed(self, site: Any) -> dict[str, str]:
@@ -1052,29 +1052,19 @@ def declared_bound(f: Facts, out: Outcome | None) -> str:
     return ""
 
 
-_UNKNOWN = object()
-
-
-def _launch_value(launch: Launch, flag: str, decls: Mapping[str, FlagDecl]) -> Any:
-    """What a launch gives `flag`, as the check compares it: its word read as a number where
-    it is one, else its declared default; _UNKNOWN when neither is plain."""
+def _launch_number(launch: Launch, flag: str, decls: Mapping[str, FlagDecl]) -> Any:
+    """What a launch gives `flag` as a number: its last word where it is one, else its
+    declared default where that is; None otherwise."""
     given = [v for o, v in launch.args if o == flag]
     if given:
         word = given[-1]
-        if not isinstance(word, str):
-            return _UNKNOWN
-        if re.fullmatch(r"-?\d+", word):
+        if isinstance(word, str) and re.fullmatch(r"-?\d+", word):
             return int(word)
-        return float(word) if re.fullmatch(r"-?\d+\.\d+", word) else word
+        if isinstance(word, str) and re.fullmatch(r"-?\d+\.\d+", word):
+            return float(word)
+        return None
     default = flag_default(flag, dict(decls))
-    return default if default is None or isinstance(default, (str, int, float)) else _UNKNOWN
-
-
-def _holds(atom: Atom, value: Any) -> bool:
-    try:
-        return holds_for(atom, value)
-    except TypeError:  # a comparison the value does not take (None > 1): it cannot say
-        return True
+    return default if isinstance(default, (int, float)) else None
 
 
 def _brief(value: Any) -> str:
