@@ -226,22 +226,37 @@ def _ast_flags(
 ) -> tuple[str, ...]:
     """`self.x` / `args.x` reads in an argument, as `--x` (undeclared ones are dropped later by
     filter_flags, like every other flag read); `self.x` in a config class (`prefix`) is that
-    config's field, `--<prefix>.x`. `view`: whether a name holds a config object
+    config's field, `--<prefix>.x`, and a path read through it is read whole
+    (`self.parallel_config.enable_dbo`: `--<prefix>.parallel-config.enable-dbo`, which
+    flags.FlagTable.resolve names). `view`: whether a name holds a config object
     (`parallel_config`), whose fields read as `--parallel-config.x`; `self_reads` False: `self`
     holds no launch arguments where `node` is (a method of another class)."""
     found = []
-    for n in ast.walk(node):
-        if not (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)):
+    inner: set[int] = set()  # attributes read as part of a longer path, or called
+    for n in ast.walk(node):  # (breadth first: a path's outermost attribute comes first)
+        if isinstance(n, ast.Call):
+            inner.add(id(n.func))  # `self.cfg.is_x()`: a method, no field (`self.cfg` is read)
+        if not isinstance(n, ast.Attribute) or id(n) in inner:
             continue
-        holder, attr = n.value.id, n.attr
-        if attr.startswith("_"):
+        attrs: list[str] = []
+        cur: ast.expr = n
+        while isinstance(cur, ast.Attribute):
+            attrs.insert(0, cur.attr)
+            inner.add(id(cur.value))
+            cur = cur.value
+        if not isinstance(cur, ast.Name):
+            continue
+        # (a private attribute is no field: the path ends before it)
+        cut = next((i for i, a in enumerate(attrs) if a.startswith("_")), len(attrs))
+        path, holder = attrs[:cut], cur.id
+        if not path:
             continue
         if holder == "self" and self_reads:
-            found.append("--" + (f"{prefix}.{attr}" if prefix else attr).replace("_", "-"))
+            found.append("--" + ".".join([prefix, *path] if prefix else path).replace("_", "-"))
         elif holder in args_names:
-            found.append("--" + attr.replace("_", "-"))
+            found.append("--" + ".".join(path).replace("_", "-"))
         elif view is not None and view(holder):
-            found.append("--" + f"{holder}.{attr}".replace("_", "-"))
+            found.append("--" + ".".join([holder, *path]).replace("_", "-"))
     return tuple(dict.fromkeys(found))
 
 
@@ -250,23 +265,89 @@ def predicates(
     args_names: frozenset[str],
     classes: dict[str, str],
     defs: Sequence[ast.AST],
+    view: Callable[[str], bool] | None = None,
 ) -> dict[str, tuple[str, ...]]:
     """Method name -> the flags it tests, for each method of a class holding launch arguments
-    (`classes`: class -> its fields' flag prefix) that takes only `self` and only returns an
-    expression over its fields: a guard that calls it reads them."""
+    (`classes`: class -> its fields' flag prefix) that takes only `self` and either only
+    returns an expression over its fields, or returns a list it fills under tests of them
+    (`_collected`): a guard that calls it reads them."""
     out: dict[str, tuple[str, ...]] = {}
     for prefix, item in _methods(stmts, classes, defs):
         body = item.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # its docstring
-        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        if not body or _params(item) != ["self"]:
             continue
-        if _params(item) != ["self"]:
-            continue
-        found = _ast_flags(body[0].value, args_names, prefix)
+        last = body[-1]
+        if len(body) == 1 and isinstance(last, ast.Return) and last.value is not None:
+            found = _ast_flags(last.value, args_names, prefix)
+        else:
+            found = _collected(body, args_names, prefix, view)
         if found:
             out.setdefault(item.name, found)
     return out
+
+
+def _collected(
+    body: Sequence[ast.stmt],
+    args_names: frozenset[str],
+    prefix: str,
+    view: Callable[[str], bool] | None,
+) -> tuple[str, ...]:
+    """The flags a method reads to fill the list it returns: `unsupported = []`, then
+    `if self.parallel_config.enable_dbo: unsupported.append("dual batch overlap")`, ...,
+    `return unsupported`. Each item is there because of the tests around its append; a check
+    of the list (`if unsupported: raise ...`) is about those flags. () for any other body."""
+    last = body[-1]
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Name)):
+        return ()
+    name = last.value.id
+    starts = [
+        s
+        for s in body
+        if isinstance(s, (ast.Assign, ast.AnnAssign))
+        and isinstance(s.value, ast.List)
+        and not s.value.elts
+        and any(isinstance(t, ast.Name) and t.id == name for t in _targets(s))
+    ]
+    if not starts:
+        return ()
+    found: list[str] = []
+
+    def visit(stmts: Sequence[ast.stmt], tests: tuple[ast.expr, ...]) -> None:
+        for s in stmts:
+            if isinstance(s, ast.If):
+                visit(s.body, (*tests, s.test))
+                visit(s.orelse, tests)  # (an elif is an If of its own: its test is its own)
+            elif isinstance(s, (ast.For, ast.While, ast.With, ast.Try)):
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(s, block, []), tests)
+                for h in getattr(s, "handlers", []):
+                    visit(h.body, tests)
+            elif _fills(s, name):
+                for t in tests:
+                    found.extend(_ast_flags(t, args_names, prefix, view=view))
+
+    visit(body, ())
+    return tuple(dict.fromkeys(found))
+
+
+def _targets(s: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return s.targets if isinstance(s, ast.Assign) else [s.target]
+
+
+def _fills(s: ast.stmt, name: str) -> bool:
+    """`name.append(...)` / `name.extend(...)` / `name += ...`."""
+    if isinstance(s, ast.AugAssign):
+        return isinstance(s.target, ast.Name) and s.target.id == name
+    call = s.value if isinstance(s, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("append", "extend")
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == name
+    )
 
 
 def _methods(

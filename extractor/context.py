@@ -66,8 +66,9 @@ class ModuleContext:
     flags: tuple[FlagDecl, ...] = ()
     rules: ExtractRules | None = None
     params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
-    # a launch-arguments class's method that only returns a test of its fields -> those fields'
-    # flags (`self.splitting_ops_contain_attention()` reads --compilation-config.splitting-ops)
+    # a launch-arguments class's method that only returns a test of its fields, or a list it
+    # fills under such tests -> those fields' flags (`self.splitting_ops_contain_attention()`
+    # reads --compilation-config.splitting-ops)
     predicates: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # a function called only under tests of flags -> those flags (bindings.caller_guards):
     # `self.m` for a launch-arguments class's method, `f` for a module's function
@@ -632,9 +633,9 @@ def module_context(
     ctx.literal_types = literal_aliases(tree)
     names = frozenset(n for n in ctx.rules.args_names if n.isidentifier())
     ctx.params = param_sources(tree, names, calls, ctx.args_classes, defs)
-    ctx.predicates = predicates(stmts, names, ctx.args_classes, defs)
     views = glob_re(ctx.rules.config_views)
     view = lambda n: bool(views.match(n))  # noqa: E731
+    ctx.predicates = predicates(stmts, names, ctx.args_classes, defs, view)
     ctx.callers = caller_guards(stmts, names, ctx.args_classes, defs, view)
     ctx.actions = action_flags(ctx.flags)
     ctx.imports = imported_constants(flat)

@@ -53,10 +53,12 @@ def filter_flags(
     kept: dict[tuple[str, ...], tuple[str, ...]] = {}  # a block's guards share their flags
     owners = _held(fx.source, typed) if typed and not launch else {}
 
+    fills = rules.code_fills if rules else ()
+
     def keep(flags: tuple[str, ...]) -> tuple[str, ...]:
         hit = kept.get(flags)
         if hit is None:
-            names = (table.resolve(f[2:].replace("-", "_")) for f in flags)
+            names = (table.resolve(_filled(f[2:].replace("-", "_"), fills)) for f in flags)
             hit = kept[flags] = tuple(dict.fromkeys(n for n in names if n))
         return hit
 
@@ -78,6 +80,18 @@ def filter_flags(
     if launch:
         sites = launch_sites(sites, table, rules.env_prefixes)
     return dataclasses.replace(fx, sites=tuple(sites), flags=table.reachable(fx.flags))
+
+
+def _filled(dest: str, fills: Sequence[tuple[str, str]]) -> str:
+    """A raw read through a config field the code fills (the profile's `code_fills`), as a read
+    of the config it is filled with: `engine_config.draft_config.target_model_config.
+    max_model_len` -> `model_config.max_model_len` for `draft_config.target_model_config =
+    model_config`."""
+    for path, view in fills:
+        at = ("." + dest).find("." + path + ".")
+        if at >= 0:
+            return view + dest[at + len(path) :]
+    return dest
 
 
 _Typed = dict[str, tuple[str, ...]]  # a class's name -> the options declared of its type

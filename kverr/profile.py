@@ -36,6 +36,7 @@ _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _IDENT_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]!.]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,80}")
 _FILE_GLOB = re.compile(r"[A-Za-z0-9_*?./\[\]-]{1,200}")
+_PATH = re.compile(r"[A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){1,4}")  # a dotted attribute path
 _OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _SENTENCE = re.compile(r"[^\x00-\x1f\x7f]{1,300}")
 _EXPRESSION = re.compile(r"[\w. +*/()-]{1,200}")  # arithmetic over names and --options
@@ -78,6 +79,8 @@ _FIELDS: dict[str, tuple[tuple[str, str, tuple[Any, ...], str], ...]] = {
         ("argument_kwargs", "extract.argument_kwargs", ("text", ""), "set"),
         ("phases", "extract.phases", ("idents",), "set"),
         ("launch_copies", "extract.launch_copies", ("idents",), "set"),
+        ("code_fills", "extract.code_fills",
+         ("mapping", _PATH, _IDENT, '"config.field" = "config_view"'), "set"),
     ),
     "identity": (
         ("namespace", "id_namespace", ("text", ""), "always"),
@@ -183,6 +186,10 @@ class ExtractRules:
     # dest (vLLM's OpenAI server copies `self.max_model_len` from the model config): a read of
     # one there is a read of that flag, whatever holds it.
     launch_copies: tuple[str, ...] = ()
+    # Config fields the code fills with a config the flags built, not the user: a read through
+    # one is a read of that config (`speculative_config.target_model_config` -> `model_config`:
+    # its `max_model_len` is --max-model-len). config field path -> config view.
+    code_fills: tuple[tuple[str, str], ...] = ()
     env_prefixes: tuple[str, ...] = ()
     # What an add_argument call that unpacks a mapping (`**kwargs["x"]`) declares: "annotation"
     # (the flag class field's type annotation decides type, choices and action, as vLLM's

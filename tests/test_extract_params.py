@@ -27,6 +27,7 @@ class EngineArgs:
     ignore_patterns: list[str] = ModelConfig.ignore_patterns
     tensor_parallel_size: int = 1
     run_config: dict | None = None
+    speculative_config: dict | None = None
     fast_ops: list[str] = ModelConfig.fast_ops
 """
 
@@ -152,6 +153,36 @@ class Runner(RunConfig):
 
 def staged(run_config: "RunConfig"):
     assert run_config.stage_config.fuse, "fusion needs the fuse stage"
+
+
+class SpeculativeConfig:
+    max_model_len: int = None
+    target_model_config: ModelConfig = None  # the engine's own, handed over by the code
+
+    def __post_init__(self):
+        if self.max_model_len > self.target_model_config.max_model_len:
+            raise ValueError("The draft cannot run longer than its target")
+
+
+class WholeConfig:
+    model_config: ModelConfig = None
+    run_config: RunConfig = None
+
+    def _unready(self) -> list[str]:
+        "The features the new runner lacks."
+        missing: list[str] = []
+        model_config = self.model_config
+        if model_config is not None and model_config.fast_ops:
+            missing.append("fast ops")
+        for stage in ("a", "b"):
+            if self.run_config.depth > 2:
+                missing.append(f"deep runs at {stage}")
+        return missing
+
+    def __post_init__(self):
+        missing = self._unready()
+        if missing:
+            raise ValueError(f"The new runner does not yet support: {', '.join(missing)}")
 """
 
 
@@ -215,3 +246,17 @@ def test_a_check_reached_only_under_a_test_of_a_flag_names_that_flag() -> None:
     # called under that test and under none: any launch reaches it
     assert _flags_of("does not fit either way") == ()
     assert _flags_of("is not supported here") == ("--fast-ops",)  # a function of the module
+
+
+def test_a_list_a_method_fills_under_tests_of_fields_reads_those_fields() -> None:
+    # each item is there because of the tests around its append: a local config object's
+    # field, and a field of a config the class holds, read whole
+    assert _flags_of("does not yet support") == ("--fast-ops", "--run-config.depth")
+
+
+def test_a_config_field_the_code_fills_reads_as_the_config_it_is_filled_with() -> None:
+    # the profile's code_fills: SpeculativeConfig's target_model_config is the engine's
+    assert _flags_of("cannot run longer") == (
+        "--speculative-config.max_model_len",
+        "--max-model-len",
+    )
