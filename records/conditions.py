@@ -341,15 +341,20 @@ def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
         var = node.args[0]
         if isinstance(var, ast.Constant) and isinstance(var.value, str):
             return f"{var.value} is enabled", f"{var.value} is not enabled", "env"
-    if name in ("isfile", "isdir", "exists") and node.args:
-        flag = _AsFlags(attrs).visit(copy.deepcopy(node.args[0]))
-        if isinstance(flag, ast.Name) and flag.id.startswith("--"):
-            what = {"isfile": "file", "isdir": "directory", "exists": "path"}[name]
+    probed = _path_probe(node, attrs)
+    if probed:
+        flag, what = probed
+        if what == "parent":
             return (
-                f"{flag.id} names an existing {what}",
-                f"{flag.id} does not name an existing {what}",
+                f"{flag} is a path in an existing directory",
+                f"{flag} is not a path in an existing directory",
                 "file",
             )
+        return (
+            f"{flag} names an existing {what}",
+            f"{flag} does not name an existing {what}",
+            "file",
+        )
     if name == "is_available" and "cuda" in ast.unparse(func):
         return "a CUDA GPU is visible", "no CUDA GPU is visible", "env"
     if name in ("startswith", "endswith") and isinstance(func, ast.Attribute) and node.args:
@@ -359,6 +364,37 @@ def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
             verb = "starting" if name == "startswith" else "ending"
             return f"{flag} {verb} with {arg.value}", f"{flag} not {verb} with {arg.value}", "flags"
     return _describe_probe(name, node.args, attrs)
+
+
+_PATH_TESTS = {"isfile": "file", "is_file": "file", "isdir": "directory", "is_dir": "directory"}
+
+
+def _path_probe(node: ast.Call, attrs: dict[str, str]) -> tuple[str, str] | None:
+    """(flag, what) for a test of the path a flag names: `os.path.isfile(self.x)`,
+    `Path(self.x).is_file()` (what: file, directory, path), or of the directory it is in,
+    `Path(self.x).parent.is_dir()`, `os.path.isdir(os.path.dirname(self.x))` (what: parent)."""
+    func = node.func
+    name = callee_name(func) or ""
+    what = _PATH_TESTS.get(name, "path" if name == "exists" else "")
+    if not what:
+        return None
+    if node.args:  # os.path.isfile(p)
+        arg = node.args[0]
+    elif isinstance(func, ast.Attribute) and not node.keywords:  # Path(p).is_file()
+        arg = func.value
+        if isinstance(arg, ast.Attribute) and arg.attr == "parent":
+            arg, what = arg.value, "parent"
+        if not (isinstance(arg, ast.Call) and callee_name(arg.func) == "Path" and arg.args):
+            return None
+        arg = arg.args[0]
+    else:
+        return None
+    if isinstance(arg, ast.Call) and callee_name(arg.func) == "dirname" and arg.args:
+        arg, what = arg.args[0], "parent"
+    flag = _AsFlags(attrs).visit(copy.deepcopy(arg))
+    if isinstance(flag, ast.Name) and flag.id.startswith("--"):
+        return flag.id, what
+    return None
 
 
 def _describe_probe(name: str, args, attrs: dict[str, str]) -> Said | None:

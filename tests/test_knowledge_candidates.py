@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from kverr.extractor import extract_file
 from kverr.records import flag_map
-from kverr.records.conditions import Atom
+from kverr.records.conditions import Atom, atoms_of, flag_attrs, phrase
 from kverr.records.knowledge import facts_for
 from kverr.records.pattern import pattern_for
 from kverr.verify.search import candidates
@@ -302,3 +302,26 @@ BREAKS = [
 def test_a_change_that_turns_the_records_own_fact_false_breaks_it(edits, broken) -> None:
     own = (Atom("--nnodes", ">", 1), Atom("--backend", "==", "ray"))
     assert breaks(FixChange(edits, "allowed"), own) is broken
+
+
+@pytest.mark.parametrize(
+    ("test", "words", "fix"),
+    [
+        ("os.path.isfile(self.key)", "--key does not name an existing file",
+         (("set", "--key", "key"), ("file", "key", None))),
+        ("Path(self.key).is_file()", "--key does not name an existing file",
+         (("set", "--key", "key"), ("file", "key", None))),
+        ("Path(self.key).exists()", "--key does not name an existing path",
+         (("set", "--key", "key"), ("file", "key", None))),
+        # a path to write to: its directory must exist, the file need not
+        ("Path(self.key).parent.is_dir()", "--key is not a path in an existing directory",
+         (("set", "--key", "./key"),)),
+        ("os.path.isdir(os.path.dirname(self.key))",
+         "--key is not a path in an existing directory", (("set", "--key", "./key"),)),
+    ],
+)  # fmt: skip
+def test_a_path_a_flag_names_is_probed_and_given_one_that_exists(test, words, fix) -> None:
+    (atom,) = atoms_of(f"not {test}", True, flag_attrs(("--key",)))
+    assert (atom.topic, phrase(atom)) == ("file", words)
+    (change,) = candidates._holding_expr(atom.negated())
+    assert change.edits == fix

@@ -305,6 +305,14 @@ def test_a_static_helpers_parameter_is_the_field_its_caller_passes(built) -> Non
     assert "--profiler-config.sample_count 2" in after and before != after
 
 
+def test_a_path_to_write_to_is_fixed_by_one_in_an_existing_directory(built) -> None:
+    # `Path(self.trace_save_path).parent.is_dir()`: the file is written later, its directory
+    # must be there; the working directory is
+    before, after = _fix(_by(built, "Trace save directory not found"))
+    assert "--profiler-config.trace_save_path /no/such/" in before
+    assert "--profiler-config.trace_save_path ./" in after
+
+
 def test_a_list_options_validator_is_solved_through_its_value(built) -> None:
     """A classmethod field validator holds the option as `value`, its items numbers."""
     before, after = _fix(built[1]["numa_bind_nodes must"])

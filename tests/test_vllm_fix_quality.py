@@ -232,7 +232,8 @@ def test_a_config_built_from_positional_arguments_keeps_its_name(records: dict) 
 
 
 def test_a_one_value_wrapper_reads_as_what_it_wraps(tmp_path: Path) -> None:
-    """`Path(self.x)` is no config built from many values: the words keep the call."""
+    """`Path(self.x)` is no config built from many values: the words read what the call
+    tests of the path the option names."""
     src = tmp_path / "vllm" / "engine" / "arg_utils.py"
     src.parent.mkdir(parents=True)
     src.write_text(
@@ -246,4 +247,4 @@ def test_a_one_value_wrapper_reads_as_what_it_wraps(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     rec = _build(tmp_path, tmp_path / "out", "vllm")["The scale file is missing."]
-    assert "Path(--lora-dtype).is_file()" in rec["triggerScenarios"]
+    assert "--lora-dtype does not name an existing file" in rec["triggerScenarios"]

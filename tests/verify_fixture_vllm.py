@@ -338,6 +338,7 @@ class SchedulerConfig:
 # Built only by the parser, from `--profiler-config` (EngineArgs finds the class in its own
 # annotations at run time, as vLLM's get_kwargs does): its validator runs while parsing.
 FILES["vllm/config/profiler.py"] = """\
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -353,6 +354,7 @@ class ProfilerConfig:
     activities: list[str] = Field(default_factory=list)
     sample_rates: list[float] | None = None
     sample_count: int = 1
+    trace_save_path: str | None = None
 
     @model_validator(mode="after")
     def _check_profiler(self):
@@ -366,6 +368,10 @@ class ProfilerConfig:
                 raise ValueError(f"Profiler activity '{activity}' must be written in capitals.")
         if self.sample_rates is not None:
             ProfilerConfig._check_rates(self.sample_count, self.sample_rates)
+        if self.trace_save_path is not None:
+            save_parent = Path(self.trace_save_path).parent
+            if not save_parent.is_dir():
+                raise FileNotFoundError(f"Trace save directory not found: {save_parent}")
         return self
 
     @staticmethod

@@ -224,10 +224,13 @@ def _holding_expr(atom: Atom) -> list[FixChange]:
             return [FixChange((("model", "architectures", arch),), "model")]
     if atom.topic == "file" and len(atom.flags) == 1:
         flag = atom.flags[0]
-        if want:
-            name = flag.lstrip("-") + (".pem" if "ssl" in flag else "")
-            return [FixChange((("set", flag, name), ("file", name, None)), "allowed")]
-        return [FixChange((("set", flag, f"/no/such/{flag.lstrip('-')}"),), "allowed")]
+        if not want:
+            return [FixChange((("set", flag, f"/no/such/{flag.lstrip('-')}"),), "allowed")]
+        if ".parent" in atom.text or "dirname(" in atom.text:
+            # a path to write to: one in the working directory (whose dirname is ".")
+            return [FixChange((("set", flag, "./" + flag.lstrip("-")),), "allowed")]
+        name = flag.lstrip("-") + (".pem" if "ssl" in flag else "")
+        return [FixChange((("set", flag, name), ("file", name, None)), "allowed")]
     return []
 
 

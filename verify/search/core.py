@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -296,6 +296,7 @@ class Search:
             if all(op == "model" for op, _, _ in change.edits):
                 continue  # the model is what MODEL_PATH names, not a change of the command line
             change = typed.change(change, self.decls)
+            own = {name for _, name, _ in change.edits}
             after = self._apply(before, change)
             result = self.run(after, target)
             for _ in range(MAX_AFTER_REPAIRS):
@@ -309,7 +310,8 @@ class Search:
                 change, after = repaired
                 result = self.run(after, target)
             if passes(result, expect):
-                found = self._same_model(expect, target, before, after, change)
+                shown, change = self._carried_before(before, change, own, target, expect)
+                found = self._same_model(expect, target, shown, after, change)
                 if found is not None:
                     return replace(
                         found,
@@ -413,7 +415,7 @@ class Search:
         other = self.neighbour(result.file, result.line)
         if other is None or other.site.line == f.site.line:
             return None
-        for rep in rank(candidates.changes(other, self.decls, after), after):
+        for rep in self._repairs_of(other, after):
             rep = typed.change(rep, self.decls)
             names = {name for _, name, _ in rep.edits}
             # The fix's own options may be refined (a path that exists), never undone.
@@ -436,6 +438,30 @@ class Search:
                     after, rep
                 )
         return None
+
+    def _carried_before(
+        self, before: Launch, change: FixChange, own: set[str], target: Target, expect: Expect
+    ) -> tuple[Launch, FixChange]:
+        """What the after added for later checks (`--enable-expert-parallel
+        --tensor-parallel-size 2` for the EPLB checks past the one fixed), carried into the
+        before too when it still fires there: the example's two lines then differ by the fix
+        alone, on a launch whose other options are sound. `own`: the fix's options."""
+        extra = tuple(e for e in change.edits if e[1] not in own and e[0] in ("set", "file"))
+        if not extra:
+            return before, change
+        wider = self._apply(before, FixChange(extra, "allowed"))
+        if wider == before or not fires(self.run(wider, target), expect):
+            return before, change
+        kept = tuple(e for e in change.edits if e not in extra)
+        return wider, FixChange(kept, change.source, change.note)
+
+    def _repairs_of(self, other: Facts, after: Launch) -> Iterator[FixChange]:
+        """The changes that satisfy the check a fix moved the failure to: its candidate fixes,
+        then what its own guards, run on the after, solve for (`tensor_parallel_size *
+        data_parallel_size <= 1`: --tensor-parallel-size 2), asked only when no candidate
+        served."""
+        yield from rank(candidates.changes(other, self.decls, after), after)
+        yield from self._solve_neighbour(other, after)
 
     def _carried(
         self, change: FixChange, rep: FixChange, after: Launch
