@@ -553,6 +553,7 @@ class FlagTable:
     known: set[str]
     fields: set[tuple[str, str]]  # (config key, field) of every config field declared
     holders: dict[str, list[str]] | None = None  # see _holders
+    fielded: set[str] | None = None  # see _fielded
 
     @classmethod
     def of(cls, decls: Sequence[FlagDecl]) -> FlagTable:
@@ -601,7 +602,16 @@ class FlagTable:
         if name in self.by_dest and name not in self.foreign:
             return self.by_dest[name]
         option = self.options.get(key)
-        return f"{option[0]}.{name}" if option else None
+        if option is None or (self._fielded(key) and (key, name) not in self.fields):
+            return None  # (a property or method of a config whose fields are known: no key)
+        return f"{option[0]}.{name}"
+
+    def _fielded(self, key: str) -> bool:
+        """Whether the file set declares fields of config `key` (its JSON option then takes
+        those keys only)."""
+        if self.fielded is None:
+            self.fielded = {k for k, _ in self.fields}
+        return key in self.fielded
 
     def _nested(self, view: str, name: str) -> str | None:
         """A config held by another config (`compilation_config.pass_config`) that no flag

@@ -43,6 +43,10 @@ class RunConfig:
     stage_config: "StageConfig" = None
     depth: int = 1
 
+    @property
+    def deep(self) -> bool:
+        return self.depth > 4
+
 
 class StageConfig:
     fuse: bool = False
@@ -180,6 +184,8 @@ class WholeConfig:
         return missing
 
     def __post_init__(self):
+        if self.run_config.deep and self.run_config.depth % 2:
+            raise ValueError("A deep run takes an even depth")
         missing = self._unready()
         if missing:
             raise ValueError(f"The new runner does not yet support: {', '.join(missing)}")
@@ -260,3 +266,8 @@ def test_a_config_field_the_code_fills_reads_as_the_config_it_is_filled_with() -
         "--speculative-config.max_model_len",
         "--max-model-len",
     )
+
+
+def test_a_property_of_a_config_is_no_key_of_its_json_option() -> None:
+    # `run_config.deep` is computed from the depth: `--run-config.deep` would be refused
+    assert _flags_of("even depth") == ("--run-config.depth",)
