@@ -313,6 +313,19 @@ def test_a_path_to_write_to_is_fixed_by_one_in_an_existing_directory(built) -> N
     assert "--profiler-config.trace_save_path ./" in after
 
 
+def test_a_fix_satisfies_the_next_check_which_the_before_carries_too(built) -> None:
+    # `--pipeline-parallel-size 1` then fails the check after it, `tensor_parallel_size *
+    # data_parallel_size <= 1`, which no candidate fix names and its own guard solves; the
+    # before carries that too, so the two lines differ by the fix alone
+    before, after = _fix(_by(built, "EPLB does not run with pipeline"))
+    assert before == (
+        "vllm serve MODEL --enable-eplb --pipeline-parallel-size 2 --tensor-parallel-size 2"
+    )
+    assert after == (
+        "vllm serve MODEL --enable-eplb --pipeline-parallel-size 1 --tensor-parallel-size 2"
+    )
+
+
 def test_a_list_options_validator_is_solved_through_its_value(built) -> None:
     """A classmethod field validator holds the option as `value`, its items numbers."""
     before, after = _fix(built[1]["numa_bind_nodes must"])
@@ -390,3 +403,11 @@ def test_the_real_history_runs_its_own_checks(tmp_path: Path) -> None:
         assert out.status == "raised" and out.exc_class == "ValueError", out
         assert out.file == path and "User-specified max_model_len (65536)" in out.message
         assert h.run(["--max-model-len", "32768"], {}, target).status == "passed"
+
+
+def test_a_fix_that_passes_as_it_is_beats_one_that_needs_more(built) -> None:
+    # 64, the number the message names, divides the window but then fails the long-step
+    # check, which would have it refined; a step that passes as it is comes first
+    before, after = _fix(_by(built, "eplb_step must divide"))
+    assert before == "vllm serve MODEL --enable-eplb --data-parallel-size 2 --eplb-step 3"
+    assert after == "vllm serve MODEL --enable-eplb --data-parallel-size 2 --eplb-step 1"

@@ -180,6 +180,8 @@ class ParallelConfig:
     numa_bind_nodes: list[int] | None = None
     cpu_affinity: str | None = None
     cpu_mask: str | None = None
+    enable_eplb: bool = False
+    eplb_step: int = 1
 
     @field_validator("numa_bind_nodes")
     @classmethod
@@ -204,6 +206,16 @@ class ParallelConfig:
                 f"World size ({self.world_size}) is larger than the number of GPUs"
                 f" ({current_platform.device_count()}) in this node."
             )
+        if self.enable_eplb:
+            # the fix of the first needs what the second asks for
+            if self.pipeline_parallel_size > 1:
+                raise ValueError("EPLB does not run with pipeline parallelism.")
+            if self.tensor_parallel_size * self.data_parallel_size <= 1:
+                raise ValueError("EPLB balances experts over more than one GPU.")
+            if 64 % self.eplb_step:
+                raise ValueError(f"eplb_step must divide the window of 64, got {self.eplb_step}.")
+            if self.eplb_step > 32 and self.data_parallel_size < 4:
+                raise ValueError("A long EPLB step needs four data parallel ranks.")
         if self.data_parallel_size > 1:
             self.data_parallel_rank = 0
         else:
@@ -525,6 +537,8 @@ class EngineArgs:
     cpu_mask: str | None = None
     load_format: str = "auto"
     trace_steps: int | None = None
+    enable_eplb: bool = False
+    eplb_step: int = 1
     # the option takes its default from the config field it fills, under another name
     enable_scheduler_fast_path: bool = SchedulerConfig.use_fast_path
 
@@ -561,6 +575,8 @@ class EngineArgs:
         parser.add_argument("--cpu-mask", type=str, default=None)
         parser.add_argument("--enable-scheduler-fast-path", action="store_true")
         parser.add_argument("--trace-steps", type=int, default=None)
+        parser.add_argument("--enable-eplb", action="store_true")
+        parser.add_argument("--eplb-step", type=int, default=1)
         load_formats = typing.Literal["auto", "safetensors"]
         parser.add_argument("--load-format", choices=_choices_of(load_formats), default="auto")
         return parser
@@ -584,6 +600,8 @@ class EngineArgs:
             numa_bind_nodes=self.numa_bind_nodes,
             cpu_affinity=self.cpu_affinity,
             cpu_mask=self.cpu_mask,
+            enable_eplb=self.enable_eplb,
+            eplb_step=self.eplb_step,
         )
         if self.trace_steps is not None:
             profiler = copy.deepcopy(self.profiler_config)
