@@ -111,6 +111,7 @@ _FIELDS: dict[str, tuple[tuple[str, str, tuple[Any, ...], str], ...]] = {
     "docs": (
         ("pages", "docs_pages", ("strings",), "set"),
         ("launches", "docs_launches", ("strings",), "set"),
+        ("launch_calls", "docs_launch_calls", ("idents",), "set"),
         ("url", "docs_url", ("text", ""), "set"),
         ("flag_url", "docs_flag_url", ("text", ""), "set"),
     ),
@@ -282,9 +283,12 @@ class Profile:
     # docstrings), `docs_launches` globs of files whose launches (docs examples, tests, CI)
     # show which options are set together and with what values; `docs_url` links a page
     # ({repository}, {sha}, {release}, {path}, {anchor}), `docs_flag_url` a flag's own
-    # generated page ({release}, {flag_anchor}), when the project renders one
+    # generated page ({release}, {flag_anchor}), when the project renders one;
+    # `docs_launch_calls` the calls in Python launch files that start the engine with its
+    # options as keywords (`LLM(model=..., tensor_parallel_size=2)`: `--tensor-parallel-size=2`)
     docs_pages: tuple[str, ...] = ()
     docs_launches: tuple[str, ...] = ()
+    docs_launch_calls: tuple[str, ...] = ()
     docs_url: str = ""
     docs_flag_url: str = ""
     # release names for a repository without release tags (a fork): a regex over commit

@@ -31,7 +31,8 @@ class DocsReader:
         self.globs = tuple(dict.fromkeys(profile.docs_pages + profile.docs_launches))
         self.reader = sources.BlobReader(git_repo)
         self.markers = profile.launch_modules + profile.launch_executables
-        self.fp = code_fingerprint("records") + ":" + json.dumps(self.markers)
+        self.calls = profile.docs_launch_calls
+        self.fp = code_fingerprint("records") + ":" + json.dumps([self.markers, self.calls])
         self._memo: dict = {}  # subtrees listed: neighbouring revisions share most of them
         self._trees: dict[str, list[tuple[str, str]]] = {}
         self._last: tuple[str, Docs] | None = None
@@ -76,7 +77,7 @@ class DocsReader:
             return from_json(hit)
         src = self.reader.source(path, blob)
         found = (
-            read_file(path, src.text, self.markers, page=page, shows=shows)
+            read_file(path, src.text, self.markers, page=page, shows=shows, calls=self.calls)
             if not src.error
             else DocFile(path)
         )

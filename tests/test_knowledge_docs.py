@@ -125,6 +125,35 @@ def test_a_table_row_prose_and_launches_are_read_per_file():
     assert D.read_file(FEATURE_PAGE, FEATURE, MARKERS).notes == ()
 
 
+PY_LAUNCHES = """
+MODEL = "acme/Falcon-7B-Instruct"
+
+
+def test_offline(runner, tmp_path):
+    llm = Engine(model=MODEL, tp_size=2, enable_dp_attention=True, chunked=False,
+                 draft={"method": "ngram", "steps": 3}, seed=None, path=tmp_path)
+    with runner("acme/Olmo-2-7B", max_requests=8) as r:
+        r.generate([])
+    Other(tp_size=8)
+"""
+
+
+def test_a_tests_python_launches_read_their_keywords_as_options():
+    launches = D.read_file("test/test_offline.py", PY_LAUNCHES, MARKERS,
+                           calls=("Engine", "runner")).launches  # fmt: skip
+    assert [(la.args, la.model) for la in launches] == [
+        (("--tp-size=2", "--enable-dp-attention", "--no-chunked",
+          '--draft={"method": "ngram", "steps": 3}'), "Falcon"),
+        (("--max-requests=8",), "Olmo-2"),
+    ]  # fmt: skip
+    # a keyword whose value the file computes (`seed=None`, a fixture) says nothing; no
+    # launch without the calls the profile names
+    assert D.read_file("test/test_offline.py", PY_LAUNCHES, MARKERS).launches == ()
+    assert (
+        D.read_file("test/broken.py", "Engine(tp_size=(", MARKERS, calls=("Engine",)).launches == ()
+    )
+
+
 def test_the_meaning_says_what_the_feature_is_and_why_from_the_docs():
     rec = _dp_record(_records(_docs()))
     assert rec["meaning"] == {

@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kverr.extractor.context import is_docstring
+from kverr.extractor.context import callee_name, is_docstring
 from kverr.extractor.pysource import module_or_none
 from kverr.records.conditions import join_words, or_list
 
@@ -51,10 +51,17 @@ _MAX_FILE = 2_000_000  # characters of one file read (a generated dump is no doc
 
 
 def read_file(
-    path: str, text: str, markers: Sequence[str] = (), *, page: bool = False, shows: bool = True
+    path: str,
+    text: str,
+    markers: Sequence[str] = (),
+    *,
+    page: bool = False,
+    shows: bool = True,
+    calls: Sequence[str] = (),
 ) -> DocFile:
     """One documentation or launch file as notes and launches; `markers` are the words a
-    launch command line holds (the profile's launch modules and executables); `page`: a Python file
+    launch command line holds (the profile's launch modules and executables); `calls` the
+    calls that launch with keyword options in Python (`LLM(...)`); `page`: a Python file
     is a documentation page, not only a launch file: its notes are read (a Markdown file's
     tables and prose, a Python file's fields' docstrings); `shows`: it is a file whose
     launches count (a config module read for its docstrings holds the checks' own messages,
@@ -68,7 +75,8 @@ def read_file(
         launches = _notebook(path, text, markers)
     elif path.endswith(".py"):
         notes = _fields(path, text) if page else ()
-        launches = _python_launches(path, text, markers) if shows else ()
+        launches = (*_python_launches(path, text, markers), *_call_launches(path, text, calls))
+        launches = launches if shows else ()
     else:
         launches = _command_lines(path, text.splitlines(), markers)
     return DocFile(path, tuple(notes) if page else (), tuple(launches) if shows else ())
@@ -266,6 +274,60 @@ def _python_launches(path: str, text: str, markers: Sequence[str]) -> tuple[DocL
     if run:
         out.extend(_launch(run, path))
     return tuple(out)
+
+
+def _call_launches(path: str, text: str, calls: Sequence[str]) -> list[DocLaunch]:
+    """A test's launches through the engine's Python entry points (`calls`): each keyword
+    with a literal value as the option of its name (`tensor_parallel_size=2` ->
+    `--tensor-parallel-size=2`, `enforce_eager=True` -> `--enforce-eager`, False -> the
+    `--no-` form, a dict as its JSON), the model from `model=` or the first argument; a
+    module-level string constant stands for its value."""
+    if not calls or not any(c + "(" in text for c in calls):
+        return []
+    tree = module_or_none(text)
+    if tree is None:
+        return []
+    consts = {
+        t.id: n.value.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+        for t in n.targets
+        if isinstance(t, ast.Name) and isinstance(n.value.value, str)
+    }
+
+    def value(node: ast.expr) -> object:
+        if isinstance(node, ast.Name) and node.id in consts:
+            return consts[node.id]
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and callee_name(node.func) in calls):
+            continue
+        model = value(node.args[0]) if node.args else None
+        args = []
+        for kw in node.keywords:
+            v = value(kw.value) if kw.arg else None
+            if v is None:
+                continue
+            name = "--" + kw.arg.replace("_", "-")  # type: ignore[union-attr]
+            if kw.arg == "model":
+                model = v
+            elif v is True:
+                args.append(name)
+            elif v is False:
+                args.append("--no-" + name[2:])
+            elif isinstance(v, (int, float, str)):
+                args.append(f"{name}={v}")
+            elif isinstance(v, dict):
+                args.append(f"{name}={json.dumps(v, default=str)}")
+        model = model if isinstance(model, str) else ""
+        if args or model:
+            out.append(DocLaunch(tuple(args), _model_word(model), path))
+    return out
 
 
 _OPTION_LIKE = re.compile(r"-(?![\d.])")  # "-1" and "-.5" are values, "-v" an option
