@@ -14,6 +14,7 @@ from kverr.extractor.scope import launch_sites, named_flags
 from kverr.extractor.sources import matches_any
 
 from kverr.ftypes import (
+    NAMING_BINDINGS,
     Binding,
     ExtractRules,
     FileExtraction,
@@ -65,7 +66,7 @@ def filter_flags(
     sites = []
     for s in fx.sites:
         bindings = _kept_bindings(s.bindings, keep, dests)
-        named = [f for b in bindings if b.kind in ("local", "param", "action") for f in b.flags]
+        named = [f for b in bindings if b.kind in NAMING_BINDINGS for f in b.flags]
         flags = tuple(dict.fromkeys((*keep(s.flags), *named)))
         if not flags and not launch:
             # a check that reads no flag where its message names one ("This model does not

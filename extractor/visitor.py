@@ -46,7 +46,7 @@ from kverr.extractor.templates import (
 )
 from kverr.extractor.walk import walk
 
-from kverr.ftypes import Binding, Guard, Site, Template
+from kverr.ftypes import NAMING_BINDINGS, Binding, Guard, Site, Template
 
 Position = tuple[int, int, int, int]  # line, end_line, col, end_col (file coordinates)
 # Names holding the launch-arguments object map to its path: "" for the object itself, a dotted
@@ -264,7 +264,7 @@ class SiteCollector(cst.CSTVisitor):
             [f for g in guards for f in g.flags]
             + (self._flags(message, scope) if message is not None else [])
             + [f for a in lazy or [] for f in self._flags(a, scope)]
-            + [f for b in bindings if b.kind in ("local", "param", "action") for f in b.flags]
+            + [f for b in bindings if b.kind in NAMING_BINDINGS for f in b.flags]
         )
         fn = scope.qualname if scope else (".".join(self.names) or None)
         snippet = _snippet(self.lines, line, end_line, col, end_col)
@@ -473,11 +473,13 @@ class SiteCollector(cst.CSTVisitor):
 
     def _looped(self, scope: _Scope, name: str) -> Binding | None:
         """`op` of `for op in self.custom_ops:` around the site: an item of the flags the loop
-        goes over (the innermost loop that binds the name)."""
+        goes over (the innermost loop that binds the name); over a display of several
+        (`for flag, value in (("--a", self.a), ("--b", self.b))`), the value of one of them."""
         for node in reversed(self.stack):
             if isinstance(node, (cst.For, cst.CompFor)) and name in _names_in(node.target):
                 flags = tuple(self._flags(node.iter, scope))
-                return Binding(name, "local", None, flags) if flags else None
+                display = isinstance(node.iter, (cst.Tuple, cst.List, cst.Set))
+                return Binding(name, "local" if display else "item", None, flags) if flags else None
         return None
 
     def _index(self, scope: _Scope) -> tuple[dict[str, set[int]], set[str]]:

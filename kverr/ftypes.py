@@ -106,6 +106,8 @@ class Binding:
       "param"     a parameter; `flags` are what the callers in the file pass, `value` the source
                   of the argument when there is one caller
       "action"    `values` in an argparse Action: `flags` are the flags declared with it
+      "item"      the variable of a loop over a flag's list (`for op in self.custom_ops`): one
+                  item of `flags`, not their value
       "import"    a constant imported from another module: `value` is "module:NAME" (leading
                   dots for a relative import); a build over git turns it into a "constant"
       "assigned"  `self.<name> = value` on the path before the site, unconditionally: a guard
@@ -118,6 +120,10 @@ class Binding:
     value: str | None = None
     flags: tuple[str, ...] = ()
     line: int = 0  # "assigned" / "sets": the line of the assignment
+
+
+# the kinds of Binding whose flags are flags the site reads
+NAMING_BINDINGS = ("local", "param", "action", "item")
 
 
 @dataclass(frozen=True)

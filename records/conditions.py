@@ -13,14 +13,14 @@ import bisect
 import copy
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kverr.extractor.context import callee_name
 from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 from kverr.records.identity import profile_or_default
-from kverr.records.names import is_none, name_flags, notes, resolve, value_flags
+from kverr.records.names import is_none, item_names, name_flags, notes, resolve, value_flags
 
 from kverr.ftypes import Guard, Profile, Site
 
@@ -83,16 +83,22 @@ class Attrs(dict):
     (`--speculative-config.method`) is read as its last attribute (`method`)."""
 
     profile: Profile | None = None
+    loop_items: frozenset[str] = frozenset()  # names holding one item of their flag (`op`)
 
 
 def flag_attrs(
-    flags: tuple[str, ...], names: dict[str, str] | None = None, profile: Profile | None = None
+    flags: tuple[str, ...],
+    names: dict[str, str] | None = None,
+    profile: Profile | None = None,
+    items: Iterable[str] = (),
 ) -> Attrs:
     """attribute name -> flag; `names` adds bare names that hold a flag (a local, a parameter:
-    records/names.py), keyed "=name"."""
+    records/names.py), keyed "=name"; `items` are those among them that hold one item of it
+    (shown `--x[i]`)."""
     out = Attrs((dest_of(f).rpartition(".")[2], f) for f in flags)
     out.update({"=" + k: v for k, v in (names or {}).items()})
     out.profile = profile
+    out.loop_items = frozenset(items)
     return out
 
 
@@ -154,7 +160,8 @@ def _flag_of(node: ast.expr, attrs: dict[str, str]) -> str | None:
     if isinstance(node, ast.Attribute) and node.attr in attrs:
         return attrs[node.attr]
     if isinstance(node, ast.Name) and "=" + node.id in attrs:
-        return attrs["=" + node.id]
+        # (one item of a flag's list is no fact about the flag: its test reads as code)
+        return None if node.id in getattr(attrs, "loop_items", ()) else attrs["=" + node.id]
     chain = _fallback(node, attrs)
     return chain[0] if chain else None
 
@@ -446,7 +453,12 @@ class _AsFlags(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         flag = self.attrs.get("=" + node.id)
-        return ast.Name(id=flag, ctx=ast.Load()) if flag else node
+        if not flag:
+            return node
+        shown = ast.Name(id=flag, ctx=ast.Load())
+        if node.id in getattr(self.attrs, "loop_items", ()):  # one item of the list: any of them
+            return ast.Subscript(shown, ast.Name(id="i", ctx=ast.Load()), ctx=ast.Load())
+        return shown
 
 
 # ------------------------------------------------------------------ the site's path
@@ -582,7 +594,7 @@ def readings(
     direct = _resolved(direct, site) if direct is not None else None
     names = list(site.flags) + [f for g in all_guards for f in g.flags]
     flags = tuple(dict.fromkeys(names + list(direct.flags if direct else ())))
-    attrs = flag_attrs(flags, name_flags(site), profile)
+    attrs = flag_attrs(flags, name_flags(site), profile, item_names(site))
     out: list[Reading] = []
     for g in all_guards:
         role = "gate" if g.kind in ("early-exit", "try", "passed") else "enclosing"

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 
-from kverr.ftypes import Binding, Site
+from kverr.ftypes import NAMING_BINDINGS, Binding, Site
 
 
 def exact_values(site: Site) -> dict[str, str]:
@@ -39,8 +39,13 @@ def name_flags(site: Site) -> dict[str, str]:
     return {
         b.name: b.flags[0]
         for b in site.bindings
-        if b.kind in ("local", "param", "action") and b.flags and b.name not in exact
+        if b.kind in NAMING_BINDINGS and b.flags and b.name not in exact
     }
+
+
+def item_names(site: Site) -> set[str]:
+    """The names that hold one item of a flag's list (a loop's variable), not its value."""
+    return {b.name for b in site.bindings if b.kind == "item" and b.flags}
 
 
 def notes(site: Site, test: str) -> dict[str, str]:

@@ -192,13 +192,17 @@ class WholeConfig:
 """
 
 
-def _sites() -> dict[str, tuple[str, ...]]:
+def _config_sites() -> tuple:
     files = [
         SourceFile("pkg/engine/arg_utils.py", dedent(ARGS), "a" * 40),
         SourceFile("pkg/config.py", dedent(CONFIG), "b" * 40),
     ]
     _, config = extract_files(files, rules=RULES)
-    return {s.template.display(): s.flags for s in config.sites}
+    return config.sites
+
+
+def _sites() -> dict[str, tuple[str, ...]]:
+    return {s.template.display(): s.flags for s in _config_sites()}
 
 
 def _flags_of(words: str) -> tuple[str, ...]:
@@ -241,6 +245,8 @@ def test_a_staticmethod_called_through_its_class_binds_its_parameters() -> None:
 
 def test_a_loop_s_variable_is_an_item_of_the_flag_it_goes_over() -> None:
     assert _flags_of("as +op or -op") == ("--fast-ops",)
+    (site,) = [s for s in _config_sites() if "as +op or -op" in s.template.display()]
+    assert [(b.name, b.kind, b.flags) for b in site.bindings] == [("op", "item", ("--fast-ops",))]
 
 
 def test_a_method_that_only_tests_fields_reads_those_fields() -> None:

@@ -325,3 +325,14 @@ def test_a_path_a_flag_names_is_probed_and_given_one_that_exists(test, words, fi
     assert (atom.topic, phrase(atom)) == ("file", words)
     (change,) = candidates._holding_expr(atom.negated())
     assert change.edits == fix
+
+
+def test_one_item_of_a_flags_list_reads_as_any_item_not_the_list() -> None:
+    # `for op in self.custom_ops: if op[0] not in "+-" and op not in ("all", "none")`
+    attrs = flag_attrs(("--ops",), {"op": "--ops"}, None, {"op"})
+    (first,) = atoms_of("op[0] not in ('+', '-')", True, attrs)
+    (whole,) = atoms_of("op not in ('all', 'none')", True, attrs)
+    assert phrase(first) == "`--ops[i][0] not in ('+', '-')` is true"
+    assert phrase(whole) == "`--ops[i] not in ('all', 'none')` is true"
+    # no fact about the list itself: nothing sets --ops to "all" for it
+    assert (first.flag, whole.flag, whole.flags) == (None, None, ("--ops",))
