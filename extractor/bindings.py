@@ -276,16 +276,45 @@ def predicates(
         body = item.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # its docstring
-        if not body or _params(item) != ["self"]:
+        if not body:
             continue
         last = body[-1]
-        if len(body) == 1 and isinstance(last, ast.Return) and last.value is not None:
+        if _params(item) != ["self"]:
+            found = _none_unless(body, args_names, prefix)
+        elif len(body) == 1 and isinstance(last, ast.Return) and last.value is not None:
             found = _ast_flags(last.value, args_names, prefix)
         else:
             found = _collected(body, args_names, prefix, view)
         if found:
             out.setdefault(item.name, found)
     return out
+
+
+def _none_unless(
+    body: Sequence[ast.stmt], args_names: frozenset[str], prefix: str
+) -> tuple[str, ...]:
+    """The flags that decide whether a method returns None at all, whatever it is passed:
+    its top-level `if self.speculative_config is None: return None`, when every other return
+    gives a value. (`speculative_config = self.create_speculative_config(model_config)`, then
+    `if speculative_config is not None and ...`: that test is about --speculative-config.)"""
+    exits = [
+        s
+        for s in body
+        if isinstance(s, ast.If)
+        and not s.orelse
+        and len(s.body) == 1
+        and isinstance(s.body[0], ast.Return)
+        and _is_none(s.body[0].value)
+    ]
+    returns = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)]
+    mine = {id(s.body[0]) for s in exits}
+    if not exits or any(_is_none(r.value) for r in returns if id(r) not in mine):
+        return ()
+    return tuple(dict.fromkeys(f for s in exits for f in _ast_flags(s.test, args_names, prefix)))
+
+
+def _is_none(node: ast.expr | None) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value is None)
 
 
 def _collected(

@@ -67,8 +67,9 @@ class ModuleContext:
     rules: ExtractRules | None = None
     params: dict = field(default_factory=dict)  # bindings.param_sources: what callers pass
     # a launch-arguments class's method that only returns a test of its fields, or a list it
-    # fills under such tests -> those fields' flags (`self.splitting_ops_contain_attention()`
-    # reads --compilation-config.splitting-ops)
+    # fills under such tests, or (taking parameters) None unless its fields say otherwise ->
+    # those fields' flags (`self.splitting_ops_contain_attention()` reads
+    # --compilation-config.splitting-ops); bindings.predicates
     predicates: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # a function called only under tests of flags -> those flags (bindings.caller_guards):
     # `self.m` for a launch-arguments class's method, `f` for a module's function

@@ -29,6 +29,19 @@ class EngineArgs:
     run_config: dict | None = None
     speculative_config: dict | None = None
     fast_ops: list[str] = ModelConfig.fast_ops
+
+    def draft_for(self, model_config: ModelConfig) -> RunConfig | None:
+        for stage in ("a", "b"):
+            model_config = model_config or stage
+        if self.run_config is None:
+            return None
+        return RunConfig()
+
+    def create_engine_config(self):
+        model_config = ModelConfig(max_model_len=self.max_model_len)
+        draft = self.draft_for(model_config)
+        if draft is not None and self.tensor_parallel_size > 8:
+            raise ValueError("A draft cannot run that wide")
 """
 
 CONFIG = """
@@ -205,6 +218,14 @@ def _sites() -> dict[str, tuple[str, ...]]:
     return {s.template.display(): s.flags for s in _config_sites()}
 
 
+def _all_sites() -> tuple:
+    files = [
+        SourceFile("pkg/engine/arg_utils.py", dedent(ARGS), "a" * 40),
+        SourceFile("pkg/config.py", dedent(CONFIG), "b" * 40),
+    ]
+    return tuple(s for fx in extract_files(files, rules=RULES) for s in fx.sites)
+
+
 def _flags_of(words: str) -> tuple[str, ...]:
     (hit,) = [flags for display, flags in _sites().items() if words in display]
     return hit
@@ -277,3 +298,9 @@ def test_a_config_field_the_code_fills_reads_as_the_config_it_is_filled_with() -
 def test_a_property_of_a_config_is_no_key_of_its_json_option() -> None:
     # `run_config.deep` is computed from the depth: `--run-config.deep` would be refused
     assert _flags_of("even depth") == ("--run-config.depth",)
+
+
+def test_a_method_that_returns_none_unless_a_field_is_set_reads_that_field() -> None:
+    # `draft_for(model_config)` is None exactly when --run-config is unset, whatever it is passed
+    (site,) = [s for s in _all_sites() if "A draft cannot" in s.template.display()]
+    assert site.flags == ("--tensor-parallel-size", "--run-config")
