@@ -620,6 +620,9 @@ def function_assignments(fn: cst.FunctionDef) -> list[cst.Assign]:
     return out
 
 
+Assigned = tuple[str, cst.BaseExpression, int, str]  # (attr, value, line, dotted path)
+
+
 def flag_assignments(
     path: Sequence[cst.CSTNode],
     start: int,
@@ -627,14 +630,17 @@ def flag_assignments(
     line_of: Callable[[cst.CSTNode], int],
     memo: dict[int, Any],
     may_assign: Callable[[cst.CSTNode], set[str] | None] = lambda stmt: None,
-) -> tuple[list[tuple[str, cst.BaseExpression, int]], list[tuple[str, cst.BaseExpression, int]]]:
-    """Assignments `<args>.attr = value` around the site, as (attr, value, line):
-    (unconditional ones on the path before the site, ones after it in its own block).
+    path_of: Callable[[cst.BaseExpression], str | None] = lambda node: None,
+) -> tuple[list[Assigned], list[Assigned]]:
+    """Assignments `<args>.attr = value` around the site, as (attr, value, line, dotted):
+    (unconditional ones on the path before the site, ones after it in its own block);
+    `dotted` is the assigned field's whole path as `path_of` reads its holder
+    (`pass_config.enable_sp` for `pass_config.enable_sp = False`), else `attr`.
     `memo` is the function's scratch, shared by its sites: what each statement may assign, and
     each block's statements folded so far (`_BlockFold`), so the work is linear in the
     statements of a function, not in statements times sites (1,600 checks took 8 s here)."""
-    before: list[tuple[str, cst.BaseExpression, int]] = []
-    after: list[tuple[str, cst.BaseExpression, int]] = []
+    before: list[Assigned] = []
+    after: list[Assigned] = []
     own = _own_block(path)
     for i in range(start, len(path) - 1):
         node, child = path[i], path[i + 1]
@@ -642,7 +648,7 @@ def flag_assignments(
             continue
         fold = memo.get(id(node))
         if fold is None:
-            fold = memo[id(node)] = _BlockFold(node, is_args, line_of, memo, may_assign)
+            fold = memo[id(node)] = _BlockFold(node, is_args, line_of, memo, may_assign, path_of)
         idx = fold.pos.get(id(child))
         if idx is None:
             continue
@@ -659,18 +665,19 @@ class _BlockFold:
     """The statements of one block read once for every site in it: sites come in source
     order, so the fold up to a site's statement goes on from where the previous site's ended."""
 
-    def __init__(self, block, is_args, line_of, memo, may_assign) -> None:
+    def __init__(self, block, is_args, line_of, memo, may_assign, path_of) -> None:
         self.body = block.body
         self.pos = {id(stmt): k for k, stmt in enumerate(self.body)}
         self.is_args, self.line_of, self.memo, self.may_assign = is_args, line_of, memo, may_assign
+        self.path_of = path_of
         self.done = 0  # statements folded
         self.clobbered: set[str] = set()  # attributes a folded statement may assign
-        self.kept: list[tuple[str, cst.BaseExpression, int]] = []  # assignments still standing
+        self.kept: list[Assigned] = []  # assignments still standing
         # every assignment of the block, and where each statement's begin (for `after`)
         self.tail: tuple[list, list[int]] | None = None
 
     def _simple(self, k: int) -> list:
-        return _simple_assignments(self.body[k], self.is_args, self.line_of)
+        return _simple_assignments(self.body[k], self.is_args, self.line_of, self.path_of)
 
     def _maybe(self, stmt: cst.CSTNode) -> set[str]:
         maybe = self.memo.get(id(stmt))
@@ -682,7 +689,7 @@ class _BlockFold:
             )
         return maybe
 
-    def upto(self, idx: int) -> tuple[set[str], list[tuple[str, cst.BaseExpression, int]]]:
+    def upto(self, idx: int) -> tuple[set[str], list[Assigned]]:
         """(attributes body[:idx] may assign, its unconditional assignments still standing)."""
         if idx < self.done:  # (a site out of order: fold again from the start)
             self.done, self.clobbered, self.kept = 0, set(), []
@@ -695,7 +702,7 @@ class _BlockFold:
         self.done = idx
         return self.clobbered, self.kept
 
-    def after(self, idx: int) -> list[tuple[str, cst.BaseExpression, int]]:
+    def after(self, idx: int) -> list[Assigned]:
         """The unconditional assignments of body[idx + 1:] (read once; their lines are not
         known yet, since the visit has not reached them, and nobody reads them)."""
         if self.tail is None:
@@ -770,7 +777,7 @@ def _own_block(path: Sequence[cst.CSTNode]) -> cst.CSTNode | None:
     return None
 
 
-def _simple_assignments(stmt, is_args, line_of) -> list[tuple[str, cst.BaseExpression, int]]:
+def _simple_assignments(stmt, is_args, line_of, path_of=lambda node: None) -> list[Assigned]:
     if not isinstance(stmt, cst.SimpleStatementLine):
         return []
     out = []
@@ -788,7 +795,9 @@ def _simple_assignments(stmt, is_args, line_of) -> list[tuple[str, cst.BaseExpre
                     and small.value is not None
                     and not t.attr.value.startswith("_")
                 ):
-                    out.append((t.attr.value, small.value, line_of(small)))
+                    holder = path_of(t.value)
+                    dotted = f"{holder}.{t.attr.value}" if holder else t.attr.value
+                    out.append((t.attr.value, small.value, line_of(small), dotted))
     return out
 
 

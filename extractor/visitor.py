@@ -512,23 +512,28 @@ class SiteCollector(cst.CSTVisitor):
             line_of,
             scope.maybe_assigned,
             may_assign,
+            lambda node: _args_path(node, scope.args_names, self.args),
         )
         inner = max(guard_lines, default=0)
+
+        def flag(dotted: str) -> str:  # (a config's field keeps its path: link.py resolves it)
+            return "--" + dotted.replace("_", "-")
+
         # flags: the one assigned, then those its value reads (`self.x = self.y` -> x, y)
         out = [
             Binding(
                 attr,
                 "assigned",
                 bind.source(value),
-                tuple(dict.fromkeys(["--" + attr.replace("_", "-"), *self._flags(value, scope)])),
+                tuple(dict.fromkeys([flag(dotted), *self._flags(value, scope)])),
                 line,
             )
-            for attr, value, line in before
-            if "--" + attr.replace("_", "-") in read or line > inner
+            for attr, value, line, dotted in before
+            if flag(dotted) in read or line > inner
         ]
         out += [
-            Binding(attr, "sets", bind.source(value), ("--" + attr.replace("_", "-"),))
-            for attr, value, _ in after
+            Binding(attr, "sets", bind.source(value), (flag(dotted),))
+            for attr, value, _, dotted in after
         ]
         return out
 

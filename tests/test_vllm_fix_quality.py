@@ -20,9 +20,13 @@ from kverr.profile import load_profile
 
 ENGINE = """\
 import argparse
+import logging
 from dataclasses import dataclass
 
+from vllm.config.profiler import TraceMode
 from vllm.engine.arg_utils_kwargs import get_kwargs
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -85,11 +89,21 @@ class EngineArgs:
         quant = pick_quantization(method=self.quantization, rank=self.max_lora_rank)
         if quant is not None:
             raise ValueError("The picked quantization cannot serve LoRA adapters.")
+        profiler_config = self.profiler_config
+        if self.max_num_seqs == 1 and profiler_config.trace_mode != TraceMode.NONE:
+            logger.warning("Tracing one sequence at a time is turned off.")
+            profiler_config.trace_mode = TraceMode.NONE
 """
 
 PROFILER = '''\
 from dataclasses import dataclass
+from enum import Enum
 from typing import Literal
+
+
+class TraceMode(Enum):
+    NONE = "none"
+    FULL = "full"
 
 
 @dataclass
@@ -98,6 +112,8 @@ class ProfilerConfig:
     """Which profiler to run."""
     torch_profiler_dir: str = ""
     """Directory to write torch profiler traces to."""
+    trace_mode: TraceMode = TraceMode.FULL
+    """How much of each step to trace."""
 
     def __post_init__(self):
         if self.profiler == "torch" and not self.torch_profiler_dir:
@@ -248,3 +264,12 @@ def test_a_one_value_wrapper_reads_as_what_it_wraps(tmp_path: Path) -> None:
     )
     rec = _build(tmp_path, tmp_path / "out", "vllm")["The scale file is missing."]
     assert "--lora-dtype does not name an existing file" in rec["triggerScenarios"]
+
+
+def test_a_notice_says_what_the_code_set_through_a_config_it_holds(records) -> None:
+    # `profiler_config.trace_mode = TraceMode.NONE`, on a local holding the JSON option's
+    # config: that option's field, set to the member a launch writes
+    rec = records["Tracing one sequence at a time is turned off."]
+    assert rec["meaning"]["instead"] == (
+        "vLLM sets --profiler-config.trace_mode to NONE for this launch."
+    )

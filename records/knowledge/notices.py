@@ -57,8 +57,14 @@ def _did(flag: str, value: str, f: Facts) -> str:
         return f"clears {flag}"
     if lit is not NOT_LITERAL:
         return f"sets {flag} to {show_value(lit)}"
+    member = _MEMBER.fullmatch(value.strip())
+    if member:  # `CUDAGraphMode.NONE`: the name a launch writes for it
+        return f"sets {flag} to {member.group(1)}"
     other = _flag_read(value, f)
     return f"sets {flag} to the value of {other}" if other else f"picks {flag} itself"
+
+
+_MEMBER = re.compile(r"[A-Z][A-Za-z0-9]*\.([A-Z][A-Z0-9_]*)")  # an enum's member
 
 
 def solutions(f: Facts) -> list[str]:
