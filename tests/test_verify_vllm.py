@@ -326,6 +326,15 @@ def test_a_fix_satisfies_the_next_check_which_the_before_carries_too(built) -> N
     )
 
 
+def test_a_check_of_an_option_built_only_when_given_is_reached_by_giving_it_empty(built) -> None:
+    # `--observability-config` stays a mapping until a helper of the engine builds
+    # ObservabilityConfig from it, only when given: `{}` builds it with every field unset,
+    # which the check needs; the fix sets the field
+    before, after = _fix(_by(built, "needs otlp_traces_endpoint"))
+    assert before == "vllm serve MODEL --observability-config '{}'"
+    assert after.startswith("vllm serve MODEL --observability-config.otlp_traces_endpoint ")
+
+
 def test_a_list_options_validator_is_solved_through_its_value(built) -> None:
     """A classmethod field validator holds the option as `value`, its items numbers."""
     before, after = _fix(built[1]["numa_bind_nodes must"])

@@ -120,11 +120,32 @@ FILES["vllm/config/__init__.py"] = """\
 from vllm.config.cache import CacheConfig
 from vllm.config.compilation import CompilationConfig
 from vllm.config.model import ModelConfig
+from vllm.config.observability import ObservabilityConfig
 from vllm.config.parallel import ParallelConfig
 from vllm.config.profiler import ProfilerConfig
 from vllm.config.scheduler import SchedulerConfig
 from vllm.config.speculative import SpeculativeConfig
 from vllm.config.vllm import VllmConfig
+"""
+
+# A JSON option the parser keeps as a plain mapping: the engine builds its class only when the
+# launch gives the option, so its checks run only then.
+FILES["vllm/config/observability.py"] = """\
+from pydantic import model_validator
+
+from vllm.config.utils import config
+
+
+@config
+class ObservabilityConfig:
+    otlp_traces_endpoint: str | None = None
+    collect_model_traces: bool = False
+
+    @model_validator(mode="after")
+    def _check_endpoint(self):
+        if self.otlp_traces_endpoint is None:
+            raise ValueError("An observability config needs otlp_traces_endpoint.")
+        return self
 """
 
 FILES["vllm/config/utils.py"] = """\
@@ -479,6 +500,7 @@ from vllm.config import (
     CacheConfig,
     CompilationConfig,
     ModelConfig,
+    ObservabilityConfig,
     ParallelConfig,
     ProfilerConfig,
     SchedulerConfig,
@@ -539,6 +561,7 @@ class EngineArgs:
     trace_steps: int | None = None
     enable_eplb: bool = False
     eplb_step: int = 1
+    observability_config: dict | None = None
     # the option takes its default from the config field it fills, under another name
     enable_scheduler_fast_path: bool = SchedulerConfig.use_fast_path
 
@@ -577,6 +600,7 @@ class EngineArgs:
         parser.add_argument("--trace-steps", type=int, default=None)
         parser.add_argument("--enable-eplb", action="store_true")
         parser.add_argument("--eplb-step", type=int, default=1)
+        parser.add_argument("--observability-config", type=json.loads, default=None)
         load_formats = typing.Literal["auto", "safetensors"]
         parser.add_argument("--load-format", choices=_choices_of(load_formats), default="auto")
         return parser
@@ -585,6 +609,11 @@ class EngineArgs:
     def from_cli_args(cls, args: argparse.Namespace):
         names = [f.name for f in dataclasses.fields(cls)]
         return cls(**{n: getattr(args, n) for n in names if hasattr(args, n)})
+
+    def create_observability_config(self) -> ObservabilityConfig | None:
+        if self.observability_config is None:
+            return None
+        return ObservabilityConfig(**self.observability_config)
 
     def create_engine_config(self, usage_context=None, headless: bool = False) -> VllmConfig:
         if headless and self.data_parallel_hybrid_lb:
@@ -618,6 +647,7 @@ class EngineArgs:
         )
         if self.enable_scheduler_fast_path:
             scheduler_config.use_fast_path = True
+        self.create_observability_config()
         return VllmConfig(
             model_config=model_config,
             cache_config=cache_config,

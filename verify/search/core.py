@@ -1001,18 +1001,35 @@ class Search:
         and pydantic validates a field only when given: the launch has to give the option
         for its checks to run where the watch sees them (`--compilation-config.custom_ops`).
         An option copied into the field sets it only after the object was built (`--enable-x`
-        into `mamba_config.enable_x`), and its __post_init__ does not run again."""
-        held = dict(self._keys(self.json_classes.get((f.site.function or "").partition(".")[0])))
+        into `mamba_config.enable_x`), and its __post_init__ does not run again.
+
+        An option the code builds its object from only when given (`--speculative-config`,
+        a plain JSON mapping the engine turns into SpeculativeConfig) is given empty, `{}`:
+        the object is then built with every field at its default, which is what a check of
+        a field left unset (`num_speculative_tokens is None`) needs."""
+        owner = (f.site.function or "").partition(".")[0]
+        held = dict(self._keys(self.json_classes.get(owner)))
         read = re.findall(r"\bself\.(\w+)", " ".join(g.test for g in f.site.guards))
         fields = [self.fields[held[a]]["flag"] for a in read if a in held]
         parsed = set(self.json_classes.values())  # (an option the parser itself declares)
-        return [
+        given = [
             FixChange((("set", flag, sample_value(flag, self.decls, f.docs)),), "allowed")
             for flag in dict.fromkeys([*f.site.flags, *fields])
             if typed.is_field(d := self.decls.get(flag))
             and d.dest.partition(".")[0] in parsed
             and not launch.has(flag)
         ][:1]
+        option = "--" + class_dest(owner, self.json_classes).replace("_", "-") if owner else ""
+        built_later = option in self.decls and option not in {
+            "--" + d.replace("_", "-") for d in parsed
+        }
+        if (
+            given
+            or not built_later
+            or any(o == option or o.startswith(option + ".") for o, _ in launch.args)
+        ):
+            return given
+        return [FixChange((("set", option, "{}"),), "allowed")]
 
     def _solved(self, solution: list, source: str = "solve", note: str = "") -> FixChange:
         """A solver's assignment [[option, value], ...] (solve.py) as a change of the launch."""
