@@ -336,3 +336,17 @@ def test_one_item_of_a_flags_list_reads_as_any_item_not_the_list() -> None:
     assert phrase(whole) == "`--ops[i] not in ('all', 'none')` is true"
     # no fact about the list itself: nothing sets --ops to "all" for it
     assert (first.flag, whole.flag, whole.flags) == (None, None, ("--ops",))
+
+
+def test_a_test_of_one_item_is_met_by_a_list_holding_such_an_item() -> None:
+    # `for x in self.endpoints: if x <= 0: raise`: the check wants an item <= 0, its fix one > 0
+    attrs = flag_attrs(("--endpoints",), {"x": "--endpoints"}, None, {"x"})
+    (fires,) = atoms_of("x <= 0", True, attrs)
+    assert candidates._item_fact(fires) == Atom("--endpoints", "<=", 0)
+    assert candidates._item_fact(fires.negated()) == Atom("--endpoints", ">", 0)
+    decls = {"--endpoints": FlagDecl("--endpoints", "endpoints", type="int", nargs="+")}
+    made = candidates._holding(fires, decls, Launch())
+    assert made and all(c.edits[0][:2] == ("set", "--endpoints") for c in made)
+    assert candidates._holding(fires.negated(), decls, Launch())[0].edits == (
+        ("set", "--endpoints", "1"),
+    )

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from kverr.extractor.pysource import literal
+from kverr.extractor.pysource import NOT_LITERAL, literal
 from kverr.records.conditions import Atom, atoms_of, phrase, show_value
 from kverr.records.knowledge import notices
 from kverr.records.knowledge.facts import Facts, flag_default, holds_for, meets_default, typical
@@ -161,6 +161,11 @@ def _holding(
 ) -> list[FixChange]:
     """Ways to make `atom` hold, best first."""
     flag, op, v = atom.flag, atom.op, atom.value
+    item = _item_fact(atom) if flag is None else None
+    if item is not None:
+        # one item of a list option (`--x[i] <= 0`): a list holding one such item (leaving
+        # the option out gives no item at all); the value is typed as the list (typed.py)
+        return [c for c in _holding(item, decls, launch, docs) if c.edits[0][0] == "set"]
     if flag is None:
         return _holding_expr(atom)
     switch = is_switch(flag, decls)
@@ -208,6 +213,20 @@ def _holding(
         step = {">": 1, ">=": 0, "<": -1, "<=": 0}[op]
         out.append(("set", flag, show_value(v + step)))
     return [FixChange((e,), "allowed") for e in dict.fromkeys(out)]
+
+
+_ITEM = re.compile(r"(--[\w.-]+)\[i\] (==|!=|<=|>=|<|>|not in|in) (.+)")
+
+
+def _item_fact(atom: Atom) -> Atom | None:
+    """`--x[i] <= 0` (an expression over one item of a list option, records/conditions.py)
+    as the fact about that item which makes `atom` hold: `--x <= 0` (or its negation)."""
+    m = _ITEM.fullmatch(atom.text)
+    value = literal(m.group(3)) if m else NOT_LITERAL
+    if m is None or value is NOT_LITERAL:
+        return None
+    fact = Atom(m.group(1), m.group(2), tuple(value) if m.group(2).endswith("in") else value)
+    return fact if atom.holds else fact.negated()
 
 
 def _holding_expr(atom: Atom) -> list[FixChange]:
