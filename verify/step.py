@@ -647,7 +647,7 @@ class VerifyReport:
     runs: int = 0  # runs of the check this build (cache misses)
     cached: int = 0  # runs answered by the cache
     platform: str = ""
-    main_file: str = ""  # the args class's file (server_args.py): the 151 records
+    main_file: str = ""  # the args class's file (server_args.py), whose records are counted apart
     main_errors_newest: int = 0
     main_verified_newest: int = 0
     na_newest: int = 0  # raise/assert records at the newest commit that are not applicable
