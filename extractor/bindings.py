@@ -331,16 +331,14 @@ def _collected(
     if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Name)):
         return ()
     name = last.value.id
-    starts = [
-        s
-        for s in body
-        if isinstance(s, (ast.Assign, ast.AnnAssign))
+    if not any(
+        isinstance(s, (ast.Assign, ast.AnnAssign))
         and isinstance(s.value, ast.List)
         and not s.value.elts
         and any(isinstance(t, ast.Name) and t.id == name for t in _targets(s))
-    ]
-    if not starts:
-        return ()
+        for s in body
+    ):
+        return ()  # (the list it returns starts empty in its body)
     found: list[str] = []
 
     def visit(stmts: Sequence[ast.stmt], tests: tuple[ast.expr, ...]) -> None:
@@ -626,16 +624,16 @@ Assigned = tuple[str, cst.BaseExpression, int, str]  # (attr, value, line, dotte
 def flag_assignments(
     path: Sequence[cst.CSTNode],
     start: int,
-    is_args: Callable[[cst.BaseExpression], bool],
+    path_of: Callable[[cst.BaseExpression], str | None],
     line_of: Callable[[cst.CSTNode], int],
     memo: dict[int, Any],
     may_assign: Callable[[cst.CSTNode], set[str] | None] = lambda stmt: None,
-    path_of: Callable[[cst.BaseExpression], str | None] = lambda node: None,
 ) -> tuple[list[Assigned], list[Assigned]]:
     """Assignments `<args>.attr = value` around the site, as (attr, value, line, dotted):
-    (unconditional ones on the path before the site, ones after it in its own block);
-    `dotted` is the assigned field's whole path as `path_of` reads its holder
-    (`pass_config.enable_sp` for `pass_config.enable_sp = False`), else `attr`.
+    (unconditional ones on the path before the site, ones after it in its own block).
+    `path_of` reads an assignment's holder: None when it holds no launch arguments, else its
+    path ("" for the args object itself), so `dotted` is the assigned field's whole path
+    (`pass_config.enable_sp` for `pass_config.enable_sp = False`), or `attr`.
     `memo` is the function's scratch, shared by its sites: what each statement may assign, and
     each block's statements folded so far (`_BlockFold`), so the work is linear in the
     statements of a function, not in statements times sites (1,600 checks took 8 s here)."""
@@ -648,7 +646,7 @@ def flag_assignments(
             continue
         fold = memo.get(id(node))
         if fold is None:
-            fold = memo[id(node)] = _BlockFold(node, is_args, line_of, memo, may_assign, path_of)
+            fold = memo[id(node)] = _BlockFold(node, path_of, line_of, memo, may_assign)
         idx = fold.pos.get(id(child))
         if idx is None:
             continue
@@ -665,11 +663,10 @@ class _BlockFold:
     """The statements of one block read once for every site in it: sites come in source
     order, so the fold up to a site's statement goes on from where the previous site's ended."""
 
-    def __init__(self, block, is_args, line_of, memo, may_assign, path_of) -> None:
+    def __init__(self, block, path_of, line_of, memo, may_assign) -> None:
         self.body = block.body
         self.pos = {id(stmt): k for k, stmt in enumerate(self.body)}
-        self.is_args, self.line_of, self.memo, self.may_assign = is_args, line_of, memo, may_assign
-        self.path_of = path_of
+        self.path_of, self.line_of, self.memo, self.may_assign = path_of, line_of, memo, may_assign
         self.done = 0  # statements folded
         self.clobbered: set[str] = set()  # attributes a folded statement may assign
         self.kept: list[Assigned] = []  # assignments still standing
@@ -677,7 +674,7 @@ class _BlockFold:
         self.tail: tuple[list, list[int]] | None = None
 
     def _simple(self, k: int) -> list:
-        return _simple_assignments(self.body[k], self.is_args, self.line_of, self.path_of)
+        return _simple_assignments(self.body[k], self.path_of, self.line_of)
 
     def _maybe(self, stmt: cst.CSTNode) -> set[str]:
         maybe = self.memo.get(id(stmt))
@@ -685,7 +682,9 @@ class _BlockFold:
             # the stdlib tree of the statement when the caller has it (cheap), else libcst
             maybe = self.may_assign(stmt)
             maybe = self.memo[id(stmt)] = (
-                maybe if maybe is not None else _maybe_assigned(stmt, self.is_args)
+                maybe
+                if maybe is not None
+                else _maybe_assigned(stmt, lambda n: self.path_of(n) is not None)
             )
         return maybe
 
@@ -777,7 +776,7 @@ def _own_block(path: Sequence[cst.CSTNode]) -> cst.CSTNode | None:
     return None
 
 
-def _simple_assignments(stmt, is_args, line_of, path_of=lambda node: None) -> list[Assigned]:
+def _simple_assignments(stmt, path_of, line_of) -> list[Assigned]:
     if not isinstance(stmt, cst.SimpleStatementLine):
         return []
     out = []
@@ -790,12 +789,13 @@ def _simple_assignments(stmt, is_args, line_of, path_of=lambda node: None) -> li
             )
             for t in targets:
                 if (
-                    isinstance(t, cst.Attribute)
-                    and is_args(t.value)
-                    and small.value is not None
-                    and not t.attr.value.startswith("_")
+                    not isinstance(t, cst.Attribute)
+                    or small.value is None
+                    or t.attr.value.startswith("_")
                 ):
-                    holder = path_of(t.value)
+                    continue
+                holder = path_of(t.value)
+                if holder is not None:
                     dotted = f"{holder}.{t.attr.value}" if holder else t.attr.value
                     out.append((t.attr.value, small.value, line_of(small), dotted))
     return out

@@ -497,8 +497,8 @@ class SiteCollector(cst.CSTVisitor):
         def line_of(stmt: cst.CSTNode) -> int:
             return self.position(self.ordinal.get(id(stmt), -1), stmt)[0]
 
-        def is_args(node: cst.BaseExpression) -> bool:
-            return _args_path(node, scope.args_names, self.args) is not None
+        def path_of(node: cst.BaseExpression) -> str | None:
+            return _args_path(node, scope.args_names, self.args)
 
         def may_assign(stmt: cst.CSTNode) -> set[str] | None:
             ordinal = self.ordinal.get(id(stmt))
@@ -508,11 +508,10 @@ class SiteCollector(cst.CSTVisitor):
         before, after = bind.flag_assignments(
             self.stack,
             function_start(self.stack),
-            is_args,
+            path_of,
             line_of,
             scope.maybe_assigned,
             may_assign,
-            lambda node: _args_path(node, scope.args_names, self.args),
         )
         inner = max(guard_lines, default=0)
 
