@@ -14,7 +14,7 @@ import collections
 import functools
 import hashlib
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Collection, Container, Sequence
 from dataclasses import dataclass, field
 
 from kverr.ftypes import ExtractRules, FlagDecl, to_json
@@ -409,13 +409,28 @@ def assigned_counts(stmts: list[ast.stmt] | ast.AST) -> dict[str, int]:
 
 
 _SCOPES = {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda}
+
+
+def parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    a = fn.args
+    named = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
+    return {arg.arg for arg in named}
+
+
 _UNBOUND = _LEAVES - {ast.Name, ast.alias}  # leaves that bind no name
 
 
 def scope_constants(
-    stmts: list[ast.stmt], env: dict[str, object], mutated: set[str], *, deep: bool = False
+    stmts: list[ast.stmt],
+    env: dict[str, object],
+    mutated: set[str],
+    *,
+    deep: bool = False,
+    params: Collection[str] = (),
 ) -> dict[str, object]:
-    """Names bound exactly once in `stmts` to a constant expression and never mutated."""
+    """Names bound exactly once in `stmts` to a constant expression and never mutated. A
+    parameter of the function (`params`) is none, even when one branch sets it once: elsewhere
+    it holds what the caller passed."""
     counts = assigned_counts(stmts)
     out: dict[str, object] = {}
     todo: list[ast.AST] = list(stmts)
@@ -426,7 +441,7 @@ def scope_constants(
             value = node.value
             if value is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
                 name = targets[0].id
-                if counts.get(name) == 1 and name not in mutated:
+                if counts.get(name) == 1 and name not in mutated and name not in params:
                     v = const_eval(value, {**env, **out})
                     if v is not _UNSET:
                         out[name] = v

@@ -18,6 +18,7 @@ from kverr.extractor.context import (
     first_line,
     glob_re,
     is_docstring,
+    parameter_names,
     scope_constants,
     snake_case,
 )
@@ -226,7 +227,12 @@ class _LocalLiterals:
         if fn is None:
             return self.ctx.literals
         if id(fn) not in self.envs:
-            own = scope_constants(fn.body, self.ctx.literals, set())  # type: ignore[attr-defined]
+            own = scope_constants(
+                fn.body,
+                self.ctx.literals,
+                set(),
+                params=parameter_names(fn),  # type: ignore[arg-type]
+            )
             self.envs[id(fn)] = {**self.ctx.literals, **own}
         return self.envs[id(fn)]
 

@@ -11,28 +11,33 @@ to read from) stay unresolved: the records then show the name, as before.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import posixpath
 from collections.abc import Callable, Sequence
 
 from kverr.extractor.bindings import constant
 from kverr.extractor.context import mutated_names, scope_constants
-from kverr.extractor.pysource import module_or_none
+from kverr.extractor.pysource import expr_or_none, module_or_none
+from kverr.extractor.templates import formatted
 
 from kverr.errors import SourceError
-from kverr.ftypes import Binding, FileExtraction
+from kverr.ftypes import Binding, FileExtraction, Part, Site, Template
 
 Read = Callable[[str], "str | None"]  # repository path -> text at the revision, None: absent
 
 
 def resolve_imports(exts: Sequence[FileExtraction], read: Read) -> list[FileExtraction]:
-    """The extractions with each resolvable "import" binding turned into a "constant"."""
-    values: dict[tuple[str, str], Binding | None] = {}
+    """The extractions with each resolvable "import" binding turned into a "constant", and a
+    message part that is such a constant (or one item of it: `ERRORS["PP"]`) folded into the
+    template's text, as the extractor folds a module's own constants."""
+    values: dict[tuple[str, str], object] = {}
 
-    def resolved(b: Binding, importer: str) -> Binding | None:
+    def value(b: Binding, importer: str) -> object:
         key = (importer, b.value or "")
         if key not in values:
-            values[key] = _constant(b.name, importer, b.value or "", read)
+            values[key] = _value(importer, b.value or "", read)
         return values[key]
 
     out = []
@@ -40,20 +45,61 @@ def resolve_imports(exts: Sequence[FileExtraction], read: Read) -> list[FileExtr
         if not any(b.kind == "import" for s in ext.sites for b in s.bindings):
             out.append(ext)
             continue
-        sites = tuple(
-            dataclasses.replace(
-                s,
-                bindings=tuple(
-                    (resolved(b, s.file) or b) if b.kind == "import" else b for b in s.bindings
-                ),
-            )
-            for s in ext.sites
-        )
+        sites = tuple(_resolved(s, functools.partial(value, importer=s.file)) for s in ext.sites)
         out.append(dataclasses.replace(ext, sites=sites))
     return out
 
 
-def _constant(name: str, importer: str, target: str, read: Read) -> Binding | None:
+def _resolved(site: Site, value: Callable[[Binding], object]) -> Site:
+    imports = {b.name: b for b in site.bindings if b.kind == "import"}
+    if not imports:
+        return site
+    bindings = tuple(
+        (_binding(b, value(b)) or b) if b.kind == "import" else b for b in site.bindings
+    )
+    parts = [_folded(p, imports, value) for p in site.template.parts]
+    return dataclasses.replace(site, bindings=bindings, template=Template(_joined(parts)))
+
+
+def _binding(b: Binding, v: object) -> Binding | None:
+    return None if v is _MISSING else constant(b.name, v)
+
+
+def _folded(part: Part, imports: dict[str, Binding], value: Callable[[Binding], object]) -> Part:
+    """A placeholder for an imported constant, or an item of one, as the text it prints (a
+    message that is such a name alone is a dynamic part: the extractor could not read it)."""
+    node = None if part.is_literal else expr_or_none(part.expr or "")
+    key: object = _MISSING
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        node, key = node.value, node.slice.value
+    if not (isinstance(node, ast.Name) and node.id in imports):
+        return part
+    v = value(imports[node.id])
+    if key is not _MISSING:
+        try:
+            v = v[key]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return part
+    text = None if v is _MISSING else formatted(v, part.conversion, part.format_spec)
+    # the name stays on the part: identity keys read the template as the extractor saw it
+    return part if text is None else Part(text=text, expr=part.expr)
+
+
+def _joined(parts: list[Part]) -> tuple[Part, ...]:
+    out: list[Part] = []
+    for p in parts:
+        if p.is_literal and not p.expr and out and out[-1].is_literal and not out[-1].expr:
+            out[-1] = Part(text=(out[-1].text or "") + (p.text or ""))
+        else:
+            out.append(p)
+    return tuple(out)
+
+
+_MISSING = object()
+
+
+def _value(importer: str, target: str, read: Read) -> object:
+    """The value `module:NAME` is bound to once, at the revision `read` reads; else _MISSING."""
     module, _, attr = target.partition(":")
     for path in _candidates(importer, module):
         text = read(path)
@@ -61,10 +107,9 @@ def _constant(name: str, importer: str, target: str, read: Read) -> Binding | No
             continue
         tree = module_or_none(text)
         if tree is None:
-            return None
-        consts = scope_constants(tree.body, {}, mutated_names(tree))
-        return constant(name, consts[attr]) if attr in consts else None
-    return None
+            return _MISSING
+        return scope_constants(tree.body, {}, mutated_names(tree)).get(attr, _MISSING)
+    return _MISSING
 
 
 def _candidates(importer: str, module: str) -> list[str]:

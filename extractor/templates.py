@@ -279,7 +279,7 @@ def _fstring_expr(part: cst.FormattedStringExpression, ctx: TemplateContext) -> 
         lead = [Part(text=code(bare)[1:-1])]
         if conversion is None and spec is None:
             conversion = "r"
-    text = _formatted(_const(part.expression, ctx), conversion, spec)
+    text = formatted(_const(part.expression, ctx), conversion, spec)
     if text is not None:
         return [lead + [Part(text=text)]]
     if conversion is None and not spec:
@@ -576,7 +576,7 @@ def _format_text(
     return _product(chunks)
 
 
-def _formatted(value: object, conversion: str | None, spec: str | None) -> str | None:
+def formatted(value: object, conversion: str | None, spec: str | None) -> str | None:
     """A constant as `format` prints it, or None: no constant, a spec too wide to fold
     (render.MAX_WIDTH), or one the value does not take."""
     if value is _UNSET or not is_deterministic(value) or too_wide(spec or ""):
@@ -591,7 +591,7 @@ def _formatted(value: object, conversion: str | None, spec: str | None) -> str |
 def _value_parts(
     arg: cst.BaseExpression, conversion: str | None, spec: str | None, ctx: TemplateContext
 ) -> Variants:
-    text = _formatted(_const(arg, ctx), conversion, spec)
+    text = formatted(_const(arg, ctx), conversion, spec)
     if text is not None:
         return [[Part(text=text)]]
     if conversion is None and not spec:

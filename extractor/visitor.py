@@ -21,6 +21,7 @@ from kverr.extractor.context import (
     ModuleContext,
     glob_re,
     logger_names,
+    parameter_names,
     scope_constants,
     snake_case,
 )
@@ -360,7 +361,9 @@ class SiteCollector(cst.CSTVisitor):
             for name in bound:
                 scope.constants.pop(name, None)  # a local binding shadows the module constant
             env = {k: v for k, v in self.mctx.constants.items() if k not in bound}
-            scope.constants.update(scope_constants(node.body, env, mutated, deep=True))
+            scope.constants.update(
+                scope_constants(node.body, env, mutated, deep=True, params=parameter_names(node))
+            )
             scope.loggers = logger_names(node.body, self.mctx)
             scope.bound, scope.opaque = messages, walrus
             scope.args_names.update(aliases)

@@ -50,7 +50,9 @@ class Part:
     """One piece of a message template: literal text, or a placeholder for a runtime value."""
 
     text: str | None = None  # literal text (None for a placeholder)
-    expr: str | None = None  # placeholder: source of the interpolated expression
+    # placeholder: source of the interpolated expression; on literal text, the imported
+    # constant the build read it from (extractor/imports.py: ids keep the name)
+    expr: str | None = None
     conversion: str | None = None  # "r" | "s" | "a" (f-string !r, %r ...)
     format_spec: str | None = None  # f-string/format spec, e.g. ".2f"
     dynamic: bool = False  # True: the extractor could not tell what text lands here

@@ -20,7 +20,15 @@ from typing import Any
 from kverr.extractor.context import callee_name
 from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 from kverr.records.identity import profile_or_default
-from kverr.records.names import is_none, item_names, name_flags, notes, resolve, value_flags
+from kverr.records.names import (
+    attr_flag,
+    is_none,
+    item_names,
+    name_flags,
+    notes,
+    resolve,
+    value_flags,
+)
 
 from kverr.ftypes import Guard, Profile, Site
 
@@ -157,8 +165,8 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
 
 
 def _flag_of(node: ast.expr, attrs: dict[str, str]) -> str | None:
-    if isinstance(node, ast.Attribute) and node.attr in attrs:
-        return attrs[node.attr]
+    if isinstance(node, ast.Attribute) and attr_flag(node, attrs):
+        return attr_flag(node, attrs)
     if isinstance(node, ast.Name) and "=" + node.id in attrs:
         # (one item of a flag's list is no fact about the flag: its test reads as code)
         return None if node.id in getattr(attrs, "loop_items", ()) else attrs["=" + node.id]
@@ -197,9 +205,9 @@ def _literal(node: ast.expr) -> Any:
 
 def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
     seen = [
-        attrs[n.attr] if isinstance(n, ast.Attribute) else attrs["=" + n.id]
+        attr_flag(n, attrs) if isinstance(n, ast.Attribute) else attrs["=" + n.id]
         for n in ast.walk(node)
-        if (isinstance(n, ast.Attribute) and n.attr in attrs)
+        if (isinstance(n, ast.Attribute) and attr_flag(n, attrs))
         or (isinstance(n, ast.Name) and "=" + n.id in attrs)
     ]
     said = describe(node, attrs)
@@ -447,8 +455,9 @@ class _AsFlags(ast.NodeTransformer):
         self.attrs = attrs
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        if node.attr in self.attrs:
-            return ast.Name(id=self.attrs[node.attr], ctx=ast.Load())
+        flag = attr_flag(node, self.attrs)
+        if flag:
+            return ast.Name(id=flag, ctx=ast.Load())
         return self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:

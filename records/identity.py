@@ -39,7 +39,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from kverr.ftypes import Profile, Site
+from kverr.ftypes import Part, Profile, Site, Template
 
 Holder = tuple[str, str | None, str]  # (file, function, guard hash) of a bare id's site
 
@@ -93,10 +93,19 @@ def base_key(site: Site, profile: Profile | None = None) -> str:
     if site.template.is_empty:
         body = "assert " + normalise(site.condition or site.snippet, profile)
     else:
-        body = normalise(site.template.display(), profile)
+        body = normalise(_as_extracted(site.template), profile)
     key = f"{site.kind}|{site.error_class or ''}|{body}"
     namespace = profile_or_default(profile).id_namespace
     return f"{namespace}|{key}" if namespace else key
+
+
+def _as_extracted(template: Template) -> str:
+    """The template's display with an imported constant shown by name, as the scan of the
+    history (which reads no other module) sees it: folding it in changes no id."""
+    if not any(p.is_literal and p.expr for p in template.parts):
+        return template.display()
+    unfolded = (Part(expr=p.expr) if p.is_literal and p.expr else p for p in template.parts)
+    return Template(tuple(unfolded)).display()
 
 
 def guard_key(site: Site, profile: Profile | None = None) -> str:

@@ -15,11 +15,21 @@ Two uses, kept apart because only one is exact:
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 
 from kverr.ftypes import NAMING_BINDINGS, Binding, Site
+
+# A module's attribute is no launch field: `torch.dtype` is a type, not --dtype.
+_MODULES = frozenset({"torch", "np", "numpy", "math", "os", "sys", "typing", "envs"})
+
+
+def attr_flag(node: ast.Attribute, attrs: Mapping[str, str]) -> str | None:
+    """The flag an attribute read stands for, by its last name (`model_config.dtype`)."""
+    if isinstance(node.value, ast.Name) and node.value.id in _MODULES:
+        return None
+    return attrs[node.attr] if node.attr in attrs else None  # (`in`: _AnyAttr holds every name)
 
 
 def exact_values(site: Site) -> dict[str, str]:

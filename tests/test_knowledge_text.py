@@ -194,9 +194,22 @@ def test_a_request_check_is_not_described_by_the_launch_option_it_runs_under(mes
         ("Ensure CuDNN >= 9.15 to avoid nn.Conv3d bugs.", ["Ensure CuDNN >= 9.15 to avoid nn.Conv3d bugs."]),
         ("Use torch.cuda.Stream instead.", ["Use torch.cuda.Stream instead."]),
         ("Use the Config.Default class.", ["Use the Config.Default class."]),
+        # an abbreviation's period before a word in lower case ends no sentence
+        ("Min. batch size cannot be greater than max. batch size. If you want to skip warmup, "
+         "set SKIP_WARMUP=true",
+         ["Min. batch size cannot be greater than max. batch size.",
+          "If you want to skip warmup, set SKIP_WARMUP=true"]),
+        ("Pass a list, e.g. [1, 2]. Max. 8 items.", ["Pass a list, e.g. [1, 2].", "Max. 8 items."]),
     ],
 )  # fmt: skip
 def test_a_sentence_glued_on_is_split_and_a_dotted_name_is_not(message, sentences):
     from kverr.records.knowledge.text import _advice_sentences
 
     assert _advice_sentences(message) == sentences
+
+
+def test_advice_for_one_purpose_is_advice_not_an_explanation():
+    from kverr.records.knowledge.text import _IMPERATIVE
+
+    assert _IMPERATIVE.match("If you want to skip warmup, set SKIP_WARMUP=true")
+    assert not _IMPERATIVE.match("If the model is large, the warmup takes long")

@@ -162,6 +162,12 @@ LOCALS_CASES = [
     # constants by value: TILE is 64, PRIORITY_SCHEDULES is ['fifo', 'lof']
     ("needs --page-width to divide", "triggerScenarios", "`64 % --page-width != 0` is true"),
     ("priority scheduling", "triggerScenarios", "--schedule not fifo or lof."),
+    # a module's attribute is no option: `torch.dtype` is not --dtype
+    (
+        "need a resolved dtype",
+        "triggerScenarios",
+        "Launching with --enable-wide, when `isinstance(--dtype, torch.dtype)` is false.",
+    ),
 ]
 
 

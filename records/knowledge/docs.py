@@ -766,10 +766,26 @@ def page_url(docs: Docs, path: str, anchor: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of a description, not cut at "e.g." or "i.e."."""
-    text = re.sub(r"\b(e\.g|i\.e|etc|vs)\.\s", lambda m: m.group(0).replace(". ", ".\0"), text)
-    parts = _SENTENCE_END.split(text)
-    return [p.replace("\0", " ").strip() for p in parts if p.strip()]
+    """Sentences of a description, not cut at an abbreviation."""
+    return [unheld(p).strip() for p in _SENTENCE_END.split(held(text)) if p.strip()]
+
+
+# An abbreviation's period ends no sentence: "e.g. x", and before a word in lower case, a
+# short one ("Min. batch size cannot be greater than max. batch size").
+_ABBREVIATION = re.compile(
+    r"\b((?:e\.g|i\.e|etc|vs)\.)\s+|\b((?:min|max|approx|avg|incl|no|num)\.)\s+(?=[a-z])",
+    re.I,
+)
+
+
+def held(text: str) -> str:
+    """`text` with the space after each abbreviation held (\x01), so no sentence split takes it;
+    `unheld` gives the space back."""
+    return _ABBREVIATION.sub(lambda m: (m.group(1) or m.group(2)) + "\x01", text)
+
+
+def unheld(text: str) -> str:
+    return text.replace("\x01", " ")
 
 
 # Words of option names too common to tie a page to one option.

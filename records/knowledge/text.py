@@ -55,8 +55,9 @@ _ITEM = re.compile(r"\n[ \t]*\d{1,2}[.)][ \t]+")
 
 def _sentences(text: str) -> list[str]:
     """Sentences and clauses; each item of a numbered list is one, without its number."""
-    parts = re.split(r"(?<=[.;!?])\s+(?=[A-Za-z`'\"-])|;\s*|\x00", _ITEM.sub("\x00", text))
-    return [p.strip() for p in parts if p.strip()]
+    text = docs.held(_ITEM.sub("\x00", text))
+    parts = re.split(r"(?<=[.;!?])\s+(?=[A-Za-z`'\"-])|;\s*|\x00", text)
+    return [docs.unheld(p).strip() for p in parts if p.strip()]
 
 
 def feature_flags(f: Facts) -> list[str]:
@@ -355,7 +356,8 @@ def message_reasons(f: Facts) -> list[str]:
 
 # (an adverb after the request is part of it: "Please manually install torch 2.6.x")
 _IMPERATIVE = re.compile(
-    r"^(?:(?:please|you can|you should|you need to)\s+(?:[a-z]+ly\s+)?)?(pass|use|set|run|remove|drop|"
+    r"^(?:if you (?:want|need|wish) to [^,]{1,80},\s*)?"
+    r"(?:(?:please|you can|you should|you need to)\s+(?:[a-z]+ly\s+)?)?(pass|use|set|run|remove|drop|"
     r"disable|enable|install|unset|try|specify|add|choose|consider|increase|decrease|reduce|"
     r"upgrade|switch|provide|make sure|change|update|export|lower|turn|select|rebuild|reinstall|"
     r"downgrade|check|verify|ensure|point|explicitly|override)\b",

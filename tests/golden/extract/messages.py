@@ -173,3 +173,12 @@ def case_join_pieces(name="pp", size=2):
 
 def case_format_nested_constant(size=3):
     raise ValueError("{} of {}".format(size, MODES))
+
+
+def case_parameter_set_again_in_another_branch(low=4, high=2, lookup=True):
+    # a parameter is what the caller passed, even when one branch sets it once to a literal
+    if lookup:
+        if low > high:
+            raise ValueError(f"{low=} cannot be larger than {high=}")
+    else:
+        high = 0

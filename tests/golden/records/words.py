@@ -8,6 +8,8 @@ import dataclasses
 import logging
 from typing import List, Optional
 
+import torch
+
 from launcher.kernels import CHUNK_WIDTH as KERNEL_CHUNK
 from launcher.kernels import kernels_of, resolved_view
 from launcher.platform import is_fastlib_available, is_sm100_supported
@@ -41,6 +43,7 @@ class ServeArgs:
     lookahead_width: int = 1
     window: int = 4
     enable_wide: bool = False
+    dtype: str = "auto"
 
     def __post_init__(self):
         self._handle_parallel()
@@ -49,6 +52,7 @@ class ServeArgs:
         self._handle_speculative()
         self._handle_scheduling()
         self._handle_mamba()
+        self._handle_dtype()
 
     def _handle_parallel(self):
         if self.expert_shards > 1:
@@ -127,6 +131,10 @@ class ServeArgs:
                 "fastlib mamba module not available, please check fastlib installation."
             )
 
+    def _handle_dtype(self):
+        if self.enable_wide:
+            assert isinstance(self.dtype, torch.dtype), "wide kernels need a resolved dtype"
+
 
 def handle_prefill_only(server_args) -> None:
     cfg = resolved_view(server_args)
@@ -157,6 +165,7 @@ def add_cli_args(parser: argparse.ArgumentParser) -> None:
         help="The kernels for prefill attention (has priority over --kernel).",
     )
     parser.add_argument("--page-width", type=int, default=16, help="The number of tokens in a page.")
+    parser.add_argument("--dtype", type=str, default="auto", help="Data type of the weights.")
     parser.add_argument("--shard-size", type=int, default=1, help="The tensor shard count.")
     parser.add_argument(
         "--expert-data-parallel-size",
