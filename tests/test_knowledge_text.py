@@ -213,3 +213,32 @@ def test_advice_for_one_purpose_is_advice_not_an_explanation():
 
     assert _IMPERATIVE.match("If you want to skip warmup, set SKIP_WARMUP=true")
     assert not _IMPERATIVE.match("If the model is large, the warmup takes long")
+
+
+TAGGED = """
+class ServerArgs:
+    def check(self):
+        if self.cache_backend == "paged" and self.page_size == 1:
+            # NOTE(someone): paged kernels read whole pages, so a page of one token wastes them.
+            raise ValueError("Paging with one-token pages is refused since paged_v2 does not support page_size 1")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--cache-backend", type=str, default="paged", help="The KV cache backend.")
+    parser.add_argument("--page-size", type=int, default=16, help="Tokens per page.")
+"""
+
+
+def test_an_authors_tag_and_a_names_spelling_are_kept_out_of_the_prose():
+    (rec,) = _records(TAGGED)
+    why = rec["meaning"]["why"]
+    assert why.startswith("Paged kernels read whole pages"), why
+    assert "NOTE" not in rec["documentation"]
+    # a reason the message gives that starts with a name keeps the name's spelling
+    from kverr.records.knowledge.text import capitalised
+
+    assert (
+        capitalised("paged_v2 does not support page_size 1")
+        == "paged_v2 does not support page_size 1"
+    )
+    assert capitalised("the page is full") == "The page is full"

@@ -30,7 +30,7 @@ from kverr.records.knowledge.facts import (
     takes_value,
     typical,
 )
-from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences
+from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences, capitalised
 
 from kverr.advice import options_expr
 from kverr.ftypes import Docs, FlagDecl, Profile
@@ -84,10 +84,10 @@ def message_advice(f: Facts) -> list[str]:
             s = re.sub(r"^(please|you can|you should|you need to)\s+", "", s, flags=re.I).rstrip(
                 ". "
             )
-            out.append(s[0].upper() + s[1:])
+            out.append(capitalised(s))
         elif _RECOMMENDS.search(s) and _NAMES_FLAG.search(s) and "{" not in s:
             # "If you want X, it is recommended not using `--y`": the message's advice as said
-            out.append(s[0].upper() + s[1:].rstrip(". "))
+            out.append(capitalised(s.rstrip(". ")))
     return out
 
 
@@ -429,7 +429,7 @@ def invariant(f: Facts) -> str:
     ]
     when = [_when(a) for a in others if a.flag or a.flags or a.topic or "hf_config" in a.text]
     when = [w for w in dict.fromkeys(when) if w]
-    text = keep[0].upper() + keep[1:]
+    text = capitalised(keep)
     return f"{text} when {join_words(when)}" if when else text
 
 

@@ -21,6 +21,9 @@ from kverr.records.names import in_place
 from kverr import template
 from kverr.ftypes import FlagDecl, Profile
 
+# "NOTE(woosuk): In V1, ...": the author's tag is no part of what the comment says
+_NOTE = re.compile(r"^(?:NOTE|Note|N\.B\.)(?:\s*\([\w.@-]{1,40}\))?:\s*")
+
 
 def _prose(text: str | None) -> str:
     """A comment or docstring paragraph as one line of prose, without tool pragmas."""
@@ -31,8 +34,8 @@ def _prose(text: str | None) -> str:
         s = line.strip().lstrip("#").strip()
         if re.match(r"(noqa|type:|pragma|fmt:|pylint|TODO\b|FIXME\b|XXX\b)", s) or _is_code(s):
             continue
-        keep.append(s)
-    out = " ".join(" ".join(keep).split())
+        keep.append(_NOTE.sub("", s))
+    out = capitalised(" ".join(" ".join(keep).split()))
     if out and out[-1] not in ".!?:)":
         out += "."
     return out
@@ -226,7 +229,16 @@ def _code_names(text: str) -> str:
 
 def _sentence(text: str) -> str:
     text = " ".join(text.split()).rstrip(" .;:")
-    return text[0].upper() + text[1:] + "." if text else ""
+    return capitalised(text) + "." if text else ""
+
+
+def capitalised(text: str) -> str:
+    """`text` with its first letter in upper case, unless its first word is code
+    (`trtllm_mha does not support ...`, `nn.Conv3d`): a name keeps its spelling."""
+    first = text.split(" ", 1)[0].rstrip(".,:;")
+    if not text or re.search(r"[_.]|[a-z][A-Z]", first):
+        return text
+    return text[0].upper() + text[1:]
 
 
 def _clause(text: str) -> str:
@@ -344,10 +356,10 @@ def message_reasons(f: Facts) -> list[str]:
     for m in _REASON.finditer(f.message):
         why = m.group("why").strip()
         if len(why.split()) >= 5 and "{" not in why:
-            out.append(why[0].upper() + why[1:].rstrip(" .") + ".")
+            out.append(capitalised(why.rstrip(" .")) + ".")
     head, sep, tail = f.message.partition(": ")
     if sep and len(head.split()) > 2 and _explains(tail.strip()):  # "AMD/ROCm: ..." is a label
-        out.append(tail.strip()[0].upper() + tail.strip()[1:].rstrip(" .") + ".")
+        out.append(capitalised(tail.strip().rstrip(" .")) + ".")
     for s in sentences[1:]:
         if _explains(s) and not _IMPERATIVE.match(s):
             out.append(s.rstrip(" .") + ".")
