@@ -97,6 +97,7 @@ _FIELDS: dict[str, tuple[tuple[str, str, tuple[Any, ...], str], ...]] = {
          ("options_of", _FILE_GLOB, _IDENT_GLOB, '"file glob" = ["function glob", ...]'), "always"),
         ("platforms", "platforms", ("words",), "always"),
         ("hardware", "hardware", ("words",), "always"),
+        ("models", "models", ("words",), "always"),
     ),
     "knowledge.catch": (
         ("import", "catch_import", ("as_text",), "always"),
@@ -248,6 +249,7 @@ class Profile:
     own_env_prefixes: tuple[str, ...] = ()  # the project's own: a fix may set one (`APP_X=1`)
     platforms: tuple[tuple[str, str], ...] = ()  # probe -> where it holds ("is_rocm" -> "ROCm")
     hardware: tuple[tuple[str, str], ...] = ()  # probe -> what it needs ("{0}": its first argument)
+    models: tuple[tuple[str, str], ...] = ()  # model property -> its kind ("is_moe" -> "MoE")
     earlier_checks: str = "all"  # "all" | "related": which passed checks feed the trigger and fix
     catch_import: str = ""  # tryCatchPattern: the import, the call that runs the checks, and the
     catch_call: str = ""  # files whose raises that call reaches

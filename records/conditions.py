@@ -254,7 +254,10 @@ def describe(node: ast.expr, attrs: dict[str, str]) -> Said | None:
         return _describe_call(node, attrs)
     if isinstance(node, ast.Name):
         return _describe_probe(node.id, (), attrs)
-    if isinstance(node, ast.Attribute):  # `get_platform().is_cuda`
+    if isinstance(node, ast.Attribute):  # `get_platform().is_cuda`, `envs.APP_USE_V2`
+        env = _env_name(node)
+        if env:
+            return f"{env} is enabled", f"{env} is not enabled", "env"
         return _describe_probe(node.attr, (), attrs)
     return None
 
@@ -305,10 +308,33 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
     if env and isinstance(op, (ast.Is, ast.IsNot)) and is_none(right):
         said = (f"{env} is not set", f"{env} is set", "env")
         return said if isinstance(op, ast.Is) else (said[1], said[0], "env")
+    value = literal(right)
+    if env and isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(value, (str, int)):
+        said = (f"{env}={value}", f"{env} is not {value}", "env")
+        return said if positive else (said[1], said[0], "env")
+    if env and isinstance(op, (ast.In, ast.NotIn)) and _strings(right):
+        values = tuple(_strings(right) or ())
+        said = (f"{env} is {or_list(values)}", f"{env} is not {or_list(values)}", "env")
+        return said if positive else (said[1], said[0], "env")
+    if (
+        isinstance(op, (ast.In, ast.NotIn))
+        and _is_environ(right)
+        and isinstance(literal(left), str)
+    ):
+        said = (f"{literal(left)} is set", f"{literal(left)} is not set", "env")
+        return said if positive else (said[1], said[0], "env")
     return None
 
 
+def _is_environ(node: ast.expr) -> bool:
+    """`os.environ`."""
+    return isinstance(node, ast.Attribute) and node.attr == "environ"
+
+
 def _an(word: str) -> str:
+    if word[:1].isupper() and any(c.isupper() for c in word[1:3]):  # an initialism is read
+        # letter by letter: "an MLA model", "an MoE model"
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
     return "an" if word[:1].lower() in "aeio" else "a"
 
 
@@ -334,7 +360,10 @@ def _strings(node: ast.expr) -> list[str] | None:
 
 
 def _env_name(node: ast.expr) -> str | None:
-    """`os.environ.get("X")` / `os.getenv("X")` -> "X"."""
+    """`os.environ.get("X")` / `os.getenv("X")` / `envs.X` (a module of environment
+    variables) -> "X"."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr if node.value.id == "envs" and node.attr.isupper() else None
     if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
         name = callee_name(node.func) or ""
         if name in ("get", "getenv") and isinstance(node.args[0].value, str):
@@ -351,6 +380,12 @@ def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
         if var.isupper() and name == "get":
             return f"{var} is enabled", f"{var} is not enabled", "env"
         if var.isupper() and name == "is_set":
+            return f"{var} is set", f"{var} is not set", "env"
+    # envs.is_set("X")
+    envs = isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "envs"
+    if name == "is_set" and envs and node.args:
+        var = literal(node.args[0])
+        if isinstance(var, str):
             return f"{var} is set", f"{var} is not set", "env"
     if name in ("get_bool_env_var", "get_int_env_var") and node.args:
         var = node.args[0]
@@ -414,7 +449,10 @@ def _path_probe(node: ast.Call, attrs: dict[str, str]) -> tuple[str, str] | None
 
 def _describe_probe(name: str, args, attrs: dict[str, str]) -> Said | None:
     """A platform, GPU or package probe by its name: `is_hip`, `is_sm100_supported`, ..."""
-    platforms, hardware = _probes(getattr(attrs, "profile", None))
+    platforms, hardware, models = _probes(getattr(attrs, "profile", None))
+    if name in models:  # `model_config.is_multimodal_model`: the kind of model served
+        kind = models[name]
+        return f"{_an(kind)} {kind} model", f"a model that is not {kind}", "model"
     if name in platforms:
         where = platforms[name]
         return f"on {where}", f"not on {where}", "platform"
@@ -434,9 +472,9 @@ def _describe_probe(name: str, args, attrs: dict[str, str]) -> Said | None:
 
 
 @functools.lru_cache(maxsize=16)
-def _probes(profile: Profile | None) -> tuple[dict[str, str], dict[str, str]]:
+def _probes(profile: Profile | None) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     profile = profile_or_default(profile)
-    return dict(profile.platforms), dict(profile.hardware)
+    return dict(profile.platforms), dict(profile.hardware), dict(profile.models)
 
 
 def _with_argument(words: str, args) -> str | None:

@@ -320,3 +320,55 @@ def test_a_tip_keeps_the_models_condition_and_drops_its_own_options():
     (tip,) = _by_message(_records(src), "Dual chunk models")["preventionTips"]
     assert tip.startswith("Set --attention-backend to dca when ") and "dual_chunk" in tip, tip
     assert "--attention-backend is set" not in tip
+
+
+@pytest.mark.parametrize(
+    ("test", "said"),
+    [
+        ("envs.VLLM_USE_V1", "VLLM_USE_V1 is enabled"),
+        ("not envs.VLLM_USE_V1", "VLLM_USE_V1 is not enabled"),
+        ("envs.VLLM_ATTENTION_BACKEND == 'FLASHINFER'", "VLLM_ATTENTION_BACKEND=FLASHINFER"),
+        ("envs.VLLM_ATTENTION_BACKEND != 'FLASHINFER'", "VLLM_ATTENTION_BACKEND is not FLASHINFER"),
+        ("envs.VLLM_DP_SIZE is None", "VLLM_DP_SIZE is not set"),
+        (
+            "envs.VLLM_ATTENTION_BACKEND in ('XFORMERS', 'FLASHINFER')",
+            "VLLM_ATTENTION_BACKEND is XFORMERS or FLASHINFER",
+        ),
+        ("envs.is_set('VLLM_USE_V1')", "VLLM_USE_V1 is set"),
+        ("'HOST_IP' in os.environ", "HOST_IP is set"),
+        ("'HOST_IP' not in os.environ", "HOST_IP is not set"),
+        # a variable's name alone on another object is no variable
+        ("config.VLLM_USE_V1", None),
+    ],
+)
+def test_a_module_of_environment_variables_reads_as_the_variables(test, said):
+    import ast
+
+    from kverr.records.conditions import describe, flag_attrs
+
+    got = describe(ast.parse(test, mode="eval").body, flag_attrs(()))
+    assert (got[0] if got else None) == said
+
+
+@pytest.mark.parametrize(
+    ("test", "said"),
+    [
+        ("model_config.is_multimodal_model", "a multimodal model"),
+        ("not self.model_config.is_multimodal_model", "a model that is not multimodal"),
+        ("use_mla", "an MLA model"),
+        ("model_config.is_moe", "an MoE model"),
+    ],
+)
+def test_a_property_of_the_served_model_reads_as_its_kind(test, said):
+    import ast
+
+    from kverr.records.conditions import describe, flag_attrs
+
+    from kverr.profile import load_profile
+
+    attrs = flag_attrs((), profile=load_profile("vllm"))
+    assert describe(ast.parse(test, mode="eval").body, attrs) == (
+        said,
+        describe(ast.parse(f"not ({test})", mode="eval").body, attrs)[0],
+        "model",
+    )
