@@ -98,6 +98,7 @@ _FIELDS: dict[str, tuple[tuple[str, str, tuple[Any, ...], str], ...]] = {
         ("platforms", "platforms", ("words",), "always"),
         ("hardware", "hardware", ("words",), "always"),
         ("models", "models", ("words",), "always"),
+        ("built", "built", ("idents",), "always"),
     ),
     "knowledge.catch": (
         ("import", "catch_import", ("as_text",), "always"),
@@ -250,6 +251,7 @@ class Profile:
     platforms: tuple[tuple[str, str], ...] = ()  # probe -> where it holds ("is_rocm" -> "ROCm")
     hardware: tuple[tuple[str, str], ...] = ()  # probe -> what it needs ("{0}": its first argument)
     models: tuple[tuple[str, str], ...] = ()  # model property -> its kind ("is_moe" -> "MoE")
+    built: tuple[str, ...] = ()  # objects the engine builds for every launch (`model_config`)
     earlier_checks: str = "all"  # "all" | "related": which passed checks feed the trigger and fix
     catch_import: str = ""  # tryCatchPattern: the import, the call that runs the checks, and the
     catch_call: str = ""  # files whose raises that call reaches

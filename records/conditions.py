@@ -127,6 +127,8 @@ def _atoms(node: ast.expr, holds: bool, attrs: dict[str, str]) -> list[Atom]:
         if isinstance(node.op, ast.And) == holds:
             return [a for v in node.values for a in _atoms(v, holds, attrs)]
         return [_opaque(node, holds, attrs)]
+    if holds == _is_built(node, attrs):
+        return []  # `self.model_config is not None`: the engine builds it for every launch
     flag = _flag_of(node, attrs)
     if flag:
         return [Atom(flag, "set" if holds else "unset")]
@@ -135,6 +137,23 @@ def _atoms(node: ast.expr, holds: bool, attrs: dict[str, str]) -> list[Atom]:
         if atom is not None:
             return [atom if holds else atom.negated()]
     return [_opaque(node, holds, attrs)]
+
+
+def _is_built(node: ast.expr, attrs: dict[str, str]) -> bool | None:
+    """True for a test that an object the engine builds for every launch is there (the
+    profile's `built`: `model_config`, `model_config is not None`), False for its negation,
+    None for any other test."""
+    built = profile_or_default(getattr(attrs, "profile", None)).built
+    positive = True
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.Is, ast.IsNot))
+        and is_none(node.comparators[0])
+    ):
+        positive, node = isinstance(node.ops[0], ast.IsNot), node.left
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+    return positive if name in built else None
 
 
 def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, str]) -> Atom | None:
@@ -193,7 +212,7 @@ def _fallback(node: ast.expr, attrs: dict[str, str]) -> list[str]:
 
 def _literal(node: ast.expr) -> Any:
     """The literal a flag is compared with, made hashable (atoms are deduplicated as keys)."""
-    value = literal(node)
+    value = literal(_dtype_names(node))
     if isinstance(value, list):
         value = tuple(value)
     try:
@@ -201,6 +220,23 @@ def _literal(node: ast.expr) -> Any:
     except TypeError:
         return NOT_LITERAL
     return value
+
+
+# A torch dtype an option is compared with, once the code has read the option's word into it:
+# `--dtype == torch.float32` is about the launch's `--dtype float32`.
+_DTYPE = re.compile(r"b?float\d*(?:_\w+)?|half|u?int\d+")
+
+
+def _dtype_names(node: ast.expr) -> ast.expr:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return type(node)([_dtype_names(e) for e in node.elts])  # type: ignore[call-arg]
+    if (
+        isinstance(node, ast.Attribute)
+        and getattr(node.value, "id", None) == "torch"
+        and _DTYPE.fullmatch(node.attr)
+    ):
+        return ast.Constant(node.attr)
+    return node
 
 
 def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
@@ -230,7 +266,8 @@ def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
 
 Said = tuple[str, str, str]  # (words when the condition holds, when it fails, topic)
 
-_SM_NAMES = {"90": "Hopper", "100": "Blackwell", "103": "Blackwell", "120": "RTX Blackwell"}
+_SM_NAMES = {"75": "Turing", "80": "Ampere", "86": "Ampere", "89": "Ada", "90": "Hopper",
+             "100": "Blackwell", "103": "Blackwell", "120": "RTX Blackwell"}  # fmt: skip
 _ARCH_NAMES = ("model_arch", "arch", "architecture", "architectures", "model_archs")
 
 
@@ -287,6 +324,9 @@ def _either(items: list[str]) -> str:
 
 
 def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
+    gpu = _capability(left, op, right)
+    if gpu:
+        return gpu
     positive = isinstance(op, (ast.In, ast.Eq))
     if not (positive or isinstance(op, (ast.NotIn, ast.NotEq, ast.Is, ast.IsNot))):
         return None
@@ -329,6 +369,30 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
 def _is_environ(node: ast.expr) -> bool:
     """`os.environ`."""
     return isinstance(node, ast.Attribute) and node.attr == "environ"
+
+
+def _capability(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
+    """`get_device_capability() == (7, 5)` (or `< (8, 0)`): the GPU generation, in words."""
+    value = literal(right)
+    if not (
+        isinstance(left, ast.Call)
+        and callee_name(left.func) == "get_device_capability"
+        and isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(v, int) for v in value)
+    ):
+        return None
+    sm = f"{value[0]}{value[1]}"
+    gpu = f"an SM{sm} ({_SM_NAMES[sm]}) GPU" if sm in _SM_NAMES else f"an SM{sm} GPU"
+    said = {
+        ast.Eq: (f"on {gpu}", f"not on {gpu}"),
+        ast.GtE: (f"on {gpu} or newer", f"on a GPU older than SM{sm}"),
+        ast.Lt: (f"on a GPU older than SM{sm}", f"on {gpu} or newer"),
+    }
+    if isinstance(op, ast.NotEq):
+        return f"not on {gpu}", f"on {gpu}", "hardware"
+    words = said.get(type(op))
+    return (*words, "hardware") if words else None
 
 
 def _an(word: str) -> str:

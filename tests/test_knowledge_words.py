@@ -337,6 +337,8 @@ def test_a_tip_keeps_the_models_condition_and_drops_its_own_options():
         ("envs.is_set('VLLM_USE_V1')", "VLLM_USE_V1 is set"),
         ("'HOST_IP' in os.environ", "HOST_IP is set"),
         ("'HOST_IP' not in os.environ", "HOST_IP is not set"),
+        ("current_platform.get_device_capability() == (7, 5)", "on an SM75 (Turing) GPU"),
+        ("current_platform.get_device_capability() < (8, 0)", "on a GPU older than SM80"),
         # a variable's name alone on another object is no variable
         ("config.VLLM_USE_V1", None),
     ],
@@ -372,3 +374,41 @@ def test_a_property_of_the_served_model_reads_as_its_kind(test, said):
         describe(ast.parse(f"not ({test})", mode="eval").body, attrs)[0],
         "model",
     )
+
+
+@pytest.mark.parametrize(
+    ("test", "holds", "kept"),
+    [
+        ("self.model_config is not None", True, 0),
+        ("self.model_config", True, 0),
+        ("self.model_config is None", False, 0),  # an early exit the launch passed
+        ("self.model_config is None", True, 1),  # (no launch gets here; said as code)
+        ("self.model_config is not None and self.model_config.is_moe", True, 1),
+        ("self.speculative_config is not None", True, 1),  # an option's config: a launch's choice
+    ],
+)
+def test_a_config_the_engine_builds_for_every_launch_is_no_condition(test, holds, kept):
+    from kverr.records.conditions import atoms_of, flag_attrs
+
+    from kverr.profile import load_profile
+
+    attrs = flag_attrs(("--speculative-config",), profile=load_profile("vllm"))
+    assert len(atoms_of(test, holds, attrs)) == kept
+
+
+@pytest.mark.parametrize(
+    ("test", "fact"),
+    [
+        ("self.model_config.dtype == torch.float32", ("--dtype", "==", "float32")),
+        (
+            "model_config.dtype in (torch.float16, torch.bfloat16)",
+            ("--dtype", "in", ("float16", "bfloat16")),
+        ),
+        ("model_config.dtype != torch.half", ("--dtype", "!=", "half")),
+    ],
+)
+def test_a_torch_dtype_an_option_is_compared_with_is_the_word_a_launch_writes(test, fact):
+    from kverr.records.conditions import atoms_of, flag_attrs
+
+    (atom,) = atoms_of(test, True, flag_attrs(("--dtype",)))
+    assert (atom.flag, atom.op, atom.value) == fact
