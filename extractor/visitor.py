@@ -627,6 +627,10 @@ class _ArgsRules:
         # that name is it, whatever holds it. Elsewhere only the known holders count.
         self.loose = mctx.launch
         self.copies = set(rules.launch_copies) if mctx.launch else set()
+        # a config held in another's field under a name of its own (`offload_config.uva`, the
+        # profile's code_fills): the path goes on through it
+        self.fills = tuple(path for path, _ in rules.code_fills)
+        self.filled_names = {path.rpartition(".")[2] for path in self.fills}
 
     def view(self, name: str) -> bool:
         return self.views.match(name) is not None
@@ -636,6 +640,11 @@ class _ArgsRules:
 
     def config_view(self, name: str) -> bool:
         return self.config_views.match(name) is not None
+
+    def held(self, base: str, name: str) -> bool:
+        """`base.name` ends with a code_fills path (`offload_config.uva`)."""
+        path = f".{base}.{name}"
+        return name in self.filled_names and any(path.endswith("." + f) for f in self.fills)
 
 
 def _args_params(node: cst.FunctionDef, rules: _ArgsRules, class_prefix: str | None) -> ArgsNames:
@@ -681,9 +690,13 @@ def _args_path(node: cst.BaseExpression, names: ArgsNames, rules: _ArgsRules) ->
             return _args_path(f.value, names, rules) if not node.args else None
         if isinstance(f, cst.Name) and rules.getter(f.value):  # get_global_server_args()
             return "" if not node.args else None
-    if isinstance(node, cst.Attribute) and rules.config_view(node.attr.value):
+    if isinstance(node, cst.Attribute) and (
+        rules.config_view(node.attr.value) or node.attr.value in rules.filled_names
+    ):
         base = _args_path(node.value, names, rules)
-        if base is not None:
+        if base is not None and (
+            rules.config_view(node.attr.value) or rules.held(base, node.attr.value)
+        ):
             return f"{base}.{node.attr.value}" if base else node.attr.value
     if rules.loose and isinstance(node, cst.Attribute):
         return _loose_path(node.attr.value, rules)
@@ -711,9 +724,11 @@ def _ast_args_path(node: ast.AST, names: ArgsNames, rules: _ArgsRules) -> str | 
             return _ast_args_path(f.value, names, rules) if not node.args else None
         if isinstance(f, ast.Name) and rules.getter(f.id):
             return "" if not node.args else None
-    if isinstance(node, ast.Attribute) and rules.config_view(node.attr):
+    if isinstance(node, ast.Attribute) and (
+        rules.config_view(node.attr) or node.attr in rules.filled_names
+    ):
         base = _ast_args_path(node.value, names, rules)
-        if base is not None:
+        if base is not None and (rules.config_view(node.attr) or rules.held(base, node.attr)):
             return f"{base}.{node.attr}" if base else node.attr
     if rules.loose and isinstance(node, ast.Attribute):
         return _loose_path(node.attr, rules)

@@ -241,3 +241,53 @@ def test_a_guard_keeps_no_backslash_continuation(sites) -> None:
 )
 def test_normalise_joins_continued_lines(source, one_line) -> None:
     assert normalise(source) == one_line
+
+
+HELD_ARGS = """
+from dataclasses import dataclass
+
+from pkg.config import OffloadConfig, UVAOffloadConfig
+
+
+@dataclass
+class EngineArgs:
+    cpu_offload_gb: float = UVAOffloadConfig.cpu_offload_gb
+    offload_mode: str = OffloadConfig.offload_mode
+"""
+
+HELD_CONFIG = """
+class UVAOffloadConfig:
+    cpu_offload_gb: float = 0
+
+
+class OffloadConfig:
+    offload_mode: str = "auto"
+    uva: UVAOffloadConfig = None
+
+    def __post_init__(self):
+        if self.offload_mode == "none" and self.uva.cpu_offload_gb > 0:
+            raise ValueError("offloading is off but a size is set")
+"""
+
+HELD_RUNNER = """
+class Runner:
+    def reload(self):
+        if self.offload_config.uva.cpu_offload_gb > 0:
+            raise ValueError("cannot reload weights offloaded to the host")
+"""
+
+
+def test_a_config_held_in_a_field_of_its_own_reads_as_the_flags_of_its_fields() -> None:
+    """OffloadConfig.uva holds a UVAOffloadConfig (the profile's code_fills), whose field a flag
+    class's default names: reads through it, in the config and in a model runner, are that
+    flag."""
+    files = [
+        SourceFile("pkg/engine/arg_utils.py", dedent(HELD_ARGS), "a" * 40),
+        SourceFile("pkg/config.py", dedent(HELD_CONFIG), "b" * 40),
+        # (a file on the launch path: a model runner, which holds the configs as it likes)
+        SourceFile("vllm/v1/worker/runner.py", dedent(HELD_RUNNER), "c" * 40),
+    ]
+    _, config, runner = extract_files(files, rules=RULES)
+    flags = {s.template.display(): s.flags for s in (*config.sites, *runner.sites)}
+    assert flags["offloading is off but a size is set"] == ("--offload-mode", "--cpu-offload-gb")
+    assert flags["cannot reload weights offloaded to the host"] == ("--cpu-offload-gb",)
