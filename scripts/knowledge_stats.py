@@ -14,6 +14,10 @@ trigger, "<value>" or "(no extra flags)" placeholders in exampleFix, validationC
 compile, an exampleFix that only deletes a flag, a notice "fixed" by giving up a feature).
 Run it before and after a change to records/knowledge/ and compare.
 
+`--sample N` prints, instead, a review sheet of N records other than the parser's (`--seed S`,
+20261207 unless given, draws the same ones from the same dataset): each with its source, its
+message and every knowledge field, for a maintainer to grade.
+
 `--steps` compares builds of the same source made by successive versions of kverr (one per
 change): for each step, how many records its change touched (any knowledge field differs from
 the step before, by record id), per field, next to the headline figures. Build each step
@@ -23,6 +27,7 @@ with the same command, e.g. `kverr build --git MIRROR --rev 3d3a32c0b --out /tmp
 from __future__ import annotations
 
 import json
+import random
 import re
 import sys
 from collections import Counter
@@ -290,7 +295,47 @@ def show_steps(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+SHEET_FIELDS = ("documentation", "commonSituations", "triggerScenarios", "solutions",
+                "preventionTips", "exampleFix", "verification")  # fmt: skip
+
+
+def sample(records: list[dict], n: int, seed: int) -> list[dict]:
+    """`n` records other than the parser's, drawn with `seed` from the records in id order."""
+    pool = sorted((r for r in records if r.get("kind") != "argparse"), key=lambda r: r["id"])
+    return random.Random(seed).sample(pool, min(n, len(pool)))
+
+
+def sheet(rec: dict) -> str:
+    """One record as a reviewer reads it: where, what it says, its code, every field."""
+    head = f"{rec['id']} {rec['kind']} {rec['severity']} {rec['filePath']}:{rec['lineNumber']}"
+    lines = [head, f"flags: {' '.join(rec.get('flags') or []) or '-'}"]
+    lines.append(f"message: {rec.get('errorMessage') or '-'}")
+    lines += ["source:", *("  | " + ln for ln in (rec.get("sourceCode") or "").splitlines())]
+    for field in SHEET_FIELDS:
+        value = rec.get(field)
+        if isinstance(value, list):
+            lines += [f"{field}:", *(f"  - {v}" for v in value)] if value else [f"{field}: -"]
+        elif isinstance(value, dict):
+            lines.append(f"{field}: {json.dumps(value, sort_keys=True)}")
+        else:
+            lines += [f"{field}:", *("  " + ln for ln in (value or "-").splitlines())]
+    return "\n".join(lines)
+
+
+def _option(argv: list[str], name: str, default: int) -> int:
+    at = argv.index(name) if name in argv else -1
+    return int(argv[at + 1]) if 0 <= at < len(argv) - 1 and argv[at + 1].isdigit() else default
+
+
 def main(argv: list[str]) -> int:
+    if "--sample" in argv:
+        n, seed = _option(argv, "--sample", 30), _option(argv, "--seed", 20261207)
+        args = [a for a in argv if not a.startswith("--") and a not in (str(n), str(seed))]
+        if len(args) != 1:
+            print("usage: knowledge_stats.py DATASET_DIR --sample N [--seed S]", file=sys.stderr)
+            return 2
+        print("\n\n".join(sheet(r) for r in sample(load(Path(args[0])), n, seed)))
+        return 0
     args = [a for a in argv if not a.startswith("--")]
     if "--steps" in argv:
         pairs = [a.partition("=") for a in args]

@@ -78,3 +78,18 @@ def test_verification_figures_count_statuses_and_fixes_shown_unverified():
     shown = sum(bool(r["exampleFix"]) for r in marked if r["verification"] != done)
     assert v["fixShownUnverified"] == shown
     assert "verification: 1 verified" in ks.show(ks.stats(marked))
+
+
+def test_a_review_sample_draws_the_same_records_for_the_same_seed(tmp_path, capsys):
+    ks = _script()
+    recs = _records(WORDS.read_text(encoding="utf-8"))
+    data = _write(tmp_path / "d", recs)
+    first = [r["id"] for r in ks.sample(ks.load(data), 5, 7)]
+    assert first == [r["id"] for r in ks.sample(ks.load(data), 5, 7)]
+    assert len(set(first)) == 5 and all(r["kind"] != "argparse" for r in ks.sample(recs, 5, 7))
+    assert ks.main([str(data), "--sample", "3", "--seed", "7"]) == 0
+    out = capsys.readouterr().out
+    shown = [r["id"] for r in ks.sample(ks.load(data), 3, 7)]
+    assert all(rid in out for rid in shown)
+    for field in ("message:", "source:", *(f + ":" for f in ks.SHEET_FIELDS)):
+        assert out.count(field) >= 3, field
