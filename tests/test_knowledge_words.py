@@ -412,3 +412,41 @@ def test_a_torch_dtype_an_option_is_compared_with_is_the_word_a_launch_writes(te
 
     (atom,) = atoms_of(test, True, flag_attrs(("--dtype",)))
     assert (atom.flag, atom.op, atom.value) == fact
+
+
+EFFECTIVE = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def __post_init__(self):
+        self._resolve_io()
+
+    def _resolve_io(self) -> bool:
+        if self.io_backend != "kernel":
+            return False
+        effective = self.decode_backend or self.backend
+        if effective != "fa3":
+            return False
+        if self.decode_backend is not None:
+            self.io_backend = "direct"
+            logger.warning("FA3 decode is not compatible with the kernel io backend.")
+            return True
+        return False
+
+
+def add_cli_args(parser):
+    parser.add_argument("--io-backend", type=str, default="kernel", help="The IO backend.")
+    parser.add_argument("--decode-backend", type=str, default=None, help="The decode backend.")
+    parser.add_argument("--backend", type=str, default=None, help="The backend.")
+"""
+
+
+def test_a_value_the_path_needs_is_not_lost_to_a_later_test_that_the_option_is_set():
+    # `effective != "fa3": return` then `if self.decode_backend is not None`: fa3 is the point
+    (rec,) = _records(EFFECTIVE)
+    assert rec["triggerScenarios"] == (
+        "Launching with --io-backend=kernel and --decode-backend=fa3 (falling back to --backend)."
+    )

@@ -122,14 +122,24 @@ def _noted(a: Atom) -> str:
 
 def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
     """Drop a fact that a later one about the same flag implies or refines
-    (`--x set` then `--x > 4`; `--x other than a` then `--x=b`)."""
+    (`--x set` then `--x > 4`; `--x other than a` then `--x=b`), and a bare `--x set` that a
+    fact about its value implies wherever it stands (`--x=fa3` then `--x is not None`)."""
     out = []
     for i, a in enumerate(atoms):
+        same = [b for j, b in enumerate(atoms) if j != i and a.flag and b.flag == a.flag]
         later = [b for b in atoms[i + 1 :] if a.flag and b.flag == a.flag]
-        if any(b.op == "==" for b in later) or (a.positive and later):
+        if any(b.op == "==" for b in later):
+            continue
+        if a.positive and any(_only_set(a) or not _only_set(b) for b in later):
+            continue
+        if _only_set(a) and any(b.positive and not _only_set(b) for b in same):
             continue
         out.append(a)
     return out
+
+
+def _only_set(a: Atom) -> bool:
+    return a.op in ("set", "is not None")
 
 
 def common_situations(f: Facts) -> str:
