@@ -13,7 +13,7 @@ import bisect
 import copy
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,7 +30,7 @@ from kverr.records.names import (
     value_flags,
 )
 
-from kverr.ftypes import Guard, Profile, Site
+from kverr.ftypes import FlagDecl, Guard, Profile, Site
 
 _NEGATE = {
     "set": "unset", "unset": "set", "==": "!=", "!=": "==", "in": "not in", "not in": "in",
@@ -165,6 +165,7 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
     name = _CMP.get(type(op))
     if name is None:
         return None
+    left, right = _case_folded(left), _case_folded(right)
     flag, value = _flag_of(left, attrs), _literal(right)
     if flag is None and name in _FLIP:  # `1 < cfg.x` reads as `cfg.x > 1`
         flag, value, name = _flag_of(right, attrs), _literal(left), _FLIP[name]
@@ -181,6 +182,19 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
             tuple(sorted(value, key=repr)) if isinstance(value, (set, frozenset)) else tuple(value)
         )
     return Atom(flag, name, value)
+
+
+def _case_folded(node: ast.expr) -> ast.expr:
+    """`x.lower()` / `x.upper()` / `x.strip()` as `x`: the check compares the option's own
+    word, only made case-blind (`--tokenizer-mode.lower() not in ['auto', 'slow']`)."""
+    if (
+        isinstance(node, ast.Call)
+        and not node.args
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("lower", "upper", "strip")
+    ):
+        return node.func.value
+    return node
 
 
 def _flag_of(node: ast.expr, attrs: dict[str, str]) -> str | None:
@@ -223,20 +237,26 @@ def _literal(node: ast.expr) -> Any:
 
 
 # A torch dtype an option is compared with, once the code has read the option's word into it:
-# `--dtype == torch.float32` is about the launch's `--dtype float32`.
+# `--dtype == torch.float32` is about the launch's `--dtype float32` (enum members likewise).
 _DTYPE = re.compile(r"b?float\d*(?:_\w+)?|half|u?int\d+")
 
 
 def _dtype_names(node: ast.expr) -> ast.expr:
+    """`torch.float32` as "float32", an enum's member (`CUDAGraphMode.NONE`) as "NONE": the
+    word a launch gives the option, where the code compares what it made of it."""
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         return type(node)([_dtype_names(e) for e in node.elts])  # type: ignore[call-arg]
-    if (
-        isinstance(node, ast.Attribute)
-        and getattr(node.value, "id", None) == "torch"
-        and _DTYPE.fullmatch(node.attr)
-    ):
-        return ast.Constant(node.attr)
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return node
+    owner, member = node.value.id, node.attr
+    if owner == "torch" and _DTYPE.fullmatch(member):
+        return ast.Constant(member)
+    if owner.lstrip("_")[:1].isupper() and _MEMBER.fullmatch(member):
+        return ast.Constant(member)
     return node
+
+
+_MEMBER = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
@@ -719,6 +739,22 @@ def readings(
                 out[i] = Reading(out[i].guard, out[i].atoms, "direct")
                 break
     return _chain_values(out)
+
+
+def as_declared(out: Sequence[Reading], decls: Mapping[str, FlagDecl]) -> list[Reading]:
+    """The readings with each value an option is compared with spelled as the option declares
+    it: an enum's member (`MambaBackendEnum.TRITON`, read "TRITON") is the choice `triton`."""
+
+    def spelled(a: Atom) -> Atom:
+        decl = decls.get(a.flag or "")
+        choices = {str(c).lower(): c for c in (decl.choices or ())} if decl else {}
+        if not choices:
+            return a
+        one = lambda v: choices.get(v.lower(), v) if isinstance(v, str) else v  # noqa: E731
+        value = tuple(map(one, a.value)) if isinstance(a.value, tuple) else one(a.value)
+        return a if value == a.value else replace(a, value=value)
+
+    return [replace(r, atoms=tuple(map(spelled, r.atoms))) for r in out]
 
 
 def _chain_values(out: list[Reading]) -> list[Reading]:

@@ -260,10 +260,10 @@ COMPOUND_BEFORES = [
     # a conjunction that fails: its first side failing
     ("if not (self.enable_x and self.tp_size > 2):\n    raise ValueError('both needed')",
      "both needed", []),  # leaving --enable-x out already makes it fail
-    # a value compared after case folding: the text as written
+    # a value compared after case folding: the choice the option declares (as a launch writes it)
     ("if isinstance(self.attention_backend, str) and self.attention_backend.upper() == 'FA4':\n"
      "    raise ValueError('FA4 was removed')",
-     "was removed", ["--attention-backend", "FA4"]),
+     "was removed", ["--attention-backend", "fa4"]),
 ]  # fmt: skip
 
 

@@ -405,12 +405,19 @@ def test_a_config_the_engine_builds_for_every_launch_is_no_condition(test, holds
             ("--dtype", "in", ("float16", "bfloat16")),
         ),
         ("model_config.dtype != torch.half", ("--dtype", "!=", "half")),
+        # an enum's member is the word a launch gives (`--cudagraph-mode NONE`)
+        ("self.cudagraph_mode == CUDAGraphMode.NONE", ("--cudagraph-mode", "==", "NONE")),
+        # a case-blind comparison compares the option's own word
+        (
+            "self.tokenizer_mode.lower() not in ['auto', 'slow']",
+            ("--tokenizer-mode", "not in", ("auto", "slow")),
+        ),
     ],
 )
 def test_a_torch_dtype_an_option_is_compared_with_is_the_word_a_launch_writes(test, fact):
     from kverr.records.conditions import atoms_of, flag_attrs
 
-    (atom,) = atoms_of(test, True, flag_attrs(("--dtype",)))
+    (atom,) = atoms_of(test, True, flag_attrs(("--dtype", "--cudagraph-mode", "--tokenizer-mode")))
     assert (atom.flag, atom.op, atom.value) == fact
 
 
@@ -450,3 +457,48 @@ def test_a_value_the_path_needs_is_not_lost_to_a_later_test_that_the_option_is_s
     assert rec["triggerScenarios"] == (
         "Launching with --io-backend=kernel and --decode-backend=fa3 (falling back to --backend)."
     )
+
+
+@pytest.mark.parametrize(
+    ("test", "holds", "fix"),
+    [
+        ("--tp % --dcp != 0", True, "Make --tp a multiple of --dcp"),
+        ("--dp-local > --dp", True, "Make --dp-local at most --dp"),
+        ("--rank < --nodes", False, "Make --rank less than --nodes"),
+        ("--x != --x", True, "Change --x so that `--x != --x` is false"),
+        ("64 % --page != 0", True, "Make --page a divisor of 64"),
+        (
+            "--a > some_helper(--b)",
+            True,
+            "Change --a and --b so that `--a > some_helper(--b)` is false",
+        ),
+    ],
+)
+def test_a_comparison_of_options_is_fixed_in_words(test, holds, fix):
+    from kverr.records.conditions import Atom
+    from kverr.records.knowledge.fixes import fix_words
+
+    flags = tuple(
+        dict.fromkeys(
+            w for w in test.replace("(", " ").replace(")", " ").split() if w.startswith("--")
+        )
+    )
+    assert fix_words(Atom(None, "expr", text=test, holds=holds, flags=flags), {}) == fix
+
+
+def test_an_enum_member_reads_as_the_choice_the_option_declares():
+    from kverr.records.conditions import as_declared, readings
+
+    from kverr.ftypes import FlagDecl, Guard, Part, Site, Template
+
+    guard = Guard("self.mamba_backend == MambaBackend.TRITON", True, "if", 3, ("--mamba-backend",))
+    site = Site(
+        "raise", "cfg.py", 4, 4, 0, 0, "Cfg.check", "ValueError", "error",
+        Template((Part(text="no triton here"),)), "raise ValueError('no triton here')",
+        guards=(guard,), flags=("--mamba-backend",),
+    )  # fmt: skip
+    decls = {
+        "--mamba-backend": FlagDecl("--mamba-backend", "mamba_backend", choices=("triton", "fa"))
+    }
+    (direct,) = as_declared(readings(site), decls)
+    assert [(a.flag, a.op, a.value) for a in direct.atoms] == [("--mamba-backend", "==", "triton")]

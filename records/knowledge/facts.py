@@ -13,6 +13,7 @@ from kverr.extractor.pysource import NOT_LITERAL, literal
 from kverr.records.conditions import (
     Atom,
     Reading,
+    as_declared,
     dest_of,
     earlier_checks,
     readings,
@@ -108,12 +109,13 @@ def facts_for(
 ) -> Facts:
     profile = profile_or_default(profile)
     literal = " ".join(p.text or "" for p in site.template.parts if p.is_literal)
+    decls = _without_reassigned(decls or {}, site)  # shared, read-only: one map per build
     return Facts(
         site=site,
         message=site.template.display(),
         literal=" ".join(literal.split()),
-        readings=tuple(readings(site, earlier_checks(site, siblings), profile)),
-        decls=_without_reassigned(decls or {}, site),  # shared, read-only: one map per build
+        readings=tuple(as_declared(readings(site, earlier_checks(site, siblings), profile), decls)),
+        decls=decls,
         pattern=pattern,
         profile=profile,
         docs=docs,

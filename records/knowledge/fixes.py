@@ -140,6 +140,10 @@ def _probe_fix(atom: Atom) -> str:
         return _env_fix(goal)
     if atom.topic or not atom.flags or "{" in goal:
         return ""  # the model, a file (handled apart), code that reads no flag, or a set literal
+    kept = _keep_expr(atom.text, not atom.holds)  # ("keep --tp-size a multiple of --dp-size")
+    if kept:
+        made = kept.removeprefix("keep ").replace(" below ", " less than ")
+        return "Make " + made.replace(" above ", " greater than ")
     return f"Change {join_words(list(atom.flags))} so that {goal}"
 
 
@@ -498,9 +502,12 @@ def _keep_expr(text: str, holds: bool) -> str:
         and op is ast.Eq
     ):
         a, b = _side(left.left, flags), _side(left.right, flags)
+        if a and b and not a.startswith("--") and b.startswith("--"):
+            return f"keep {b} a divisor of {a}"  # (`64 % --page-width`: 64 is no option)
         return f"keep {a} a multiple of {b}" if a and b else ""
     a, b = _side(left, flags), _side(right, flags)
-    return f"keep {a} {_KEEP[op]} {b}" if a and b else ""
+    # (`x != x` over two objects that read as one option says nothing in words)
+    return f"keep {a} {_KEEP[op]} {b}" if a and b and a != b else ""
 
 
 def _side(node: ast.expr, flags: dict[str, str]) -> str:
