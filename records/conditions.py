@@ -416,8 +416,8 @@ def _capability(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
 
 
 def _an(word: str) -> str:
-    if word[:1].isupper() and any(c.isupper() for c in word[1:3]):  # an initialism is read
-        # letter by letter: "an MLA model", "an MoE model"
+    # an initialism is read letter by letter: "an MLA model", "an MoE model" ("a MiMoV2Flash")
+    if word[:2].isupper() or (len(word) <= 4 and word[:1].isupper() and not word[1:].islower()):
         return "an" if word[0] in "AEFHILMNORSX" else "a"
     return "an" if word[:1].lower() in "aeio" else "a"
 

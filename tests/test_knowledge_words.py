@@ -359,6 +359,7 @@ def test_a_module_of_environment_variables_reads_as_the_variables(test, said):
         ("not self.model_config.is_multimodal_model", "a model that is not multimodal"),
         ("use_mla", "an MLA model"),
         ("model_config.is_moe", "an MoE model"),
+        ("model_arch == 'MiMoV2FlashForCausalLM'", "a MiMoV2FlashForCausalLM model"),
     ],
 )
 def test_a_property_of_the_served_model_reads_as_its_kind(test, said):
