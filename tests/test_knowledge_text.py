@@ -242,3 +242,24 @@ def test_an_authors_tag_and_a_names_spelling_are_kept_out_of_the_prose():
         == "paged_v2 does not support page_size 1"
     )
     assert capitalised("the page is full") == "The page is full"
+
+
+NAMED_IN_WORDS = """
+class ServerArgs:
+    def check(self):
+        if self.executor_backend is None and self.tensor_parallel_size > gpu_count():
+            raise ValueError(
+                f"Tensor parallel size ({self.world_size}) cannot be larger than"
+                " the number of GPUs"
+            )
+
+
+def add_cli_args(parser):
+    parser.add_argument("--executor-backend", type=str, help="How workers are started.")
+    parser.add_argument("--tensor-parallel-size", type=int, default=1, help="The TP size.")
+"""
+
+
+def test_an_option_the_message_names_in_words_is_what_it_is_about():
+    (rec,) = _records(NAMED_IN_WORDS)
+    assert rec["meaning"]["what"] == "--tensor-parallel-size: the TP size."

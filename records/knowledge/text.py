@@ -79,10 +79,12 @@ def feature_flags(f: Facts) -> list[str]:
     return [fl for fl in flags if fl != model] + [fl for fl in flags if fl == model]
 
 
-def _named_at(flag: str, decl: FlagDecl | None, message: str) -> int:
-    """Where the message first names `flag`: its option string, or its dest as code (in a
-    placeholder, or a word with an underscore: `max_loaded_loras={...}`); past the end when
-    it does not (a dest such as `kernel` is also a plain word)."""
+def _named_at(flag: str, decl: FlagDecl | None, message: str) -> tuple[int, int]:
+    """How and where the message first names `flag`, as a sort key: (0, at) by its option
+    string or its dest as code (in a placeholder, or a word with an underscore:
+    `max_loaded_loras={...}`); (1, at) by its words only ("Tensor parallel size (...) cannot
+    be larger" names --tensor-parallel-size; an option named outright comes first); (2, 0)
+    when it does not (a one-word option such as `kernel` is also a plain word)."""
     at = [m.start() for m in [re.search(re.escape(flag) + r"(?![\w-])", message)] if m]
     dest = decl.dest if decl is not None else ""
     dest = dest.rpartition(".")[2]  # (a config's field by its own name: `num_speculative_tokens`)
@@ -95,7 +97,19 @@ def _named_at(flag: str, decl: FlagDecl | None, message: str) -> int:
                 if found:
                     at.append(m.start() + found.start())
                     break
-    return min(at, default=len(message) + 1)
+    if at:
+        return 0, min(at)
+    words = flag.lstrip("-").rpartition(".")[2].replace("_", "-").split("-")
+    if len(words) > 1:
+        said = re.search(r"(?<![\w-])" + r"[ _-]".join(map(re.escape, words)) + r"(?![\w-])",
+                         message, re.I)  # fmt: skip
+        if said:
+            return 1, said.start()
+    return 2, 0
+
+
+def _named(flag: str, decl: FlagDecl | None, message: str) -> bool:
+    return _named_at(flag, decl, message)[0] < 2
 
 
 def model_option(profile: Profile) -> str:
@@ -120,8 +134,7 @@ def meaning(f: Facts) -> dict[str, str]:
     described = [
         fl
         for fl in flags
-        if fl != model
-        and (fl not in left or _named_at(fl, f.decls.get(fl), f.message) <= len(f.message))
+        if fl != model and (fl not in left or _named(fl, f.decls.get(fl), f.message))
     ] or [fl for fl in flags[:1] if fl == model]
     if f.served:
         # A request's own value fails it ("data_parallel_rank must be non-negative"): the
@@ -129,9 +142,7 @@ def meaning(f: Facts) -> dict[str, str]:
         tested = {a.flag for a in f.direct if a.flag} | {fl for a in f.direct for fl in a.flags}
         around = {a.flag for a in f.context if a.flag} - tested
         described = [
-            fl
-            for fl in described
-            if fl not in around or _named_at(fl, f.decls.get(fl), f.message) <= len(f.message)
+            fl for fl in described if fl not in around or _named(fl, f.decls.get(fl), f.message)
         ]
     said = [(fl, w) for fl, w in ((fl, what_is(fl, f)) for fl in described) if w][:1]
     # A check of a combination is about two features: besides the flag its message names
