@@ -263,3 +263,29 @@ def add_cli_args(parser):
 def test_an_option_the_message_names_in_words_is_what_it_is_about():
     (rec,) = _records(NAMED_IN_WORDS)
     assert rec["meaning"]["what"] == "--tensor-parallel-size: the TP size."
+
+
+@pytest.mark.parametrize(
+    ("message", "why"),
+    [
+        ("topk > 1 with page_size > 1 is unstable and produces incorrect results for paged "
+         "backends. This combination is only supported for the 'flashinfer' backend.",
+         "topk > 1 with page_size > 1 is unstable and produces incorrect results for paged backends."),
+        ("Sequence parallelism with pipeline parallelism will likely lead to an error.",
+         "Sequence parallelism with pipeline parallelism will likely lead to an error."),
+        # the refusal alone explains nothing
+        ("Sequence parallelism is not supported with pipeline parallelism.", None),
+    ],
+)  # fmt: skip
+def test_what_goes_wrong_in_the_first_sentence_is_the_reason(message, why):
+    from kverr.records.knowledge.facts import facts_for
+    from kverr.records.knowledge.text import message_reasons
+
+    from kverr.ftypes import Part, Site, Template
+
+    site = Site(
+        "raise", "a.py", 1, 1, 0, 0, "f", "ValueError", "error",
+        Template((Part(text=message),)), "raise ValueError(...)",
+    )  # fmt: skip
+    got = message_reasons(facts_for(site))
+    assert (got[0] if got else None) == (why and why[0].upper() + why[1:])

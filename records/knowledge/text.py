@@ -374,7 +374,21 @@ def message_reasons(f: Facts) -> list[str]:
     for s in sentences[1:]:
         if _explains(s) and not _IMPERATIVE.match(s):
             out.append(s.rstrip(" .") + ".")
+    first = sentences[0] if sentences else ""
+    if _CONSEQUENCE.search(first) and "{" not in first and len(first.split()) >= 6:
+        # "X with Y is unstable and produces incorrect results for ...": what goes wrong
+        out.insert(0, capitalised(first.rstrip(" .")) + ".")
     return list(dict.fromkeys(out))
+
+
+# What goes wrong with the refused launch, said in the message's first sentence (which is
+# otherwise the refusal itself, no explanation)
+_CONSEQUENCE = re.compile(
+    r"\b(?:is unstable|produces? (?:incorrect|wrong|garbage)|(?:may|can|will|would|could)"
+    r"(?: likely)? (?:lead to|cause|result in|produce|crash|hang|corrupt|deadlock)|"
+    r"(?:leads|led) to (?:an? )?(?:error|crash|hang|incorrect|wrong))",
+    re.I,
+)
 
 
 # (an adverb after the request is part of it: "Please manually install torch 2.6.x")
