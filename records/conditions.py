@@ -306,7 +306,11 @@ def describe(node: ast.expr, attrs: dict[str, str]) -> Said | None:
     if isinstance(node, ast.BoolOp):
         return _describe_boolop(node, attrs)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return _describe_compare(node.left, node.ops[0], node.comparators[0])
+        return _describe_compare(node.left, node.ops[0], node.comparators[0]) or _contains(
+            node, attrs
+        )
+    if isinstance(node, ast.Compare) and len(node.ops) == 2:
+        return _interval(node, attrs)
     if isinstance(node, ast.Call):
         return _describe_call(node, attrs)
     if isinstance(node, ast.Name):
@@ -389,6 +393,33 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
 def _is_environ(node: ast.expr) -> bool:
     """`os.environ`."""
     return isinstance(node, ast.Attribute) and node.attr == "environ"
+
+
+def _interval(node: ast.Compare, attrs: dict[str, str]) -> Said | None:
+    """`0 < x <= 1.0` over an option: "--x within (0, 1.0]" / "--x outside (0, 1.0]"."""
+    low, high = literal(node.left), literal(node.comparators[1])
+    flag = _flag_of(node.comparators[0], attrs)
+    lt = (ast.Lt, ast.LtE)
+    if not (flag and all(isinstance(op, lt) for op in node.ops)):
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)):
+        return None
+    opened = "(" if isinstance(node.ops[0], ast.Lt) else "["
+    closed = ")" if isinstance(node.ops[1], ast.Lt) else "]"
+    shown = f"{opened}{show_value(low)}, {show_value(high)}{closed}"
+    return f"{flag} within {shown}", f"{flag} outside {shown}", "flags"
+
+
+def _contains(node: ast.Compare, attrs: dict[str, str]) -> Said | None:
+    """`'gemma-2' in x.lower()` over an option: "--x contains gemma-2"."""
+    op, text = node.ops[0], literal(node.left)
+    flag = _flag_of(_case_folded(node.comparators[0]), attrs)
+    if not (flag and isinstance(text, str) and isinstance(op, (ast.In, ast.NotIn))):
+        return None
+    shown = text if re.fullmatch(r"\w[\w.+-]*", text) else repr(text)  # (`' '`: a space)
+    # (no "flags" topic: "Launch with --x contains y" is no fix; the words are the goal)
+    said = (f"{flag} contains {shown}", f"{flag} does not contain {shown}", "")
+    return said if isinstance(op, ast.In) else (said[1], said[0], "")
 
 
 def _capability(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:

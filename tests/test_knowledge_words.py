@@ -339,6 +339,10 @@ def test_a_tip_keeps_the_models_condition_and_drops_its_own_options():
         ("'HOST_IP' not in os.environ", "HOST_IP is not set"),
         ("current_platform.get_device_capability() == (7, 5)", "on an SM75 (Turing) GPU"),
         ("current_platform.get_device_capability() < (8, 0)", "on a GPU older than SM80"),
+        ("0 < self.ratio <= 1.0", "--ratio within (0, 1.0]"),
+        ("not 0 <= self.ratio < 1", "--ratio outside [0, 1)"),
+        ("'gemma-2' in self.model_path.lower()", "--model-path contains gemma-2"),
+        ("' ' not in self.model_path", "--model-path does not contain ' '"),
         # a variable's name alone on another object is no variable
         ("config.VLLM_USE_V1", None),
     ],
@@ -348,7 +352,7 @@ def test_a_module_of_environment_variables_reads_as_the_variables(test, said):
 
     from kverr.records.conditions import describe, flag_attrs
 
-    got = describe(ast.parse(test, mode="eval").body, flag_attrs(()))
+    got = describe(ast.parse(test, mode="eval").body, flag_attrs(("--ratio", "--model-path")))
     assert (got[0] if got else None) == said
 
 

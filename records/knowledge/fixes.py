@@ -144,6 +144,8 @@ def _probe_fix(atom: Atom) -> str:
     if kept:
         made = kept.removeprefix("keep ").replace(" below ", " less than ")
         return "Make " + made.replace(" above ", " greater than ")
+    if len(atom.flags) == 1 and goal.startswith(atom.flags[0] + " "):
+        goal = "it" + goal.removeprefix(atom.flags[0])  # "so that it does not contain ' '"
     return f"Change {join_words(list(atom.flags))} so that {goal}"
 
 
