@@ -176,8 +176,8 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
         # words, where "--x=True" is no command line for a switch
         return Atom(flag, "set" if name == "==" else "unset")
     if name in ("in", "not in"):
-        if not isinstance(value, (tuple, list, set, frozenset)):
-            return None
+        if not isinstance(value, (tuple, list, set, frozenset)) or not value:
+            return None  # (`x in ()` is no fact about a value: said as code)
         value = (
             tuple(sorted(value, key=repr)) if isinstance(value, (set, frozenset)) else tuple(value)
         )
@@ -1003,7 +1003,7 @@ class _Elide(ast.NodeTransformer):
 
 
 def or_list(values: tuple) -> str:
-    shown = [show_value(v) for v in values]
+    shown = [show_value(v) for v in values] or ["no value"]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 

@@ -507,3 +507,11 @@ def test_an_enum_member_reads_as_the_choice_the_option_declares():
     }
     (direct,) = as_declared(readings(site), decls)
     assert [(a.flag, a.op, a.value) for a in direct.atoms] == [("--mamba-backend", "==", "triton")]
+
+
+def test_a_test_against_an_empty_collection_is_no_fact_about_the_value():
+    from kverr.records.conditions import atoms_of, flag_attrs, or_list
+
+    (atom,) = atoms_of("self.backend.lower() in ()", True, flag_attrs(("--backend",)))
+    assert atom.flag is None and atom.flags == ("--backend",)
+    assert or_list(()) == "no value"
