@@ -289,3 +289,27 @@ def test_what_goes_wrong_in_the_first_sentence_is_the_reason(message, why):
     )  # fmt: skip
     got = message_reasons(facts_for(site))
     assert (got[0] if got else None) == (why and why[0].upper() + why[1:])
+
+
+MODEL_NOTICE = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def __post_init__(self):
+        if "gemma" in self.model_path.lower():
+            logger.info("Using triton attention for this model.")
+            self.attention_backend = "triton"
+
+
+def add_cli_args(parser):
+    parser.add_argument("--model-path", type=str, help="The path of the model weights.")
+    parser.add_argument("--attention-backend", type=str, default=None, help="The kernels.")
+"""
+
+
+def test_a_notice_about_the_model_served_says_what_the_project_does_not_what_a_model_is():
+    (rec,) = _records(MODEL_NOTICE)
+    assert rec["documentation"] == "SGLang sets --attention-backend to triton for this launch."

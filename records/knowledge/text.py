@@ -127,15 +127,16 @@ def meaning(f: Facts) -> dict[str, str]:
     explains, else a rule the docs state about these flags), `instead` what the project does
     (a notice). Never a restated help text or an unrelated helper's docstring."""
     flags = feature_flags(f)
-    # the first of them the docs or its help describe (the model option only when alone: it
-    # names what is served, not the feature)
+    instead = notices.did(f) if notices.is_notice(f) else ""
+    # the first of them the docs or its help describe (the model option only when alone, and
+    # not for a notice that says what the project does: it names what is served, no feature)
     model = model_option(f.profile)
     left = _left_as_is(f)
     described = [
         fl
         for fl in flags
         if fl != model and (fl not in left or _named(fl, f.decls.get(fl), f.message))
-    ] or [fl for fl in flags[:1] if fl == model]
+    ] or [fl for fl in flags[:1] if fl == model and not instead]
     if f.served:
         # A request's own value fails it ("data_parallel_rank must be non-negative"): the
         # launch option it runs under says where the check is, not what it is about.
@@ -168,7 +169,6 @@ def meaning(f: Facts) -> dict[str, str]:
             if not any(_restates(text, p) for p in (what, *whys)):
                 whys.append(text)
                 break
-    instead = notices.did(f) if notices.is_notice(f) else ""
     parts = {"what": what, "why": _code_names(" ".join(whys)), "instead": instead}
     return {k: v for k, v in parts.items() if v}
 
