@@ -891,8 +891,8 @@ def cli_arg(
         return f"{flag}={choices[0]}" if choices else f"{flag}=<value>"
     if op in ("!=", "not in") and choices:
         banned = value if op == "not in" else (value,)
-        for c in choices:
-            if c not in {show_value(b) for b in banned}:
+        for c in choices:  # (a None among the choices is leaving the option out: no word)
+            if c not in {show_value(b) for b in banned} and c not in (None, "None"):
                 return f"{flag}={c}"
     return None
 

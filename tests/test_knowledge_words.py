@@ -515,3 +515,12 @@ def test_a_test_against_an_empty_collection_is_no_fact_about_the_value():
     (atom,) = atoms_of("self.backend.lower() in ()", True, flag_attrs(("--backend",)))
     assert atom.flag is None and atom.flags == ("--backend",)
     assert or_list(()) == "no value"
+
+
+def test_a_value_outside_a_list_is_never_the_none_among_the_choices():
+    from kverr.records.conditions import cli_arg
+
+    choices = ("None", "awq", "gptq", "squeezellm")
+    assert cli_arg("--quantization", "not in", ("awq", "squeezellm"), choices=choices) == (
+        "--quantization=gptq"
+    )
