@@ -489,6 +489,9 @@ def _env_name(node: ast.expr) -> str | None:
 def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
     name = callee_name(node.func) or ""
     func = node.func
+    # getattr(hf_config, "is_encoder_decoder", False): the attribute it reads
+    if name == "getattr" and len(node.args) >= 2 and isinstance(literal(node.args[1]), str):
+        return _describe_probe(literal(node.args[1]), (), attrs)  # type: ignore[arg-type]
     # envs.X.get() / envs.X.is_set()
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
         var = func.value.attr

@@ -275,6 +275,10 @@ def test_an_option_the_message_names_in_words_is_what_it_is_about():
          "Sequence parallelism with pipeline parallelism will likely lead to an error."),
         # the refusal alone explains nothing
         ("Sequence parallelism is not supported with pipeline parallelism.", None),
+        # a later sentence that says what goes wrong, though it starts as an action
+        ("This model does not officially support prefix caching. Enabling this manually may "
+         "cause the engine to crash or produce incorrect outputs.",
+         "Enabling this manually may cause the engine to crash or produce incorrect outputs."),
     ],
 )  # fmt: skip
 def test_what_goes_wrong_in_the_first_sentence_is_the_reason(message, why):

@@ -363,6 +363,7 @@ def test_a_module_of_environment_variables_reads_as_the_variables(test, said):
         ("not self.model_config.is_multimodal_model", "a model that is not multimodal"),
         ("use_mla", "an MLA model"),
         ("model_config.is_moe", "an MoE model"),
+        ("getattr(self.hf_config, 'is_encoder_decoder', False)", "an encoder-decoder model"),
         ("model_arch == 'MiMoV2FlashForCausalLM'", "a MiMoV2FlashForCausalLM model"),
     ],
 )
@@ -524,3 +525,27 @@ def test_a_value_outside_a_list_is_never_the_none_among_the_choices():
     assert cli_arg("--quantization", "not in", ("awq", "squeezellm"), choices=choices) == (
         "--quantization=gptq"
     )
+
+
+DOUBLE_NOTICE = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def __post_init__(self):
+        if self.enable_prefix_caching is not None:
+            if self.enable_prefix_caching and not self.model_supports_caching:
+                logger.warning("This model does not officially support prefix caching.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--enable-prefix-caching", action="store_true", default=None, help="Cache.")
+"""
+
+
+def test_a_notice_names_each_option_of_its_launches_once():
+    (rec,) = _records(DOUBLE_NOTICE)
+    (advice,) = rec["solutions"]
+    assert advice.count("--enable-prefix-caching") == 1, advice

@@ -106,10 +106,21 @@ def nothing_to_change(f: Facts) -> str:
     atoms = (*f.context, *f.direct)
     if _SUSPECTS.search(f.literal) or any(_measured(a) for a in atoms):
         return ""
-    when = [a for a in atoms if (a.flag and a.positive) or a.topic in _WHERE]
+    when = _one_per_flag([a for a in atoms if (a.flag and a.positive) or a.topic in _WHERE])
     if when:
         return f"{NOTHING}: {f.profile.product} reports this {_launches(when)} and goes on"
     return ""  # nothing the launch could say about it: no advice at all, not a stock line
+
+
+def _one_per_flag(atoms: list[Atom]) -> list[Atom]:
+    """One fact per option, the one that says most (`--x=a` over `--x set`), in first order:
+    "with --x set and --x" says one thing twice."""
+    best: dict[object, Atom] = {}
+    for a in atoms:
+        key = a.flag or id(a)
+        if key not in best or best[key].op in ("set", "is not None"):
+            best[key] = a
+    return list(best.values())
 
 
 _WHERE = ("model", "platform", "hardware", "env")

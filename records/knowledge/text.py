@@ -372,17 +372,25 @@ def message_reasons(f: Facts) -> list[str]:
     if sep and len(head.split()) > 2 and _explains(tail.strip()):  # "AMD/ROCm: ..." is a label
         out.append(capitalised(tail.strip().rstrip(" .")) + ".")
     for s in sentences[1:]:
-        if _explains(s) and not _IMPERATIVE.match(s):
+        if (_explains(s) or _consequence(s)) and not _IMPERATIVE.match(s):
             out.append(s.rstrip(" .") + ".")
     first = sentences[0] if sentences else ""
-    if _CONSEQUENCE.search(first) and "{" not in first and len(first.split()) >= 6:
+    if _consequence(first):
         # "X with Y is unstable and produces incorrect results for ...": what goes wrong
         out.insert(0, capitalised(first.rstrip(" .")) + ".")
     return list(dict.fromkeys(out))
 
 
+def _consequence(sentence: str) -> bool:
+    """A sentence that says what goes wrong ("Enabling this manually may cause the engine to
+    crash"), without runtime values: an explanation even where it starts as an action does."""
+    return (
+        bool(_CONSEQUENCE.search(sentence)) and "{" not in sentence and len(sentence.split()) >= 6
+    )
+
+
 # What goes wrong with the refused launch, said in the message's first sentence (which is
-# otherwise the refusal itself, no explanation)
+# otherwise the refusal itself, no explanation) or a later one
 _CONSEQUENCE = re.compile(
     r"\b(?:is unstable|produces? (?:incorrect|wrong|garbage)|(?:may|can|will|would|could)"
     r"(?: likely)? (?:lead to|cause|result in|produce|crash|hang|corrupt|deadlock)|"
