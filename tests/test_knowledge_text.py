@@ -317,3 +317,21 @@ def add_cli_args(parser):
 def test_a_notice_about_the_model_served_says_what_the_project_does_not_what_a_model_is():
     (rec,) = _records(MODEL_NOTICE)
     assert rec["documentation"] == "SGLang sets --attention-backend to triton for this launch."
+
+
+TESTS_NOTE = """
+class ServerArgs:
+    def check(self):
+        # model_config may be None during testing, so the check reads it with care.
+        if self.model_config is not None and self.page_size > 64:
+            raise ValueError("The page size must be at most 64 for this model.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--page-size", type=int, default=16, help="Tokens per page.")
+"""
+
+
+def test_a_comment_about_the_projects_tests_is_no_meaning():
+    (rec,) = _records(TESTS_NOTE)
+    assert "why" not in rec["meaning"]

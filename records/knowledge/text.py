@@ -330,14 +330,16 @@ def _restates(text: str, earlier: str) -> bool:
 def _says_why(comment: str | None) -> bool:
     """A comment worth showing a user: a sentence, not a section label ("# Other platforms
     backends"), a bare link or a note to the developers (one that reads the code's own
-    attributes, `self.cache_config.block_size`)."""
+    attributes, `self.cache_config.block_size`, or speaks of their tests: "model_config may
+    be None during testing")."""
     text = _prose(comment)
     words = re.sub(r"https?://\S+", "", text).split()
-    if len(words) < 5 or _SELF.search(text):
+    if len(words) < 5 or _SELF.search(text) or _TESTING.search(text):
         return False
     return not re.match(r"(take care|handle|todo|fixme|hack|note to self)\b", text, re.I)
 
 
+_TESTING = re.compile(r"\b(?:during|in|for|by) (?:unit )?test(?:s|ing)?\b", re.I)
 _REASON = re.compile(r"(?:,\s*as|\bsince|\bbecause(?! of)|\bas(?= it\b))\s+(?P<why>[^.;,]+)", re.I)
 # Sentences of a message that are advice (solutions), the action taken, or a list of values:
 # not explanations.
