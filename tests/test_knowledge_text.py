@@ -212,6 +212,7 @@ def test_advice_for_one_purpose_is_advice_not_an_explanation():
     from kverr.records.knowledge.text import _IMPERATIVE
 
     assert _IMPERATIVE.match("If you want to skip warmup, set SKIP_WARMUP=true")
+    assert _IMPERATIVE.match("Please launch without --num-scheduler-steps")
     assert not _IMPERATIVE.match("If the model is large, the warmup takes long")
 
 

@@ -549,3 +549,29 @@ def test_a_notice_names_each_option_of_its_launches_once():
     (rec,) = _records(DOUBLE_NOTICE)
     (advice,) = rec["solutions"]
     assert advice.count("--enable-prefix-caching") == 1, advice
+
+
+CRASH_NOTICE = """
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+class ServerArgs:
+    def __post_init__(self):
+        if self.enable_prefix_caching and not self.model_supports_caching:
+            logger.warning(
+                "This model does not support prefix caching. Enabling it may cause the engine"
+                " to crash."
+            )
+
+
+def add_cli_args(parser):
+    parser.add_argument("--enable-prefix-caching", action="store_true", help="Cache.")
+"""
+
+
+def test_a_notice_that_warns_of_a_crash_never_says_nothing_needs_changing():
+    (rec,) = _records(CRASH_NOTICE)
+    assert not any(s.startswith("Nothing to change") for s in rec["solutions"]), rec["solutions"]
+    assert "may cause the engine to crash" in rec["meaning"]["why"]

@@ -104,8 +104,8 @@ def nothing_to_change(f: Facts) -> str:
     if done:
         return f"{NOTHING}: {done}"
     atoms = (*f.context, *f.direct)
-    if _SUSPECTS.search(f.literal) or any(_measured(a) for a in atoms):
-        return ""
+    if _SUSPECTS.search(f.literal) or consequence(f.literal) or any(map(_measured, atoms)):
+        return ""  # ("may cause the engine to crash": something to change after all)
     when = _one_per_flag([a for a in atoms if (a.flag and a.positive) or a.topic in _WHERE])
     if when:
         return f"{NOTHING}: {f.profile.product} reports this {_launches(when)} and goes on"
@@ -121,6 +121,24 @@ def _one_per_flag(atoms: list[Atom]) -> list[Atom]:
         if key not in best or best[key].op in ("set", "is not None"):
             best[key] = a
     return list(best.values())
+
+
+def consequence(sentence: str) -> bool:
+    """A sentence that says what goes wrong ("Enabling this manually may cause the engine to
+    crash"), without runtime values: an explanation even where it starts as an action does."""
+    return (
+        bool(_CONSEQUENCE.search(sentence)) and "{" not in sentence and len(sentence.split()) >= 6
+    )
+
+
+# What goes wrong with the refused launch, said in the message's first sentence (which is
+# otherwise the refusal itself, no explanation) or a later one
+_CONSEQUENCE = re.compile(
+    r"\b(?:is unstable|produces? (?:incorrect|wrong|garbage)|(?:may|can|will|would|could)"
+    r"(?: likely)? (?:lead to|cause|result in|produce|crash|hang|corrupt|deadlock)|"
+    r"(?:leads|led) to (?:an? )?(?:error|crash|hang|incorrect|wrong))",
+    re.I,
+)
 
 
 _WHERE = ("model", "platform", "hardware", "env")

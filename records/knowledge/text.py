@@ -374,31 +374,13 @@ def message_reasons(f: Facts) -> list[str]:
     if sep and len(head.split()) > 2 and _explains(tail.strip()):  # "AMD/ROCm: ..." is a label
         out.append(capitalised(tail.strip().rstrip(" .")) + ".")
     for s in sentences[1:]:
-        if (_explains(s) or _consequence(s)) and not _IMPERATIVE.match(s):
+        if (_explains(s) or notices.consequence(s)) and not _IMPERATIVE.match(s):
             out.append(s.rstrip(" .") + ".")
     first = sentences[0] if sentences else ""
-    if _consequence(first):
+    if notices.consequence(first):
         # "X with Y is unstable and produces incorrect results for ...": what goes wrong
         out.insert(0, capitalised(first.rstrip(" .")) + ".")
     return list(dict.fromkeys(out))
-
-
-def _consequence(sentence: str) -> bool:
-    """A sentence that says what goes wrong ("Enabling this manually may cause the engine to
-    crash"), without runtime values: an explanation even where it starts as an action does."""
-    return (
-        bool(_CONSEQUENCE.search(sentence)) and "{" not in sentence and len(sentence.split()) >= 6
-    )
-
-
-# What goes wrong with the refused launch, said in the message's first sentence (which is
-# otherwise the refusal itself, no explanation) or a later one
-_CONSEQUENCE = re.compile(
-    r"\b(?:is unstable|produces? (?:incorrect|wrong|garbage)|(?:may|can|will|would|could)"
-    r"(?: likely)? (?:lead to|cause|result in|produce|crash|hang|corrupt|deadlock)|"
-    r"(?:leads|led) to (?:an? )?(?:error|crash|hang|incorrect|wrong))",
-    re.I,
-)
 
 
 # (an adverb after the request is part of it: "Please manually install torch 2.6.x")
@@ -407,7 +389,7 @@ _IMPERATIVE = re.compile(
     r"(?:(?:please|you can|you should|you need to)\s+(?:[a-z]+ly\s+)?)?(pass|use|set|run|remove|drop|"
     r"disable|enable|install|unset|try|specify|add|choose|consider|increase|decrease|reduce|"
     r"upgrade|switch|provide|make sure|change|update|export|lower|turn|select|rebuild|reinstall|"
-    r"downgrade|check|verify|ensure|point|explicitly|override)\b",
+    r"downgrade|check|verify|ensure|point|explicitly|override|launch)\b",
     re.I,
 )
 
