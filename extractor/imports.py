@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from kverr.extractor.bindings import constant
 from kverr.extractor.context import mutated_names, scope_constants
 from kverr.extractor.pysource import expr_or_none, module_or_none
-from kverr.extractor.templates import formatted
+from kverr.extractor.templates import formatted, merge_literals
 
 from kverr.errors import SourceError
 from kverr.ftypes import Binding, FileExtraction, Part, Site, Template
@@ -58,7 +58,7 @@ def _resolved(site: Site, value: Callable[[Binding], object]) -> Site:
         (_binding(b, value(b)) or b) if b.kind == "import" else b for b in site.bindings
     )
     parts = [_folded(p, imports, value) for p in site.template.parts]
-    return dataclasses.replace(site, bindings=bindings, template=Template(_joined(parts)))
+    return dataclasses.replace(site, bindings=bindings, template=Template(merge_literals(parts)))
 
 
 def _binding(b: Binding, v: object) -> Binding | None:
@@ -83,16 +83,6 @@ def _folded(part: Part, imports: dict[str, Binding], value: Callable[[Binding], 
     text = None if v is _MISSING else formatted(v, part.conversion, part.format_spec)
     # the name stays on the part: identity keys read the template as the extractor saw it
     return part if text is None else Part(text=text, expr=part.expr)
-
-
-def _joined(parts: list[Part]) -> tuple[Part, ...]:
-    out: list[Part] = []
-    for p in parts:
-        if p.is_literal and not p.expr and out and out[-1].is_literal and not out[-1].expr:
-            out[-1] = Part(text=(out[-1].text or "") + (p.text or ""))
-        else:
-            out.append(p)
-    return tuple(out)
 
 
 _MISSING = object()

@@ -15,8 +15,8 @@ import itertools
 import os
 import re
 import string
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from kverr.extractor.context import _UNSET, Wrapper, const_eval, is_deterministic
@@ -102,7 +102,7 @@ def templates_for(node: cst.BaseExpression, ctx: TemplateContext) -> tuple[Templ
         if value is _UNSET or not is_deterministic(value):
             return None
         variants = [[Part(text=str(value))]]
-    return tuple(Template(_merge_literals(v)) for v in _dedupe(variants))
+    return tuple(Template(merge_literals(v)) for v in _dedupe(variants))
 
 
 def template_for(node: cst.BaseExpression, ctx: TemplateContext) -> Template | None:
@@ -151,7 +151,7 @@ def lazy_percent(
         if got is None:
             return None
         out.extend(got)
-    return tuple(Template(_merge_literals(v)) for v in _dedupe(out))
+    return tuple(Template(merge_literals(v)) for v in _dedupe(out))
 
 
 # ---------------------------------------------------------------- variants
@@ -173,21 +173,23 @@ def _product(chunks: list[Variants]) -> Variants:
 def _dedupe(variants: Variants) -> Variants:
     seen: dict[tuple[Part, ...], None] = {}
     for v in variants:
-        seen.setdefault(tuple(_merge_literals(v)), None)
+        seen.setdefault(tuple(merge_literals(v)), None)
     return [list(k) for k in seen]
 
 
-def _merge_literals(parts: list[Part]) -> tuple[Part, ...]:
+def merge_literals(parts: Iterable[Part]) -> tuple[Part, ...]:
+    """Adjacent literal text as one part, empty text dropped. Text that keeps the name of the
+    constant it was read from (extractor/imports.py) stays a part of its own."""
     out: list[Part] = []
     for p in parts:
-        if p.is_literal and not p.text:
+        if p.is_literal and not p.text and not p.expr:
             continue
-        if p.is_literal and out and out[-1].is_literal:
+        if p.is_literal and not p.expr and out and out[-1].is_literal and not out[-1].expr:
             out[-1] = Part(text=(out[-1].text or "") + (p.text or ""))
         else:
             out.append(p)
     if any(p.is_literal and _SURROGATE.search(p.text or "") for p in out):
-        out = [Part(text=visible(p.text)) if p.is_literal else p for p in out]
+        out = [replace(p, text=visible(p.text)) if p.is_literal else p for p in out]
     return tuple(out)
 
 

@@ -641,10 +641,18 @@ class _ArgsRules:
     def config_view(self, name: str) -> bool:
         return self.config_views.match(name) is not None
 
-    def held(self, base: str, name: str) -> bool:
-        """`base.name` ends with a code_fills path (`offload_config.uva`)."""
+    def may_hold(self, name: str) -> bool:
+        """Whether an attribute of this name may hold a config object (checked before the
+        path of what it is read on, which costs more)."""
+        return self.config_view(name) or name in self.filled_names
+
+    def holds(self, base: str, name: str) -> bool:
+        """Whether `base.name` is a config object: a config view, or a code_fills path
+        (`offload_config.uva`)."""
         path = f".{base}.{name}"
-        return name in self.filled_names and any(path.endswith("." + f) for f in self.fills)
+        return self.config_view(name) or (
+            name in self.filled_names and any(path.endswith("." + f) for f in self.fills)
+        )
 
 
 def _args_params(node: cst.FunctionDef, rules: _ArgsRules, class_prefix: str | None) -> ArgsNames:
@@ -690,13 +698,9 @@ def _args_path(node: cst.BaseExpression, names: ArgsNames, rules: _ArgsRules) ->
             return _args_path(f.value, names, rules) if not node.args else None
         if isinstance(f, cst.Name) and rules.getter(f.value):  # get_global_server_args()
             return "" if not node.args else None
-    if isinstance(node, cst.Attribute) and (
-        rules.config_view(node.attr.value) or node.attr.value in rules.filled_names
-    ):
+    if isinstance(node, cst.Attribute) and rules.may_hold(node.attr.value):
         base = _args_path(node.value, names, rules)
-        if base is not None and (
-            rules.config_view(node.attr.value) or rules.held(base, node.attr.value)
-        ):
+        if base is not None and rules.holds(base, node.attr.value):
             return f"{base}.{node.attr.value}" if base else node.attr.value
     if rules.loose and isinstance(node, cst.Attribute):
         return _loose_path(node.attr.value, rules)
@@ -724,11 +728,9 @@ def _ast_args_path(node: ast.AST, names: ArgsNames, rules: _ArgsRules) -> str | 
             return _ast_args_path(f.value, names, rules) if not node.args else None
         if isinstance(f, ast.Name) and rules.getter(f.id):
             return "" if not node.args else None
-    if isinstance(node, ast.Attribute) and (
-        rules.config_view(node.attr) or node.attr in rules.filled_names
-    ):
+    if isinstance(node, ast.Attribute) and rules.may_hold(node.attr):
         base = _ast_args_path(node.value, names, rules)
-        if base is not None and (rules.config_view(node.attr) or rules.held(base, node.attr)):
+        if base is not None and rules.holds(base, node.attr):
             return f"{base}.{node.attr}" if base else node.attr
     if rules.loose and isinstance(node, ast.Attribute):
         return _loose_path(node.attr, rules)

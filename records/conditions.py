@@ -66,6 +66,11 @@ class Atom:
     def positive(self) -> bool:
         return self.flag is not None and self.op in POSITIVE_OPS
 
+    @property
+    def only_given(self) -> bool:
+        """`--x set` / `--x is not None`: that the option is there, nothing about its value."""
+        return self.op in ("set", "is not None")
+
     def negated(self) -> Atom:
         if self.op == "expr":
             return replace(self, holds=not self.holds)
@@ -198,8 +203,8 @@ def _case_folded(node: ast.expr) -> ast.expr:
 
 
 def _flag_of(node: ast.expr, attrs: dict[str, str]) -> str | None:
-    if isinstance(node, ast.Attribute) and attr_flag(node, attrs):
-        return attr_flag(node, attrs)
+    if isinstance(node, ast.Attribute) and (flag := attr_flag(node, attrs)):
+        return flag
     if isinstance(node, ast.Name) and "=" + node.id in attrs:
         # (one item of a flag's list is no fact about the flag: its test reads as code)
         return None if node.id in getattr(attrs, "loop_items", ()) else attrs["=" + node.id]
@@ -226,7 +231,7 @@ def _fallback(node: ast.expr, attrs: dict[str, str]) -> list[str]:
 
 def _literal(node: ast.expr) -> Any:
     """The literal a flag is compared with, made hashable (atoms are deduplicated as keys)."""
-    value = literal(_dtype_names(node))
+    value = literal(_launch_word(node))
     if isinstance(value, list):
         value = tuple(value)
     try:
@@ -241,11 +246,11 @@ def _literal(node: ast.expr) -> Any:
 _DTYPE = re.compile(r"b?float\d*(?:_\w+)?|half|u?int\d+")
 
 
-def _dtype_names(node: ast.expr) -> ast.expr:
+def _launch_word(node: ast.expr) -> ast.expr:
     """`torch.float32` as "float32", an enum's member (`CUDAGraphMode.NONE`) as "NONE": the
     word a launch gives the option, where the code compares what it made of it."""
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return type(node)([_dtype_names(e) for e in node.elts])  # type: ignore[call-arg]
+        return type(node)([_launch_word(e) for e in node.elts])  # type: ignore[call-arg]
     if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
         return node
     owner, member = node.value.id, node.attr
@@ -260,12 +265,12 @@ _MEMBER = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
-    seen = [
-        attr_flag(n, attrs) if isinstance(n, ast.Attribute) else attrs["=" + n.id]
-        for n in ast.walk(node)
-        if (isinstance(n, ast.Attribute) and attr_flag(n, attrs))
-        or (isinstance(n, ast.Name) and "=" + n.id in attrs)
-    ]
+    seen = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute):
+            seen.append(attr_flag(n, attrs))
+        elif isinstance(n, ast.Name):
+            seen.append(attrs.get("=" + n.id))
     said = describe(node, attrs)
     shown = _AsFlags(attrs).visit(copy.deepcopy(node))  # the caller's tree stays as parsed
     text = ast.unparse(shown)
@@ -276,7 +281,7 @@ def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
         "expr",
         text=text,
         holds=holds,
-        flags=tuple(dict.fromkeys(seen)),
+        flags=tuple(dict.fromkeys(filter(None, seen))),
         says=(said[0], said[1]),
         topic=said[2],
     )
@@ -437,11 +442,10 @@ def _capability(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
     gpu = f"an SM{sm} ({_SM_NAMES[sm]}) GPU" if sm in _SM_NAMES else f"an SM{sm} GPU"
     said = {
         ast.Eq: (f"on {gpu}", f"not on {gpu}"),
+        ast.NotEq: (f"not on {gpu}", f"on {gpu}"),
         ast.GtE: (f"on {gpu} or newer", f"on a GPU older than SM{sm}"),
         ast.Lt: (f"on a GPU older than SM{sm}", f"on {gpu} or newer"),
     }
-    if isinstance(op, ast.NotEq):
-        return f"not on {gpu}", f"on {gpu}", "hardware"
     words = said.get(type(op))
     return (*words, "hardware") if words else None
 

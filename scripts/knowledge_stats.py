@@ -323,14 +323,19 @@ def sheet(rec: dict) -> str:
 
 
 def _option(argv: list[str], name: str, default: int) -> int:
+    """The number after `name` in `argv` (both taken out of it), else `default`."""
     at = argv.index(name) if name in argv else -1
-    return int(argv[at + 1]) if 0 <= at < len(argv) - 1 and argv[at + 1].isdigit() else default
+    if 0 <= at < len(argv) - 1 and argv[at + 1].isdigit():
+        del argv[at]
+        return int(argv.pop(at))
+    return default
 
 
 def main(argv: list[str]) -> int:
     if "--sample" in argv:
+        argv = list(argv)
         n, seed = _option(argv, "--sample", 30), _option(argv, "--seed", 20261207)
-        args = [a for a in argv if not a.startswith("--") and a not in (str(n), str(seed))]
+        args = [a for a in argv if not a.startswith("--")]
         if len(args) != 1:
             print("usage: knowledge_stats.py DATASET_DIR --sample N [--seed S]", file=sys.stderr)
             return 2

@@ -118,7 +118,7 @@ def _one_per_flag(atoms: list[Atom]) -> list[Atom]:
     best: dict[object, Atom] = {}
     for a in atoms:
         key = a.flag or id(a)
-        if key not in best or best[key].op in ("set", "is not None"):
+        if key not in best or best[key].only_given:
             best[key] = a
     return list(best.values())
 

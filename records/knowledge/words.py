@@ -130,16 +130,12 @@ def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
         later = [b for b in atoms[i + 1 :] if a.flag and b.flag == a.flag]
         if any(b.op == "==" for b in later):
             continue
-        if a.positive and any(_only_set(a) or not _only_set(b) for b in later):
+        if a.positive and any(a.only_given or not b.only_given for b in later):
             continue
-        if _only_set(a) and any(b.positive and not _only_set(b) for b in same):
+        if a.only_given and any(b.positive and not b.only_given for b in same):
             continue
         out.append(a)
     return out
-
-
-def _only_set(a: Atom) -> bool:
-    return a.op in ("set", "is not None")
 
 
 def common_situations(f: Facts) -> str:

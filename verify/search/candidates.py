@@ -292,10 +292,7 @@ def _holding_part(
         if "." in flag and _names_str(node.args[1]) and not isinstance(_json(value), str):
             value = TYPO  # a JSON option's field is text only when it is no JSON value
         return [FixChange((("set", flag, value),), "allowed")]
-    elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and not node.left.args:
-        call = node.left.func  # `x.upper() == "XFORMERS"`: the text itself, as written
-        if isinstance(call, ast.Attribute) and call.attr in ("upper", "lower", "strip"):
-            node = ast.Compare(call.value, node.ops, node.comparators)
+    # (`x.upper() == "XFORMERS"`: atoms_of reads the option's own word, case-blind)
     for part in atoms_of(ast.unparse(node), want, attrs):
         if part.flag:
             return _holding(part, decls, launch, docs)
