@@ -79,11 +79,6 @@ def add_cli_args(parser):
 """
 
 
-def test_a_piece_of_a_parenthesis_or_where_to_report_is_no_meaning():
-    (rec,) = _records(REPORT)
-    assert rec["documentation"] == "--graph-batch: the largest batch captured."
-
-
 DEVELOPER_NOTE = """
 class ServerArgs:
     def _handle_pool(self):
@@ -261,11 +256,6 @@ def add_cli_args(parser):
 """
 
 
-def test_an_option_the_message_names_in_words_is_what_it_is_about():
-    (rec,) = _records(NAMED_IN_WORDS)
-    assert rec["meaning"]["what"] == "--tensor-parallel-size: the TP size."
-
-
 @pytest.mark.parametrize(
     ("message", "why"),
     [
@@ -315,11 +305,6 @@ def add_cli_args(parser):
 """
 
 
-def test_a_notice_about_the_model_served_says_what_the_project_does_not_what_a_model_is():
-    (rec,) = _records(MODEL_NOTICE)
-    assert rec["documentation"] == "SGLang sets --attention-backend to triton for this launch."
-
-
 TESTS_NOTE = """
 class ServerArgs:
     def check(self):
@@ -333,6 +318,22 @@ def add_cli_args(parser):
 """
 
 
-def test_a_comment_about_the_projects_tests_is_no_meaning():
-    (rec,) = _records(TESTS_NOTE)
-    assert "why" not in rec["meaning"]
+# One record's whole meaning, where what a fixture shows is a part left out or the option
+# described: fixture -> the meaning's parts.
+MEANING_CASES = [
+    # a piece of a parenthesis, or where to report, is no meaning
+    (REPORT, {"what": "--graph-batch: the largest batch captured."}),
+    # an option the message names in words is what it is about
+    (NAMED_IN_WORDS, {"what": "--tensor-parallel-size: the TP size."}),
+    # a notice about the model served says what the project does, not what a model option is
+    (MODEL_NOTICE, {"instead": "SGLang sets --attention-backend to triton for this launch."}),
+    # a comment about the project's tests is a note to developers, no meaning
+    (TESTS_NOTE, {"what": "--page-size: tokens per page."}),
+]
+
+
+@pytest.mark.parametrize(("fixture", "parts"), MEANING_CASES)
+def test_the_meaning_has_only_the_parts_a_source_says(fixture, parts):
+    (rec,) = _records(fixture)
+    assert rec["meaning"] == parts
+    assert rec["documentation"] == " ".join(parts.values())
