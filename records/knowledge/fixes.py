@@ -335,9 +335,9 @@ def _arg(
         if atom.op == "unset" and _truthy_default(flag, decls):
             return _falsy_arg(flag, decls)  # leaving it out keeps the default, which is truthy
         return None  # achieved by leaving the flag out
-    if fixing and meets_default(atom, decls) and atom.op in ("set", "is not None"):
+    if fixing and meets_default(atom, decls) and atom.only_given:
         return None  # the default already does it: drop the flag
-    if atom.op in ("set", "is not None"):
+    if atom.only_given:
         # `x is not None` is how code tests a flag that takes a value, even when undeclared here;
         # so is a config field (`--speculative-config.method`): it is always given a value.
         takes = takes_value(decls.get(flag)) or (
@@ -442,7 +442,7 @@ def invariant(f: Facts) -> str:
 def _when(a: Atom) -> str:
     if a.flag is None:
         return f"serving {phrase(a)}" if a.topic == "model" and a.holds else phrase(a)
-    if a.op in ("set", "is not None"):
+    if a.only_given:
         return f"{a.flag} is set"
     if a.op in ("unset", "is None"):
         return f"{a.flag} is not given"

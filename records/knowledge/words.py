@@ -110,7 +110,7 @@ def _at_default(a: Atom, f: Facts) -> str:
     met = meets_default(a, f.decls)
     if met and a.op in ("==", "in", ">", ">=", "<", "<="):
         return f"{phrase(a)} (the default)"
-    if met and a.op in ("set", "is not None"):
+    if met and a.only_given:
         # "with --chunked-prefill-size set" would read as a choice the user made
         return f"{a.flag} ({show_value(flag_default(a.flag or '', f.decls))} by default)"
     return phrase(a)
