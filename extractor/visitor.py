@@ -9,6 +9,7 @@ That avoids libcst's PositionProvider, which costs more than the parse itself.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -261,6 +262,7 @@ class SiteCollector(cst.CSTVisitor):
         bindings = self._bindings(
             scope, [g.test for g in raw] + [test, message, *(lazy or [])], guards
         )
+        guards, bindings = self._loosened(raw, guards, bindings, [test, message, *(lazy or [])])
         flags = _ordered(
             [f for g in guards for f in g.flags]
             + (self._flags(message, scope) if message is not None else [])
@@ -319,6 +321,36 @@ class SiteCollector(cst.CSTVisitor):
         if found is None:
             return (dynamic(message),)
         return found
+
+    def _loosened(
+        self, raw: list[RawGuard], guards: list[Guard], bindings: tuple[Binding, ...], rest: list
+    ) -> tuple[list[Guard], tuple[Binding, ...]]:
+        """The guards and bindings less the flags of an early exit the launch may pass whatever
+        they hold: `if not input_tokens and inputs_embeds is None: return` is passed by any
+        request with tokens, so a flag `inputs_embeds` was computed from is none of the site's
+        (one conjunct of the exit reads no flag, and the code, not the launch, decides it)."""
+        named = {b.name: b.flags for b in bindings if b.kind in NAMING_BINDINGS and b.flags}
+
+        def reads(node: cst.CSTNode) -> bool:
+            scope = self.scopes[-1] if self.scopes else None
+            names = bind.names_read([node], self.name_memo)
+            return bool(self._flags(node, scope)) or any(n in named for n in names)
+
+        loose = [
+            k
+            for k, g in enumerate(raw)
+            if g.kind == "early-exit" and not all(map(reads, _conjuncts(g.test)))
+        ]
+        if not loose:
+            return guards, bindings
+        kept = [g.test for k, g in enumerate(raw) if k not in loose] + rest
+        still = set(bind.names_read([n for n in kept if n is not None], self.name_memo))
+        only = set(bind.names_read([raw[k].test for k in loose], self.name_memo)) - still
+        guards = [
+            dataclasses.replace(g, flags=()) if k in loose else g for k, g in enumerate(guards)
+        ]
+        bindings = tuple(b for b in bindings if b.name not in only or b.kind not in NAMING_BINDINGS)
+        return guards, bindings
 
     def _guard(self, g: RawGuard, scope: _Scope | None) -> Guard:
         line = self.position(self.ordinal.get(id(g.anchor), -1), g.anchor)[0]
@@ -553,6 +585,14 @@ class SiteCollector(cst.CSTVisitor):
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _conjuncts(test: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """The parts of `a and b and c` (a test of one part: none)."""
+    if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And)):
+        return []
+    parts = _conjuncts(test.left) or [test.left]
+    return parts + (_conjuncts(test.right) or [test.right])
 
 
 def _first_positional(call: cst.Call) -> cst.BaseExpression | None:

@@ -377,6 +377,29 @@ def test_global_server_args_accessor_reads_flags():
     assert site.flags == ("--tp-size",)
 
 
+@pytest.mark.parametrize(
+    ("exit_test", "flags"),
+    [
+        # a part the code decides (`tokens`) lets any launch through: the flag the
+        # other part reads, here through a local built from it, is none of the check's
+        ("not tokens and embeds is None", ("--b",)),
+        ("len(tokens) > 1 and server_args.a", ("--b",)),
+        # every part a flag: passing the exit says something of each
+        ("server_args.a and embeds", ("--a", "--b")),
+        ("server_args.a", ("--a", "--b")),
+    ],
+)
+def test_an_early_exit_any_launch_may_pass_names_none_of_its_flags(exit_test, flags):
+    site = one(
+        "def step(server_args, tokens):\n"
+        "    embeds = convert(tokens, dtype=server_args.a)\n"
+        f"    if {exit_test}:\n"
+        "        return\n"
+        "    assert server_args.b is not None\n"
+    )
+    assert site.flags == flags
+
+
 def test_extract_files_checks_flags_against_the_whole_file_set():
     decl = sf("import argparse\np = argparse.ArgumentParser()\np.add_argument('--a-b')\n", "d.py")
     use = sf("def check(args):\n    assert args.a_b and args.c_d, 'x'\n", "u.py")
