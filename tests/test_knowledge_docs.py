@@ -533,3 +533,42 @@ def test_a_docs_rule_is_the_why_only_when_it_speaks_to_the_checks_own_options(se
 )
 def test_content_words(text, words):
     assert D.content_words(text) == words
+
+
+def test_a_field_docstring_listing_values_says_what_the_option_is_and_no_rule():
+    module = (
+        "class CacheConfig:\n"
+        "    cache_mode: str = 'none'\n"
+        '    """The cache strategy for state layers.\n'
+        '    - "none": set when prefix caching is disabled.\n'
+        '    - "all": cache the state of all tokens at each block boundary.\n'
+        "    This is the default behavior when prefix caching is enabled for state layers.\n"
+        '    - "align": only cache the state of the last token of each block step."""\n'
+    )
+    docs = Docs((D.read_file("engine/config/cache.py", module, page=True),), url="")
+    decls = {
+        "--cache-mode": FlagDecl("--cache-mode", "cache_mode", default="CacheConfig.cache_mode")
+    }
+    note = D.about("--cache-mode", decls, docs)
+    assert note is not None and D.sentences(note.text)[0] == "The cache strategy for state layers."
+    # a list opened by a colon ends the sentence that opens it
+    assert D.sentences("The mode of the graph: - NONE, no graph. - FULL.") == [
+        "The mode of the graph:",
+        "- NONE, no graph.",
+        "- FULL.",
+    ]
+    # one value's description, or a sentence about the one before it, is no rule of a check
+    words = D.content_words("--cache-mode align needs the state of each block step cached")
+    assert D.rules(["--cache-mode"], words, decls, docs) == []
+
+
+def test_a_table_without_a_description_column_describes_no_option():
+    matrix = (
+        "## Hierarchical cache\n\n"
+        "| Argument | Defaults | Options | A2 | A3 |\n"
+        "|---|---|---|---|---|\n"
+        "| `--cache-layout` | `layer_first` | `page_first` | yes | yes |\n"
+    )
+    docs = Docs((D.read_file("docs/platforms/npu.md", matrix, MARKERS, page=True),), url="")
+    decls = {"--cache-layout": FlagDecl("--cache-layout", "cache_layout")}
+    assert D.about("--cache-layout", decls, docs) is None

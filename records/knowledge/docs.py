@@ -45,7 +45,9 @@ _TAG = re.compile(
     r"</?(?:br|p|div|span|sup|sub|b|i|em|strong|code|a|img|details|summary)\b[^>]{0,200}>", re.I
 )
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+# (a list item, `- "none": ...` after a sentence or the colon that opens the list, starts one
+# of its own)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(]|- )|(?<=:)\s+(?=- )")
 _MAX_SENTENCE = 400
 _MAX_FILE = 2_000_000  # characters of one file read (a generated dump is no documentation)
 
@@ -185,15 +187,22 @@ def _cells(row: str) -> list[str]:
 
 def _described(header: list[str]) -> int:
     """The column of a table that describes its options: the one headed so ("Description",
-    "Usage"), else the second (`| Argument | Type / Default | Description |` puts it third)."""
+    "Usage"), else the second (`| Argument | Type / Default | Description |` puts it third)
+    unless its heading says it holds something else; -1 for none (`| Argument | Defaults |
+    Options | A2 | A3 |`, a platform's support matrix, says what is supported, not what each
+    option is)."""
     words = ("descr", "usage", "meaning", "purpose", "explanation")
-    return next((i for i, h in enumerate(header) if h.lower().startswith(words)), 1)
+    named = next((i for i, h in enumerate(header) if h.lower().startswith(words)), None)
+    if named is not None:
+        return named
+    other = ("default", "option", "choice", "value", "type", "required", "support")
+    return -1 if len(header) < 2 or header[1].lower().startswith(other) else 1
 
 
 def _table_row(row: str, column: int, path: str, anchor: str, heading: str) -> DocNote | None:
     """An arguments table's row (`` | `--x`<br>`--y` | description | default | options | ``)."""
     cells = _cells(row)
-    if len(cells) <= max(column, 1) or set(cells[0]) <= set("-: "):
+    if column < 1 or len(cells) <= column or set(cells[0]) <= set("-: "):
         return None
     names = tuple(dict.fromkeys(re.findall(r"`(-{1,2}[a-z][\w.-]*)`", cells[0])))
     options = [n for n in names if n.startswith("--")]
@@ -568,9 +577,9 @@ def rules(
     for flag in flags:
         row = about(flag, decls, docs)
         if row is not None:
-            rest = sentences(row.text)[1:]
             out += [
-                DocNote(row.flags, s, row.path, row.anchor, row.heading, row.kind) for s in rest
+                DocNote(row.flags, s, row.path, row.anchor, row.heading, row.kind)
+                for s in _standalone(sentences(row.text))[1:]
             ]
         for name in names(flag, decls):
             out += idx.prose.get(name, [])
@@ -581,6 +590,21 @@ def rules(
             if not within or _names_only(n, within, decls):
                 keep.append(n)
     return keep
+
+
+def _standalone(said: list[str]) -> list[str]:
+    """An entry's sentences less those that are one of a list of values (`- "align": only
+    cache ...` says what that value does) and what follows such an item about it ("This is the
+    default behavior ..."); past the entry's own words, a pronoun is the option itself."""
+    out = said[:1]
+    for before, s in zip(said, said[1:], strict=False):
+        if s.startswith("- ") or s.endswith(":") or (before.startswith("- ") and _PRONOUN.match(s)):
+            continue  # (one ending in a colon opens a list or a block: alone it says nothing)
+        out.append(s)
+    return out
+
+
+_PRONOUN = re.compile(r"(?:this|that|it|they|these|those)\b", re.I)
 
 
 def _names_only(note: DocNote, flags: Sequence[str], decls: dict[str, FlagDecl]) -> bool:

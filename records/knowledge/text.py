@@ -278,13 +278,20 @@ _JOB = re.compile(
 
 # a comment or docstring that reads the code's own attributes is a note to the developers
 _SELF = re.compile(r"\bself\.")
+# and so is one about the code around it ("This method logs the enabled custom ops ...",
+# "This function needs to be called only when ...", "This doesn't actually pad the slices")
+_OF_CODE = re.compile(
+    r"(?:this|the) (?:method|function|helper|class|validator|property|code|call)\b|"
+    r"this (?:does|doesn't|does not|just|only) ",
+    re.I,
+)
 
 
 def _docstring(f: Facts) -> str:
     """The enclosing function's docstring summary, only when it explains something and shares
     a word with this check (its message or flags): never an unrelated helper's."""
     text = _first_paragraph(f.site.docstring)
-    if not text or _JOB.match(text) or _SELF.search(text):
+    if not text or _JOB.match(text) or _SELF.search(text) or _OF_CODE.match(text):
         return ""
     words = _content_words(text)
     mine = _content_words(f.literal + " " + " ".join(f.site.flags).replace("-", " "))
@@ -334,12 +341,18 @@ def _says_why(comment: str | None) -> bool:
     be None during testing")."""
     text = _prose(comment)
     words = re.sub(r"https?://\S+", "", text).split()
-    if len(words) < 5 or _SELF.search(text) or _TESTING.search(text):
+    if len(words) < 5 or _SELF.search(text) or _TESTING.search(text) or _OF_CODE.match(text):
         return False
-    return not re.match(r"(take care|handle|todo|fixme|hack|note to self)\b", text, re.I)
+    if text.endswith(":"):
+        return False  # (it opens the code or list below it: alone it says nothing)
+    return not re.match(
+        r"(take care|handle|todo|fixme|hack|note to self|(?:double |final |sanity )?check)\b",
+        text,
+        re.I,
+    )
 
 
-_TESTING = re.compile(r"\b(?:during|in|for|by) (?:unit )?test(?:s|ing)?\b", re.I)
+_TESTING = re.compile(r"\b(?:during|in|for|by|at) (?:this |the |unit )?test(?:s|ing)?\b", re.I)
 _REASON = re.compile(r"(?:,\s*as|\bsince|\bbecause(?! of)|\bas(?= it\b))\s+(?P<why>[^.;,]+)", re.I)
 # Sentences of a message that are advice (solutions), the action taken, or a list of values:
 # not explanations.
@@ -367,7 +380,7 @@ def message_reasons(f: Facts) -> list[str]:
     out = []
     sentences = _sentences(f.message)
     for m in _REASON.finditer(f.message):
-        why = m.group("why").strip()
+        why = _referred(m.group("why").strip(), f.message[: m.start()])
         if len(why.split()) >= 5 and "{" not in why:
             out.append(capitalised(why.rstrip(" .")) + ".")
     head, sep, tail = f.message.partition(": ")
@@ -381,6 +394,26 @@ def message_reasons(f: Facts) -> list[str]:
         # "X with Y is unstable and produces incorrect results for ...": what goes wrong
         out.insert(0, capitalised(first.rstrip(" .")) + ".")
     return list(dict.fromkeys(out))
+
+
+# "Disabling hybrid SWA memory for {model_arch} as it is ...": what the action is done to
+_ACTED_ON = re.compile(
+    r"(?:disabl|enabl|ignor|skipp|us|turn|forc|fall|overrid|switch|reset)(?:e|es|ing)\b"
+    r"(?: (?:off|on|back to))? (?P<what>[A-Za-z][\w /-]{2,60}?)(?= for\b| on\b| with\b| because\b|$)",
+    re.I,
+)
+
+
+def _referred(why: str, before: str) -> str:
+    """A reason clause whose subject is "it" with that pronoun replaced by what the sentence
+    acted on ("Disabling hybrid SWA memory for X as it is not yet supported" -> "hybrid SWA
+    memory is not yet supported"); "" where the sentence names nothing to refer to: alone,
+    "It is not yet supported" says nothing."""
+    if not re.match(r"it\b", why, re.I):
+        return why
+    clause = re.split(r"[.;:!?]\s", before.strip())[-1].strip(" ,")
+    acted = _ACTED_ON.search(clause)
+    return acted.group("what").strip() + why[2:] if acted else ""
 
 
 # (an adverb after the request is part of it: "Please manually install torch 2.6.x")
