@@ -160,7 +160,7 @@ LOCALS_CASES = [
     # an argparse Action: the flag declared with it
     ("looks like a JSON object", "triggerScenarios", "Launching with --adapter-paths, when"),
     # constants by value: TILE is 64, PRIORITY_SCHEDULES is ['fifo', 'lof']
-    ("needs --page-width to divide", "triggerScenarios", "`64 % --page-width != 0` is true"),
+    ("needs --page-width to divide", "triggerScenarios", "--page-width is not a divisor of 64"),
     ("priority scheduling", "triggerScenarios", "--schedule not fifo or lof."),
     # a module's attribute is no option: `torch.dtype` is not --dtype
     (
@@ -210,7 +210,7 @@ def test_a_check_reads_what_the_function_assigned_before_it():
     )
     # `self.window = 8`, then maybe 16: no value is certain, the flag stays
     assert _words("The window must fit")["triggerScenarios"] == (
-        "Launching when `--window > --page-width` is true."
+        "Launching when --window is above --page-width."
     )
 
 
@@ -490,6 +490,30 @@ def test_a_comparison_of_options_is_fixed_in_words(test, holds, fix):
         )
     )
     assert fix_words(Atom(None, "expr", text=test, holds=holds, flags=flags), {}) == fix
+
+
+@pytest.mark.parametrize(
+    ("test", "holds", "words"),
+    [
+        ("--tp % --dcp != 0", True, "--tp is not a multiple of --dcp"),
+        ("--tp % --dcp == 0", True, "--tp is a multiple of --dcp"),
+        ("--tp * --pp % --nodes == 0", False, "--tp times --pp is not a multiple of --nodes"),
+        ("--long-prefill >= --block", False, "--long-prefill is below --block"),
+        ("64 % --page != 0", True, "--page is not a divisor of 64"),
+        # a side that is code no option sets stays code
+        ("--page % config.block != 0", True, "`--page % config.block != 0` is true"),
+    ],
+)
+def test_a_comparison_of_options_reads_in_words_where_a_launch_meets_it(test, holds, words):
+    from kverr.records.conditions import atoms_of, phrase
+
+    names = {w: w for w in test.split() if w.startswith("--")}
+    code = test
+    for w in names:  # (the guard as the code spells it: `self.tp % self.dcp != 0`)
+        code = code.replace(w, "self." + w[2:].replace("-", "_"))
+    attrs = {w[2:].replace("-", "_"): w for w in names}
+    (atom,) = atoms_of(code, holds, attrs)
+    assert phrase(atom) == words
 
 
 def test_an_enum_member_reads_as_the_choice_the_option_declares():

@@ -15,6 +15,7 @@ from kverr.records.conditions import (
     join_words,
     or_list,
     phrase,
+    relation_words,
     show_value,
 )
 from kverr.records.knowledge import notices
@@ -32,7 +33,6 @@ from kverr.records.knowledge.facts import (
 )
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences, capitalised
 
-from kverr.advice import options_expr
 from kverr.ftypes import Docs, FlagDecl, Profile
 
 _RECOMMENDS = re.compile(r"\b(it is|we)\s+(strongly\s+)?recommend(ed)?\b", re.I)
@@ -477,62 +477,11 @@ def keep_words(atom: Atom) -> str:
     return words.get(atom.op, "")
 
 
-_FLAG_WORD = re.compile(r"--[a-z][a-z0-9_.-]*[a-z0-9]")
-_KEEP = {
-    ast.Eq: "equal to", ast.NotEq: "different from", ast.Lt: "below", ast.LtE: "at most",
-    ast.Gt: "above", ast.GtE: "at least",
-}  # fmt: skip
-_FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt,
-         ast.Gt: ast.LtE, ast.LtE: ast.Gt}  # fmt: skip
-_ARITH = {ast.Mult: "times", ast.Add: "plus", ast.Sub: "minus", ast.Div: "divided by",
-          ast.FloorDiv: "divided by"}  # fmt: skip
-
-
 def _keep_expr(text: str, holds: bool) -> str:
     """A comparison over flags as what to keep: `--tp-size % --dp-size == 0` holding ->
     "keep --tp-size a multiple of --dp-size"; `a > b` failing -> "keep a at most b"."""
-    node, flags = options_expr(text, _FLAG_WORD)
-    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _KEEP):
-        return ""
-    op = type(node.ops[0]) if holds else _FLIP[type(node.ops[0])]
-    left, right = node.left, node.comparators[0]
-    if (
-        isinstance(left, ast.BinOp)
-        and isinstance(left.op, ast.Mod)
-        and isinstance(right, ast.Constant)
-        and right.value == 0
-        and op is ast.Eq
-    ):
-        a, b = _side(left.left, flags), _side(left.right, flags)
-        if a and b and not a.startswith("--") and b.startswith("--"):
-            return f"keep {b} a divisor of {a}"  # (`64 % --page-width`: 64 is no option)
-        return f"keep {a} a multiple of {b}" if a and b else ""
-    a, b = _side(left, flags), _side(right, flags)
-    # (`x != x` over two objects that read as one option says nothing in words)
-    return f"keep {a} {_KEEP[op]} {b}" if a and b and a != b else ""
-
-
-def _side(node: ast.expr, flags: dict[str, str]) -> str:
-    """One side of a comparison in words, or "" when it holds code a user cannot set."""
-    if isinstance(node, ast.Name):
-        return flags.get(node.id, "")
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return show_value(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _side(node.operand, flags)
-        return f"-{inner}" if inner else ""
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-        a, b = _side(node.left, flags), _side(node.right, flags)
-        return f"{a} {_ARITH[type(node.op)]} {b}" if a and b else ""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "len"
-        and len(node.args) == 1
-    ):
-        inner = _side(node.args[0], flags)
-        return f"the number of {inner}" if inner.startswith("--") else ""
-    return ""
+    said = relation_words(text, holds)
+    return f"keep {said}" if said else ""
 
 
 _REPLACED = re.compile(
