@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from kverr.extractor import sources
 from kverr.pipeline.cache import Cache, code_fingerprint
-from kverr.records.knowledge.docs import read_file
+from kverr.records.knowledge.docs import given_options, read_file
 
 from kverr.errors import SourceError
 from kverr.ftypes import DocFile, Docs, Profile, Revision, from_json, to_json
@@ -119,17 +120,79 @@ def finish(
     flag_spans: Sequence[dict],
     revisions: Sequence[Revision],
     profile: Profile,
+    spans: Sequence[dict] = (),
+    lineage: Sequence[dict] = (),
 ) -> list[dict]:
     """Each record with what only the whole build knows (records/knowledge/after.py): the
-    first release declaring each flag, the kverr check tip from its final exampleFix."""
+    first release declaring each flag, the releases around a check's arrival to options an
+    older release already took, the kverr check tip from its final exampleFix. `spans` and
+    `lineage`: the records' occurrences and older wordings (pipeline/introduce.first_seen)."""
+    from kverr.pipeline.introduce import first_seen
+    from kverr.records.knowledge.after import before_launch
     from kverr.records.knowledge.after import finish as finish_one
 
     tag_at = {i: r.tags[0] for i, r in enumerate(revisions) if r.tags and r.sha}
     ords = sorted(tag_at)
     since: dict[str, str] = {}
+    spans_of: dict[str, list[dict]] = {}
     for sp in sorted(flag_spans, key=lambda s: s["from"]):
+        for option in sp.get("options") or [sp["name"]]:
+            spans_of.setdefault(option, []).append(sp)
         first = next((o for o in ords if sp["from"] <= o <= sp["to"]), None)
         if first is not None and sp["name"] not in since:
             since[sp["name"]] = tag_at[first]
+    arrived = first_seen(spans, lineage)
+
+    def upgrade(rec: dict) -> tuple[str, str] | None:
+        """(the last release without the check, the first with it), when the last one's
+        parser took the launch the check was seen to stop: every option there, and its value
+        among the choices declared then (`--x=v` of a JSON option has no history here: no
+        claim). A launch kept across that upgrade meets the check."""
+        at = arrived.get(rec["id"])
+        error = rec.get("severity") in ("error", "critical")
+        if not at or rec.get("kind") == "argparse":
+            return None
+        if not (error or rec.get("backgroundTag") == "deprecated-option"):
+            return None  # (a notice's arrival changes nothing a launch must do)
+        shown = before_launch(rec, launch)
+        before = [o for o in ords if o < at]
+        after = [o for o in ords if o >= at]
+        if shown is None or not before or not after:
+            return None
+        last = before[-1]
+        given = given_options(shown[1])
+        if given is None or not all(took(opt, value, last) for opt, value in given):
+            return None
+        if _phrases(rec.get("errorMessage") or "") & said_at(last):
+            return None  # (an older check said it in words lineage did not tie to this one)
+        return tag_at[last], tag_at[after[0]]
+
+    said: dict[int, set[tuple[str, ...]]] = {}
+    message = {rec["id"]: rec.get("errorMessage") or "" for rec in records}
+
+    def said_at(at: int) -> set[tuple[str, ...]]:
+        """The phrases of every message the revision at `at` has."""
+        if at not in said:
+            alive = {sp["id"] for sp in spans if sp["from"] <= at <= sp["to"]}
+            said[at] = {p for rid in alive for p in _phrases(message.get(rid, ""))}
+        return said[at]
+
+    def took(option: str, value: str | None, at: int) -> bool:
+        for sp in spans_of.get(option, ()):
+            if sp["from"] <= at <= sp["to"]:
+                choices = sp.get("choices")
+                return not choices or value is None or value in map(str, choices)
+        return False
+
     launch = profile.launch_command()
-    return [finish_one(rec, launch=launch, since=since) for rec in records]
+    return [finish_one(rec, launch=launch, since=since, upgrade=upgrade(rec)) for rec in records]
+
+
+def _phrases(template: str) -> set[tuple[str, ...]]:
+    """Runs of four words of a message's own text (its placeholders left out): a check that
+    moved to a new message keeps some ("We recommend to remove {feature} from your config")."""
+    out: set[tuple[str, ...]] = set()
+    for piece in re.split(r"\{[^{}]*\}", template):
+        words = re.findall(r"[a-z0-9_]+", piece.lower())
+        out.update(tuple(words[k : k + 4]) for k in range(len(words) - 3))
+    return out

@@ -74,20 +74,8 @@ def introducing_commits(
     shas = [r.sha for r in plan.revisions]
     if git_repo is None or touching is None:
         return {}
-    first: dict[str, int] = {}
-    for span in spans:
-        first[span["id"]] = min(first.get(span["id"], span["from"]), span["from"])
-    previous = {line["id"]: line["previousId"] for line in lineage}
     place = {sha: i for i, sha in enumerate(touching)}
-    found: dict[str, int] = {}
-    for rid in first:
-        ord_, seen, cur = first[rid], {rid}, rid
-        while cur in previous and previous[cur] not in seen:  # the oldest wording
-            cur = previous[cur]
-            seen.add(cur)
-            ord_ = min(ord_, first.get(cur, ord_))
-        if _exact(ord_, shas, place):
-            found[rid] = ord_
+    found = {rid: o for rid, o in first_seen(spans, lineage).items() if _exact(o, shas, place)}
     messages = _messages(git_repo, sorted({shas[o] or "" for o in found.values()}), cache)
     out = {}
     for rid, ord_ in found.items():
@@ -95,6 +83,24 @@ def introducing_commits(
         if sha in messages:
             subject, body = messages[sha]
             out[rid] = {"sha": sha, "subject": subject, "body": body}
+    return out
+
+
+def first_seen(spans: Sequence[dict], lineage: Sequence[dict]) -> dict[str, int]:
+    """record id -> the first revision built (ord) that has the check, in this wording or an
+    older one (lineage)."""
+    first: dict[str, int] = {}
+    for span in spans:
+        first[span["id"]] = min(first.get(span["id"], span["from"]), span["from"])
+    previous = {line["id"]: line["previousId"] for line in lineage}
+    out = {}
+    for rid in first:
+        ord_, seen, cur = first[rid], {rid}, rid
+        while cur in previous and previous[cur] not in seen:  # the oldest wording
+            cur = previous[cur]
+            seen.add(cur)
+            ord_ = min(ord_, first.get(cur, ord_))
+        out[rid] = ord_
     return out
 
 

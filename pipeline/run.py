@@ -137,7 +137,10 @@ def build(spec: BuildSpec, *, on_progress: Progress | None = None) -> BuildResul
                 trust_repo=spec.trust_repo,
             )  # fmt: skip
             clock.lap("verify")
-        assembled.records = finish(assembled.records, scan.flag_spans, plan.revisions, profile)
+        assembled.records = finish(
+            assembled.records, scan.flag_spans, plan.revisions, profile, scan.spans,
+            assembled.lineage,
+        )  # fmt: skip
     finally:
         if docs is not None:
             docs.close()

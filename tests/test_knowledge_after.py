@@ -43,3 +43,48 @@ def test_a_deprecation_names_the_release_its_successor_arrives_in() -> None:
         " (--new-flag is accepted from v0.4.5 on)"
     ]
     assert "carry this check" not in (got["commonSituations"] or "")  # (the Releases section)
+
+
+def _releases() -> list:
+    from kverr.ftypes import Revision
+
+    return [
+        Revision(ord=k, sha=f"{k:040x}", date="2026-01-0{k}T00:00:00Z", tags=(tag,) if tag else ())
+        for k, tag in enumerate(["v1", "", "v2"], start=0)
+    ]
+
+
+def _built(rec: dict, choices=("a", "b"), older: str = "") -> str:
+    """The commonSituations a build gives `rec`, a check that arrived at ord 1 (shipped in v2),
+    over --mode, declared since v1 with `choices`; `older` a message v1 already had."""
+    from kverr.pipeline.docs import finish as build_finish
+
+    from kverr.profile import load_profile
+
+    spans = [{"id": rec["id"], "from": 1, "to": 2}]
+    records = [rec]
+    if older:
+        records.append(_rec(id="1" * 16, errorMessage=older, exampleFix=""))
+        spans.append({"id": "1" * 16, "from": 0, "to": 2})
+    flags = [
+        {"name": "--mode", "options": ["--mode"], "from": 0, "to": 2, "choices": list(choices)}
+    ]
+    out = build_finish(records, flags, _releases(), load_profile("sglang"), spans, [])
+    return out[0]["commonSituations"]
+
+
+BEFORE_B = f"# before\n{LAUNCH} --mode b\n# after\n{LAUNCH} --mode a"
+
+
+def test_a_check_that_arrived_for_a_launch_an_older_release_took_is_met_after_upgrading():
+    rec = _rec(errorMessage="The mode b is refused on this engine", exampleFix=BEFORE_B)
+    assert _built(rec) == (
+        "Met after upgrading: v1 took `--mode b` without this check, which arrived in v2."
+    )
+    # v1 had no such value: a launch of v1 could not give it
+    assert _built(rec, choices=("a",)) == ""
+    # v1 said it already, in a message lineage did not tie to this one
+    assert _built(rec, older="Mode b is refused on this engine for now") == ""
+    # a notice's arrival changes nothing a launch must do; a launch nobody ran proves nothing
+    assert _built({**rec, "severity": "warning"}) == ""
+    assert _built({**rec, "verification": {"status": "unverified", "reason": "x"}}) == ""

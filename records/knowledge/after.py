@@ -21,9 +21,22 @@ def finish(
     *,
     launch: str,
     since: Mapping[str, str] | None = None,
+    upgrade: tuple[str, str] | None = None,
 ) -> dict:
     """`record` with its build-time knowledge: `launch` is the project's launch command
-    (what an exampleFix line starts with), `since` the first release declaring each flag."""
+    (what an exampleFix line starts with), `since` the first release declaring each flag,
+    `upgrade` (the last release without the check, the first with it) when the last one's
+    parser took the launch the check was seen to stop (`before_launch`)."""
+    situations = record.get("commonSituations") or ""
+    shown = before_launch(record, launch) if upgrade else None
+    if upgrade and shown:
+        last, first = upgrade
+        args = " ".join(shlex.quote(w) for w in shown[1])
+        said = (
+            f"Met after upgrading: {last} took `{args}` without this check, which arrived in"
+            f" {first}."
+        )
+        situations = f"{situations} {said}".strip()
     tips = [t for t in record.get("preventionTips") or [] if t]
     if record.get("backgroundTag") == "deprecated-option" and since:
         old, new = replacement(record.get("errorMessage") or "", record.get("flags") or ())
@@ -38,33 +51,43 @@ def finish(
     check = check_tip(record, launch)
     if check and check not in tips:
         tips.append(check)
-    return {**record, "preventionTips": tips}
+    return {**record, "preventionTips": tips, "commonSituations": situations}
 
 
 def check_tip(record: dict, launch: str) -> str:
     """ "Run a launch through `kverr check -- <command>` ...": what the launch of the record's
     exampleFix shows, so the tip names the options that meet the check; "" without one."""
+    shown = before_launch(record, launch)
+    if shown is None:
+        return ""
+    env, words = shown
+    args = " ".join(shlex.quote(w) for w in words)
+    noun = "error" if record.get("severity") in ("error", "critical") else "warning"
+    with_env = f" with {' '.join(env)}" if env else ""
+    return (
+        "Run a launch through `kverr check -- <command>` before starting the server: this"
+        f" release's own checks report this {noun} for `{args}`{with_env}"
+    )
+
+
+def before_launch(record: dict, launch: str) -> tuple[list[str], list[str]] | None:
+    """(the environment it sets, its arguments past the launch command) of the launch the
+    check was seen to stop: the verified exampleFix's before line; None without one."""
     lines = (record.get("exampleFix") or "").splitlines()
     verified = (record.get("verification") or {}).get("status") == "verified"
     if len(lines) != 4 or not launch or not verified:
-        return ""  # only a launch the check was seen to stop
+        return None  # only a launch the check was seen to stop
     words, head = shell_words(lines[1]), shell_words(launch)
     at = _find(words, head)
     if at < 0:  # the launch without its model option (a fix that sets the model itself)
         head = head[:-2]
         at = _find(words, head)
     if at < 0 or not head:
-        return ""
-    args = " ".join(shlex.quote(w) for w in words[at + len(head) :])
-    env = " ".join(words[:at])
+        return None
+    args, env = words[at + len(head) :], words[:at]
     if not args or "&&" in env:
-        return ""
-    noun = "error" if record.get("severity") in ("error", "critical") else "warning"
-    with_env = f" with {env}" if env else ""
-    return (
-        "Run a launch through `kverr check -- <command>` before starting the server: this"
-        f" release's own checks report this {noun} for `{args}`{with_env}"
-    )
+        return None
+    return env, args
 
 
 def _find(words: list[str], head: list[str]) -> int:

@@ -342,6 +342,16 @@ def _call_launches(path: str, text: str, calls: Sequence[str]) -> list[DocLaunch
 _OPTION_LIKE = re.compile(r"-(?![\d.])")  # "-1" and "-.5" are values, "-v" an option
 
 
+def given_options(words: list[str]) -> list[tuple[str, str | None]] | None:
+    """(option, its value; None for a switch) of a launch's words: `--x v`, `--x=v`, `--x`;
+    None when a word that looks like an option reads as none (`-x`)."""
+    found = _launch(words, "")
+    args = found[0].args if found else ()
+    if len(args) != sum(1 for w in words for t in w.split() if _OPTION_LIKE.match(t)):
+        return None
+    return [(name, value if eq else None) for name, eq, value in (a.partition("=") for a in args)]
+
+
 def _launch(words: list[str], path: str, model: str = "") -> list[DocLaunch]:
     tokens = [t for w in words for t in w.split()]
     args: list[str] = []
