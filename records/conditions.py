@@ -1047,12 +1047,22 @@ def relation_words(text: str, holds: bool) -> str:
 def _relation(text: str, holds: bool) -> tuple[str, ...]:
     """(what is compared, how it relates) of `relation_words`, or () where it has none."""
     node, flags = options_expr(text, _FLAG_WORD)
-    if not (
-        isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _RELATION
-    ):
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return ()
+    left, right = node.left, node.comparators[0]
+    if type(node.ops[0]) in (ast.In, ast.NotIn) and isinstance(right, (ast.List, ast.Tuple)):
+        # `--ep-size in [1, --tp-size]`: "--ep-size equal to 1 or --tp-size"
+        a, items = _side(left, flags), [_side(e, flags) for e in right.elts]
+        if not (a and items and all(items) and any(i.startswith("--") for i in items)):
+            return ()  # (a list of values alone is an option's fact: `--x in ('a', 'b')`)
+        if (type(node.ops[0]) is ast.In) == holds:
+            return a, "equal to " + or_list(tuple(items))
+        if len(items) == 2:
+            return a, f"neither {items[0]} nor {items[1]}"
+        return a, "none of " + join_words(items)
+    if type(node.ops[0]) not in _RELATION:
         return ()
     op = type(node.ops[0]) if holds else _FLIP[type(node.ops[0])]
-    left, right = node.left, node.comparators[0]
     if (
         isinstance(left, ast.BinOp)
         and isinstance(left.op, ast.Mod)

@@ -88,3 +88,25 @@ def test_a_check_that_arrived_for_a_launch_an_older_release_took_is_met_after_up
     # a notice's arrival changes nothing a launch must do; a launch nobody ran proves nothing
     assert _built({**rec, "severity": "warning"}) == ""
     assert _built({**rec, "verification": {"status": "unverified", "reason": "x"}}) == ""
+
+
+def test_a_solution_the_verified_fix_already_gives_is_not_repeated() -> None:
+    rec = _rec(
+        solutions=[
+            "Launch with --ep-size 1",  # the verify step's, first
+            "Set --ep-size=1",
+            "Set --attention-backend to flashinfer",
+            "Use a --moe-runner-backend value other than cutlass",
+        ]
+    )
+    assert finish(rec, launch=LAUNCH)["solutions"] == [
+        "Launch with --ep-size 1",
+        "Set --attention-backend to flashinfer",
+        "Use a --moe-runner-backend value other than cutlass",
+    ]
+    # without a verified fix first, the condition's own words stay
+    unverified = _rec(solutions=["Set --ep-size=1", "Set --ep-size to 1"])
+    assert finish(unverified, launch=LAUNCH)["solutions"] == [
+        "Set --ep-size=1",
+        "Set --ep-size to 1",
+    ]

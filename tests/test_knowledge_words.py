@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -473,6 +474,7 @@ def test_a_value_the_path_needs_is_not_lost_to_a_later_test_that_the_option_is_s
         ("--rank < --nodes", False, "Make --rank less than --nodes"),
         ("--x != --x", True, "Change --x so that `--x != --x` is false"),
         ("64 % --page != 0", True, "Make --page a divisor of 64"),
+        ("--ep not in [1, --tp]", True, "Make --ep equal to 1 or --tp"),
         (
             "--a > some_helper(--b)",
             True,
@@ -502,12 +504,15 @@ def test_a_comparison_of_options_is_fixed_in_words(test, holds, fix):
         ("64 % --page != 0", True, "--page is not a divisor of 64"),
         # a side that is code no option sets stays code
         ("--page % config.block != 0", True, "`--page % config.block != 0` is true"),
+        # a list holding an option
+        ("--ep in [1, --tp]", False, "--ep is neither 1 nor --tp"),
+        ("--ep in [1, --tp]", True, "--ep is equal to 1 or --tp"),
     ],
 )
 def test_a_comparison_of_options_reads_in_words_where_a_launch_meets_it(test, holds, words):
     from kverr.records.conditions import atoms_of, phrase
 
-    names = {w: w for w in test.split() if w.startswith("--")}
+    names = dict.fromkeys(re.findall(r"--[a-z][\w-]*", test))
     code = test
     for w in names:  # (the guard as the code spells it: `self.tp % self.dcp != 0`)
         code = code.replace(w, "self." + w[2:].replace("-", "_"))

@@ -9,10 +9,11 @@ sentence on most records.)
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 
-from kverr.records.knowledge.docs import shell_words
+from kverr.records.knowledge.docs import given_options, shell_words
 from kverr.records.knowledge.fixes import replacement
 
 
@@ -51,7 +52,25 @@ def finish(
     check = check_tip(record, launch)
     if check and check not in tips:
         tips.append(check)
-    return {**record, "preventionTips": tips, "commonSituations": situations}
+    solutions = _unrepeated(record.get("solutions") or [])
+    return {
+        **record, "preventionTips": tips, "commonSituations": situations, "solutions": solutions
+    }  # fmt: skip
+
+
+_SETS_ONE = re.compile(r"Set (--[\w.-]+)(?:=| to (?:one of )?)(\S+)")
+
+
+def _unrepeated(solutions: list[str]) -> list[str]:
+    """The solutions less those that set an option to the value the verified fix (put first
+    by the verify step: "Launch with --ep-size 1") already gives it ("Set --ep-size=1")."""
+    if not solutions or not solutions[0].startswith("Launch with "):
+        return solutions
+    given = given_options(shell_words(solutions[0].removeprefix("Launch with ")))
+    done = set(given or ())
+    return solutions[:1] + [
+        s for s in solutions[1:] if not ((m := _SETS_ONE.fullmatch(s)) and m.groups() in done)
+    ]
 
 
 def check_tip(record: dict, launch: str) -> str:

@@ -113,7 +113,7 @@ def fix_words(atom: Atom, decls: dict[str, FlagDecl]) -> str:
         "==": lambda: f"Use a {flag} value other than {show_value(v)}{allowed}",
         "!=": lambda: f"Set {flag}={show_value(v)}",
         "in": lambda: f"Set {flag} to a value other than {_list(v)}{allowed}",
-        "not in": lambda: f"Set {flag} to one of {_list(v)}",
+        "not in": lambda: f"Set {flag} to {'one of ' if len(v) > 1 else ''}{_list(v)}",
         ">": lambda: f"Set {flag} to {show_value(v)} or less",
         ">=": lambda: f"Set {flag} below {show_value(v)}",
         "<": lambda: f"Set {flag} to {show_value(v)} or more",
