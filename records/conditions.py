@@ -62,6 +62,17 @@ class Atom:
     topic: str = field(default="", compare=False)
     # How the code reaches `flag` when it reads it through a local: "falling back to --kernel".
     via: str = field(default="", compare=False)
+    # op == "expr" over `a or b` / `a and b`, each part read alone: (is it `or`, the parts as
+    # the code writes them); `either` gives those one of which holds.
+    parts: tuple[bool, tuple[Atom, ...]] = field(default=(False, ()), compare=False)
+
+    def either(self) -> tuple[Atom, ...]:
+        """The conditions one of which holds when this one does: the parts of `a or b`
+        holding, of `a and b` failing (turned round); () when it is no such choice."""
+        any_of, parts = self.parts
+        if not parts or any_of != self.holds:
+            return ()
+        return parts if any_of else tuple(p.negated() for p in parts)
 
     @property
     def positive(self) -> bool:
@@ -273,6 +284,11 @@ def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
         elif isinstance(n, ast.Name):
             seen.append(attrs.get("=" + n.id))
     said = describe(node, attrs)
+    parts: tuple[bool, tuple[Atom, ...]] = (False, ())
+    if isinstance(node, ast.BoolOp) and said is not None:
+        each = [_atoms(v, True, attrs) for v in node.values]
+        if all(len(e) == 1 for e in each):
+            parts = (isinstance(node.op, ast.Or), tuple(e[0] for e in each))
     shown = _AsFlags(attrs).visit(copy.deepcopy(node))  # the caller's tree stays as parsed
     text = ast.unparse(shown)
     if said is None:
@@ -287,6 +303,7 @@ def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
         flags=tuple(dict.fromkeys(filter(None, seen))),
         says=(said[0], said[1]),
         topic=said[2],
+        parts=parts,
     )
 
 
@@ -347,11 +364,11 @@ def _describe_boolop(node: ast.BoolOp, attrs: dict[str, str]) -> Said | None:
     topic = topics.pop() if len(topics) == 1 else "mixed"
     yes, no = [p[0] for p in parts], [p[1] for p in parts]
     if isinstance(node.op, ast.And):  # not (a and b) == not a or not b
-        return join_words(yes), _either(no), topic
-    return _either(yes), join_words(no), topic
+        return join_words(yes), either_words(no), topic
+    return either_words(yes), join_words(no), topic
 
 
-def _either(items: list[str]) -> str:
+def either_words(items: list[str]) -> str:
     return items[0] if len(items) == 1 else "either " + ", ".join(items[:-1]) + " or " + items[-1]
 
 

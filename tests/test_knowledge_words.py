@@ -466,6 +466,37 @@ def test_a_value_the_path_needs_is_not_lost_to_a_later_test_that_the_option_is_s
     )
 
 
+RULED_OUT = """
+class ServerArgs:
+    def check(self):
+        if self.mode in ("eagle", "eagle3"):
+            if self.mode not in ("eagle", "eagle3") or self.page_size > 1:
+                raise ValueError("Eagle needs pages of one token.")
+        if self.rank is None:
+            if self.external_lb or self.rank is not None:
+                raise ValueError("An external load balancer needs a rank.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--mode", type=str, default=None, choices=["eagle", "eagle3", "ngram"])
+    parser.add_argument("--page-size", type=int, default=1)
+    parser.add_argument("--rank", type=int, default=None)
+    parser.add_argument("--external-lb", action="store_true")
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "trigger"),
+    [
+        ("Eagle needs", "Launching with --mode set to eagle or eagle3, when --page-size > 1."),
+        ("external load", "Launching without --rank, when --external-lb."),
+    ],
+)
+def test_a_choice_of_conditions_says_only_those_the_launch_can_meet(message, trigger):
+    # (the code tests again what the branch around it settled: that part can never hold)
+    assert _by_message(_records(RULED_OUT), message)["triggerScenarios"] == trigger
+
+
 @pytest.mark.parametrize(
     ("test", "holds", "fix"),
     [

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 
 from kverr.extractor.sources import matches_any
-from kverr.records.conditions import Atom, join_words, phrase, show_value
+from kverr.records.conditions import Atom, either_words, join_words, phrase, show_value
 from kverr.records.knowledge import docs, earlier
 from kverr.records.knowledge.earlier import UNKNOWN
 from kverr.records.knowledge.facts import (
@@ -42,7 +42,8 @@ def trigger_scenarios(f: Facts) -> str:
     picked = [a for a in models if a.holds][-1:] or models[-1:]
     model = [phrase(a) for a in picked]
     where = [phrase(a) for a in exprs if a.topic in ("platform", "hardware")]
-    when = [phrase(a) for a in exprs if a.topic not in ("model", "platform", "hardware")]
+    facts = [a for a in atoms if a.flag]
+    when = [_left(a, facts) for a in exprs if a.topic not in ("model", "platform", "hardware")]
     if not (with_ or without or exprs):
         return ""
     # a check each served request runs: the launch, if the words name one, is the server's
@@ -78,6 +79,30 @@ def trigger_scenarios(f: Facts) -> str:
         )
     # what the phases before the check did to the flags it reads changes who reaches it
     return " ".join([text, *earlier.sentences(f)])
+
+
+def _left(a: Atom, facts: list[Atom]) -> str:
+    """A choice of conditions in words, less those the launch's flag facts rule out: with
+    `--algo=EAGLE`, "either --algo not EAGLE or X is not enabled" is "X is not enabled"."""
+    alts = a.either()
+    kept = [p for p in alts if not any(_excludes(b, p) for b in facts)]
+    if not kept or len(kept) == len(alts):
+        return phrase(a)  # (none left: the conditions contradict, as the code has them)
+    return either_words([phrase(p) for p in kept])
+
+
+def _excludes(fact: Atom, other: Atom) -> bool:
+    """Whether no value of the flag meets both facts about it."""
+    if not (fact.flag and fact.flag == other.flag):
+        return False
+    if fact.op in ("==", "in"):
+        values = fact.value if fact.op == "in" else (fact.value,)
+        return isinstance(values, tuple) and not any(holds_for(other, v) for v in values)
+    return {fact.op, other.op} in _APART
+
+
+# facts about one flag no value meets together (`unset` and `is not None` do: `--x 0`)
+_APART = ({"set", "unset"}, {"set", "is None"}, {"is not None", "is None"})
 
 
 def _with_values(atoms: list[Atom], f: Facts) -> list[str]:
