@@ -337,6 +337,14 @@ class ServerArgs:
         if self.page_size > 128:
             raise ValueError("The pool pages cannot be logged above 128.")
 
+    def capture(self):
+        \'\'\'The engine defines the pool page candidates for capture as:
+
+            pages = [1, 2, 4]
+        \'\'\'
+        if self.page_size > 512:
+            raise ValueError("The pool pages cannot be captured above 512.")
+
     def rebuilt(self):
         # FIXME: the pool pages are not rebuilt for gemma models.
         # It failed at this test: https://example.org/runs/1
@@ -372,6 +380,35 @@ def test_the_meaning_has_only_the_parts_a_source_says(fixture, parts):
 
 def test_a_note_about_the_code_around_the_check_or_a_test_run_is_no_meaning():
     # "This function needs to be called ...", "Double check that ...", "This method logs
-    # ...", "It failed at this test": notes to the developers
+    # ...", a docstring that opens a block ("... as:"), "It failed at this test": notes to
+    # the developers
     recs = _records(CODE_NOTES)
-    assert [r["meaning"] for r in recs] == [{"what": "--page-size: tokens per page."}] * 4
+    assert [r["meaning"] for r in recs] == [{"what": "--page-size: tokens per page."}] * 5
+
+
+LINES = """
+class ServerArgs:
+    def check(self):
+        # Pool pages are split to match the kernel pages
+        # Each kernel page holds sixteen tokens of the pool
+        if self.page_size % 16 != 0:
+            raise ValueError("The page size must be a multiple of 16 for the kernel pages.")
+
+    def sizes(self):
+        # If users gave sizes, we only need to compare the pool pages before and after.
+        if self.page_size > 1024:
+            raise ValueError("The pool pages cannot be compared above 1024.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--page-size", type=int, default=16, help="Tokens per page.")
+"""
+
+
+def test_a_comment_of_lines_without_periods_reads_as_its_sentences_and_a_code_note_as_none():
+    split, code_note = _records(LINES)
+    assert split["meaning"]["why"] == (
+        "Pool pages are split to match the kernel pages. Each kernel page holds sixteen tokens"
+        " of the pool."
+    )
+    assert code_note["meaning"] == {"what": "--page-size: tokens per page."}

@@ -596,6 +596,8 @@ def rules(
     keep = []
     for n in dict.fromkeys(out):
         own = content_words(" ".join(n.flags))
+        if n.text.rstrip().endswith(":"):
+            continue  # (it opens a list or a block the note does not hold)
         if _RULE.search(n.text) and len((content_words(n.text) - own) & words) >= 2:
             if not within or _names_only(n, within, decls):
                 keep.append(n)

@@ -29,16 +29,31 @@ def _prose(text: str | None) -> str:
     """A comment or docstring paragraph as one line of prose, without tool pragmas."""
     if not text:
         return ""
-    keep = []
+    keep: list[str] = []
     for line in text.splitlines():
         s = line.strip().lstrip("#").strip()
         if re.match(r"(noqa|type:|pragma|fmt:|pylint|TODO\b|FIXME\b|XXX\b)", s) or _is_code(s):
             continue
+        if keep and _ended(keep[-1]) and _BEGINS.match(s):
+            keep[-1] += "."  # (a line of its own: "Hybrid case: ... block size\nMemory blocks")
         keep.append(_NOTE.sub("", s))
     out = capitalised(" ".join(" ".join(keep).split()))
     if out and out[-1] not in ".!?:)":
         out += "."
     return out
+
+
+# A comment line that ends a statement without a period, and one that starts the next: a
+# line ending in a word that needs more ("supported by") runs on, as does a capital that
+# is a name ("FlashInfer", "CUDA").
+_RUNS_ON = {"the", "a", "an", "of", "to", "and", "or", "by", "for", "with", "in", "on", "as", "is",
+            "be", "than", "from", "into", "at", "if", "when", "that", "which"}  # fmt: skip
+_BEGINS = re.compile(r"[A-Z][a-z]+\b")
+
+
+def _ended(line: str) -> bool:
+    words = line.split()
+    return bool(words) and line[-1] not in ".!?:;,-(" and words[-1].lower() not in _RUNS_ON
 
 
 def _is_code(line: str) -> bool:
@@ -270,7 +285,8 @@ def _clause(text: str) -> str:
 _JOB = re.compile(
     r"(check|validate|verify|ensure|configure|set|handle|parse|extract|convert|compute|get|"
     r"return|initiali[sz]e|create|build|load|process|update|apply|adjust|automatically|"
-    r"generate|determine|resolve|select|prepare|allocate)"
+    r"generate|determine|resolve|select|prepare|allocate|compile|register|capture|warm|"
+    r"prewarm|record|log|dump|save|run|start)"
     r"(s|es)?\b",
     re.I,
 )
@@ -279,10 +295,13 @@ _JOB = re.compile(
 # a comment or docstring that reads the code's own attributes is a note to the developers
 _SELF = re.compile(r"\bself\.")
 # and so is one about the code around it ("This method logs the enabled custom ops ...",
-# "This function needs to be called only when ...", "This doesn't actually pad the slices")
+# "This function needs to be called only when ...", "This doesn't actually pad the slices",
+# "If users have specified sizes, we only need to compare the lens")
 _OF_CODE = re.compile(
     r"(?:this|the) (?:method|function|helper|class|validator|property|code|call)\b|"
-    r"this (?:does|doesn't|does not|just|only) ",
+    r"this (?:does|doesn't|does not|just|only) |"
+    r".*?\bwe (?:only |just |also |still )?(?:need to|have to|should|must|can) "
+    r"(?:compare|check|verify|make sure|ensure|call|update|skip|handle|recompute)\b",
     re.I,
 )
 
@@ -293,6 +312,8 @@ def _docstring(f: Facts) -> str:
     text = _first_paragraph(f.site.docstring)
     if not text or _JOB.match(text) or _SELF.search(text) or _OF_CODE.match(text):
         return ""
+    if text.endswith(":"):
+        return ""  # (it opens the code or list below it: alone it says nothing)
     words = _content_words(text)
     mine = _content_words(f.literal + " " + " ".join(f.site.flags).replace("-", " "))
     return text if words & mine else ""
