@@ -475,6 +475,10 @@ class ServerArgs:
         if self.rank is None:
             if self.external_lb or self.rank is not None:
                 raise ValueError("An external load balancer needs a rank.")
+        if self.async_mode:
+            pass
+        elif self.async_mode is None:
+            raise ValueError("The tri-state async mode needs a value.")
 
 
 def add_cli_args(parser):
@@ -482,6 +486,7 @@ def add_cli_args(parser):
     parser.add_argument("--page-size", type=int, default=1)
     parser.add_argument("--rank", type=int, default=None)
     parser.add_argument("--external-lb", action="store_true")
+    parser.add_argument("--async-mode", action="store_true", default=None)
 """
 
 
@@ -490,6 +495,8 @@ def add_cli_args(parser):
     [
         ("Eagle needs", "Launching with --mode set to eagle or eagle3, when --page-size > 1."),
         ("external load", "Launching without --rank, when --external-lb."),
+        # `not x`, then `x is None`: one fact, not given at all
+        ("tri-state", "Launching without --async-mode."),
     ],
 )
 def test_a_choice_of_conditions_says_only_those_the_launch_can_meet(message, trigger):

@@ -147,8 +147,9 @@ def _noted(a: Atom) -> str:
 
 def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
     """Drop a fact that a later one about the same flag implies or refines
-    (`--x set` then `--x > 4`; `--x other than a` then `--x=b`), and a bare `--x set` that a
-    fact about its value implies wherever it stands (`--x=fa3` then `--x is not None`)."""
+    (`--x set` then `--x > 4`; `--x other than a` then `--x=b`), a bare `--x set` that a
+    fact about its value implies wherever it stands (`--x=fa3` then `--x is not None`), and
+    `--x` off where `--x is None` says it is not given at all."""
     out = []
     for i, a in enumerate(atoms):
         same = [b for j, b in enumerate(atoms) if j != i and a.flag and b.flag == a.flag]
@@ -159,6 +160,8 @@ def _last_per_flag(atoms: list[Atom]) -> list[Atom]:
             continue
         if a.only_given and any(b.positive and not b.only_given for b in same):
             continue
+        if a.op == "unset" and any(b.op == "is None" for b in same):
+            continue  # (not given at all says it: "without --x and --x")
         out.append(a)
     return out
 
