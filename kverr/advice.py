@@ -26,7 +26,6 @@ first.
 from __future__ import annotations
 
 import ast
-import functools
 import math
 import operator
 import re
@@ -36,9 +35,10 @@ from typing import Any
 
 from kverr import DEFAULT_PROJECT
 from kverr.profile import AdviceRules
+from kverr.relations import OPTION as _OPTION
+from kverr.relations import option_name, options_expr, stated
 
 _CONDITION = re.compile(r"so that `([^`]{1,300})` is (true|false)")
-_OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _WORD = re.compile(r"[A-Za-z_]\w{0,40}")  # a value printed as one word: `gptq`, `decoder`
 _QUALIFIED = re.compile(r"(?:[A-Za-z_]\w{0,40}\.){0,3}[A-Za-z_]\w{0,40}")  # `torch.float16`
@@ -206,7 +206,8 @@ def _conditions(
     record: Mapping[str, Any], dests: Mapping[str, str], computed: Sequence[tuple[str, str]] = ()
 ) -> list[tuple[str, bool]]:
     """(condition over --options, the truth value that passes the check): the record's own
-    ("so that `cond` is true"), else each clause of its trigger wanted the other way, its
+    ("so that `cond` is true", "Make --a a multiple of --b": kverr.relations reads the
+    words back), else each clause of its trigger wanted the other way, its
     dests written as the options that set them and the profile's `computed` names as what
     they compute (any one clause undone stops the check)."""
     exprs = {name: f"({expr})" for name, expr in computed}
@@ -216,13 +217,16 @@ def _conditions(
         clause = _DEST.sub(lambda d: exprs.get(d.group(1), d.group(0)), clause)
         return _DEST.sub(lambda d: dests.get(d.group(1), d.group(0)), clause)
 
-    own = [m for s in record.get("solutions") or () for m in [_CONDITION.search(s)] if m]
-    if own:
-        return [(options(m.group(1)), m.group(2) == "true") for m in own]
-    return [
-        (options(m.group(1)), m.group(2) != "true")
-        for m in _CLAUSE.finditer(record.get("triggerScenarios") or "")
+    solutions = record.get("solutions") or ()
+    own = [
+        (m.group(1), m.group(2) == "true") for s in solutions for m in [_CONDITION.search(s)] if m
     ]
+    own += [said for s in solutions if s.startswith("Make ") for said in stated(s)]
+    if own:
+        return [(options(cond), want) for cond, want in own]
+    trigger = record.get("triggerScenarios") or ""
+    clauses = [(m.group(1), m.group(2) == "true") for m in _CLAUSE.finditer(trigger)]
+    return [(options(cond), not holds) for cond, holds in clauses + stated(trigger)]
 
 
 def _bind_printed(
@@ -826,28 +830,6 @@ def _candidates(numbers: Sequence[float], current: float, *, near: bool = True) 
 def _divisors(n: int) -> list[int]:
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return sorted({*small, *(n // d for d in small)})
-
-
-@functools.lru_cache(maxsize=4096)  # (the same condition is run for many launches)
-def options_expr(
-    text: str, option: re.Pattern[str] = _OPTION
-) -> tuple[ast.expr | None, dict[str, str]]:
-    """A condition over command-line options (`--tp-size % --dp-size == 0`: what `option`
-    matches) as an expression, each option a name (`o_tp_size`), and name -> option."""
-    from kverr.extractor.pysource import expr_or_none  # the explain path leaves it until here
-
-    names: dict[str, str] = {}
-
-    def name(m: re.Match[str]) -> str:
-        names[option_name(m.group())] = m.group()
-        return option_name(m.group())
-
-    return expr_or_none(option.sub(name, text)), names
-
-
-def option_name(option: str) -> str:
-    """`--tp-size` as a Python name: `o_tp_size`."""
-    return "o_" + re.sub(r"\W", "_", option.lstrip("-"))
 
 
 def _choice(values: Sequence[float | str]) -> str:

@@ -30,8 +30,8 @@ from kverr.records.names import (
     value_flags,
 )
 
-from kverr.advice import options_expr
 from kverr.ftypes import FlagDecl, Guard, Profile, Site
+from kverr.relations import relation
 
 _NEGATE = {
     "set": "unset", "unset": "set", "==": "!=", "!=": "==", "in": "not in", "not in": "in",
@@ -293,7 +293,7 @@ def _opaque(node: ast.expr, holds: bool, attrs: dict[str, str]) -> Atom:
     text = ast.unparse(shown)
     if said is None:
         # (a comparison of options: "--tp-size is not a multiple of --dp-size")
-        related = [" is ".join(_relation(text, holds)) for holds in (True, False)]
+        related = [" is ".join(relation(text, holds)) for holds in (True, False)]
         said = (*related, "") if all(related) else _as_code(shown)
     return Atom(
         None,
@@ -1038,83 +1038,3 @@ def join_words(items: list[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
-
-
-# ---------------------------------------------------------------- comparisons in words
-
-_FLAG_WORD = re.compile(r"--[a-z][a-z0-9_.-]*[a-z0-9]")
-_RELATION = {
-    ast.Eq: "equal to", ast.NotEq: "different from", ast.Lt: "below", ast.LtE: "at most",
-    ast.Gt: "above", ast.GtE: "at least",
-}  # fmt: skip
-_FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt,
-         ast.Gt: ast.LtE, ast.LtE: ast.Gt}  # fmt: skip
-_ARITH = {ast.Mult: "times", ast.Add: "plus", ast.Sub: "minus", ast.Div: "divided by",
-          ast.FloorDiv: "divided by"}  # fmt: skip
-
-
-def relation_words(text: str, holds: bool) -> str:
-    """A comparison over flags in words, as it holds (`holds`) or as it fails:
-    `--tp-size % --dp-size == 0` -> "--tp-size a multiple of --dp-size" / "--tp-size not a
-    multiple of --dp-size"; `a > b` failing -> "a at most b"; "" where a side is code a user
-    cannot set."""
-    return " ".join(_relation(text, holds))
-
-
-def _relation(text: str, holds: bool) -> tuple[str, ...]:
-    """(what is compared, how it relates) of `relation_words`, or () where it has none."""
-    node, flags = options_expr(text, _FLAG_WORD)
-    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
-        return ()
-    left, right = node.left, node.comparators[0]
-    if type(node.ops[0]) in (ast.In, ast.NotIn) and isinstance(right, (ast.List, ast.Tuple)):
-        # `--ep-size in [1, --tp-size]`: "--ep-size equal to 1 or --tp-size"
-        a, items = _side(left, flags), [_side(e, flags) for e in right.elts]
-        if not (a and items and all(items) and any(i.startswith("--") for i in items)):
-            return ()  # (a list of values alone is an option's fact: `--x in ('a', 'b')`)
-        if (type(node.ops[0]) is ast.In) == holds:
-            return a, "equal to " + or_list(tuple(items))
-        if len(items) == 2:
-            return a, f"neither {items[0]} nor {items[1]}"
-        return a, "none of " + join_words(items)
-    if type(node.ops[0]) not in _RELATION:
-        return ()
-    op = type(node.ops[0]) if holds else _FLIP[type(node.ops[0])]
-    if (
-        isinstance(left, ast.BinOp)
-        and isinstance(left.op, ast.Mod)
-        and isinstance(right, ast.Constant)
-        and right.value == 0
-        and op in (ast.Eq, ast.NotEq)
-    ):
-        a, b = _side(left.left, flags), _side(left.right, flags)
-        nor = "" if op is ast.Eq else "not "
-        if a and b and not a.startswith("--") and b.startswith("--"):
-            return b, f"{nor}a divisor of {a}"  # (`64 % --page-width`: 64 is no option)
-        return (a, f"{nor}a multiple of {b}") if a and b else ()
-    a, b = _side(left, flags), _side(right, flags)
-    # (`x != x` over two objects that read as one option says nothing in words)
-    return (a, f"{_RELATION[op]} {b}") if a and b and a != b else ()
-
-
-def _side(node: ast.expr, flags: dict[str, str]) -> str:
-    """One side of a comparison in words, or "" when it holds code a user cannot set."""
-    if isinstance(node, ast.Name):
-        return flags.get(node.id, "")
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return show_value(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _side(node.operand, flags)
-        return f"-{inner}" if inner else ""
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-        a, b = _side(node.left, flags), _side(node.right, flags)
-        return f"{a} {_ARITH[type(node.op)]} {b}" if a and b else ""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "len"
-        and len(node.args) == 1
-    ):
-        inner = _side(node.args[0], flags)
-        return f"the number of {inner}" if inner.startswith("--") else ""
-    return ""

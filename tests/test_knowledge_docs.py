@@ -572,3 +572,19 @@ def test_a_table_without_a_description_column_describes_no_option():
     docs = Docs((D.read_file("docs/platforms/npu.md", matrix, MARKERS, page=True),), url="")
     decls = {"--cache-layout": FlagDecl("--cache-layout", "cache_layout")}
     assert D.about("--cache-layout", decls, docs) is None
+
+
+def test_a_docs_rule_sharing_only_words_common_to_option_names_is_no_why():
+    # "model" and "type" are in half the options' names: they tie the method's rule to no check
+    page = "| Option | Description |\n|---|---|\n| `--spec-method` | The method. If the model param is not provided, the method type must be provided. |\n"
+    docs = Docs((D.read_file("docs/args.md", page, MARKERS, page=True),), url="")
+    decls = {"--spec-method": FlagDecl("--spec-method", "spec_method")}
+    words = D.content_words(
+        "Eagle3 is only supported for llama models. Got model_type=x --spec-method"
+    )
+    assert D.rules(["--spec-method"], words, decls, docs) == []
+    # a word of its own ("llama") besides them does
+    words |= {"llama"}
+    ruled = page.replace("method type must", "llama method type must")
+    docs = Docs((D.read_file("docs/args.md", ruled, MARKERS, page=True),), url="")
+    assert D.rules(["--spec-method"], words, decls, docs)

@@ -274,6 +274,10 @@ def add_cli_args(parser):
         ("Disabling hybrid SWA memory for {model_arch} as it is not yet supported.",
          "Hybrid SWA memory is not yet supported."),
         ("The pool is rebuilt as it is not yet supported.", None),
+        ("Disabled the custom all-reduce kernel because it is not supported on AMD GPUs.",
+         "The custom all-reduce kernel is not supported on AMD GPUs."),
+        ("Multi-modal processor cache is disabled because it is not compatible with two servers.",
+         "Multi-modal processor cache is not compatible with two servers."),
     ],
 )  # fmt: skip
 def test_what_goes_wrong_in_the_first_sentence_is_the_reason(message, why):

@@ -598,7 +598,9 @@ def rules(
         own = content_words(" ".join(n.flags))
         if n.text.rstrip().endswith(":"):
             continue  # (it opens a list or a block the note does not hold)
-        if _RULE.search(n.text) and len((content_words(n.text) - own) & words) >= 2:
+        # (words too common in option names alone, "model" and "type", tie it to no check)
+        shared = (content_words(n.text) - own) & words
+        if _RULE.search(n.text) and len(shared) >= 2 and shared - _GENERIC:
             if not within or _names_only(n, within, decls):
                 keep.append(n)
     return keep

@@ -15,7 +15,6 @@ from kverr.records.conditions import (
     join_words,
     or_list,
     phrase,
-    relation_words,
     show_value,
 )
 from kverr.records.knowledge import notices
@@ -34,6 +33,7 @@ from kverr.records.knowledge.facts import (
 from kverr.records.knowledge.text import _IMPERATIVE, _advice_sentences, capitalised
 
 from kverr.ftypes import Docs, FlagDecl, Profile
+from kverr.relations import relation_words
 
 _RECOMMENDS = re.compile(r"\b(it is|we)\s+(strongly\s+)?recommend(ed)?\b", re.I)
 _NAMES_FLAG = re.compile(r"(^|[\s`'\"(])--\w")

@@ -367,7 +367,8 @@ def _says_why(comment: str | None) -> bool:
     if text.endswith(":"):
         return False  # (it opens the code or list below it: alone it says nothing)
     return not re.match(
-        r"(take care|handle|todo|fixme|hack|note to self|(?:double |final |sanity )?check)\b",
+        r"(take care|handle|todo|fixme|hack|note to self|reminder|"
+        r"(?:double |final |sanity )?check)\b",
         text,
         re.I,
     )
@@ -417,10 +418,14 @@ def message_reasons(f: Facts) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-# "Disabling hybrid SWA memory for {model_arch} as it is ...": what the action is done to
+# "Disabling hybrid SWA memory for {model_arch} as it is ...", "Disabled the custom
+# all-reduce kernel because it ...": what the action is done to; "Multi-modal processor cache
+# is disabled because it ...": what the sentence is about
 _ACTED_ON = re.compile(
-    r"(?:disabl|enabl|ignor|skipp|us|turn|forc|fall|overrid|switch|reset)(?:e|es|ing)\b"
-    r"(?: (?:off|on|back to))? (?P<what>[A-Za-z][\w /-]{2,60}?)(?= for\b| on\b| with\b| because\b|$)",
+    r"^(?P<what>[A-Za-z][\w /-]{2,60}?) (?:is|are|was|has been|will be) (?:now )?"
+    r"(?:disabled|enabled|deprecated|ignored|skipped|turned off|not used)\b|"
+    r"(?:disabl|enabl|ignor|skipp|us|turn|forc|fall|overrid|switch|reset)(?:e|es|ed|ing)\b"
+    r"(?: (?:off|on|back to))? (?P<obj>[A-Za-z][\w /-]{2,60}?)(?= for\b| on\b| with\b| because\b|$)",
     re.I,
 )
 
@@ -434,7 +439,7 @@ def _referred(why: str, before: str) -> str:
         return why
     clause = re.split(r"[.;:!?]\s", before.strip())[-1].strip(" ,")
     acted = _ACTED_ON.search(clause)
-    return acted.group("what").strip() + why[2:] if acted else ""
+    return (acted.group("what") or acted.group("obj")).strip() + why[2:] if acted else ""
 
 
 # (an adverb after the request is part of it: "Please manually install torch 2.6.x")
