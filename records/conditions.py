@@ -22,6 +22,7 @@ from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 from kverr.records.identity import profile_or_default
 from kverr.records.names import (
     attr_flag,
+    env_name,
     is_none,
     item_names,
     name_flags,
@@ -341,7 +342,7 @@ def describe(node: ast.expr, attrs: dict[str, str]) -> Said | None:
     if isinstance(node, ast.Name):
         return _describe_probe(node.id, (), attrs)
     if isinstance(node, ast.Attribute):  # `get_platform().is_cuda`, `envs.APP_USE_V2`
-        env = _env_name(node)
+        env = env_name(node)
         if env:
             return f"{env} is enabled", f"{env} is not enabled", "env"
         return _describe_probe(node.attr, (), attrs)
@@ -376,6 +377,10 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
     gpu = _capability(left, op, right)
     if gpu:
         return gpu
+    env, bound = env_name(left), literal(right)
+    if env and type(op) in _ORDER and isinstance(bound, (int, float)) and bound is not True:
+        yes, no = _ORDER[type(op)]  # (`envs.APP_DP_SIZE > 1`: "APP_DP_SIZE > 1")
+        return f"{env} {yes} {bound}", f"{env} {no} {bound}", "env"
     positive = isinstance(op, (ast.In, ast.Eq))
     if not (positive or isinstance(op, (ast.NotIn, ast.NotEq, ast.Is, ast.IsNot))):
         return None
@@ -393,7 +398,7 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
             some = f"{names[0]}, {names[1]} or {len(names) - 2} other architectures"
             said = (f"a model such as {some}", f"a model other than {some}", "model")
         return said if positive else (said[1], said[0], "model")
-    env = _env_name(left)
+    env = env_name(left)
     if env and isinstance(op, (ast.Is, ast.IsNot)) and is_none(right):
         said = (f"{env} is not set", f"{env} is set", "env")
         return said if isinstance(op, ast.Is) else (said[1], said[0], "env")
@@ -413,6 +418,9 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
         said = (f"{literal(left)} is set", f"{literal(left)} is not set", "env")
         return said if positive else (said[1], said[0], "env")
     return None
+
+
+_ORDER = {ast.Gt: (">", "<="), ast.GtE: (">=", "<"), ast.Lt: ("<", ">="), ast.LtE: ("<=", ">")}
 
 
 def _is_environ(node: ast.expr) -> bool:
@@ -495,18 +503,6 @@ def _strings(node: ast.expr) -> list[str] | None:
         return [value]
     if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
         return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
-    return None
-
-
-def _env_name(node: ast.expr) -> str | None:
-    """`os.environ.get("X")` / `os.getenv("X")` / `envs.X` (a module of environment
-    variables) -> "X"."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return node.attr if node.value.id == "envs" and node.attr.isupper() else None
-    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-        name = callee_name(node.func) or ""
-        if name in ("get", "getenv") and isinstance(node.args[0].value, str):
-            return node.args[0].value
     return None
 
 

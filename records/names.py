@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 
+from kverr.extractor.context import callee_name
 from kverr.extractor.pysource import NOT_LITERAL, expr_or_none, literal
 
 from kverr.ftypes import NAMING_BINDINGS, Binding, Site
@@ -100,15 +101,20 @@ def resolve(test: str, line: int, site: Site) -> str:
 
 
 def _replaced(site: Site, line: int) -> list[Binding]:
-    """The assignments before `line` that put a literal or another flag's value in place of
-    the user's: a guard after them reads that, not what the launch said."""
+    """The assignments before `line` that put a literal, another flag's value or an
+    environment variable's in place of the user's: a guard after them reads that, not what
+    the launch said."""
     return [
         b
         for b in site.bindings
         if b.kind == "assigned"
         and b.line < line
         and b.value is not None
-        and (literal(b.value) is not NOT_LITERAL or _flag_read(b.value))
+        and (
+            literal(b.value) is not NOT_LITERAL
+            or _flag_read(b.value)
+            or env_name(expr_or_none(b.value)) is not None  # (`= envs.APP_DP_SIZE`)
+        )
     ]
 
 
@@ -347,3 +353,15 @@ def _small(value: object) -> bool:
     if isinstance(value, tuple):
         return len(value) <= 64 and all(_small(v) for v in value)
     return False
+
+
+def env_name(node: ast.expr) -> str | None:
+    """`os.environ.get("X")` / `os.getenv("X")` / `envs.X` (a module of environment
+    variables) -> "X"."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr if node.value.id == "envs" and node.attr.isupper() else None
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        name = callee_name(node.func) or ""
+        if name in ("get", "getenv") and isinstance(node.args[0].value, str):
+            return node.args[0].value
+    return None

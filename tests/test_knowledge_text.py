@@ -274,6 +274,9 @@ def add_cli_args(parser):
         ("Disabling hybrid SWA memory for {model_arch} as it is not yet supported.",
          "Hybrid SWA memory is not yet supported."),
         ("The pool is rebuilt as it is not yet supported.", None),
+        # a sentence for the developers is no reason a user reads
+        ("No pool level is set. This method should only be called where the level is set.",
+         None),
         ("Disabled the custom all-reduce kernel because it is not supported on AMD GPUs.",
          "The custom all-reduce kernel is not supported on AMD GPUs."),
         ("Multi-modal processor cache is disabled because it is not compatible with two servers.",

@@ -642,3 +642,31 @@ def test_a_notice_that_warns_of_a_crash_never_says_nothing_needs_changing():
     (rec,) = _records(CRASH_NOTICE)
     assert not any(s.startswith("Nothing to change") for s in rec["solutions"]), rec["solutions"]
     assert "may cause the engine to crash" in rec["meaning"]["why"]
+
+
+FROM_THE_ENVIRONMENT = """
+import envs
+
+
+class ServerArgs:
+    def check(self):
+        if self.dp_size > 1:
+            self.rank = 0
+        else:
+            self.dp_size = envs.SGLANG_DP_SIZE
+            if self.dp_size > 1 and self.dense_model:
+                raise ValueError("Offline data parallel mode is not supported for dense models.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--dp-size", type=int, default=1)
+    parser.add_argument("--dense-model", action="store_true")
+"""
+
+
+def test_a_flag_the_code_sets_from_the_environment_reads_as_the_variable():
+    # the check after `self.dp_size = envs.SGLANG_DP_SIZE` reads the variable, not --dp-size
+    rec = _by_message(_records(FROM_THE_ENVIRONMENT), "Offline data parallel")
+    assert rec["triggerScenarios"] == (
+        "Launching with --dp-size <= 1 and --dense-model, when SGLANG_DP_SIZE > 1."
+    )

@@ -286,7 +286,7 @@ _JOB = re.compile(
     r"(check|validate|verify|ensure|configure|set|handle|parse|extract|convert|compute|get|"
     r"return|initiali[sz]e|create|build|load|process|update|apply|adjust|automatically|"
     r"generate|determine|resolve|select|prepare|allocate|compile|register|capture|warm|"
-    r"prewarm|record|log|dump|save|run|start)"
+    r"prewarm|record|log|dump|save|run|start|raise)"
     r"(s|es)?\b",
     re.I,
 )
@@ -409,6 +409,8 @@ def message_reasons(f: Facts) -> list[str]:
     if sep and len(head.split()) > 2 and _explains(tail.strip()):  # "AMD/ROCm: ..." is a label
         out.append(capitalised(tail.strip().rstrip(" .")) + ".")
     for s in sentences[1:]:
+        if _OF_CODE.match(s):
+            continue  # ("This method should only be called via the config ...": for developers)
         if (_explains(s) or notices.consequence(s)) and not _IMPERATIVE.match(s):
             out.append(s.rstrip(" .") + ".")
     first = sentences[0] if sentences else ""
