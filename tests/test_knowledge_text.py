@@ -364,6 +364,20 @@ def add_cli_args(parser):
 """
 
 
+SWITCH_NAMED = """
+class ServerArgs:
+    def check(self):
+        if self.tokenizer_path and self.enable_chunked_prefill and self.sliding_window:
+            raise ValueError("Chunked prefill is not supported with sliding window models.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--tokenizer-path", type=str, default=None, help="The tokenizer.")
+    parser.add_argument("--enable-chunked-prefill", action="store_true", help="Prefill in chunks.")
+    parser.add_argument("--sliding-window", action="store_true", help="Windowed attention.")
+"""
+
+
 # One record's whole meaning, where what a fixture shows is a part left out or the option
 # described: fixture -> the meaning's parts.
 MEANING_CASES = [
@@ -375,6 +389,9 @@ MEANING_CASES = [
     (MODEL_NOTICE, {"instead": "SGLang sets --attention-backend to triton for this launch."}),
     # a comment about the project's tests is a note to developers, no meaning
     (TESTS_NOTE, {"what": "--page-size: tokens per page."}),
+    # a switch is named by what it switches ("Chunked prefill ..." names
+    # --enable-chunked-prefill), before an option the message does not name
+    (SWITCH_NAMED, {"what": "--enable-chunked-prefill: prefill in chunks."}),
 ]
 
 

@@ -115,11 +115,14 @@ def _named_at(flag: str, decl: FlagDecl | None, message: str) -> tuple[int, int]
     if at:
         return 0, min(at)
     words = flag.lstrip("-").rpartition(".")[2].replace("_", "-").split("-")
-    if len(words) > 1:
-        said = re.search(r"(?<![\w-])" + r"[ _-]".join(map(re.escape, words)) + r"(?![\w-])",
-                         message, re.I)  # fmt: skip
-        if said:
-            return 1, said.start()
+    # (a switch is named by what it switches: "Chunked prefill is not supported ..." names
+    # --enable-chunked-prefill)
+    for named in (words, words[1:] if words[0] in ("enable", "disable", "use") else []):
+        if len(named) > 1:
+            said = re.search(r"(?<![\w-])" + r"[ _-]".join(map(re.escape, named)) + r"(?![\w-])",
+                             message, re.I)  # fmt: skip
+            if said:
+                return 1, said.start()
     return 2, 0
 
 
