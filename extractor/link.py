@@ -87,10 +87,10 @@ def _filled(dest: str, fills: Sequence[tuple[str, str]]) -> str:
     """A raw read through a config field the code fills (the profile's `code_fills`), as a read
     of the config it is filled with: `engine_config.draft_config.target_model_config.
     max_model_len` -> `model_config.max_model_len` for `draft_config.target_model_config =
-    model_config`."""
+    model_config`; the field itself -> `model_config`, which no option sets whole."""
     for path, view in fills:
-        at = ("." + dest).find("." + path + ".")
-        if at >= 0:
+        at = ("." + dest + ".").find("." + path + ".")
+        if at >= 0:  # (the filled field itself is the config: no option of its own)
             return view + dest[at + len(path) :]
     return dest
 

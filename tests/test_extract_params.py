@@ -179,6 +179,8 @@ class SpeculativeConfig:
     def __post_init__(self):
         if self.max_model_len > self.target_model_config.max_model_len:
             raise ValueError("The draft cannot run longer than its target")
+        if "llama" not in self.target_model_config.hf_config.model_type:
+            raise ValueError("The draft needs a llama target")
 
 
 class WholeConfig:
@@ -293,6 +295,12 @@ def test_a_config_field_the_code_fills_reads_as_the_config_it_is_filled_with() -
         "--speculative-config.max_model_len",
         "--max-model-len",
     )
+
+
+def test_a_config_the_code_fills_is_no_option_where_no_field_of_it_is_one() -> None:
+    # the target model's own config (`hf_config.model_type`) is what the model is, not an
+    # option: `--speculative-config.target_model_config` would be refused as a key
+    assert _flags_of("needs a llama target") == ()
 
 
 def test_a_property_of_a_config_is_no_key_of_its_json_option() -> None:
