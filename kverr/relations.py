@@ -75,10 +75,10 @@ def relation(text: str, holds: bool) -> tuple[str, ...]:
         if not (a and items and all(items) and any(i.startswith("--") for i in items)):
             return ()  # (a list of values alone is an option's fact: `--x in ('a', 'b')`)
         if (type(node.ops[0]) is ast.In) == holds:
-            return a, "equal to " + _listed(items, " or ")
+            return a, "equal to " + listed(items, " or ")
         if len(items) == 2:
             return a, f"neither {items[0]} nor {items[1]}"
-        return a, "none of " + _listed(items, " and ")
+        return a, "none of " + listed(items, " and ")
     if type(node.ops[0]) not in _RELATION:
         return ()
     op = type(node.ops[0]) if holds else _FLIP[type(node.ops[0])]
@@ -99,8 +99,9 @@ def relation(text: str, holds: bool) -> tuple[str, ...]:
     return (a, f"{_RELATION[op]} {b}") if a and b and a != b else ()
 
 
-def _listed(items: list[str], last: str) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + last + items[-1]
+def listed(items: list[str], last: str) -> str:
+    """Words as a list: "a", "a or b", "a, b or c" (`last` joins the last two); "" for none."""
+    return ", ".join(items[:-1]) + last + items[-1] if len(items) > 1 else "".join(items)
 
 
 def _side(node: ast.expr, flags: dict[str, str]) -> str:

@@ -32,7 +32,7 @@ from kverr.records.names import (
 )
 
 from kverr.ftypes import FlagDecl, Guard, Profile, Site
-from kverr.relations import relation
+from kverr.relations import listed, relation
 
 _NEGATE = {
     "set": "unset", "unset": "set", "==": "!=", "!=": "==", "in": "not in", "not in": "in",
@@ -370,7 +370,7 @@ def _describe_boolop(node: ast.BoolOp, attrs: dict[str, str]) -> Said | None:
 
 
 def either_words(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else "either " + ", ".join(items[:-1]) + " or " + items[-1]
+    return ("either " if len(items) > 1 else "") + listed(items, " or ")
 
 
 def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
@@ -1026,11 +1026,8 @@ class _Elide(ast.NodeTransformer):
 
 
 def or_list(values: tuple) -> str:
-    shown = [show_value(v) for v in values] or ["no value"]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    return listed([show_value(v) for v in values] or ["no value"], " or ")
 
 
 def join_words(items: list[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    return listed(items, " and ")

@@ -29,7 +29,7 @@ def finish(
     `upgrade` (the last release without the check, the first with it) when the last one's
     parser took the launch the check was seen to stop (`before_launch`)."""
     situations = record.get("commonSituations") or ""
-    shown = before_launch(record, launch) if upgrade else None
+    shown = before_launch(record, launch)
     if upgrade and shown:
         last, first = upgrade
         args = " ".join(shlex.quote(w) for w in shown[1])
@@ -49,7 +49,7 @@ def finish(
                 else t
                 for t in tips
             ]
-    check = check_tip(record, launch)
+    check = _check_tip(record, shown)
     if check and check not in tips:
         tips.append(check)
     solutions = _unrepeated(record.get("solutions") or [])
@@ -73,10 +73,10 @@ def _unrepeated(solutions: list[str]) -> list[str]:
     ]
 
 
-def check_tip(record: dict, launch: str) -> str:
-    """ "Run a launch through `kverr check -- <command>` ...": what the launch of the record's
-    exampleFix shows, so the tip names the options that meet the check; "" without one."""
-    shown = before_launch(record, launch)
+def _check_tip(record: dict, shown: tuple[list[str], list[str]] | None) -> str:
+    """ "Run a launch through `kverr check -- <command>` ...": what the launch the check was
+    seen to stop (`before_launch`) shows, so the tip names the options that meet the check;
+    "" without one."""
     if shown is None:
         return ""
     env, words = shown

@@ -309,14 +309,18 @@ _OF_CODE = re.compile(
 )
 
 
+def _for_developers(text: str) -> bool:
+    """A comment or docstring that reads the code's own attributes, speaks of the code around
+    it, or opens the code or list below it ("... as:"): alone it says nothing to a user."""
+    return bool(_SELF.search(text) or _OF_CODE.match(text)) or text.endswith(":")
+
+
 def _docstring(f: Facts) -> str:
     """The enclosing function's docstring summary, only when it explains something and shares
     a word with this check (its message or flags): never an unrelated helper's."""
     text = _first_paragraph(f.site.docstring)
-    if not text or _JOB.match(text) or _SELF.search(text) or _OF_CODE.match(text):
+    if not text or _JOB.match(text) or _for_developers(text):
         return ""
-    if text.endswith(":"):
-        return ""  # (it opens the code or list below it: alone it says nothing)
     words = _content_words(text)
     mine = _content_words(f.literal + " " + " ".join(f.site.flags).replace("-", " "))
     return text if words & mine else ""
@@ -365,10 +369,8 @@ def _says_why(comment: str | None) -> bool:
     be None during testing")."""
     text = _prose(comment)
     words = re.sub(r"https?://\S+", "", text).split()
-    if len(words) < 5 or _SELF.search(text) or _TESTING.search(text) or _OF_CODE.match(text):
+    if len(words) < 5 or _TESTING.search(text) or _for_developers(text):
         return False
-    if text.endswith(":"):
-        return False  # (it opens the code or list below it: alone it says nothing)
     return not re.match(
         r"(take care|handle|todo|fixme|hack|note to self|reminder|"
         r"(?:double |final |sanity )?check)\b",
