@@ -517,8 +517,14 @@ def test_a_docs_rule_is_the_why_only_when_it_speaks_to_the_checks_own_options(se
     docs = Docs((D.read_file("docs/paged.md", PAGED, MARKERS, page=True),), url="")
     message = "MHA kernels only support page_size of 16, 32 or 64, changing page_size to 64"
     words = D.content_words(message + " --page-size --attention-backend")
+    topic = D.content_words(message) - D.content_words("--page-size")
     notes = D.rules(
-        ["--page-size"], words, decls, docs, within=["--page-size", "--attention-backend"]
+        ["--page-size"],
+        words,
+        decls,
+        docs,
+        within=["--page-size", "--attention-backend"],
+        message=topic,
     )
     assert any(sentence in n.text for n in notes) is kept
 
@@ -559,7 +565,7 @@ def test_a_field_docstring_listing_values_says_what_the_option_is_and_no_rule():
     ]
     # one value's description, or a sentence about the one before it, is no rule of a check
     words = D.content_words("--cache-mode align needs the state of each block step cached")
-    assert D.rules(["--cache-mode"], words, decls, docs) == []
+    assert D.rules(["--cache-mode"], words, decls, docs, message=words) == []
 
 
 def test_a_table_without_a_description_column_describes_no_option():
@@ -574,17 +580,22 @@ def test_a_table_without_a_description_column_describes_no_option():
     assert D.about("--cache-layout", decls, docs) is None
 
 
-def test_a_docs_rule_sharing_only_words_common_to_option_names_is_no_why():
-    # "model" and "type" are in half the options' names: they tie the method's rule to no check
-    page = "| Option | Description |\n|---|---|\n| `--spec-method` | The method. If the model param is not provided, the method type must be provided. |\n"
+@pytest.mark.parametrize(
+    ("rule", "kept"),
+    [
+        # "model" and "type" are in half the options' names: they tie a rule to no check
+        ("If the model param is not provided, the method type must be provided.", False),
+        # nor do the option's own words: the method's docs speak of the speculative method
+        ("If the model param is not provided, the speculative type must be given.", False),
+        # a word of the message's own ("llama") does
+        ("If the model param is not provided, the llama method type must be given.", True),
+    ],
+)
+def test_a_docs_rule_sharing_only_the_options_words_with_the_check_is_no_why(rule, kept):
+    page = f"| Option | Description |\n|---|---|\n| `--spec-method` | The method. {rule} |\n"
     docs = Docs((D.read_file("docs/args.md", page, MARKERS, page=True),), url="")
     decls = {"--spec-method": FlagDecl("--spec-method", "spec_method")}
-    words = D.content_words(
-        "Eagle3 is only supported for llama models. Got model_type=x --spec-method"
-    )
-    assert D.rules(["--spec-method"], words, decls, docs) == []
-    # a word of its own ("llama") besides them does
-    words |= {"llama"}
-    ruled = page.replace("method type must", "llama method type must")
-    docs = Docs((D.read_file("docs/args.md", ruled, MARKERS, page=True),), url="")
-    assert D.rules(["--spec-method"], words, decls, docs)
+    message = "Eagle3 is only supported for llama models. Got speculative model_type=x"
+    words = D.content_words(message + " --spec-method")
+    topic = D.content_words(message) - D.content_words("--spec-method --speculative-config")
+    assert bool(D.rules(["--spec-method"], words, decls, docs, message=topic)) is kept

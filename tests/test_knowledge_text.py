@@ -378,6 +378,25 @@ def add_cli_args(parser):
 """
 
 
+SIZE_NAMED = """
+class ServerArgs:
+    def check(self):
+        if self.prefill_context_parallel_size * self.decode_context_parallel_size > 1:
+            if self.decode_context_parallel_size > 1 and self.kernel == "paged":
+                raise ValueError("Decode Context Parallelism needs the LSE; disable DCP.")
+            if self.kernel == "ring" and self.decode_context_parallel_size >= 1 and (
+                self.prefill_context_parallel_size > 1
+            ):
+                raise ValueError("PCP cannot run with the ring kernel.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--prefill-context-parallel-size", type=int, default=1, help="PCP ranks.")
+    parser.add_argument("--decode-context-parallel-size", type=int, default=1, help="DCP ranks.")
+    parser.add_argument("--kernel", type=str, default="flash", help="The kernel.")
+"""
+
+
 # One record's whole meaning, where what a fixture shows is a part left out or the option
 # described: fixture -> the meaning's parts.
 MEANING_CASES = [
@@ -393,6 +412,12 @@ MEANING_CASES = [
     # --enable-chunked-prefill), before an option the message does not name
     (SWITCH_NAMED, {"what": "--enable-chunked-prefill: prefill in chunks."}),
 ]
+# a size is named by what it sizes, its last word a stem ("Decode Context Parallelism"), or
+# by its initials ("PCP"), as the subject its message opens with, before the other size
+SIZES_NAMED = {
+    "Decode Context Parallelism needs the LSE; disable DCP.": "--decode-context-parallel-size",
+    "PCP cannot run with the ring kernel.": "--prefill-context-parallel-size",
+}
 
 
 @pytest.mark.parametrize(("fixture", "parts"), MEANING_CASES)
@@ -400,6 +425,13 @@ def test_the_meaning_has_only_the_parts_a_source_says(fixture, parts):
     (rec,) = _records(fixture)
     assert rec["meaning"] == parts
     assert rec["documentation"] == " ".join(parts.values())
+
+
+def test_a_size_is_named_by_what_it_sizes_or_its_initials():
+    described = {
+        r["errorMessage"]: r["meaning"]["what"].partition(":")[0] for r in _records(SIZE_NAMED)
+    }
+    assert described == SIZES_NAMED
 
 
 def test_a_note_about_the_code_around_the_check_or_a_test_run_is_no_meaning():

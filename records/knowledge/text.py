@@ -116,13 +116,22 @@ def _named_at(flag: str, decl: FlagDecl | None, message: str) -> tuple[int, int]
         return 0, min(at)
     words = flag.lstrip("-").rpartition(".")[2].replace("_", "-").split("-")
     # (a switch is named by what it switches: "Chunked prefill is not supported ..." names
-    # --enable-chunked-prefill)
+    # --enable-chunked-prefill; a size by what it sizes, its last word as a stem, or its
+    # initials, as the subject the message opens with: "Decode Context Parallelism (DCP)
+    # requires ..." names --decode-context-parallel-size, "... not compatible with chunked
+    # prefill" is about some other feature)
     for named in (words, words[1:] if words[0] in ("enable", "disable", "use") else []):
         if len(named) > 1:
             said = re.search(r"(?<![\w-])" + r"[ _-]".join(map(re.escape, named)) + r"(?![\w-])",
                              message, re.I)  # fmt: skip
             if said:
                 return 1, said.start()
+        core = named[:-1] if named[-1:] == ["size"] else []
+        if len(core) > 1:
+            stem = r"[ _-]".join(map(re.escape, core)) + r"\w*"
+            initials = "".join(w[0] for w in core).upper()
+            if re.match(rf"(?:the )?(?:{stem}|(?-i:{initials}))(?![\w-])", message, re.I):
+                return 1, 0
     return 2, 0
 
 
@@ -182,7 +191,11 @@ def meaning(f: Facts) -> dict[str, str]:
         # (rules() leaves out the words of the options a sentence names)
         # (only about the options the check is about: a gate's rule is another subject)
         words = docs.content_words(f.literal + " " + " ".join(described))
-        for note in docs.rules(described, words, f.decls, f.docs, within=flags):
+        # (and one of them not a word of the options described: their own docs hold those)
+        topic = docs.content_words(f.literal + " " + " ".join(flags)) - docs.content_words(
+            " ".join(fl for fl, _ in said)
+        )
+        for note in docs.rules(described, words, f.decls, f.docs, within=flags, message=topic):
             text = _sentence(note.text)
             if not any(_restates(text, p) for p in (what, *whys)):
                 whys.append(text)
