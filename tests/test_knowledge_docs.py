@@ -230,6 +230,8 @@ class ServerArgs:
                 logger.warning("The rank port is taken.")
         if self.tp_size < self.dp_size:
             logger.warning("Fewer tensor ranks than data ranks.")
+        if not self.disable_radix_cache and self.dp_size > self.tp_size + 1:
+            logger.warning("Data ranks share one prefix cache.")
         if self.split_backend == "ray":
             logger.info("Splitting with ray.")
         else:
@@ -337,6 +339,12 @@ SITUATION_CASES = [
         "Any launch with --enable-dp-attention hits it: --dp-size is 1 by default."
         " In this release's docs and tests, 2 launches run with --enable-dp-attention and"
         " --dp-size >= 2, as this check asks (test/test_launches.py), most often with --tp-size.",
+    ),
+    # a comparison of two options is a clause of its own, beside the flags a launch gives
+    (
+        "share one prefix cache",
+        "Any launch when --dp-size is above --tp-size plus 1 hits it: --disable-radix-cache is off"
+        " by default.",
     ),
     # what no launch can be read for (the model's config) and what the check asks of it: the
     # one launch that gives it says whose deployment it is

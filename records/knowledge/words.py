@@ -273,7 +273,9 @@ def _by_default(atoms: list[Atom], f: Facts, phases: Phases) -> str:
     picked = [a for a in tests if a not in free]
     if {*_flags_of(free)} & {*_flags_of(picked)}:
         return ""  # (a default the launch must change cannot also be what gives the rest)
-    chosen = [phrase(a) for a in picked]
+    # (a flag's fact reads "with --x=1", any other condition a clause: "when --a is below --b")
+    chosen = [phrase(a) for a in picked if a.flag]
+    clauses = [phrase(a) for a in picked if not a.flag]
     where = _where(atoms)
     flags = dict.fromkeys(_flags_of(free))
     states: dict[str, list[str]] = {}
@@ -286,9 +288,12 @@ def _by_default(atoms: list[Atom], f: Facts, phases: Phases) -> str:
         ]
         + [f"{phrase(a)} by default" for a in free if a.topic == "env"]
     )
-    if not chosen:
+    if not (chosen or clauses):
         return f"Every launch{where} hits it with the default options: {defaults}."
-    return f"Any launch{where} with {join_words(chosen)} hits it: {defaults}."
+    given = f" with {join_words(chosen)}" if chosen else ""
+    if clauses:
+        given += f"{',' if chosen else ''} when {join_words(clauses)}{',' if chosen else ''}"
+    return f"Any launch{where}{given} hits it: {defaults}."
 
 
 def _flags_of(atoms: list[Atom]) -> list[str]:
