@@ -273,9 +273,7 @@ def predicates(
     (`_collected`): a guard that calls it reads them."""
     out: dict[str, tuple[str, ...]] = {}
     for prefix, item in _methods(stmts, classes, defs):
-        body = item.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            body = body[1:]  # its docstring
+        body = _undocumented(item)
         if not body:
             continue
         last = body[-1]
@@ -288,6 +286,35 @@ def predicates(
         if found:
             out.setdefault(item.name, found)
     return out
+
+
+def predicate_code(
+    stmts: Sequence[ast.stmt],
+    args_names: frozenset[str],
+    classes: dict[str, str],
+    defs: Sequence[ast.AST],
+) -> dict[str, str]:
+    """Method name -> the expression it returns, for each method of a class holding launch
+    arguments that takes only `self` and only returns a test of its fields
+    (`enable_mamba_extra_buffer()`: `self.mamba_scheduler_strategy == 'extra_buffer'`): a
+    guard that calls it reads as that test (records/names.py)."""
+    out: dict[str, str] = {}
+    for prefix, item in _methods(stmts, classes, defs):
+        body = _undocumented(item)
+        if not (_params(item) == ["self"] and len(body) == 1 and isinstance(body[0], ast.Return)):
+            continue
+        value = body[0].value
+        if value is not None and _ast_flags(value, args_names, prefix):
+            out.setdefault(item.name, ast.unparse(value))
+    return out
+
+
+def _undocumented(item: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """A function's statements less its docstring."""
+    body = item.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        return body[1:]
+    return body
 
 
 def _none_unless(
@@ -498,6 +525,42 @@ class _NameReads(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value not in ("True", "False", "None") and node.value not in self.names:
             self.names.append(node.value)
+
+
+class _MethodCalls(cst.CSTVisitor):
+    """`(receiver, method)` of each call without arguments on a plain name (`self.m()`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, str]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (
+            not node.args
+            and isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and (func.value.value, func.attr.value) not in self.calls
+        ):
+            self.calls.append((func.value.value, func.attr.value))
+
+
+def methods_called(
+    nodes: Sequence[cst.CSTNode | None], memo: dict[int, list[tuple[str, str]]]
+) -> list[tuple[str, str]]:
+    """The `(receiver, method)` calls without arguments `nodes` make, first-seen order; `memo`
+    per node, as in `names_read`."""
+    out: list[tuple[str, str]] = []
+    for node in nodes:
+        if node is None:
+            continue
+        calls = memo.get(id(node))
+        if calls is None:
+            found = _MethodCalls()
+            walk(found, node)
+            calls = memo[id(node)] = found.calls
+        out.extend(c for c in calls if c not in out)
+    return out
 
 
 def names_read(nodes: Sequence[cst.CSTNode | None], memo: dict[int, list[str]]) -> list[str]:

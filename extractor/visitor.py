@@ -113,6 +113,7 @@ class SiteCollector(cst.CSTVisitor):
         self.sites: list[Site] = []
         self.flag_memo: dict[int, list[str]] = {}
         self.name_memo: dict[int, list[str]] = {}
+        self.call_memo: dict[int, list[tuple[str, str]]] = {}
         self.log_methods = mctx.rules.severity()
         self.args = _ArgsRules(mctx)
 
@@ -443,6 +444,14 @@ class SiteCollector(cst.CSTVisitor):
                 found = self._binding(scope, name)
                 if found is not None:
                     out.append(found)
+        code = self.mctx.predicate_code
+        for receiver, method in bind.methods_called(nodes, self.call_memo):
+            # (its own class's, through `self`, or the flag class's, through `args`: another
+            # config's method of the same name is another test)
+            held = scope.args_names.get(receiver)
+            if method in code and held is not None and (receiver == "self" or held == ""):
+                flags = self.mctx.predicates.get(method, ())
+                out.append(Binding(method, "method", code[method], flags))
         out += self._assignments(scope, guards)
         return tuple(out)
 

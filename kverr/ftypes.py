@@ -115,6 +115,9 @@ class Binding:
       "assigned"  `self.<name> = value` on the path before the site, unconditionally: a guard
                   after `line` reads this value, not the user's; `flags` is the flag assigned
       "sets"      `self.<name> = value` after the site in its own block: what a notice did
+      "method"    a method of the launch arguments that only returns a test of them, called
+                  without arguments (`self.<name>()`): `value` is the test's source, its
+                  receiver `self`; `flags` the flags it reads
     """
 
     name: str

@@ -90,12 +90,13 @@ def resolve(test: str, line: int, site: Site) -> str:
     (`value_flags` lists the flags the substituted values read.)"""
     exact = exact_values(site)
     assigned = {b.name: b.value for b in _replaced(site, line)}
-    if not exact and not assigned:
+    methods = {b.name: b.value for b in site.bindings if b.kind == "method" and b.value}
+    if not exact and not assigned and not methods:
         return test
     node = expr_or_none(test)
     if node is None:
         return test
-    sub = _Substitute(exact, assigned, _built(site))
+    sub = _Substitute(exact, assigned, _built(site), methods)
     new = _Fold().visit(sub.visit(node))
     return ast.unparse(new) if sub.done else test
 
@@ -254,10 +255,23 @@ class _Substitute(ast.NodeTransformer):
         names: dict[str, str],
         attrs: dict[str, str],
         built: dict[str, tuple[ast.expr | None, ast.Call]] | None = None,
+        methods: dict[str, str] | None = None,
     ) -> None:
         self.names, self.attrs = names, attrs
         self.built = built or {}
+        self.methods = methods or {}
         self.done = False
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        # `self.uses_buffer()` that only returns `self.strategy == "buffer"` is that test, read
+        # through the call's own receiver
+        func = node.func
+        code = self.methods.get(func.attr) if isinstance(func, ast.Attribute) else None
+        test = expr_or_none(code) if code and not (node.args or node.keywords) else None
+        if test is None or not isinstance(func, ast.Attribute):
+            return self.generic_visit(node)
+        self.done = True
+        return _Receiver(func.value).visit(test)
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         # `cfg is not None` for `cfg = Config(...) if self.on else None` is `self.on`: whether
@@ -305,6 +319,16 @@ class _Substitute(ast.NodeTransformer):
                 return given
             return node
         return self.generic_visit(node)
+
+
+class _Receiver(ast.NodeTransformer):
+    """A method's test with its `self` as the receiver it was called on."""
+
+    def __init__(self, receiver: ast.expr) -> None:
+        self.receiver = receiver
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return self.receiver if node.id == "self" else node
 
 
 class _Fold(ast.NodeTransformer):

@@ -670,3 +670,41 @@ def test_a_flag_the_code_sets_from_the_environment_reads_as_the_variable():
     assert rec["triggerScenarios"] == (
         "Launching with --dp-size <= 1 and --dense-model, when SGLANG_DP_SIZE > 1."
     )
+
+
+PREDICATE_METHOD = '''
+class ServerArgs:
+    strategy: str = "none"
+    page_size: int = 16
+
+    def uses_buffer(self) -> bool:
+        """Whether states are buffered."""
+        return self.strategy == "buffer"
+
+    def check(self):
+        if self.uses_buffer() and self.page_size > 64:
+            raise ValueError("Buffered states need pages of at most 64 tokens.")
+
+
+class Runner:
+    def uses_buffer(self):
+        return True
+
+    def run(self, args):
+        if self.uses_buffer() and args.page_size > 128:
+            raise ValueError("The runner buffers pages of at most 128 tokens.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--strategy", choices=["none", "buffer"], default="none", help="States.")
+    parser.add_argument("--page-size", type=int, default=16, help="Tokens per page.")
+'''
+
+
+def test_a_method_that_only_returns_a_test_of_the_options_reads_as_that_test():
+    (rec,) = [r for r in _records(PREDICATE_METHOD) if r["errorMessage"].startswith("Buffered")]
+    assert rec["triggerScenarios"] == "Launching with --strategy=buffer and --page-size > 64."
+    assert "args.strategy == 'buffer' and args.page_size > 64" in rec["validationCode"]
+    # another class's method of the same name is another test, left as the code has it
+    (other,) = [r for r in _records(PREDICATE_METHOD) if r["errorMessage"].startswith("The runner")]
+    assert "`uses_buffer()`" in other["triggerScenarios"]
