@@ -884,7 +884,7 @@ _ANY_ATTR = _AnyAttr()
 
 def show_value(value: Any) -> str:
     if isinstance(value, str):
-        return value
+        return value or '""'  # (the empty string, as a command line writes it)
     if isinstance(value, tuple):  # list literals were made tuples only to be hashable
         return "[" + ", ".join(repr(v) for v in value) + "]"
     return repr(value)

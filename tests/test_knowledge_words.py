@@ -708,3 +708,19 @@ def test_a_method_that_only_returns_a_test_of_the_options_reads_as_that_test():
     # another class's method of the same name is another test, left as the code has it
     (other,) = [r for r in _records(PREDICATE_METHOD) if r["errorMessage"].startswith("The runner")]
     assert "`uses_buffer()`" in other["triggerScenarios"]
+
+
+def test_the_empty_string_among_values_reads_as_a_command_line_writes_it():
+    src = """
+class ServerArgs:
+    def check(self):
+        if self.backend not in ("", "eager", "inductor"):
+            raise ValueError("Invalid backend for piecewise compilation.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--backend", type=str, default="", help="The compiler.")
+"""
+    (rec,) = _records(src)
+    assert rec["triggerScenarios"] == 'Launching with --backend not "", eager or inductor.'
+    assert rec["solutions"] == ['Set --backend to one of "", eager, inductor']
