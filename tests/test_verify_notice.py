@@ -200,3 +200,15 @@ def test_a_reason_quotes_a_run_without_the_address_it_printed() -> None:
         "was rejected by the argument parser (argument --x: Value X cannot be converted to"
         " <function loads>.)"
     )
+
+
+def test_the_option_whose_value_the_check_printed_is_the_one_changed() -> None:
+    # "Invalid backend for piecewise compilation: other": another backend, not another mode
+    before = Launch((("--mode", "VLLM_COMPILE"), ("--backend", "other")))
+    mode = FixChange((("set", "--mode", "0"),), "solve")
+    backend = FixChange((("set", "--backend", "eager"),), "solve")
+    message = "Invalid backend for piecewise compilation: other"
+    assert rank([mode, backend], before, message) == [backend, mode]
+    # a value too short to tell ("1" is in many a message) blames no option
+    before = Launch((("--mode", "1"), ("--backend", "x")))
+    assert rank([mode, backend], before, "tp_size=1 is too small: x") == [mode, backend]

@@ -420,3 +420,20 @@ def test_a_fix_that_passes_as_it_is_beats_one_that_needs_more(built) -> None:
     before, after = _fix(_by(built, "eplb_step must divide"))
     assert before == "vllm serve MODEL --enable-eplb --data-parallel-size 2 --eplb-step 3"
     assert after == "vllm serve MODEL --enable-eplb --data-parallel-size 2 --eplb-step 1"
+
+
+def test_a_json_options_list_field_is_emptied_as_json_and_given_the_items_its_check_wants(
+    built,
+) -> None:
+    """An empty list is `[]` for a JSON option's field (leaving it out is its default, None);
+    a list a check looks for every item of, in a method of the same config, is the collection
+    the running code holds (`ATTENTION_OPS`, built from other words); another config reading
+    the list field watches it as the list it holds."""
+    before, after = _fix(_by(built, "capture_sizes should contain"))
+    assert before == "vllm serve MODEL --compilation-config.capture_sizes '[]'", before
+    before, after = _fix(_by(built, "attention ops should not be split"))
+    assert "--compilation-config.pass_config.enable_sp true" in before, before
+    assert "vllm::attention vllm::mla_attention" in before or "vllm::mla_attention" in before
+    # ... and a list field another config reads is watched there as a list
+    before, after = _fix(_by(built, "An empty splitting_ops list"))
+    assert before == "vllm serve MODEL --compilation-config.splitting_ops '[]'", before

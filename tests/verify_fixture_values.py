@@ -22,7 +22,7 @@ import logging
 import os
 from typing import Literal, Optional
 
-from fakesrv.srt.utils import get_device, is_cuda
+from fakesrv.srt.utils import RETIRED_LOADERS, get_device, is_cuda
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,7 @@ class ServerArgs:
     dllm_algorithm: Optional[str] = None
     load_mode: Optional[Literal["static", "dynamic"]] = None
     chunk_size: Optional[int] = 16
+    loader: Optional[str] = None
 
     def __post_init__(self):
         self._handle_defaults()
@@ -56,6 +57,7 @@ class ServerArgs:
         self._handle_ib()
         self._handle_dllm()
         self._handle_chunk()
+        self._handle_loader()
 
     def _handle_defaults(self):
         if self.device is None:
@@ -117,6 +119,10 @@ class ServerArgs:
             if self.chunk_size not in (16, 32, 64, 128):
                 raise ValueError("--chunk-size must be a power of 2 between 16 and 128")
 
+    def _handle_loader(self):
+        if self.loader in RETIRED_LOADERS:
+            raise ValueError("The weight loader was retired; pick another --loader")
+
     def enable_extra_buffer(self) -> bool:
         return self.mamba_strategy == "extra_buffer"
 
@@ -150,6 +156,7 @@ class ServerArgs:
         )
         parser.add_argument("--load-mode", type=str, help="How weights are loaded.")
         parser.add_argument("--chunk-size", type=int, choices=[16, 32, 64, 128], default=16)
+        parser.add_argument("--loader", type=str, help="The weight loader.")
 
     @classmethod
     def from_cli_args(cls, args: argparse.Namespace):
@@ -167,6 +174,10 @@ def get_device():
 
 def is_cuda():
     return torch.version.cuda is not None
+
+
+# (built, not written out: only the running code knows its members)
+RETIRED_LOADERS = tuple(name + "_v0" for name in ("sharded", "tensorizer"))
 """
 
 FILES = {

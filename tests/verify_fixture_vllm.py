@@ -332,12 +332,25 @@ class PassConfig:
 
 
 MODES = {"NONE": 0, "COMPILE": 1}
+# (built, not written out: only the running code knows its members)
+ATTENTION_OPS = tuple("vllm::" + op for op in ("attention", "mla_attention"))
 
 
 @config
 class CompilationConfig:
     mode: int = 0
     pass_config: PassConfig = Field(default_factory=PassConfig)
+    capture_sizes: list[int] | None = None
+    splitting_ops: list[str] | None = None
+
+    def __post_init__(self):
+        if self.capture_sizes is not None and len(self.capture_sizes) == 0:
+            raise ValueError("capture_sizes should contain at least one size.")
+        if self.pass_config.enable_sp and self._splits_attention():
+            raise ValueError("attention ops should not be split when enable_sp is on.")
+
+    def _splits_attention(self) -> bool:
+        return self.splitting_ops is not None and all(op in self.splitting_ops for op in ATTENTION_OPS)
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -476,6 +489,8 @@ class VllmConfig:
                 and self.parallel_config.tensor_parallel_size == 1
             ):
                 raise ValueError("Sequence parallelism needs a tensor parallel size above 1.")
+            if self.compilation_config.splitting_ops == []:
+                raise ValueError("An empty splitting_ops list splits the graph nowhere.")
         if self.scheduler_config.use_fast_path and self.parallel_config.pipeline_parallel_size > 1:
             raise ValueError("The scheduler's fast path does not support pipeline parallelism.")
         if self.speculative_config is not None and self.speculative_config.use_eagle():

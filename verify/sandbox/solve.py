@@ -77,10 +77,14 @@ def solve(
     constants = _constants(tree, scope, obj if has_obj else None)
     strings = list(dict.fromkeys([*_strings(tree), *words]))  # words: the function's own
 
+    containers = _containers(tree, scope)
+
     def domain(expr: Any, attr: str, current: Any) -> list[Any]:
         """The values to try for the option behind `attr`, as `expr` reads it."""
         mine = _mine(strings, expr, attr, owners)
-        return _domain(current, fields[attr], constants, mine, near, _own(expr, attr))
+        base = _domain(current, fields[attr], constants, mine, near, _own(expr, attr))
+        found = [*_members(fields[attr], current, containers), *base]
+        return [v for i, v in enumerate(found) if v != current and v not in found[:i]]
 
     for a in found_attrs:  # a config's own field that is an option of its own (`--x-config.a`)
         key = aliases.get(f"self.{a}")
@@ -288,7 +292,7 @@ def _held(
             continue
         if type(holder).__name__ == "Facts" or isinstance(holder, type):
             continue  # a model profile's object, or a class's default, is no option
-        if n.attr not in own or not plain_value(own[n.attr]):
+        if n.attr not in own or not _data(own[n.attr]):
             continue
         key = f"{HELD}{ast.unparse(n.value)}.{n.attr}"
         _HOLDERS[key] = (holder, n.attr, own[n.attr], field)
@@ -304,6 +308,36 @@ def _dotted(node: ast.Attribute, fields: Mapping[str, Any]) -> str:
         if (path := ".".join(parts[i:])) in fields:
             return path
     return ""
+
+
+def _containers(tree: ast.AST, scope: dict[str, Any]) -> list[list[str]]:
+    """Collections of words the guard reads (a constant list, a registry's keys, a class's
+    list of names): their members are values an option compared with them may take."""
+    out: list[list[str]] = []
+    for n in ast.walk(tree):
+        if not isinstance(n, (ast.Name, ast.Attribute)) or not derive.chain(n):
+            continue
+        try:
+            value = eval(compile(ast.Expression(n), "<container>", "eval"), scope)  # noqa: S307
+        except Exception:  # nothing there (a local of the frame, a name the stubs lack)
+            continue
+        if type(value) in (list, tuple, set, frozenset, dict) and 0 < len(value) <= 64:
+            items = list(value)
+            if all(type(v) is str for v in items) and items not in out:
+                out.append(items if type(value) in (list, tuple) else sorted(items))
+    return out
+
+
+def _members(field: Mapping[str, Any], current: Any, containers: list[list[str]]) -> list[Any]:
+    """Values the collections a guard reads offer an option: for a list of words, each whole
+    collection (every item the guard looks for); for free text, each member (`x in
+    KNOWN_NAMES`). An option with choices, a number, a switch or JSON has its own values."""
+    if field.get("list") and field.get("item") not in ("int", "float"):
+        return [list(c) for c in containers]
+    typed = any(field.get(k) for k in ("choices", "int", "float", "switch", "json", "list"))
+    if typed or not (current is None or type(current) is str):
+        return []
+    return [w for c in containers for w in c]
 
 
 def _self_attrs(tree: ast.AST) -> list[str]:

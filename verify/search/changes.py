@@ -27,8 +27,14 @@ def rank(found: Sequence[FixChange], before: Launch, message: str = "") -> list[
     An option the launch set, moved to the value the run's `message` printed for it (the
     limit it names: `--max-model-len 32768` for "greater than the derived max_model_len
     (32768)"), keeps its feature, and comes before any environment variable that lifts the
-    check (`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`, which the check warns against)."""
+    check (`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`, which the check warns against).
+
+    Between two changes of options the launch set, the one to the option whose value the
+    message printed comes first, with the message's own advice: "Invalid backend for
+    piecewise compilation: other" is fixed by another backend, not by turning the compilation
+    mode the check is under off."""
     printed = {c for c in found if _to_printed(c, before, message)}
+    blamed = _blamed(before, message)
 
     def key(c: FixChange) -> tuple:
         # `--x` where the launch says `--no-x` changes the user's choice as much as a value
@@ -45,6 +51,7 @@ def rank(found: Sequence[FixChange], before: Launch, message: str = "") -> list[
             c.source == "feature" and c not in printed,
             bool(printed) and any(op == "env" for op, _, _ in c.edits),
             any(before.has(n) for n in names) and not moved,
+            not (names & blamed or c.source == "advice"),  # (the message's own advice too)
             len(c.edits),
             is_metavar(c),  # the option's name in capitals says less than a real value
             any(op == "set" and v == "" for op, _, v in c.edits),  # `--x ''`: removing says it
@@ -57,6 +64,17 @@ def rank(found: Sequence[FixChange], before: Launch, message: str = "") -> list[
 def _negated(flag: str) -> str:
     """`--no-x` for `--x` and `--x` for `--no-x`: the two spellings of one switch."""
     return "--" + flag[5:] if flag.startswith("--no-") else "--no-" + flag[2:]
+
+
+def _blamed(before: Launch, message: str) -> set[str]:
+    """The options of the launch whose value the message prints (a word of two characters
+    or more, whole: "other" in "...: other", not the "1" of "tp_size=1")."""
+    out = set()
+    for name, value in before.args:
+        if isinstance(value, str) and len(value) > 1 and message:
+            if re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w.-])", message):
+                out.add(name)
+    return out
 
 
 def _to_printed(c: FixChange, before: Launch, message: str) -> bool:
@@ -141,6 +159,9 @@ def solved_edit(
         return ("set", flag, str(value).lower())
     if isinstance(value, (list, tuple)):
         if not value:
+            d = decls.get(flag)
+            if d is not None and "." in d.dest:  # a JSON option's field takes [] as written
+                return ("set", flag, "[]")
             return ("drop", flag, None)  # an empty list is the option left out
         return ("set", flag, tuple(str(v) for v in value))  # type: ignore[return-value]
     return ("set", flag, str(value))
