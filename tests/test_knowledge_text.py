@@ -468,3 +468,24 @@ def test_a_comment_of_lines_without_periods_reads_as_its_sentences_and_a_code_no
         " of the pool."
     )
     assert code_note["meaning"] == {"what": "--page-size: tokens per page."}
+
+
+def test_a_stray_period_joins_its_sentence_and_a_note_for_later_is_no_reason():
+    src = """
+class ServerArgs:
+    def check(self):
+        # Currently only eager and inductor backends are supported.
+        # for piecewise compilation. Custom backends cannot be split
+        # into pieces. Update when more backends are supported.
+        if self.backend not in ("eager", "inductor"):
+            raise ValueError("Invalid backend for piecewise compilation.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--backend", type=str, default="inductor", help="The compiler.")
+"""
+    (rec,) = _records(src)
+    assert rec["meaning"]["why"] == (
+        "Currently only eager and inductor backends are supported for piecewise compilation."
+        " Custom backends cannot be split into pieces."
+    )

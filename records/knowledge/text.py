@@ -36,6 +36,8 @@ def _prose(text: str | None) -> str:
             continue
         if keep and _ended(keep[-1]) and _BEGINS.match(s):
             keep[-1] += "."  # (a line of its own: "Hybrid case: ... block size\nMemory blocks")
+        elif keep and _STRAY.search(keep[-1]) and re.match(r"[a-z]+ ", s) and not _is_code(s):
+            keep[-1] = keep[-1][:-1]  # ("... are supported.\nfor piecewise compilation."
         keep.append(_NOTE.sub("", s))
     out = capitalised(" ".join(" ".join(keep).split()))
     if out and out[-1] not in ".!?:)":
@@ -49,6 +51,11 @@ def _prose(text: str | None) -> str:
 _RUNS_ON = {"the", "a", "an", "of", "to", "and", "or", "by", "for", "with", "in", "on", "as", "is",
             "be", "than", "from", "into", "at", "if", "when", "that", "which"}  # fmt: skip
 _BEGINS = re.compile(r"[A-Z][a-z]+\b")
+
+
+# a period after a plain word, at the end of a line the next one continues in lower case: a
+# slip of the pen, not the end of a sentence (an abbreviation such as "e.g." keeps it)
+_STRAY = re.compile(r"(?<![\w.])[A-Za-z]{3,}\.$")
 
 
 def _ended(line: str) -> bool:
@@ -255,13 +262,26 @@ _TYPE_ONLY = re.compile(
 def _code_reasons(f: Facts) -> list[str]:
     """Why the check exists, in the code's own words: the comment above it, the message's
     explanation, the enclosing docstring when it explains something about this check."""
-    out = [_prose(f.site.comment)] if _says_why(f.site.comment) else []
+    said = _prose(f.site.comment)
+    parts = _sentences(said)
+    if any(_LATER.match(p) for p in parts):
+        said = " ".join(p for p in parts if not _LATER.match(p))
+    out = [said] if said and _says_why(f.site.comment) else []
     for reason in message_reasons(f):
         if not any(_restates(reason, p) for p in out):
             out.append(reason)
     if not out and (doc := _docstring(f)):
         out.append(doc)
     return out
+
+
+# a sentence of a comment that tells the developers what to do later ("Update when more
+# backends are supported.", "Remove this once ...")
+_LATER = re.compile(
+    r"(?:update|remove|revisit|change|fix|re-?enable|delete|drop)(?: this| it| them)? "
+    r"(?:when|once|after|if|as soon as)\b",
+    re.I,
+)
 
 
 def _code_names(text: str) -> str:
