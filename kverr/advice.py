@@ -35,8 +35,8 @@ from typing import Any
 
 from kverr import DEFAULT_PROJECT
 from kverr.profile import AdviceRules
+from kverr.relations import KEYED, option_name, options_expr, stated
 from kverr.relations import OPTION as _OPTION
-from kverr.relations import option_name, options_expr, stated
 
 _CONDITION = re.compile(r"so that `([^`]{1,300})` is (true|false)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -636,7 +636,7 @@ def _printed(values: Mapping[str, str], name: str) -> float | None:
 def evaluate(cond: str, values: Mapping[str, float | str]) -> Any:
     """The condition over options (`--tp-size % --dp-size == 0`) with these option values;
     None when it reads anything else, or fails."""
-    tree = options_expr(cond)[0]
+    tree = options_expr(cond, KEYED)[0]
     return None if tree is None else _eval(tree, {option_name(o): v for o, v in values.items()})
 
 
@@ -861,6 +861,8 @@ _CMP = {
     ast.GtE: operator.ge,
     ast.In: lambda a, b: a in b,  # (a printed list: `--dtype not in supported_dtypes`)
     ast.NotIn: lambda a, b: a not in b,
+    ast.Is: lambda a, b: a is b,  # (`--x is None`: an option left unset)
+    ast.IsNot: lambda a, b: a is not b,
 }
 
 
@@ -898,7 +900,7 @@ def _ev(node: ast.expr, env: Mapping[str, float]) -> Any:
         name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
         if name in _CALLS and (not isinstance(f, ast.Attribute) or _is_math(f.value)):
             return _CALLS[name](*(_ev(a, env) for a in node.args))
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, type(None))):
         return node.value
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):  # (what `in` looks through)
         return tuple(_ev(e, env) for e in node.elts)

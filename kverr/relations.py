@@ -18,7 +18,8 @@ import functools
 import re
 
 OPTION = re.compile(r"--[a-z0-9][a-z0-9-]{0,80}")
-_FLAG_WORD = re.compile(r"--[a-z][a-z0-9_.-]*[a-z0-9]")  # (a config's key too: --x-config.y)
+# an option, or a key of a config's JSON option: --x-config.y
+KEYED = re.compile(r"--[a-z][a-z0-9_.-]*[a-z0-9]")
 
 
 @functools.lru_cache(maxsize=4096)  # (the same condition is run for many launches)
@@ -65,7 +66,7 @@ def relation_words(text: str, holds: bool) -> str:
 
 def relation(text: str, holds: bool) -> tuple[str, ...]:
     """(what is compared, how it relates) of `relation_words`, or () where it has none."""
-    node, flags = options_expr(text, _FLAG_WORD)
+    node, flags = options_expr(text, KEYED)
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
         return ()
     left, right = node.left, node.comparators[0]

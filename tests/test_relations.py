@@ -35,3 +35,30 @@ def test_what_the_words_say_reads_back_as_the_condition(code, holds, read):
 def test_words_that_are_no_comparison_read_as_none():
     assert stated("Launching with --enable-x and --mode=fast, when `helper()` is true.") == []
     assert stated("--x " * 5000) == []  # (a record's text is read, and datasets are hostile)
+
+
+@pytest.mark.parametrize(
+    ("cond", "values", "got"),
+    [
+        # a key of a config's JSON option is an option like any other
+        (
+            "--spec-config.lo > --spec-config.hi",
+            {"--spec-config.lo": 5, "--spec-config.hi": 3},
+            True,
+        ),
+        (
+            "--spec-config.lo > --spec-config.hi",
+            {"--spec-config.lo": 1, "--spec-config.hi": 3},
+            False,
+        ),
+        # an option left unset
+        ("--draft is None and --steps is not None", {"--draft": None, "--steps": 2}, True),
+        ("--draft is None", {"--draft": 1}, False),
+        # what the launch does not give is not known
+        ("--draft > --steps", {"--draft": 1}, None),
+    ],
+)
+def test_a_condition_over_options_and_config_keys_evaluates(cond, values, got):
+    from kverr.advice import evaluate
+
+    assert evaluate(cond, values) is got
