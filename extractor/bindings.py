@@ -509,7 +509,7 @@ class _NameReads(cst.CSTVisitor):
 
     def __init__(self) -> None:
         super().__init__()
-        self.names: list[str] = []
+        self.found: list[str] = []
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         walk(self, node.value)
@@ -523,8 +523,8 @@ class _NameReads(cst.CSTVisitor):
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value not in ("True", "False", "None") and node.value not in self.names:
-            self.names.append(node.value)
+        if node.value not in ("True", "False", "None") and node.value not in self.found:
+            self.found.append(node.value)
 
 
 class _MethodCalls(cst.CSTVisitor):
@@ -532,7 +532,7 @@ class _MethodCalls(cst.CSTVisitor):
 
     def __init__(self) -> None:
         super().__init__()
-        self.calls: list[tuple[str, str]] = []
+        self.found: list[tuple[str, str]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -540,42 +540,36 @@ class _MethodCalls(cst.CSTVisitor):
             not node.args
             and isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
-            and (func.value.value, func.attr.value) not in self.calls
+            and (func.value.value, func.attr.value) not in self.found
         ):
-            self.calls.append((func.value.value, func.attr.value))
+            self.found.append((func.value.value, func.attr.value))
 
 
 def methods_called(
     nodes: Sequence[cst.CSTNode | None], memo: dict[int, list[tuple[str, str]]]
 ) -> list[tuple[str, str]]:
-    """The `(receiver, method)` calls without arguments `nodes` make, first-seen order; `memo`
-    per node, as in `names_read`."""
-    out: list[tuple[str, str]] = []
-    for node in nodes:
-        if node is None:
-            continue
-        calls = memo.get(id(node))
-        if calls is None:
-            found = _MethodCalls()
-            walk(found, node)
-            calls = memo[id(node)] = found.calls
-        out.extend(c for c in calls if c not in out)
-    return out
+    """The `(receiver, method)` calls without arguments `nodes` make, first-seen order."""
+    return _gathered(nodes, memo, _MethodCalls)
 
 
 def names_read(nodes: Sequence[cst.CSTNode | None], memo: dict[int, list[str]]) -> list[str]:
-    """The plain names `nodes` read, first-seen order; `memo` (per node) because the guard
-    tests of a block are shared by all its sites."""
-    out: list[str] = []
+    """The plain names `nodes` read, first-seen order."""
+    return _gathered(nodes, memo, _NameReads)
+
+
+def _gathered(nodes: Sequence[cst.CSTNode | None], memo: dict[int, list], visitor: type) -> list:
+    """What a `visitor` finds (its `found`) in `nodes`, first-seen order; `memo` (per node)
+    because the guard tests of a block are shared by all its sites."""
+    out: list = []
     for node in nodes:
         if node is None:
             continue
-        names = memo.get(id(node))
-        if names is None:
-            reads = _NameReads()
-            walk(reads, node)
-            names = memo[id(node)] = reads.names
-        out.extend(n for n in names if n not in out)
+        found = memo.get(id(node))
+        if found is None:
+            seen = visitor()
+            walk(seen, node)
+            found = memo[id(node)] = seen.found
+        out.extend(x for x in found if x not in out)
     return out
 
 
