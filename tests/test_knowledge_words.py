@@ -288,11 +288,18 @@ def add_cli_args(parser):
     ]
 
 
-def test_a_switch_compared_with_true_reads_as_given_or_left_out():
+@pytest.mark.parametrize(
+    "test",
+    [
+        "self.enable_moe and self.enable_dp != True",
+        "self.enable_moe is True and self.enable_dp is not True",
+    ],
+)
+def test_a_switch_compared_with_true_reads_as_given_or_left_out(test):
     src = (
         "class ServerArgs:\n"
         "    def check(self):\n"
-        "        if self.enable_moe and self.enable_dp != True:\n"
+        f"        if {test}:\n"
         '            raise ValueError("MoE needs dp attention.")\n'
         "\n"
         "def add_cli_args(parser):\n"
