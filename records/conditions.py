@@ -179,10 +179,11 @@ def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, st
         flag = _flag_of(left, attrs)
         if flag and isinstance(right, ast.Constant) and right.value is None:
             return Atom(flag, "is None" if isinstance(op, ast.Is) else "is not None")
-        if flag and isinstance(right, ast.Constant) and isinstance(right.value, bool):
-            # `x is True` is the switch given, as `x == True` (`x is False`: left out)
-            given = right.value if isinstance(op, ast.Is) else not right.value
-            return Atom(flag, "set" if given else "unset")
+        if flag and isinstance(right, ast.Constant) and right.value is True:
+            # `x is True` is the switch given, as `x == True` (`is not True`: left out or
+            # off). Not `x is False`: a switch whose default is None (the code decides) is
+            # neither given nor off.
+            return Atom(flag, "set" if isinstance(op, ast.Is) else "unset")
         return None
     name = _CMP.get(type(op))
     if name is None:

@@ -477,6 +477,8 @@ class ServerArgs:
         # Currently only eager and inductor backends are supported.
         # for piecewise compilation. Custom backends cannot be split
         # into pieces. Update when more backends are supported.
+        # Turn the pieces off for now.
+        # they are rebuilt for each size.
         if self.backend not in ("eager", "inductor"):
             raise ValueError("Invalid backend for piecewise compilation.")
 
@@ -487,5 +489,6 @@ def add_cli_args(parser):
     (rec,) = _records(src)
     assert rec["meaning"]["why"] == (
         "Currently only eager and inductor backends are supported for piecewise compilation."
-        " Custom backends cannot be split into pieces."
+        " Custom backends cannot be split into pieces. Turn the pieces off for now."
+        " they are rebuilt for each size."
     )

@@ -36,7 +36,7 @@ def _prose(text: str | None) -> str:
             continue
         if keep and _ended(keep[-1]) and _BEGINS.match(s):
             keep[-1] += "."  # (a line of its own: "Hybrid case: ... block size\nMemory blocks")
-        elif keep and _STRAY.search(keep[-1]) and re.match(r"[a-z]+ ", s) and not _is_code(s):
+        elif keep and _STRAY.search(keep[-1]) and _CONTINUES.match(s) and not _is_code(s):
             keep[-1] = keep[-1][:-1]  # ("... are supported.\nfor piecewise compilation."
         keep.append(_NOTE.sub("", s))
     out = capitalised(" ".join(" ".join(keep).split()))
@@ -56,6 +56,8 @@ _BEGINS = re.compile(r"[A-Z][a-z]+\b")
 # a period after a plain word, at the end of a line the next one continues in lower case: a
 # slip of the pen, not the end of a sentence (an abbreviation such as "e.g." keeps it)
 _STRAY = re.compile(r"(?<![\w.])[A-Za-z]{3,}\.$")
+# ... and a line that goes on from it: one opening with a word no sentence starts with
+_CONTINUES = re.compile(r"(?:for|of|to|and|or|with|in|on|by|as|than|from|into|at|which)\s")
 
 
 def _ended(line: str) -> bool:
