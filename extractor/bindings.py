@@ -18,6 +18,7 @@ from typing import Any
 
 import libcst as cst
 from kverr.extractor.flags import param_flag
+from kverr.extractor.pysource import returned_test, undocumented
 from kverr.extractor.templates import code, normalise
 from kverr.extractor.walk import walk
 
@@ -266,55 +267,31 @@ def predicates(
     classes: dict[str, str],
     defs: Sequence[ast.AST],
     view: Callable[[str], bool] | None = None,
-) -> dict[str, tuple[str, ...]]:
+) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
     """Method name -> the flags it tests, for each method of a class holding launch arguments
     (`classes`: class -> its fields' flag prefix) that takes only `self` and either only
     returns an expression over its fields, or returns a list it fills under tests of them
-    (`_collected`): a guard that calls it reads them."""
+    (`_collected`): a guard that calls it reads them. And, of those that only return a test,
+    method name -> that test's source (`enable_mamba_extra_buffer()`:
+    `self.mamba_scheduler_strategy == 'extra_buffer'`): a guard that calls it reads as that
+    test (records/names.py)."""
     out: dict[str, tuple[str, ...]] = {}
+    code: dict[str, str] = {}
     for prefix, item in _methods(stmts, classes, defs):
-        body = _undocumented(item)
+        body = undocumented(item)
         if not body:
             continue
-        last = body[-1]
         if _params(item) != ["self"]:
             found = _none_unless(body, args_names, prefix)
-        elif len(body) == 1 and isinstance(last, ast.Return) and last.value is not None:
-            found = _ast_flags(last.value, args_names, prefix)
+        elif (test := returned_test(item)) is not None:
+            found = _ast_flags(test, args_names, prefix)
+            if found:
+                code.setdefault(item.name, ast.unparse(test))
         else:
             found = _collected(body, args_names, prefix, view)
         if found:
             out.setdefault(item.name, found)
-    return out
-
-
-def predicate_code(
-    stmts: Sequence[ast.stmt],
-    args_names: frozenset[str],
-    classes: dict[str, str],
-    defs: Sequence[ast.AST],
-) -> dict[str, str]:
-    """Method name -> the expression it returns, for each method of a class holding launch
-    arguments that takes only `self` and only returns a test of its fields
-    (`enable_mamba_extra_buffer()`: `self.mamba_scheduler_strategy == 'extra_buffer'`): a
-    guard that calls it reads as that test (records/names.py)."""
-    out: dict[str, str] = {}
-    for prefix, item in _methods(stmts, classes, defs):
-        body = _undocumented(item)
-        if not (_params(item) == ["self"] and len(body) == 1 and isinstance(body[0], ast.Return)):
-            continue
-        value = body[0].value
-        if value is not None and _ast_flags(value, args_names, prefix):
-            out.setdefault(item.name, ast.unparse(value))
-    return out
-
-
-def _undocumented(item: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
-    """A function's statements less its docstring."""
-    body = item.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        return body[1:]
-    return body
+    return out, code
 
 
 def _none_unless(

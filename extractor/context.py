@@ -72,7 +72,6 @@ class ModuleContext:
     # --compilation-config.splitting-ops); bindings.predicates
     predicates: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # of those, one that only returns a test of its fields -> that test's source
-    # (bindings.predicate_code)
     predicate_code: dict[str, str] = field(default_factory=dict)
     # a function called only under tests of flags -> those flags (bindings.caller_guards):
     # `self.m` for a launch-arguments class's method, `f` for a module's function
@@ -623,7 +622,6 @@ def module_context(
         caller_guards,
         imported_constants,
         param_sources,
-        predicate_code,
         predicates,
     )
     from kverr.extractor.flags import flag_decls, literal_aliases
@@ -656,8 +654,7 @@ def module_context(
     ctx.params = param_sources(tree, names, calls, ctx.args_classes, defs)
     views = glob_re(ctx.rules.config_views)
     view = lambda n: bool(views.match(n))  # noqa: E731
-    ctx.predicates = predicates(stmts, names, ctx.args_classes, defs, view)
-    ctx.predicate_code = predicate_code(stmts, names, ctx.args_classes, defs)
+    ctx.predicates, ctx.predicate_code = predicates(stmts, names, ctx.args_classes, defs, view)
     ctx.callers = caller_guards(stmts, names, ctx.args_classes, defs, view)
     ctx.actions = action_flags(ctx.flags)
     ctx.imports = imported_constants(flat)

@@ -52,3 +52,19 @@ def expr_or_none(text: str) -> ast.expr | None:
         except UNREADABLE:
             continue
     return None
+
+
+def returned_test(item: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    """The expression a function only returns (its docstring aside), else None."""
+    body = undocumented(item)
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        return body[0].value
+    return None
+
+
+def undocumented(item: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """A function's statements less its docstring."""
+    body = item.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        return body[1:]
+    return body

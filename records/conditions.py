@@ -175,15 +175,18 @@ def _is_built(node: ast.expr, attrs: dict[str, str]) -> bool | None:
 
 
 def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr, attrs: dict[str, str]) -> Atom | None:
+    if (
+        isinstance(op, (ast.Is, ast.IsNot))
+        and isinstance(right, ast.Constant)
+        and right.value is True
+    ):
+        # `x is True` reads as `x == True` (below). Not `x is False`: a switch whose default
+        # is None (the code decides) is neither given nor off.
+        op = ast.Eq() if isinstance(op, ast.Is) else ast.NotEq()
     if isinstance(op, (ast.Is, ast.IsNot)):
         flag = _flag_of(left, attrs)
         if flag and isinstance(right, ast.Constant) and right.value is None:
             return Atom(flag, "is None" if isinstance(op, ast.Is) else "is not None")
-        if flag and isinstance(right, ast.Constant) and right.value is True:
-            # `x is True` is the switch given, as `x == True` (`is not True`: left out or
-            # off). Not `x is False`: a switch whose default is None (the code decides) is
-            # neither given nor off.
-            return Atom(flag, "set" if isinstance(op, ast.Is) else "unset")
         return None
     name = _CMP.get(type(op))
     if name is None:

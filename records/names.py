@@ -266,12 +266,16 @@ class _Substitute(ast.NodeTransformer):
         # `self.uses_buffer()` that only returns `self.strategy == "buffer"` is that test, read
         # through the call's own receiver
         func = node.func
-        code = self.methods.get(func.attr) if isinstance(func, ast.Attribute) else None
-        test = expr_or_none(code) if code and not (node.args or node.keywords) else None
-        if test is None or not isinstance(func, ast.Attribute):
-            return self.generic_visit(node)
-        self.done = True
-        return _Receiver(func.value).visit(test)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in self.methods
+            and not (node.args or node.keywords)
+        ):
+            test = expr_or_none(self.methods[func.attr])
+            if test is not None:
+                self.done = True
+                return _Receiver(func.value).visit(test)
+        return self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         # `cfg is not None` for `cfg = Config(...) if self.on else None` is `self.on`: whether

@@ -532,7 +532,7 @@ def test_a_docs_rule_is_the_why_only_when_it_speaks_to_the_checks_own_options(se
         decls,
         docs,
         within=["--page-size", "--attention-backend"],
-        message=topic,
+        ties=topic,
     )
     assert any(sentence in n.text for n in notes) is kept
 
@@ -573,7 +573,7 @@ def test_a_field_docstring_listing_values_says_what_the_option_is_and_no_rule():
     ]
     # one value's description, or a sentence about the one before it, is no rule of a check
     words = D.content_words("--cache-mode align needs the state of each block step cached")
-    assert D.rules(["--cache-mode"], words, decls, docs, message=words) == []
+    assert D.rules(["--cache-mode"], words, decls, docs, ties=words) == []
 
 
 def test_a_table_without_a_description_column_describes_no_option():
@@ -606,4 +606,4 @@ def test_a_docs_rule_sharing_only_the_options_words_with_the_check_is_no_why(rul
     message = "Eagle3 is only supported for llama models. Got speculative model_type=x"
     words = D.content_words(message + " --spec-method")
     topic = D.content_words(message) - D.content_words("--spec-method --speculative-config")
-    assert bool(D.rules(["--spec-method"], words, decls, docs, message=topic)) is kept
+    assert bool(D.rules(["--spec-method"], words, decls, docs, ties=topic)) is kept

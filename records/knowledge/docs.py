@@ -573,20 +573,20 @@ def rules(
     docs: Docs | None,
     within: Sequence[str] = (),
     *,
-    message: set[str],
+    ties: set[str],
 ) -> list[DocNote]:
     """Sentences of the docs that state a rule about these flags (must, only, requires,
     divisible, ...) and share at least two content words with `words` (the check's message
     and its other options) besides the words of the options they name, one of them a word of
-    the message or another option that is not a word of the option described (`message`: "If users set the
-    `model` param, the speculative method is detected" shares only "speculative", "model" and
-    "type" with an Eagle3 check of --speculative-config.method: the option's own words, no tie
-    to the check; "the tp size must be a multiple of the dp size" is tied to a dp-attention
-    check by "tp"): the flags' table rows past their first sentence, and prose naming them. With
-    `within` (every option the check
-    reads), a sentence that also names another option is left out: it states the rule of
-    another check ("with `--page-size > 1` and `--speculative-eagle-topk > 1`, only
-    flashinfer" is no reason for a page-size check that never reads the top-k)."""
+    `ties` (the message's and the other options' words that are no word of the option
+    described: "If users set the `model` param, the speculative method is detected" shares
+    only "speculative", "model" and "type" with an Eagle3 check of
+    --speculative-config.method, no tie to the check; "the tp size must be a multiple of the
+    dp size" is tied to a dp-attention check by "tp"): the flags' table rows past their first
+    sentence, and prose naming them. With `within` (every option the check reads), a sentence
+    that also names another option is left out: it states the rule of another check ("with
+    `--page-size > 1` and `--speculative-eagle-topk > 1`, only flashinfer" is no reason for a
+    page-size check that never reads the top-k)."""
     if docs is None:
         return []
     idx = _index(docs)
@@ -607,7 +607,7 @@ def rules(
             continue  # (it opens a list or a block the note does not hold)
         # (words too common in option names alone, "model" and "type", tie it to no check)
         shared = (content_words(n.text) - own) & words
-        if _RULE.search(n.text) and len(shared) >= 2 and (shared - _GENERIC) & message:
+        if _RULE.search(n.text) and len(shared) >= 2 and (shared - _GENERIC) & ties:
             if not within or _names_only(n, within, decls):
                 keep.append(n)
     return keep

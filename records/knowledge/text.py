@@ -201,10 +201,10 @@ def meaning(f: Facts) -> dict[str, str]:
         # (only about the options the check is about: a gate's rule is another subject)
         words = docs.content_words(f.literal + " " + " ".join(described))
         # (and one of them not a word of the options described: their own docs hold those)
-        topic = docs.content_words(f.literal + " " + " ".join(flags)) - docs.content_words(
+        ties = docs.content_words(f.literal + " " + " ".join(flags)) - docs.content_words(
             " ".join(fl for fl, _ in said)
         )
-        for note in docs.rules(described, words, f.decls, f.docs, within=flags, message=topic):
+        for note in docs.rules(described, words, f.decls, f.docs, within=flags, ties=ties):
             text = _sentence(note.text)
             if not any(_restates(text, p) for p in (what, *whys)):
                 whys.append(text)

@@ -69,12 +69,13 @@ def _negated(flag: str) -> str:
 def _blamed(before: Launch, message: str) -> set[str]:
     """The options of the launch whose value the message prints (a word of two characters
     or more, whole: "other" in "...: other", not the "1" of "tp_size=1")."""
-    out = set()
-    for name, value in before.args:
-        if isinstance(value, str) and len(value) > 1 and message:
-            if re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w.-])", message):
-                out.add(name)
-    return out
+    return {
+        name
+        for name, value in before.args
+        if isinstance(value, str)
+        and len(value) > 1
+        and re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w.-])", message)
+    }
 
 
 def _to_printed(c: FixChange, before: Launch, message: str) -> bool:

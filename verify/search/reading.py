@@ -14,7 +14,13 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from kverr.extractor.pysource import NOT_LITERAL, literal, parse_expr, parse_module
+from kverr.extractor.pysource import (
+    NOT_LITERAL,
+    literal,
+    parse_expr,
+    parse_module,
+    returned_test,
+)
 from kverr.verify.sandbox.steps import Node, definitions, self_attr, substitute, targets_of
 
 
@@ -625,9 +631,7 @@ def predicates(text: str) -> dict[str, dict[str, str]]:
                 or item.args.kwonlyargs
             ):
                 continue
-            body = item.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                body = body[1:]  # its docstring
-            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-                out.setdefault(node.name, {})[item.name] = ast.unparse(body[0].value)
+            test = returned_test(item)
+            if test is not None:
+                out.setdefault(node.name, {})[item.name] = ast.unparse(test)
     return out
