@@ -472,6 +472,10 @@ class SiteCollector(cst.CSTVisitor):
             return bind.constant(name, consts[name])
         if param:
             return None
+        if name in scope.opaque:  # (the stdlib tree's walrus targets, before any indexing)
+            walrused = self._walrus(scope, name)
+            if walrused is not None:
+                return walrused
         index, opaque = self._index(scope)
         if name not in index:
             imported = self.mctx.imports.get(name)  # its value: the build reads that module
@@ -524,6 +528,24 @@ class SiteCollector(cst.CSTVisitor):
                 flags = tuple(self._flags(node.iter, scope))
                 display = isinstance(node.iter, (cst.Tuple, cst.List, cst.Set))
                 return Binding(name, "local" if display else "item", None, flags) if flags else None
+        return None
+
+    def _walrus(self, scope: _Scope, name: str) -> Binding | None:
+        """`x` of `if x := self.x:` around the site: the value the enclosing test bound (the
+        innermost test that binds the name)."""
+        found: list[cst.NamedExpr] = []
+
+        class _Bound(cst.CSTVisitor):
+            def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+                if isinstance(n.target, cst.Name) and n.target.value == name:
+                    found.append(n)
+
+        for node in reversed(self.stack):
+            if isinstance(node, (cst.If, cst.While)):
+                walk(_Bound(), node.test)
+            if found:
+                flags = tuple(self._flags(found[0].value, scope))
+                return Binding(name, "local", bind.source(found[0].value), flags) if flags else None
         return None
 
     def _index(self, scope: _Scope) -> tuple[dict[str, set[int]], set[str]]:

@@ -138,6 +138,8 @@ def atoms_of(test: str, holds: bool, attrs: dict[str, str]) -> tuple[Atom, ...]:
 def _atoms(node: ast.expr, holds: bool, attrs: dict[str, str]) -> list[Atom]:
     if isinstance(node, ast.Constant):
         return []  # `if False:` / a resolved constant says nothing about the launch
+    if isinstance(node, ast.NamedExpr):
+        return _atoms(node.value, holds, attrs)  # `if x := self.x:` tests the value it binds
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return _atoms(node.operand, not holds, attrs)
     if isinstance(node, ast.BoolOp):
@@ -382,7 +384,7 @@ def either_words(items: list[str]) -> str:
 
 
 def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
-    gpu = _capability(left, op, right)
+    gpu = _capability(left, op, right) or _cpu(left, op, right)
     if gpu:
         return gpu
     env, bound = env_name(left), literal(right)
@@ -427,6 +429,23 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
         return said if positive else (said[1], said[0], "env")
     return None
 
+
+def _cpu(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | None:
+    """`get_cpu_architecture() in (CpuArchEnum.POWERPC, CpuArchEnum.RISCV)`: the CPU, named by
+    the members the code lists ("on a POWERPC or RISCV CPU")."""
+    if not (isinstance(left, ast.Call) and callee_name(left.func) == "get_cpu_architecture"):
+        return None
+    items = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+    names = [e.attr for e in items if isinstance(e, ast.Attribute)]
+    if not names or len(names) != len(items) or not isinstance(op, _MEMBERSHIP):
+        return None
+    article = "an" if names[0][:1] in "AEIOU" else "a"  # (RISCV is "risk-five": no initialism)
+    where = f"on {article} {or_list(tuple(names))} CPU"
+    said = (where, "not " + where, "platform")
+    return said if isinstance(op, (ast.In, ast.Eq)) else (said[1], said[0], "platform")
+
+
+_MEMBERSHIP = (ast.In, ast.NotIn, ast.Eq, ast.NotEq)
 
 _ORDER = {ast.Gt: (">", "<="), ast.GtE: (">=", "<"), ast.Lt: ("<", ">="), ast.LtE: ("<=", ">")}
 
@@ -553,6 +572,9 @@ def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
         )
     if name == "is_available" and "cuda" in ast.unparse(func):
         return "a CUDA GPU is visible", "no CUDA GPU is visible", "env"
+    told = _self_test(node, attrs)
+    if told:
+        return told
     if name in ("startswith", "endswith") and isinstance(func, ast.Attribute) and node.args:
         flag = _flag_of(func.value, attrs)
         arg = node.args[0]
@@ -560,6 +582,37 @@ def _describe_call(node: ast.Call, attrs: dict[str, str]) -> Said | None:
             verb = "starting" if name == "startswith" else "ending"
             return f"{flag} {verb} with {arg.value}", f"{flag} not {verb} with {arg.value}", "flags"
     return _describe_probe(name, node.args, attrs)
+
+
+# A test an option's value answers about itself, named for what it asks:
+# `cudagraph_mode.has_full_cudagraphs()`, `spec_config.use_eagle()`.
+_SELF_TEST = re.compile(r"(is|has|requires|supports|uses?)_([a-z]\w*)")
+_SELF_VERBS = {
+    "is": ("is", "is not"),
+    "has": ("has", "does not have"),
+    "requires": ("requires", "does not require"),
+    "supports": ("supports", "does not support"),
+    "uses": ("uses", "does not use"),
+    "use": ("uses", "does not use"),
+}
+
+
+def _self_test(node: ast.Call, attrs: dict[str, str]) -> Said | None:
+    """`--x.has_full_cudagraphs()`: a test without arguments that an option's value (an enum
+    member, a config) answers about itself, in the words of its name ("--x has full
+    cudagraphs"). The name is all a reader of the message has too: what it computes lives in
+    another class."""
+    func = node.func
+    if node.args or node.keywords or not isinstance(func, ast.Attribute):
+        return None
+    m = _SELF_TEST.fullmatch(func.attr)
+    flag = _flag_of(func.value, attrs) if m else None
+    if not m or not flag:
+        return None
+    yes, no = _SELF_VERBS[m[1]]
+    what = m[2].replace("_", " ")
+    # (no "flags" topic: "Launch with --x has y" is no fix; the words are the goal)
+    return f"{flag} {yes} {what}", f"{flag} {no} {what}", ""
 
 
 _PATH_TESTS = {"isfile": "file", "is_file": "file", "isdir": "directory", "is_dir": "directory"}
@@ -769,6 +822,10 @@ def readings(
         direct = Guard(direct.test, False, "assert", site.line, flags)
     else:
         direct = None
+    # Resolved first: a sibling test over a local the site's bindings name
+    # (`elif pooling_type in (...)`, bound by `if pooling_type := self.pooling_type`) is a
+    # flag read, kept like any other.
+    own = [_resolved(g, site) for g in own]
     own = [
         g
         for i, g in enumerate(own)

@@ -486,6 +486,17 @@ class ServerArgs:
             pass
         elif self.async_mode is None:
             raise ValueError("The tri-state async mode needs a value.")
+        if self.offload == "uva" and self.group > 0:
+            pass
+        elif self.offload == "auto" and self.group > 0:
+            raise ValueError("Auto offload with groups picks prefetch.")
+        if pooling := self.pooling:
+            if pooling in ("CLS", "LAST"):
+                self.seq = pooling
+            elif pooling in ("ALL",):
+                self.tok = pooling
+            else:
+                raise NotImplementedError(f"pooling {pooling}")
 
 
 def add_cli_args(parser):
@@ -494,6 +505,9 @@ def add_cli_args(parser):
     parser.add_argument("--rank", type=int, default=None)
     parser.add_argument("--external-lb", action="store_true")
     parser.add_argument("--async-mode", action="store_true", default=None)
+    parser.add_argument("--pooling", type=str, default=None)
+    parser.add_argument("--offload", type=str, default="auto")
+    parser.add_argument("--group", type=int, default=0)
 """
 
 
@@ -504,6 +518,11 @@ def add_cli_args(parser):
         ("external load", "Launching without --rank, when --external-lb."),
         # `not x`, then `x is None`: one fact, not given at all
         ("tri-state", "Launching without --async-mode."),
+        # a name the enclosing test bound (`if x := self.x:`) is that option, in each test
+        # of the chain: the `else` fires for every value the branches above it did not take
+        ("pooling", "Launching with --pooling not CLS, LAST or ALL."),
+        # with --offload=auto, "either --offload other than uva or --group <= 0" always holds
+        ("Auto offload", "Launching with --offload=auto (the default) and --group > 0."),
     ],
 )
 def test_a_choice_of_conditions_says_only_those_the_launch_can_meet(message, trigger):
@@ -731,3 +750,34 @@ def add_cli_args(parser):
     (rec,) = _records(src)
     assert rec["triggerScenarios"] == 'Launching with --backend not "", eager or inductor.'
     assert rec["solutions"] == ['Set --backend to one of "", eager, inductor']
+
+
+SELF_TESTS = """
+class ServerArgs:
+    def check(self):
+        if self.graph_mode.has_full_graphs() and self.pipeline_size > 1:
+            raise ValueError("Full graphs need one pipeline stage.")
+        if not self.spec_config.use_eagle():
+            raise ValueError("Aux hidden states come from EAGLE drafters only.")
+        if self.pipeline_size > 1 and get_cpu_architecture() in (CpuArch.POWERPC, CpuArch.RISCV):
+            raise ValueError("Pipelines are not supported on this CPU.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--graph-mode", type=str, default="piecewise")
+    parser.add_argument("--pipeline-size", type=int, default=1)
+    parser.add_argument("--spec-config", type=str, default=None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "trigger"),
+    [
+        ("Full graphs", "Launching with --pipeline-size > 1, when --graph-mode has full graphs."),
+        ("Aux hidden", "Launching when --spec-config does not use eagle."),
+        # the platform's answer about itself: the members it lists name it
+        ("Pipelines", "Launching with --pipeline-size > 1 on a POWERPC or RISCV CPU."),
+    ],
+)
+def test_a_test_an_options_value_answers_about_itself_reads_as_its_name(message, trigger):
+    assert _by_message(_records(SELF_TESTS), message)["triggerScenarios"] == trigger

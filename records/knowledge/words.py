@@ -44,6 +44,7 @@ def trigger_scenarios(f: Facts) -> str:
     where = [phrase(a) for a in exprs if a.topic in ("platform", "hardware")]
     facts = [a for a in atoms if a.flag]
     when = [_left(a, facts) for a in exprs if a.topic not in ("model", "platform", "hardware")]
+    when = [w for w in when if w]
     if not (with_ or without or exprs):
         return ""
     # a check each served request runs: the launch, if the words name one, is the server's
@@ -85,10 +86,20 @@ def _left(a: Atom, facts: list[Atom]) -> str:
     """A choice of conditions in words, less those the launch's flag facts rule out: with
     `--algo=EAGLE`, "either --algo not EAGLE or X is not enabled" is "X is not enabled"."""
     alts = a.either()
+    if len(alts) > 1 and any(_implies(b, p) for b in facts for p in alts):
+        return ""  # (with `--backend=auto`, "either --backend not uva or ..." always holds)
     kept = [p for p in alts if not any(_excludes(b, p) for b in facts)]
     if not kept or len(kept) == len(alts):
         return phrase(a)  # (none left: the conditions contradict, as the code has them)
     return either_words([phrase(p) for p in kept])
+
+
+def _implies(fact: Atom, other: Atom) -> bool:
+    """Whether every value of the flag that meets `fact` meets `other`."""
+    if not (fact.flag and fact.flag == other.flag and fact.op in ("==", "in")):
+        return False
+    values = fact.value if fact.op == "in" else (fact.value,)
+    return isinstance(values, tuple) and all(holds_for(other, v) is True for v in values)
 
 
 def _excludes(fact: Atom, other: Atom) -> bool:
