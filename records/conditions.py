@@ -143,6 +143,17 @@ def _atoms(node: ast.expr, holds: bool, attrs: dict[str, str]) -> list[Atom]:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return _atoms(node.operand, not holds, attrs)
     if isinstance(node, ast.BoolOp):
+        # A part the engine settles for every launch (`model_config is not None and ...`)
+        # leaves the others: true in a conjunction, false in a disjunction.
+        neutral = isinstance(node.op, ast.And)
+        rest = [v for v in node.values if _is_built(v, attrs) is not neutral]
+        if len(rest) < len(node.values) and not any(
+            _is_built(v, attrs) is (not neutral) for v in rest
+        ):
+            if not rest:
+                return []
+            node = rest[0] if len(rest) == 1 else ast.BoolOp(op=node.op, values=rest)
+            return _atoms(node, holds, attrs)
         # A conjunction that holds (or a disjunction that fails) splits into independent facts.
         if isinstance(node.op, ast.And) == holds:
             return [a for v in node.values for a in _atoms(v, holds, attrs)]
@@ -419,6 +430,11 @@ def _describe_compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Said | 
     if env and isinstance(op, (ast.In, ast.NotIn)) and _strings(right):
         values = tuple(_strings(right) or ())
         said = (f"{env} is {or_list(values)}", f"{env} is not {or_list(values)}", "env")
+        return said if positive else (said[1], said[0], "env")
+    if isinstance(op, (ast.In, ast.NotIn)) and env_name(right) and isinstance(literal(left), str):
+        # `"expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")`
+        var, text = env_name(right), literal(left)
+        said = (f"{var} contains {text}", f"{var} does not contain {text}", "env")
         return said if positive else (said[1], said[0], "env")
     if (
         isinstance(op, (ast.In, ast.NotIn))
@@ -852,9 +868,16 @@ def readings(
     if direct is not None:
         atoms = _noted(atoms_of(direct.test, False, attrs), site, direct)
         out.append(Reading(direct, atoms, "direct"))
-    else:
+    elif any(r.role == "enclosing" for r in out):
         for i in range(len(out) - 1, -1, -1):
             if out[i].role == "enclosing":
+                out[i] = Reading(out[i].guard, out[i].atoms, "direct")
+                break
+    else:
+        # No if around the site: the early exit just before it is its test (`if
+        # self.sleep_mode: return` then `raise` is `if not self.sleep_mode: raise`).
+        for i in range(len(out) - 1, -1, -1):
+            if out[i].guard.kind == "early-exit" and out[i].atoms:
                 out[i] = Reading(out[i].guard, out[i].atoms, "direct")
                 break
     return _chain_values(out)

@@ -399,6 +399,9 @@ def test_a_property_of_the_served_model_reads_as_its_kind(test, said):
         ("self.model_config is None", True, 1),  # (no launch gets here; said as code)
         ("self.model_config is not None and self.model_config.is_moe", True, 1),
         ("self.speculative_config is not None", True, 1),  # an option's config: a launch's choice
+        # failing, the part it settles leaves the other: `not self.sleep_mode`, one flag fact
+        ("self.model_config is not None and self.model_config.sleep_mode", False, "unset"),
+        ("self.model_config is None or self.model_config.sleep_mode", True, "set"),
     ],
 )
 def test_a_config_the_engine_builds_for_every_launch_is_no_condition(test, holds, kept):
@@ -406,8 +409,12 @@ def test_a_config_the_engine_builds_for_every_launch_is_no_condition(test, holds
 
     from kverr.profile import load_profile
 
-    attrs = flag_attrs(("--speculative-config",), profile=load_profile("vllm"))
-    assert len(atoms_of(test, holds, attrs)) == kept
+    flags = ("--speculative-config", "--sleep-mode")
+    atoms = atoms_of(test, holds, flag_attrs(flags, profile=load_profile("vllm")))
+    if isinstance(kept, str):
+        assert [(a.flag, a.op) for a in atoms] == [("--sleep-mode", kept)]
+    else:
+        assert len(atoms) == kept
 
 
 @pytest.mark.parametrize(
@@ -781,3 +788,41 @@ def add_cli_args(parser):
 )
 def test_a_test_an_options_value_answers_about_itself_reads_as_its_name(message, trigger):
     assert _by_message(_records(SELF_TESTS), message)["triggerScenarios"] == trigger
+
+
+EARLY_EXITS = """
+import os
+
+
+class ServerArgs:
+    def check(self):
+        if self.connector is None:
+            return
+        if "expandable_segments:True" not in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""):
+            return
+        if self.sleep_mode:
+            return
+        raise ValueError("The connector pins memory the allocator remaps.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--connector", type=str, default=None)
+    parser.add_argument("--sleep-mode", action="store_true")
+"""
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        # every early exit on the way is a condition: a flag left out and a variable too
+        (
+            "triggerScenarios",
+            "Launching with --connector set and without --sleep-mode, when"
+            " PYTORCH_CUDA_ALLOC_CONF contains expandable_segments:True.",
+        ),
+        # with no if around the raise, the exit just before it is its test: the fix undoes it
+        ("solutions", ["Add --sleep-mode"]),
+    ],
+)
+def test_the_early_exits_before_a_check_are_its_conditions(field, expected):
+    assert _by_message(_records(EARLY_EXITS), "pins memory")[field] == expected

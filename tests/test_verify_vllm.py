@@ -15,7 +15,7 @@ import pytest
 from kverr.verify.harness import Harness, Target
 from kverr.verify.spec import spec_for
 from kverr.verify.verdict import REPORT, Expect, fires, passes
-from verify_fixture_vllm import ARGS, CACHE, MODEL, VLLM, line_of, vllm_repo
+from verify_fixture_vllm import ARGS, CACHE, FILES, MODEL, VLLM, line_of, vllm_repo
 
 from kverr.profile import load_profile
 
@@ -437,3 +437,32 @@ def test_a_json_options_list_field_is_emptied_as_json_and_given_the_items_its_ch
     # ... and a list field another config reads is watched there as a list
     before, after = _fix(_by(built, "An empty splitting_ops list"))
     assert before == "vllm serve MODEL --compilation-config.splitting_ops '[]'", before
+
+
+def test_a_name_looked_up_in_a_registry_filled_at_import_is_one_registered(built) -> None:
+    # the registry module runs for real: its module-level registrations fill the lookup, so
+    # "Unsupported connector type" is fixed by a registered name, and the check past it, with
+    # its variable and its early exits, is reached and fixed by the message's own way out
+    unsupported = _by(built, "Unsupported connector type")
+    before, after = _fix(unsupported)
+    assert "--kv-connector KV_CONNECTOR" in before
+    assert "--kv-connector PinnedConnector" in after or "--kv-connector SharedConnector" in after
+    pinned = _by(built, "pins memory expandable segments remap")
+    before, after = _fix(pinned)
+    assert before.startswith("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vllm serve MODEL")
+    assert after == before + " --enable-sleep-mode"
+
+
+def test_a_registry_the_sandbox_cannot_run_is_read_like_any_module(tmp_path: Path) -> None:
+    # a revision whose registry fails to load (built for another platform) still loads: the
+    # registry is read lazily, as every module the spec does not run, and the checks run
+    g, _ = vllm_repo(tmp_path / "repo")
+    factory = "vllm/distributed/kv_transfer/kv_connector/factory.py"
+    broken = 'raise ImportError("built for another platform")\n' + FILES[factory]
+    sha = g.commit("a registry that does not load here", {factory: broken})
+    target, expect = MAX_LEN
+    (tmp_path / "w").mkdir()
+    with Harness(spec_for(load_profile("vllm")), repo=str(g.root), sha=sha, workdir=tmp_path / "w", timeout=10.0) as h:  # fmt: skip
+        out = h.run(["--max-model-len", "65536"], {}, target)
+        assert h.info["ready"] is True, h.info
+        assert fires(out, expect), out

@@ -459,7 +459,43 @@ def start(vllm_config):
     return vllm_config.profiler_config.trace_dir()
 """
 
+# The KV connectors, registered at import by name (a module the profile runs for real, so its
+# registry is full when VllmConfig looks a name up).
+FILES["vllm/distributed/__init__.py"] = ""
+FILES["vllm/distributed/kv_transfer/__init__.py"] = ""
+FILES["vllm/distributed/kv_transfer/kv_connector/__init__.py"] = ""
+FILES["vllm/distributed/kv_transfer/kv_connector/factory.py"] = """\
+import importlib
+
+
+class KVConnectorFactory:
+    _registry: dict = {}
+
+    @classmethod
+    def register_connector(cls, name, module_path, class_name):
+        cls._registry[name] = lambda: (module_path, class_name)
+
+    @classmethod
+    def get_connector_class(cls, kv_connector, kv_connector_module_path=None):
+        if kv_connector is None:
+            raise ValueError("Connector name is not set")
+        if kv_connector_module_path:
+            found = getattr(importlib.import_module(kv_connector_module_path), kv_connector)
+            if not isinstance(found, type):
+                raise ValueError(f"{kv_connector} in {kv_connector_module_path} is no class")
+            return found
+        elif kv_connector in cls._registry:
+            return cls._registry[kv_connector]()
+        else:
+            raise ValueError(f"Unsupported connector type: {kv_connector}")
+
+
+KVConnectorFactory.register_connector("PinnedConnector", "vllm.connectors.pinned", "Pinned")
+KVConnectorFactory.register_connector("SharedConnector", "vllm.connectors.shared", "Shared")
+"""
+
 FILES[VLLM] = """\
+import os
 from typing import Any
 
 from vllm.config.cache import CacheConfig
@@ -473,6 +509,10 @@ from vllm.config.utils import config
 
 @config
 class VllmConfig:
+    kv_connector: str | None = None
+    kv_connector_module_path: str | None = None
+    enable_sleep_mode: bool = False
+    enable_return_routed_experts: bool = False
     model_config: Any = None
     cache_config: Any = None
     parallel_config: Any = None
@@ -499,6 +539,21 @@ class VllmConfig:
         self.scheduler_config.verify_max_model_len(self.model_config.max_model_len)
         if self.cache_config.uses_pinned_pool and self.cache_config.gpu_memory_utilization > 0.8:
             raise ValueError("A pinned host pool leaves no room for this gpu_memory_utilization.")
+        if self.kv_connector is not None and self.enable_return_routed_experts:
+            raise ValueError("--enable-return-routed-experts does not work with a KV connector.")
+        self._check_connector()
+
+    def _check_connector(self):
+        if self.kv_connector is None:
+            return
+        from vllm.distributed.kv_transfer.kv_connector.factory import KVConnectorFactory
+
+        KVConnectorFactory.get_connector_class(self.kv_connector, self.kv_connector_module_path)
+        if "expandable_segments:True" not in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""):
+            return
+        if self.enable_sleep_mode:
+            return
+        raise ValueError(f"KV connector {self.kv_connector} pins memory expandable segments remap.")
 """
 
 FILES[ARGS] = """\
@@ -579,6 +634,10 @@ class EngineArgs:
     observability_config: dict | None = None
     # the option takes its default from the config field it fills, under another name
     enable_scheduler_fast_path: bool = SchedulerConfig.use_fast_path
+    kv_connector: str | None = None
+    kv_connector_module_path: str | None = None
+    enable_sleep_mode: bool = False
+    enable_return_routed_experts: bool = False
 
     def __post_init__(self):
         assert self.max_num_seqs > 0, "max_num_seqs must be positive"
@@ -618,6 +677,10 @@ class EngineArgs:
         parser.add_argument("--observability-config", type=json.loads, default=None)
         load_formats = typing.Literal["auto", "safetensors"]
         parser.add_argument("--load-format", choices=_choices_of(load_formats), default="auto")
+        parser.add_argument("--kv-connector", type=str, default=None)
+        parser.add_argument("--kv-connector-module-path", type=str, default=None)
+        parser.add_argument("--enable-sleep-mode", action="store_true")
+        parser.add_argument("--enable-return-routed-experts", action="store_true")
         return parser
 
     @classmethod
@@ -671,6 +734,10 @@ class EngineArgs:
             speculative_config=self.speculative_config,
             profiler_config=self.profiler_config,
             compilation_config=self.compilation_config,
+            kv_connector=self.kv_connector,
+            kv_connector_module_path=self.kv_connector_module_path,
+            enable_sleep_mode=self.enable_sleep_mode,
+            enable_return_routed_experts=self.enable_return_routed_experts,
         )
 """
 

@@ -464,7 +464,7 @@ class Harness:
 # how a reason names the launch command.
 _SPEC_SENT = (
     "source_root package main_module modules args_class add_args from_args phases model_factory"
-    " substitutes real parser positional wrappers follow validators launch"
+    " substitutes real parser positional wrappers follow validators launch registries"
 ).split()
 
 

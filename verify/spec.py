@@ -112,6 +112,10 @@ class VerifySpec:
     # --host, --port in vllm/entrypoints/openai/cli_args.py): the server reads them, no check
     # of the args class does, so a launch that gives them is run without them.
     front_end: tuple[str, ...] = ()
+    # Modules run for real for what they register as they load (vLLM's KV connector factory
+    # fills its registry with module-level calls, which a lazily read module never makes);
+    # one a revision's code cannot run in the sandbox is read lazily like the others.
+    registries: tuple[str, ...] = ()
 
     @property
     def main_path(self) -> str:
@@ -187,6 +191,7 @@ class VerifySpec:
                 follow=v.get("follow", "self"),
                 validators=tuple(v.get("validators", ())),
                 front_end=tuple(v.get("front_end", ())),
+                registries=tuple(v.get("registries", ())),
             )
         except (KeyError, TypeError) as exc:
             raise SourceError(

@@ -76,6 +76,23 @@ class Facts:
         )
 
     @property
+    def exits(self) -> tuple[Atom, ...]:
+        """What the early exits on the way ask of a launch that reaches the site: `if self.x
+        is None: return` that --x is set, `if self.sleep_mode: return` that it is left out;
+        a variable, the platform or the model they test too (code they test is left out: any
+        launch may pass it)."""
+        passed = self.passed
+        return tuple(
+            a
+            for r in self.readings
+            if r.role == "gate" and r.guard.kind == "early-exit"
+            for a in r.atoms
+            if a in passed
+            or (a.flag and a.op in ("unset", "is None"))
+            or (a.flag is None and a.topic in ("env", "platform", "hardware", "model"))
+        )
+
+    @property
     def handled(self) -> str:
         """The exception the site's except clause catches ("ValueError"), "" outside one: that
         failure (a port taken, a file missing) fires it; the launch's options only lead there."""

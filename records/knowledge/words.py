@@ -71,7 +71,7 @@ def trigger_scenarios(f: Facts) -> str:
     passed = [
         phrase(a)
         for a in dict.fromkeys(f.passed)
-        if a not in _exits(f) and not meets_default(a, f.decls)
+        if a not in f.exits and not meets_default(a, f.decls)
     ]
     if passed:
         text += (
@@ -213,19 +213,7 @@ def _readable(a: Atom) -> bool:
 def _launch_atoms(f: Facts) -> list[Atom]:
     """The conditions a launch must meet to reach the site: the early exits on the way, the
     enclosing ifs and the direct test, one (the last) per flag."""
-    return _last_per_flag(list(dict.fromkeys(_exits(f) + f.context + f.direct)))
-
-
-def _exits(f: Facts) -> tuple[Atom, ...]:
-    # An early exit on the way (`if self.x is None: return`) is a condition of the launch
-    # like an enclosing if, not an earlier check: it reads "with --x set".
-    return tuple(
-        a
-        for r in f.readings
-        if r.role == "gate" and r.guard.kind == "early-exit"
-        for a in r.atoms
-        if a in f.passed
-    )
+    return _last_per_flag(list(dict.fromkeys(f.exits + f.context + f.direct)))
 
 
 Phases = Callable[[Callable[[str], object]], dict[str, object]] | None  # earlier.at_check

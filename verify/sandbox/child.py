@@ -163,7 +163,18 @@ class World:
         self._model_dir(Path(setup["workdir"]), setup["model"], setup.get("model_path", ""))
         self.logs: list[dict[str, Any]] = []
         self._capture_logs()
-        self.modules = {name: importlib.import_module(name) for name in self.loaded}
+        registries = set(spec.get("registries", ()))
+        self.modules = {
+            name: importlib.import_module(name) for name in self.loaded if name not in registries
+        }
+        for name in [n for n in self.loaded if n in registries]:
+            try:
+                self.modules[name] = importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the revision's registry does not run here
+                # read lazily instead, like every module the spec does not run
+                del self.loaded[name]
+                self.finder.loaded.pop(name, None)
+                sys.modules.pop(name, None)
         main = self.modules[spec["main_module"]]
         self.cls = getattr(main, spec["args_class"])
         if spec.get("parser") and spec["parser"] not in main.__dict__:
@@ -227,7 +238,8 @@ class World:
         """Module name -> path of the modules run for real, in the spec's order; a missing one
         (an old revision without arg groups) is skipped."""
         out: dict[str, str] = {}
-        for pattern in [*self.spec["modules"], *(self.spec.get("argv") or {}).get("modules", ())]:
+        argv = (self.spec.get("argv") or {}).get("modules", ())
+        for pattern in [*self.spec["modules"], *argv, *self.spec.get("registries", ())]:
             if pattern.endswith(".*"):
                 where = self.tree.locate(pattern[:-2])
                 folder = self.tree.base(pattern[:-2]) + "/"

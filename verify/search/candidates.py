@@ -235,8 +235,16 @@ def _holding_expr(atom: Atom) -> list[FixChange]:
     want = atom.holds
     if atom.topic == "env":
         name = env_name(atom.text)
+        node = parse_test(atom.text)
+        value = "1"
+        if (
+            isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and isinstance(literal(node.left), str)
+        ):  # fmt: skip
+            # `"expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")`
+            value, want = literal(node.left), want == isinstance(node.ops[0], ast.In)
         if name:
-            return [FixChange((("env", name, "1" if want else None),), "env")]
+            return [FixChange((("env", name, value if want else None),), "env")]
     if atom.topic == "model":
         arch = _architecture(atom.text, want)
         if arch:

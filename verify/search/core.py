@@ -312,15 +312,25 @@ class Search:
             after = self._apply(before, change)
             result = self.run(after, target)
             repairs = 0
+            back: tuple[FixChange, Launch, Outcome] | None = None
+            taken: set[Launch] = set()
             for _ in range(MAX_AFTER_REPAIRS if held is None else 0):
-                if passes(result, expect) or result.status != "raised":
+                if passes(result, expect):
+                    break
+                if result.status == "undecidable" and back is not None:
+                    # The repair led where the sandbox cannot judge (a module path that is no
+                    # module): back to the check it repaired, for its next repair.
+                    change, after, result = back
+                elif result.status != "raised":
                     break
                 # The fix moved the failure to another check: carry that one's requirement
                 # into the after too, without undoing the fix or dropping what the user set.
-                repaired = self._after_repair(f, before, change, after, result)
+                repaired = self._after_repair(f, before, change, after, result, taken)
                 if repaired is None:
                     break
+                back = (change, after, result)
                 change, after = repaired
+                taken.add(after)
                 repairs += 1
                 result = self.run(after, target)
             if passes(result, expect):
@@ -427,14 +437,24 @@ class Search:
                         model=label, runs=self.runs)  # fmt: skip
 
     def _after_repair(
-        self, f: Facts, before: Launch, change: FixChange, after: Launch, result: Outcome
+        self,
+        f: Facts,
+        before: Launch,
+        change: FixChange,
+        after: Launch,
+        result: Outcome,
+        taken: set[Launch] = frozenset(),  # type: ignore[assignment]
     ) -> tuple[FixChange, Launch] | None:
+        """The fix `change` with what the check it moved the failure to requires, and the
+        after that gives: the first repair that leads to a launch not in `taken`."""
         # What the new error itself lists ("Available devices: ['mlx5_0', ...]") refines the
         # option the fix set.
         own = {name for _, name, _ in change.edits}
         for offer in told(result, after):
             if {n for _, n, _ in offer.edits} <= own:
-                return self._carried(change, offer, after)
+                carried = self._carried(change, offer, after)
+                if carried[1] not in taken:
+                    return carried
         other = self.neighbour(result.file, result.line)
         if other is None or other.site.line == f.site.line:
             return None
@@ -450,7 +470,9 @@ class Search:
                 continue  # "refining" the fix's option back to where the check fires
             if any(op == "drop" and before.has(n) for op, n, _ in rep.edits):
                 continue
-            return self._carried(change, rep, after)
+            carried = self._carried(change, rep, after)
+            if carried[1] not in taken:
+                return carried
         if reads_model(other):
             # The fix moved the failure to a check about the model ("Number of experts in the
             # model must be greater than 0 when expert parallelism is enabled"): the fix is
@@ -777,7 +799,7 @@ class Search:
         self, f: Facts, expect: Expect, target: Target
     ) -> tuple[Launch | None, Outcome | None]:
         way_in = [a for r in self.callers(f)[1] for a in r.atoms]  # the call's way first
-        atoms = self.unfolded([*way_in, *f.passed, *f.context, *f.direct])
+        atoms = self.unfolded([*way_in, *dict.fromkeys(f.passed + f.exits), *f.context, *f.direct])
         launch = candidates.before(atoms, self.decls)
         launch = typed.launch(launch, self.decls)
         watch = self.watch(f)
@@ -873,10 +895,12 @@ class Search:
 
             if other is not None and other.site.line != f.site.line:
                 options += rank(candidates.changes(other, self.decls, launch), launch)
-                if all(gives_up(c) for c in options):
+                if sum(not gives_up(c) for c in options) < 2:
                     # Nothing short of undoing the launch (`--nnodes 1` for "world_size=1 must
-                    # be divisible by nnodes=2", where the record needs nnodes > 1): ask that
-                    # check's own guards, where they run, for values that turn it around.
+                    # be divisible by nnodes=2", where the record needs nnodes > 1), or one
+                    # way only, which may lead nowhere (a module path the sandbox cannot
+                    # import): ask that check's own guards, where they run, for values that
+                    # turn it around (a connector among those registered).
                     options += self._solve_neighbour(other, launch)
                 if reads_model(other):
                     # The earlier check is about the model (`is_deepseek_nsa(hf_config)`):
