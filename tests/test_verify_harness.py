@@ -254,3 +254,25 @@ def test_a_value_longer_than_the_patterns_groups_still_fires_the_record() -> Non
     assert fires(Outcome("raised", "ValueError", message, "vllm/config/model.py", 11), expect)
     other = Outcome("raised", "ValueError", f"Unknown dtype: {listed}.", "vllm/config/model.py", 11)
     assert not fires(other, expect)
+
+
+@pytest.mark.parametrize(
+    ("test", "arg", "answer"),
+    [
+        ("at_least", 89, False),  # an A100 has no FP8
+        ("at_least", (8, 0), True),
+        ("at_least", 80, True),
+        ("equal", 80, True),
+        ("equal", (9, 0), False),
+        ("family", 86, True),  # an 8.x GPU
+        ("family", 100, False),
+    ],
+)
+def test_a_capability_probe_compares_with_its_argument(test, arg, answer) -> None:
+    # an SM80 box, asked as the platform's own has_device_capability, is_device_capability
+    # and is_device_capability_family are (a constant answered every argument alike)
+    from kverr.verify.sandbox.child import decode
+    from kverr.verify.sandbox.stubs import _result
+
+    probe = decode({"capability": [8, 0], "test": test}, {})
+    assert _result(probe, (arg,)) is answer

@@ -69,6 +69,14 @@ def decode(value: Any, refs: dict[str, Any]) -> Any:
         # an object of the revision's own class: {new = "module:Class", args = [9, 0]}
         make, args = decode(f"@ref:{value['new']}", refs), decode(value["args"], refs)
         return stubs.Later(lambda: stubs.resolve(make)(*stubs.resolve(args)))
+    if isinstance(value, dict) and set(value) == {"capability", "test"}:
+        # `has_device_capability(89)` on an SM80 GPU: {capability = [8, 0], test = "at_least"}
+        (major, minor), test = value["capability"], value["test"]
+        if test not in stubs.Capability.TESTS:
+            raise ValueError(
+                f"capability test {test!r}: one of {', '.join(stubs.Capability.TESTS)}"
+            )
+        return stubs.Capability(int(major), int(minor), test)
     if isinstance(value, list):
         return [decode(v, refs) for v in value]
     if isinstance(value, dict):

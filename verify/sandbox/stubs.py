@@ -99,7 +99,34 @@ class Echo:
         self.which = which
 
 
+class Capability:
+    """A probe that compares the GPU's compute capability with its call's argument, as the
+    platform's own `has_device_capability(89)` / `is_device_capability(100)` /
+    `is_device_capability_family(100)` do (`{capability = [8, 0], test = "at_least"}`): the
+    argument is a number (89), a (major, minor) pair or an object with `to_int()`."""
+
+    TESTS = ("at_least", "equal", "family")
+
+    def __init__(self, major: int, minor: int, test: str) -> None:
+        self.value, self.test = major * 10 + minor, test
+
+    def answer(self, arg: Any) -> bool:
+        if hasattr(arg, "to_int"):
+            arg = arg.to_int()
+        elif isinstance(arg, (tuple, list)) and len(arg) == 2:
+            arg = int(arg[0]) * 10 + int(arg[1])
+        if not isinstance(arg, int) or isinstance(arg, bool):
+            raise Undecidable(f"a compute capability compared with {type(arg).__name__}")
+        if self.test == "at_least":
+            return self.value >= arg
+        if self.test == "equal":
+            return self.value == arg
+        return self.value // 10 == arg // 10
+
+
 def _result(value: Any, args: tuple, kwargs: dict | None = None) -> Any:
+    if isinstance(value, Capability):
+        return value.answer(args[0] if args else (kwargs or {}).get("capability"))
     if isinstance(value, Echo):
         if isinstance(value.which, str):
             return (kwargs or {}).get(value.which)
