@@ -466,3 +466,12 @@ def test_a_registry_the_sandbox_cannot_run_is_read_like_any_module(tmp_path: Pat
         out = h.run(["--max-model-len", "65536"], {}, target)
         assert h.info["ready"] is True, h.info
         assert fires(out, expect), out
+
+
+def test_a_check_of_a_quantized_checkpoint_is_reached_on_one(built) -> None:
+    # the model's own config names the method: --quantization must agree, or be left out
+    record = _by(built, "The checkpoint is quantized with")
+    before, after = _fix(record)
+    assert before == "vllm serve MODEL --quantization awq"
+    assert after in ("vllm serve MODEL", "vllm serve MODEL --quantization fp8")
+    assert record["verification"]["model"] == "fp8"  # the model profile it ran on

@@ -257,6 +257,7 @@ class ModelConfig:
     model: str = "org/model"
     max_model_len: int | None = None
     mm_tensor_ipc: str = "direct_rpc"
+    quantization: str | None = None
 
     def __post_init__(self):
         self.hf_config = get_config(self.model)
@@ -269,6 +270,16 @@ class ModelConfig:
                     f"User-specified max_model_len ({self.max_model_len}) is greater than"
                     f" the derived max_model_len ({derived}). To allow it anyway, set"
                     " VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+                )
+        # a quantized checkpoint says its method in its config
+        quant_cfg = getattr(self.hf_config, "quantization_config", None)
+        if quant_cfg is not None:
+            if self.quantization is None:
+                self.quantization = quant_cfg["quant_method"]
+            elif self.quantization != quant_cfg["quant_method"]:
+                raise ValueError(
+                    f"The checkpoint is quantized with {quant_cfg['quant_method']},"
+                    f" not {self.quantization}."
                 )
 
     def verify_with_parallel_config(self, parallel_config) -> None:
@@ -638,6 +649,7 @@ class EngineArgs:
     kv_connector_module_path: str | None = None
     enable_sleep_mode: bool = False
     enable_return_routed_experts: bool = False
+    quantization: str | None = None
 
     def __post_init__(self):
         assert self.max_num_seqs > 0, "max_num_seqs must be positive"
@@ -681,6 +693,7 @@ class EngineArgs:
         parser.add_argument("--kv-connector-module-path", type=str, default=None)
         parser.add_argument("--enable-sleep-mode", action="store_true")
         parser.add_argument("--enable-return-routed-experts", action="store_true")
+        parser.add_argument("--quantization", "-q", choices=["fp8", "awq"], default=None)
         return parser
 
     @classmethod
@@ -697,7 +710,10 @@ class EngineArgs:
         if headless and self.data_parallel_hybrid_lb:
             raise ValueError("data_parallel_hybrid_lb is not applicable in headless mode")
         model_config = ModelConfig(
-            model=self.model, max_model_len=self.max_model_len, mm_tensor_ipc=self.mm_tensor_ipc
+            model=self.model,
+            max_model_len=self.max_model_len,
+            mm_tensor_ipc=self.mm_tensor_ipc,
+            quantization=self.quantization,
         )
         cache_config = CacheConfig(gpu_memory_utilization=self.gpu_memory_utilization)
         parallel_config = ParallelConfig(
