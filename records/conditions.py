@@ -896,7 +896,24 @@ def as_declared(out: Sequence[Reading], decls: Mapping[str, FlagDecl]) -> list[R
         value = tuple(map(one, a.value)) if isinstance(a.value, tuple) else one(a.value)
         return a if value == a.value else replace(a, value=value)
 
-    return [replace(r, atoms=tuple(map(spelled, r.atoms))) for r in out]
+    return [replace(r, atoms=_given_empty(tuple(map(spelled, r.atoms)), decls)) for r in out]
+
+
+def _given_empty(atoms: tuple[Atom, ...], decls: Mapping[str, FlagDecl]) -> tuple[Atom, ...]:
+    """`x is not None and not x` in one test: the option given empty, one fact (`--x=""`
+    for text, `--x=0` for a number), not "given" beside "left out"."""
+    for a in atoms:
+        if a.op != "is not None" or not a.holds:
+            continue
+        off = next((b for b in atoms if b.flag == a.flag and b.op == "unset"), None)
+        decl = decls.get(a.flag or "")
+        kind = (decl.type or "str") if decl else ""
+        if off is None or not decl or "list" in kind.lower() or decl.action:
+            continue
+        empty = 0 if kind.replace("| None", "").strip() in ("int", "float") else ""
+        fact = Atom(a.flag, "==", empty)
+        return tuple(fact if b is a else b for b in atoms if b is not off)
+    return atoms
 
 
 def _chain_values(out: list[Reading]) -> list[Reading]:

@@ -826,3 +826,32 @@ def add_cli_args(parser):
 )
 def test_the_early_exits_before_a_check_are_its_conditions(field, expected):
     assert _by_message(_records(EARLY_EXITS), "pins memory")[field] == expected
+
+
+GIVEN_EMPTY = """
+class ServerArgs:
+    def check(self):
+        if self.module_path is not None and not self.module_path:
+            raise ValueError("module_path cannot be an empty string.")
+        if self.retries is not None and not self.retries:
+            raise ValueError("retries cannot be zero.")
+
+
+def add_cli_args(parser):
+    parser.add_argument("--module-path", type=str, default=None)
+    parser.add_argument("--retries", type=int, default=None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "trigger", "before"),
+    [
+        # given, and empty: one fact, not "without" (the check never fires when left out)
+        ("empty string", 'Launching with --module-path="".', '--module-path=""'),
+        ("zero", "Launching with --retries=0.", "--retries=0"),
+    ],
+)
+def test_an_option_given_empty_is_one_fact(message, trigger, before):
+    rec = _by_message(_records(GIVEN_EMPTY), message)
+    assert rec["triggerScenarios"] == trigger
+    assert rec["exampleFix"].split("\n")[1].endswith(before)

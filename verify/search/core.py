@@ -456,7 +456,7 @@ class Search:
                 if carried[1] not in taken:
                     return carried
         other = self.neighbour(result.file, result.line)
-        if other is None or other.site.line == f.site.line:
+        if other is None or _same_site(other, f):
             return None
         for rep in self._repairs_of(other, after):
             rep = typed.change(rep, self.decls)
@@ -893,7 +893,7 @@ class Search:
             def gives_up(c: FixChange) -> bool:  # undoes the launch or the record's own facts
                 return undoes(c, launch) or breaks(c, (*f.context, *f.direct))
 
-            if other is not None and other.site.line != f.site.line:
+            if other is not None and not _same_site(other, f):
                 options += rank(candidates.changes(other, self.decls, launch), launch)
                 if sum(not gives_up(c) for c in options) < 2:
                     # Nothing short of undoing the launch (`--nnodes 1` for "world_size=1 must
@@ -1190,3 +1190,8 @@ def _fell_short(result: Outcome, expect: Expect) -> str:
     if passes(result, expect):
         return "passed only with another model than the launch's"
     return "still logged this message" if expect.logs else "still reported this error"
+
+
+def _same_site(a: Facts, b: Facts) -> bool:
+    """Whether two facts are of one site: its file and line (two files share line numbers)."""
+    return (a.site.file, a.site.line) == (b.site.file, b.site.line)
