@@ -171,6 +171,17 @@ def test_a_revision_that_does_not_load_is_unavailable(tmp_path: Path) -> None:
         assert h.run([], {}, SSL).status == "unavailable"  # no retry per run
 
 
+def test_a_revision_that_fails_as_it_loads_says_where_in_its_own_code(tmp_path: Path) -> None:
+    # the line of the revision's file, never one of kverr's or the interpreter's
+    g, sha = fake_repo(tmp_path / "repo", **{ARGS.replace("/", "__"): "x = 1\nraise RuntimeError('no GPU here')\n"})  # fmt: skip
+    with Harness(fake_spec(), repo=str(g.root), sha=sha, workdir=tmp_path) as h:
+        out = h.run([], {}, SSL)
+    assert out.status == "unavailable", out
+    assert out.reason.endswith(f"RuntimeError: no GPU here at {ARGS.rsplit('/', 1)[1]}:2"), (
+        out.reason
+    )
+
+
 def test_outcomes_round_trip_through_json() -> None:
     out = Outcome("raised", "ValueError", "bad", ARGS, 3, "f", reason="", stop="x")
     assert Outcome.from_json(out.to_json()) == out

@@ -773,10 +773,12 @@ def main() -> int:
                 info["ms"] = round(1000 * (time.perf_counter() - started), 2)
                 send(info)
             except BaseException as exc:  # noqa: BLE001 - reported to the parent as data
-                last = traceback.extract_tb(exc.__traceback__)[-1:]
-                # the file's name alone: the host's paths (the interpreter's, kverr's) are no
-                # business of a dataset, and differ from one machine to the next
-                where = f" at {os.path.basename(last[0].filename)}:{last[0].lineno}" if last else ""
+                # where in the revision's own code (its modules are compiled under their
+                # repository paths): a line of kverr's or of the interpreter's files is no
+                # business of a dataset, and moves with each edit or Python release
+                own = [t for t in traceback.extract_tb(exc.__traceback__)
+                       if not os.path.isabs(t.filename)]  # fmt: skip
+                where = f" at {os.path.basename(own[-1].filename)}:{own[-1].lineno}" if own else ""
                 send({"ready": False, "reason": f"{type(exc).__name__}: {exc}"[:400] + where})
                 _forget(baseline)
                 sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, modules.Finder)]
