@@ -378,6 +378,25 @@ def add_cli_args(parser):
 """
 
 
+CONFIG_NAMED = """
+import os
+
+
+class ServerArgs:
+    def check(self):
+        if self.worker_cls == "auto":
+            if self.speculative_config:
+                if os.environ.get("APP_USE_V2"):
+                    raise ValueError("Speculative decoding is not yet supported on V2.")
+
+
+def add_cli_args(parser):
+    # (a default the parser takes from elsewhere: `auto` is a choice the launch makes)
+    parser.add_argument("--worker-cls", type=str, default=DEFAULT_WORKER, help="The worker class.")
+    parser.add_argument("--speculative-config", type=str, default=None, help="Drafting.")
+"""
+
+
 SIZE_NAMED = """
 class ServerArgs:
     def check(self):
@@ -411,6 +430,9 @@ MEANING_CASES = [
     # a switch is named by what it switches ("Chunked prefill ..." names
     # --enable-chunked-prefill), before an option the message does not name
     (SWITCH_NAMED, {"what": "--enable-chunked-prefill: prefill in chunks."}),
+    # a config option by the feature it configures ("Speculative decoding ..." names
+    # --speculative-config), before the worker class the guard reads first
+    (CONFIG_NAMED, {"what": "--speculative-config: drafting."}),
 ]
 # a size is named by what it sizes, its last word a stem ("Decode Context Parallelism"), or
 # by its initials ("PCP"), as the subject its message opens with, before the other size

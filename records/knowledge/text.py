@@ -129,8 +129,11 @@ def _named_at(flag: str, decl: FlagDecl | None, message: str) -> tuple[int, int]
     # initials, as the subject the message opens with: "Decode Context Parallelism (DCP)
     # requires ..." names --decode-context-parallel-size, "... not compatible with chunked
     # prefill" is about some other feature)
-    for named in (words, words[1:] if words[0] in ("enable", "disable", "use") else []):
-        if len(named) > 1:
+    # (a config option by the feature it configures: "Speculative decoding is not yet
+    # supported ..." names --speculative-config; one word only when it is no common one)
+    feature = words[:-1] if words[-1:] == ["config"] else []
+    for named in (words, words[1:] if words[0] in ("enable", "disable", "use") else [], feature):
+        if len(named) > 1 or (named is feature and named and len(named[0]) >= 6):
             said = re.search(r"(?<![\w-])" + r"[ _-]".join(map(re.escape, named)) + r"(?![\w-])",
                              message, re.I)  # fmt: skip
             if said:
