@@ -146,10 +146,9 @@ def _atoms(node: ast.expr, holds: bool, attrs: dict[str, str]) -> list[Atom]:
         # A part the engine settles for every launch (`model_config is not None and ...`)
         # leaves the others: true in a conjunction, false in a disjunction.
         neutral = isinstance(node.op, ast.And)
-        rest = [v for v in node.values if _is_built(v, attrs) is not neutral]
-        if len(rest) < len(node.values) and not any(
-            _is_built(v, attrs) is (not neutral) for v in rest
-        ):
+        built = [_is_built(v, attrs) for v in node.values]
+        rest = [v for v, b in zip(node.values, built, strict=True) if b is not neutral]
+        if len(rest) < len(node.values) and not any(b is (not neutral) for b in built):
             if not rest:
                 return []
             node = rest[0] if len(rest) == 1 else ast.BoolOp(op=node.op, values=rest)
@@ -854,9 +853,11 @@ def readings(
     # In an argparse Action every site runs because its flag was given.
     given = [b.flags for b in site.bindings if b.kind == "action" and b.flags]
     own = [
-        Guard(" or ".join(f"args.{dest_of(f)}" for f in fl), True, "action", 0, fl) for fl in given
+        _resolved(Guard(" or ".join(f"args.{dest_of(f)}" for f in fl), True, "action", 0, fl), site)
+        for fl in given
     ] + own
-    all_guards = [_resolved(g, site) for g in sorted((*own, *passed), key=lambda g: g.line)]
+    # (each guard resolved once: a second pass would substitute into what the first put in)
+    all_guards = sorted((*own, *(_resolved(g, site) for g in passed)), key=lambda g: g.line)
     direct = _resolved(direct, site) if direct is not None else None
     names = list(site.flags) + [f for g in all_guards for f in g.flags]
     flags = tuple(dict.fromkeys(names + list(direct.flags if direct else ())))

@@ -68,10 +68,11 @@ def trigger_scenarios(f: Facts) -> str:
         text += (", when " if flags or model or where else " when ") + join_words(when)
     text += "."
     # An earlier check the defaults pass says nothing about this launch.
+    exits = f.exits
     passed = [
         phrase(a)
         for a in dict.fromkeys(f.passed)
-        if a not in f.exits and not meets_default(a, f.decls)
+        if a not in exits and not meets_default(a, f.decls)
     ]
     if passed:
         text += (
@@ -96,10 +97,8 @@ def _left(a: Atom, facts: list[Atom]) -> str:
 
 def _implies(fact: Atom, other: Atom) -> bool:
     """Whether every value of the flag that meets `fact` meets `other`."""
-    if not (fact.flag and fact.flag == other.flag and fact.op in ("==", "in")):
-        return False
-    values = fact.value if fact.op == "in" else (fact.value,)
-    return isinstance(values, tuple) and all(holds_for(other, v) is True for v in values)
+    values = _values(fact) if fact.flag and fact.flag == other.flag else None
+    return values is not None and all(holds_for(other, v) is True for v in values)
 
 
 def _excludes(fact: Atom, other: Atom) -> bool:
@@ -107,9 +106,17 @@ def _excludes(fact: Atom, other: Atom) -> bool:
     if not (fact.flag and fact.flag == other.flag):
         return False
     if fact.op in ("==", "in"):
-        values = fact.value if fact.op == "in" else (fact.value,)
-        return isinstance(values, tuple) and not any(holds_for(other, v) for v in values)
+        values = _values(fact)
+        return values is not None and not any(holds_for(other, v) for v in values)
     return {fact.op, other.op} in _APART
+
+
+def _values(fact: Atom) -> tuple | None:
+    """The values `--x == a` / `--x in (a, b)` allows, None for any other fact."""
+    if fact.op not in ("==", "in"):
+        return None
+    values = fact.value if fact.op == "in" else (fact.value,)
+    return values if isinstance(values, tuple) else None
 
 
 # facts about one flag no value meets together (`unset` and `is not None` do: `--x 0`)
